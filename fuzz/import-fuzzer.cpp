@@ -1,0 +1,47 @@
+//===- import-fuzzer.cpp - Fuzzing the archive and JSON readers -----------===//
+//
+// An input starting with the zip signature "PK" is read as a whole archive.
+// Any other input is taken as the model JSON and wrapped in a well-formed
+// archive with an empty weights config, so that mutations reach the JSON
+// reader instead of dying in the zip reader. Whatever imports is also
+// written and read back in both file forms.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/IR/Printer.h"
+#include "gc/Import/Importer.h"
+#include "gc/Parser/Parser.h"
+#include "gc/Support/Zip.h"
+
+#include <cstdlib>
+
+using namespace gc;
+
+static std::string wrapModelJson(std::string_view json) {
+  ZipWriter zip;
+  zip.add("model/data/weights/model_weights_config.json", R"({"config": {}})");
+  zip.add("model/models/model.json", json);
+  return zip.finish();
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string bytes(reinterpret_cast<const char *>(data), size);
+  if (bytes.rfind("PK", 0) != 0)
+    bytes = wrapModelJson(bytes);
+  ImportOptions options;
+  options.weights = ImportOptions::WeightMode::Blob;
+  options.blobPath = "fuzz.weights";
+  Expected<ImportResult> r = importArchive(MappedFile::fromBuffer("fuzz.pt2", bytes), options);
+  if (!r)
+    return 0;
+  std::string binary = writeModuleFlatBuffer(*r->module);
+  auto span = std::span(reinterpret_cast<const uint8_t *>(binary.data()), binary.size());
+  Expected<std::unique_ptr<Module>> fromBinary = readModuleFlatBuffer(span, "fuzz.gcm");
+  std::string text = printModule(*r->module);
+  Expected<std::unique_ptr<Module>> fromText = parseModule(text, "fuzz.gcir");
+  // A module gc wrote must read back, and to the same text.
+  if (!fromBinary || !fromText || printModule(**fromBinary) != text ||
+      printModule(**fromText) != text)
+    std::abort();
+  return 0;
+}

@@ -1,0 +1,25 @@
+//===- ModuleIO.h - Reading and writing graph files -------------*- C++ -*-===//
+#ifndef GC_BYTECODE_MODULEIO_H
+#define GC_BYTECODE_MODULEIO_H
+
+#include "gc/IR/Module.h"
+
+#include <memory>
+#include <string>
+
+namespace gc {
+
+enum class FileFormat { Binary, Text };
+
+/// Reads a graph file, binary or text (told apart by the file identifier),
+/// and verifies it. "-" reads stdin. The module's source base directory is
+/// the file's directory (the working directory for stdin).
+Expected<std::unique_ptr<Module>> readModuleFile(const std::string &path);
+/// Writes `m` atomically in `format`. "-" writes stdout. Relative weight
+/// source paths are written relative to the output's directory (the working
+/// directory for stdout), so the written file finds the same weights.
+Error writeModuleFile(Module &m, const std::string &path, FileFormat format);
+
+} // namespace gc
+
+#endif // GC_BYTECODE_MODULEIO_H

@@ -1,0 +1,266 @@
+//===- Module.h - Module, graph, node and value ------------------*- C++ -*-===//
+//
+// A module holds graphs of nodes in SSA form. A node is one op call: the op's
+// qualified name with overload ("aten.linear.default"), its arguments under
+// their schema names, and the values it defines. A node that returns several
+// tensors defines several values, so torch's `getitem` projections are the
+// results themselves, not nodes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_IR_MODULE_H
+#define GC_IR_MODULE_H
+
+#include "gc/IR/Level.h"
+#include "gc/IR/Type.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gc {
+
+class Node;
+
+/// An SSA value: a graph input or a result of a node.
+class Value {
+public:
+  const std::string &name() const { return name_; }
+  const Type &type() const { return type_; }
+  Type &type() { return type_; }
+  /// The node that defines this value, or null for a graph input.
+  Node *definingNode() const { return def_; }
+  /// Which result of its node this is.
+  unsigned resultIndex() const { return index_; }
+
+private:
+  friend class Graph;
+  std::string name_;
+  Type type_;
+  Node *def_ = nullptr;
+  unsigned index_ = 0;
+};
+
+/// What kind of thing an argument holds. Mirrors torch.export's Argument
+/// union, less what gc does not support (graphs, custom objects, operators).
+enum class ArgKind : uint8_t {
+  None,
+  Tensor,          ///< values[0]
+  Tensors,         ///< values
+  OptionalTensors, ///< values; a null entry is None
+  Int,             ///< ints[0]
+  Ints,            ///< ints
+  Float,           ///< floats[0]
+  Floats,          ///< floats
+  Bool,            ///< ints[0] (0 or 1)
+  Bools,           ///< ints
+  String,          ///< strings[0]
+  Strings,         ///< strings
+  SymInt,          ///< values[0] if non-null, else the constant ints[0]
+  SymInts,         ///< per entry: values[i] if non-null, else ints[i]
+  SymFloat,        ///< values[0]
+  SymBool,         ///< values[0]
+  ScalarType,      ///< ints[0] holds a DType
+  MemoryFormat,    ///< ints[0] holds a MemoryFormat
+  Layout,          ///< ints[0] holds a Layout
+  Device,          ///< device
+};
+
+/// One argument value. Which fields matter depends on `kind` (see ArgKind).
+struct Arg {
+  ArgKind kind = ArgKind::None;
+  std::vector<Value *> values;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::vector<std::string> strings;
+  gc::Device device;
+
+  static Arg none() { return Arg{}; }
+  static Arg tensor(Value *v) { return Arg{ArgKind::Tensor, {v}, {}, {}, {}, {}}; }
+  static Arg integer(int64_t i) { return Arg{ArgKind::Int, {}, {i}, {}, {}, {}}; }
+  static Arg integers(std::vector<int64_t> is) {
+    return Arg{ArgKind::Ints, {}, std::move(is), {}, {}, {}};
+  }
+  static Arg real(double d) { return Arg{ArgKind::Float, {}, {}, {d}, {}, {}}; }
+  static Arg boolean(bool b) { return Arg{ArgKind::Bool, {}, {b ? 1 : 0}, {}, {}, {}}; }
+  static Arg string(std::string s) {
+    return Arg{ArgKind::String, {}, {}, {}, {std::move(s)}, {}};
+  }
+  static Arg scalarType(DType t) {
+    return Arg{ArgKind::ScalarType, {}, {static_cast<int64_t>(t)}, {}, {}, {}};
+  }
+};
+
+/// An argument under its schema name. Keyword-only arguments (after `*` in
+/// the schema) are marked, so that the call can be rebuilt exactly.
+struct NamedArg {
+  std::string name;
+  bool keywordOnly = false;
+  Arg value;
+};
+
+/// How a node returns its results, which matters for printing torch's view
+/// of the call: one tensor, a tuple of tensors, or a list (Tensor[]).
+enum class ResultForm : uint8_t { Single, Tuple, List };
+
+class Node {
+public:
+  /// Qualified op name with overload: "aten.add.Tensor".
+  const std::string &op() const { return op_; }
+  void setOp(std::string op) { op_ = std::move(op); }
+  std::vector<NamedArg> &args() { return args_; }
+  const std::vector<NamedArg> &args() const { return args_; }
+  /// The argument named `name`, or null.
+  const NamedArg *arg(std::string_view name) const;
+  const std::vector<Value *> &results() const { return results_; }
+  ResultForm resultForm() const { return form_; }
+  void setResultForm(ResultForm f) { form_ = f; }
+
+private:
+  friend class Graph;
+  std::string op_;
+  std::vector<NamedArg> args_;
+  std::vector<Value *> results_;
+  ResultForm form_ = ResultForm::Single;
+};
+
+/// What a graph input is, as torch.export's signature says.
+enum class InputKind : uint8_t { UserInput, Parameter, Buffer, Constant, Token };
+/// What a graph output is.
+enum class OutputKind : uint8_t {
+  UserOutput,
+  LossOutput,
+  BufferMutation,
+  UserInputMutation,
+  ParameterMutation,
+  GradientToParameter,
+  GradientToUserInput,
+  Token,
+};
+std::string_view inputKindName(InputKind k);
+std::optional<InputKind> parseInputKind(std::string_view s);
+std::string_view outputKindName(OutputKind k);
+std::optional<OutputKind> parseOutputKind(std::string_view s);
+
+/// One graph input's role. `target` is the original name: the parameter,
+/// buffer or constant's fully qualified name, or the user input's argument
+/// name.
+struct InputSpec {
+  InputKind kind = InputKind::UserInput;
+  std::string target;
+  /// Buffers only: whether the buffer is in the state dict.
+  bool persistent = true;
+  bool operator==(const InputSpec &) const = default;
+};
+
+/// One graph output's role. `target` names the mutated buffer, parameter or
+/// user input, or the parameter/input a gradient is for; empty otherwise.
+struct OutputSpec {
+  OutputKind kind = OutputKind::UserOutput;
+  std::string target;
+  bool operator==(const OutputSpec &) const = default;
+};
+
+/// A graph: inputs with their roles, nodes in order, outputs with theirs.
+class Graph {
+public:
+  explicit Graph(std::string name) : name_(std::move(name)) {}
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  const std::string &name() const { return name_; }
+
+  Value *addInput(std::string name, Type type, InputSpec spec);
+  /// Appends a node defining one value per entry of `resultTypes`.
+  Node *addNode(std::string op, std::vector<NamedArg> args,
+                std::vector<std::pair<std::string, Type>> results,
+                ResultForm form = ResultForm::Single);
+  void addOutput(Value *v, OutputSpec spec);
+
+  const std::vector<Value *> &inputs() const { return inputs_; }
+  const std::vector<InputSpec> &inputSpecs() const { return inputSpecs_; }
+  const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
+  const std::vector<Value *> &outputs() const { return outputs_; }
+  const std::vector<OutputSpec> &outputSpecs() const { return outputSpecs_; }
+
+private:
+  Value *newValue(std::string name, Type type);
+
+  std::string name_;
+  std::deque<Value> values_;
+  std::vector<Value *> inputs_;
+  std::vector<InputSpec> inputSpecs_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Value *> outputs_;
+  std::vector<OutputSpec> outputSpecs_;
+};
+
+/// Where weight bytes live: a source archive (read in place, memory-mapped)
+/// or a blob gc wrote. In a file, paths are relative to the directory of the
+/// file that holds the module, so a build tree can move as a whole; in
+/// memory they are relative to Module::sourceBaseDir().
+struct WeightSource {
+  enum class Kind : uint8_t { Archive, Blob };
+  Kind kind = Kind::Archive;
+  std::string path;
+  bool operator==(const WeightSource &) const = default;
+};
+
+/// A parameter, buffer or tensor constant, by reference.
+struct Weight {
+  std::string name; ///< fully qualified name, as the signature's targets
+  TensorType type;
+  uint32_t source = 0; ///< index into Module::weightSources()
+  uint64_t offset = 0; ///< byte offset of the data within the source file
+  uint64_t bytes = 0;
+  std::string sha256; ///< lowercase hex digest of the bytes
+  bool operator==(const Weight &) const = default;
+};
+
+/// The unit every stage reads and writes.
+class Module {
+public:
+  Module() = default;
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  Level level() const { return level_; }
+  void setLevel(Level l) { level_ = l; }
+  SymContext &syms() { return syms_; }
+  const SymContext &syms() const { return syms_; }
+
+  Graph &addGraph(std::string name);
+  const std::vector<std::unique_ptr<Graph>> &graphs() const { return graphs_; }
+  /// The graph named `name`, or null.
+  Graph *graph(std::string_view name) const;
+
+  std::vector<WeightSource> &weightSources() { return sources_; }
+  const std::vector<WeightSource> &weightSources() const { return sources_; }
+  std::vector<Weight> &weights() { return weights_; }
+  const std::vector<Weight> &weights() const { return weights_; }
+  /// The weight named `name`, or null.
+  const Weight *weight(std::string_view name) const;
+
+  /// The directory that relative weight source paths start from. Not part
+  /// of the module's contents: readers set it to the file's directory, and
+  /// writers re-express paths relative to the output's directory.
+  const std::string &sourceBaseDir() const { return sourceBaseDir_; }
+  void setSourceBaseDir(std::string dir) { sourceBaseDir_ = std::move(dir); }
+
+  /// Free-form provenance such as "torch 2.11.0"; kept for messages.
+  const std::string &producer() const { return producer_; }
+  void setProducer(std::string p) { producer_ = std::move(p); }
+
+private:
+  Level level_ = Level::Aten;
+  SymContext syms_;
+  std::vector<std::unique_ptr<Graph>> graphs_;
+  std::vector<WeightSource> sources_;
+  std::vector<Weight> weights_;
+  std::string producer_;
+  std::string sourceBaseDir_ = ".";
+};
+
+} // namespace gc
+
+#endif // GC_IR_MODULE_H

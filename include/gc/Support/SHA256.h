@@ -1,0 +1,32 @@
+//===- SHA256.h - Content hashes --------------------------------*- C++ -*-===//
+#ifndef GC_SUPPORT_SHA256_H
+#define GC_SUPPORT_SHA256_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gc {
+
+/// Incremental SHA-256 (FIPS 180-4).
+class SHA256 {
+public:
+  SHA256();
+  void update(std::string_view data);
+  std::array<uint8_t, 32> finish();
+
+private:
+  void block(const uint8_t *p);
+  uint32_t h_[8];
+  uint8_t buf_[64];
+  size_t bufLen_ = 0;
+  uint64_t total_ = 0;
+};
+
+/// Lowercase hex SHA-256 of `data`.
+std::string sha256Hex(std::string_view data);
+
+} // namespace gc
+
+#endif // GC_SUPPORT_SHA256_H

@@ -1,0 +1,647 @@
+//===- Importer.cpp - torch.export archives to aten-level modules ---------===//
+//
+// A torch.export archive is a zip with one root folder holding
+//   models/<name>.json                          the serialized ExportedProgram
+//   data/weights/model_weights_config.json      fqn -> raw file + tensor meta
+//   data/weights/<file>                         raw little-endian tensor bytes
+//   data/constants/model_constants_config.json  the same, for tensor constants
+// The JSON follows torch/_export/serde/schema.py (major version 8).
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Import/Importer.h"
+
+#include "gc/Import/SympyExpr.h"
+#include "gc/IR/Verifier.h"
+#include "gc/Support/SHA256.h"
+#include "gc/Support/Zip.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+namespace gc {
+
+namespace {
+
+// ordered_json keeps the file's member order, so weights keep torch's
+// state-dict order.
+using json = nlohmann::ordered_json;
+
+constexpr int64_t kSchemaMajor = 8;
+constexpr uint64_t kBlobAlignment = 64;
+
+/// Thrown inside the importer only, caught at its boundary, so that deep
+/// JSON walking code can fail in one line; never escapes the library.
+struct ImportFailure {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string &message) { throw ImportFailure{message}; }
+
+const json &field(const json &obj, const char *key, const std::string &where) {
+  if (!obj.is_object())
+    fail(where + ": expected an object");
+  auto it = obj.find(key);
+  if (it == obj.end())
+    fail(where + ": missing field '" + key + "'");
+  return *it;
+}
+
+int64_t asInt(const json &j, const std::string &where) {
+  if (!j.is_number_integer())
+    fail(where + ": expected an integer");
+  return j.get<int64_t>();
+}
+
+const std::string &asString(const json &j, const std::string &where) {
+  if (!j.is_string())
+    fail(where + ": expected a string");
+  return j.get_ref<const std::string &>();
+}
+
+/// torch writes non-finite floats as the strings "Infinity", "-Infinity" and
+/// "NaN", since JSON has no literal for them.
+double asFloat(const json &j, const std::string &where) {
+  if (j.is_number())
+    return j.get<double>();
+  if (j.is_string()) {
+    const std::string &s = j.get_ref<const std::string &>();
+    if (s == "Infinity")
+      return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity")
+      return -std::numeric_limits<double>::infinity();
+    if (s == "NaN")
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+  fail(where + ": expected a float");
+}
+
+/// The single member of a union object such as {"as_tensor": {...}}.
+std::pair<std::string, const json *> unionMember(const json &j, const std::string &where) {
+  if (!j.is_object() || j.size() != 1)
+    fail(where + ": expected an object with exactly one member");
+  return {j.begin().key(), &j.begin().value()};
+}
+
+class Importer {
+public:
+  Importer(std::shared_ptr<MappedFile> file, const ImportOptions &options)
+      : file_(std::move(file)), options_(options) {}
+
+  Expected<ImportResult> run() {
+    try {
+      ImportResult result = importAll();
+      return result;
+    } catch (const ImportFailure &f) {
+      return Error::failure("'" + file_->path() + "': " + f.message);
+    } catch (const json::exception &e) {
+      return Error::failure("'" + file_->path() + "': malformed JSON: " + e.what());
+    }
+  }
+
+private:
+  ImportResult importAll() {
+    Expected<ZipArchive> zip = ZipArchive::open(file_);
+    if (!zip)
+      throw ImportFailure{stripPath(zip.error().message())};
+    zip_ = &*zip;
+    findRoot();
+    module_ = std::make_unique<Module>();
+    module_->setLevel(Level::Aten);
+
+    std::string modelEntry = root_ + "models/" + options_.modelName + ".json";
+    json program = parseJsonEntry(modelEntry);
+    checkVersion(program, modelEntry);
+    if (program.contains("torch_version") && program["torch_version"].is_string())
+      module_->setProducer("torch " + program["torch_version"].get<std::string>());
+    readRangeConstraints(program);
+    readWeights("weights", "model_weights_config.json");
+    readWeights("constants", "model_constants_config.json");
+    const json &gm = field(program, "graph_module", modelEntry);
+    readGraph(field(gm, "graph", "graph_module"), field(gm, "signature", "graph_module"));
+
+    if (Error e = verifyModule(*module_))
+      fail("imported module is invalid: " + e.message());
+    ImportResult result;
+    result.module = std::move(module_);
+    result.blob = std::move(blob_);
+    return result;
+  }
+
+  /// ZipArchive errors start with the quoted path, which run() adds again.
+  std::string stripPath(const std::string &msg) const {
+    std::string prefix = "'" + file_->path() + "': ";
+    return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
+  }
+
+  /// The archive's entries live under one folder whose name torch derives
+  /// from the file name; find it from the models/ entry.
+  void findRoot() {
+    std::string suffix = "models/" + options_.modelName + ".json";
+    for (const ZipEntry &e : zip_->entries()) {
+      if (e.name.size() >= suffix.size() &&
+          e.name.compare(e.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        std::string root = e.name.substr(0, e.name.size() - suffix.size());
+        if (root.empty() || (root.back() == '/' && root.find('/') == root.size() - 1)) {
+          root_ = root;
+          return;
+        }
+      }
+    }
+    fail("no '" + suffix + "' entry: not a torch.export archive, or the model has another name");
+  }
+
+  std::string_view entryData(const std::string &name) {
+    const ZipEntry *e = zip_->find(name);
+    if (!e)
+      fail("missing entry '" + name + "'");
+    Expected<std::string_view> data = zip_->read(*e);
+    if (!data)
+      fail(stripPath(data.error().message()));
+    return *data;
+  }
+
+  json parseJsonEntry(const std::string &name) {
+    std::string_view text = entryData(name);
+    json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded())
+      fail("entry '" + name + "' is not valid JSON");
+    return j;
+  }
+
+  void checkVersion(const json &program, const std::string &where) {
+    const json &v = field(program, "schema_version", where);
+    int64_t major = asInt(field(v, "major", "schema_version"), "schema_version.major");
+    if (major != kSchemaMajor) {
+      int64_t minor = v.contains("minor") && v["minor"].is_number_integer() ? v["minor"].get<int64_t>() : 0;
+      fail("schema version " + std::to_string(major) + "." + std::to_string(minor) +
+           " is not supported; gc reads torch.export schema major version " +
+           std::to_string(kSchemaMajor) + " (PyTorch 2.8 and later)");
+    }
+  }
+
+  void readRangeConstraints(const json &program) {
+    auto it = program.find("range_constraints");
+    if (it == program.end() || it->is_null())
+      return;
+    for (auto &[name, range] : it->items()) {
+      SymRange r;
+      const json &lo = field(range, "min_val", "range_constraints." + name);
+      const json &hi = field(range, "max_val", "range_constraints." + name);
+      r.min = lo.is_number_integer() ? lo.get<int64_t>() : 0;
+      // torch writes int_oo (no upper bound) as a very large number or null.
+      r.max = hi.is_number_integer() ? hi.get<int64_t>() : SymRange::kUnbounded;
+      if (hi.is_number_unsigned() && hi.get<uint64_t>() > uint64_t(SymRange::kUnbounded))
+        r.max = SymRange::kUnbounded;
+      module_->syms().setRange(name, r);
+    }
+  }
+
+  const SymExpr *symInt(const json &j, const std::string &where) {
+    auto [kind, value] = unionMember(j, where);
+    if (kind == "as_int")
+      return module_->syms().constant(asInt(*value, where));
+    if (kind == "as_expr") {
+      const std::string &text = asString(field(*value, "expr_str", where), where + ".expr_str");
+      Expected<const SymExpr *> e = parseSympyExpr(text, module_->syms());
+      if (!e)
+        fail(where + ": " + e.error().message());
+      return *e;
+    }
+    fail(where + ": unsupported symbolic int '" + kind + "'");
+  }
+
+  Device device(const json &j, const std::string &where) {
+    const std::string &type = asString(field(j, "type", where), where + ".type");
+    std::optional<Device> d = parseDevice(type);
+    if (!d)
+      fail(where + ": unsupported device '" + type + "'");
+    auto idx = j.find("index");
+    if (idx != j.end() && !idx->is_null())
+      d->index = static_cast<int32_t>(asInt(*idx, where + ".index"));
+    return *d;
+  }
+
+  DType dtype(const json &j, const std::string &where) {
+    int64_t code = asInt(j, where);
+    std::optional<DType> t = dtypeFromTorch(code);
+    if (!t)
+      fail(where + ": unknown or unsupported dtype " + std::to_string(code) +
+           " (torch ScalarType number)");
+    return *t;
+  }
+
+  TensorType tensorMeta(const json &meta, const std::string &where) {
+    TensorType t;
+    t.dtype = dtype(field(meta, "dtype", where), where + ": dtype");
+    t.device = device(field(meta, "device", where), where + ".device");
+    int64_t layout = asInt(field(meta, "layout", where), where + ".layout");
+    if (layout != static_cast<int64_t>(Layout::Strided))
+      fail(where + ": layout " + std::to_string(layout) + " is not supported; gc handles strided tensors");
+    auto list = [&](const char *key) {
+      std::vector<const SymExpr *> out;
+      const json &a = field(meta, key, where);
+      if (!a.is_array())
+        fail(where + "." + key + ": expected a list");
+      for (const json &s : a)
+        out.push_back(symInt(s, where + "." + key));
+      return out;
+    };
+    t.sizes = list("sizes");
+    t.strides = list("strides");
+    if (t.sizes.size() != t.strides.size())
+      fail(where + ": sizes and strides differ in length");
+    t.storageOffset = symInt(field(meta, "storage_offset", where), where + ".storage_offset");
+    auto rg = meta.find("requires_grad");
+    t.requiresGrad = rg != meta.end() && rg->is_boolean() && rg->get<bool>();
+    return t;
+  }
+
+  /// Bytes a tensor with this metadata spans in its storage.
+  uint64_t storageBytes(const TensorType &t, const std::string &where) {
+    uint64_t extent = 1;
+    for (size_t i = 0; i < t.sizes.size(); ++i) {
+      if (!t.sizes[i]->isConst() || !t.strides[i]->isConst())
+        fail(where + ": a weight has a symbolic size");
+      int64_t size = t.sizes[i]->constant(), stride = t.strides[i]->constant();
+      if (size == 0)
+        return 0;
+      uint64_t span;
+      if (size < 0 || stride < 0 ||
+          __builtin_mul_overflow(uint64_t(size - 1), uint64_t(stride), &span) ||
+          __builtin_add_overflow(extent, span, &extent))
+        fail(where + ": implausible size or stride");
+    }
+    uint64_t bytes;
+    if (!t.storageOffset->isConst() || t.storageOffset->constant() < 0 ||
+        __builtin_add_overflow(extent, uint64_t(t.storageOffset->constant()), &extent) ||
+        __builtin_mul_overflow(extent, uint64_t(dtypeSize(t.dtype)), &bytes))
+      fail(where + ": bad storage offset or size");
+    return bytes;
+  }
+
+  uint32_t archiveSource() {
+    if (archiveSource_)
+      return *archiveSource_;
+    WeightSource s{WeightSource::Kind::Archive, file_->path()};
+    module_->weightSources().push_back(s);
+    archiveSource_ = module_->weightSources().size() - 1;
+    return *archiveSource_;
+  }
+
+  uint32_t blobSource() {
+    if (blobSource_)
+      return *blobSource_;
+    WeightSource s{WeightSource::Kind::Blob, options_.blobPath};
+    module_->weightSources().push_back(s);
+    blobSource_ = module_->weightSources().size() - 1;
+    return *blobSource_;
+  }
+
+  /// Reads data/<folder>/<config>: each entry names a raw file and its
+  /// tensor metadata.
+  void readWeights(const std::string &folder, const std::string &configName) {
+    std::string configEntry = root_ + "data/" + folder + "/" + configName;
+    if (!zip_->find(configEntry)) {
+      if (folder == "weights")
+        fail("missing entry '" + configEntry + "'");
+      return;
+    }
+    json config = parseJsonEntry(configEntry);
+    const json &entries = field(config, "config", configEntry);
+    if (!entries.is_object())
+      fail(configEntry + ": 'config' is not an object");
+    for (auto &[fqn, entry] : entries.items()) {
+      std::string where = "weight '" + fqn + "'";
+      auto pickle = entry.find("use_pickle");
+      if (pickle != entry.end() && pickle->is_boolean() && pickle->get<bool>())
+        fail(where + " is pickled (use_pickle: true); gc reads only raw tensor data, "
+                     "and tensor subclasses are not supported");
+      auto meta = entry.find("tensor_meta");
+      if (meta == entry.end() || meta->is_null())
+        fail(where + " has no tensor metadata; tensor subclasses and non-tensor "
+                     "constants are not supported");
+      Weight w;
+      w.name = fqn;
+      w.type = tensorMeta(*meta, where);
+      std::string path = root_ + "data/" + folder + "/" +
+                         asString(field(entry, "path_name", where), where + ".path_name");
+      std::string_view data = entryData(path);
+      uint64_t need = storageBytes(w.type, where);
+      if (data.size() != need)
+        fail(where + " (entry '" + path + "') has " + std::to_string(data.size()) +
+             " bytes, but its metadata needs " + std::to_string(need));
+      w.bytes = data.size();
+      w.sha256 = sha256Hex(data);
+      if (options_.weights == ImportOptions::WeightMode::Reference) {
+        w.source = archiveSource();
+        w.offset = static_cast<uint64_t>(data.data() - file_->text().data());
+      } else {
+        w.source = blobSource();
+        blob_.resize((blob_.size() + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment, '\0');
+        w.offset = blob_.size();
+        blob_.append(data);
+      }
+      module_->weights().push_back(std::move(w));
+    }
+  }
+
+  // ---- graph ----
+
+  Value *lookup(const std::string &name, const std::string &where) {
+    auto it = values_.find(name);
+    if (it == values_.end())
+      fail(where + ": uses '" + name + "', which is not defined before it");
+    return it->second;
+  }
+
+  Type valueType(const std::string &name, const std::string &where) {
+    auto it = tensorValues_->find(name);
+    if (it == tensorValues_->end())
+      fail(where + ": no tensor metadata for '" + name + "'");
+    return Type::makeTensor(tensorMeta(*it, "tensor '" + name + "'"));
+  }
+
+  Value *tensorRef(const json &j, const std::string &where) {
+    return lookup(asString(field(j, "name", where), where), where);
+  }
+
+  Arg symIntArg(const json &j, const std::string &where, Arg &out) {
+    auto [kind, v] = unionMember(j, where);
+    if (kind == "as_name") {
+      out.values.push_back(lookup(asString(*v, where), where));
+      out.ints.push_back(0);
+    } else if (kind == "as_int") {
+      out.values.push_back(nullptr);
+      out.ints.push_back(asInt(*v, where));
+    } else {
+      fail(where + ": unsupported symbolic int argument '" + kind + "'");
+    }
+    return out;
+  }
+
+  Arg argument(const json &j, const std::string &where) {
+    auto [kind, v] = unionMember(j, where);
+    Arg a;
+    if (kind == "as_none") {
+      a.kind = ArgKind::None;
+    } else if (kind == "as_tensor") {
+      a = Arg::tensor(tensorRef(*v, where));
+    } else if (kind == "as_tensors") {
+      a.kind = ArgKind::Tensors;
+      for (const json &t : *v)
+        a.values.push_back(tensorRef(t, where));
+    } else if (kind == "as_optional_tensor") {
+      auto [k2, v2] = unionMember(*v, where);
+      if (k2 == "as_tensor")
+        a = Arg::tensor(tensorRef(*v2, where));
+    } else if (kind == "as_optional_tensors") {
+      a.kind = ArgKind::OptionalTensors;
+      for (const json &t : *v) {
+        auto [k2, v2] = unionMember(t, where);
+        a.values.push_back(k2 == "as_tensor" ? tensorRef(*v2, where) : nullptr);
+      }
+    } else if (kind == "as_int") {
+      a = Arg::integer(asInt(*v, where));
+    } else if (kind == "as_ints") {
+      a.kind = ArgKind::Ints;
+      for (const json &i : *v)
+        a.ints.push_back(asInt(i, where));
+    } else if (kind == "as_float") {
+      a = Arg::real(asFloat(*v, where));
+    } else if (kind == "as_floats") {
+      a.kind = ArgKind::Floats;
+      for (const json &f : *v)
+        a.floats.push_back(asFloat(f, where));
+    } else if (kind == "as_bool") {
+      if (!v->is_boolean())
+        fail(where + ": expected a boolean");
+      a = Arg::boolean(v->get<bool>());
+    } else if (kind == "as_bools") {
+      a.kind = ArgKind::Bools;
+      for (const json &b : *v) {
+        if (!b.is_boolean())
+          fail(where + ": expected a boolean");
+        a.ints.push_back(b.get<bool>() ? 1 : 0);
+      }
+    } else if (kind == "as_string") {
+      a = Arg::string(asString(*v, where));
+    } else if (kind == "as_strings") {
+      a.kind = ArgKind::Strings;
+      for (const json &s : *v)
+        a.strings.push_back(asString(s, where));
+    } else if (kind == "as_sym_int") {
+      a.kind = ArgKind::SymInt;
+      symIntArg(*v, where, a);
+    } else if (kind == "as_sym_ints") {
+      a.kind = ArgKind::SymInts;
+      for (const json &s : *v)
+        symIntArg(s, where, a);
+    } else if (kind == "as_sym_float" || kind == "as_sym_bool") {
+      a.kind = kind == "as_sym_float" ? ArgKind::SymFloat : ArgKind::SymBool;
+      auto [k2, v2] = unionMember(*v, where);
+      if (k2 != "as_name")
+        fail(where + ": a constant " + kind + " is not supported");
+      a.values.push_back(lookup(asString(*v2, where), where));
+    } else if (kind == "as_scalar_type") {
+      a = Arg::scalarType(dtype(*v, where));
+    } else if (kind == "as_memory_format") {
+      int64_t m = asInt(*v, where);
+      if (m < 0 || m > static_cast<int64_t>(MemoryFormat::Preserve))
+        fail(where + ": unknown memory format " + std::to_string(m));
+      a.kind = ArgKind::MemoryFormat;
+      a.ints.push_back(m);
+    } else if (kind == "as_layout") {
+      int64_t l = asInt(*v, where);
+      if (l < 0 || l > static_cast<int64_t>(Layout::Strided))
+        fail(where + ": unknown layout " + std::to_string(l));
+      a.kind = ArgKind::Layout;
+      a.ints.push_back(l);
+    } else if (kind == "as_device") {
+      a.kind = ArgKind::Device;
+      a.device = device(*v, where);
+    } else {
+      fail(where + ": argument kind '" + kind + "' is not supported");
+    }
+    return a;
+  }
+
+  /// A node's results: one tensor, a tuple of tensors (several entries) or a
+  /// list (one as_tensors entry); symbolic ints are results too.
+  std::pair<std::vector<std::pair<std::string, Type>>, ResultForm>
+  results(const json &outputs, const std::string &where) {
+    std::vector<std::pair<std::string, Type>> out;
+    if (!outputs.is_array())
+      fail(where + ": 'outputs' is not a list");
+    auto one = [&](const json &o) {
+      auto [kind, v] = unionMember(o, where + " output");
+      if (kind == "as_tensor") {
+        std::string name = asString(field(*v, "name", where), where);
+        out.emplace_back(name, valueType(name, where));
+      } else if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
+        auto [k2, v2] = unionMember(*v, where);
+        if (k2 != "as_name")
+          fail(where + ": a constant output is not supported");
+        Type::Kind t = kind == "as_sym_int"     ? Type::Kind::SymInt
+                       : kind == "as_sym_float" ? Type::Kind::SymFloat
+                                                : Type::Kind::SymBool;
+        out.emplace_back(asString(*v2, where), Type::makeScalar(t));
+      } else {
+        fail(where + ": output kind '" + kind + "' is not supported");
+      }
+    };
+    if (outputs.size() == 1 && outputs[0].contains("as_tensors")) {
+      for (const json &t : outputs[0]["as_tensors"]) {
+        std::string name = asString(field(t, "name", where), where);
+        out.emplace_back(name, valueType(name, where));
+      }
+      return {std::move(out), ResultForm::List};
+    }
+    for (const json &o : outputs)
+      one(o);
+    return {std::move(out), outputs.size() == 1 ? ResultForm::Single : ResultForm::Tuple};
+  }
+
+  InputSpec inputSpec(const json &spec, std::string &argName) {
+    auto [kind, v] = unionMember(spec, "input spec");
+    std::string where = "input spec '" + kind + "'";
+    InputSpec s;
+    auto argTensorName = [&]() {
+      const json &arg = field(*v, "arg", where);
+      // user inputs wrap the argument in a union, the others do not.
+      if (arg.contains("as_tensor"))
+        return asString(field(arg["as_tensor"], "name", where), where);
+      if (arg.contains("name"))
+        return asString(arg["name"], where);
+      fail(where + ": only tensor inputs are supported");
+    };
+    if (kind == "user_input") {
+      s.kind = InputKind::UserInput;
+      argName = argTensorName();
+      s.target = argName;
+    } else if (kind == "parameter") {
+      s.kind = InputKind::Parameter;
+      argName = argTensorName();
+      s.target = asString(field(*v, "parameter_name", where), where);
+    } else if (kind == "buffer") {
+      s.kind = InputKind::Buffer;
+      argName = argTensorName();
+      s.target = asString(field(*v, "buffer_name", where), where);
+      auto p = v->find("persistent");
+      s.persistent = p == v->end() || !p->is_boolean() || p->get<bool>();
+    } else if (kind == "tensor_constant") {
+      s.kind = InputKind::Constant;
+      argName = argTensorName();
+      s.target = asString(field(*v, "tensor_constant_name", where), where);
+    } else if (kind == "token") {
+      s.kind = InputKind::Token;
+      argName = argTensorName();
+    } else {
+      fail(where + " is not supported (custom objects and constant inputs are not)");
+    }
+    return s;
+  }
+
+  OutputSpec outputSpec(const json &spec, std::string &argName) {
+    auto [kind, v] = unionMember(spec, "output spec");
+    std::string where = "output spec '" + kind + "'";
+    const json &arg = field(*v, "arg", where);
+    if (arg.contains("as_tensor"))
+      argName = asString(field(arg["as_tensor"], "name", where), where);
+    else if (arg.contains("name"))
+      argName = asString(arg["name"], where);
+    else
+      fail(where + ": only tensor outputs are supported");
+    static const std::pair<const char *, std::pair<OutputKind, const char *>> kinds[] = {
+        {"user_output", {OutputKind::UserOutput, nullptr}},
+        {"loss_output", {OutputKind::LossOutput, nullptr}},
+        {"buffer_mutation", {OutputKind::BufferMutation, "buffer_name"}},
+        {"user_input_mutation", {OutputKind::UserInputMutation, "user_input_name"}},
+        {"parameter_mutation", {OutputKind::ParameterMutation, "parameter_name"}},
+        {"gradient_to_parameter", {OutputKind::GradientToParameter, "parameter_name"}},
+        {"gradient_to_user_input", {OutputKind::GradientToUserInput, "user_input_name"}},
+        {"token", {OutputKind::Token, nullptr}},
+    };
+    for (const auto &[name, info] : kinds) {
+      if (kind != name)
+        continue;
+      OutputSpec s;
+      s.kind = info.first;
+      if (info.second)
+        s.target = asString(field(*v, info.second, where), where);
+      return s;
+    }
+    fail(where + " is not supported");
+  }
+
+  void readGraph(const json &graph, const json &signature) {
+    tensorValues_ = &field(graph, "tensor_values", "graph");
+    Graph &g = module_->addGraph("forward");
+
+    const json &inputSpecs = field(signature, "input_specs", "signature");
+    for (const json &spec : inputSpecs) {
+      std::string name;
+      InputSpec s = inputSpec(spec, name);
+      if (values_.count(name))
+        fail("graph input '" + name + "' appears twice");
+      values_[name] = g.addInput(name, valueType(name, "graph input"), s);
+    }
+
+    for (const json &node : field(graph, "nodes", "graph")) {
+      std::string name = node.contains("name") && node["name"].is_string()
+                             ? node["name"].get<std::string>()
+                             : std::string("?");
+      const std::string &target = asString(field(node, "target", "node '" + name + "'"), name);
+      std::string where = "node '" + name + "' (" + target + ")";
+      static const std::string kTorchOps = "torch.ops.";
+      std::string op = target.rfind(kTorchOps, 0) == 0 ? target.substr(kTorchOps.size()) : target;
+      std::vector<NamedArg> args;
+      for (const json &in : field(node, "inputs", where)) {
+        NamedArg na;
+        na.name = asString(field(in, "name", where), where);
+        auto kind = in.find("kind");
+        na.keywordOnly = kind != in.end() && kind->is_number_integer() && kind->get<int64_t>() == 2;
+        na.value = argument(field(in, "arg", where), where + ", argument '" + na.name + "'");
+        args.push_back(std::move(na));
+      }
+      auto [res, form] = results(field(node, "outputs", where), where);
+      std::vector<std::string> names;
+      for (auto &r : res) {
+        if (values_.count(r.first))
+          fail(where + ": defines '" + r.first + "' a second time");
+        names.push_back(r.first);
+      }
+      Node *n = g.addNode(std::move(op), std::move(args), std::move(res), form);
+      for (size_t i = 0; i < names.size(); ++i)
+        values_[names[i]] = n->results()[i];
+    }
+
+    const json &outputSpecs = field(signature, "output_specs", "signature");
+    for (const json &spec : outputSpecs) {
+      std::string name;
+      OutputSpec s = outputSpec(spec, name);
+      g.addOutput(lookup(name, "graph output"), s);
+    }
+  }
+
+  std::shared_ptr<MappedFile> file_;
+  const ImportOptions &options_;
+  const ZipArchive *zip_ = nullptr;
+  std::string root_;
+  std::unique_ptr<Module> module_;
+  std::string blob_;
+  std::optional<uint32_t> archiveSource_, blobSource_;
+  const json *tensorValues_ = nullptr;
+  std::unordered_map<std::string, Value *> values_;
+};
+
+} // namespace
+
+Expected<ImportResult> importArchive(std::shared_ptr<MappedFile> archive,
+                                     const ImportOptions &options) {
+  return Importer(std::move(archive), options).run();
+}
+
+} // namespace gc

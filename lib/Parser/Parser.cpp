@@ -1,0 +1,982 @@
+//===- Parser.cpp - Reading the text form ---------------------------------===//
+//
+// A recursive-descent parser over characters for the syntax described in
+// docs/formats.md ("Text form"); lib/IR/Printer.cpp writes it. There is no
+// separate token stream: symbolic expressions and device names are taken as
+// raw text up to a delimiter and handed to SymContext::parse / parseDevice,
+// which own their syntax.
+//
+// It fills exactly the fields an importer fills, so that a parsed module
+// equals the module that was printed. Semantic checks (argument kinds versus
+// op schemas, weight source indices, spec consistency) are the verifier's;
+// the parser checks only what it needs to build the module: syntax, names
+// defined once and before use, and shapes that are well formed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gc/Parser/Parser.h"
+
+#include <cassert>
+#include <charconv>
+#include <unordered_map>
+
+namespace gc {
+namespace {
+
+bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+/// Identifiers may hold dots so that op names ("aten.add.Tensor") are one.
+bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c) || c == '.'; }
+/// What follows '%' or '@': torch names, which may start with a digit.
+bool isNameChar(char c) { return isIdentChar(c); }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// A numeric literal: an integer, or a float when it has a '.', an exponent,
+/// or is inf/nan.
+struct Number {
+  bool isFloat = false;
+  int64_t i = 0;
+  double d = 0;
+};
+
+class Parser {
+public:
+  Parser(std::string_view text, std::string_view file, Module &m)
+      : text_(text), file_(file), m_(m) {}
+
+  Error parseModule();
+
+private:
+  // Lexical helpers. All of them skip whitespace and comments first.
+  Error error(size_t at, const std::string &message) const;
+  Error errorHere(const std::string &message) {
+    skipTrivia();
+    return error(pos_, message);
+  }
+  void skipTrivia();
+  char peek() {
+    skipTrivia();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
+  bool accept(char c);
+  Error expect(char c);
+  std::string_view peekIdentifier();
+  bool acceptKeyword(std::string_view kw);
+  Error expectKeyword(std::string_view kw);
+  Error parseIdentifier(std::string &out, std::string_view what);
+  Error parseSigilName(char sigil, std::string &out);
+  Error parseString(std::string &out);
+  Error parseNumber(Number &out);
+  Error parseInt(int64_t &out);
+  Error parseUnsigned(uint64_t &out);
+  void parseRaw(std::string_view terminators, std::string_view &out,
+                size_t &at);
+  Error parseExpr(std::string_view terminators, const SymExpr *&out);
+  Error parseExprList(std::vector<const SymExpr *> &out);
+
+  // Grammar.
+  Error parseSymbol();
+  Error parseSource();
+  Error parseWeight();
+  Error parseGraph();
+  Error parseType(Type &out);
+  Error parseTypeSuffix(TensorType &t, bool &explicitStrides);
+  Error parseInput(Graph &g);
+  Error parseNode(Graph &g);
+  Error parseReturn(Graph &g);
+  Error parseArg(Arg &out);
+  Error parseListElements(ArgKind kind, Arg &out);
+  Error parseValueRef(Value *&out, bool allowNone);
+  Error parseEnumArg(std::string_view what, Arg &out);
+  Error defineValue(const std::string &name, size_t at);
+
+  std::string_view text_;
+  std::string_view file_;
+  size_t pos_ = 0;
+  Module &m_;
+  /// The current graph's values by name.
+  std::unordered_map<std::string, Value *> values_;
+};
+
+Error Parser::error(size_t at, const std::string &message) const {
+  size_t line = 1, lineStart = 0;
+  for (size_t i = 0; i < at && i < text_.size(); ++i)
+    if (text_[i] == '\n') {
+      ++line;
+      lineStart = i + 1;
+    }
+  return makeError() << file_ << ':' << line << ':' << (at - lineStart + 1)
+                     << ": " << message;
+}
+
+void Parser::skipTrivia() {
+  while (pos_ < text_.size()) {
+    char c = text_[pos_];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++pos_;
+    } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
+      while (pos_ < text_.size() && text_[pos_] != '\n')
+        ++pos_;
+    } else {
+      return;
+    }
+  }
+}
+
+bool Parser::accept(char c) {
+  if (peek() != c)
+    return false;
+  ++pos_;
+  return true;
+}
+
+Error Parser::expect(char c) {
+  if (accept(c))
+    return Error::success();
+  return errorHere(std::string("expected '") + c + "'");
+}
+
+std::string_view Parser::peekIdentifier() {
+  skipTrivia();
+  if (pos_ >= text_.size() || !isIdentStart(text_[pos_]))
+    return {};
+  size_t end = pos_ + 1;
+  while (end < text_.size() && isIdentChar(text_[end]))
+    ++end;
+  return text_.substr(pos_, end - pos_);
+}
+
+bool Parser::acceptKeyword(std::string_view kw) {
+  if (peekIdentifier() != kw)
+    return false;
+  pos_ += kw.size();
+  return true;
+}
+
+Error Parser::expectKeyword(std::string_view kw) {
+  if (acceptKeyword(kw))
+    return Error::success();
+  return errorHere("expected '" + std::string(kw) + "'");
+}
+
+Error Parser::parseIdentifier(std::string &out, std::string_view what) {
+  std::string_view id = peekIdentifier();
+  if (id.empty())
+    return errorHere("expected " + std::string(what));
+  out = id;
+  pos_ += id.size();
+  return Error::success();
+}
+
+Error Parser::parseSigilName(char sigil, std::string &out) {
+  if (peek() != sigil)
+    return errorHere(std::string(sigil == '%' ? "expected value name '%...'"
+                                              : "expected graph name '@...'"));
+  size_t end = pos_ + 1;
+  while (end < text_.size() && isNameChar(text_[end]))
+    ++end;
+  if (end == pos_ + 1)
+    return error(pos_, std::string("expected a name after '") + sigil + "'");
+  out = text_.substr(pos_ + 1, end - pos_ - 1);
+  pos_ = end;
+  return Error::success();
+}
+
+Error Parser::parseString(std::string &out) {
+  if (peek() != '"')
+    return errorHere("expected string");
+  size_t start = pos_++;
+  out.clear();
+  auto hexValue = [](char c) -> int {
+    if (isDigit(c))
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
+    return -1;
+  };
+  while (true) {
+    if (pos_ >= text_.size() || text_[pos_] == '\n')
+      return error(start, "unterminated string");
+    char c = text_[pos_];
+    if (c == '"') {
+      ++pos_;
+      return Error::success();
+    }
+    if (c != '\\') {
+      out += c;
+      ++pos_;
+      continue;
+    }
+    size_t escape = pos_;
+    char e = pos_ + 1 < text_.size() ? text_[pos_ + 1] : '\0';
+    pos_ += 2;
+    if (e == '"' || e == '\\') {
+      out += e;
+    } else if (e == 'n') {
+      out += '\n';
+    } else if (e == 't') {
+      out += '\t';
+    } else if (e == 'x' && pos_ + 1 < text_.size() &&
+               hexValue(text_[pos_]) >= 0 && hexValue(text_[pos_ + 1]) >= 0) {
+      out += static_cast<char>(hexValue(text_[pos_]) * 16 +
+                               hexValue(text_[pos_ + 1]));
+      pos_ += 2;
+    } else {
+      return error(escape, "invalid escape sequence in string");
+    }
+  }
+}
+
+Error Parser::parseNumber(Number &out) {
+  skipTrivia();
+  size_t start = pos_;
+  size_t p = pos_;
+  if (p < text_.size() && text_[p] == '-')
+    ++p;
+  auto word = [&](std::string_view w) {
+    return text_.substr(p, w.size()) == w &&
+           (p + w.size() >= text_.size() || !isIdentChar(text_[p + w.size()]));
+  };
+  if (word("inf") || word("nan")) {
+    p += 3;
+    out.isFloat = true;
+  } else {
+    if (p >= text_.size() || !isDigit(text_[p]))
+      return error(start, "expected number");
+    out.isFloat = false;
+    while (p < text_.size() && isDigit(text_[p]))
+      ++p;
+    if (p < text_.size() && text_[p] == '.') {
+      out.isFloat = true;
+      ++p;
+      while (p < text_.size() && isDigit(text_[p]))
+        ++p;
+    }
+    if (p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
+      out.isFloat = true;
+      ++p;
+      if (p < text_.size() && (text_[p] == '+' || text_[p] == '-'))
+        ++p;
+      if (p >= text_.size() || !isDigit(text_[p]))
+        return error(start, "malformed number");
+      while (p < text_.size() && isDigit(text_[p]))
+        ++p;
+    }
+  }
+  if (p < text_.size() && isIdentChar(text_[p]))
+    return error(start, "malformed number");
+
+  const char *first = text_.data() + start;
+  const char *last = text_.data() + p;
+  std::from_chars_result r;
+  if (out.isFloat)
+    r = std::from_chars(first, last, out.d);
+  else
+    r = std::from_chars(first, last, out.i);
+  if (r.ec == std::errc::result_out_of_range)
+    return error(start, "number out of range");
+  if (r.ec != std::errc() || r.ptr != last)
+    return error(start, "malformed number");
+  pos_ = p;
+  return Error::success();
+}
+
+Error Parser::parseInt(int64_t &out) {
+  size_t start = (skipTrivia(), pos_);
+  Number n;
+  GC_RETURN_IF_ERROR(parseNumber(n));
+  if (n.isFloat)
+    return error(start, "expected integer");
+  out = n.i;
+  return Error::success();
+}
+
+Error Parser::parseUnsigned(uint64_t &out) {
+  if (!isDigit(peek()))
+    return errorHere("expected unsigned integer");
+  size_t start = pos_;
+  auto r = std::from_chars(text_.data() + pos_, text_.data() + text_.size(), out);
+  if (r.ec == std::errc::result_out_of_range)
+    return error(start, "number out of range");
+  pos_ = r.ptr - text_.data();
+  if (pos_ < text_.size() && isIdentChar(text_[pos_]))
+    return error(start, "malformed number");
+  return Error::success();
+}
+
+void Parser::parseRaw(std::string_view terminators, std::string_view &out,
+                      size_t &at) {
+  // Parentheses nest (floordiv(a, b)); the text ends at a terminator outside
+  // them, or at the end of the line.
+  skipTrivia();
+  at = pos_;
+  int depth = 0;
+  size_t p = pos_;
+  for (; p < text_.size() && text_[p] != '\n'; ++p) {
+    char c = text_[p];
+    if (depth == 0 && terminators.find(c) != std::string_view::npos)
+      break;
+    if (c == '(')
+      ++depth;
+    else if (c == ')' && depth > 0)
+      --depth;
+  }
+  out = trim(text_.substr(pos_, p - pos_));
+  pos_ = p;
+}
+
+Error Parser::parseExpr(std::string_view terminators, const SymExpr *&out) {
+  std::string_view raw;
+  size_t at;
+  parseRaw(terminators, raw, at);
+  if (raw.empty())
+    return error(at, "expected expression");
+  Expected<const SymExpr *> e = m_.syms().parse(raw);
+  if (!e)
+    return error(at, "invalid expression '" + std::string(raw) +
+                         "': " + e.error().message());
+  out = *e;
+  return Error::success();
+}
+
+Error Parser::parseExprList(std::vector<const SymExpr *> &out) {
+  GC_RETURN_IF_ERROR(expect('['));
+  out.clear();
+  if (accept(']'))
+    return Error::success();
+  while (true) {
+    const SymExpr *e;
+    GC_RETURN_IF_ERROR(parseExpr(",]", e));
+    out.push_back(e);
+    if (accept(']'))
+      return Error::success();
+    if (!accept(','))
+      return errorHere("expected ',' or ']'");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+Error Parser::parseType(Type &out) {
+  skipTrivia();
+  size_t start = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, "type"));
+  if (name == "sym_int" || name == "sym_float" || name == "sym_bool") {
+    out = Type::makeScalar(name == "sym_int"     ? Type::Kind::SymInt
+                           : name == "sym_float" ? Type::Kind::SymFloat
+                                                 : Type::Kind::SymBool);
+    return Error::success();
+  }
+  std::optional<DType> dtype = parseDType(name);
+  if (!dtype)
+    return error(start, "unknown dtype '" + name + "'");
+  TensorType t;
+  t.dtype = *dtype;
+  GC_RETURN_IF_ERROR(parseExprList(t.sizes));
+  bool explicitStrides = false;
+  if (peek() == '{')
+    GC_RETURN_IF_ERROR(parseTypeSuffix(t, explicitStrides));
+  if (!explicitStrides)
+    t.strides = contiguousStrides(m_.syms(), t.sizes);
+  if (!t.storageOffset)
+    t.storageOffset = m_.syms().constant(0);
+  out = Type::makeTensor(std::move(t));
+  return Error::success();
+}
+
+Error Parser::parseTypeSuffix(TensorType &t, bool &explicitStrides) {
+  GC_RETURN_IF_ERROR(expect('{'));
+  if (accept('}'))
+    return Error::success();
+  bool seenDevice = false, seenOffset = false;
+  while (true) {
+    skipTrivia();
+    size_t start = pos_;
+    std::string field;
+    GC_RETURN_IF_ERROR(parseIdentifier(field, "type field"));
+    auto once = [&](bool &seen) -> Error {
+      if (seen)
+        return error(start, "duplicate type field '" + field + "'");
+      seen = true;
+      return Error::success();
+    };
+    if (field == "strides") {
+      GC_RETURN_IF_ERROR(once(explicitStrides));
+      GC_RETURN_IF_ERROR(expect('='));
+      size_t at = (skipTrivia(), pos_);
+      GC_RETURN_IF_ERROR(parseExprList(t.strides));
+      if (t.strides.size() != t.sizes.size())
+        return error(at, "expected " + std::to_string(t.sizes.size()) +
+                             " strides, got " +
+                             std::to_string(t.strides.size()));
+    } else if (field == "offset") {
+      GC_RETURN_IF_ERROR(once(seenOffset));
+      GC_RETURN_IF_ERROR(expect('='));
+      GC_RETURN_IF_ERROR(parseExpr(",}", t.storageOffset));
+    } else if (field == "device") {
+      GC_RETURN_IF_ERROR(once(seenDevice));
+      GC_RETURN_IF_ERROR(expect('='));
+      std::string_view raw;
+      size_t at;
+      parseRaw(",}", raw, at);
+      std::optional<Device> d = parseDevice(raw);
+      if (!d)
+        return error(at, "unknown device '" + std::string(raw) + "'");
+      t.device = *d;
+    } else if (field == "requires_grad") {
+      GC_RETURN_IF_ERROR(once(t.requiresGrad));
+    } else {
+      return error(start, "unknown type field '" + field + "'");
+    }
+    if (accept('}'))
+      return Error::success();
+    if (!accept(','))
+      return errorHere("expected ',' or '}'");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments
+//===----------------------------------------------------------------------===//
+
+Error Parser::parseValueRef(Value *&out, bool allowNone) {
+  if (allowNone && acceptKeyword("none")) {
+    out = nullptr;
+    return Error::success();
+  }
+  skipTrivia();
+  size_t start = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseSigilName('%', name));
+  auto it = values_.find(name);
+  if (it == values_.end())
+    return error(start, "use of undefined value '%" + name + "'");
+  out = it->second;
+  return Error::success();
+}
+
+Error Parser::parseListElements(ArgKind kind, Arg &out) {
+  // The opening '[' is consumed.
+  out.kind = kind;
+  if (accept(']'))
+    return Error::success();
+  while (true) {
+    switch (kind) {
+    case ArgKind::Tensors:
+    case ArgKind::OptionalTensors: {
+      Value *v;
+      GC_RETURN_IF_ERROR(parseValueRef(v, kind == ArgKind::OptionalTensors));
+      out.values.push_back(v);
+      break;
+    }
+    case ArgKind::Ints: {
+      int64_t i;
+      GC_RETURN_IF_ERROR(parseInt(i));
+      out.ints.push_back(i);
+      break;
+    }
+    case ArgKind::Floats: {
+      Number n;
+      GC_RETURN_IF_ERROR(parseNumber(n));
+      out.floats.push_back(n.isFloat ? n.d : static_cast<double>(n.i));
+      break;
+    }
+    case ArgKind::Bools:
+      if (acceptKeyword("true"))
+        out.ints.push_back(1);
+      else if (acceptKeyword("false"))
+        out.ints.push_back(0);
+      else
+        return errorHere("expected 'true' or 'false'");
+      break;
+    case ArgKind::Strings:
+      out.strings.emplace_back();
+      GC_RETURN_IF_ERROR(parseString(out.strings.back()));
+      break;
+    case ArgKind::SymInts: {
+      // Values and constants stay parallel: one of them is meaningful.
+      Value *v = nullptr;
+      int64_t i = 0;
+      if (peek() == '%')
+        GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
+      else
+        GC_RETURN_IF_ERROR(parseInt(i));
+      out.values.push_back(v);
+      out.ints.push_back(i);
+      break;
+    }
+    default:
+      assert(false && "not a list kind");
+      break;
+    }
+    if (accept(']'))
+      return Error::success();
+    if (!accept(','))
+      return errorHere("expected ',' or ']'");
+  }
+}
+
+Error Parser::parseEnumArg(std::string_view what, Arg &out) {
+  GC_RETURN_IF_ERROR(expect('('));
+  std::string_view raw;
+  size_t at;
+  parseRaw(")", raw, at);
+  auto unknown = [&] {
+    return error(at, "unknown " + std::string(what) + " '" + std::string(raw) +
+                         "'");
+  };
+  if (what == "dtype") {
+    std::optional<DType> t = parseDType(raw);
+    if (!t)
+      return unknown();
+    out = Arg::scalarType(*t);
+  } else if (what == "memory_format") {
+    std::optional<MemoryFormat> f = parseMemoryFormat(raw);
+    if (!f)
+      return unknown();
+    out.kind = ArgKind::MemoryFormat;
+    out.ints = {static_cast<int64_t>(*f)};
+  } else if (what == "layout") {
+    std::optional<Layout> l = parseLayout(raw);
+    if (!l)
+      return unknown();
+    out.kind = ArgKind::Layout;
+    out.ints = {static_cast<int64_t>(*l)};
+  } else {
+    std::optional<Device> d = parseDevice(raw);
+    if (!d)
+      return unknown();
+    out.kind = ArgKind::Device;
+    out.device = *d;
+  }
+  return expect(')');
+}
+
+Error Parser::parseArg(Arg &out) {
+  out = Arg{};
+  char c = peek();
+  if (c == '%') {
+    Value *v;
+    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
+    out = Arg::tensor(v);
+    return Error::success();
+  }
+  if (c == '"') {
+    std::string s;
+    GC_RETURN_IF_ERROR(parseString(s));
+    out = Arg::string(std::move(s));
+    return Error::success();
+  }
+  if (c == '-' || isDigit(c)) {
+    Number n;
+    GC_RETURN_IF_ERROR(parseNumber(n));
+    out = n.isFloat ? Arg::real(n.d) : Arg::integer(n.i);
+    return Error::success();
+  }
+  if (c == '[') {
+    // An unprefixed list: its first element tells the kind.
+    size_t open = pos_++;
+    char first = peek();
+    std::string_view id = peekIdentifier();
+    ArgKind kind;
+    if (first == '%') {
+      kind = ArgKind::Tensors;
+    } else if (first == '"') {
+      kind = ArgKind::Strings;
+    } else if (id == "true" || id == "false") {
+      kind = ArgKind::Bools;
+    } else if (first == '-' || isDigit(first) || id == "inf" || id == "nan") {
+      size_t save = pos_;
+      Number n;
+      GC_RETURN_IF_ERROR(parseNumber(n));
+      pos_ = save;
+      kind = n.isFloat ? ArgKind::Floats : ArgKind::Ints;
+    } else if (first == ']') {
+      return error(open, "an empty list needs its kind, as in 'ints[]' or "
+                         "'tensors[]'");
+    } else {
+      return errorHere("expected list element");
+    }
+    return parseListElements(kind, out);
+  }
+
+  skipTrivia();
+  size_t start = pos_;
+  std::string id;
+  GC_RETURN_IF_ERROR(parseIdentifier(id, "argument value"));
+  if (id == "none")
+    return Error::success();
+  if (id == "true" || id == "false") {
+    out = Arg::boolean(id == "true");
+    return Error::success();
+  }
+  if (id == "inf" || id == "nan") {
+    pos_ = start;
+    Number n;
+    GC_RETURN_IF_ERROR(parseNumber(n));
+    out = Arg::real(n.d);
+    return Error::success();
+  }
+  static const std::pair<std::string_view, ArgKind> kListPrefixes[] = {
+      {"tensors", ArgKind::Tensors}, {"opt_tensors", ArgKind::OptionalTensors},
+      {"ints", ArgKind::Ints},       {"floats", ArgKind::Floats},
+      {"bools", ArgKind::Bools},     {"strings", ArgKind::Strings},
+      {"symints", ArgKind::SymInts},
+  };
+  for (const auto &[prefix, kind] : kListPrefixes) {
+    if (id != prefix)
+      continue;
+    GC_RETURN_IF_ERROR(expect('['));
+    return parseListElements(kind, out);
+  }
+  if (id == "symint") {
+    GC_RETURN_IF_ERROR(expect('('));
+    Value *v = nullptr;
+    int64_t i = 0;
+    if (peek() == '%')
+      GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
+    else
+      GC_RETURN_IF_ERROR(parseInt(i));
+    out.kind = ArgKind::SymInt;
+    out.values = {v};
+    out.ints = {i};
+    return expect(')');
+  }
+  if (id == "symfloat" || id == "symbool") {
+    GC_RETURN_IF_ERROR(expect('('));
+    Value *v;
+    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
+    out.kind = id == "symfloat" ? ArgKind::SymFloat : ArgKind::SymBool;
+    out.values = {v};
+    return expect(')');
+  }
+  if (id == "dtype" || id == "memory_format" || id == "layout" ||
+      id == "device")
+    return parseEnumArg(id, out);
+  return error(start, "expected argument value, got '" + id + "'");
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs
+//===----------------------------------------------------------------------===//
+
+Error Parser::defineValue(const std::string &name, size_t at) {
+  if (values_.count(name))
+    return error(at, "redefinition of value '%" + name + "'");
+  return Error::success();
+}
+
+Error Parser::parseInput(Graph &g) {
+  skipTrivia();
+  size_t start = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseSigilName('%', name));
+  GC_RETURN_IF_ERROR(defineValue(name, start));
+  GC_RETURN_IF_ERROR(expect(':'));
+  Type type;
+  GC_RETURN_IF_ERROR(parseType(type));
+
+  skipTrivia();
+  size_t kindAt = pos_;
+  std::string kindName;
+  GC_RETURN_IF_ERROR(parseIdentifier(kindName, "input kind"));
+  std::optional<InputKind> kind = parseInputKind(kindName);
+  if (!kind)
+    return error(kindAt, "unknown input kind '" + kindName + "'");
+  InputSpec spec;
+  spec.kind = *kind;
+  if (accept('(')) {
+    GC_RETURN_IF_ERROR(parseString(spec.target));
+    if (accept(',')) {
+      GC_RETURN_IF_ERROR(expectKeyword("nonpersistent"));
+      spec.persistent = false;
+    }
+    GC_RETURN_IF_ERROR(expect(')'));
+  }
+  values_[name] = g.addInput(name, std::move(type), std::move(spec));
+  return Error::success();
+}
+
+Error Parser::parseNode(Graph &g) {
+  std::vector<std::pair<std::string, Type>> results;
+  std::vector<size_t> resultAt;
+  if (peek() == '%') {
+    do {
+      skipTrivia();
+      size_t at = pos_;
+      std::string name;
+      GC_RETURN_IF_ERROR(parseSigilName('%', name));
+      GC_RETURN_IF_ERROR(defineValue(name, at));
+      for (size_t i = 0; i < results.size(); ++i)
+        if (results[i].first == name)
+          return error(at, "redefinition of value '%" + name + "'");
+      results.emplace_back(std::move(name), Type{});
+      resultAt.push_back(at);
+    } while (accept(','));
+    GC_RETURN_IF_ERROR(expect('='));
+  }
+
+  std::string op;
+  GC_RETURN_IF_ERROR(parseIdentifier(op, "op name"));
+
+  // Positional-or-keyword arguments, then after ';' keyword-only ones.
+  std::vector<NamedArg> args;
+  GC_RETURN_IF_ERROR(expect('('));
+  bool keywordOnly = accept(';');
+  if (!accept(')')) {
+    while (true) {
+      skipTrivia();
+      size_t at = pos_;
+      NamedArg a;
+      GC_RETURN_IF_ERROR(parseIdentifier(a.name, "argument name"));
+      for (const NamedArg &prev : args)
+        if (prev.name == a.name)
+          return error(at, "duplicate argument '" + a.name + "'");
+      GC_RETURN_IF_ERROR(expect('='));
+      a.keywordOnly = keywordOnly;
+      GC_RETURN_IF_ERROR(parseArg(a.value));
+      args.push_back(std::move(a));
+      if (accept(')'))
+        break;
+      if (!keywordOnly && accept(';')) {
+        keywordOnly = true;
+        continue;
+      }
+      if (!accept(','))
+        return errorHere(keywordOnly ? "expected ',' or ')'"
+                                     : "expected ',', ';' or ')'");
+    }
+  }
+
+  ResultForm form = ResultForm::Single;
+  std::vector<Type> types;
+  skipTrivia();
+  size_t colonAt = pos_;
+  if (accept(':')) {
+    auto typeList = [&](char close) -> Error {
+      if (accept(close))
+        return Error::success();
+      do {
+        GC_RETURN_IF_ERROR(parseType(types.emplace_back()));
+      } while (accept(','));
+      return expect(close);
+    };
+    if (accept('(')) {
+      form = ResultForm::Tuple;
+      GC_RETURN_IF_ERROR(typeList(')'));
+    } else if (accept('[')) {
+      form = ResultForm::List;
+      GC_RETURN_IF_ERROR(typeList(']'));
+    } else {
+      do {
+        GC_RETURN_IF_ERROR(parseType(types.emplace_back()));
+      } while (accept(','));
+    }
+  } else if (!results.empty()) {
+    return error(colonAt, "expected ':' and result types");
+  }
+  if (types.size() != results.size())
+    return error(colonAt, std::to_string(results.size()) +
+                              " result name(s) but " +
+                              std::to_string(types.size()) + " type(s)");
+  for (size_t i = 0; i < types.size(); ++i)
+    results[i].second = std::move(types[i]);
+
+  Node *n = g.addNode(std::move(op), std::move(args), std::move(results), form);
+  for (Value *v : n->results())
+    values_[v->name()] = v;
+  return Error::success();
+}
+
+Error Parser::parseReturn(Graph &g) {
+  GC_RETURN_IF_ERROR(expectKeyword("return"));
+  if (peek() != '%' && peekIdentifier() != "none")
+    return Error::success();
+  do {
+    Value *v;
+    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/true));
+    skipTrivia();
+    size_t kindAt = pos_;
+    std::string kindName;
+    GC_RETURN_IF_ERROR(parseIdentifier(kindName, "output kind"));
+    std::optional<OutputKind> kind = parseOutputKind(kindName);
+    if (!kind)
+      return error(kindAt, "unknown output kind '" + kindName + "'");
+    OutputSpec spec;
+    spec.kind = *kind;
+    if (accept('(')) {
+      GC_RETURN_IF_ERROR(parseString(spec.target));
+      GC_RETURN_IF_ERROR(expect(')'));
+    }
+    g.addOutput(v, std::move(spec));
+  } while (accept(','));
+  return Error::success();
+}
+
+Error Parser::parseGraph() {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseSigilName('@', name));
+  if (m_.graph(name))
+    return error(at, "redefinition of graph '@" + name + "'");
+  Graph &g = m_.addGraph(name);
+  values_.clear();
+
+  GC_RETURN_IF_ERROR(expect('('));
+  if (!accept(')')) {
+    do {
+      GC_RETURN_IF_ERROR(parseInput(g));
+    } while (accept(','));
+    GC_RETURN_IF_ERROR(expect(')'));
+  }
+  GC_RETURN_IF_ERROR(expect('{'));
+  while (peekIdentifier() != "return") {
+    char c = peek();
+    if (c != '%' && !isIdentStart(c))
+      return errorHere("expected node or 'return'");
+    GC_RETURN_IF_ERROR(parseNode(g));
+  }
+  GC_RETURN_IF_ERROR(parseReturn(g));
+  return expect('}');
+}
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+Error Parser::parseSymbol() {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, "symbol name"));
+  if (m_.syms().range(name))
+    return error(at, "redefinition of symbol '" + name + "'");
+  GC_RETURN_IF_ERROR(expectKeyword("in"));
+  GC_RETURN_IF_ERROR(expect('['));
+  SymRange r;
+  GC_RETURN_IF_ERROR(parseInt(r.min));
+  GC_RETURN_IF_ERROR(expect(','));
+  if (acceptKeyword("inf"))
+    r.max = SymRange::kUnbounded;
+  else
+    GC_RETURN_IF_ERROR(parseInt(r.max));
+  GC_RETURN_IF_ERROR(expect(']'));
+  m_.syms().setRange(name, r);
+  return Error::success();
+}
+
+Error Parser::parseSource() {
+  WeightSource s;
+  if (acceptKeyword("archive"))
+    s.kind = WeightSource::Kind::Archive;
+  else if (acceptKeyword("blob"))
+    s.kind = WeightSource::Kind::Blob;
+  else
+    return errorHere("expected 'archive' or 'blob'");
+  GC_RETURN_IF_ERROR(parseString(s.path));
+  m_.weightSources().push_back(std::move(s));
+  return Error::success();
+}
+
+Error Parser::parseWeight() {
+  Weight w;
+  GC_RETURN_IF_ERROR(parseString(w.name));
+  GC_RETURN_IF_ERROR(expect(':'));
+  skipTrivia();
+  size_t typeAt = pos_;
+  Type type;
+  GC_RETURN_IF_ERROR(parseType(type));
+  if (!type.isTensor())
+    return error(typeAt, "a weight must have a tensor type");
+  w.type = std::move(type.tensor);
+  GC_RETURN_IF_ERROR(expect('='));
+
+  auto field = [&](std::string_view kw, uint64_t &out) -> Error {
+    GC_RETURN_IF_ERROR(expectKeyword(kw));
+    GC_RETURN_IF_ERROR(expect('('));
+    GC_RETURN_IF_ERROR(parseUnsigned(out));
+    return expect(')');
+  };
+  uint64_t source;
+  skipTrivia();
+  size_t sourceAt = pos_;
+  GC_RETURN_IF_ERROR(field("source", source));
+  if (source > UINT32_MAX)
+    return error(sourceAt, "source index out of range");
+  w.source = static_cast<uint32_t>(source);
+  GC_RETURN_IF_ERROR(field("offset", w.offset));
+  GC_RETURN_IF_ERROR(field("bytes", w.bytes));
+  GC_RETURN_IF_ERROR(expectKeyword("sha256"));
+  GC_RETURN_IF_ERROR(expect('('));
+  GC_RETURN_IF_ERROR(parseString(w.sha256));
+  GC_RETURN_IF_ERROR(expect(')'));
+  m_.weights().push_back(std::move(w));
+  return Error::success();
+}
+
+Error Parser::parseModule() {
+  GC_RETURN_IF_ERROR(expectKeyword("module"));
+  GC_RETURN_IF_ERROR(expectKeyword("level"));
+  GC_RETURN_IF_ERROR(expect('('));
+  skipTrivia();
+  size_t levelAt = pos_;
+  std::string levelText;
+  GC_RETURN_IF_ERROR(parseIdentifier(levelText, "level name"));
+  std::optional<Level> level = parseLevel(levelText);
+  if (!level)
+    return error(levelAt, "unknown level '" + levelText + "'");
+  m_.setLevel(*level);
+  GC_RETURN_IF_ERROR(expect(')'));
+  if (acceptKeyword("producer")) {
+    GC_RETURN_IF_ERROR(expect('('));
+    std::string producer;
+    GC_RETURN_IF_ERROR(parseString(producer));
+    m_.setProducer(std::move(producer));
+    GC_RETURN_IF_ERROR(expect(')'));
+  }
+  GC_RETURN_IF_ERROR(expect('{'));
+  while (!accept('}')) {
+    if (acceptKeyword("symbol"))
+      GC_RETURN_IF_ERROR(parseSymbol());
+    else if (acceptKeyword("source"))
+      GC_RETURN_IF_ERROR(parseSource());
+    else if (acceptKeyword("weight"))
+      GC_RETURN_IF_ERROR(parseWeight());
+    else if (acceptKeyword("graph"))
+      GC_RETURN_IF_ERROR(parseGraph());
+    else
+      return errorHere("expected 'symbol', 'source', 'weight', 'graph' or '}'");
+  }
+  skipTrivia();
+  if (pos_ != text_.size())
+    return errorHere("expected end of file");
+  return Error::success();
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Module>> parseModule(std::string_view text,
+                                              std::string_view fileName) {
+  auto m = std::make_unique<Module>();
+  Parser p(text, fileName, *m);
+  if (Error e = p.parseModule())
+    return e;
+  return m;
+}
+
+} // namespace gc

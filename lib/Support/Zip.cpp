@@ -1,0 +1,420 @@
+//===- Zip.cpp - Reading zip archives in place ----------------------------===//
+//
+// The format follows PKWARE's APPNOTE.TXT. The reader trusts nothing in the
+// file: every offset and length is checked against the bounds it must fit in
+// before a byte is read, since archives come from users (and fuzzers).
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Support/Zip.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+
+using namespace gc;
+
+namespace {
+
+constexpr uint32_t LocalHeaderSig = 0x04034b50;
+constexpr uint32_t CentralHeaderSig = 0x02014b50;
+constexpr uint32_t EocdSig = 0x06054b50;
+constexpr uint32_t Zip64EocdSig = 0x06064b50;
+constexpr uint32_t Zip64LocatorSig = 0x07064b50;
+
+constexpr uint64_t LocalHeaderSize = 30;
+constexpr uint64_t CentralHeaderSize = 46;
+constexpr uint64_t EocdSize = 22;
+constexpr uint64_t Zip64LocatorSize = 20;
+constexpr uint64_t Zip64EocdSize = 56;
+constexpr uint64_t MaxCommentSize = 0xFFFF;
+
+constexpr uint16_t Zip64ExtraId = 0x0001;
+// Android zipalign's extra block: a 16-bit alignment, then zero padding.
+// Reusing a known id keeps tools that list extra fields from guessing.
+constexpr uint16_t AlignmentExtraId = 0xD935;
+constexpr uint64_t AlignmentExtraMinSize = 6;
+
+// DOS date 1980-01-01 (year 0, month 1, day 1), time 00:00:00: the earliest
+// valid stamp, so output does not depend on the clock.
+constexpr uint16_t FixedDosDate = (1 << 5) | 1;
+constexpr uint16_t FixedDosTime = 0;
+
+uint16_t le16(const uint8_t *p) { return uint16_t(p[0] | p[1] << 8); }
+uint32_t le32(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
+         uint32_t(p[3]) << 24;
+}
+uint64_t le64(const uint8_t *p) {
+  return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32;
+}
+
+void put16(std::string &out, uint16_t v) {
+  out.push_back(char(v & 0xFF));
+  out.push_back(char(v >> 8));
+}
+void put32(std::string &out, uint32_t v) {
+  put16(out, uint16_t(v & 0xFFFF));
+  put16(out, uint16_t(v >> 16));
+}
+
+/// Whether [offset, offset + length) lies within [0, limit), without
+/// overflowing on hostile values.
+bool fits(uint64_t offset, uint64_t length, uint64_t limit) {
+  return offset <= limit && length <= limit - offset;
+}
+
+/// An entry name for a message: quoted, with control and non-ASCII bytes
+/// escaped so that a hostile name cannot garble the terminal.
+std::string quoted(std::string_view name) {
+  std::string s = "'";
+  for (unsigned char c : name) {
+    if (c >= 0x20 && c < 0x7F) {
+      s.push_back(char(c));
+      continue;
+    }
+    char buf[5];
+    std::snprintf(buf, sizeof buf, "\\x%02X", c);
+    s += buf;
+  }
+  return s + "'";
+}
+
+struct CrcTables {
+  uint32_t t[8][256];
+};
+
+// Slicing-by-8 tables: t[0] is the classic byte table of the reflected
+// polynomial 0xEDB88320; t[k] advances a byte that is k positions further
+// from the end, so eight bytes are folded per step.
+constexpr CrcTables makeCrcTables() {
+  CrcTables tables{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int bit = 0; bit < 8; ++bit)
+      c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+    tables.t[0][i] = c;
+  }
+  for (int k = 1; k < 8; ++k)
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t prev = tables.t[k - 1][i];
+      tables.t[k][i] = (prev >> 8) ^ tables.t[0][prev & 0xFF];
+    }
+  return tables;
+}
+
+constexpr CrcTables Crc = makeCrcTables();
+
+/// Values from a central directory entry's zip64 extended-information
+/// block, which replace the 32-bit fields set to all ones.
+struct CentralFields {
+  uint64_t compressedSize;
+  uint64_t uncompressedSize;
+  uint64_t localHeaderOffset;
+};
+
+/// Applies the zip64 block in `extra`, if any, to `f`. Returns false when
+/// a needed value is missing or a block runs past the extra field.
+bool applyZip64Extra(const uint8_t *extra, uint64_t extraLen,
+                     CentralFields &f) {
+  uint64_t pos = 0;
+  while (pos + 4 <= extraLen) {
+    uint16_t id = le16(extra + pos);
+    uint16_t size = le16(extra + pos + 2);
+    pos += 4;
+    if (size > extraLen - pos)
+      return false;
+    if (id == Zip64ExtraId) {
+      // The block holds only the values whose 32-bit field overflowed, in
+      // this fixed order.
+      const uint8_t *p = extra + pos;
+      uint64_t left = size;
+      for (uint64_t *field :
+           {&f.uncompressedSize, &f.compressedSize, &f.localHeaderOffset}) {
+        if (*field != 0xFFFFFFFFu)
+          continue;
+        if (left < 8)
+          return false;
+        *field = le64(p);
+        p += 8;
+        left -= 8;
+      }
+      return true;
+    }
+    pos += size;
+  }
+  return true;
+}
+
+} // namespace
+
+uint32_t gc::crc32(std::string_view data) {
+  const auto *p = reinterpret_cast<const uint8_t *>(data.data());
+  size_t n = data.size();
+  uint32_t c = 0xFFFFFFFFu;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint32_t lo = le32(p) ^ c;
+    uint32_t hi = le32(p + 4);
+    c = Crc.t[7][lo & 0xFF] ^ Crc.t[6][(lo >> 8) & 0xFF] ^
+        Crc.t[5][(lo >> 16) & 0xFF] ^ Crc.t[4][lo >> 24] ^ Crc.t[3][hi & 0xFF] ^
+        Crc.t[2][(hi >> 8) & 0xFF] ^ Crc.t[1][(hi >> 16) & 0xFF] ^
+        Crc.t[0][hi >> 24];
+  }
+  for (; n; ++p, --n)
+    c = (c >> 8) ^ Crc.t[0][(c ^ *p) & 0xFF];
+  return ~c;
+}
+
+Expected<ZipArchive> ZipArchive::open(std::shared_ptr<MappedFile> file) {
+  const uint8_t *base = file->bytes().data();
+  const uint64_t size = file->bytes().size();
+  const std::string where = "'" + file->path() + "': ";
+  auto notZip = [&](const char *why) -> Error {
+    return makeError() << where << "not a zip archive (" << why << ")";
+  };
+  auto corrupt = [&]() {
+    ErrorBuilder b;
+    b << where << "corrupt zip archive: ";
+    return b;
+  };
+  auto truncated = [&]() {
+    ErrorBuilder b;
+    b << where << "truncated zip archive: ";
+    return b;
+  };
+
+  if (size == 0)
+    return notZip("empty file");
+  if (size < EocdSize)
+    return notZip("no end-of-central-directory record");
+
+  // The record ends the file, unless a comment of up to 64 KiB follows it.
+  // Scanning backwards finds the last candidate whose comment fits.
+  uint64_t eocd = size - EocdSize;
+  uint64_t lowest =
+      size > EocdSize + MaxCommentSize ? size - EocdSize - MaxCommentSize : 0;
+  for (;; --eocd) {
+    if (le32(base + eocd) == EocdSig &&
+        fits(eocd + EocdSize, le16(base + eocd + 20), size))
+      break;
+    if (eocd == lowest)
+      return notZip("no end-of-central-directory record");
+  }
+
+  uint64_t entryCount = le16(base + eocd + 10);
+  uint64_t cdSize = le32(base + eocd + 12);
+  uint64_t cdOffset = le32(base + eocd + 16);
+  // The central directory must end before the records that describe it.
+  uint64_t cdLimit = eocd;
+
+  if (eocd >= Zip64LocatorSize &&
+      le32(base + eocd - Zip64LocatorSize) == Zip64LocatorSig) {
+    uint64_t locator = eocd - Zip64LocatorSize;
+    uint64_t record = le64(base + locator + 8);
+    if (!fits(record, Zip64EocdSize, locator) ||
+        le32(base + record) != Zip64EocdSig)
+      return corrupt() << "bad zip64 end-of-central-directory record";
+    entryCount = le64(base + record + 32);
+    cdSize = le64(base + record + 40);
+    cdOffset = le64(base + record + 48);
+    cdLimit = record;
+  }
+
+  if (!fits(cdOffset, cdSize, cdLimit))
+    return corrupt() << "central directory (offset " << cdOffset << ", size "
+                     << cdSize << ") lies outside the file";
+  // Bounds the allocation below by the file size, whatever the count says.
+  if (entryCount > cdSize / CentralHeaderSize)
+    return corrupt() << "central directory is too small for " << entryCount
+                     << " entries";
+
+  ZipArchive archive;
+  archive.file_ = file;
+  archive.entries_.reserve(entryCount);
+  const uint64_t cdEnd = cdOffset + cdSize;
+  uint64_t pos = cdOffset;
+  for (uint64_t i = 0; i < entryCount; ++i) {
+    if (!fits(pos, CentralHeaderSize, cdEnd) ||
+        le32(base + pos) != CentralHeaderSig)
+      return corrupt() << "bad central directory entry #" << i;
+    const uint8_t *h = base + pos;
+    uint16_t flags = le16(h + 8);
+    uint64_t nameLen = le16(h + 28);
+    uint64_t extraLen = le16(h + 30);
+    uint64_t commentLen = le16(h + 32);
+    if (!fits(pos + CentralHeaderSize, nameLen + extraLen + commentLen, cdEnd))
+      return corrupt() << "central directory entry #" << i
+                       << " runs past the central directory";
+
+    ZipEntry e;
+    e.name.assign(reinterpret_cast<const char *>(h + CentralHeaderSize),
+                  nameLen);
+    e.method = le16(h + 10);
+    e.crc32 = le32(h + 16);
+    CentralFields f{le32(h + 20), le32(h + 24), le32(h + 42)};
+    if (!applyZip64Extra(h + CentralHeaderSize + nameLen, extraLen, f))
+      return corrupt() << "bad zip64 extra field for entry " << quoted(e.name);
+    e.compressedSize = f.compressedSize;
+    e.uncompressedSize = f.uncompressedSize;
+    pos += CentralHeaderSize + nameLen + extraLen + commentLen;
+
+    if (flags & 1)
+      return makeError() << where << "entry " << quoted(e.name)
+                         << " is encrypted";
+    if (e.method == 0 && e.compressedSize != e.uncompressedSize)
+      return corrupt() << "stored entry " << quoted(e.name)
+                       << " has different compressed and uncompressed sizes";
+
+    // Sizes and CRC come from the central directory only: with flag bit 3
+    // (torch.export sets it) the local header holds zeros for them. The
+    // local header still decides where the data starts, as its extra field
+    // (the alignment padding) differs from the central one.
+    uint64_t local = f.localHeaderOffset;
+    if (!fits(local, LocalHeaderSize, size))
+      return truncated() << "entry " << quoted(e.name)
+                         << " runs past the end of the file";
+    const uint8_t *lh = base + local;
+    uint64_t localNameLen = le16(lh + 26);
+    uint64_t localExtraLen = le16(lh + 28);
+    if (le32(lh) != LocalHeaderSig)
+      return corrupt() << "bad local header for entry " << quoted(e.name);
+    if (!fits(local + LocalHeaderSize, localNameLen + localExtraLen, size))
+      return truncated() << "entry " << quoted(e.name)
+                         << " runs past the end of the file";
+    std::string_view localName(
+        reinterpret_cast<const char *>(lh + LocalHeaderSize), localNameLen);
+    if (localName != e.name)
+      return corrupt() << "bad local header for entry " << quoted(e.name);
+    e.dataOffset = local + LocalHeaderSize + localNameLen + localExtraLen;
+    if (!fits(e.dataOffset, e.compressedSize, size))
+      return truncated() << "entry " << quoted(e.name)
+                         << " runs past the end of the file";
+    archive.entries_.push_back(std::move(e));
+  }
+
+  archive.byName_.resize(archive.entries_.size());
+  for (size_t i = 0; i < archive.byName_.size(); ++i)
+    archive.byName_[i] = i;
+  const auto &entries = archive.entries_;
+  std::sort(
+      archive.byName_.begin(), archive.byName_.end(),
+      [&](size_t a, size_t b) { return entries[a].name < entries[b].name; });
+  // Two entries with one name would make find() ambiguous; tools disagree
+  // about which one wins, so refuse the archive instead.
+  auto dup = std::adjacent_find(
+      archive.byName_.begin(), archive.byName_.end(),
+      [&](size_t a, size_t b) { return entries[a].name == entries[b].name; });
+  if (dup != archive.byName_.end())
+    return corrupt() << "duplicate entry " << quoted(entries[*dup].name);
+  return archive;
+}
+
+const ZipEntry *ZipArchive::find(std::string_view name) const {
+  auto it = std::lower_bound(
+      byName_.begin(), byName_.end(), name,
+      [&](size_t i, std::string_view n) { return entries_[i].name < n; });
+  if (it == byName_.end() || entries_[*it].name != name)
+    return nullptr;
+  return &entries_[*it];
+}
+
+Expected<std::string_view> ZipArchive::read(const ZipEntry &e,
+                                            bool checkCrc) const {
+  if (e.method != 0)
+    return makeError() << "'" << path() << "': entry " << quoted(e.name)
+                       << " is compressed (method " << e.method
+                       << "); gc needs stored entries";
+  std::string_view data = file_->text().substr(e.dataOffset, e.compressedSize);
+  if (checkCrc) {
+    uint32_t actual = crc32(data);
+    if (actual != e.crc32) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "(stored %08x, computed %08x)", e.crc32,
+                    actual);
+      return makeError() << "'" << path() << "': entry " << quoted(e.name)
+                         << " fails its CRC-32 check " << buf;
+    }
+  }
+  return data;
+}
+
+void ZipWriter::add(std::string name, std::string_view data) {
+  uint64_t headerOffset = out_.size();
+  // The writer has no zip64 support: archives, entries and names must stay
+  // under the 32-bit and 16-bit limits of the classic format.
+  assert(headerOffset + data.size() < 0xFFFFFFFFu && "zip64 not supported");
+  assert(name.size() <= 0xFFFF && "entry name too long");
+
+  // Pad with one extra block (4-byte block header, 2-byte alignment, zeros)
+  // so the data starts on an alignment boundary.
+  uint64_t extraLen = 0;
+  if (alignment_ > 1) {
+    uint64_t unpadded =
+        headerOffset + LocalHeaderSize + name.size() + AlignmentExtraMinSize;
+    extraLen = AlignmentExtraMinSize +
+               (alignment_ - unpadded % alignment_) % alignment_;
+    assert(extraLen <= 0xFFFF && "alignment too large for one extra field");
+  }
+
+  uint32_t crc = crc32(data);
+  put32(out_, LocalHeaderSig);
+  put16(out_, 10); // version needed to extract: 1.0, stored entries only
+  put16(out_, 0);  // flags: sizes are known, no data descriptor
+  put16(out_, 0);  // method: stored
+  put16(out_, FixedDosTime);
+  put16(out_, FixedDosDate);
+  put32(out_, crc);
+  put32(out_, uint32_t(data.size()));
+  put32(out_, uint32_t(data.size()));
+  put16(out_, uint16_t(name.size()));
+  put16(out_, uint16_t(extraLen));
+  out_ += name;
+  if (extraLen) {
+    put16(out_, AlignmentExtraId);
+    put16(out_, uint16_t(extraLen - 4));
+    put16(out_, uint16_t(std::min<uint32_t>(alignment_, 0xFFFF)));
+    out_.append(extraLen - AlignmentExtraMinSize, '\0');
+  }
+  out_ += data;
+  entries_.push_back({std::move(name), headerOffset, data.size(), crc});
+}
+
+std::string ZipWriter::finish() {
+  assert(entries_.size() <= 0xFFFF && "zip64 not supported");
+  uint64_t cdOffset = out_.size();
+  for (const Pending &e : entries_) {
+    put32(out_, CentralHeaderSig);
+    // Made by: MS-DOS, 2.0. With zero external attributes, unzip then
+    // extracts with default permissions rather than mode 0000.
+    put16(out_, 20);
+    put16(out_, 10);
+    put16(out_, 0);
+    put16(out_, 0);
+    put16(out_, FixedDosTime);
+    put16(out_, FixedDosDate);
+    put32(out_, e.crc);
+    put32(out_, uint32_t(e.size));
+    put32(out_, uint32_t(e.size));
+    put16(out_, uint16_t(e.name.size()));
+    put16(out_, 0); // extra field length
+    put16(out_, 0); // comment length
+    put16(out_, 0); // disk number start
+    put16(out_, 0); // internal attributes
+    put32(out_, 0); // external attributes
+    put32(out_, uint32_t(e.headerOffset));
+    out_ += e.name;
+  }
+  uint64_t cdSize = out_.size() - cdOffset;
+  assert(out_.size() < 0xFFFFFFFFu && "zip64 not supported");
+  put32(out_, EocdSig);
+  put16(out_, 0); // this disk
+  put16(out_, 0); // disk with the central directory
+  put16(out_, uint16_t(entries_.size()));
+  put16(out_, uint16_t(entries_.size()));
+  put32(out_, uint32_t(cdSize));
+  put32(out_, uint32_t(cdOffset));
+  put16(out_, 0); // comment length
+  entries_.clear();
+  std::string archive;
+  archive.swap(out_);
+  return archive;
+}

@@ -1,0 +1,545 @@
+//===- FlatBufferIOTest.cpp - Tests of the binary graph file --------------===//
+//
+// Modules built in C++ must survive write -> read -> write with the same
+// bytes and print the same; hostile buffers (truncated, corrupted, from a
+// newer gc, with bad indices) must give an error that names the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/Bytecode/graph_generated.h"
+#include "gc/IR/Printer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+
+using namespace gc;
+
+namespace {
+
+std::span<const uint8_t> bytesOf(const std::string &s) {
+  return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+}
+
+std::string bufferOf(flatbuffers::FlatBufferBuilder &fbb) {
+  return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
+                     fbb.GetSize());
+}
+
+Type tensorType(Module &m, DType dt, std::vector<const SymExpr *> sizes,
+                Device device = {}) {
+  TensorType t;
+  t.dtype = dt;
+  t.device = device;
+  t.strides = contiguousStrides(m.syms(), sizes);
+  t.sizes = std::move(sizes);
+  t.storageOffset = m.syms().constant(0);
+  return Type::makeTensor(std::move(t));
+}
+
+Arg argOf(ArgKind kind) {
+  Arg a;
+  a.kind = kind;
+  return a;
+}
+
+/// A module with every ArgKind, every input and output kind, symbolic
+/// sizes, several graphs, multi-result nodes, weights and their sources.
+std::unique_ptr<Module> buildModule() {
+  auto mp = std::make_unique<Module>();
+  Module &m = *mp;
+  SymContext &sc = m.syms();
+  m.setLevel(Level::Joint);
+  m.setProducer("torch 2.11.0");
+  sc.setRange("s0", {2, 64});
+  sc.setRange("s1", {1, SymRange::kUnbounded});
+  const SymExpr *s0 = sc.symbol("s0"), *s1 = sc.symbol("s1");
+  const SymExpr *eight = sc.constant(8);
+
+  m.weightSources().push_back({WeightSource::Kind::Archive, "model.pt2"});
+  m.weightSources().push_back({WeightSource::Kind::Blob, "sub/model.weights"});
+  Weight w;
+  w.name = "fc.weight";
+  w.type = tensorType(m, DType::Float32, {eight, eight}).tensor;
+  w.source = 0;
+  w.offset = 4096;
+  w.bytes = 256;
+  w.sha256 = std::string(64, 'a');
+  m.weights().push_back(w);
+  Weight b = w;
+  b.name = "bn.running_mean";
+  b.type = tensorType(m, DType::BFloat16, {eight}, {DeviceKind::CUDA, 0}).tensor;
+  b.type.requiresGrad = true;
+  b.source = 1;
+  b.offset = std::numeric_limits<uint64_t>::max();
+  b.bytes = 16;
+  m.weights().push_back(b);
+
+  Graph &g = m.addGraph("forward");
+  Value *x = g.addInput(
+      "x",
+      tensorType(m, DType::Float32, {sc.add(s0, sc.constant(1)), eight}),
+      {InputKind::UserInput, "x", true});
+  Value *fw = g.addInput("p_fc_weight", tensorType(m, DType::Float32, {eight, eight}),
+                         {InputKind::Parameter, "fc.weight", true});
+  Value *mean = g.addInput("b_mean",
+                           tensorType(m, DType::BFloat16, {eight},
+                                      {DeviceKind::CUDA, 0}),
+                           {InputKind::Buffer, "bn.running_mean", false});
+  g.addInput("c_lifted", tensorType(m, DType::Int64, {}),
+             {InputKind::Constant, "lifted_tensor_0", true});
+  g.addInput("token", tensorType(m, DType::Float32, {}),
+             {InputKind::Token, "", true});
+  Value *n = g.addInput("n", Type::makeScalar(Type::Kind::SymInt),
+                        {InputKind::UserInput, "n", true});
+
+  Node *size = g.addNode("aten.sym_size.int",
+                         {{"self", false, Arg::tensor(x)},
+                          {"dim", false, Arg::integer(0)}},
+                         {{"sym_size", Type::makeScalar(Type::Kind::SymInt)}});
+  Value *sz = size->results()[0];
+  Value *flt = g.addNode("aten.sym_float.default", {{"a", false, Arg::tensor(sz)}},
+                         {{"sym_float", Type::makeScalar(Type::Kind::SymFloat)}})
+                   ->results()[0];
+  Value *bl = g.addNode("aten.sym_eq.default", {{"a", false, Arg::tensor(sz)}},
+                        {{"sym_eq", Type::makeScalar(Type::Kind::SymBool)}})
+                  ->results()[0];
+
+  // Slicing a transposed view: non-contiguous strides and an offset.
+  TensorType sliced = tensorType(m, DType::Float32, {s1, eight}).tensor;
+  sliced.strides = {sc.constant(1), sc.mul(s0, s1)};
+  sliced.storageOffset = sc.floorDiv(s0, sc.constant(2));
+  Node *add = g.addNode(
+      "aten.add.Tensor",
+      {{"self", false, Arg::tensor(x)},
+       {"other", false, Arg::tensor(fw)},
+       {"alpha", true, Arg::integer(-3)}},
+      {{"add", Type::makeTensor(sliced)}});
+  Value *sum = add->results()[0];
+
+  Node *split = g.addNode(
+      "aten.split.Tensor",
+      {{"self", false, Arg::tensor(sum)}, {"split_size", false, Arg::integer(4)}},
+      {{"getitem", tensorType(m, DType::Float32, {sc.constant(4), eight})},
+       {"getitem_1", tensorType(m, DType::Float32, {sc.constant(4), eight})}},
+      ResultForm::List);
+  Node *varMean = g.addNode(
+      "aten.var_mean.correction", {{"self", false, Arg::tensor(sum)}},
+      {{"var", tensorType(m, DType::Float32, {})},
+       {"mean", tensorType(m, DType::Float32, {})}},
+      ResultForm::Tuple);
+
+  std::vector<NamedArg> all;
+  all.push_back({"none", false, Arg::none()});
+  all.push_back({"tensor", false, Arg::tensor(x)});
+  Arg tensors = argOf(ArgKind::Tensors);
+  tensors.values = {split->results()[0], split->results()[1]};
+  all.push_back({"tensors", false, tensors});
+  Arg optional = argOf(ArgKind::OptionalTensors);
+  optional.values = {x, nullptr, mean};
+  all.push_back({"optional", false, optional});
+  all.push_back({"int", false, Arg::integer(std::numeric_limits<int64_t>::min())});
+  all.push_back({"ints", false, Arg::integers({1, -2, 3})});
+  all.push_back({"float", false, Arg::real(-0.0)});
+  Arg floats = argOf(ArgKind::Floats);
+  floats.floats = {1.5, std::nan(""), -INFINITY, 1e-300};
+  all.push_back({"floats", false, floats});
+  all.push_back({"bool", true, Arg::boolean(true)});
+  Arg bools = argOf(ArgKind::Bools);
+  bools.ints = {1, 0, 1};
+  all.push_back({"bools", true, bools});
+  all.push_back({"string", true, Arg::string("tanh")});
+  Arg strings = argOf(ArgKind::Strings);
+  strings.strings = {"a", "", std::string("nul\0byte", 8)};
+  all.push_back({"strings", true, strings});
+  Arg symIntValue = argOf(ArgKind::SymInt);
+  symIntValue.values = {sz};
+  symIntValue.ints = {0};
+  all.push_back({"sym_int_value", false, symIntValue});
+  Arg symIntConst = argOf(ArgKind::SymInt);
+  symIntConst.values = {nullptr};
+  symIntConst.ints = {7};
+  all.push_back({"sym_int_const", false, symIntConst});
+  Arg symInts = argOf(ArgKind::SymInts);
+  symInts.values = {n, nullptr, sz};
+  symInts.ints = {0, 5, 0};
+  all.push_back({"sym_ints", false, symInts});
+  Arg symFloat = argOf(ArgKind::SymFloat);
+  symFloat.values = {flt};
+  all.push_back({"sym_float", false, symFloat});
+  Arg symBool = argOf(ArgKind::SymBool);
+  symBool.values = {bl};
+  all.push_back({"sym_bool", false, symBool});
+  all.push_back({"dtype", true, Arg::scalarType(DType::BFloat16)});
+  Arg format = argOf(ArgKind::MemoryFormat);
+  format.ints = {static_cast<int64_t>(MemoryFormat::ChannelsLast)};
+  all.push_back({"memory_format", true, format});
+  Arg layout = argOf(ArgKind::Layout);
+  layout.ints = {static_cast<int64_t>(Layout::Strided)};
+  all.push_back({"layout", true, layout});
+  Arg device = argOf(ArgKind::Device);
+  device.device = {DeviceKind::CUDA, 1};
+  all.push_back({"device", true, device});
+  Arg meta = argOf(ArgKind::Device);
+  meta.device = {DeviceKind::Meta, -1};
+  all.push_back({"meta", true, meta});
+  Value *every = g.addNode("test.every_arg.default", std::move(all),
+                           {{"every", tensorType(m, DType::Float32, {s1})}})
+                     ->results()[0];
+  // A node without results.
+  g.addNode("aten._assert_async.msg", {{"assert_msg", false, Arg::string("")}},
+            {});
+
+  g.addOutput(every, {OutputKind::UserOutput, ""});
+  g.addOutput(varMean->results()[0], {OutputKind::LossOutput, ""});
+  g.addOutput(varMean->results()[1], {OutputKind::BufferMutation, "bn.running_mean"});
+  g.addOutput(sum, {OutputKind::UserInputMutation, "x"});
+  g.addOutput(split->results()[0], {OutputKind::ParameterMutation, "fc.weight"});
+  g.addOutput(split->results()[1], {OutputKind::GradientToParameter, "fc.weight"});
+  g.addOutput(x, {OutputKind::GradientToUserInput, "x"});
+  g.addOutput(sz, {OutputKind::Token, ""});
+
+  Graph &bw = m.addGraph("backward");
+  Value *t = bw.addInput("tangent", tensorType(m, DType::Float16, {s0, sc.mul(s0, s1)}),
+                         {InputKind::UserInput, "tangent", true});
+  Value *neg = bw.addNode("aten.neg.default", {{"self", false, Arg::tensor(t)}},
+                          {{"neg", t->type()}})
+                   ->results()[0];
+  bw.addOutput(neg, {OutputKind::UserOutput, ""});
+  return mp;
+}
+
+std::unique_ptr<Module> readOk(const std::string &bytes) {
+  Expected<std::unique_ptr<Module>> m =
+      readModuleFlatBuffer(bytesOf(bytes), "test.gcm");
+  EXPECT_TRUE(bool(m)) << m.error().message();
+  return m ? m.take() : nullptr;
+}
+
+std::string readError(const std::string &bytes) {
+  Expected<std::unique_ptr<Module>> m =
+      readModuleFlatBuffer(bytesOf(bytes), "test.gcm");
+  EXPECT_FALSE(bool(m)) << "read a bad buffer";
+  return m ? "" : m.error().message();
+}
+
+TEST(FlatBufferIOTest, RoundTripIsByteIdentical) {
+  std::unique_ptr<Module> m = buildModule();
+  std::string bytes = writeModuleFlatBuffer(*m);
+  EXPECT_TRUE(isModuleFlatBuffer(bytesOf(bytes)));
+  std::unique_ptr<Module> back = readOk(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(writeModuleFlatBuffer(*back), bytes);
+  EXPECT_EQ(printModule(*back), printModule(*m));
+}
+
+TEST(FlatBufferIOTest, ReadBackKeepsEveryField) {
+  std::unique_ptr<Module> m = buildModule();
+  std::unique_ptr<Module> back = readOk(writeModuleFlatBuffer(*m));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->level(), Level::Joint);
+  EXPECT_EQ(back->producer(), "torch 2.11.0");
+  EXPECT_EQ(back->syms().ranges(), m->syms().ranges());
+  EXPECT_EQ(back->weightSources(), m->weightSources());
+  ASSERT_EQ(back->weights().size(), 2u);
+  const Weight &w = back->weights()[1];
+  EXPECT_EQ(w.name, "bn.running_mean");
+  EXPECT_EQ(w.offset, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(w.type.device, (Device{DeviceKind::CUDA, 0}));
+  EXPECT_TRUE(w.type.requiresGrad);
+
+  ASSERT_EQ(back->graphs().size(), 2u);
+  const Graph &g = *back->graphs()[0];
+  EXPECT_EQ(g.inputSpecs(), m->graphs()[0]->inputSpecs());
+  EXPECT_EQ(g.outputSpecs(), m->graphs()[0]->outputSpecs());
+  EXPECT_EQ(g.inputs()[0]->type().tensor.sizes[0]->str(), "s0 + 1");
+  const Node &add = *g.nodes()[3];
+  EXPECT_EQ(add.op(), "aten.add.Tensor");
+  EXPECT_TRUE(add.args()[2].keywordOnly);
+  EXPECT_EQ(add.results()[0]->type().tensor.strides[1]->str(), "s0*s1");
+  EXPECT_EQ(add.results()[0]->type().tensor.storageOffset->str(),
+            "floordiv(s0, 2)");
+  EXPECT_EQ(g.nodes()[4]->resultForm(), ResultForm::List);
+  EXPECT_EQ(g.nodes()[5]->resultForm(), ResultForm::Tuple);
+  EXPECT_EQ(g.nodes()[5]->results()[1]->resultIndex(), 1u);
+
+  const Node &every = *g.nodes()[6];
+  const Node &orig = *m->graphs()[0]->nodes()[6];
+  ASSERT_EQ(every.args().size(), orig.args().size());
+  for (size_t i = 0; i < every.args().size(); ++i) {
+    const Arg &a = every.args()[i].value, &o = orig.args()[i].value;
+    SCOPED_TRACE(orig.args()[i].name);
+    EXPECT_EQ(a.kind, o.kind);
+    ASSERT_EQ(a.values.size(), o.values.size());
+    for (size_t k = 0; k < a.values.size(); ++k) {
+      ASSERT_EQ(a.values[k] == nullptr, o.values[k] == nullptr);
+      if (a.values[k])
+        EXPECT_EQ(a.values[k]->name(), o.values[k]->name());
+    }
+    EXPECT_EQ(a.ints, o.ints);
+    ASSERT_EQ(a.floats.size(), o.floats.size());
+    for (size_t k = 0; k < a.floats.size(); ++k)
+      EXPECT_EQ(std::memcmp(&a.floats[k], &o.floats[k], sizeof(double)), 0);
+    EXPECT_EQ(a.strings, o.strings);
+    EXPECT_EQ(a.device, o.device);
+  }
+  // Values point into the graph they were read into.
+  EXPECT_EQ(every.args()[1].value.values[0], g.inputs()[0]);
+  EXPECT_EQ(g.outputs()[2], g.nodes()[5]->results()[1]);
+}
+
+TEST(FlatBufferIOTest, WritingIsDeterministic) {
+  std::unique_ptr<Module> a = buildModule(), b = buildModule();
+  std::string bytes = writeModuleFlatBuffer(*a);
+  EXPECT_EQ(writeModuleFlatBuffer(*a), bytes);
+  EXPECT_EQ(writeModuleFlatBuffer(*b), bytes);
+}
+
+TEST(FlatBufferIOTest, EmptyModule) {
+  Module m;
+  std::string bytes = writeModuleFlatBuffer(m);
+  std::unique_ptr<Module> back = readOk(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->level(), Level::Aten);
+  EXPECT_TRUE(back->graphs().empty());
+  EXPECT_EQ(writeModuleFlatBuffer(*back), bytes);
+}
+
+TEST(FlatBufferIOTest, RejectsWrongIdentifier) {
+  std::string bytes = writeModuleFlatBuffer(*buildModule());
+  bytes[4] = 'X';
+  EXPECT_FALSE(isModuleFlatBuffer(bytesOf(bytes)));
+  EXPECT_EQ(readError(bytes), "'test.gcm': not a gc graph file");
+  EXPECT_EQ(readError("GC"), "'test.gcm': not a gc graph file");
+  EXPECT_EQ(readError(""), "'test.gcm': not a gc graph file");
+}
+
+TEST(FlatBufferIOTest, RejectsEveryTruncation) {
+  std::string bytes = writeModuleFlatBuffer(*buildModule());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    // A fresh allocation per prefix, so that ASan sees reads past the end.
+    std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + n);
+    Expected<std::unique_ptr<Module>> m =
+        readModuleFlatBuffer(prefix, "test.gcm");
+    ASSERT_FALSE(bool(m)) << "a prefix of " << n << " of " << bytes.size()
+                          << " bytes was read";
+    EXPECT_EQ(m.error().message().rfind("'test.gcm': ", 0), 0u);
+  }
+}
+
+TEST(FlatBufferIOTest, SurvivesCorruption) {
+  // Every single-byte corruption must give a module or an error, never a
+  // crash (run under ASan/UBSan to make this strong).
+  std::string bytes = writeModuleFlatBuffer(*buildModule());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (uint8_t flip : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> bad(bytes.begin(), bytes.end());
+      bad[i] ^= flip;
+      Expected<std::unique_ptr<Module>> m = readModuleFlatBuffer(bad, "x.gcm");
+      if (m)
+        writeModuleFlatBuffer(**m);
+    }
+  }
+}
+
+TEST(FlatBufferIOTest, ReadsUnalignedBytes) {
+  std::string bytes = writeModuleFlatBuffer(*buildModule());
+  std::vector<uint8_t> shifted(bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  Expected<std::unique_ptr<Module>> m = readModuleFlatBuffer(
+      std::span<const uint8_t>(shifted).subspan(1), "test.gcm");
+  ASSERT_TRUE(bool(m)) << m.error().message();
+  EXPECT_EQ(writeModuleFlatBuffer(**m), bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Hand-built buffers: what gc never writes, but a reader must refuse.
+//===----------------------------------------------------------------------===//
+
+std::string moduleWithVersion(uint32_t major, uint32_t minor) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FormatVersion version(major, minor);
+  fb::FinishModuleBuffer(fbb, fb::CreateModule(fbb, &version));
+  return bufferOf(fbb);
+}
+
+TEST(FlatBufferIOTest, ChecksTheVersion) {
+  EXPECT_TRUE(readOk(moduleWithVersion(kFormatMajor, kFormatMinor)));
+  EXPECT_EQ(readError(moduleWithVersion(kFormatMajor + 1, 0)),
+            "'test.gcm': graph file format version 2.0 is newer than this gc "
+            "supports (1.0); use a newer gc");
+  EXPECT_EQ(readError(moduleWithVersion(kFormatMajor, kFormatMinor + 1)),
+            "'test.gcm': graph file format version 1.1 is newer than this gc "
+            "supports (1.0); use a newer gc");
+  EXPECT_EQ(readError(moduleWithVersion(0, 3)),
+            "'test.gcm': graph file format version 0.3 is older than this gc "
+            "supports (1.x)");
+
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FinishModuleBuffer(fbb, fb::CreateModule(fbb, nullptr));
+  EXPECT_EQ(readError(bufferOf(fbb)),
+            "'test.gcm': corrupt gc graph file (no format version)");
+}
+
+TEST(FlatBufferIOTest, NewerVersionIsReportedEvenIfTheRestDoesNotVerify) {
+  // A future major version may lay out the rest differently; the version
+  // must still be read and named. Here `graphs` points past the end.
+  std::string bytes = moduleWithVersion(7, 2);
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FormatVersion version(7, 2);
+  auto graph = fb::CreateGraph(fbb, fbb.CreateString("g"));
+  auto graphs = fbb.CreateVector(std::vector{graph});
+  fb::FinishModuleBuffer(
+      fbb, fb::CreateModule(fbb, &version, fb::Level::Aten, 0, 0, 0, graphs));
+  std::string future = bufferOf(fbb);
+  future.resize(future.size() - 8);
+  EXPECT_NE(readError(future).find("version 7.2 is newer"), std::string::npos);
+}
+
+/// One graph with one input tensor of the given sizes (expression indices
+/// into `exprs`), and one node with the given argument value indices.
+std::string graphBuffer(std::vector<int32_t> argValues,
+                        std::vector<uint32_t> results = {1},
+                        std::vector<int32_t> sizes = {0},
+                        int32_t output = 1, uint8_t dtype = 0) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FormatVersion version(kFormatMajor, kFormatMinor);
+  std::vector<flatbuffers::Offset<fb::SymExprNode>> exprs = {
+      fb::CreateSymExprNode(fbb, fb::SymKind::Const, 4)};
+  auto exprVec = fbb.CreateVector(exprs);
+  auto makeValue = [&](const char *name) {
+    fb::Device device(fb::DeviceKind::CPU, -1);
+    auto tt = fb::CreateTensorType(fbb, static_cast<fb::DType>(dtype), &device,
+                                   fbb.CreateVector(sizes),
+                                   fbb.CreateVector(std::vector<int32_t>{0}), 0);
+    return fb::CreateValue(fbb, fbb.CreateString(name), fb::ValueKind::Tensor, tt);
+  };
+  std::vector<flatbuffers::Offset<fb::Value>> values = {makeValue("x"),
+                                                        makeValue("y")};
+  auto arg = fb::CreateArg(fbb, fb::ArgKind::Tensor, fbb.CreateVector(argValues));
+  auto namedArg = fb::CreateNamedArg(fbb, fbb.CreateString("self"), false, arg);
+  auto node = fb::CreateNode(fbb, fbb.CreateString("aten.neg.default"),
+                             fb::ResultForm::Single,
+                             fbb.CreateVector(std::vector{namedArg}),
+                             fbb.CreateVector(results));
+  auto input = fb::CreateInputSpec(fbb, fb::InputKind::UserInput,
+                                   fbb.CreateString("x"));
+  auto out = fb::CreateOutput(fbb, output);
+  auto graph = fb::CreateGraph(
+      fbb, fbb.CreateString("main"), fbb.CreateVector(values),
+      fbb.CreateVector(std::vector{input}), fbb.CreateVector(std::vector{node}),
+      fbb.CreateVector(std::vector{out}));
+  fb::FinishModuleBuffer(
+      fbb, fb::CreateModule(fbb, &version, fb::Level::Aten, 0, 0, exprVec,
+                            fbb.CreateVector(std::vector{graph})));
+  return bufferOf(fbb);
+}
+
+TEST(FlatBufferIOTest, HandBuiltGraphReads) {
+  std::unique_ptr<Module> m = readOk(graphBuffer({0}));
+  ASSERT_TRUE(m);
+  const Graph &g = *m->graphs()[0];
+  EXPECT_EQ(g.nodes()[0]->args()[0].value.values[0], g.inputs()[0]);
+  EXPECT_EQ(g.outputs()[0]->name(), "y");
+  EXPECT_EQ(g.inputs()[0]->type().tensor.sizes[0]->constant(), 4);
+}
+
+TEST(FlatBufferIOTest, RejectsBadValueIndices) {
+  EXPECT_EQ(readError(graphBuffer({5})),
+            "'test.gcm': graph @main: node 0 (aten.neg.default): argument "
+            "'self': value index 5 is not a value defined before the node");
+  // A node may not use its own result.
+  EXPECT_NE(readError(graphBuffer({1})).find("not a value defined before"),
+            std::string::npos);
+  EXPECT_NE(readError(graphBuffer({-2})).find("value index -2"),
+            std::string::npos);
+  EXPECT_EQ(readError(graphBuffer({0}, {0})),
+            "'test.gcm': graph @main: node 0 (aten.neg.default): result 0 is "
+            "value 0, but the next value is 1 of 2");
+  EXPECT_EQ(readError(graphBuffer({0}, {})),
+            "'test.gcm': graph @main: 2 values, but inputs and nodes define 1");
+  EXPECT_EQ(readError(graphBuffer({0}, {1}, {0}, 2)),
+            "'test.gcm': graph @main: output 0 is value 2, which is out of "
+            "range (the graph has 2)");
+}
+
+TEST(FlatBufferIOTest, RejectsBadExpressionIndicesAndEnums) {
+  EXPECT_EQ(readError(graphBuffer({0}, {1}, {3})),
+            "'test.gcm': graph @main: value 0 (%x): size 0: expression index 3 "
+            "is out of range (the file has 1)");
+  EXPECT_EQ(readError(graphBuffer({0}, {1}, {0}, 1, 200)),
+            "'test.gcm': graph @main: value 0 (%x): unknown dtype 200");
+}
+
+std::string exprBuffer(
+    const std::function<void(flatbuffers::FlatBufferBuilder &,
+                              std::vector<flatbuffers::Offset<fb::SymExprNode>> &)>
+        &fill) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FormatVersion version(kFormatMajor, kFormatMinor);
+  std::vector<flatbuffers::Offset<fb::SymExprNode>> exprs;
+  fill(fbb, exprs);
+  auto exprVec = fbb.CreateVector(exprs);
+  fb::FinishModuleBuffer(
+      fbb, fb::CreateModule(fbb, &version, fb::Level::Aten, 0, 0, exprVec));
+  return bufferOf(fbb);
+}
+
+TEST(FlatBufferIOTest, RejectsBadExpressions) {
+  using Nodes = std::vector<flatbuffers::Offset<fb::SymExprNode>>;
+  auto sym = [](flatbuffers::FlatBufferBuilder &fbb, const char *name) {
+    return fb::CreateSymExprNode(fbb, fb::SymKind::Symbol, 0,
+                                 fbb.CreateString(name));
+  };
+  auto op = [](flatbuffers::FlatBufferBuilder &fbb, fb::SymKind kind,
+               std::vector<uint32_t> ops) {
+    return fb::CreateSymExprNode(fbb, kind, 0, 0, fbb.CreateVector(ops));
+  };
+  // Canonical: s0 + s1.
+  EXPECT_TRUE(readOk(exprBuffer([&](auto &fbb, Nodes &n) {
+    n = {sym(fbb, "s0"), sym(fbb, "s1"), op(fbb, fb::SymKind::Add, {0, 1})};
+  })));
+  EXPECT_EQ(readError(exprBuffer([&](auto &fbb, Nodes &n) {
+              n = {sym(fbb, "s0"), sym(fbb, "s1"),
+                   op(fbb, fb::SymKind::Add, {1, 0})};
+            })),
+            "'test.gcm': expression 2 is not in canonical form");
+  EXPECT_EQ(readError(exprBuffer([&](auto &fbb, Nodes &n) {
+              n = {sym(fbb, "s0"), op(fbb, fb::SymKind::Add, {0, 1})};
+            })),
+            "'test.gcm': expression 1 uses expression 1, which does not come "
+            "before it");
+  EXPECT_EQ(readError(exprBuffer([&](auto &fbb, Nodes &n) {
+              n = {sym(fbb, "s0"), op(fbb, fb::SymKind::Mod, {0})};
+            })),
+            "'test.gcm': expression 1 has 1 operands");
+  EXPECT_EQ(readError(exprBuffer([&](auto &fbb, Nodes &n) {
+              n = {sym(fbb, "min")};
+            })),
+            "'test.gcm': expression 0 has an invalid symbol name 'min'");
+  EXPECT_EQ(readError(exprBuffer([&](auto &fbb, Nodes &n) {
+              n = {op(fbb, static_cast<fb::SymKind>(42), {})};
+            })),
+            "'test.gcm': expression 0 has an unknown kind 42");
+  // A product of sums is refused before it is expanded.
+  EXPECT_EQ(readError(exprBuffer([&](auto &fbb, Nodes &n) {
+              n = {sym(fbb, "s0"), sym(fbb, "s1"),
+                   op(fbb, fb::SymKind::Add, {0, 1})};
+              for (uint32_t i = 0; i < 40; ++i)
+                n.push_back(op(fbb, fb::SymKind::Mul, {2, 2, 2, 2}));
+            })),
+            "'test.gcm': expression 3 is not in canonical form");
+  // A chain deeper than any real size is refused: floordiv(..., s0).
+  std::string deep = exprBuffer([&](auto &fbb, Nodes &n) {
+    n = {sym(fbb, "s0")};
+    for (uint32_t i = 0; i < 1000; ++i)
+      n.push_back(op(fbb, fb::SymKind::FloorDiv, {i, 0}));
+  });
+  EXPECT_NE(readError(deep).find("is nested too deeply"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,162 @@
+//===- FileSystemTest.cpp - MappedFile, atomic writes, paths --------------===//
+#include "gc/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+using namespace gc;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh empty directory for one test, removed afterwards.
+class FileSystemTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("gc-support-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string &name) const {
+    return (dir_ / name).string();
+  }
+
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto &e : fs::directory_iterator(dir_))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(FileSystemTest, WriteThenMap) {
+  std::string bytes("abc\0def", 7);
+  ASSERT_FALSE(writeFileAtomic(path("f.bin"), bytes));
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("f.bin"));
+  ASSERT_TRUE(f) << f.error().message();
+  EXPECT_EQ((*f)->text(), bytes);
+  EXPECT_EQ((*f)->bytes().size(), 7u);
+  EXPECT_EQ((*f)->path(), path("f.bin"));
+  EXPECT_EQ(listing(), std::vector<std::string>{"f.bin"});
+}
+
+TEST_F(FileSystemTest, OverwriteReplacesContent) {
+  ASSERT_FALSE(writeFileAtomic(path("f"), "a long first version"));
+  ASSERT_FALSE(writeFileAtomic(path("f"), "short"));
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("f"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->text(), "short");
+}
+
+TEST_F(FileSystemTest, EmptyFile) {
+  ASSERT_FALSE(writeFileAtomic(path("empty"), ""));
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("empty"));
+  ASSERT_TRUE(f) << f.error().message();
+  EXPECT_EQ((*f)->bytes().size(), 0u);
+  EXPECT_EQ((*f)->text(), "");
+}
+
+TEST_F(FileSystemTest, OpenErrors) {
+  Expected<std::shared_ptr<MappedFile>> missing =
+      MappedFile::open(path("nope"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message(),
+            "cannot open '" + path("nope") + "': no such file or directory");
+  Expected<std::shared_ptr<MappedFile>> dir = MappedFile::open(dir_.string());
+  ASSERT_FALSE(dir);
+  EXPECT_EQ(dir.error().message(),
+            "cannot open '" + dir_.string() + "': is a directory");
+}
+
+TEST_F(FileSystemTest, NonRegularFileIsRead) {
+  // /dev/null is a character device: not mappable, read to its (empty) end.
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open("/dev/null");
+  ASSERT_TRUE(f) << f.error().message();
+  EXPECT_EQ((*f)->bytes().size(), 0u);
+}
+
+TEST_F(FileSystemTest, FromBuffer) {
+  std::shared_ptr<MappedFile> f = MappedFile::fromBuffer("mem", "xyz");
+  EXPECT_EQ(f->path(), "mem");
+  EXPECT_EQ(f->text(), "xyz");
+}
+
+TEST_F(FileSystemTest, MissingDirectoryLeavesNothing) {
+  std::string target = path("out") + "/x.gcm";
+  Error e = writeFileAtomic(target, "data");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.message(), "cannot write '" + target + "': directory '" +
+                             path("out") + "' does not exist");
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(FileSystemTest, RelativeMissingDirectoryMessage) {
+  // The message quotes the paths as the user spelled them.
+  fs::path old = fs::current_path();
+  fs::current_path(dir_);
+  Error e = writeFileAtomic("out/x.gcm", "data");
+  fs::current_path(old);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.message(),
+            "cannot write 'out/x.gcm': directory 'out' does not exist");
+}
+
+TEST_F(FileSystemTest, FailedRenameRemovesTemporary) {
+  // A directory in the way makes the final rename fail after the write.
+  fs::create_directory(path("taken"));
+  fs::create_directory(path("taken") + "/child");
+  Error e = writeFileAtomic(path("taken"), "data");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.message().rfind("cannot write '" + path("taken") + "': ", 0), 0u)
+      << e.message();
+  EXPECT_EQ(listing(), std::vector<std::string>{"taken"});
+}
+
+TEST_F(FileSystemTest, ParentOfAFileIsNotADirectory) {
+  ASSERT_FALSE(writeFileAtomic(path("file"), "x"));
+  Error e = writeFileAtomic(path("file") + "/y", "data");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.message(), "cannot write '" + path("file") + "/y': '" +
+                             path("file") + "' is not a directory");
+}
+
+TEST(Paths, ParentDirectory) {
+  EXPECT_EQ(parentDirectory("a/b/c.pt2"), "a/b");
+  EXPECT_EQ(parentDirectory("c.pt2"), ".");
+  EXPECT_EQ(parentDirectory("/c.pt2"), "/");
+  EXPECT_EQ(parentDirectory("/a/c.pt2"), "/a");
+}
+
+TEST(Paths, RelativePath) {
+  EXPECT_EQ(relativePath("/a/b/c.pt2", "/a/d"), "../b/c.pt2");
+  EXPECT_EQ(relativePath("/a/b/c.pt2", "/a/d/"), "../b/c.pt2");
+  EXPECT_EQ(relativePath("/a/b/c.pt2", "/a/b"), "c.pt2");
+  EXPECT_EQ(relativePath("/a/b/../b/./c.pt2", "/a/b/x/.."), "c.pt2");
+  EXPECT_EQ(relativePath("/a/b", "/a/b"), ".");
+  EXPECT_EQ(relativePath("/x/y", "/a/b"), "../../x/y");
+  // Relative inputs are taken from the current directory.
+  EXPECT_EQ(relativePath("m/w.bin", "m"), "w.bin");
+  EXPECT_EQ(relativePath("w.bin", "out"), "../w.bin");
+}
+
+TEST(Paths, ResolvePath) {
+  EXPECT_EQ(resolvePath("w.bin", "out"), "out/w.bin");
+  EXPECT_EQ(resolvePath("../w.bin", "out/sub"), "out/w.bin");
+  EXPECT_EQ(resolvePath("/abs/w.bin", "out"), "/abs/w.bin");
+  EXPECT_EQ(resolvePath("w.bin", "."), "w.bin");
+  EXPECT_EQ(resolvePath("w.bin", ""), "w.bin");
+  EXPECT_EQ(resolvePath("-", "out"), "-");
+}
+
+} // namespace

@@ -1,0 +1,58 @@
+//===- SHA256Test.cpp - SHA-256 known answers -----------------------------===//
+#include "gc/Support/SHA256.h"
+
+#include <gtest/gtest.h>
+
+
+using namespace gc;
+
+namespace {
+
+std::string hexOf(const std::array<uint8_t, 32> &digest) {
+  static constexpr char Hex[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : digest) {
+    s.push_back(Hex[b >> 4]);
+    s.push_back(Hex[b & 0xF]);
+  }
+  return s;
+}
+
+// Vectors from FIPS 180-4's examples and NIST's SHA-256 test suite.
+TEST(SHA256, KnownVectors) {
+  EXPECT_EQ(sha256Hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(
+      sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(SHA256, PaddingBoundaries) {
+  // 55 bytes fit one padded block, 56 need a second; 64 is a whole block.
+  EXPECT_EQ(sha256Hex(std::string(55, 'a')),
+            "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  EXPECT_EQ(sha256Hex(std::string(56, 'a')),
+            "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  EXPECT_EQ(sha256Hex(std::string(64, 'a')),
+            "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+TEST(SHA256, IncrementalMatchesOneShot) {
+  std::string data;
+  for (int i = 0; i < 1000; ++i)
+    data.push_back(char(i * 131 + 7));
+  std::string expected = sha256Hex(data);
+  for (size_t chunk : {1u, 3u, 63u, 64u, 65u, 200u}) {
+    SHA256 hasher;
+    for (size_t pos = 0; pos < data.size(); pos += chunk)
+      hasher.update(std::string_view(data).substr(pos, chunk));
+    hasher.update("");
+    EXPECT_EQ(hexOf(hasher.finish()), expected) << chunk;
+  }
+}
+
+} // namespace

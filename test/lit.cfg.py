@@ -1,0 +1,21 @@
+# lit configuration for gc. Tools come from the build tree; FileCheck and
+# `not` from LLVM 16.
+import os
+import sys
+
+import lit.formats
+
+config.name = "gc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".gcir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "Unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gc_obj_root, "test")
+
+path = os.pathsep.join([config.gc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false --dump-input=fail"
+
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%utils", os.path.join(config.gc_src_root, "utils")))
+config.substitutions.append(("%models", os.path.join(config.gc_src_root, "test", "Models", "Inputs")))

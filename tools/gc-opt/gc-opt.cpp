@@ -1,0 +1,3 @@
+#include "gc/Tools/OptMain.h"
+
+int main(int argc, char **argv) { return gc::optMain(argc, argv); }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every gc test: the GoogleTest unit tests through ctest, and the lit
+# tests. Ends with one line "N passed, N failed" over both, and exits
+# non-zero if anything failed.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build}
+build=$(cd "$build" && pwd)
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== unit tests (ctest)"
+ctest --test-dir "$build" -j"$jobs" --output-on-failure --timeout 120 | tee "$log/ctest.txt"
+ctest_rc=${PIPESTATUS[0]}
+
+echo "== lit tests"
+lit=${LIT:-/usr/lib/llvm-16/build/utils/lit/lit.py}
+"${PYTHON:-/usr/bin/python3}" "$lit" -sv --timeout 120 "$build/test" | tee "$log/lit.txt"
+lit_rc=${PIPESTATUS[0]}
+
+read -r c_total c_failed < <(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' "$log/ctest.txt" | tail -1)
+c_total=${c_total:-0}; c_failed=${c_failed:-0}
+l_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$log/lit.txt" | tail -1)
+l_failed=0
+for kind in Failed "Timed Out" Unresolved "Unexpectedly Passed"; do
+  n=$(sed -n "s/^ *$kind *: *\([0-9]*\).*/\1/p" "$log/lit.txt" | tail -1)
+  l_failed=$((l_failed + ${n:-0}))
+done
+l_skipped=$(sed -n 's/^ *Unsupported *: *\([0-9]*\).*/\1/p' "$log/lit.txt" | tail -1)
+passed=$((c_total - c_failed + ${l_passed:-0}))
+failed=$((c_failed + l_failed))
+# A runner that crashed before its summary counts as a failure.
+if [ "$ctest_rc" -ne 0 ] && [ "$c_failed" -eq 0 ]; then failed=$((failed + 1)); fi
+if [ "$lit_rc" -ne 0 ] && [ "$l_failed" -eq 0 ]; then failed=$((failed + 1)); fi
+echo "${passed} passed, ${failed} failed, ${l_skipped:-0} skipped"
+[ "$failed" -eq 0 ]

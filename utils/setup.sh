@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs gc's build dependencies from Debian 12 and builds gc in BUILD_DIR
+# (default: build). Safe to run again: apt-get skips what is there, and
+# Ninja rebuilds only what changed.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build}
+
+packages=(
+  cmake ninja-build g++ python3 python3-psutil git
+  llvm-16-dev llvm-16-tools         # LLVM for CPU kernels; FileCheck, not and lit for tests
+  libcli11-dev nlohmann-json3-dev
+  flatbuffers-compiler libflatbuffers-dev
+  libzstd-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ninja -C "$build"
