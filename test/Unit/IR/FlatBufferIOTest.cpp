@@ -277,8 +277,9 @@ TEST(FlatBufferIOTest, ReadBackKeepsEveryField) {
     ASSERT_EQ(a.values.size(), o.values.size());
     for (size_t k = 0; k < a.values.size(); ++k) {
       ASSERT_EQ(a.values[k] == nullptr, o.values[k] == nullptr);
-      if (a.values[k])
+      if (a.values[k]) {
         EXPECT_EQ(a.values[k]->name(), o.values[k]->name());
+      }
     }
     EXPECT_EQ(a.ints, o.ints);
     ASSERT_EQ(a.floats.size(), o.floats.size());
@@ -318,8 +319,7 @@ TEST(FlatBufferIOTest, RejectsWrongIdentifier) {
   EXPECT_EQ(readError(""), "'test.gcm': not a gc graph file");
 }
 
-TEST(FlatBufferIOTest, RejectsEveryTruncation) {
-  std::string bytes = writeModuleFlatBuffer(*buildModule());
+void expectEveryTruncationRejected(const std::string &bytes) {
   for (size_t n = 0; n < bytes.size(); ++n) {
     // A fresh allocation per prefix, so that ASan sees reads past the end.
     std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + n);
@@ -329,6 +329,16 @@ TEST(FlatBufferIOTest, RejectsEveryTruncation) {
                           << " bytes was read";
     EXPECT_EQ(m.error().message().rfind("'test.gcm': ", 0), 0u);
   }
+}
+
+TEST(FlatBufferIOTest, RejectsEveryTruncation) {
+  expectEveryTruncationRejected(writeModuleFlatBuffer(*buildModule()));
+  Module empty;
+  expectEveryTruncationRejected(writeModuleFlatBuffer(empty));
+  Module small;
+  small.setProducer("p");
+  small.syms().setRange("abcde", {0, 1});
+  expectEveryTruncationRejected(writeModuleFlatBuffer(small));
 }
 
 TEST(FlatBufferIOTest, SurvivesCorruption) {
