@@ -147,15 +147,22 @@ public:
     }
     fb::FormatVersion version(kFormatMajor, kFormatMinor);
     auto producer = str(module_.producer());
+    auto graphsVec = vec(graphs);
+    auto sourcesVec = vec(sources);
+    auto weightsVec = vec(weights);
     auto root = fb::CreateModule(
         fbb_, &version, convert<fb::Level>(module_.level()), producer,
-        symbols, expressions, vec(graphs), vec(sources), vec(weights));
+        symbols, expressions, graphsVec, sourcesVec, weightsVec);
     fb::FinishModuleBuffer(fbb_, root);
     return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()),
                        fbb_.GetSize());
   }
 
 private:
+  // No call below has two arguments that add to the buffer: C++ leaves the
+  // order of evaluating arguments open, and the bytes must not depend on the
+  // compiler.
+
   // Empty strings and vectors are left out; readers take absent as empty.
   flatbuffers::Offset<flatbuffers::String> str(const std::string &s) {
     return s.empty() ? 0 : fbb_.CreateString(s.data(), s.size());
@@ -233,9 +240,11 @@ private:
       sizes.push_back(exprIndex(e));
     for (const SymExpr *e : t.strides)
       strides.push_back(exprIndex(e));
+    auto sizesVec = vec(sizes);
+    auto stridesVec = vec(strides);
     fb::Device device(convert<fb::DeviceKind>(t.device.kind), t.device.index);
     return fb::CreateTensorType(fbb_, convert<fb::DType>(t.dtype), &device,
-                                vec(sizes), vec(strides),
+                                sizesVec, stridesVec,
                                 exprIndex(t.storageOffset), t.requiresGrad);
   }
 
@@ -307,9 +316,7 @@ private:
       nodes.push_back(writeNode(*n));
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (size_t i = 0; i < g.outputs().size(); ++i) {
-      OutputSpec spec;
-      if (i < g.outputSpecs().size())
-        spec = g.outputSpecs()[i];
+      const OutputSpec &spec = g.outputSpecs()[i];
       outputs.push_back(fb::CreateOutput(fbb_, valueIndex(g.outputs()[i]),
                                          convert<fb::OutputKind>(spec.kind),
                                          str(spec.target)));

@@ -10,7 +10,7 @@
 #include "gc/IR/SymExpr.h"
 
 #include <algorithm>
-#include <cstring>
+#include <array>
 #include <functional>
 #include <numeric>
 
@@ -62,8 +62,9 @@ struct Term {
   std::vector<const SymExpr *> factors;
 };
 
-int compareFactors(std::span<const SymExpr *const> a,
-                   std::span<const SymExpr *const> b) {
+/// Lexicographic order of two expression lists, a proper prefix first.
+int compareSequences(std::span<const SymExpr *const> a,
+                     std::span<const SymExpr *const> b) {
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; ++i)
     if (int c = SymExpr::compare(a[i], b[i]))
@@ -77,8 +78,8 @@ bool isConstValue(const SymExpr *e, int64_t v) {
   return e->isConst() && e->constant() == v;
 }
 
-/// The coefficient and factors of a term of an Add (or of any expression
-/// seen as one term).
+/// The coefficient of a term of an Add (or of any expression seen as one
+/// term): a Mul's leading constant, a constant itself, else 1.
 int64_t termCoef(const SymExpr *e) {
   if (e->isConst())
     return e->constant();
@@ -108,7 +109,7 @@ int SymExpr::compare(const SymExpr *a, const SymExpr *b) {
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }
   default:
-    return compareFactors(a->operands_, b->operands_);
+    return compareSequences(a->operands_, b->operands_);
   }
 }
 
@@ -338,7 +339,7 @@ struct SymContext::Impl {
   /// The canonical sum of `terms` (whose factor lists are sorted).
   const SymExpr *sum(std::vector<Term> terms) {
     std::sort(terms.begin(), terms.end(), [](const Term &a, const Term &b) {
-      return compareFactors(a.factors, b.factors) < 0;
+      return compareSequences(a.factors, b.factors) < 0;
     });
     // Combine like terms in place; equal factor lists are adjacent and
     // equal element by element (factors are uniqued).

@@ -121,7 +121,10 @@ public:
   const std::map<std::string, SymRange> &ranges() const { return ranges_; }
 
   /// Parses the canonical text form (what SymExpr::str prints): integers,
-  /// symbol names, + - *, parentheses, floordiv/mod/min/max calls.
+  /// symbol names, + - * and unary -, parentheses, floordiv/mod/min/max
+  /// calls; parse(e->str()) is e. Errors read "at column N: expected ...".
+  /// Nesting deeper than 200 and products that would expand to more than
+  /// 1024 terms are refused, so hostile text stays cheap.
   Expected<const SymExpr *> parse(std::string_view text);
 
 private:

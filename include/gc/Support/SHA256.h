@@ -17,7 +17,8 @@ public:
   std::array<uint8_t, 32> finish();
 
 private:
-  void block(const uint8_t *p);
+  /// Hashes `count` whole 64-byte blocks.
+  void blocks(const uint8_t *p, size_t count);
   uint32_t h_[8];
   uint8_t buf_[64];
   size_t bufLen_ = 0;

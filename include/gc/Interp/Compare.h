@@ -1,0 +1,26 @@
+//===- Compare.h - Comparing results with references ------------*- C++ -*-===//
+#ifndef GC_INTERP_COMPARE_H
+#define GC_INTERP_COMPARE_H
+
+#include "gc/Interp/Tensor.h"
+
+#include <string>
+
+namespace gc {
+
+struct Comparison {
+  bool pass = false;
+  double maxAbsError = 0;
+  double maxRelError = 0;
+  /// Why it failed when the values could not be compared (shape, dtype).
+  std::string problem;
+};
+
+/// Element-wise |actual - expected| <= atol + rtol * |expected|, as
+/// numpy.allclose; NaNs must sit at the same places, infinities must be
+/// equal. Shapes must be equal; dtypes must be equal too.
+Comparison compareTensors(const Tensor &actual, const Tensor &expected, double rtol, double atol);
+
+} // namespace gc
+
+#endif // GC_INTERP_COMPARE_H

@@ -1,0 +1,40 @@
+//===- Interpreter.h - Running a graph with reference kernels ---*- C++ -*-===//
+#ifndef GC_INTERP_INTERPRETER_H
+#define GC_INTERP_INTERPRETER_H
+
+#include "gc/IR/Module.h"
+#include "gc/Interp/Tensor.h"
+#include "gc/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gc {
+
+/// Loads the module's weights from their sources (resolved against the
+/// module's source base directory), as owned tensors. Errors name the weight
+/// and the missing or short source.
+Expected<std::map<std::string, Tensor>> loadWeights(const Module &m);
+
+struct RunResult {
+  /// One tensor per graph output, in the graph's output order.
+  std::vector<Tensor> outputs;
+  /// Buffers the graph changed, by name: those an op wrote in place (aten
+  /// graphs) and those a buffer_mutation output replaces (functional graphs).
+  std::map<std::string, Tensor> mutatedBuffers;
+};
+
+/// Runs `graph` on `userInputs` (one per user-input of the signature, in
+/// order) with parameters, buffers and constants from `weights`. Checks each
+/// user input's dtype and shape against the signature, binding symbolic
+/// sizes, and each kernel's result against the graph's metadata. A new
+/// result is laid out with the strides the graph records, so that later
+/// views see torch's layout. Errors name the input or the node.
+Expected<RunResult> runGraph(const Module &m, const Graph &graph,
+                             const std::vector<Tensor> &userInputs,
+                             const std::map<std::string, Tensor> &weights);
+
+} // namespace gc
+
+#endif // GC_INTERP_INTERPRETER_H

@@ -1,0 +1,252 @@
+//===- Interpreter.cpp - Running a graph with reference kernels -----------===//
+#include "gc/Interp/Interpreter.h"
+
+#include "gc/Interp/Kernel.h"
+#include "gc/IR/Printer.h"
+#include "gc/Support/FileSystem.h"
+
+#include <unordered_map>
+
+namespace gc {
+
+namespace {
+
+std::string typeString(DType dtype, const Shape &sizes) {
+  std::string s(dtypeName(dtype));
+  s += shapeString(sizes);
+  return s;
+}
+
+/// Symbol values bound from the user inputs' sizes.
+using Bindings = std::map<std::string, int64_t>;
+
+Expected<Shape> evaluateSizes(const std::vector<const SymExpr *> &sizes, const Bindings &b,
+                              const std::string &what) {
+  Shape out;
+  for (const SymExpr *e : sizes) {
+    std::optional<int64_t> v = evaluate(e, b);
+    if (!v)
+      return makeError() << what << ": cannot evaluate size " << e->str();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+/// Checks one user input against the signature and binds the symbols its
+/// sizes name.
+Error bindInput(const Module &m, const std::string &name, const TensorType &want,
+                const Tensor &got, Bindings &b) {
+  if (got.dtype() != want.dtype)
+    return makeError() << "input '" << name << "': expected dtype " << dtypeName(want.dtype)
+                       << ", got " << dtypeName(got.dtype());
+  if (got.dim() != static_cast<int64_t>(want.rank()))
+    return makeError() << "input '" << name << "': expected " << want.rank()
+                       << " dimensions " << printType(Type::makeTensor(want)) << ", got "
+                       << typeString(got.dtype(), got.sizes());
+  for (size_t d = 0; d < want.rank(); ++d) {
+    const SymExpr *e = want.sizes[d];
+    if (!e->isSymbol())
+      continue;
+    int64_t size = got.sizes()[d];
+    auto [it, inserted] = b.emplace(e->symbolName(), size);
+    if (!inserted && it->second != size)
+      return makeError() << "input '" << name << "': dimension " << d << " is " << size
+                         << ", but " << e->symbolName() << " is already " << it->second;
+    if (std::optional<SymRange> r = m.syms().range(e->symbolName()))
+      if (size < r->min || size > r->max)
+        return makeError() << "input '" << name << "': dimension " << d << " is " << size
+                           << ", outside the range [" << r->min << ", "
+                           << (r->max == SymRange::kUnbounded ? std::string("inf")
+                                                              : std::to_string(r->max))
+                           << "] of " << e->symbolName();
+  }
+  return Error::success();
+}
+
+Error checkShape(const std::string &name, const TensorType &want, const Tensor &got,
+                 const Bindings &b) {
+  Expected<Shape> sizes = evaluateSizes(want.sizes, b, name);
+  if (!sizes)
+    return sizes.error();
+  if (*sizes != got.sizes())
+    return makeError() << name << ": expected shape " << shapeString(*sizes) << ", got "
+                       << shapeString(got.sizes());
+  return Error::success();
+}
+
+/// Kernels make results contiguous; torch may lay them out otherwise (an
+/// attention output follows its query's layout, say), and a later view can
+/// depend on that. Copy a fresh result into the layout the graph records.
+Tensor withRecordedLayout(const Tensor &t, const TensorType &want, const Bindings &b,
+                          const std::vector<Tensor> &inputs) {
+  Expected<Shape> strides = evaluateSizes(want.strides, b, "");
+  std::optional<int64_t> offset = evaluate(want.storageOffset, b);
+  if (!strides || !offset || *offset != 0 || t.numel() == 0)
+    return t;
+  bool same = true;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    same &= t.size(d) == 1 || t.strides()[d] == (*strides)[d];
+  if (same)
+    return t;
+  for (const Tensor &in : inputs)
+    if (in.defined() && in.sharesStorage(t))
+      return t; // a view: its strides are the kernel's to choose
+  int64_t extent = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if ((*strides)[d] < 0)
+      return t;
+    extent += (t.size(d) - 1) * (*strides)[d];
+  }
+  Tensor out = Tensor::zeros(t.dtype(), {extent}).asStrided(t.sizes(), *strides, 0);
+  out.copyFrom(t);
+  return out;
+}
+
+std::vector<std::string> splitNames(const char *list) {
+  std::vector<std::string> out;
+  std::string s = list ? list : "";
+  for (size_t start = 0; start < s.size();) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos)
+      end = s.size();
+    out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+} // namespace
+
+Expected<std::map<std::string, Tensor>> loadWeights(const Module &m) {
+  std::map<std::string, Tensor> out;
+  std::vector<std::shared_ptr<MappedFile>> files(m.weightSources().size());
+  for (const Weight &w : m.weights()) {
+    const WeightSource &src = m.weightSources()[w.source];
+    std::string path = resolvePath(src.path, m.sourceBaseDir());
+    if (!files[w.source]) {
+      Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path);
+      if (!f)
+        return makeError() << "weight '" << w.name << "': its source is missing: "
+                           << f.error().message();
+      files[w.source] = *f;
+    }
+    std::span<const uint8_t> bytes = files[w.source]->bytes();
+    if (w.offset > bytes.size() || w.bytes > bytes.size() - w.offset)
+      return makeError() << "weight '" << w.name << "': source '" << path << "' has "
+                         << bytes.size() << " bytes, too few for " << w.bytes
+                         << " bytes at offset " << w.offset;
+    Shape sizes, strides;
+    for (size_t i = 0; i < w.type.rank(); ++i) {
+      if (!w.type.sizes[i]->isConst() || !w.type.strides[i]->isConst())
+        return makeError() << "weight '" << w.name << "' has a symbolic size";
+      sizes.push_back(w.type.sizes[i]->constant());
+      strides.push_back(w.type.strides[i]->constant());
+    }
+    unsigned elem = dtypeSize(w.type.dtype);
+    Tensor storage = Tensor::zeros(w.type.dtype, {static_cast<int64_t>(w.bytes / elem)});
+    std::copy_n(bytes.data() + w.offset, w.bytes, storage.storage()->data());
+    try {
+      out[w.name] = storage.asStrided(sizes, strides, w.type.storageOffset->constant());
+    } catch (const KernelError &e) {
+      return makeError() << "weight '" << w.name << "': " << e.what();
+    }
+  }
+  return out;
+}
+
+Expected<RunResult> runGraph(const Module &m, const Graph &graph,
+                             const std::vector<Tensor> &userInputs,
+                             const std::map<std::string, Tensor> &weights) {
+  std::unordered_map<const Value *, Tensor> tensors;
+  std::unordered_map<const Value *, int64_t> symInts;
+  std::map<std::string, Tensor> buffers;
+  Bindings bindings;
+  RunResult result;
+
+  size_t wantInputs = 0;
+  for (const InputSpec &s : graph.inputSpecs())
+    wantInputs += s.kind == InputKind::UserInput;
+  if (userInputs.size() != wantInputs)
+    return makeError() << "expected " << wantInputs << " user input"
+                       << (wantInputs == 1 ? "" : "s") << ", got " << userInputs.size();
+
+  size_t next = 0;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value *v = graph.inputs()[i];
+    const InputSpec &spec = graph.inputSpecs()[i];
+    if (!v->type().isTensor())
+      return makeError() << "input '" << spec.target << "' is not a tensor; not supported";
+    if (spec.kind == InputKind::UserInput) {
+      const Tensor &t = userInputs[next++];
+      GC_RETURN_IF_ERROR(bindInput(m, spec.target, v->type().tensor, t, bindings));
+      tensors[v] = t;
+      continue;
+    }
+    auto it = weights.find(spec.target);
+    if (it == weights.end())
+      return makeError() << "no data for " << inputKindName(spec.kind) << " '" << spec.target << "'";
+    tensors[v] = it->second;
+    if (spec.kind == InputKind::Buffer)
+      buffers[spec.target] = it->second;
+  }
+  for (size_t i = 0; i < graph.inputs().size(); ++i)
+    if (graph.inputSpecs()[i].kind == InputKind::UserInput)
+      GC_RETURN_IF_ERROR(checkShape("input '" + graph.inputSpecs()[i].target + "'",
+                                    graph.inputs()[i]->type().tensor, tensors[graph.inputs()[i]],
+                                    bindings));
+
+  const KernelRegistry &kernels = referenceKernels();
+  for (const auto &node : graph.nodes()) {
+    std::string where = node->results().empty()
+                            ? "node " + node->op()
+                            : "node %" + node->results()[0]->name() + " (" + node->op() + ")";
+    const KernelEntry *kernel = kernels.find(node->op());
+    if (!kernel)
+      return makeError() << where << ": the reference interpreter has no kernel for "
+                         << node->op();
+    OpCall call(*node, tensors, symInts);
+    std::vector<Tensor> results, inputs;
+    try {
+      for (const NamedArg &a : node->args())
+        if (a.value.kind == ArgKind::Tensor)
+          inputs.push_back(call.tensor(a.name));
+      results = kernel->fn(call);
+      for (const std::string &arg : splitNames(kernel->mutates))
+        if (std::optional<Tensor> written = call.optTensor(arg))
+          for (const auto &[name, buffer] : buffers)
+            if (buffer.sharesStorage(*written))
+              result.mutatedBuffers[name] = buffer;
+    } catch (const std::exception &e) {
+      // KernelError, or a library exception from a kernel bug; either way
+      // it is reported against the node, never let out.
+      return makeError() << where << ": " << e.what();
+    }
+    if (results.size() != node->results().size())
+      return makeError() << where << ": the kernel gave " << results.size()
+                         << " results, the graph has " << node->results().size();
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Value *r = node->results()[i];
+      if (r->type().kind == Type::Kind::SymInt) {
+        symInts[r] = results[i].toInts().at(0);
+        continue;
+      }
+      const TensorType &want = r->type().tensor;
+      if (results[i].dtype() != want.dtype)
+        return makeError() << where << ": the kernel made %" << r->name() << " "
+                           << dtypeName(results[i].dtype()) << ", the graph says "
+                           << dtypeName(want.dtype);
+      GC_RETURN_IF_ERROR(checkShape(where + ": result %" + r->name(), want, results[i], bindings));
+      tensors[r] = withRecordedLayout(results[i], want, bindings, inputs);
+    }
+  }
+
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const Tensor &t = tensors.at(graph.outputs()[i]);
+    result.outputs.push_back(t);
+    if (graph.outputSpecs()[i].kind == OutputKind::BufferMutation)
+      result.mutatedBuffers[graph.outputSpecs()[i].target] = t;
+  }
+  return result;
+}
+
+} // namespace gc

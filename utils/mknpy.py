@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Writes a small .npy file without numpy, for lit tests.
+
+usage: mknpy.py OUT.npy DTYPE SHAPE VALUES
+  DTYPE   f32, f64, i64, i32, bool, ...
+  SHAPE   comma-separated sizes; "" for a 0-dim array
+  VALUES  comma-separated numbers in row-major order, or "iota" for 0, 1, ...
+"""
+import struct
+import sys
+
+DTYPES = {"f16": ("<f2", "e"), "f32": ("<f4", "f"), "f64": ("<f8", "d"), "i8": ("|i1", "b"),
+          "u8": ("|u1", "B"), "i16": ("<i2", "h"), "i32": ("<i4", "i"), "i64": ("<i8", "q"),
+          "bool": ("|b1", "?")}
+
+
+def main():
+    out, dtype, shape_text, values_text = sys.argv[1:5]
+    descr, fmt = DTYPES[dtype]
+    shape = [int(s) for s in shape_text.split(",") if s]
+    count = 1
+    for s in shape:
+        count *= s
+    if values_text == "iota":
+        values = list(range(count))
+    else:
+        values = [float(v) for v in values_text.split(",") if v]
+    if len(values) != count:
+        sys.exit("mknpy.py: %d values for shape %s" % (len(values), shape))
+    if fmt not in "efd":
+        values = [int(v) for v in values]
+    dims = ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(out, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%d%s" % (count, fmt), *values))
+
+
+if __name__ == "__main__":
+    main()
