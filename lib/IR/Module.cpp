@@ -84,6 +84,14 @@ Graph &Module::addGraph(std::string name) {
   return *graphs_.back();
 }
 
+void Module::replaceGraph(const Graph &old, std::unique_ptr<Graph> g) {
+  for (auto &slot : graphs_)
+    if (slot.get() == &old) {
+      slot = std::move(g);
+      return;
+    }
+}
+
 Graph *Module::graph(std::string_view name) const {
   for (const auto &g : graphs_)
     if (g->name() == name)

@@ -1,6 +1,9 @@
 //===- Verifier.cpp - Structural checks -----------------------------------===//
 #include "gc/IR/Verifier.h"
 
+#include "gc/IR/Names.h"
+#include "gc/IR/OpSchema.h"
+
 #include <set>
 #include <unordered_set>
 
@@ -43,6 +46,8 @@ private:
   Error define(const Value *v) {
     if (!v)
       return fail() << "null value";
+    if (!isValueName(v->name()))
+      return fail() << "'" << v->name() << "' is not a valid value name";
     if (!names_.insert(v->name()).second)
       return fail() << "value %" << v->name() << " is defined twice";
     defined_.insert(v);
@@ -168,10 +173,13 @@ private:
   }
 
   Error checkNode(const Node &n) {
-    if (n.op().empty())
-      return fail() << "a node has no op";
-    if (!opAllowed(n.op()))
+    if (!isOpName(n.op()))
+      return fail() << "'" << n.op() << "' is not a valid op name";
+    if (module_.level() >= Level::Loops)
       return failAt(n) << "op is not allowed at level " << levelName(module_.level());
+    if (module_.level() != Level::Aten && !isCoreOp(n.op()))
+      return failAt(n) << "op is not in the core op set, which level "
+                       << levelName(module_.level()) << " requires";
     std::set<std::string> argNames;
     for (const NamedArg &a : n.args()) {
       if (!argNames.insert(a.name).second)
@@ -183,12 +191,6 @@ private:
     for (const Value *r : n.results())
       GC_RETURN_IF_ERROR(define(r));
     return Error::success();
-  }
-
-  /// Graph-level ops exist up to the partitioned level; loop IR and kernel
-  /// plans have no op nodes.
-  bool opAllowed(const std::string &op) const {
-    return module_.level() < Level::Loops && op.find('.') != std::string::npos;
   }
 
   const Value *findInput(InputKind kind, const std::string &target) const {
@@ -224,6 +226,12 @@ private:
 } // namespace
 
 Error verifyModule(const Module &m) {
+  for (const auto &[name, range] : m.syms().ranges()) {
+    if (!isSymbolName(name))
+      return makeError() << "'" << name << "' is not a valid symbol name";
+    if (range.min > range.max)
+      return makeError() << "symbol " << name << " has an empty range";
+  }
   std::set<std::string> names;
   for (const Weight &w : m.weights()) {
     if (!names.insert(w.name).second)
@@ -234,6 +242,8 @@ Error verifyModule(const Module &m) {
   }
   std::set<std::string> graphNames;
   for (const auto &g : m.graphs()) {
+    if (!isValueName(g->name()))
+      return makeError() << "'" << g->name() << "' is not a valid graph name";
     if (!graphNames.insert(g->name()).second)
       return makeError() << "graph @" << g->name() << " is defined twice";
     GC_RETURN_IF_ERROR(GraphVerifier(m, *g).run());

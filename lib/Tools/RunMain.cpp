@@ -21,6 +21,7 @@ struct RunOptions {
   std::string inputsDir;
   std::string outputDir;
   std::vector<std::string> expects;
+  std::vector<std::string> expectBuffers;
   double rtol = 1e-4;
   double atol = 1e-4;
   bool writeBuffers = false;
@@ -67,6 +68,43 @@ Error writeOutputs(const RunOptions &o, const Graph &g, const RunResult &r) {
   return Error::success();
 }
 
+/// Prints "<label>: max abs error ..., max rel error ...: pass|FAIL" and
+/// returns whether it matched.
+Expected<bool> checkOne(const std::string &label, const Tensor &got, const std::string &file,
+                        const RunOptions &o) {
+  Expected<Tensor> want = readNpy(file);
+  if (!want)
+    return want.error();
+  Comparison c = compareTensors(got, *want, o.rtol, o.atol);
+  char line[256];
+  if (!c.problem.empty())
+    std::snprintf(line, sizeof line, "%s: FAIL: %s", label.c_str(), c.problem.c_str());
+  else
+    std::snprintf(line, sizeof line, "%s: max abs error %.3g, max rel error %.3g: %s",
+                  label.c_str(), c.maxAbsError, c.maxRelError, c.pass ? "pass" : "FAIL");
+  std::cout << line << "\n";
+  return c.pass;
+}
+
+/// Checks --expect-buffer NAME=FILE pairs; returns how many did not match.
+Expected<size_t> checkBuffers(const RunOptions &o, const RunResult &r) {
+  size_t failures = 0;
+  for (const std::string &pair : o.expectBuffers) {
+    size_t eq = pair.find('=');
+    if (eq == std::string::npos)
+      return makeError() << "--expect-buffer takes NAME=FILE, got '" << pair << "'";
+    std::string name = pair.substr(0, eq);
+    auto it = r.mutatedBuffers.find(name);
+    if (it == r.mutatedBuffers.end())
+      return makeError() << "buffer '" << name << "' is not mutated by the graph";
+    Expected<bool> ok = checkOne("buffer " + name, it->second, pair.substr(eq + 1), o);
+    if (!ok)
+      return ok.error();
+    failures += !*ok;
+  }
+  return failures;
+}
+
 /// Prints one line per expected output; returns how many did not match.
 Expected<size_t> checkOutputs(const RunOptions &o, const Graph &g, const RunResult &r) {
   std::vector<size_t> userOutputs;
@@ -78,18 +116,11 @@ Expected<size_t> checkOutputs(const RunOptions &o, const Graph &g, const RunResu
                        << o.expects.size() << " --expect files were given";
   size_t failures = 0;
   for (size_t k = 0; k < o.expects.size(); ++k) {
-    Expected<Tensor> want = readNpy(o.expects[k]);
-    if (!want)
-      return want.error();
-    Comparison c = compareTensors(r.outputs[userOutputs[k]], *want, o.rtol, o.atol);
-    char line[256];
-    if (!c.problem.empty())
-      std::snprintf(line, sizeof line, "out%zu: FAIL: %s", k, c.problem.c_str());
-    else
-      std::snprintf(line, sizeof line, "out%zu: max abs error %.3g, max rel error %.3g: %s", k,
-                    c.maxAbsError, c.maxRelError, c.pass ? "pass" : "FAIL");
-    std::cout << line << "\n";
-    failures += !c.pass;
+    Expected<bool> ok =
+        checkOne("out" + std::to_string(k), r.outputs[userOutputs[k]], o.expects[k], o);
+    if (!ok)
+      return ok.error();
+    failures += !*ok;
   }
   return failures;
 }
@@ -105,6 +136,8 @@ int runMain(int argc, char **argv) {
   app.add_option("--inputs-dir", o.inputsDir, "A directory holding in0.npy, in1.npy, ...");
   app.add_option("--output-dir", o.outputDir, "Write out0.npy, out1.npy, ... there");
   app.add_option("--expect", o.expects, "An expected output .npy, once per user output");
+  app.add_option("--expect-buffer", o.expectBuffers,
+                 "NAME=FILE: the expected value of a buffer the graph mutates");
   app.add_option("--rtol", o.rtol, "Relative tolerance for --expect")->default_val(1e-4);
   app.add_option("--atol", o.atol, "Absolute tolerance for --expect")->default_val(1e-4);
   app.add_flag("--write-buffers", o.writeBuffers,
@@ -136,15 +169,22 @@ int runMain(int argc, char **argv) {
   if (!o.outputDir.empty())
     if (Error e = writeOutputs(o, *g, *r))
       return reportError(tool, e);
+  size_t failures = 0;
   if (!o.expects.empty()) {
-    Expected<size_t> failures = checkOutputs(o, *g, *r);
-    if (!failures)
-      return reportError(tool, failures.error());
-    if (*failures)
-      return reportError(tool, makeError() << *failures << " of " << o.expects.size()
-                                           << " outputs do not match within rtol " << o.rtol
-                                           << ", atol " << o.atol);
+    Expected<size_t> f = checkOutputs(o, *g, *r);
+    if (!f)
+      return reportError(tool, f.error());
+    failures += *f;
   }
+  Expected<size_t> f = checkBuffers(o, *r);
+  if (!f)
+    return reportError(tool, f.error());
+  failures += *f;
+  if (failures)
+    return reportError(tool, makeError() << failures << " of "
+                                         << o.expects.size() + o.expectBuffers.size()
+                                         << " checks do not match within rtol " << o.rtol
+                                         << ", atol " << o.atol);
   return 0;
 }
 

@@ -230,6 +230,8 @@ public:
   const SymContext &syms() const { return syms_; }
 
   Graph &addGraph(std::string name);
+  /// Puts `g` where `old` was (same position); `old` is destroyed.
+  void replaceGraph(const Graph &old, std::unique_ptr<Graph> g);
   const std::vector<std::unique_ptr<Graph>> &graphs() const { return graphs_; }
   /// The graph named `name`, or null.
   Graph *graph(std::string_view name) const;

@@ -1,0 +1,154 @@
+//===- OpSchema.cpp - The one definition of each op -----------------------===//
+#include "gc/IR/OpSchema.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace gc {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ')
+    s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ')
+    s.remove_suffix(1);
+  return s;
+}
+
+/// Splits at top-level commas (not inside brackets or parentheses).
+std::vector<std::string_view> splitTopLevel(std::string_view s) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(' || s[i] == '[')
+      ++depth;
+    else if (s[i] == ')' || s[i] == ']')
+      --depth;
+    else if (s[i] == ',' && depth == 0) {
+      parts.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (!trim(s.substr(start)).empty())
+    parts.push_back(trim(s.substr(start)));
+  return parts;
+}
+
+/// "Tensor(a!)?" -> type "Tensor?", mutated; "Tensor(a)" -> "Tensor".
+std::string stripAlias(std::string_view type, bool &mutated) {
+  size_t open = type.find('(');
+  if (open == std::string_view::npos)
+    return std::string(type);
+  size_t close = type.find(')', open);
+  mutated = type.substr(open, close - open).find('!') != std::string_view::npos;
+  return std::string(type.substr(0, open)) + std::string(type.substr(close + 1));
+}
+
+} // namespace
+
+const ArgDef *OpSchema::arg(std::string_view n) const {
+  for (const ArgDef &a : args)
+    if (a.name == n)
+      return &a;
+  return nullptr;
+}
+
+Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema) {
+  auto bad = [&](const std::string &why) -> Error {
+    return makeError() << "schema of " << name << ": " << why << ": " << schema;
+  };
+  schema = trim(schema);
+  size_t arrow = schema.rfind("->");
+  if (schema.empty() || schema.front() != '(' || arrow == std::string_view::npos)
+    return bad("expected '(ARGS) -> RETURNS'");
+  std::string_view head = trim(schema.substr(0, arrow));
+  if (head.back() != ')')
+    return bad("expected ')' before '->'");
+  OpSchema s;
+  s.name = std::string(name);
+  bool keywordOnly = false;
+  for (std::string_view part : splitTopLevel(head.substr(1, head.size() - 2))) {
+    if (part == "*") {
+      keywordOnly = true;
+      continue;
+    }
+    ArgDef a;
+    a.keywordOnly = keywordOnly;
+    size_t eq = part.find('=');
+    if (eq != std::string_view::npos) {
+      a.defaultValue = std::string(trim(part.substr(eq + 1)));
+      part = trim(part.substr(0, eq));
+    }
+    size_t space = part.rfind(' ');
+    if (space == std::string_view::npos)
+      return bad("argument '" + std::string(part) + "' has no type");
+    a.name = std::string(part.substr(space + 1));
+    a.type = stripAlias(trim(part.substr(0, space)), a.mutated);
+    s.args.push_back(std::move(a));
+  }
+  std::string_view ret = trim(schema.substr(arrow + 2));
+  if (ret.size() >= 2 && ret.front() == '(' && ret.back() == ')')
+    ret = ret.substr(1, ret.size() - 2);
+  for (std::string_view r : splitTopLevel(ret)) {
+    bool ignored = false;
+    std::string type = stripAlias(r, ignored);
+    // Named returns ("Tensor values") keep only the type.
+    s.returns.push_back(type.substr(0, type.find(' ')));
+  }
+  return s;
+}
+
+namespace {
+struct OpDefRow {
+  const char *name;
+  bool core;
+  const char *summary;
+  const char *schema;
+};
+constexpr bool CORE = true;
+constexpr bool ATEN = false;
+constexpr OpDefRow kOpDefs[] = {
+#define GC_OP(NAME, SET, SUMMARY, SCHEMA) {NAME, SET, SUMMARY, SCHEMA},
+#include "gc/IR/OpDefs.def"
+#undef GC_OP
+};
+
+std::vector<OpSchema> buildSchemas() {
+  std::vector<OpSchema> out;
+  for (const OpDefRow &row : kOpDefs) {
+    Expected<OpSchema> s = parseOpSchema(row.name, row.schema);
+    // OpDefs.def is compiled in; a unit test parses every entry, so a bad
+    // one never ships.
+    assert(s && "bad schema in OpDefs.def");
+    if (!s)
+      continue;
+    s->core = row.core;
+    s->summary = row.summary;
+    out.push_back(s.take());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const OpSchema &a, const OpSchema &b) { return a.name < b.name; });
+  return out;
+}
+} // namespace
+
+std::span<const OpSchema> allOpSchemas() {
+  static const std::vector<OpSchema> schemas = buildSchemas();
+  return schemas;
+}
+
+const OpSchema *findOpSchema(std::string_view name) {
+  std::span<const OpSchema> all = allOpSchemas();
+  auto it = std::lower_bound(all.begin(), all.end(), name,
+                             [](const OpSchema &s, std::string_view n) { return s.name < n; });
+  return it != all.end() && it->name == name ? &*it : nullptr;
+}
+
+bool isCoreOp(std::string_view name) {
+  const OpSchema *s = findOpSchema(name);
+  return s && s->core;
+}
+
+} // namespace gc
