@@ -38,11 +38,11 @@ def main():
     txt, txt2 = os.path.join(work, "a.gcir"), os.path.join(work, "b.gcir")
 
     stats = run("gc-import", archive, "-o", gcm, "--op-stats").stderr.decode()
-    run("gc-opt", gcm, "--emit=text", "-o", txt)
-    run("gc-opt", txt, "--emit=text", "-o", txt2)
+    run("gc-opt", gcm, "--passes=", "--emit=text", "-o", txt)
+    run("gc-opt", txt, "--passes=", "--emit=text", "-o", txt2)
     if read(txt) != read(txt2):
         sys.exit("FAILED: print -> parse -> print changed the text of " + model)
-    run("gc-opt", txt, "-o", gcm2)
+    run("gc-opt", txt, "--passes=", "-o", gcm2)
     if read(gcm) != read(gcm2):
         sys.exit("FAILED: binary -> text -> binary changed the bytes of " + model)
     run("gc-import", archive, "-o", gcm3)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 
 namespace gc {
 
@@ -16,24 +17,38 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Splits at top-level commas (not inside brackets or parentheses).
-std::vector<std::string_view> splitTopLevel(std::string_view s) {
+/// Splits at top-level commas (not inside brackets, parentheses or string
+/// defaults); nothing if the brackets do not balance.
+std::optional<std::vector<std::string_view>> splitTopLevel(std::string_view s) {
   std::vector<std::string_view> parts;
   int depth = 0;
+  bool quoted = false;
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(' || s[i] == '[')
+    if (s[i] == '"')
+      quoted = !quoted;
+    else if (quoted)
+      continue;
+    else if (s[i] == '(' || s[i] == '[')
       ++depth;
-    else if (s[i] == ')' || s[i] == ']')
-      --depth;
+    else if ((s[i] == ')' || s[i] == ']') && --depth < 0)
+      return std::nullopt;
     else if (s[i] == ',' && depth == 0) {
       parts.push_back(trim(s.substr(start, i - start)));
       start = i + 1;
     }
   }
+  if (depth != 0 || quoted)
+    return std::nullopt;
   if (!trim(s.substr(start)).empty())
     parts.push_back(trim(s.substr(start)));
   return parts;
+}
+
+bool isIdentifier(std::string_view s) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s.front())) &&
+         std::all_of(s.begin(), s.end(), word);
 }
 
 /// "Tensor(a!)?" -> type "Tensor?", mutated; "Tensor(a)" -> "Tensor".
@@ -68,8 +83,13 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
     return bad("expected ')' before '->'");
   OpSchema s;
   s.name = std::string(name);
+  s.schema = std::string(schema);
+  std::optional<std::vector<std::string_view>> argParts =
+      splitTopLevel(head.substr(1, head.size() - 2));
+  if (!argParts)
+    return bad("unbalanced brackets in the arguments");
   bool keywordOnly = false;
-  for (std::string_view part : splitTopLevel(head.substr(1, head.size() - 2))) {
+  for (std::string_view part : *argParts) {
     if (part == "*") {
       keywordOnly = true;
       continue;
@@ -85,13 +105,18 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
     if (space == std::string_view::npos)
       return bad("argument '" + std::string(part) + "' has no type");
     a.name = std::string(part.substr(space + 1));
+    if (!isIdentifier(a.name))
+      return bad("bad argument name '" + a.name + "'");
     a.type = stripAlias(trim(part.substr(0, space)), a.mutated);
     s.args.push_back(std::move(a));
   }
   std::string_view ret = trim(schema.substr(arrow + 2));
   if (ret.size() >= 2 && ret.front() == '(' && ret.back() == ')')
     ret = ret.substr(1, ret.size() - 2);
-  for (std::string_view r : splitTopLevel(ret)) {
+  std::optional<std::vector<std::string_view>> retParts = splitTopLevel(ret);
+  if (!retParts)
+    return bad("unbalanced brackets in the returns");
+  for (std::string_view r : *retParts) {
     bool ignored = false;
     std::string type = stripAlias(r, ignored);
     // Named returns ("Tensor values") keep only the type.

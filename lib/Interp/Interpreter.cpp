@@ -5,6 +5,7 @@
 #include "gc/IR/Printer.h"
 #include "gc/Support/FileSystem.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace gc {
@@ -117,12 +118,18 @@ std::vector<std::string> splitNames(const char *list) {
 
 } // namespace
 
-Expected<std::map<std::string, Tensor>> loadWeights(const Module &m) {
+Expected<std::map<std::string, Tensor>> loadWeights(const Module &m,
+                                                    std::span<const std::string> names) {
   std::map<std::string, Tensor> out;
   std::vector<std::shared_ptr<MappedFile>> files(m.weightSources().size());
+  const auto &pending = m.pendingBlob();
   for (const Weight &w : m.weights()) {
+    if (!names.empty() && std::find(names.begin(), names.end(), w.name) == names.end())
+      continue;
     const WeightSource &src = m.weightSources()[w.source];
     std::string path = resolvePath(src.path, m.sourceBaseDir());
+    if (!files[w.source] && pending && pending->source == w.source)
+      files[w.source] = MappedFile::fromBuffer("<constants in memory>", pending->bytes);
     if (!files[w.source]) {
       Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path);
       if (!f)

@@ -1,24 +1,73 @@
 //===- OptMain.cpp - The gc-opt driver ------------------------------------===//
 #include "gc/Tools/OptMain.h"
 
+#include "gc/Pass/Pass.h"
 #include "gc/Tools/ToolSupport.h"
+#include "gc/Transforms/Pipelines.h"
+
+#include <iostream>
 
 namespace gc {
 
 int optMain(int argc, char **argv) {
   const std::string tool = "gc-opt";
-  CLI::App app("Read a gc graph file (binary or text), verify it and write it", tool);
+  CLI::App app("Optimize a gc graph file: by default, an aten graph becomes a functional "
+               "graph of core ops",
+               tool);
   std::string input;
   OutputOptions output;
-  app.add_option("input", input, "Graph file, binary or text ('-' for stdin)")->required();
+  std::optional<std::string> passes;
+  std::vector<std::string> printAfter;
+  PassManagerOptions pm;
+  CorePipelineOptions core;
+  bool listPasses = false;
+  app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
   output.addTo(app);
+  // expected(0, 1): "--passes=" (run nothing) must not swallow the next
+  // argument as its value.
+  app.add_option("--passes", passes,
+                 "Comma-separated passes to run instead of the default pipeline ('' runs none)")
+      ->expected(0, 1);
+  app.add_flag("--freeze", core.freeze,
+               "Inference: make parameters constants and fold them (default pipeline)");
+  app.add_option("--print-after", printAfter, "Print the module after this pass ('all' for every)")
+      ->delimiter(',');
+  app.add_flag("--time-passes", pm.timePasses, "Print the time each pass took to stderr");
+  app.add_flag("--stats", pm.statistics, "Print pass statistics to stderr");
+  app.add_flag("!--no-verify-each", pm.verifyEach, "Do not verify the module after each pass");
+  app.add_flag("--list-passes", listPasses, "List the passes and exit");
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
+  if (listPasses) {
+    for (const PassInfo &p : registeredPasses())
+      std::cout << p.name << " - " << p.summary << "\n";
+    return 0;
+  }
+  if (input.empty())
+    return reportError(tool, makeError() << "no input file");
+  for (const std::string &name : printAfter) {
+    bool known = name == "all";
+    for (const PassInfo &p : registeredPasses())
+      known |= p.name == name;
+    if (!known)
+      return reportError(tool, makeError() << "--print-after names unknown pass '" << name
+                                           << "' (see --list-passes)");
+  }
+  pm.printAfter.insert(printAfter.begin(), printAfter.end());
 
+  Expected<std::vector<std::unique_ptr<Pass>>> pipeline =
+      parsePassPipeline(passes ? *passes : corePipeline(core));
+  if (!pipeline)
+    return reportError(tool, pipeline.error());
   Expected<std::unique_ptr<Module>> m = readModuleFile(input);
   if (!m)
     return reportError(tool, m.error());
+  PassManager manager(pm, std::cerr);
+  for (auto &p : *pipeline)
+    manager.add(std::move(p));
+  if (Error e = manager.run(**m))
+    return reportError(tool, e.withContext("'" + input + "'"));
   if (Error e = writeModuleFile(**m, output.path, output.format))
     return reportError(tool, e);
   return 0;

@@ -17,7 +17,10 @@ enum class FileFormat { Binary, Text };
 Expected<std::unique_ptr<Module>> readModuleFile(const std::string &path);
 /// Writes `m` atomically in `format`. "-" writes stdout. Relative weight
 /// source paths are written relative to the output's directory (the working
-/// directory for stdout), so the written file finds the same weights.
+/// directory for stdout), so the written file finds the same weights. A
+/// pending blob (Module::pendingBlob) is written first, atomically, to
+/// "<path>.weights" and named relative to the output; it needs a file
+/// output, and must not overwrite another source of the module.
 Error writeModuleFile(Module &m, const std::string &path, FileFormat format);
 
 } // namespace gc

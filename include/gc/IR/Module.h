@@ -15,6 +15,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,18 @@ public:
   const std::string &sourceBaseDir() const { return sourceBaseDir_; }
   void setSourceBaseDir(std::string dir) { sourceBaseDir_ = std::move(dir); }
 
+  /// A blob whose bytes are still in memory: constants that gc-opt's folding
+  /// passes computed. `source` indexes a WeightSource of kind Blob whose path
+  /// stays empty until writeModuleFile writes the bytes beside its output,
+  /// as "<output>.weights", and names it there; loadWeights reads the bytes
+  /// from here. At most one per module, so every new constant goes into it.
+  struct PendingBlob {
+    uint32_t source = 0;
+    std::string bytes;
+  };
+  std::optional<PendingBlob> &pendingBlob() { return pendingBlob_; }
+  const std::optional<PendingBlob> &pendingBlob() const { return pendingBlob_; }
+
   /// Free-form provenance such as "torch 2.11.0"; kept for messages.
   const std::string &producer() const { return producer_; }
   void setProducer(std::string p) { producer_ = std::move(p); }
@@ -261,6 +274,7 @@ private:
   std::vector<Weight> weights_;
   std::string producer_;
   std::string sourceBaseDir_ = ".";
+  std::optional<PendingBlob> pendingBlob_;
 };
 
 } // namespace gc

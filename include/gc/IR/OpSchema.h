@@ -39,6 +39,7 @@ struct OpSchema {
   std::string summary;
   std::vector<ArgDef> args;
   std::vector<std::string> returns; ///< return types, e.g. {"Tensor", "Tensor"}
+  std::string schema; ///< the schema as written, "(Tensor self, ...) -> Tensor"
 
   const ArgDef *arg(std::string_view name) const;
 };

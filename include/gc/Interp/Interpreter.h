@@ -7,6 +7,7 @@
 #include "gc/Support/Error.h"
 
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,10 @@ namespace gc {
 
 /// Loads the module's weights from their sources (resolved against the
 /// module's source base directory), as owned tensors. Errors name the weight
-/// and the missing or short source.
-Expected<std::map<std::string, Tensor>> loadWeights(const Module &m);
+/// and the missing or short source. With `names`, loads only those weights.
+/// A pending blob (Module::pendingBlob) is read from memory.
+Expected<std::map<std::string, Tensor>> loadWeights(const Module &m,
+                                                    std::span<const std::string> names = {});
 
 struct RunResult {
   /// One tensor per graph output, in the graph's output order.

@@ -10,7 +10,9 @@
 #ifndef GC_INTERP_KERNEL_H
 #define GC_INTERP_KERNEL_H
 
+#include "gc/IR/ArgReader.h"
 #include "gc/IR/Module.h"
+#include "gc/IR/OpRegistry.h"
 #include "gc/Interp/Tensor.h"
 
 #include <map>
@@ -41,38 +43,25 @@ struct Scalar {
 };
 
 /// The arguments of one node, resolved to tensors and numbers.
-class OpCall {
+class OpCall : public ArgReader {
 public:
   OpCall(const Node &node, const std::unordered_map<const Value *, Tensor> &tensors,
          const std::unordered_map<const Value *, int64_t> &symInts)
-      : node_(node), tensors_(tensors), symInts_(symInts) {}
+      : ArgReader(node.args()), node_(node), tensors_(tensors), symInts_(symInts) {}
 
   const Node &node() const { return node_; }
-  /// True if the argument is given and is not None.
-  bool has(std::string_view name) const;
 
   Tensor tensor(std::string_view name) const;
   std::optional<Tensor> optTensor(std::string_view name) const;
   std::vector<Tensor> tensors(std::string_view name) const;
   /// Tensor?[]: a missing entry is an undefined Tensor.
   std::vector<Tensor> optTensors(std::string_view name) const;
-  int64_t integer(std::string_view name) const;
-  int64_t integer(std::string_view name, int64_t dflt) const;
-  /// int[] and SymInt[] arguments; a single int is a list of one.
-  std::vector<int64_t> ints(std::string_view name) const;
   std::optional<std::vector<int64_t>> optInts(std::string_view name) const;
-  double real(std::string_view name) const;
-  double real(std::string_view name, double dflt) const;
   Scalar scalar(std::string_view name) const;
-  bool boolean(std::string_view name, bool dflt) const;
-  std::string string(std::string_view name, const std::string &dflt) const;
-  std::optional<DType> dtype(std::string_view name) const;
 
 private:
-  const NamedArg &get(std::string_view name) const;
-  const NamedArg *find(std::string_view name) const;
   Tensor lookup(const Value *v) const;
-  int64_t symInt(const Value *v, int64_t constant) const;
+  int64_t symIntValue(const Value *v, std::string_view name) const override;
 
   const Node &node_;
   const std::unordered_map<const Value *, Tensor> &tensors_;
@@ -90,17 +79,7 @@ struct KernelEntry {
   const char *mutates = nullptr;
 };
 
-class KernelRegistry {
-public:
-  void add(std::span<const KernelEntry> entries);
-  /// The entry for `op`, or null.
-  const KernelEntry *find(std::string_view op) const;
-  /// Every op with a kernel, sorted (for docs/ops.md).
-  std::vector<std::string> ops() const;
-
-private:
-  std::map<std::string, KernelEntry, std::less<>> kernels_;
-};
+using KernelRegistry = OpRegistry<KernelEntry>;
 
 /// The registry with every reference kernel gc has.
 const KernelRegistry &referenceKernels();
@@ -111,9 +90,14 @@ void registerReductionKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
 void registerIndexingKernels(KernelRegistry &r);
 void registerNNKernels(KernelRegistry &r);
+void registerCoreKernels(KernelRegistry &r);
 
 // Helpers shared by the kernel families (defined in Kernels/Shape.cpp).
 
+/// A 0-dim tensor holding a number exactly, in the widest dtype of its
+/// literal's kind (bool, int64, float64), so that `Tensor::to` converts it as
+/// torch does.
+Tensor numberTensor(const Scalar &s);
 /// `dim` wrapped into [0, rank) as torch wraps negative dims; a 0-dim tensor
 /// takes 0 or -1, as if it had one dimension. Throws KernelError when out of
 /// range.

@@ -30,16 +30,6 @@ namespace {
 // Operands and the element loop
 //===----------------------------------------------------------------------===//
 
-/// A 0-dim tensor holding a number in the widest dtype of its literal's kind
-/// (bool, int64, float64), so that `Tensor::to` converts it as torch does.
-Tensor numberTensor(const Scalar &s) {
-  if (s.kind == Scalar::Kind::Float)
-    return Tensor::scalar(DType::Float64, s.f);
-  Tensor t = Tensor::zeros(s.kind == Scalar::Kind::Bool ? DType::Bool : DType::Int64, {});
-  t.storeInt(0, s.i);
-  return t;
-}
-
 Scalar intScalar(int64_t v) { return Scalar{Scalar::Kind::Int, v, 0}; }
 
 /// An operand of an elementwise op: a tensor, or a number that torch.export

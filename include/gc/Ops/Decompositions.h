@@ -1,0 +1,42 @@
+//===- Decompositions.h - Ops in terms of core ops --------------*- C++ -*-===//
+//
+// A decomposition rewrites one call of an op into calls of other ops through
+// a GraphBuilder, and returns the values that replace the call's results. A
+// rule may decline (return nullopt) for cases it does not handle; the
+// decompose pass reports an op that stays outside the core set. Each family
+// registers its rules in one table (lib/Ops/Decompose/<Family>.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_OPS_DECOMPOSITIONS_H
+#define GC_OPS_DECOMPOSITIONS_H
+
+#include "gc/IR/OpRegistry.h"
+#include "gc/Transforms/GraphBuilder.h"
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gc {
+
+using DecompositionFn = std::optional<std::vector<Value *>> (*)(RewriteContext &ctx);
+
+struct DecompositionEntry {
+  const char *op;
+  DecompositionFn fn;
+};
+
+using DecompositionRegistry = OpRegistry<DecompositionEntry>;
+
+/// Every decomposition gc has.
+const DecompositionRegistry &decompositions();
+void registerPointwiseDecompositions(DecompositionRegistry &r);
+void registerShapeDecompositions(DecompositionRegistry &r);
+void registerNNDecompositions(DecompositionRegistry &r);
+void registerReductionDecompositions(DecompositionRegistry &r);
+
+} // namespace gc
+
+#endif // GC_OPS_DECOMPOSITIONS_H

@@ -1,0 +1,17 @@
+//===- Passes.h - The passes gc-opt runs ------------------------*- C++ -*-===//
+#ifndef GC_TRANSFORMS_PASSES_H
+#define GC_TRANSFORMS_PASSES_H
+
+#include "gc/Pass/Pass.h"
+
+#include <memory>
+
+namespace gc {
+
+#define GC_PASS(NAME, CREATE, SUMMARY) std::unique_ptr<Pass> CREATE();
+#include "gc/Transforms/Passes.def"
+#undef GC_PASS
+
+} // namespace gc
+
+#endif // GC_TRANSFORMS_PASSES_H

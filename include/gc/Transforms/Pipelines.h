@@ -1,0 +1,19 @@
+//===- Pipelines.h - The pass lists of each stage ---------------*- C++ -*-===//
+#ifndef GC_TRANSFORMS_PIPELINES_H
+#define GC_TRANSFORMS_PIPELINES_H
+
+#include <string>
+
+namespace gc {
+
+struct CorePipelineOptions {
+  /// Inference: parameters become constants and fold into their users.
+  bool freeze = false;
+};
+
+/// gc-opt's default pipeline, aten graph to core graph, as a --passes list.
+std::string corePipeline(const CorePipelineOptions &options);
+
+} // namespace gc
+
+#endif // GC_TRANSFORMS_PIPELINES_H

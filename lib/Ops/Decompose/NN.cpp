@@ -1,0 +1,815 @@
+//===- NN.cpp - Decompositions of neural-network ops ----------------------===//
+//
+// Linear layers and matrix products (to mm and bmm with views, expands and
+// permutes), convolution and pooling wrappers, normalizations (their
+// statistics through core reductions), attention in its math form, dropout
+// with functional random numbers, and losses.
+//
+//===----------------------------------------------------------------------===//
+#include "Emit.h"
+
+#include "gc/IR/OpSchema.h"
+#include "gc/Ops/ShapeInference.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace gc {
+
+namespace {
+
+using namespace decompose;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// The last two dims swapped (a vector stays as it is).
+Value *transposeLast2(Emit &e, Value *x) { return rankOf(x) < 2 ? x : e.transpose(x, -2, -1); }
+
+Results decomposeLinear(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *out = e.matmul(ctx.value("input"), transposeLast2(e, ctx.value("weight")));
+  if (ctx.has("bias"))
+    out = e.add(out, ctx.value("bias"));
+  return finish(ctx, {out});
+}
+
+Results decomposeMatmul(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.matmul(ctx.value("self"), ctx.value("other"))});
+}
+
+/// addmm and baddbmm: beta * self + alpha * product; beta = 0 ignores self,
+/// NaNs included, as torch does.
+Results scaledProductPlus(RewriteContext &ctx, Value *product) {
+  Emit e(ctx);
+  Number alpha = optNumber(ctx, "alpha").value_or(Number::integer(1));
+  Number beta = optNumber(ctx, "beta").value_or(Number::integer(1));
+  if (alpha.value() != 1)
+    product = e.mul(product, alpha.arg());
+  if (beta.value() == 0)
+    return finish(ctx, {product});
+  Value *self = ctx.value("self");
+  if (beta.value() != 1)
+    self = e.mul(self, beta.arg());
+  return finish(ctx, {e.add(product, self)});
+}
+
+Results decomposeAddmm(RewriteContext &ctx) {
+  Emit e(ctx);
+  return scaledProductPlus(ctx, e.mm(ctx.value("mat1"), ctx.value("mat2")));
+}
+
+Results decomposeBaddbmm(RewriteContext &ctx) {
+  Emit e(ctx);
+  return scaledProductPlus(ctx, e.bmm(ctx.value("batch1"), ctx.value("batch2")));
+}
+
+/// One einsum operand: its value and one letter per dim.
+struct Labeled {
+  Value *value;
+  std::string labels;
+};
+
+/// Sums out the labels of `x` that are not in `keep`.
+Labeled sumOutExcept(Emit &e, Labeled x, const std::string &keep) {
+  Dims dims;
+  std::string rest;
+  for (size_t i = 0; i < x.labels.size(); ++i) {
+    if (keep.find(x.labels[i]) == std::string::npos)
+      dims.push_back(static_cast<int64_t>(i));
+    else
+      rest += x.labels[i];
+  }
+  if (dims.empty())
+    return x;
+  return {e.sum(x.value, dims, false), rest};
+}
+
+/// x permuted so that its labels read `order`.
+Value *permuteTo(Emit &e, const Labeled &x, const std::string &order) {
+  Dims perm;
+  for (char c : order)
+    perm.push_back(static_cast<int64_t>(x.labels.find(c)));
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity &= perm[i] == static_cast<int64_t>(i);
+  return identity ? x.value : e.permute(x.value, perm);
+}
+
+/// The size each label of `order` has in `x`.
+Sizes labelSizes(const Labeled &x, const std::string &order) {
+  Sizes out;
+  for (char c : order)
+    out.push_back(sizesOf(x.value)[x.labels.find(c)]);
+  return out;
+}
+
+/// The product of two operands keeping the labels in `keep` (in a's order,
+/// then b's): batch labels (in both, kept), contracted ones (in both, not
+/// kept) and free ones become one bmm.
+Labeled contract(Emit &e, Labeled a, Labeled b, const std::string &keep) {
+  auto in = [](const std::string &s, char c) { return s.find(c) != std::string::npos; };
+  // Labels only one operand has and nobody keeps are summed out first.
+  a = sumOutExcept(e, a, keep + b.labels);
+  b = sumOutExcept(e, b, keep + a.labels);
+  std::string batch, contracted, freeA, freeB;
+  for (char c : a.labels) {
+    if (in(b.labels, c))
+      (in(keep, c) ? batch : contracted) += c;
+    else
+      freeA += c;
+  }
+  for (char c : b.labels)
+    if (!in(a.labels, c))
+      freeB += c;
+  SymContext &s = e.syms();
+  Sizes batchSizes = labelSizes(a, batch);
+  const SymExpr *nb = sizeProduct(s, batchSizes);
+  const SymExpr *m = sizeProduct(s, labelSizes(a, freeA));
+  const SymExpr *k = sizeProduct(s, labelSizes(a, contracted));
+  const SymExpr *n = sizeProduct(s, labelSizes(b, freeB));
+  Value *a3 = e.reshape(permuteTo(e, a, batch + freeA + contracted), {nb, m, k});
+  Value *b3 = e.reshape(permuteTo(e, b, batch + contracted + freeB), {nb, k, n});
+  Sizes out = batchSizes;
+  for (const Sizes &part : {labelSizes(a, freeA), labelSizes(b, freeB)})
+    out.insert(out.end(), part.begin(), part.end());
+  return {e.reshape(e.bmm(a3, b3), out), batch + freeA + freeB};
+}
+
+/// einsum without ellipses or repeated labels in one operand: operands are
+/// contracted left to right, each step keeping the labels still needed.
+Results decomposeEinsum(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::string eq;
+  for (char c : ctx.string("equation", ""))
+    if (c != ' ')
+      eq += c;
+  std::vector<Value *> xs = ctx.values("tensors");
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<Labeled> ops;
+  for (size_t start = 0, i = 0; i < xs.size(); ++i) {
+    size_t comma = lhs.find(',', start);
+    std::string labels = lhs.substr(start, comma == std::string::npos ? comma : comma - start);
+    start = comma + 1;
+    if (labels.find('.') != std::string::npos)
+      rewriteFail("einsum: ellipses ('...') are not supported");
+    if (static_cast<int64_t>(labels.size()) != rankOf(xs[i]))
+      rewriteFail("einsum: operand " + std::to_string(i) + " has " + std::to_string(rankOf(xs[i])) +
+                  " dims, the equation names " + std::to_string(labels.size()));
+    std::map<char, int> seen;
+    for (char c : labels)
+      if (++seen[c] > 1)
+        rewriteFail("einsum: repeated labels within one operand (diagonals) are not supported");
+    ops.push_back({xs[i], labels});
+  }
+  std::string output;
+  if (arrow != std::string::npos) {
+    output = eq.substr(arrow + 2);
+  } else {
+    // Implicit output: the labels that occur once, in alphabetical order.
+    std::map<char, int> counts;
+    for (char c : lhs)
+      if (c != ',')
+        ++counts[c];
+    for (auto [c, n] : counts)
+      if (n == 1)
+        output += c;
+  }
+  if (ops.empty())
+    rewriteFail("einsum needs at least one operand");
+  Labeled acc = ops[0];
+  for (size_t i = 1; i < ops.size(); ++i) {
+    std::string later = output;
+    for (size_t j = i + 1; j < ops.size(); ++j)
+      later += ops[j].labels;
+    acc = contract(e, acc, ops[i], later);
+  }
+  acc = sumOutExcept(e, acc, output);
+  return finish(ctx, {permuteTo(e, acc, output)});
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// An int[n] argument with torch's shorthand: one value for every dim.
+Dims intsOfLength(RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt) {
+  if (!ctx.has(name))
+    return Dims(n, dflt);
+  Dims v = ctx.ints(name);
+  if (v.size() == 1)
+    v.assign(n, v[0]);
+  if (v.size() != n)
+    rewriteFail(std::string(name) + " must have " + std::to_string(n) + " entries");
+  return v;
+}
+
+/// conv1d/2d/3d, with numeric or string ("valid", "same") padding, as one
+/// convolution; an unbatched input gets a batch dim of 1 for the call.
+Results decomposeConv(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *input = ctx.value("input"), *weight = ctx.value("weight");
+  size_t n = typeOf(weight).rank() - 2;
+  Dims stride = intsOfLength(ctx, "stride", n, 1);
+  Dims dilation = intsOfLength(ctx, "dilation", n, 1);
+  Dims padding;
+  bool unbatched = rankOf(input) == static_cast<int64_t>(n) + 1;
+  if (unbatched)
+    input = e.unsqueeze(input, 0);
+  if (ctx.has("padding") && ctx.find("padding")->value.kind == ArgKind::String) {
+    std::string mode = ctx.string("padding", "valid");
+    padding.assign(n, 0);
+    if (mode == "same") {
+      // Total padding d*(k-1), split evenly; an odd one goes to the end,
+      // through an explicit pad.
+      Dims extra;
+      bool uneven = false;
+      for (size_t i = 0; i < n; ++i) {
+        int64_t k = staticSize(sizesOf(weight)[i + 2], "the kernel");
+        int64_t total = dilation[i] * (k - 1);
+        padding[i] = total / 2;
+        extra.push_back(total - 2 * padding[i]);
+        uneven |= extra.back() != 0;
+      }
+      if (uneven) {
+        Dims pad; // last dim first, (before, after) pairs
+        for (size_t i = n; i-- > 0;) {
+          pad.push_back(0);
+          pad.push_back(extra[i]);
+        }
+        input = e.op("aten.constant_pad_nd.default",
+                     {{"self", input}, {"pad", pad}, {"value", int64_t(0)}});
+      }
+    } else if (mode != "valid") {
+      rewriteFail("conv: unknown padding '" + mode + "'");
+    }
+  } else {
+    padding = intsOfLength(ctx, "padding", n, 0);
+  }
+  Value *out =
+      e.op("aten.convolution.default", {{"input", input},
+                                        {"weight", weight},
+                                        {"bias", ctx.has("bias") ? ctx.value("bias") : nullptr},
+                                        {"stride", stride},
+                                        {"padding", padding},
+                                        {"dilation", dilation},
+                                        {"transposed", false},
+                                        {"output_padding", Dims(n, 0)},
+                                        {"groups", ctx.integer("groups", 1)}});
+  return finish(ctx, {unbatched ? e.squeeze(out, {0}) : out});
+}
+
+Results decomposeMaxPool2d(RewriteContext &ctx) {
+  std::vector<std::pair<std::string, ArgValue>> args;
+  for (const NamedArg &a : ctx.node().args())
+    args.emplace_back(a.name, ctx.passThrough(a.name));
+  std::vector<Value *> r =
+      ctx.builder().create("aten.max_pool2d_with_indices.default", std::move(args));
+  return finish(ctx, {r.at(0)});
+}
+
+/// Adaptive average pooling of one dim (-2 or -1) to `out` cells: cell i
+/// averages [floor(i n / out), ceil((i + 1) n / out)).
+Value *adaptiveMeans(Emit &e, Value *x, int64_t dim, int64_t out) {
+  int64_t n = staticSize(sizesOf(x)[rankOf(x) + dim], "the pooled dim");
+  int64_t d = rankOf(x) + dim;
+  std::vector<Value *> cells;
+  for (int64_t i = 0; i < out; ++i) {
+    int64_t start = i * n / out, end = ((i + 1) * n + out - 1) / out;
+    cells.push_back(e.mean(e.slice(x, d, start, end), {d}, true));
+  }
+  return cells.size() == 1 ? cells[0] : e.cat(cells, d);
+}
+
+/// adaptive_avg_pool2d: a mean for a 1x1 output, avg_pool2d when the cells
+/// tile the input evenly, else means of slices, one dim at a time.
+Results decomposeAdaptiveAvgPool2d(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  Dims out = intsOfLength(ctx, "output_size", 2, 1);
+  int64_t rank = rankOf(x);
+  if (rank < 3)
+    rewriteFail("adaptive_avg_pool2d needs a 3-D or 4-D input");
+  if (out[0] == 1 && out[1] == 1)
+    return finish(ctx, {e.mean(x, {rank - 2, rank - 1}, true)});
+  const Sizes &s = sizesOf(x);
+  int64_t h = staticSize(s[rank - 2], "the pooled height");
+  int64_t w = staticSize(s[rank - 1], "the pooled width");
+  if (out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0) {
+    Dims kernel = {h / out[0], w / out[1]};
+    return finish(ctx, {e.op("aten.avg_pool2d.default", {{"self", x},
+                                                         {"kernel_size", kernel},
+                                                         {"stride", kernel},
+                                                         {"padding", Dims{0, 0}}})});
+  }
+  return finish(ctx, {adaptiveMeans(e, adaptiveMeans(e, x, -2, out[0]), -1, out[1])});
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// y * weight + bias, either of which may be absent.
+Value *affine(Emit &e, Value *y, Value *weight, Value *bias) {
+  if (weight)
+    y = e.mul(y, weight);
+  if (bias)
+    y = e.add(y, bias);
+  return y;
+}
+
+/// (x - mean) * rstd, then the affine part; each of mean, rstd, weight and
+/// bias already broadcasts against x.
+Value *normalize(Emit &e, Value *x, Value *mean, Value *rstd, Value *weight, Value *bias) {
+  return affine(e, e.mul(e.sub(x, mean), rstd), weight, bias);
+}
+
+/// A Tensor? argument, null for None.
+Value *valueOrNull(RewriteContext &ctx, std::string_view name) {
+  return ctx.optValue(name).value_or(nullptr);
+}
+
+/// A per-channel vector (or null) broadcast along dim 1 of a rank-`rank`
+/// tensor.
+Value *perChannel(Emit &e, Value *v, int64_t rank) { return v ? e.alongDim(v, 1, rank) : nullptr; }
+
+Value *rsqrtPlus(Emit &e, Value *var, double eps) { return e.unary("rsqrt", e.add(var, eps)); }
+
+/// The dims batch norm reduces: all but the channel dim.
+Dims batchNormDims(Value *x) {
+  Dims dims;
+  for (int64_t d = 0; d < rankOf(x); ++d)
+    if (d != 1)
+      dims.push_back(d);
+  return dims;
+}
+
+/// What every batch norm variant computes.
+struct BatchNormResult {
+  Value *out;
+  Value *mean = nullptr, *rstd = nullptr;              // batch statistics [C]
+  Value *runningMean = nullptr, *runningVar = nullptr; // updated running stats
+};
+
+/// Batch norm of `x` (cast to its compute dtype). With `training`, batch
+/// statistics normalize, and running stats (if given) are updated with
+/// `momentum` and the unbiased variance; else the running stats normalize.
+BatchNormResult batchNorm(RewriteContext &ctx, Emit &e, bool training) {
+  Value *input = ctx.value("input");
+  Value *x = e.cast(input, computeDType(typeOf(input).dtype));
+  int64_t rank = rankOf(x);
+  Value *weight = perChannel(e, valueOrNull(ctx, "weight"), rank);
+  Value *bias = perChannel(e, valueOrNull(ctx, "bias"), rank);
+  Value *runningMean = valueOrNull(ctx, "running_mean"),
+        *runningVar = valueOrNull(ctx, "running_var");
+  double eps = ctx.real("eps", 1e-5);
+  BatchNormResult r;
+  if (!training) {
+    if (!runningMean || !runningVar)
+      rewriteFail("batch_norm in inference mode needs running statistics");
+    Value *rstd = rsqrtPlus(e, runningVar, eps);
+    r.out =
+        normalize(e, x, perChannel(e, runningMean, rank), perChannel(e, rstd, rank), weight, bias);
+    r.runningMean = runningMean;
+    r.runningVar = runningVar;
+    return r;
+  }
+  Dims dims = batchNormDims(x);
+  Value *mean = e.mean(x, dims, true);
+  Value *centered = e.sub(x, mean);
+  Value *squares = e.sum(e.mul(centered, centered), dims, false);
+  ArgValue n = e.count(x, dims);
+  Value *var = e.div(squares, n);
+  Value *rstd = rsqrtPlus(e, var, eps);
+  r.out = normalize(e, x, mean, perChannel(e, rstd, rank), weight, bias);
+  r.mean = e.squeeze(mean, dims);
+  r.rstd = rstd;
+  if (runningMean && runningVar) {
+    double momentum = ctx.real("momentum", 0.1);
+    Value *unbiased = n.arg.kind == ArgKind::Int
+                          ? e.div(squares, static_cast<double>(n.arg.ints[0] - 1))
+                          : e.div(squares, e.sub(n.arg.values[0], int64_t(1)));
+    auto update = [&](Value *running, Value *batch) {
+      Value *b = e.cast(batch, typeOf(running).dtype);
+      return e.add(e.mul(running, 1 - momentum), e.mul(b, momentum));
+    };
+    r.runningMean = update(runningMean, r.mean);
+    r.runningVar = update(runningVar, unbiased);
+  }
+  return r;
+}
+
+/// The empty [0] tensor torch returns for statistics it does not compute.
+Value *emptyStats(RewriteContext &ctx, Emit &e, size_t result) {
+  return e.full({e.syms().constant(0)}, Number::integer(0), ctx.resultType(result).dtype);
+}
+
+/// Statistics or the empty placeholder, as the recorded result has.
+Value *statsOrEmpty(RewriteContext &ctx, Emit &e, size_t result, Value *stats) {
+  const Sizes &want = ctx.resultType(result).sizes;
+  bool empty = want.size() == 1 && want[0]->isConst() && want[0]->constant() == 0;
+  if (empty || !stats)
+    return emptyStats(ctx, e, result);
+  return stats;
+}
+
+/// batch_norm in training mode writes the running statistics; the
+/// functionalize pass turns such calls into the functional form first.
+void requireNoRunningStatsUpdate(RewriteContext &ctx, bool training) {
+  if (training && ctx.has("running_mean"))
+    rewriteFail(ctx.node().op() +
+                " in training mode updates running statistics in place; run the functionalize "
+                "pass first, which makes it aten._native_batch_norm_legit_functional");
+}
+
+Results decomposeBatchNorm(RewriteContext &ctx) {
+  Emit e(ctx);
+  bool training = ctx.boolean("training", false);
+  requireNoRunningStatsUpdate(ctx, training);
+  return finish(ctx, {batchNorm(ctx, e, training || !ctx.has("running_mean")).out});
+}
+
+Results decomposeNativeBatchNorm(RewriteContext &ctx) {
+  Emit e(ctx);
+  bool training = ctx.boolean("training", false);
+  requireNoRunningStatsUpdate(ctx, training);
+  BatchNormResult r = batchNorm(ctx, e, training);
+  return finish(ctx, {r.out, statsOrEmpty(ctx, e, 1, r.mean), statsOrEmpty(ctx, e, 2, r.rstd)});
+}
+
+Results decomposeBatchNormNoTraining(RewriteContext &ctx) {
+  Emit e(ctx);
+  BatchNormResult r = batchNorm(ctx, e, false);
+  return finish(ctx, {r.out, emptyStats(ctx, e, 1), emptyStats(ctx, e, 2)});
+}
+
+Results decomposeBatchNormNoStats(RewriteContext &ctx) {
+  Emit e(ctx);
+  BatchNormResult r = batchNorm(ctx, e, true);
+  return finish(ctx, {r.out, r.mean, r.rstd});
+}
+
+/// The functional form the functionalize pass makes: the new running
+/// statistics are results instead of writes.
+Results decomposeBatchNormFunctional(RewriteContext &ctx) {
+  Emit e(ctx);
+  BatchNormResult r = batchNorm(ctx, e, ctx.boolean("training", false));
+  return finish(ctx, {r.out, statsOrEmpty(ctx, e, 1, r.mean), statsOrEmpty(ctx, e, 2, r.rstd),
+                      r.runningMean, r.runningVar});
+}
+
+/// layer_norm and native_layer_norm: statistics over the trailing
+/// normalized dims, kept as size-1 dims.
+Results layerNorm(RewriteContext &ctx, bool withStats) {
+  Emit e(ctx);
+  Value *input = ctx.value("input");
+  Value *x = e.cast(input, computeDType(typeOf(input).dtype));
+  int64_t k = static_cast<int64_t>(ctx.ints("normalized_shape").size());
+  int64_t rank = rankOf(x);
+  if (k > rank)
+    rewriteFail("layer_norm: normalized_shape has more dims than the input");
+  Dims dims(k);
+  std::iota(dims.begin(), dims.end(), rank - k);
+  Value *mean = e.mean(x, dims, true);
+  Value *centered = e.sub(x, mean);
+  Value *rstd = rsqrtPlus(e, e.mean(e.mul(centered, centered), dims, true), ctx.real("eps", 1e-5));
+  Value *out = normalize(e, x, mean, rstd, valueOrNull(ctx, "weight"), valueOrNull(ctx, "bias"));
+  if (!withStats)
+    return finish(ctx, {out});
+  return finish(ctx, {out, mean, rstd});
+}
+Results decomposeLayerNorm(RewriteContext &ctx) { return layerNorm(ctx, false); }
+Results decomposeNativeLayerNorm(RewriteContext &ctx) { return layerNorm(ctx, true); }
+
+/// group_norm and native_group_norm: statistics per (sample, group) over
+/// [N, G, C/G * spatial], per-channel affine.
+Results groupNorm(RewriteContext &ctx, int64_t groups, bool withStats) {
+  Emit e(ctx);
+  Value *input = ctx.value("input");
+  Value *x = e.cast(input, computeDType(typeOf(input).dtype));
+  int64_t rank = rankOf(x);
+  const Sizes &s = sizesOf(x);
+  SymContext &syms = e.syms();
+  const SymExpr *rest = syms.constant(1);
+  for (int64_t d = 1; d < rank; ++d)
+    rest = syms.mul(rest, s[d]);
+  const SymExpr *perGroup = syms.floorDiv(rest, syms.constant(groups));
+  Value *grouped = e.reshape(x, {s[0], syms.constant(groups), perGroup});
+  Value *mean = e.mean(grouped, {2}, true);
+  Value *centered = e.sub(grouped, mean);
+  Value *rstd = rsqrtPlus(e, e.mean(e.mul(centered, centered), {2}, true), ctx.real("eps", 1e-5));
+  Value *out = affine(e, e.reshape(e.mul(centered, rstd), s),
+                      perChannel(e, valueOrNull(ctx, "weight"), rank),
+                      perChannel(e, valueOrNull(ctx, "bias"), rank));
+  if (!withStats)
+    return finish(ctx, {out});
+  return finish(ctx, {out, e.squeeze(mean, {2}), e.squeeze(rstd, {2})});
+}
+Results decomposeGroupNorm(RewriteContext &ctx) {
+  return groupNorm(ctx, ctx.integer("num_groups"), false);
+}
+Results decomposeNativeGroupNorm(RewriteContext &ctx) {
+  return groupNorm(ctx, ctx.integer("group"), true);
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// The graph input named `name` (an i64[] user input), added if missing.
+Value *rngInput(GraphBuilder &b, const std::string &name) {
+  Graph &g = b.graph();
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (g.inputSpecs()[i].kind == InputKind::UserInput && g.inputSpecs()[i].target == name)
+      return g.inputs()[i];
+  TensorType t = contiguousType(b.syms(), DType::Int64, {});
+  return g.addInput(b.uniqueName(name), Type::makeTensor(std::move(t)),
+                    InputSpec{InputKind::UserInput, name});
+}
+
+/// How many random numbers the graph's gc.rand calls so far draw: the
+/// offset of the next call's stream.
+int64_t randomNumbersDrawn(Graph &g) {
+  int64_t n = 0;
+  for (const auto &node : g.nodes()) {
+    if (node->op() != "gc.rand.default")
+      continue;
+    int64_t numel = 1;
+    for (const SymExpr *s : node->results()[0]->type().tensor.sizes)
+      numel *= staticSize(s, "a dropout input");
+    n += numel;
+  }
+  return n;
+}
+
+/// Training dropout: keep where u >= p for u uniform in [0, 1), scale the
+/// kept values by 1/(1-p). The random numbers come from gc.rand keyed by two
+/// graph inputs, rng_seed and rng_offset, so the graph stays a function.
+/// Returns the output and the keep mask.
+std::pair<Value *, Value *> trainingDropout(RewriteContext &ctx, Emit &e, Value *x, double p) {
+  GraphBuilder &b = ctx.builder();
+  if (!findOpSchema("gc.rand.default"))
+    rewriteFail("dropout in training mode needs functional RNG inputs (gc.rand)");
+  Value *seed = rngInput(b, "rng_seed");
+  Value *offset = rngInput(b, "rng_offset");
+  if (int64_t drawn = randomNumbersDrawn(b.graph()))
+    offset = e.add(offset, drawn);
+  Dims sizes;
+  for (const SymExpr *s : sizesOf(x))
+    sizes.push_back(staticSize(s, "a dropout input"));
+  DType t = typeOf(x).dtype;
+  Value *u =
+      e.op("gc.rand.default",
+           {{"size", sizes}, {"seed", seed}, {"offset", offset}, {"dtype", computeDType(t)}});
+  Value *keep = e.compare("ge", u, Number::real(p));
+  if (p >= 1)
+    return {e.fullLike(x, Number::integer(0), t), keep};
+  return {e.mul(x, e.mul(e.cast(keep, t), 1.0 / (1.0 - p))), keep};
+}
+
+Results decomposeDropout(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("input");
+  double p = ctx.real("p", 0.5);
+  if (!ctx.boolean("train", true) || p == 0)
+    return finish(ctx, {x});
+  return finish(ctx, {trainingDropout(ctx, e, x, p).first});
+}
+
+/// native_dropout also returns the keep mask.
+Results decomposeNativeDropout(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("input");
+  double p = ctx.real("p", 0.5);
+  if (!ctx.boolean("train", true))
+    return finish(ctx, {x, e.fullLike(x, Number::integer(1), DType::Bool)});
+  auto [out, keep] = trainingDropout(ctx, e, x, p);
+  return finish(ctx, {out, keep});
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// k or v with each of its heads repeated `times` times in place (dim -3),
+/// for grouped-query attention.
+Value *repeatHeads(Emit &e, Value *x, int64_t times) {
+  Sizes s = sizesOf(x);
+  int64_t rank = rankOf(x);
+  Value *wide = e.unsqueeze(x, rank - 2);
+  Sizes expanded = s;
+  expanded.insert(expanded.begin() + (rank - 2), e.syms().constant(times));
+  Sizes merged = s;
+  merged[rank - 3] = e.syms().mul(s[rank - 3], e.syms().constant(times));
+  return e.reshape(e.expand(wide, expanded), merged);
+}
+
+/// scaled_dot_product_attention in its math form: softmax(q k^T * scale +
+/// mask) v. A boolean mask keeps where true; is_causal keeps the lower
+/// triangle (aligned top-left). Rows that are masked entirely give 0, as
+/// torch's math kernel does.
+Results decomposeSdpa(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *q = ctx.value("query"), *k = ctx.value("key"), *v = ctx.value("value");
+  int64_t rank = rankOf(q);
+  if (rank < 2 || rankOf(k) != rank || rankOf(v) != rank)
+    rewriteFail("scaled_dot_product_attention needs query, key and value of one rank >= 2");
+  double scale;
+  if (ctx.has("scale"))
+    scale = ctx.real("scale", 1);
+  else
+    scale = 1 / std::sqrt(static_cast<double>(staticSize(sizesOf(q).back(), "the head dim")));
+  if (ctx.boolean("enable_gqa", false) && rank >= 3) {
+    int64_t hq = staticSize(sizesOf(q)[rank - 3], "the query heads");
+    int64_t hk = staticSize(sizesOf(k)[rank - 3], "the key heads");
+    if (hq != hk) {
+      if (hk == 0 || hq % hk != 0)
+        rewriteFail("enable_gqa: query heads must be a multiple of key heads");
+      k = repeatHeads(e, k, hq / hk);
+      v = repeatHeads(e, v, hq / hk);
+    }
+  }
+  Value *scores = e.mul(e.matmul(q, transposeLast2(e, k)), scale);
+  bool mayMaskRows = false;
+  if (ctx.boolean("is_causal", false)) {
+    int64_t l = staticSize(sizesOf(q)[rank - 2], "the query length");
+    int64_t s = staticSize(sizesOf(k)[rank - 2], "the key length");
+    Value *keep = e.compare("le", e.unsqueeze(e.arange(s), 0), e.unsqueeze(e.arange(l), 1));
+    // Row i keeps columns up to i, so no row is masked entirely.
+    scores = e.where(keep, scores, e.scalar(Number::real(-kInf), typeOf(scores).dtype));
+  }
+  if (ctx.has("attn_mask")) {
+    Value *mask = ctx.value("attn_mask");
+    if (typeOf(mask).dtype == DType::Bool)
+      scores = e.where(mask, scores, e.scalar(Number::real(-kInf), typeOf(scores).dtype));
+    else
+      scores = e.add(scores, mask);
+    mayMaskRows = true;
+  }
+  Value *max;
+  Value *attn = e.softmax(scores, -1, &max);
+  if (mayMaskRows)
+    attn = e.where(e.compare("eq", max, Number::real(-kInf)),
+                   e.scalar(Number::integer(0), typeOf(attn).dtype), attn);
+  double p = ctx.real("dropout_p", 0);
+  if (p > 0)
+    attn = e.op("aten.dropout.default", {{"input", attn}, {"p", p}, {"train", true}});
+  return finish(ctx, {e.matmul(attn, v)});
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+
+Value *reduceLoss(Emit &e, Value *loss, int64_t reduction) {
+  switch (reduction) {
+  case kNone:
+    return loss;
+  case kMean:
+    return e.mean(loss, wrapDims({}, rankOf(loss)), false);
+  case kSum:
+    return e.sum(loss, {}, false);
+  }
+  rewriteFail("unknown loss reduction " + std::to_string(reduction));
+}
+
+Results decomposeMseLoss(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *d = e.sub(ctx.value("self"), ctx.value("target"));
+  return finish(ctx, {reduceLoss(e, e.mul(d, d), ctx.integer("reduction", kMean))});
+}
+
+/// The negative log-likelihood part of nll_loss and cross_entropy with
+/// class-index targets: per-element losses (0 where ignored) and, for the
+/// mean, the total weight of the elements not ignored.
+struct Nll {
+  Value *loss;        ///< -w[t] * logp[t], per element
+  Value *totalWeight; ///< sum of w[t] where not ignored
+  Value *valid;       ///< target != ignore_index
+  Value *safeTarget;  ///< target, 0 where ignored
+};
+
+Nll negativeLogLikelihood(RewriteContext &ctx, Emit &e, Value *logp, Value *target) {
+  int64_t classDim = rankOf(logp) == 1 ? 0 : 1;
+  DType t = typeOf(logp).dtype;
+  Nll r;
+  r.valid = e.compare("ne", target, Number::integer(ctx.integer("ignore_index", -100)));
+  r.safeTarget = e.where(r.valid, target, e.scalar(Number::integer(0), typeOf(target).dtype));
+  Value *picked = e.squeeze(
+      e.op("aten.gather.default",
+           {{"self", logp}, {"dim", classDim}, {"index", e.unsqueeze(r.safeTarget, classDim)}}),
+      {classDim});
+  Value *zero = e.scalar(Number::integer(0), t);
+  Value *w = ctx.has("weight")
+                 ? e.op("aten.index.Tensor", {{"self", ctx.value("weight")},
+                                              {"indices", std::vector<Value *>{r.safeTarget}}})
+                 : e.cast(r.valid, t);
+  w = e.where(r.valid, w, zero);
+  r.loss = e.mul(e.unary("neg", picked), w);
+  r.totalWeight = e.sum(w, {}, false);
+  return r;
+}
+
+/// The reduced nll: a mean divides by the total weight.
+Value *reduceNll(Emit &e, const Nll &nll, Value *loss, int64_t reduction) {
+  if (reduction == kMean)
+    return e.div(e.sum(loss, {}, false), nll.totalWeight);
+  return reduceLoss(e, loss, reduction);
+}
+
+Results nllLoss(RewriteContext &ctx, bool withTotalWeight) {
+  Emit e(ctx);
+  Value *logp = ctx.value("self");
+  Nll nll = negativeLogLikelihood(ctx, e, logp, ctx.value("target"));
+  int64_t reduction = ctx.integer("reduction", kMean);
+  Value *out = reduceNll(e, nll, nll.loss, reduction);
+  if (!withTotalWeight)
+    return finish(ctx, {out});
+  return finish(ctx, {out, nll.totalWeight});
+}
+Results decomposeNllLoss(RewriteContext &ctx) { return nllLoss(ctx, false); }
+Results decomposeNllLossForward(RewriteContext &ctx) { return nllLoss(ctx, true); }
+
+/// cross_entropy: log_softmax over the class dim, then the nll of class
+/// indices or the cross entropy with class probabilities, with optional
+/// label smoothing (a blend with the uniform distribution).
+Results decomposeCrossEntropy(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *input = ctx.value("self"), *target = ctx.value("target");
+  int64_t rank = rankOf(input);
+  int64_t classDim = rank == 1 ? 0 : 1;
+  int64_t classes = staticSize(sizesOf(input)[classDim], "the class dim");
+  Value *logp = e.logSoftmax(input, classDim);
+  int64_t reduction = ctx.integer("reduction", kMean);
+  double smoothing = ctx.real("label_smoothing", 0);
+  Value *classWeight =
+      ctx.has("weight") ? e.alongDim(ctx.value("weight"), classDim, rank) : nullptr;
+  auto weighted = [&](Value *v) { return classWeight ? e.mul(v, classWeight) : v; };
+
+  if (isFloatingPoint(typeOf(target).dtype)) {
+    if (smoothing > 0)
+      target = e.add(e.mul(target, 1 - smoothing), smoothing / static_cast<double>(classes));
+    Value *loss = e.unary("neg", e.sum(weighted(e.mul(logp, target)), {classDim}, false));
+    return finish(ctx, {reduceLoss(e, loss, reduction)});
+  }
+  Nll nll = negativeLogLikelihood(ctx, e, logp, target);
+  Value *out = reduceNll(e, nll, nll.loss, reduction);
+  if (smoothing > 0) {
+    Value *zero = e.scalar(Number::integer(0), typeOf(logp).dtype);
+    Value *smooth = e.unary("neg", e.sum(weighted(logp), {classDim}, false));
+    smooth = e.where(nll.valid, smooth, zero);
+    out = e.add(e.mul(out, 1 - smoothing), e.mul(reduceNll(e, nll, smooth, reduction),
+                                                 smoothing / static_cast<double>(classes)));
+  }
+  return finish(ctx, {out});
+}
+
+const DecompositionEntry kNNDecompositions[] = {
+    {"aten._adaptive_avg_pool2d.default", decomposeAdaptiveAvgPool2d},
+    {"aten._native_batch_norm_legit.no_stats", decomposeBatchNormNoStats},
+    {"aten._native_batch_norm_legit_functional.default", decomposeBatchNormFunctional},
+    {"aten._native_batch_norm_legit_no_training.default", decomposeBatchNormNoTraining},
+    {"aten.adaptive_avg_pool2d.default", decomposeAdaptiveAvgPool2d},
+    {"aten.addmm.default", decomposeAddmm},
+    {"aten.baddbmm.default", decomposeBaddbmm},
+    {"aten.batch_norm.default", decomposeBatchNorm},
+    {"aten.conv1d.default", decomposeConv},
+    {"aten.conv1d.padding", decomposeConv},
+    {"aten.conv2d.default", decomposeConv},
+    {"aten.conv2d.padding", decomposeConv},
+    {"aten.conv3d.default", decomposeConv},
+    {"aten.conv3d.padding", decomposeConv},
+    {"aten.cross_entropy_loss.default", decomposeCrossEntropy},
+    {"aten.dropout.default", decomposeDropout},
+    {"aten.einsum.default", decomposeEinsum},
+    {"aten.group_norm.default", decomposeGroupNorm},
+    {"aten.layer_norm.default", decomposeLayerNorm},
+    {"aten.linear.default", decomposeLinear},
+    {"aten.matmul.default", decomposeMatmul},
+    {"aten.max_pool2d.default", decomposeMaxPool2d},
+    {"aten.mse_loss.default", decomposeMseLoss},
+    {"aten.native_batch_norm.default", decomposeNativeBatchNorm},
+    {"aten.native_dropout.default", decomposeNativeDropout},
+    {"aten.native_group_norm.default", decomposeNativeGroupNorm},
+    {"aten.native_layer_norm.default", decomposeNativeLayerNorm},
+    {"aten.nll_loss.default", decomposeNllLoss},
+    {"aten.nll_loss2d_forward.default", decomposeNllLossForward},
+    {"aten.nll_loss_forward.default", decomposeNllLossForward},
+    {"aten.nll_loss_nd.default", decomposeNllLoss},
+    {"aten.scaled_dot_product_attention.default", decomposeSdpa},
+};
+
+} // namespace
+
+void registerNNDecompositions(DecompositionRegistry &r) { r.add(kNNDecompositions); }
+
+} // namespace gc

@@ -1,0 +1,280 @@
+//===- Pointwise.cpp - Decompositions of pointwise ops --------------------===//
+//
+// Activations, clamps, Scalar overloads (rewritten to the Tensor overloads
+// with a number or a 0-dim tensor), and the pointwise ops that are formulas
+// of core ones.
+//
+//===----------------------------------------------------------------------===//
+#include "Emit.h"
+
+#include <cmath>
+
+namespace gc {
+
+namespace {
+
+using namespace decompose;
+
+Value *self(RewriteContext &ctx) { return ctx.value("self"); }
+
+/// `name` in the dtype torch computes the op's formula in: float32 for
+/// float16, bfloat16 and integer results, else the result's own dtype.
+/// finish() casts the result back.
+Value *inComputeDType(RewriteContext &ctx, Emit &e, std::string_view name = "self") {
+  return e.cast(ctx.value(name), computeDType(ctx.resultType().dtype));
+}
+
+/// A clamp bound that may be a tensor or a number, as a tensor.
+Value *bound(RewriteContext &ctx, Emit &e, std::string_view name, DType selfType) {
+  if (isTensorArg(ctx, name))
+    return ctx.value(name);
+  return e.wrapNumber(number(ctx, name), selfType);
+}
+
+/// min(max(x, lo), hi): torch's clamp, NaN in x stays NaN and lo > hi gives
+/// hi. Either bound may be absent.
+Value *clamp(Emit &e, Value *x, Value *lo, Value *hi) {
+  if (lo)
+    x = e.maximum(x, lo);
+  if (hi)
+    x = e.minimum(x, hi);
+  return x;
+}
+
+/// clamp, clamp.Tensor, clamp_min(.Tensor), clamp_max(.Tensor), and
+/// hardtanh with its own argument names.
+Results clampBetween(RewriteContext &ctx, std::string_view minName, std::string_view maxName) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  DType t = typeOf(x).dtype;
+  Value *lo = ctx.has(minName) ? bound(ctx, e, minName, t) : nullptr;
+  Value *hi = ctx.has(maxName) ? bound(ctx, e, maxName, t) : nullptr;
+  return finish(ctx, {clamp(e, x, lo, hi)});
+}
+
+Results decomposeClamp(RewriteContext &ctx) { return clampBetween(ctx, "min", "max"); }
+Results decomposeHardtanh(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  DType t = typeOf(x).dtype;
+  Value *lo = e.wrapNumber(optNumber(ctx, "min_val").value_or(Number::integer(-1)), t);
+  Value *hi = e.wrapNumber(optNumber(ctx, "max_val").value_or(Number::integer(1)), t);
+  return finish(ctx, {clamp(e, x, lo, hi)});
+}
+
+Results decomposeRelu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, {e.maximum(x, e.scalar(Number::integer(0), typeOf(x).dtype))});
+}
+
+Results decomposeLeakyRelu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Number slope = optNumber(ctx, "negative_slope").value_or(Number::real(0.01));
+  Value *positive = e.compare("gt", x, Number::integer(0));
+  return finish(ctx, {e.where(positive, x, e.mul(x, slope.arg()))});
+}
+
+Results decomposeSilu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  return finish(ctx, {e.mul(x, e.unary("sigmoid", x))});
+}
+
+Results decomposeGelu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  std::string approximate = ctx.string("approximate", "none");
+  Value *inner;
+  if (approximate == "none") {
+    // x/2 * (1 + erf(x / sqrt(2)))
+    inner = e.unary("erf", e.mul(x, M_SQRT1_2));
+  } else if (approximate == "tanh") {
+    // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+    Value *cube = e.mul(e.mul(x, x), x);
+    Value *poly = e.add(x, e.mul(cube, 0.044715));
+    inner = e.unary("tanh", e.mul(poly, M_2_SQRTPI * M_SQRT1_2));
+  } else {
+    rewriteFail("gelu: unknown approximate='" + approximate + "'");
+  }
+  return finish(ctx, {e.mul(e.mul(x, 0.5), e.add(inner, 1.0))});
+}
+
+/// min(max(x + 3, 0), 6), the common part of hardsigmoid and hardswish.
+Value *relu6OfShifted(Emit &e, Value *x) {
+  DType t = typeOf(x).dtype;
+  return clamp(e, e.add(x, 3.0), e.scalar(Number::integer(0), t), e.scalar(Number::integer(6), t));
+}
+
+Results decomposeHardsigmoid(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.div(relu6OfShifted(e, inComputeDType(ctx, e)), 6.0)});
+}
+
+Results decomposeHardswish(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  return finish(ctx, {e.div(e.mul(x, relu6OfShifted(e, x)), 6.0)});
+}
+
+Results decomposeSquare(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, {e.mul(x, x)});
+}
+
+/// log2 and log10: the natural log over ln(base).
+Results logBase(RewriteContext &ctx, double lnBase) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  return finish(ctx, {e.div(e.unary("log", x), lnBase)});
+}
+Results decomposeLog2(RewriteContext &ctx) { return logBase(ctx, M_LN2); }
+Results decomposeLog10(RewriteContext &ctx) { return logBase(ctx, M_LN10); }
+
+/// torch's lerp: start + w (end - start) for |w| < 1/2, else
+/// end - (end - start)(1 - w), which is exact at w = 1.
+Results decomposeLerp(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *start = inComputeDType(ctx, e), *end = inComputeDType(ctx, e, "end");
+  Value *diff = e.sub(end, start);
+  if (!isTensorArg(ctx, "weight")) {
+    Number w = number(ctx, "weight");
+    if (std::abs(w.value()) < 0.5)
+      return finish(ctx, {e.add(start, e.mul(diff, w.arg()))});
+    return finish(ctx, {e.sub(end, e.mul(diff, 1.0 - w.value()))});
+  }
+  Value *w = ctx.value("weight");
+  Value *low = e.compare("lt", e.unary("abs", w), Number::real(0.5));
+  Value *fromStart = e.add(start, e.mul(diff, w));
+  Value *fromEnd = e.sub(end, e.mul(diff, e.sub(e.scalar(Number::integer(1), typeOf(w).dtype), w)));
+  return finish(ctx, {e.where(low, fromStart, fromEnd)});
+}
+
+Results decomposeMaskedFill(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  DType t = typeOf(x).dtype;
+  Value *fill =
+      isTensorArg(ctx, "value") ? e.cast(ctx.value("value"), t) : e.scalar(number(ctx, "value"), t);
+  return finish(ctx, {e.where(ctx.value("mask"), fill, x)});
+}
+
+/// Copies the call to `op` with the same arguments: Scalar overloads whose
+/// Tensor overload takes a number too, and aliases such as __and__.
+Results renamed(RewriteContext &ctx, std::string_view op) {
+  std::vector<std::pair<std::string, ArgValue>> args;
+  for (const NamedArg &a : ctx.node().args())
+    args.emplace_back(a.name, ctx.passThrough(a.name));
+  return finish(ctx, {Emit(ctx).op(op, std::move(args))});
+}
+Results decomposeAddScalar(RewriteContext &ctx) { return renamed(ctx, "aten.add.Tensor"); }
+Results decomposeSubScalar(RewriteContext &ctx) { return renamed(ctx, "aten.sub.Tensor"); }
+Results decomposeMulScalar(RewriteContext &ctx) { return renamed(ctx, "aten.mul.Tensor"); }
+Results decomposeDivScalar(RewriteContext &ctx) { return renamed(ctx, "aten.div.Tensor"); }
+Results decomposeAnd(RewriteContext &ctx) { return renamed(ctx, "aten.bitwise_and.Tensor"); }
+Results decomposeOr(RewriteContext &ctx) { return renamed(ctx, "aten.bitwise_or.Tensor"); }
+
+/// A binary Scalar overload whose Tensor overload needs a tensor `other`.
+Results withWrappedOther(RewriteContext &ctx, std::string_view op) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  std::vector<std::pair<std::string, ArgValue>> args = {
+      {"self", x}, {"other", e.wrapNumber(number(ctx, "other"), typeOf(x).dtype)}};
+  for (const NamedArg &a : ctx.node().args())
+    if (a.name != "self" && a.name != "other")
+      args.emplace_back(a.name, ctx.passThrough(a.name));
+  return finish(ctx, {e.op(op, std::move(args))});
+}
+Results decomposeDivScalarMode(RewriteContext &ctx) {
+  return withWrappedOther(ctx, "aten.div.Tensor_mode");
+}
+Results decomposeFmodScalar(RewriteContext &ctx) {
+  return withWrappedOther(ctx, "aten.fmod.Tensor");
+}
+Results decomposeRemainderScalar(RewriteContext &ctx) {
+  return withWrappedOther(ctx, "aten.remainder.Tensor");
+}
+Results decomposeBitwiseAndScalar(RewriteContext &ctx) {
+  return withWrappedOther(ctx, "aten.bitwise_and.Tensor");
+}
+Results decomposeBitwiseOrScalar(RewriteContext &ctx) {
+  return withWrappedOther(ctx, "aten.bitwise_or.Tensor");
+}
+
+Results decomposePowScalar(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *exponent = ctx.value("exponent");
+  Value *base = e.wrapNumber(number(ctx, "self"), typeOf(exponent).dtype);
+  return finish(ctx, {e.op("aten.pow.Tensor_Tensor", {{"self", base}, {"exponent", exponent}})});
+}
+
+/// rsub: other - alpha * self.
+Results decomposeRsub(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  ArgValue alpha = ctx.has("alpha") ? ctx.passThrough("alpha") : ArgValue(int64_t(1));
+  Value *other = isTensorArg(ctx, "other") ? ctx.value("other")
+                                           : e.wrapNumber(number(ctx, "other"), typeOf(x).dtype);
+  return finish(ctx, {e.op("aten.sub.Tensor", {{"self", other}, {"other", x}, {"alpha", alpha}})});
+}
+
+/// where with number branches: each number becomes a 0-dim tensor that
+/// promotes with the other branch as the number would.
+Results decomposeWhereScalar(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType result = ctx.resultType().dtype;
+  auto branch = [&](std::string_view name) {
+    if (isTensorArg(ctx, name))
+      return ctx.value(name);
+    return e.scalar(number(ctx, name), result);
+  };
+  return finish(ctx, {e.where(ctx.value("condition"), branch("self"), branch("other"))});
+}
+
+const DecompositionEntry kPointwiseDecompositions[] = {
+    {"aten.__and__.Tensor", decomposeAnd},
+    {"aten.__or__.Tensor", decomposeOr},
+    {"aten.add.Scalar", decomposeAddScalar},
+    {"aten.bitwise_and.Scalar", decomposeBitwiseAndScalar},
+    {"aten.bitwise_or.Scalar", decomposeBitwiseOrScalar},
+    {"aten.clamp.Tensor", decomposeClamp},
+    {"aten.clamp.default", decomposeClamp},
+    {"aten.clamp_max.Tensor", decomposeClamp},
+    {"aten.clamp_max.default", decomposeClamp},
+    {"aten.clamp_min.Tensor", decomposeClamp},
+    {"aten.clamp_min.default", decomposeClamp},
+    {"aten.div.Scalar", decomposeDivScalar},
+    {"aten.div.Scalar_mode", decomposeDivScalarMode},
+    {"aten.fmod.Scalar", decomposeFmodScalar},
+    {"aten.gelu.default", decomposeGelu},
+    {"aten.hardsigmoid.default", decomposeHardsigmoid},
+    {"aten.hardswish.default", decomposeHardswish},
+    {"aten.hardtanh.default", decomposeHardtanh},
+    {"aten.leaky_relu.default", decomposeLeakyRelu},
+    {"aten.lerp.Scalar", decomposeLerp},
+    {"aten.lerp.Tensor", decomposeLerp},
+    {"aten.log10.default", decomposeLog10},
+    {"aten.log2.default", decomposeLog2},
+    {"aten.masked_fill.Scalar", decomposeMaskedFill},
+    {"aten.masked_fill.Tensor", decomposeMaskedFill},
+    {"aten.mul.Scalar", decomposeMulScalar},
+    {"aten.pow.Scalar", decomposePowScalar},
+    {"aten.relu.default", decomposeRelu},
+    {"aten.remainder.Scalar", decomposeRemainderScalar},
+    {"aten.rsub.Scalar", decomposeRsub},
+    {"aten.rsub.Tensor", decomposeRsub},
+    {"aten.silu.default", decomposeSilu},
+    {"aten.square.default", decomposeSquare},
+    {"aten.sub.Scalar", decomposeSubScalar},
+    {"aten.where.Scalar", decomposeWhereScalar},
+    {"aten.where.ScalarOther", decomposeWhereScalar},
+    {"aten.where.ScalarSelf", decomposeWhereScalar},
+};
+
+} // namespace
+
+void registerPointwiseDecompositions(DecompositionRegistry &r) { r.add(kPointwiseDecompositions); }
+
+} // namespace gc

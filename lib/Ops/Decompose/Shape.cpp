@@ -1,0 +1,472 @@
+//===- Shape.cpp - Decompositions of view, shape and creation ops ---------===//
+//
+// Reshapes become core views where the strides gc infers allow it, else a
+// contiguous copy and a view: decomposed ops give contiguous results where
+// torch's may have been permuted, so a view that was valid in the exported
+// graph need not be valid here. Splits become slices and selects,
+// transposes permutes, creation ops full and arange.start_step, and copies
+// that change nothing disappear.
+//
+//===----------------------------------------------------------------------===//
+#include "Emit.h"
+
+#include "gc/Ops/ShapeInference.h"
+
+#include <limits>
+#include <numeric>
+
+namespace gc {
+
+namespace {
+
+using namespace decompose;
+
+constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+
+Value *self(RewriteContext &ctx) { return ctx.value("self"); }
+
+/// The old node's result sizes: what every reshape-like op produces.
+const Sizes &resultSizes(RewriteContext &ctx, size_t i = 0) { return ctx.resultType(i).sizes; }
+
+int64_t wrappedDim(RewriteContext &ctx, Value *x, std::string_view name, int64_t dflt) {
+  return wrapDimension(ctx.integer(name, dflt), rankOf(x));
+}
+
+//===----------------------------------------------------------------------===//
+// Reshapes and permutes
+//===----------------------------------------------------------------------===//
+
+/// view, reshape, _unsafe_view: the size argument is kept as written, since
+/// it may hold -1 or symbolic values.
+Results reshapeWithArg(RewriteContext &ctx, std::string_view sizeName) {
+  Emit e(ctx);
+  return finish(ctx, {e.reshape(self(ctx), resultSizes(ctx), ctx.passThrough(sizeName))});
+}
+Results decomposeView(RewriteContext &ctx) { return reshapeWithArg(ctx, "size"); }
+Results decomposeReshape(RewriteContext &ctx) { return reshapeWithArg(ctx, "shape"); }
+
+/// flatten, unflatten: a reshape to the recorded sizes.
+Results decomposeToResultSizes(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.reshape(self(ctx), resultSizes(ctx))});
+}
+
+Results decomposeTranspose(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.transpose(self(ctx), ctx.integer("dim0"), ctx.integer("dim1"))});
+}
+
+Results decomposeT(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, {rankOf(x) < 2 ? x : e.permute(x, {1, 0})});
+}
+
+Results decomposeMovedim(RewriteContext &ctx) {
+  Value *x = self(ctx);
+  int64_t rank = rankOf(x);
+  Dims source = ctx.ints("source"), destination = ctx.ints("destination");
+  if (source.size() != destination.size())
+    rewriteFail("movedim: source and destination differ in length");
+  // Dims named in `destination` take their source; the others keep their
+  // order in the remaining places.
+  Dims perm(rank, -1);
+  std::vector<bool> moved(rank, false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    int64_t s = wrapDimension(source[i], rank), d = wrapDimension(destination[i], rank);
+    perm[d] = s;
+    moved[s] = true;
+  }
+  int64_t next = 0;
+  for (int64_t &p : perm) {
+    if (p != -1)
+      continue;
+    while (moved[next])
+      ++next;
+    p = next++;
+  }
+  Emit e(ctx);
+  return finish(ctx, {e.permute(x, perm)});
+}
+
+Results decomposeSqueezeDim(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, {e.squeeze(x, {wrappedDim(ctx, x, "dim", 0)})});
+}
+
+Results decomposeSqueeze(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims ones;
+  for (int64_t d = 0; d < rankOf(x); ++d)
+    if (sizesOf(x)[d]->isConst() && sizesOf(x)[d]->constant() == 1)
+      ones.push_back(d);
+  return finish(ctx, {e.squeeze(x, ones)});
+}
+
+//===----------------------------------------------------------------------===//
+// Splits
+//===----------------------------------------------------------------------===//
+
+/// Consecutive slices of `dim` with the given lengths; the last one runs to
+/// the end (its length may be symbolic).
+std::vector<Value *> slicesOf(Emit &e, Value *x, int64_t dim, const Dims &lengths) {
+  std::vector<Value *> out;
+  int64_t start = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    int64_t end = i + 1 == lengths.size() ? kToEnd : start + lengths[i];
+    out.push_back(e.slice(x, dim, start, end));
+    start += lengths[i];
+  }
+  return out;
+}
+
+/// split.Tensor and chunk: equal pieces of `piece` (the last may be
+/// shorter), as many as the node has results.
+Results splitEvenly(RewriteContext &ctx, Value *x, int64_t dim, int64_t piece) {
+  Emit e(ctx);
+  Dims lengths(ctx.node().results().size(), piece);
+  return finish(ctx, slicesOf(e, x, dim, lengths));
+}
+
+Results decomposeSplit(RewriteContext &ctx) {
+  Value *x = self(ctx);
+  return splitEvenly(ctx, x, wrappedDim(ctx, x, "dim", 0), ctx.integer("split_size"));
+}
+
+Results decomposeChunk(RewriteContext &ctx) {
+  Value *x = self(ctx);
+  int64_t dim = wrappedDim(ctx, x, "dim", 0);
+  int64_t size = staticSize(sizesOf(x)[dim], "the chunked dim");
+  int64_t chunks = ctx.integer("chunks");
+  if (chunks <= 0)
+    rewriteFail("chunk: chunks must be positive");
+  return splitEvenly(ctx, x, dim, std::max<int64_t>((size + chunks - 1) / chunks, 1));
+}
+
+Results decomposeSplitWithSizes(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, slicesOf(e, x, wrappedDim(ctx, x, "dim", 0), ctx.ints("split_sizes")));
+}
+
+Results decomposeUnbind(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t dim = wrappedDim(ctx, x, "dim", 0);
+  std::vector<Value *> out;
+  for (size_t i = 0; i < ctx.node().results().size(); ++i)
+    out.push_back(e.select(x, dim, static_cast<int64_t>(i)));
+  return finish(ctx, out);
+}
+
+Results decomposeNarrow(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t dim = wrappedDim(ctx, x, "dim", 0);
+  int64_t start = ctx.integer("start"), length = ctx.integer("length");
+  if (start < 0)
+    start += staticSize(sizesOf(x)[dim], "the narrowed dim");
+  return finish(ctx, {e.slice(x, dim, start, start + length)});
+}
+
+//===----------------------------------------------------------------------===//
+// Copies, casts and no-ops
+//===----------------------------------------------------------------------===//
+
+Results decomposeIdentity(RewriteContext &ctx) { return finish(ctx, {self(ctx)}); }
+
+Results decomposeContiguous(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  const TensorType &t = typeOf(x);
+  bool contiguous = t.strides == contiguousStrides(e.syms(), t.sizes);
+  return finish(ctx, {contiguous ? x : e.clone(x)});
+}
+
+/// to.dtype, to.dtype_layout, to.device, to.other: a _to_copy when the
+/// dtype or the device changes, else nothing (gc's graphs are functional,
+/// so `copy=True` needs no copy).
+Results decomposeTo(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  const TensorType &want = ctx.resultType();
+  if (typeOf(x).device == want.device)
+    return finish(ctx, {e.cast(x, want.dtype)});
+  Arg device;
+  device.kind = ArgKind::Device;
+  device.device = want.device;
+  return finish(ctx, {e.op("aten._to_copy.default",
+                           {{"self", x}, {"dtype", want.dtype}, {"device", ArgValue(device)}})});
+}
+
+/// Checks torch.export inserts; the types they check are in the graph.
+Results decomposeToNothing(RewriteContext &) { return std::vector<Value *>{}; }
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+/// full, ones, zeros, new_*, scalar_tensor: a full of the recorded type.
+Results fullOfResult(RewriteContext &ctx, Number v) {
+  Emit e(ctx);
+  return finish(ctx, {e.full(resultSizes(ctx), v, ctx.resultType().dtype)});
+}
+Results decomposeZeros(RewriteContext &ctx) { return fullOfResult(ctx, Number::integer(0)); }
+Results decomposeOnes(RewriteContext &ctx) { return fullOfResult(ctx, Number::integer(1)); }
+Results decomposeNewFull(RewriteContext &ctx) {
+  return fullOfResult(ctx, number(ctx, "fill_value"));
+}
+Results decomposeScalarTensor(RewriteContext &ctx) { return fullOfResult(ctx, number(ctx, "s")); }
+
+/// *_like: a full of self's sizes (symbolic ones included).
+Results fullLikeSelf(RewriteContext &ctx, Number v) {
+  Emit e(ctx);
+  return finish(ctx, {e.fullLike(self(ctx), v, ctx.resultType().dtype)});
+}
+Results decomposeZerosLike(RewriteContext &ctx) { return fullLikeSelf(ctx, Number::integer(0)); }
+Results decomposeOnesLike(RewriteContext &ctx) { return fullLikeSelf(ctx, Number::integer(1)); }
+Results decomposeFullLike(RewriteContext &ctx) {
+  return fullLikeSelf(ctx, number(ctx, "fill_value"));
+}
+
+/// arange.default and arange.start: arange.start_step with the recorded
+/// dtype (torch picks it from the kinds of the bounds).
+Results decomposeArange(RewriteContext &ctx) {
+  Emit e(ctx);
+  ArgValue start = ctx.has("start") ? ctx.passThrough("start") : ArgValue(int64_t(0));
+  Arg device;
+  device.kind = ArgKind::Device;
+  device.device = ctx.resultType().device;
+  return finish(ctx, {e.op("aten.arange.start_step", {{"start", start},
+                                                      {"end", ctx.passThrough("end")},
+                                                      {"step", int64_t(1)},
+                                                      {"dtype", ctx.resultType().dtype},
+                                                      {"device", ArgValue(device)}})});
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+Results decomposeStack(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  if (xs.empty())
+    rewriteFail("stack needs at least one tensor");
+  int64_t dim = wrapDimension(ctx.integer("dim", 0), rankOf(xs[0]) + 1);
+  for (Value *&x : xs)
+    x = e.unsqueeze(x, dim);
+  return finish(ctx, {e.cat(xs, dim)});
+}
+
+Results decomposeBroadcastTensors(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = e.expand(xs[i], resultSizes(ctx, i));
+  return finish(ctx, xs);
+}
+
+/// repeat: each dim i becomes (repeat_i, size_i) through a size-1 dim
+/// expanded to repeat_i, then the pairs merge.
+Results decomposeRepeat(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims repeats = ctx.ints("repeats");
+  int64_t n = static_cast<int64_t>(repeats.size());
+  if (n < rankOf(x))
+    rewriteFail("repeat: fewer repeats than dims");
+  Sizes padded(n - rankOf(x), e.syms().constant(1));
+  padded.insert(padded.end(), sizesOf(x).begin(), sizesOf(x).end());
+  if (rankOf(x) != n)
+    x = e.reshape(x, padded);
+  Sizes pairs;
+  for (int64_t i = 0; i < n; ++i) {
+    x = e.unsqueeze(x, 2 * i);
+    pairs.push_back(e.syms().constant(repeats[i]));
+    pairs.push_back(padded[i]);
+  }
+  return finish(ctx, {e.reshape(e.expand(x, pairs), resultSizes(ctx))});
+}
+
+/// roll along one dim: the last `shift` elements move to the front.
+Value *rollDim(Emit &e, Value *x, int64_t shift, int64_t dim) {
+  int64_t n = staticSize(sizesOf(x)[dim], "the rolled dim");
+  if (n == 0)
+    return x;
+  int64_t s = ((shift % n) + n) % n;
+  if (s == 0)
+    return x;
+  return e.cat({e.slice(x, dim, n - s, n), e.slice(x, dim, 0, n - s)}, dim);
+}
+
+Results decomposeRoll(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims shifts = ctx.ints("shifts");
+  Dims dims = ctx.has("dims") ? ctx.ints("dims") : Dims{};
+  if (dims.empty()) {
+    // Roll the flattened tensor.
+    if (shifts.size() != 1)
+      rewriteFail("roll without dims takes one shift");
+    Value *flat = e.reshape(x, {sizeProduct(e.syms(), sizesOf(x))});
+    Value *rolled = rollDim(e, flat, shifts[0], 0);
+    return finish(ctx, {e.reshape(rolled, sizesOf(x))});
+  }
+  if (shifts.size() != dims.size())
+    rewriteFail("roll: shifts and dims differ in length");
+  for (size_t i = 0; i < dims.size(); ++i)
+    x = rollDim(e, x, shifts[i], wrapDimension(dims[i], rankOf(x)));
+  return finish(ctx, {x});
+}
+
+/// tril and triu: keep the elements whose column minus row is at most
+/// (tril) or at least (triu) the diagonal offset.
+Results triangle(RewriteContext &ctx, const char *keepCompare) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t rank = rankOf(x);
+  if (rank < 2)
+    rewriteFail("tril/triu need at least two dims");
+  int64_t rows = staticSize(sizesOf(x)[rank - 2], "the row dim");
+  int64_t cols = staticSize(sizesOf(x)[rank - 1], "the column dim");
+  Value *offset = e.sub(e.arange(cols), e.unsqueeze(e.arange(rows), 1));
+  Value *keep = e.compare(keepCompare, offset, Number::integer(ctx.integer("diagonal", 0)));
+  Value *zero = e.scalar(Number::integer(0), typeOf(x).dtype);
+  return finish(ctx, {e.where(keep, x, zero)});
+}
+Results decomposeTril(RewriteContext &ctx) { return triangle(ctx, "le"); }
+Results decomposeTriu(RewriteContext &ctx) { return triangle(ctx, "ge"); }
+
+Results decomposeDiff(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t dim = wrappedDim(ctx, x, "dim", -1);
+  std::vector<Value *> parts;
+  if (ctx.has("prepend"))
+    parts.push_back(ctx.value("prepend"));
+  parts.push_back(x);
+  if (ctx.has("append"))
+    parts.push_back(ctx.value("append"));
+  if (parts.size() > 1)
+    x = e.cat(parts, dim);
+  bool isBool = typeOf(x).dtype == DType::Bool;
+  for (int64_t i = 0, n = ctx.integer("n", 1); i < n; ++i) {
+    int64_t len = staticSize(sizesOf(x)[dim], "the differenced dim");
+    Value *next = e.slice(x, dim, 1, kToEnd);
+    Value *prev = e.slice(x, dim, 0, std::max<int64_t>(len - 1, 0));
+    // Booleans differ by exclusive or, as in torch.
+    x = isBool ? e.compare("ne", next, prev) : e.sub(next, prev);
+  }
+  return finish(ctx, {x});
+}
+
+/// `index` with the tensor `index` at position `dim` and every other
+/// position None.
+Value *indexAlong(Emit &e, Value *x, int64_t dim, Value *index) {
+  std::vector<Value *> indices(dim, nullptr);
+  indices.push_back(index);
+  return e.op("aten.index.Tensor", {{"self", x}, {"indices", indices}});
+}
+
+Results decomposeIndexSelect(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Value *index = ctx.value("index");
+  // A 0-dim index still selects along a dim of length 1; a 0-dim self is
+  // indexed as a 1-element vector.
+  if (rankOf(index) == 0)
+    index = e.unsqueeze(index, 0);
+  if (rankOf(x) == 0)
+    return finish(ctx, {e.reshape(indexAlong(e, e.unsqueeze(x, 0), 0, index), resultSizes(ctx))});
+  return finish(ctx, {indexAlong(e, x, wrappedDim(ctx, x, "dim", 0), index)});
+}
+
+Results decomposeEmbedding(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {indexAlong(e, ctx.value("weight"), 0, ctx.value("indices"))});
+}
+
+/// index_add: scatter_add of alpha * source with the index spread over
+/// source's shape.
+Results decomposeIndexAdd(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx), *source = ctx.value("source"), *index = ctx.value("index");
+  int64_t dim = wrappedDim(ctx, x, "dim", 0);
+  if (ctx.has("alpha"))
+    source = e.mul(source, ctx.passThrough("alpha"));
+  if (rankOf(source) == 0)
+    source = e.unsqueeze(source, 0);
+  if (rankOf(index) == 0)
+    index = e.unsqueeze(index, 0);
+  Sizes along(rankOf(source), e.syms().constant(1));
+  along[dim] = sizesOf(index)[0];
+  Value *spread = e.expand(e.reshape(index, along), sizesOf(source));
+  Value *out = e.op("aten.scatter_add.default", {{"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
+                                                 {"dim", dim},
+                                                 {"index", spread},
+                                                 {"src", source}});
+  return finish(ctx, {rankOf(x) == 0 ? e.squeeze(out, {0}) : out});
+}
+
+const DecompositionEntry kShapeDecompositions[] = {
+    {"aten._assert_tensor_metadata.default", decomposeToNothing},
+    {"aten._unsafe_view.default", decomposeView},
+    {"aten.alias.default", decomposeIdentity},
+    {"aten.arange.default", decomposeArange},
+    {"aten.arange.start", decomposeArange},
+    {"aten.broadcast_tensors.default", decomposeBroadcastTensors},
+    {"aten.chunk.default", decomposeChunk},
+    {"aten.contiguous.default", decomposeContiguous},
+    {"aten.detach.default", decomposeIdentity},
+    {"aten.diff.default", decomposeDiff},
+    {"aten.embedding.default", decomposeEmbedding},
+    {"aten.empty.memory_format", decomposeZeros},
+    {"aten.empty_like.default", decomposeZerosLike},
+    {"aten.flatten.using_ints", decomposeToResultSizes},
+    {"aten.full_like.default", decomposeFullLike},
+    {"aten.index_add.default", decomposeIndexAdd},
+    {"aten.index_select.default", decomposeIndexSelect},
+    {"aten.lift_fresh_copy.default", decomposeIdentity},
+    {"aten.movedim.int", decomposeMovedim},
+    {"aten.movedim.intlist", decomposeMovedim},
+    {"aten.narrow.default", decomposeNarrow},
+    {"aten.new_empty.default", decomposeZeros},
+    {"aten.new_full.default", decomposeNewFull},
+    {"aten.new_ones.default", decomposeOnes},
+    {"aten.new_zeros.default", decomposeZeros},
+    {"aten.ones.default", decomposeOnes},
+    {"aten.ones_like.default", decomposeOnesLike},
+    {"aten.repeat.default", decomposeRepeat},
+    {"aten.reshape.default", decomposeReshape},
+    {"aten.roll.default", decomposeRoll},
+    {"aten.scalar_tensor.default", decomposeScalarTensor},
+    {"aten.split.Tensor", decomposeSplit},
+    {"aten.split_with_sizes.default", decomposeSplitWithSizes},
+    {"aten.squeeze.default", decomposeSqueeze},
+    {"aten.squeeze.dim", decomposeSqueezeDim},
+    {"aten.stack.default", decomposeStack},
+    {"aten.t.default", decomposeT},
+    {"aten.to.device", decomposeTo},
+    {"aten.to.dtype", decomposeTo},
+    {"aten.to.dtype_layout", decomposeTo},
+    {"aten.to.other", decomposeTo},
+    {"aten.transpose.int", decomposeTranspose},
+    {"aten.tril.default", decomposeTril},
+    {"aten.triu.default", decomposeTriu},
+    {"aten.unbind.int", decomposeUnbind},
+    {"aten.unflatten.int", decomposeToResultSizes},
+    // Core, but rewritten for its input's strides in the new graph (see the
+    // file comment).
+    {"aten.view.default", decomposeView},
+    {"aten.zeros.default", decomposeZeros},
+    {"aten.zeros_like.default", decomposeZerosLike},
+};
+
+} // namespace
+
+void registerShapeDecompositions(DecompositionRegistry &r) { r.add(kShapeDecompositions); }
+
+} // namespace gc

@@ -1,0 +1,195 @@
+//===- Canonicalize.cpp - Local simplifications ---------------------------===//
+//
+// Rewrites that make a graph smaller without changing any value:
+//  - views that change nothing (a view, reshape, expand or squeeze to the
+//    same sizes, a permute in identity order, a full slice with step 1);
+//  - chains of reshaping views (view, reshape, squeeze, unsqueeze, flatten,
+//    unflatten) become one view of the first input, or none when the sizes
+//    come back to the input's (squeeze/unsqueeze pairs);
+//  - chains of permutes and transposes become one permute, or none;
+//  - x + 0, x - 0, x * 1, x / 1 where the result has x's dtype and sizes
+//    (with a Python number as the other operand);
+//  - _to_copy and clone whose result has x's dtype, device, sizes and
+//    strides.
+// The last two replace a new tensor by x, so they leave graph outputs
+// alone: returning x itself would make the output alias an input or
+// another output.
+// Each rule reads the producer of its input in the graph being built, so a
+// chain collapses in one sweep; sweeps repeat until nothing changes. Nodes a
+// rule leaves unused are left for dce. The graph must be functional: with
+// in-place ops, x and a copy of x are not interchangeable.
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+
+#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Transforms/Passes.h"
+
+#include <cmath>
+
+namespace gc {
+
+namespace {
+
+constexpr int kMaxSweeps = 16;
+
+/// Views that keep the elements in row-major order, changing only sizes.
+bool isReshape(std::string_view op) {
+  return isOneOf(op, {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+                      "aten.squeeze.dims", "aten.squeeze.dim", "aten.squeeze.default",
+                      "aten.unsqueeze.default", "aten.flatten.using_ints", "aten.unflatten.int"});
+}
+
+bool isPermute(std::string_view op) {
+  return isOneOf(op, {"aten.permute.default", "aten.transpose.int", "aten.t.default"});
+}
+
+/// A Python-number argument as a double, or nullopt (absent, a tensor, or
+/// symbolic).
+std::optional<double> number(const Node &n, std::string_view name) {
+  const Arg *a = argOf(n, name);
+  if (!a)
+    return std::nullopt;
+  switch (a->kind) {
+  case ArgKind::Float:
+    return a->floats[0];
+  case ArgKind::Int:
+  case ArgKind::Bool:
+    return static_cast<double>(a->ints[0]);
+  default:
+    return std::nullopt;
+  }
+}
+
+const TensorType &tensorOf(const Value *v) { return v->type().tensor; }
+
+bool sameShape(const TensorType &a, const TensorType &b) {
+  return a.dtype == b.dtype && a.sizes == b.sizes;
+}
+
+bool isIdentity(const std::vector<int64_t> &p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+class CanonicalizePass : public Pass {
+public:
+  std::string_view name() const override { return "canonicalize"; }
+
+  Error run(Module &m) override {
+    GC_RETURN_IF_ERROR(requireFunctional(m, name()));
+    for (const auto &g : m.graphs()) {
+      for (int sweep = 0;; ++sweep) {
+        if (sweep == kMaxSweeps)
+          return makeError() << "graph @" << g->name() << ": still changing after " << kMaxSweeps
+                             << " sweeps";
+        std::unordered_set<const Value *> outputs(g->outputs().begin(), g->outputs().end());
+        bool changed = false;
+        GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
+          std::optional<Value *> r = simplify(ctx, outputs);
+          if (!r)
+            return std::optional<std::vector<Value *>>();
+          changed = true;
+          return std::optional(std::vector<Value *>{*r});
+        }));
+        if (!changed)
+          break;
+      }
+    }
+    return Error::success();
+  }
+
+private:
+  /// The value that replaces the node's one result, or nullopt to keep it.
+  std::optional<Value *> simplify(RewriteContext &ctx,
+                                  const std::unordered_set<const Value *> &outputs) {
+    const Node &n = ctx.node();
+    if (n.results().size() != 1 || !n.results()[0]->type().isTensor() || !tensorArg(n, "self") ||
+        !tensorArg(n, "self")->type().isTensor())
+      return std::nullopt;
+    const TensorType &result = tensorOf(n.results()[0]);
+    Value *x = ctx.map(tensorArg(n, "self"));
+    const std::string &op = n.op();
+    auto fired = [&](const char *stat, Value *v) {
+      ++statistics()[stat];
+      return std::optional(v);
+    };
+
+    // Views that change nothing.
+    bool noOpView = false;
+    if (isReshape(op) || op == "aten.expand.default" || op == "aten.alias.default")
+      noOpView = sameShape(result, tensorOf(x));
+    else if (op == "aten.slice.Tensor")
+      noOpView = sameShape(result, tensorOf(x)) && (!argOf(n, "step") || intArg(n, "step") == 1);
+    else if (isPermute(op))
+      noOpView = permutationOf(n) && isIdentity(*permutationOf(n));
+    if (noOpView)
+      return fired("no-op views removed", x);
+
+    Node *producer = x->definingNode();
+    if (isReshape(op) && producer && isReshape(producer->op()) && tensorArg(*producer, "self")) {
+      Value *source = tensorArg(*producer, "self");
+      const TensorType &in = tensorOf(source);
+      if (sameShape(result, in))
+        return fired("view chains folded", source);
+      std::vector<int64_t> sizes;
+      for (const SymExpr *s : result.sizes)
+        if (s->isConst())
+          sizes.push_back(s->constant());
+      if (sizes.size() == result.rank() && isContiguous(ctx.syms(), in))
+        return fired("view chains folded",
+                     ctx.builder().create1("aten.view.default", {{"self", source}, {"size", sizes}},
+                                           "view"));
+    }
+    if (isPermute(op) && producer && isPermute(producer->op()) && tensorArg(*producer, "self")) {
+      std::optional<std::vector<int64_t>> outer = permutationOf(n),
+                                          inner = permutationOf(*producer);
+      if (outer && inner) {
+        std::vector<int64_t> composed(outer->size());
+        for (size_t i = 0; i < composed.size(); ++i)
+          composed[i] = (*inner)[(*outer)[i]];
+        Value *source = tensorArg(*producer, "self");
+        if (isIdentity(composed))
+          return fired("permutes folded", source);
+        return fired("permutes folded",
+                     ctx.builder().create1("aten.permute.default",
+                                           {{"self", source}, {"dims", composed}}, "permute"));
+      }
+    }
+
+    // The rules below replace a new tensor by x itself, which an output
+    // must not become: it would alias an input or another output.
+    if (outputs.count(n.results()[0]))
+      return std::nullopt;
+
+    // x + 0, x - 0, x * 1, x / 1.
+    std::optional<double> other = number(n, "other");
+    std::optional<double> alpha = number(n, "alpha");
+    bool neutral = false;
+    if (other && sameShape(result, tensorOf(x))) {
+      if (isOneOf(op, {"aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar"}))
+        neutral = *other == 0 && std::isfinite(alpha.value_or(1));
+      else if (isOneOf(op, {"aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor",
+                            "aten.div.Scalar"}))
+        neutral = *other == 1;
+    }
+    if (neutral)
+      return fired("arithmetic identities removed", x);
+
+    // Copies that change nothing.
+    if (isOneOf(op, {"aten._to_copy.default", "aten.clone.default"})) {
+      const TensorType &in = tensorOf(x);
+      if (sameShape(result, in) && result.device == in.device && result.strides == in.strides)
+        return fired(op == "aten.clone.default" ? "clones removed" : "casts removed", x);
+    }
+    return std::nullopt;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createCanonicalizePass() { return std::make_unique<CanonicalizePass>(); }
+
+} // namespace gc

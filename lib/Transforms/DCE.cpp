@@ -1,0 +1,63 @@
+//===- DCE.cpp - Dead code elimination ------------------------------------===//
+//
+// A node is live if a graph output or a live node uses one of its results,
+// or if it writes an argument in place. Everything else goes.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/IR/OpSchema.h"
+#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Transforms/Passes.h"
+
+#include <unordered_set>
+
+namespace gc {
+
+namespace {
+
+bool hasSideEffects(const Node &n) {
+  const OpSchema *s = findOpSchema(n.op());
+  if (!s)
+    return true; // unknown ops are kept: gc cannot tell what they do
+  for (const ArgDef &a : s->args)
+    if (a.mutated)
+      return true;
+  return false;
+}
+
+class DCEPass : public Pass {
+public:
+  std::string_view name() const override { return "dce"; }
+
+  Error run(Module &m) override {
+    for (const auto &g : m.graphs()) {
+      std::unordered_set<const Value *> live(g->outputs().begin(), g->outputs().end());
+      std::unordered_set<const Node *> liveNodes;
+      for (auto it = g->nodes().rbegin(); it != g->nodes().rend(); ++it) {
+        const Node &n = **it;
+        bool used = hasSideEffects(n);
+        for (const Value *r : n.results())
+          used |= live.count(r) > 0;
+        if (!used)
+          continue;
+        liveNodes.insert(&n);
+        for (const NamedArg &a : n.args())
+          live.insert(a.value.values.begin(), a.value.values.end());
+      }
+      if (liveNodes.size() == g->nodes().size())
+        continue;
+      statistics()["nodes removed"] += g->nodes().size() - liveNodes.size();
+      GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
+        return liveNodes.count(&ctx.node())
+                   ? std::nullopt
+                   : std::optional(std::vector<Value *>(ctx.node().results().size(), nullptr));
+      }));
+    }
+    return Error::success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDCEPass() { return std::make_unique<DCEPass>(); }
+
+} // namespace gc

@@ -1,0 +1,64 @@
+//===- Decompose.cpp - Down to the core op set ----------------------------===//
+//
+// Rewrites every op outside the core set through its decomposition. A rule
+// may produce ops that are themselves decomposed, so the rewrite repeats
+// until only core ops are left (or a bound is hit, which means two rules
+// feed each other). The module's level becomes core.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/IR/OpSchema.h"
+#include "gc/Ops/Decompositions.h"
+#include "gc/Ops/ShapeInference.h"
+#include "gc/Transforms/Passes.h"
+
+namespace gc {
+
+namespace {
+
+constexpr int kMaxRounds = 16;
+
+class DecomposePass : public Pass {
+public:
+  std::string_view name() const override { return "decompose"; }
+
+  Error run(Module &m) override {
+    const DecompositionRegistry &rules = decompositions();
+    for (const auto &g : m.graphs()) {
+      for (int round = 0;; ++round) {
+        bool allCore = true;
+        for (const auto &n : g->nodes())
+          allCore &= isCoreOp(n->op()) && (round > 0 || !rules.find(n->op()));
+        if (allCore)
+          break;
+        if (round == kMaxRounds)
+          return makeError() << "graph @" << g->name() << ": decompositions did not reach the "
+                             << "core op set after " << kMaxRounds << " rounds";
+        Graph &current = *m.graph(g->name());
+        GC_RETURN_IF_ERROR(rewriteGraph(m, current, [&](RewriteContext &ctx) {
+          const std::string &op = ctx.node().op();
+          const DecompositionEntry *rule = rules.find(op);
+          // A core op stays, unless its inputs changed so that the call no
+          // longer holds (a view of what is now a non-viewable layout); then
+          // its own rule legalizes it.
+          if (isCoreOp(op) && (!rule || inferResultTypes(op, ctx.mappedArgs(), m.syms())))
+            return std::optional<std::vector<Value *>>();
+          if (!rule)
+            rewriteFail("no decomposition of " + op + " to the core op set");
+          std::optional<std::vector<Value *>> r = rule->fn(ctx);
+          if (!r)
+            rewriteFail("the decomposition of " + op + " does not handle this call");
+          ++statistics()["ops decomposed"];
+          return r;
+        }));
+      }
+    }
+    m.setLevel(Level::Core);
+    return Error::success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDecomposePass() { return std::make_unique<DecomposePass>(); }
+
+} // namespace gc

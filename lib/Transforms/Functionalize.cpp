@@ -1,0 +1,499 @@
+//===- Functionalize.cpp - In-place ops become functional -----------------===//
+//
+// torch.export's training IR keeps in-place ops (aten.add_.Tensor on a
+// buffer, aten.relu_.default on an activation) and views that alias. Every
+// later stage assumes a value never changes once computed, so this pass,
+// which runs first, rewrites the graph into that form. The conventions are
+// AOTAutograd's:
+//
+//  - An in-place op becomes its functional variant: "aten.X_.ovl" becomes
+//    "aten.X.ovl" (arguments matched by name, else by position, since
+//    dropout_ names its input `self` and dropout `input`), cast back to the
+//    written tensor's dtype where the functional op would promote.
+//    aten.copy_.default becomes its source, expanded and cast as needed.
+//    Batch norm in training mode (aten.batch_norm.default,
+//    native_batch_norm, _native_batch_norm_legit) writes its running
+//    statistics; it becomes aten._native_batch_norm_legit_functional.default,
+//    whose results 3 and 4 are the new running mean and variance (on an
+//    empty input torch leaves the statistics alone: it becomes inference
+//    batch norm, whose result is just as empty). Any other
+//    op whose schema marks an argument `(a!)` is an error: gc knows no
+//    functional form for it.
+//  - The new value replaces the old one for every later use: of the written
+//    tensor, of the in-place op's own result (which is the written tensor),
+//    and of views taken of it before or after the write (such views are
+//    taken again from the new value where they are used).
+//  - A write through a view (x[0].add_(1)) updates the viewed tensor: the
+//    new elements are put back into it (reshapes and permutes are undone,
+//    a slice with step 1 or a select is spliced in with aten.cat). Writes
+//    through other views (expand, as_strided, split results) are errors.
+//  - A graph input that was written gets an output carrying its final
+//    value: buffer_mutation("<fqn>") for a buffer, user_input_mutation("<name>")
+//    for a user input, parameter_mutation("<fqn>") for a parameter. These
+//    outputs come first, before the graph's own outputs, in input order.
+//  - An output that is an input or a view of one stays so; its value is the
+//    input's final one, as the original graph would return it.
+//
+// reshape, flatten and contiguous alias their input only when it is
+// contiguous (otherwise torch copies), and aten.to only when it changes
+// nothing; they are tracked as views only then.
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+
+#include "gc/IR/OpSchema.h"
+#include "gc/Ops/ShapeInference.h"
+#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Transforms/Passes.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gc {
+
+namespace {
+
+bool boolArg(const Node &n, std::string_view name) {
+  const Arg *a = argOf(n, name);
+  return a && a->kind == ArgKind::Bool && a->ints[0] != 0;
+}
+
+std::vector<int64_t> staticSizes(const TensorType &t) {
+  std::vector<int64_t> sizes;
+  for (const SymExpr *s : t.sizes) {
+    if (!s->isConst())
+      rewriteFail("writing through a view of a tensor with symbolic sizes is not supported");
+    sizes.push_back(s->constant());
+  }
+  return sizes;
+}
+
+/// Views whose elements are their input's in row-major order.
+bool isReshapeView(std::string_view op) {
+  return isOneOf(op, {"aten.view.default", "aten.reshape.default", "aten.flatten.using_ints",
+                      "aten.unflatten.int", "aten.squeeze.dims", "aten.squeeze.dim",
+                      "aten.squeeze.default", "aten.unsqueeze.default", "aten.view_as.default",
+                      "aten.contiguous.default"});
+}
+
+/// Views that share all of their input's elements, unchanged.
+bool isIdentityView(std::string_view op) {
+  return isOneOf(op, {"aten.alias.default", "aten.detach.default"}) || op.starts_with("aten.to.");
+}
+
+/// If `n` returns views of one of its arguments, that argument's name.
+std::optional<std::string_view> viewBase(const Node &n, SymContext &syms) {
+  const std::string &op = n.op();
+  const Value *self = tensorArg(n, "self");
+  if (!self)
+    return std::nullopt;
+  if (isOneOf(op, {"aten.reshape.default", "aten.flatten.using_ints", "aten.contiguous.default"}) &&
+      !isContiguous(syms, self->type().tensor))
+    return std::nullopt;
+  if (op.starts_with("aten.to.") &&
+      (boolArg(n, "copy") || n.results().size() != 1 ||
+       n.results()[0]->type().tensor.dtype != self->type().tensor.dtype ||
+       n.results()[0]->type().tensor.device != self->type().tensor.device))
+    return std::nullopt;
+  if (isReshapeView(op) || isIdentityView(op) ||
+      isOneOf(op, {"aten.permute.default", "aten.transpose.int", "aten.t.default",
+                   "aten.expand.default", "aten.expand_as.default", "aten.slice.Tensor",
+                   "aten.select.int", "aten.as_strided.default", "aten.narrow.default",
+                   "aten.movedim.int", "aten.movedim.intlist", "aten.split.Tensor",
+                   "aten.split_with_sizes.default", "aten.unbind.int", "aten.chunk.default",
+                   "aten.diagonal.default", "aten.unfold.default"}))
+    return "self";
+  return std::nullopt;
+}
+
+/// True if `n`'s input has a size that is 0: torch's batch norm then
+/// returns an empty result at once and leaves the running statistics alone.
+bool isEmpty(const Node &n) {
+  const Value *input = tensorArg(n, "input");
+  if (!input)
+    return false;
+  for (const SymExpr *s : input->type().tensor.sizes)
+    if (s->isConst() && s->constant() == 0)
+      return true;
+  return false;
+}
+
+/// The functional op of an ATen in-place op ("aten.add_.Tensor" ->
+/// "aten.add.Tensor"), or nullopt for a name of another form.
+std::optional<std::string> functionalName(std::string_view op) {
+  size_t first = op.find('.');
+  size_t second = first == std::string_view::npos ? first : op.find('.', first + 1);
+  if (second == std::string_view::npos || second < first + 3 || op[second - 1] != '_' ||
+      op.substr(first + 1, 2) == "__")
+    return std::nullopt;
+  return std::string(op.substr(0, second - 1)) + std::string(op.substr(second));
+}
+
+/// How a graph input's final value is returned when it was written.
+std::optional<OutputKind> mutationKind(InputKind k) {
+  switch (k) {
+  case InputKind::Buffer:
+    return OutputKind::BufferMutation;
+  case InputKind::UserInput:
+    return OutputKind::UserInputMutation;
+  case InputKind::Parameter:
+    return OutputKind::ParameterMutation;
+  default:
+    return std::nullopt;
+  }
+}
+
+class Functionalizer {
+public:
+  Functionalizer(Module &m, const Graph &old)
+      : m_(m), old_(old), new_(std::make_unique<Graph>(old.name())), b_(m, *new_) {}
+
+  Error run(std::map<std::string, int64_t> &stats) {
+    for (const Value *v : old_.inputs())
+      b_.reserveName(v->name());
+    for (const auto &n : old_.nodes())
+      for (const Value *v : n->results())
+        b_.reserveName(v->name());
+    for (size_t i = 0; i < old_.inputs().size(); ++i)
+      latest_[old_.inputs()[i]] =
+          new_->addInput(old_.inputs()[i]->name(), old_.inputs()[i]->type(), old_.inputSpecs()[i]);
+    for (const auto &n : old_.nodes()) {
+      try {
+        visit(*n, stats);
+      } catch (const std::exception &e) {
+        return makeError() << "graph @" << old_.name() << ", node "
+                           << (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ")
+                           << "(" << n->op() << "): " << e.what();
+      }
+    }
+    return finishOutputs(stats);
+  }
+
+  std::unique_ptr<Graph> take() { return std::move(new_); }
+
+private:
+  /// How an old value is reached from the tensor it views. `base` is null
+  /// for a root (a graph input or a fresh result); `view` is null when the
+  /// value is its base itself (an in-place op's result).
+  struct Alias {
+    const Value *base = nullptr;
+    const Node *view = nullptr;
+    unsigned index = 0;
+  };
+  struct Cached {
+    Value *value;
+    unsigned version;
+  };
+
+  const Value *root(const Value *v) const {
+    for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v))
+      v = it->second.base;
+    return v;
+  }
+
+  /// The new graph's value holding the current contents of old value `v`.
+  Value *current(const Value *v) {
+    auto it = alias_.find(v);
+    if (it == alias_.end())
+      return latest_.at(v);
+    unsigned version = versions_[root(v)];
+    if (auto c = cache_.find(v); c != cache_.end() && c->second.version == version)
+      return c->second.value;
+    Alias a = it->second;
+    Value *base = current(a.base);
+    Value *value = a.view ? emit(*a.view, mapArgs(*a.view, a.base, base), true)[a.index] : base;
+    cache_[v] = {value, version};
+    return value;
+  }
+
+  /// `n`'s arguments with old values replaced by their current ones, and
+  /// `from` by `to` where given.
+  std::vector<NamedArg> mapArgs(const Node &n, const Value *from = nullptr, Value *to = nullptr) {
+    std::vector<NamedArg> args = n.args();
+    for (NamedArg &a : args)
+      for (Value *&v : a.value.values)
+        if (v)
+          v = v == from ? to : current(v);
+    return args;
+  }
+
+  /// Appends a call of `n`'s op with `args`. Result names are `n`'s when
+  /// `rename` is false. Result types are `n`'s when every tensor argument
+  /// kept its type, else inferred again (a written tensor's new value may
+  /// have other strides).
+  std::vector<Value *> emit(const Node &n, std::vector<NamedArg> args, bool rename) {
+    bool sameTypes = true;
+    for (size_t i = 0; i < args.size(); ++i)
+      for (size_t k = 0; k < args[i].value.values.size(); ++k)
+        if (const Value *v = args[i].value.values[k])
+          sameTypes &= v->type() == n.args()[i].value.values[k]->type();
+    std::vector<std::pair<std::string, Type>> results;
+    for (const Value *r : n.results())
+      results.emplace_back(rename ? b_.uniqueName(r->name()) : r->name(), r->type());
+    if (!sameTypes) {
+      Expected<std::vector<Type>> types = inferResultTypes(n.op(), args, m_.syms());
+      if (!types)
+        rewriteFail(types.error().message());
+      for (size_t i = 0; i < results.size() && i < types->size(); ++i)
+        results[i].second = (*types)[i];
+    }
+    return b_.createWithTypes(n.op(), std::move(args), std::move(results), n.resultForm())
+        ->results();
+  }
+
+  /// `v` as a tensor of `want`'s dtype.
+  Value *castTo(Value *v, const TensorType &want) {
+    if (v->type().tensor.dtype == want.dtype)
+      return v;
+    return b_.create1("aten._to_copy.default", {{"self", v}, {"dtype", want.dtype}});
+  }
+
+  void visit(const Node &n, std::map<std::string, int64_t> &counts) {
+    const std::string &op = n.op();
+    bool stats = tensorArg(n, "running_mean") && tensorArg(n, "running_var");
+    if (op == "aten.batch_norm.default" && stats && boolArg(n, "training") && isEmpty(n)) {
+      // Its result is empty whatever the mode; in inference it writes nothing.
+      std::vector<NamedArg> args = mapArgs(n);
+      for (NamedArg &a : args)
+        if (a.name == "training")
+          a.value = Arg::boolean(false);
+      latest_[n.results()[0]] = emit(n, std::move(args), false)[0];
+      return;
+    }
+    if (isOneOf(op, {"aten.batch_norm.default", "aten.native_batch_norm.default",
+                     "aten._native_batch_norm_legit.default"}) &&
+        stats && (boolArg(n, "training") || op != "aten.batch_norm.default")) {
+      functionalBatchNorm(n, boolArg(n, "training"));
+      ++counts["batch norms made functional"];
+      return;
+    }
+    if (!writesInPlace(op)) {
+      std::vector<Value *> results = emit(n, mapArgs(n), false);
+      SymContext &syms = m_.syms();
+      std::optional<std::string_view> base = viewBase(n, syms);
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (base) {
+          const Value *r = n.results()[i];
+          alias_[r] = {tensorArg(n, *base), &n, static_cast<unsigned>(i)};
+          cache_[r] = {results[i], versions_[root(r)]};
+        } else {
+          latest_[n.results()[i]] = results[i];
+        }
+      }
+      return;
+    }
+    const Value *self = tensorArg(n, "self");
+    std::optional<std::string> functional = functionalName(op);
+    if (!functional || !self || n.results().size() > 1)
+      rewriteFail(op + " writes its arguments in place, and gc knows no functional form of it");
+    const TensorType &want = self->type().tensor;
+    Value *value;
+    if (op == "aten.copy_.default") {
+      value = current(tensorArg(n, "src"));
+      if (value->type().tensor.sizes != want.sizes)
+        value = b_.create1("aten.expand.default", {{"self", value}, {"size", staticSizes(want)}});
+      value = castTo(value, want);
+    } else {
+      value = castTo(b_.create1(*functional, functionalArgs(n, *functional)), want);
+    }
+    writeBack(self, value);
+    if (alias_.count(self))
+      cache_[self] = {value, versions_[root(self)]};
+    for (const Value *r : n.results())
+      alias_[r] = {self, nullptr, 0};
+    ++counts["in-place ops made functional"];
+  }
+
+  /// The in-place node's arguments for its functional op: same names where
+  /// the functional schema has them, else the functional schema's name at
+  /// the same position.
+  std::vector<std::pair<std::string, ArgValue>> functionalArgs(const Node &n,
+                                                               const std::string &functional) {
+    const OpSchema *schema = findOpSchema(functional);
+    std::vector<NamedArg> args = mapArgs(n);
+    std::vector<std::pair<std::string, ArgValue>> out;
+    for (size_t i = 0; i < args.size(); ++i) {
+      std::string name = args[i].name;
+      if (schema && !schema->arg(name) && i < schema->args.size())
+        name = schema->args[i].name;
+      out.emplace_back(name, ArgValue(args[i].value));
+    }
+    return out;
+  }
+
+  /// Batch norm with running statistics: in training it updates them, and
+  /// becomes _native_batch_norm_legit_functional; native_batch_norm and
+  /// _native_batch_norm_legit in inference (whose schemas mark the
+  /// statistics written all the same) become
+  /// _native_batch_norm_legit_no_training.
+  void functionalBatchNorm(const Node &n, bool training) {
+    const Value *mean = tensorArg(n, "running_mean");
+    const Value *var = tensorArg(n, "running_var");
+    auto pass = [&](std::string_view name) {
+      const Value *v = tensorArg(n, name);
+      return v ? ArgValue(current(v)) : ArgValue::none();
+    };
+    const Arg *momentum = argOf(n, "momentum");
+    const Arg *eps = argOf(n, "eps");
+    if (!momentum || !eps)
+      rewriteFail("batch norm without momentum or eps");
+    std::vector<std::pair<std::string, ArgValue>> args = {
+        {"input", pass("input")},      {"weight", pass("weight")},
+        {"bias", pass("bias")},        {"running_mean", current(mean)},
+        {"running_var", current(var)}, {"momentum", ArgValue(*momentum)},
+        {"eps", ArgValue(*eps)}};
+    if (!training) {
+      std::vector<Value *> r =
+          b_.create("aten._native_batch_norm_legit_no_training.default", std::move(args));
+      for (size_t i = 0; i < n.results().size(); ++i)
+        latest_[n.results()[i]] = r.at(i);
+      return;
+    }
+    args.emplace_back("training", true);
+    std::vector<Value *> r =
+        b_.create("aten._native_batch_norm_legit_functional.default", std::move(args));
+    if (r.size() != 5)
+      rewriteFail("aten._native_batch_norm_legit_functional.default must have 5 results");
+    writeBack(mean, castTo(r[3], mean->type().tensor));
+    writeBack(var, castTo(r[4], var->type().tensor));
+    for (size_t i = 0; i < n.results().size(); ++i)
+      latest_[n.results()[i]] = r[i];
+  }
+
+  /// Makes `value` the contents of old value `target`, and of what it views.
+  void writeBack(const Value *target, Value *value) {
+    auto it = alias_.find(target);
+    if (it == alias_.end()) {
+      latest_[target] = value;
+      ++versions_[target];
+      written_.insert(target);
+      return;
+    }
+    Alias a = it->second;
+    Value *base = current(a.base);
+    writeBack(a.base, a.view ? unview(*a.view, base, value) : value);
+  }
+
+  /// The new contents of the tensor that `view` viewed, now `base`, once
+  /// that view's elements become `value`.
+  Value *unview(const Node &view, Value *base, Value *value) {
+    const std::string &op = view.op();
+    const TensorType &baseType = base->type().tensor;
+    if (isIdentityView(op))
+      return value;
+    if (isReshapeView(op))
+      return b_.create1("aten.reshape.default",
+                        {{"self", value}, {"shape", staticSizes(baseType)}});
+    if (isOneOf(op, {"aten.permute.default", "aten.transpose.int", "aten.t.default"})) {
+      std::optional<std::vector<int64_t>> p = permutationOf(view);
+      if (!p)
+        rewriteFail("cannot undo " + op + " with symbolic dimensions");
+      std::vector<int64_t> inverse(p->size());
+      for (size_t i = 0; i < p->size(); ++i)
+        inverse[(*p)[i]] = static_cast<int64_t>(i);
+      return b_.create1("aten.permute.default", {{"self", value}, {"dims", inverse}});
+    }
+    if (op == "aten.select.int" || op == "aten.slice.Tensor") {
+      std::vector<int64_t> sizes = staticSizes(baseType);
+      int64_t rank = static_cast<int64_t>(sizes.size());
+      // Absent arguments take the schema's defaults.
+      auto number = [&](std::string_view name, int64_t dflt) {
+        if (!argOf(view, name))
+          return dflt;
+        std::optional<int64_t> v = intArg(view, name);
+        if (!v)
+          rewriteFail("cannot undo " + op + " with a symbolic " + std::string(name));
+        return *v;
+      };
+      int64_t dim = number("dim", 0);
+      dim = dim < 0 ? dim + rank : dim;
+      if (dim < 0 || dim >= rank)
+        rewriteFail("cannot undo " + op + ": dimension out of range");
+      int64_t size = sizes[dim];
+      auto clampIndex = [&](int64_t i) {
+        return std::clamp(i < 0 ? i + size : i, int64_t(0), size);
+      };
+      int64_t start, end;
+      if (op == "aten.select.int") {
+        start = clampIndex(number("index", 0));
+        end = start + 1;
+        value = b_.create1("aten.unsqueeze.default", {{"self", value}, {"dim", dim}});
+      } else {
+        if (number("step", 1) != 1)
+          rewriteFail("writing through a slice with a step other than 1 is not supported");
+        start = clampIndex(number("start", 0));
+        end = std::max(start, clampIndex(number("end", size)));
+      }
+      std::vector<Value *> pieces;
+      auto piece = [&](int64_t from, int64_t to) {
+        if (from < to)
+          pieces.push_back(b_.create1(
+              "aten.slice.Tensor",
+              {{"self", base}, {"dim", dim}, {"start", from}, {"end", to}, {"step", int64_t(1)}}));
+      };
+      piece(0, start);
+      pieces.push_back(value);
+      piece(end, size);
+      if (pieces.size() == 1)
+        return value;
+      return b_.create1("aten.cat.default", {{"tensors", pieces}, {"dim", dim}});
+    }
+    rewriteFail("writing in place through a view made by " + op + " is not supported");
+  }
+
+  Error finishOutputs(std::map<std::string, int64_t> &stats) {
+    std::unordered_set<std::string> recorded;
+    for (const OutputSpec &s : old_.outputSpecs())
+      if (!s.target.empty() && s.kind != OutputKind::UserOutput)
+        recorded.insert(s.target);
+    for (size_t i = 0; i < old_.inputs().size(); ++i) {
+      const Value *in = old_.inputs()[i];
+      const InputSpec &spec = old_.inputSpecs()[i];
+      if (!written_.count(in))
+        continue;
+      std::optional<OutputKind> kind = mutationKind(spec.kind);
+      if (!kind)
+        return makeError() << "graph @" << old_.name() << ": the " << inputKindName(spec.kind)
+                           << " input %" << in->name() << " is written in place";
+      if (recorded.count(spec.target))
+        return makeError() << "graph @" << old_.name() << ": %" << in->name()
+                           << " is written in place, but an output already records a mutation of '"
+                           << spec.target << "'";
+      new_->addOutput(current(in), OutputSpec{*kind, spec.target});
+      ++stats["mutation outputs added"];
+    }
+    for (size_t i = 0; i < old_.outputs().size(); ++i)
+      new_->addOutput(current(old_.outputs()[i]), old_.outputSpecs()[i]);
+    return Error::success();
+  }
+
+  Module &m_;
+  const Graph &old_;
+  std::unique_ptr<Graph> new_;
+  GraphBuilder b_;
+  std::unordered_map<const Value *, Alias> alias_;
+  std::unordered_map<const Value *, Value *> latest_;
+  std::unordered_map<const Value *, unsigned> versions_;
+  std::unordered_map<const Value *, Cached> cache_;
+  std::unordered_set<const Value *> written_;
+};
+
+class FunctionalizePass : public Pass {
+public:
+  std::string_view name() const override { return "functionalize"; }
+
+  Error run(Module &m) override {
+    for (const auto &g : m.graphs()) {
+      Functionalizer f(m, *g);
+      GC_RETURN_IF_ERROR(f.run(statistics()));
+      m.replaceGraph(*g, f.take());
+    }
+    return requireFunctional(m, name());
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFunctionalizePass() { return std::make_unique<FunctionalizePass>(); }
+
+} // namespace gc

@@ -1,0 +1,422 @@
+//===- PassUtils.cpp - Helpers shared by gc-opt's passes ------------------===//
+#include "PassUtils.h"
+
+#include "gc/IR/OpSchema.h"
+#include "gc/Interp/Interpreter.h"
+#include "gc/Interp/Kernel.h"
+#include "gc/Support/SHA256.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <unordered_map>
+
+namespace gc {
+
+namespace {
+
+/// "aten.add_.Tensor" -> "add_".
+std::string_view baseName(std::string_view op) {
+  size_t first = op.find('.');
+  if (first == std::string_view::npos)
+    return op;
+  size_t second = op.find('.', first + 1);
+  return op.substr(first + 1, second == std::string_view::npos ? second : second - first - 1);
+}
+
+/// Weights are aligned in the blob as gc-import aligns them, so they can be
+/// mapped and read in place.
+constexpr size_t kBlobAlignment = 64;
+
+/// Appends `t` (contiguous, of its own dtype) to the pending blob and
+/// returns the weight that refers to it.
+Weight addBlobWeight(Module &m, std::string name, const Tensor &t, const Device &device) {
+  std::optional<Module::PendingBlob> &blob = m.pendingBlob();
+  if (!blob) {
+    m.weightSources().push_back({WeightSource::Kind::Blob, ""});
+    blob = Module::PendingBlob{static_cast<uint32_t>(m.weightSources().size() - 1), {}};
+  }
+  Tensor dense = t.isContiguous() && t.offset() == 0 ? t : t.clone();
+  size_t bytes = static_cast<size_t>(dense.numel()) * dtypeSize(dense.dtype());
+  std::string_view data(reinterpret_cast<const char *>(dense.storage()->data()), bytes);
+  blob->bytes.resize((blob->bytes.size() + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment,
+                     '\0');
+  Weight w;
+  w.name = std::move(name);
+  w.source = blob->source;
+  w.offset = blob->bytes.size();
+  w.bytes = bytes;
+  w.sha256 = sha256Hex(data);
+  blob->bytes.append(data);
+  SymContext &syms = m.syms();
+  w.type.dtype = dense.dtype();
+  w.type.device = device;
+  for (int64_t s : dense.sizes())
+    w.type.sizes.push_back(syms.constant(s));
+  w.type.strides = contiguousStrides(syms, w.type.sizes);
+  w.type.storageOffset = syms.constant(0);
+  return w;
+}
+
+/// A weight name not yet in the module, from `hint`.
+std::string uniqueWeightName(const Module &m, const std::string &hint) {
+  if (!m.weight(hint))
+    return hint;
+  for (int i = 1;; ++i) {
+    std::string name = hint + "_" + std::to_string(i);
+    if (!m.weight(name))
+      return name;
+  }
+}
+
+/// Removes the weights that no graph input refers to any more.
+void dropUnreferencedWeights(Module &m) {
+  std::unordered_set<std::string> used;
+  for (const auto &g : m.graphs())
+    for (const InputSpec &s : g->inputSpecs())
+      if (s.kind != InputKind::UserInput && s.kind != InputKind::Token)
+        used.insert(s.target);
+  std::erase_if(m.weights(), [&](const Weight &w) { return !used.count(w.name); });
+}
+
+bool isTensorArg(const Arg &a) {
+  return a.kind == ArgKind::Tensor || a.kind == ArgKind::Tensors ||
+         a.kind == ArgKind::OptionalTensors;
+}
+
+/// Whether `n` can be evaluated once its tensor arguments are known: it has
+/// a kernel, is pure, and has no symbolic argument or result.
+bool evaluable(const Node &n) {
+  if (!referenceKernels().find(n.op()) || isRandomOp(n.op()) || writesInPlace(n.op()) ||
+      n.results().empty())
+    return false;
+  for (const NamedArg &a : n.args())
+    if (!isTensorArg(a.value))
+      for (const Value *v : a.value.values)
+        if (v)
+          return false;
+  for (const Value *r : n.results())
+    if (!r->type().isTensor() || !staticBytes(r->type().tensor))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool isOneOf(std::string_view op, std::initializer_list<std::string_view> ops) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+const Arg *argOf(const Node &n, std::string_view name) {
+  const NamedArg *a = n.arg(name);
+  return a && a->value.kind != ArgKind::None ? &a->value : nullptr;
+}
+
+std::optional<int64_t> intArg(const Node &n, std::string_view name) {
+  const Arg *a = argOf(n, name);
+  if (!a || a->ints.size() != 1 || (!a->values.empty() && a->values[0]))
+    return std::nullopt;
+  return a->ints[0];
+}
+
+Value *tensorArg(const Node &n, std::string_view name) {
+  const Arg *a = argOf(n, name);
+  return a && a->kind == ArgKind::Tensor ? a->values[0] : nullptr;
+}
+
+bool isContiguous(SymContext &syms, const TensorType &t) {
+  const SymExpr *expected = syms.constant(1);
+  for (size_t d = t.rank(); d-- > 0;) {
+    if (t.sizes[d] != syms.constant(1) && t.strides[d] != expected)
+      return false;
+    expected = syms.mul(expected, t.sizes[d]);
+  }
+  return true;
+}
+
+std::optional<std::vector<int64_t>> permutationOf(const Node &n) {
+  if (n.results().empty() || !n.results()[0]->type().isTensor())
+    return std::nullopt;
+  int64_t rank = static_cast<int64_t>(n.results()[0]->type().tensor.rank());
+  std::vector<int64_t> p(rank);
+  std::iota(p.begin(), p.end(), 0);
+  auto wrap = [&](int64_t d) { return d < 0 ? d + rank : d; };
+  auto dimArg = [&](std::string_view name) -> std::optional<int64_t> {
+    std::optional<int64_t> d = intArg(n, name);
+    if (!d || wrap(*d) < 0 || wrap(*d) >= rank)
+      return std::nullopt;
+    return wrap(*d);
+  };
+  if (n.op() == "aten.permute.default") {
+    const Arg *dims = argOf(n, "dims");
+    if (!dims || dims->ints.size() != p.size())
+      return std::nullopt;
+    for (size_t i = 0; i < p.size(); ++i)
+      p[i] = wrap(dims->ints[i]);
+  } else if (n.op() == "aten.transpose.int") {
+    std::optional<int64_t> d0 = dimArg("dim0"), d1 = dimArg("dim1");
+    if (!d0 || !d1)
+      return std::nullopt;
+    std::swap(p[*d0], p[*d1]);
+  } else if (n.op() == "aten.t.default") {
+    if (rank == 2)
+      std::swap(p[0], p[1]);
+  } else {
+    return std::nullopt;
+  }
+  return p;
+}
+
+bool isRandomOp(std::string_view op) {
+  static constexpr std::array<std::string_view, 22> kRandom = {"rand",
+                                                               "randn",
+                                                               "randint",
+                                                               "rand_like",
+                                                               "randn_like",
+                                                               "randint_like",
+                                                               "randperm",
+                                                               "bernoulli",
+                                                               "dropout",
+                                                               "native_dropout",
+                                                               "feature_dropout",
+                                                               "alpha_dropout",
+                                                               "feature_alpha_dropout",
+                                                               "normal",
+                                                               "uniform",
+                                                               "multinomial",
+                                                               "exponential",
+                                                               "poisson",
+                                                               "cauchy",
+                                                               "log_normal",
+                                                               "geometric",
+                                                               "rrelu"};
+  std::string_view base = baseName(op);
+  if (base.size() > 1 && base.back() == '_')
+    base.remove_suffix(1);
+  return std::find(kRandom.begin(), kRandom.end(), base) != kRandom.end();
+}
+
+bool writesInPlace(std::string_view op) {
+  if (const OpSchema *s = findOpSchema(op))
+    for (const ArgDef &a : s->args)
+      if (a.mutated)
+        return true;
+  // ATen's in-place ops end in '_' ("add_", "relu_"); the dunder names
+  // ("__and__") are functional.
+  std::string_view base = baseName(op);
+  return base.size() > 1 && base.back() == '_' && !base.starts_with("__");
+}
+
+Error requireFunctional(const Module &m, std::string_view pass) {
+  for (const auto &g : m.graphs())
+    for (const auto &n : g->nodes())
+      if (writesInPlace(n->op()))
+        return makeError() << "graph @" << g->name() << ", node "
+                           << (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ")
+                           << "(" << n->op() << ") writes in place; " << pass
+                           << " needs a functional graph: run functionalize first";
+  return Error::success();
+}
+
+std::unordered_map<const Value *, int> countUses(const Graph &g) {
+  std::unordered_map<const Value *, int> uses;
+  for (const auto &n : g.nodes())
+    for (const NamedArg &a : n->args())
+      for (const Value *v : a.value.values)
+        ++uses[v];
+  for (const Value *v : g.outputs())
+    ++uses[v];
+  return uses;
+}
+
+bool isConstantInput(const Graph &g, const Value *v) {
+  if (v->definingNode())
+    return false;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (g.inputs()[i] == v)
+      return g.inputSpecs()[i].kind == InputKind::Constant;
+  return false;
+}
+
+std::optional<int64_t> staticBytes(const TensorType &t) {
+  int64_t n = dtypeSize(t.dtype);
+  for (const SymExpr *s : t.sizes) {
+    if (!s->isConst())
+      return std::nullopt;
+    n *= s->constant();
+  }
+  return n;
+}
+
+Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
+  auto ng = std::make_unique<Graph>(g.name());
+  std::unordered_map<const Value *, Value *> map;
+  auto addAdded = [&] {
+    for (const AddedInput &a : edit.added) {
+      Value *v = ng->addInput(a.name, a.type, a.spec);
+      if (a.replaces)
+        map[a.replaces] = v;
+    }
+  };
+  bool addedDone = false;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    std::optional<InputSpec> spec =
+        edit.specs.empty() ? std::optional(g.inputSpecs()[i]) : edit.specs[i];
+    if (!addedDone && g.inputSpecs()[i].kind == InputKind::UserInput) {
+      addAdded();
+      addedDone = true;
+    }
+    if (spec)
+      map[g.inputs()[i]] = ng->addInput(g.inputs()[i]->name(), g.inputs()[i]->type(), *spec);
+  }
+  if (!addedDone)
+    addAdded();
+  auto lookup = [&](const Value *old) -> Expected<Value *> {
+    auto it = map.find(old);
+    if (it == map.end())
+      return makeError() << "graph @" << g.name() << ": %" << old->name()
+                         << " is still used but was removed";
+    return it->second;
+  };
+  for (const auto &n : g.nodes()) {
+    if (edit.removed.count(n.get()))
+      continue;
+    std::vector<NamedArg> args = n->args();
+    for (NamedArg &a : args)
+      for (Value *&v : a.value.values)
+        if (v) {
+          Expected<Value *> nv = lookup(v);
+          if (!nv)
+            return nv.error();
+          v = *nv;
+        }
+    std::vector<std::pair<std::string, Type>> results;
+    for (const Value *r : n->results())
+      results.emplace_back(r->name(), r->type());
+    Node *copy = ng->addNode(n->op(), std::move(args), std::move(results), n->resultForm());
+    for (size_t i = 0; i < copy->results().size(); ++i)
+      map[n->results()[i]] = copy->results()[i];
+  }
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    Expected<Value *> v = lookup(g.outputs()[i]);
+    if (!v)
+      return v.error();
+    ng->addOutput(*v, g.outputSpecs()[i]);
+  }
+  m.replaceGraph(g, std::move(ng));
+  return Error::success();
+}
+
+Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)> &shouldFold,
+                    std::map<std::string, int64_t> &stats) {
+  // Which nodes fold: decided in order, since a folded result is a constant
+  // for the nodes after it.
+  std::unordered_set<const Value *> constant;
+  std::vector<std::string> weightNames;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (g.inputSpecs()[i].kind == InputKind::Constant)
+      constant.insert(g.inputs()[i]);
+  GraphEdit edit;
+  std::vector<const Node *> folded;
+  for (const auto &n : g.nodes()) {
+    if (!evaluable(*n) || !shouldFold(*n))
+      continue;
+    bool allConstant = true;
+    for (const NamedArg &a : n->args())
+      if (isTensorArg(a.value))
+        for (const Value *v : a.value.values)
+          allConstant &= !v || constant.count(v) > 0;
+    if (!allConstant)
+      continue;
+    folded.push_back(n.get());
+    edit.removed.insert(n.get());
+    constant.insert(n->results().begin(), n->results().end());
+  }
+  if (folded.empty())
+    return Error::success();
+
+  // What the kept graph still uses. A node without tensor arguments (full,
+  // arange) that it uses stays: as a constant it would cost as much, and
+  // cse could no longer merge it.
+  std::unordered_set<const Value *> used(g.outputs().begin(), g.outputs().end());
+  for (const auto &n : g.nodes())
+    if (!edit.removed.count(n.get()))
+      for (const NamedArg &a : n->args())
+        used.insert(a.value.values.begin(), a.value.values.end());
+  for (const Node *n : folded) {
+    bool source = std::none_of(n->args().begin(), n->args().end(),
+                               [](const NamedArg &a) { return isTensorArg(a.value); });
+    if (source && std::any_of(n->results().begin(), n->results().end(),
+                              [&](const Value *r) { return used.count(r) > 0; }))
+      edit.removed.erase(n);
+  }
+  if (edit.removed.empty())
+    return Error::success();
+  for (const Node *n : folded)
+    for (const NamedArg &a : n->args())
+      if (isTensorArg(a.value))
+        for (const Value *v : a.value.values)
+          if (v && !v->definingNode())
+            for (size_t i = 0; i < g.inputs().size(); ++i)
+              if (g.inputs()[i] == v)
+                weightNames.push_back(g.inputSpecs()[i].target);
+
+  Expected<std::map<std::string, Tensor>> weights = loadWeights(m, weightNames);
+  if (!weights)
+    return weights.error().withContext("graph @" + g.name() + ": folding constants");
+  std::unordered_map<const Value *, Tensor> tensors;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (auto it = weights->find(g.inputSpecs()[i].target);
+        g.inputSpecs()[i].kind == InputKind::Constant && it != weights->end())
+      tensors[g.inputs()[i]] = it->second;
+  const std::unordered_map<const Value *, int64_t> noSymInts;
+  for (const Node *n : folded) {
+    std::string where =
+        "graph @" + g.name() + ", node %" + n->results()[0]->name() + " (" + n->op() + ")";
+    std::vector<Tensor> results;
+    try {
+      results = referenceKernels().find(n->op())->fn(OpCall(*n, tensors, noSymInts));
+    } catch (const std::exception &e) {
+      return makeError() << where << ": evaluating it at compile time failed: " << e.what();
+    }
+    if (results.size() != n->results().size())
+      return makeError() << where << ": the kernel gave " << results.size()
+                         << " results, the graph has " << n->results().size();
+    for (size_t i = 0; i < results.size(); ++i) {
+      const TensorType &want = n->results()[i]->type().tensor;
+      std::vector<int64_t> sizes;
+      for (const SymExpr *s : want.sizes)
+        sizes.push_back(s->constant());
+      if (results[i].dtype() != want.dtype || results[i].sizes() != sizes)
+        return makeError() << where << ": evaluating it at compile time gave "
+                           << dtypeName(results[i].dtype()) << shapeString(results[i].sizes())
+                           << ", the graph says " << dtypeName(want.dtype) << shapeString(sizes);
+      tensors[n->results()[i]] = results[i];
+    }
+    if (edit.removed.count(n))
+      ++stats["nodes folded"];
+  }
+
+  for (const Node *n : folded)
+    for (const Value *r : n->results()) {
+      if (!used.count(r) || !edit.removed.count(n))
+        continue;
+      std::string name = uniqueWeightName(m, "_folded." + g.name() + "." + r->name());
+      Weight w = addBlobWeight(m, name, tensors.at(r), r->type().tensor.device);
+      edit.added.push_back(
+          {r->name(), Type::makeTensor(w.type), InputSpec{InputKind::Constant, name}, r});
+      m.weights().push_back(std::move(w));
+      ++stats["constants made"];
+    }
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    bool drop = g.inputSpecs()[i].kind == InputKind::Constant && !used.count(g.inputs()[i]);
+    edit.specs.push_back(drop ? std::nullopt : std::optional(g.inputSpecs()[i]));
+    if (drop)
+      ++stats["constant inputs dropped"];
+  }
+  GC_RETURN_IF_ERROR(rebuildGraph(m, g, edit));
+  dropUnreferencedWeights(m);
+  return Error::success();
+}
+
+} // namespace gc

@@ -1,0 +1,154 @@
+//===- OpSchemaTest.cpp - OpDefs.def and the schema parser ----------------===//
+//
+// Every entry of OpDefs.def must parse (a release build would drop a bad one
+// silently), names must be unique, and the parsed flags must match ATen's
+// meaning of the notation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gc/IR/Names.h"
+#include "gc/IR/OpSchema.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace gc {
+namespace {
+
+struct Row {
+  const char *name;
+  const char *schema;
+};
+const Row kRows[] = {
+#define GC_OP(NAME, SET, SUMMARY, SCHEMA) {NAME, SCHEMA},
+#include "gc/IR/OpDefs.def"
+#undef GC_OP
+};
+
+TEST(OpDefs, EveryEntryParsesAndIsUnique) {
+  std::set<std::string> names;
+  for (const Row &row : kRows) {
+    Expected<OpSchema> s = parseOpSchema(row.name, row.schema);
+    EXPECT_TRUE(s) << (s ? "" : s.error().message());
+    EXPECT_TRUE(isOpName(row.name)) << row.name;
+    EXPECT_TRUE(names.insert(row.name).second) << "duplicate " << row.name;
+  }
+  EXPECT_EQ(allOpSchemas().size(), std::size(kRows));
+}
+
+TEST(OpDefs, SortedForLookup) {
+  std::span<const OpSchema> all = allOpSchemas();
+  for (size_t i = 1; i < all.size(); ++i)
+    EXPECT_LT(all[i - 1].name, all[i].name);
+  for (const OpSchema &s : all)
+    EXPECT_EQ(findOpSchema(s.name), &s);
+  EXPECT_EQ(findOpSchema("aten.no_such_op.default"), nullptr);
+  EXPECT_EQ(findOpSchema("aten.add"), nullptr);
+}
+
+TEST(OpDefs, CoreSet) {
+  EXPECT_TRUE(isCoreOp("aten.add.Tensor"));
+  EXPECT_TRUE(isCoreOp("aten.convolution.default"));
+  EXPECT_TRUE(isCoreOp("aten._to_copy.default"));
+  EXPECT_TRUE(isCoreOp("gc.rand.default"));
+  EXPECT_FALSE(isCoreOp("aten.linear.default"));
+  EXPECT_FALSE(isCoreOp("aten.add_.Tensor"));
+  EXPECT_FALSE(isCoreOp("aten.relu.default"));
+  EXPECT_FALSE(isCoreOp("aten.unknown.default"));
+  const OpSchema *relu = findOpSchema("aten.relu.default");
+  ASSERT_TRUE(relu);
+  EXPECT_FALSE(relu->core);
+  EXPECT_FALSE(relu->summary.empty());
+}
+
+TEST(OpSchema, AddTensorAlphaIsKeywordOnly) {
+  const OpSchema *s = findOpSchema("aten.add.Tensor");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->args.size(), 3u);
+  EXPECT_EQ(s->args[0].name, "self");
+  EXPECT_EQ(s->args[0].type, "Tensor");
+  EXPECT_FALSE(s->args[0].keywordOnly);
+  EXPECT_FALSE(s->args[1].keywordOnly);
+  const ArgDef *alpha = s->arg("alpha");
+  ASSERT_TRUE(alpha);
+  EXPECT_TRUE(alpha->keywordOnly);
+  EXPECT_EQ(alpha->type, "Scalar");
+  EXPECT_EQ(alpha->defaultValue, "1");
+  EXPECT_FALSE(alpha->mutated);
+  EXPECT_EQ(s->returns, std::vector<std::string>{"Tensor"});
+  EXPECT_EQ(s->schema, "(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+}
+
+TEST(OpSchema, InPlaceAddMutatesSelf) {
+  const OpSchema *s = findOpSchema("aten.add_.Tensor");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->arg("self")->mutated);
+  EXPECT_EQ(s->arg("self")->type, "Tensor");
+  EXPECT_FALSE(s->arg("other")->mutated);
+  EXPECT_TRUE(s->arg("alpha")->keywordOnly);
+  for (const char *name : {"aten.relu_.default", "aten.hardswish_.default", "aten.dropout_.default"})
+    EXPECT_TRUE(findOpSchema(name)->arg("self")->mutated) << name;
+  // A view aliases its input without writing it.
+  EXPECT_FALSE(findOpSchema("aten.view.default")->arg("self")->mutated);
+}
+
+TEST(OpSchema, BatchNorm) {
+  const OpSchema *s = findOpSchema("aten.batch_norm.default");
+  ASSERT_TRUE(s);
+  std::vector<std::string> names, types;
+  for (const ArgDef &a : s->args) {
+    names.push_back(a.name);
+    types.push_back(a.type);
+    EXPECT_FALSE(a.keywordOnly) << a.name;
+    EXPECT_FALSE(a.mutated) << a.name;
+    EXPECT_FALSE(a.defaultValue) << a.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"input", "weight", "bias", "running_mean",
+                                             "running_var", "training", "momentum", "eps",
+                                             "cudnn_enabled"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"Tensor", "Tensor?", "Tensor?", "Tensor?", "Tensor?",
+                                             "bool", "float", "float", "bool"}));
+}
+
+TEST(OpSchema, ReturnsAndDefaults) {
+  const OpSchema *sort = findOpSchema("aten.sort.default");
+  ASSERT_TRUE(sort);
+  EXPECT_EQ(sort->returns, (std::vector<std::string>{"Tensor", "Tensor"}));
+  EXPECT_EQ(findOpSchema("aten.split.Tensor")->returns, std::vector<std::string>{"Tensor[]"});
+  EXPECT_TRUE(findOpSchema("aten._assert_tensor_metadata.default")->returns.empty());
+  const OpSchema *conv = findOpSchema("aten.conv2d.default");
+  EXPECT_EQ(conv->arg("stride")->type, "SymInt[2]");
+  EXPECT_EQ(conv->arg("stride")->defaultValue, "[1, 1]");
+  EXPECT_EQ(findOpSchema("aten.gelu.default")->arg("approximate")->defaultValue, "\"none\"");
+  const OpSchema *rand = findOpSchema("gc.rand.default");
+  ASSERT_TRUE(rand);
+  EXPECT_TRUE(rand->arg("dtype")->keywordOnly);
+  EXPECT_FALSE(rand->arg("offset")->keywordOnly);
+}
+
+TEST(OpSchema, ParsesAliasSetsAndQuotedCommas) {
+  Expected<OpSchema> s = parseOpSchema(
+      "x.y.z", "(Tensor(a -> *) self, Tensor(b!)? out, str mode=\"a, b\") -> Tensor(a)[]");
+  ASSERT_TRUE(s) << s.error().message();
+  ASSERT_EQ(s->args.size(), 3u);
+  EXPECT_EQ(s->args[0].type, "Tensor");
+  EXPECT_FALSE(s->args[0].mutated);
+  EXPECT_EQ(s->args[1].type, "Tensor?");
+  EXPECT_TRUE(s->args[1].mutated);
+  EXPECT_EQ(s->args[2].defaultValue, "\"a, b\"");
+  EXPECT_EQ(s->returns, std::vector<std::string>{"Tensor[]"});
+}
+
+TEST(OpSchema, RejectsMalformed) {
+  for (const char *bad : {"", "Tensor self -> Tensor", "(Tensor self)", "(self) -> Tensor",
+                          "(Tensor self, int[2 dims) -> Tensor", "(Tensor 1x) -> Tensor",
+                          "(Tensor self) -> (Tensor"}) {
+    Expected<OpSchema> s = parseOpSchema("x.y.z", bad);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.error().message().find("x.y.z"), std::string::npos);
+  }
+}
+
+} // namespace
+} // namespace gc
