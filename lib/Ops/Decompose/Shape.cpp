@@ -458,8 +458,8 @@ const DecompositionEntry kShapeDecompositions[] = {
     {"aten.triu.default", decomposeTriu},
     {"aten.unbind.int", decomposeUnbind},
     {"aten.unflatten.int", decomposeToResultSizes},
-    // Core, but rewritten for its input's strides in the new graph (see the
-    // file comment).
+    // Core: the decompose pass calls this only for a view its input's new
+    // layout no longer allows (see the file comment).
     {"aten.view.default", decomposeView},
     {"aten.zeros.default", decomposeZeros},
     {"aten.zeros_like.default", decomposeZerosLike},
