@@ -1,6 +1,7 @@
 //===- OptMain.cpp - The gc-opt driver ------------------------------------===//
 #include "gc/Tools/OptMain.h"
 
+#include "gc/IR/OpStats.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Tools/ToolSupport.h"
 #include "gc/Transforms/Pipelines.h"
@@ -21,6 +22,7 @@ int optMain(int argc, char **argv) {
   PassManagerOptions pm;
   CorePipelineOptions core;
   bool listPasses = false;
+  bool opStats = false;
   app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
   output.addTo(app);
   // expected(0, 1): "--passes=" (run nothing) must not swallow the next
@@ -36,6 +38,7 @@ int optMain(int argc, char **argv) {
   app.add_flag("--stats", pm.statistics, "Print pass statistics to stderr");
   app.add_flag("!--no-verify-each", pm.verifyEach, "Do not verify the module after each pass");
   app.add_flag("--list-passes", listPasses, "List the passes and exit");
+  app.add_flag("--op-stats", opStats, "Print how often each op occurs in the result to stderr");
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
@@ -70,6 +73,9 @@ int optMain(int argc, char **argv) {
     return reportError(tool, e.withContext("'" + input + "'"));
   if (Error e = writeModuleFile(**m, output.path, output.format))
     return reportError(tool, e);
+  if (opStats)
+    for (const auto &[op, count] : countOps(**m))
+      std::cerr << count << " " << op << "\n";
   return 0;
 }
 
