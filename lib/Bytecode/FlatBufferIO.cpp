@@ -317,9 +317,11 @@ private:
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       const OutputSpec &spec = g.outputSpecs()[i];
+      // One string per statement: argument order is unspecified in C++.
+      auto target = str(spec.target);
+      auto aliasOf = str(spec.aliasOf);
       outputs.push_back(fb::CreateOutput(fbb_, valueIndex(g.outputs()[i]),
-                                         convert<fb::OutputKind>(spec.kind),
-                                         str(spec.target)));
+                                         convert<fb::OutputKind>(spec.kind), target, aliasOf));
     }
     auto name = str(g.name());
     auto valuesVec = vec(values);
@@ -741,7 +743,8 @@ private:
                         << ", which is out of range (the graph has "
                         << numValues << ")";
         graph.addOutput(defined[o.value()], {convert<OutputKind>(o.kind()),
-                                             readString(o.target())});
+                                             readString(o.target()),
+                                             readString(o.alias_of())});
       }
     }
     return Error::success();

@@ -454,6 +454,11 @@ void Printer::printGraph(const Graph &g) {
       printString(spec.target);
       out_ += ')';
     }
+    if (!spec.aliasOf.empty()) {
+      out_ += " alias_of(%";
+      out_ += spec.aliasOf;
+      out_ += ')';
+    }
   }
   out_ += "\n  }\n";
 }

@@ -210,6 +210,14 @@ private:
       mutated = InputKind::UserInput;
     else if (spec.kind == OutputKind::ParameterMutation)
       mutated = InputKind::Parameter;
+    if (!spec.aliasOf.empty()) {
+      bool isInput = false;
+      for (const Value *in : graph_.inputs())
+        isInput |= in->name() == spec.aliasOf;
+      if (!isInput)
+        return fail() << "output %" << v->name() << " aliases %" << spec.aliasOf
+                      << ", which is not an input of the graph";
+    }
     if (mutated && !findInput(*mutated, spec.target))
       return fail() << "output %" << v->name() << " is a " << outputKindName(spec.kind)
                     << " of '" << spec.target << "', which is not a "

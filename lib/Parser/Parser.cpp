@@ -822,6 +822,12 @@ Error Parser::parseReturn(Graph &g) {
       GC_RETURN_IF_ERROR(parseString(spec.target));
       GC_RETURN_IF_ERROR(expect(')'));
     }
+    if (peekIdentifier() == "alias_of") {
+      GC_RETURN_IF_ERROR(expectKeyword("alias_of"));
+      GC_RETURN_IF_ERROR(expect('('));
+      GC_RETURN_IF_ERROR(parseSigilName('%', spec.aliasOf));
+      GC_RETURN_IF_ERROR(expect(')'));
+    }
     g.addOutput(v, std::move(spec));
   } while (accept(','));
   return Error::success();

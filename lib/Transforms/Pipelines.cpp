@@ -13,7 +13,9 @@ std::string corePipeline(const CorePipelineOptions &options) {
   p += ",decompose,canonicalize";
   if (options.freeze)
     p += ",constant-fold,fold-linear-bias";
-  p += ",cse,dce";
+  // Aliases are read off the final graph: earlier passes may still remove
+  // or add views.
+  p += ",cse,dce,record-aliases";
   return p;
 }
 

@@ -159,6 +159,10 @@ struct InputSpec {
 struct OutputSpec {
   OutputKind kind = OutputKind::UserOutput;
   std::string target;
+  /// The name of the graph input this output aliases (is, or is a view of),
+  /// so that a runtime can hand out a view of that input instead of a copy,
+  /// as AOTAutograd's runtime wrapper does; empty for a fresh tensor.
+  std::string aliasOf;
   bool operator==(const OutputSpec &) const = default;
 };
 
@@ -183,6 +187,7 @@ public:
   const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
   const std::vector<Value *> &outputs() const { return outputs_; }
   const std::vector<OutputSpec> &outputSpecs() const { return outputSpecs_; }
+  OutputSpec &outputSpec(size_t i) { return outputSpecs_[i]; }
 
 private:
   Value *newValue(std::string name, Type type);

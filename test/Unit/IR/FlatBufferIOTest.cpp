@@ -381,10 +381,12 @@ TEST(FlatBufferIOTest, ChecksTheVersion) {
   EXPECT_TRUE(readOk(moduleWithVersion(kFormatMajor, kFormatMinor)));
   EXPECT_EQ(readError(moduleWithVersion(kFormatMajor + 1, 0)),
             "'test.gcm': graph file format version 2.0 is newer than this gc "
-            "supports (1.0); use a newer gc");
+            "supports (1.1); use a newer gc");
   EXPECT_EQ(readError(moduleWithVersion(kFormatMajor, kFormatMinor + 1)),
-            "'test.gcm': graph file format version 1.1 is newer than this gc "
-            "supports (1.0); use a newer gc");
+            "'test.gcm': graph file format version 1.2 is newer than this gc "
+            "supports (1.1); use a newer gc");
+  // A file of an older minor version still reads.
+  EXPECT_TRUE(readOk(moduleWithVersion(kFormatMajor, 0)));
   EXPECT_EQ(readError(moduleWithVersion(0, 3)),
             "'test.gcm': graph file format version 0.3 is older than this gc "
             "supports (1.x)");
