@@ -1,6 +1,9 @@
 //===- ShapeInference.cpp - Result types of ops ---------------------------===//
 #include "gc/Ops/ShapeInference.h"
 
+#include "gc/IR/ArgReader.h"
+#include "gc/IR/ShapeMath.h"
+
 namespace gc {
 
 void shapeFail(const std::string &message) { throw ShapeError(message); }
@@ -117,11 +120,11 @@ std::vector<const SymExpr *> broadcastSizes(SymContext &syms,
 }
 
 int64_t wrapDimension(int64_t dim, int64_t rank) {
-  int64_t r = std::max<int64_t>(rank, 1);
-  if (dim < -r || dim >= r)
-    shapeFail("dimension " + std::to_string(dim) + " is out of range for rank " +
-              std::to_string(rank));
-  return dim < 0 ? dim + r : dim;
+  try {
+    return normalizeDim(dim, rank);
+  } catch (const ArgumentError &e) {
+    shapeFail(e.what());
+  }
 }
 
 } // namespace gc

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "gc/Interp/Kernel.h"
+#include "gc/IR/ArgReader.h"
+#include "gc/IR/ShapeMath.h"
 #include "gc/Interp/Promotion.h"
 
 #include <algorithm>
@@ -266,14 +268,7 @@ std::vector<Tensor> splitEvenly(const Tensor &t, int64_t pieceSize, int64_t dim)
   if (t.dim() == 0)
     kernelFail("split expects at least a 1-dimensional tensor");
   int64_t size = t.size(wrapDim(dim, t.dim()));
-  if (pieceSize < 0 || (pieceSize == 0 && size != 0))
-    kernelFail("split: split_size must be positive, got " + std::to_string(pieceSize));
-  std::vector<int64_t> lengths;
-  for (int64_t start = 0; start < size; start += pieceSize)
-    lengths.push_back(std::min(pieceSize, size - start));
-  if (lengths.empty())
-    lengths.push_back(0);
-  return splitView(t, dim, lengths);
+  return splitView(t, dim, splitLengths(size, pieceSize));
 }
 
 } // namespace
@@ -283,11 +278,11 @@ std::vector<Tensor> splitEvenly(const Tensor &t, int64_t pieceSize, int64_t dim)
 //===----------------------------------------------------------------------===//
 
 int64_t wrapDim(int64_t dim, int64_t rank) {
-  int64_t r = std::max<int64_t>(rank, 1);
-  if (dim < -r || dim >= r)
-    kernelFail("dimension " + std::to_string(dim) + " is out of range for a tensor of rank " +
-               std::to_string(rank));
-  return dim < 0 ? dim + r : dim;
+  try {
+    return normalizeDim(dim, rank);
+  } catch (const ArgumentError &e) {
+    kernelFail(e.what());
+  }
 }
 
 Tensor concatenate(const std::vector<Tensor> &tensors, int64_t dim) {
@@ -492,28 +487,7 @@ Result movedim(const OpCall &call) {
   if (source.size() != destination.size())
     kernelFail("movedim: Invalid source or destination dims: source and destination must have "
                "the same number of dims");
-  int64_t rank = self.dim();
-  // perm[destination] = source; the other dims keep their order.
-  std::vector<int64_t> perm(rank, -1);
-  std::vector<bool> moved(rank);
-  for (size_t i = 0; i < source.size(); ++i) {
-    int64_t s = wrapDim(source[i], rank), d = wrapDim(destination[i], rank);
-    if (rank == 0)
-      continue;
-    if (moved[s] || perm[d] != -1)
-      kernelFail("movedim: repeated dim in source or destination");
-    moved[s] = true;
-    perm[d] = s;
-  }
-  int64_t next = 0;
-  for (int64_t &p : perm) {
-    if (p != -1)
-      continue;
-    while (moved[next])
-      ++next;
-    p = next++;
-  }
-  return {permuteView(self, perm)};
+  return {permuteView(self, movedimPermutation(source, destination, self.dim()))};
 }
 
 Result broadcastTensors(const OpCall &call) {

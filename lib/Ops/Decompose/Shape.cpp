@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Emit.h"
 
+#include "gc/IR/ShapeMath.h"
 #include "gc/Ops/ShapeInference.h"
 
 #include <limits>
@@ -64,27 +65,7 @@ Results decomposeT(RewriteContext &ctx) {
 
 Results decomposeMovedim(RewriteContext &ctx) {
   Value *x = self(ctx);
-  int64_t rank = rankOf(x);
-  Dims source = ctx.ints("source"), destination = ctx.ints("destination");
-  if (source.size() != destination.size())
-    rewriteFail("movedim: source and destination differ in length");
-  // Dims named in `destination` take their source; the others keep their
-  // order in the remaining places.
-  Dims perm(rank, -1);
-  std::vector<bool> moved(rank, false);
-  for (size_t i = 0; i < source.size(); ++i) {
-    int64_t s = wrapDimension(source[i], rank), d = wrapDimension(destination[i], rank);
-    perm[d] = s;
-    moved[s] = true;
-  }
-  int64_t next = 0;
-  for (int64_t &p : perm) {
-    if (p != -1)
-      continue;
-    while (moved[next])
-      ++next;
-    p = next++;
-  }
+  Dims perm = movedimPermutation(ctx.ints("source"), ctx.ints("destination"), rankOf(x));
   Emit e(ctx);
   return finish(ctx, {e.permute(x, perm)});
 }

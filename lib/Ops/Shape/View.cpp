@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeUtil.h"
+#include "gc/IR/ShapeMath.h"
 
 #include <limits>
 
@@ -409,15 +410,7 @@ std::vector<Type> pieces(const ShapeContext &ctx, int64_t dim, const std::vector
 std::vector<Type> evenPieces(const ShapeContext &ctx, int64_t dim, int64_t splitSize) {
   const TensorType &self = ctx.tensor("self");
   int64_t size = constantSize(self.sizes[dim], "the size split cuts");
-  if (splitSize < 0 || (splitSize == 0 && size != 0))
-    shapeFail("split size " + std::to_string(splitSize) + " cannot cut size " +
-              std::to_string(size));
-  std::vector<int64_t> lengths;
-  for (int64_t start = 0; start < size; start += splitSize)
-    lengths.push_back(std::min(splitSize, size - start));
-  if (lengths.empty())
-    lengths.push_back(0);
-  return pieces(ctx, dim, lengths);
+  return pieces(ctx, dim, splitLengths(size, splitSize));
 }
 
 int64_t splitDim(const ShapeContext &ctx) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gc/IR/OpSchema.h"
+#include "KernelTestUtil.h"
 #include "gc/Interp/Kernel.h"
 
 #include <gtest/gtest.h>
@@ -21,14 +22,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-/// A contiguous tensor holding `values` in row-major order.
-Tensor make(DType dtype, Shape sizes, std::vector<double> values) {
-  Tensor t = Tensor::zeros(dtype, sizes);
-  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
-  size_t k = 0;
-  forEachIndex(sizes, [&](const Shape &index) { t.setDouble(index, values.at(k++)); });
-  return t;
-}
+using test::expectTensor;
+using test::make;
+using test::TestArg;
 
 Tensor int64Scalar(int64_t v) {
   Tensor t = Tensor::zeros(DType::Int64, {});
@@ -36,69 +32,22 @@ Tensor int64Scalar(int64_t v) {
   return t;
 }
 
-/// An argument of a test node: a tensor (becomes a graph input) or a literal.
-struct TestArg {
-  std::string name;
-  std::variant<Tensor, Arg> value;
-};
-
 Arg ints(std::vector<int64_t> v) { return Arg::integers(std::move(v)); }
 Arg integer(int64_t v) { return Arg::integer(v); }
 Arg boolean(bool v) { return Arg::boolean(v); }
 
-/// Runs `op` on one node built from `args` through referenceKernels().
 std::vector<Tensor> run(const std::string &op, const std::vector<TestArg> &args,
                         unsigned numResults = 1) {
-  const KernelEntry *entry = referenceKernels().find(op);
-  if (!entry)
-    throw std::logic_error("no kernel for " + op);
-  Graph graph("g");
-  std::unordered_map<const Value *, Tensor> tensors;
-  std::unordered_map<const Value *, int64_t> symInts;
-  std::vector<NamedArg> named;
-  for (const TestArg &a : args) {
-    if (const Tensor *t = std::get_if<Tensor>(&a.value)) {
-      Value *v = graph.addInput(a.name, Type{}, InputSpec{});
-      tensors[v] = *t;
-      named.push_back({a.name, false, Arg::tensor(v)});
-    } else {
-      named.push_back({a.name, false, std::get<Arg>(a.value)});
-    }
-  }
-  std::vector<std::pair<std::string, Type>> results(numResults, {"out", Type{}});
-  const Node *node = graph.addNode(op, named, results);
-  return entry->fn(OpCall(*node, tensors, symInts));
+  return test::runNode(referenceKernels(), op, args, numResults);
 }
 
 Tensor run1(const std::string &op, const std::vector<TestArg> &args) {
-  std::vector<Tensor> out = run(op, args);
-  EXPECT_EQ(out.size(), 1u);
-  return out.at(0);
-}
-
-/// Checks dtype, shape and exact values (NaN matches NaN).
-void expectTensor(const Tensor &t, DType dtype, const Shape &sizes,
-                  const std::vector<double> &values) {
-  EXPECT_EQ(dtypeName(t.dtype()), dtypeName(dtype));
-  EXPECT_EQ(shapeString(t.sizes()), shapeString(sizes));
-  std::vector<double> got = t.toDoubles();
-  ASSERT_EQ(got.size(), values.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(values[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
-    else
-      EXPECT_EQ(got[i], values[i]) << "element " << i;
-  }
+  return test::runNode1(referenceKernels(), op, args);
 }
 
 void expectFails(const std::string &op, const std::vector<TestArg> &args,
                  const std::string &fragment) {
-  try {
-    run(op, args);
-    ADD_FAILURE() << op << " did not fail";
-  } catch (const KernelError &e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  test::expectFailsWith(referenceKernels(), op, args, fragment);
 }
 
 TEST(CoreKernels, EveryCoreOpHasAKernel) {

@@ -4,6 +4,7 @@
 // out by hand.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
 #include "gc/Interp/Kernel.h"
 
 #include <gtest/gtest.h>
@@ -19,14 +20,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-/// A contiguous tensor with `values` in row-major order.
-Tensor make(DType dtype, Shape sizes, const std::vector<double> &values) {
-  Tensor t = Tensor::zeros(dtype, std::move(sizes));
-  EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
-  for (size_t i = 0; i < values.size(); ++i)
-    t.storeDouble(static_cast<int64_t>(i), values[i]);
-  return t;
-}
+using test::make;
+using test::transposed;
 
 Tensor f32(Shape sizes, const std::vector<double> &values) {
   return make(DType::Float32, std::move(sizes), values);
@@ -40,26 +35,17 @@ Tensor iota(Shape sizes) {
   return f32(std::move(sizes), v);
 }
 
-/// `t` viewed with its last two dimensions swapped.
-Tensor transposed(const Tensor &t) {
-  Shape sizes = t.sizes(), strides = t.strides();
-  std::swap(sizes[sizes.size() - 1], sizes[sizes.size() - 2]);
-  std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
-  return t.asStrided(sizes, strides, t.offset());
-}
-
-/// Builds a graph of one node and runs it through the registered kernel.
+/// Builds a graph of one node and runs it through the reference kernels.
 class OneNode {
 public:
   explicit OneNode(std::string op) : op_(std::move(op)) {}
 
   OneNode &tensor(const std::string &name, const Tensor &t) {
-    Value *v = graph_->addInput(name, Type(), InputSpec());
-    tensors_[v] = t;
-    return arg(name, Arg::tensor(v));
+    node_.addTensor(name, t);
+    return *this;
   }
   OneNode &arg(const std::string &name, Arg a) {
-    args_.push_back(NamedArg{name, false, std::move(a)});
+    node_.addArg(name, std::move(a));
     return *this;
   }
   OneNode &ints(const std::string &name, std::vector<int64_t> v) {
@@ -71,15 +57,7 @@ public:
   OneNode &none(const std::string &name) { return arg(name, Arg::none()); }
 
   std::vector<Tensor> run(size_t results = 1) {
-    std::vector<std::pair<std::string, Type>> types;
-    for (size_t i = 0; i < results; ++i)
-      types.emplace_back("r" + std::to_string(i), Type());
-    Node *node = graph_->addNode(op_, args_, types);
-    const KernelEntry *entry = referenceKernels().find(op_);
-    KernelFn fn = entry ? entry->fn : nullptr;
-    if (!fn)
-      throw KernelError("no kernel for " + op_);
-    std::vector<Tensor> out = fn(OpCall(*node, tensors_, symInts_));
+    std::vector<Tensor> out = node_.run(referenceKernels(), op_, results);
     EXPECT_EQ(out.size(), results) << op_;
     return out;
   }
@@ -87,26 +65,12 @@ public:
 
 private:
   std::string op_;
-  std::unique_ptr<Graph> graph_ = std::make_unique<Graph>("test"); // movable
-  std::vector<NamedArg> args_;
-  std::unordered_map<const Value *, Tensor> tensors_;
-  std::unordered_map<const Value *, int64_t> symInts_;
+  test::OneNodeGraph node_;
 };
 
 void expectValues(const Tensor &t, DType dtype, const Shape &sizes, const std::vector<double> &want,
                   double tol = 1e-6) {
-  EXPECT_EQ(dtypeName(t.dtype()), dtypeName(dtype));
-  ASSERT_EQ(shapeString(t.sizes()), shapeString(sizes));
-  std::vector<double> got = t.toDoubles();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
-    else if (std::isinf(want[i]))
-      EXPECT_EQ(got[i], want[i]) << "element " << i;
-    else
-      EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-  }
+  test::expectTensor(t, dtype, sizes, want, test::Tolerance::absolute(tol));
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelTestUtil.h"
 #include "gc/Interp/Kernel.h"
 
 #include <gtest/gtest.h>
@@ -20,92 +21,42 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// A contiguous tensor holding `values` in row-major order.
-Tensor make(DType dtype, Shape sizes, std::vector<double> values) {
-  Tensor t = Tensor::zeros(dtype, sizes);
-  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
-  size_t k = 0;
-  forEachIndex(sizes, [&](const Shape &index) { t.setDouble(index, values.at(k++)); });
-  return t;
-}
-
-/// A view with the last two dimensions swapped, sharing t's storage.
-Tensor transposed(const Tensor &t) {
-  Shape sizes = t.sizes(), strides = t.strides();
-  std::swap(sizes[sizes.size() - 2], sizes.back());
-  std::swap(strides[strides.size() - 2], strides.back());
-  return t.asStrided(sizes, strides, t.offset());
-}
-
-/// An argument of a test node: a tensor (becomes a graph input) or a literal.
-struct TestArg {
-  std::string name;
-  std::variant<Tensor, Arg> value;
-};
+using test::make;
+using test::TestArg;
+using test::transposed;
 
 Arg num(int64_t v) { return Arg::integer(v); }
 Arg num(double v) { return Arg::real(v); }
 
+const KernelRegistry &pointwiseKernels() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    registerPointwiseKernels(r);
+    return r;
+  }();
+  return registry;
+}
+
 /// Runs `op` on one node built from `args` through the pointwise kernels.
 std::vector<Tensor> run(const std::string &op, const std::vector<TestArg> &args,
                         unsigned numResults = 1) {
-  KernelRegistry registry;
-  registerPointwiseKernels(registry);
-  const KernelEntry *entry = registry.find(op);
-    KernelFn fn = entry ? entry->fn : nullptr;
-  if (!fn)
-    throw std::logic_error("no pointwise kernel for " + op);
-  Graph graph("g");
-  std::unordered_map<const Value *, Tensor> tensors;
-  std::unordered_map<const Value *, int64_t> symInts;
-  std::vector<NamedArg> named;
-  for (const TestArg &a : args) {
-    if (const Tensor *t = std::get_if<Tensor>(&a.value)) {
-      Value *v = graph.addInput(a.name, Type{}, InputSpec{});
-      tensors[v] = *t;
-      named.push_back({a.name, false, Arg::tensor(v)});
-    } else {
-      named.push_back({a.name, false, std::get<Arg>(a.value)});
-    }
-  }
-  std::vector<std::pair<std::string, Type>> results(numResults, {"out", Type{}});
-  const Node *node = graph.addNode(op, named, results);
-  return fn(OpCall(*node, tensors, symInts));
+  return test::runNode(pointwiseKernels(), op, args, numResults);
 }
 
 /// The single result of `op`.
 Tensor run1(const std::string &op, const std::vector<TestArg> &args) {
-  std::vector<Tensor> out = run(op, args);
-  if (out.size() != 1)
-    throw std::logic_error(op + " gave " + std::to_string(out.size()) + " results");
-  return out[0];
+  return test::runNode1(pointwiseKernels(), op, args);
 }
 
 /// Checks dtype, shape and values; `rtol` 0 asks for exact values.
 void expectTensor(const Tensor &t, DType dtype, const Shape &sizes,
                   const std::vector<double> &values, double rtol = 0) {
-  EXPECT_EQ(dtypeName(t.dtype()), dtypeName(dtype));
-  EXPECT_EQ(shapeString(t.sizes()), shapeString(sizes));
-  std::vector<double> got = t.toDoubles();
-  ASSERT_EQ(got.size(), values.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(values[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
-    else if (rtol == 0)
-      EXPECT_EQ(got[i], values[i]) << "element " << i;
-    else
-      EXPECT_NEAR(got[i], values[i], rtol * std::fabs(values[i])) << "element " << i;
-  }
+  test::expectTensor(t, dtype, sizes, values, test::Tolerance::relative(rtol));
 }
 
 void expectFails(const std::string &op, const std::vector<TestArg> &args,
                  const std::string &fragment) {
-  try {
-    run(op, args);
-    ADD_FAILURE() << op << " did not fail";
-  } catch (const KernelError &e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  test::expectFailsWith(pointwiseKernels(), op, args, fragment);
 }
 
 constexpr double kF32 = 1e-6;

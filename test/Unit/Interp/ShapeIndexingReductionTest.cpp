@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelTestUtil.h"
 #include "gc/Interp/Kernel.h"
 
 #include <gtest/gtest.h>
@@ -27,14 +28,8 @@ const KernelRegistry &kernels() {
   return registry;
 }
 
-/// A contiguous tensor holding `values` in row-major order.
-Tensor make(DType dtype, Shape sizes, const std::vector<double> &values) {
-  Tensor t = Tensor::zeros(dtype, std::move(sizes));
-  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
-  for (size_t i = 0; i < values.size(); ++i)
-    t.storeDouble(static_cast<int64_t>(i), values[i]);
-  return t;
-}
+using test::make;
+using test::transposed;
 
 /// 0, 1, 2, ... in row-major order.
 Tensor iota(DType dtype, Shape sizes) {
@@ -44,28 +39,20 @@ Tensor iota(DType dtype, Shape sizes) {
   return t;
 }
 
-/// The transpose of a 2-D tensor, as a view: a non-contiguous input.
-Tensor transposed(const Tensor &t) {
-  return t.asStrided({t.size(1), t.size(0)}, {t.strides()[1], t.strides()[0]}, t.offset());
-}
-
 /// Builds one node with the given arguments and runs its kernel.
 class Call {
 public:
-  Call &in(const std::string &name, const Tensor &t) { return arg(name, Arg::tensor(input(t))); }
+  Call &in(const std::string &name, const Tensor &t) {
+    node_.addTensor(name, t);
+    return *this;
+  }
   /// Tensor[] (all defined) or Tensor?[] (undefined entries are None).
   Call &list(const std::string &name, const std::vector<Tensor> &ts) {
-    Arg a;
-    a.kind = ArgKind::Tensors;
-    for (const Tensor &t : ts) {
-      if (!t.defined())
-        a.kind = ArgKind::OptionalTensors;
-      a.values.push_back(t.defined() ? input(t) : nullptr);
-    }
-    return arg(name, std::move(a));
+    node_.addTensorList(name, ts);
+    return *this;
   }
   Call &arg(const std::string &name, Arg a) {
-    args_.push_back(NamedArg{name, false, std::move(a)});
+    node_.addArg(name, std::move(a));
     return *this;
   }
   Call &i(const std::string &name, int64_t v) { return arg(name, Arg::integer(v)); }
@@ -77,15 +64,7 @@ public:
   Call &dtype(DType t) { return arg("dtype", Arg::scalarType(t)); }
 
   std::vector<Tensor> run(const std::string &op, unsigned numResults = 1) {
-    const KernelEntry *entry = kernels().find(op);
-    KernelFn fn = entry ? entry->fn : nullptr;
-    if (!fn)
-      throw std::runtime_error("no kernel for " + op);
-    std::vector<std::pair<std::string, Type>> results;
-    for (unsigned r = 0; r < numResults; ++r)
-      results.emplace_back("r" + std::to_string(r), Type{});
-    Node *node = graph_.addNode(op, args_, results);
-    return fn(OpCall(*node, tensors_, symInts_));
+    return node_.run(kernels(), op, numResults);
   }
   Tensor run1(const std::string &op) {
     std::vector<Tensor> r = run(op);
@@ -94,30 +73,12 @@ public:
   }
 
 private:
-  Value *input(const Tensor &t) {
-    Value *v = graph_.addInput("x" + std::to_string(tensors_.size()), Type{}, InputSpec{});
-    tensors_[v] = t;
-    return v;
-  }
-
-  Graph graph_{"test"};
-  std::unordered_map<const Value *, Tensor> tensors_;
-  std::unordered_map<const Value *, int64_t> symInts_;
-  std::vector<NamedArg> args_;
+  test::OneNodeGraph node_;
 };
 
 void expectTensor(const Tensor &t, DType dtype, const Shape &sizes,
                   const std::vector<double> &values) {
-  EXPECT_EQ(dtypeName(t.dtype()), dtypeName(dtype));
-  EXPECT_EQ(shapeString(t.sizes()), shapeString(sizes));
-  std::vector<double> got = t.toDoubles();
-  ASSERT_EQ(got.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (std::isnan(values[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
-    else
-      EXPECT_DOUBLE_EQ(got[i], values[i]) << "element " << i;
-  }
+  test::expectTensor(t, dtype, sizes, values, test::Tolerance::ulps());
 }
 
 void expectView(const Tensor &view, const Tensor &base, const Shape &strides, int64_t offset) {
