@@ -139,30 +139,19 @@ int64_t truncToInt(double v) {
 } // namespace
 
 double Tensor::loadDouble(int64_t i) const {
+  if (!isFloatingPoint(dtype_))
+    return static_cast<double>(loadInt(i));
   const uint8_t *p = storage_->data() + i * dtypeSize(dtype_);
   switch (dtype_) {
-  case DType::Bool:
-    return loadAs<uint8_t>(p) != 0;
-  case DType::UInt8:
-    return loadAs<uint8_t>(p);
-  case DType::Int8:
-    return loadAs<int8_t>(p);
-  case DType::Int16:
-    return loadAs<int16_t>(p);
-  case DType::Int32:
-    return loadAs<int32_t>(p);
-  case DType::Int64:
-    return static_cast<double>(loadAs<int64_t>(p));
   case DType::Float16:
     return halfToFloat(loadAs<uint16_t>(p));
   case DType::BFloat16:
     return bfloat16ToFloat(loadAs<uint16_t>(p));
   case DType::Float32:
     return loadAs<float>(p);
-  case DType::Float64:
+  default:
     return loadAs<double>(p);
   }
-  return 0;
 }
 
 int64_t Tensor::loadInt(int64_t i) const {
