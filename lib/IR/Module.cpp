@@ -1,5 +1,6 @@
 //===- Module.cpp - Module, graph, node and value -------------------------===//
 #include "gc/IR/Module.h"
+#include "gc/IR/LoopIR.h"
 
 #include <array>
 
@@ -77,6 +78,22 @@ Node *Graph::addNode(std::string op, std::vector<NamedArg> args,
 void Graph::addOutput(Value *v, OutputSpec spec) {
   outputs_.push_back(v);
   outputSpecs_.push_back(std::move(spec));
+}
+
+Module::Module() = default;
+Module::~Module() = default;
+
+LoopGraph &Module::addLoopGraph(std::string name) {
+  loopGraphs_.push_back(std::make_unique<LoopGraph>());
+  loopGraphs_.back()->name = std::move(name);
+  return *loopGraphs_.back();
+}
+
+LoopGraph *Module::loopGraph(std::string_view name) const {
+  for (const auto &g : loopGraphs_)
+    if (g->name == name)
+      return g.get();
+  return nullptr;
 }
 
 Graph &Module::addGraph(std::string name) {

@@ -22,6 +22,7 @@
 namespace gc {
 
 class Node;
+struct LoopGraph;
 
 /// An SSA value: a graph input or a result of a node.
 class Value {
@@ -226,7 +227,8 @@ struct Weight {
 /// The unit every stage reads and writes.
 class Module {
 public:
-  Module() = default;
+  Module();
+  ~Module();
   Module(const Module &) = delete;
   Module &operator=(const Module &) = delete;
 
@@ -241,6 +243,13 @@ public:
   const std::vector<std::unique_ptr<Graph>> &graphs() const { return graphs_; }
   /// The graph named `name`, or null.
   Graph *graph(std::string_view name) const;
+
+  /// At the Loops and Kernels levels the graphs are loop graphs (LoopIR.h)
+  /// and graphs() is empty.
+  LoopGraph &addLoopGraph(std::string name);
+  const std::vector<std::unique_ptr<LoopGraph>> &loopGraphs() const { return loopGraphs_; }
+  /// The loop graph named `name`, or null.
+  LoopGraph *loopGraph(std::string_view name) const;
 
   std::vector<WeightSource> &weightSources() { return sources_; }
   const std::vector<WeightSource> &weightSources() const { return sources_; }
@@ -275,6 +284,7 @@ private:
   Level level_ = Level::Aten;
   SymContext syms_;
   std::vector<std::unique_ptr<Graph>> graphs_;
+  std::vector<std::unique_ptr<LoopGraph>> loopGraphs_;
   std::vector<WeightSource> sources_;
   std::vector<Weight> weights_;
   std::string producer_;

@@ -1,0 +1,39 @@
+//===- KernelEmitter.h - LLVM code for kernel groups ------------*- C++ -*-===//
+//
+// Each KernelGroup of a plan becomes one function with the KernelEntryFn
+// signature (Runtime.h), built as LLVM IR, optimized at O3 for the chosen
+// target, and emitted as one ELF object for the whole graph.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_CODEGEN_KERNELEMITTER_H
+#define GC_CODEGEN_KERNELEMITTER_H
+
+#include "gc/IR/LoopIR.h"
+#include "gc/Support/Error.h"
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gc {
+
+/// CPU targets by name: "x86-64" (portable, SSE2), "x86-64-v3" (AVX2, FMA),
+/// "x86-64-v4" (AVX-512), "native" (this machine; never cached across hosts).
+std::span<const std::string_view> cpuTargetNames();
+
+struct EmitOptions {
+  std::string target = "x86-64-v3";
+  /// Fill these with the module's text before / after optimization.
+  std::string *llvmIR = nullptr;
+  std::string *optimizedLLVMIR = nullptr;
+};
+
+/// Compiles every kernel of graph.plan into one relocatable object (the
+/// bytes of an ELF .o). Size symbols are read from the `symbols` argument
+/// in graph.plan.symbols order. Errors name the kernel and node.
+Expected<std::string> emitKernels(const Module &module, const LoopGraph &graph,
+                                  const EmitOptions &options);
+
+} // namespace gc
+
+#endif // GC_CODEGEN_KERNELEMITTER_H

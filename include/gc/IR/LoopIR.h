@@ -1,0 +1,251 @@
+//===- LoopIR.h - Loop IR: buffers, loop nodes and execution plans -*- C++ -*-===//
+//
+// gc-lower turns a core graph into a LoopGraph: a list of buffers and, in
+// execution order, the nodes that fill them. A Pointwise node computes one
+// element of its output per point of its iteration space; a Reduction node
+// combines the values of a body over reduction loops into one element per
+// point of its outer space. Bodies are small SSA lists of scalar operations
+// whose loads read buffers through index expressions (SymExpr) over the loop
+// variables, so views never copy: a view is a different index expression.
+// Extern nodes call a library (matmul, convolution) on strided views of
+// buffers; Fallback nodes run the reference kernel of a core op.
+//
+// gc-codegen adds a Plan: which nodes form one kernel, the order of steps,
+// where every buffer lives, and the object code of the kernels.
+//
+// Loop variables are symbols of the module's SymContext named "i0", "i1", ...
+// (the iteration space, outermost first) and "r0", "r1", ... (reduction
+// loops). Indirect indices (a gather) name the body values they read as
+// symbols "t0", "t1", ... (see BodyOp::indirect). Model size symbols are
+// named "s0", "s1", ..., so the three sets never collide.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_IR_LOOPIR_H
+#define GC_IR_LOOPIR_H
+
+#include "gc/IR/Module.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gc {
+
+/// Scalar operations of a body. Operand counts: Unary 1, Binary 2, Where 3.
+/// Semantics are torch's for the op of the same name at the operation's
+/// dtype (BodyOp::dtype); comparisons and logical ops yield Bool.
+enum class ScalarOp : uint8_t {
+  // Unary
+  Neg, Abs, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos,
+  Atan, Sinh, Cosh, Tanh, Erf, Sigmoid, Reciprocal, Floor, Ceil, Round, Trunc,
+  Sign, IsNan, LogicalNot, BitwiseNot,
+  // Binary
+  Add, Sub, Mul, Div, FloorDiv, TruncDiv, Remainder, Fmod, Pow, Maximum,
+  Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, BitwiseAnd,
+  BitwiseOr, BitwiseXor, Atan2,
+  // Ternary: Where(cond, a, b)
+  Where,
+};
+std::string_view scalarOpName(ScalarOp op);
+std::optional<ScalarOp> parseScalarOp(std::string_view name);
+/// 1, 2 or 3.
+unsigned scalarOpArity(ScalarOp op);
+
+/// One operation of a body. Operands are indices of earlier operations.
+struct BodyOp {
+  enum class Kind : uint8_t {
+    Load,    ///< buffer[index]; if `mask` >= 0 and operand `mask` is false,
+             ///< the result is `constant` and memory is not touched
+    Const,   ///< `constant` (integers are exact in a double up to 2^53)
+    Index,   ///< the integer value of `index` (arange, masks)
+    Compute, ///< `op` applied to `operands`
+    Cast,    ///< operands[0] converted to `dtype` (torch's conversion rules)
+  };
+  Kind kind = Kind::Const;
+  DType dtype = DType::Float32; ///< the result's dtype
+  ScalarOp op = ScalarOp::Add;  ///< Compute only
+  std::vector<uint32_t> operands;
+  uint32_t buffer = 0;             ///< Load: index into LoopGraph::buffers
+  const SymExpr *index = nullptr;  ///< Load, Index: element offset / value
+  /// Load: body values bound to the symbols t0, t1, ... in `index`, in that
+  /// order (each an integer body value), for gathers.
+  std::vector<uint32_t> indirect;
+  int32_t mask = -1;  ///< Load: a Bool body value guarding the access, or -1
+  double constant = 0; ///< Const; Load: the value where masked off
+  bool operator==(const BodyOp &) const = default;
+};
+
+/// A scalar program over the loop variables; `result` is the value produced.
+struct Body {
+  std::vector<BodyOp> ops;
+  uint32_t result = 0;
+  bool operator==(const Body &) const = default;
+};
+
+/// How a Reduction combines values. ArgMax/ArgMin give the int64 position in
+/// the flattened reduction space (r0 outermost) of the first extreme value.
+enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any };
+std::string_view reduceKindName(ReduceKind k);
+std::optional<ReduceKind> parseReduceKind(std::string_view name);
+
+/// What a buffer holds and who owns its memory.
+enum class BufferKind : uint8_t {
+  Input,        ///< a graph input (user input, parameter, buffer, constant)
+  Output,       ///< written by the graph and returned (caller's memory)
+  Intermediate, ///< lives only during one run (the plan's arena)
+};
+
+/// A buffer: a dense region of elements. `sizes` and `strides` give its
+/// layout; an intermediate whose layout gc-lower was free to choose is
+/// `flexible` (the scheduler may permute its strides), others are fixed.
+struct Buffer {
+  std::string name;
+  BufferKind kind = BufferKind::Intermediate;
+  DType dtype = DType::Float32;
+  std::vector<const SymExpr *> sizes;
+  std::vector<const SymExpr *> strides;
+  bool flexible = false;
+  bool operator==(const Buffer &) const = default;
+};
+
+/// A tensor argument of an Extern or Fallback node: a strided view of a
+/// buffer (sizes, strides and storage offset in elements).
+struct BufferView {
+  uint32_t buffer = 0;
+  TensorType type;
+  bool operator==(const BufferView &) const = default;
+};
+
+/// A non-tensor argument of an Extern or Fallback node, or a tensor one
+/// (kind Tensor/Tensors/OptionalTensors: indices into LoopNode::inputs,
+/// -1 for a None entry, in `ints`).
+struct LoopArg {
+  std::string name;
+  bool keywordOnly = false;
+  Arg value; ///< Arg::values is always empty here
+  bool operator==(const LoopArg &) const = default;
+};
+
+/// Pointwise activations and binary ops an Extern can apply to its result
+/// before storing it (oneDNN post-ops), in order.
+struct PostOp {
+  enum class Kind : uint8_t { AddBias, Add, Relu, GeluErf, GeluTanh };
+  Kind kind = Kind::AddBias;
+  /// AddBias: the bias vector (along the output's last dim, or the
+  /// convolution's channels); Add: a tensor of the output's shape.
+  uint32_t input = 0; ///< index into LoopNode::inputs
+  bool operator==(const PostOp &) const = default;
+};
+
+struct LoopNode {
+  enum class Kind : uint8_t { Pointwise, Reduction, Extern, Fallback };
+  Kind kind = Kind::Pointwise;
+  std::string name; ///< unique within the graph, for messages and text
+  /// Pointwise: the iteration space; Reduction: the outer (kept) space.
+  std::vector<const SymExpr *> ranges;
+  /// Reduction: the reduced loops r0, r1, ...
+  std::vector<const SymExpr *> reductionRanges;
+  ReduceKind reduce = ReduceKind::Sum;
+  Body body;
+  /// Pointwise/Reduction: the output buffer and the element offset of the
+  /// point i0, i1, ... within it.
+  uint32_t output = 0;
+  const SymExpr *storeIndex = nullptr;
+
+  /// Extern/Fallback: a core op ("aten.mm.default") applied to `inputs`,
+  /// writing `outputs` (one view per result; a result nobody reads may be
+  /// a buffer of its own that the plan drops).
+  std::string op;
+  std::vector<LoopArg> args;
+  std::vector<BufferView> inputs;
+  std::vector<BufferView> outputs;
+  std::vector<PostOp> postOps; ///< Extern only
+  /// The core graph node this came from, for messages.
+  std::string origin;
+  bool operator==(const LoopNode &) const = default;
+};
+
+/// A graph input or output bound to a buffer. An output may be a view of a
+/// buffer (it aliases an input, or torch gave it an unusual layout): `type`
+/// is exactly the type the core graph gave the value.
+struct LoopBinding {
+  std::string name;
+  uint32_t buffer = 0;
+  TensorType type;
+  bool operator==(const LoopBinding &) const = default;
+};
+
+/// One kernel: the nodes it runs, in order, inside a loop nest whose outer
+/// `parallelRanges` all of them share (each node's own ranges start with
+/// them). The runtime splits the first parallel range across threads.
+struct KernelGroup {
+  std::string name; ///< the symbol of the kernel's entry point
+  std::vector<uint32_t> nodes;
+  std::vector<const SymExpr *> parallelRanges;
+  bool operator==(const KernelGroup &) const = default;
+};
+
+/// An output of a step that may take the memory of an input that dies at
+/// that step: every element of `input` is read only where the same element
+/// of `output` is written, at the same byte size.
+struct InplacePair {
+  uint32_t output = 0;
+  uint32_t input = 0;
+  bool operator==(const InplacePair &) const = default;
+};
+
+/// One step of the execution plan.
+struct PlanStep {
+  enum class Kind : uint8_t { Kernel, Extern, Fallback };
+  Kind kind = Kind::Kernel;
+  uint32_t index = 0; ///< Kernel: a KernelGroup; Extern/Fallback: a LoopNode
+  /// Intermediate buffers whose last use is this step.
+  std::vector<uint32_t> frees;
+  /// Where the step could write in place (set by the scheduler; the memory
+  /// planner decides).
+  std::vector<InplacePair> inplace;
+  bool operator==(const PlanStep &) const = default;
+};
+
+/// Where an intermediate buffer lives: a byte offset in the arena. Buffers
+/// whose size is symbolic are placed by the runtime (offset -1).
+struct BufferPlacement {
+  uint32_t buffer = 0;
+  int64_t offset = -1;
+  int64_t bytes = 0;
+  bool operator==(const BufferPlacement &) const = default;
+};
+
+/// What gc-codegen adds to a LoopGraph.
+struct Plan {
+  std::vector<KernelGroup> kernels;
+  std::vector<PlanStep> steps;
+  std::vector<BufferPlacement> placements;
+  /// Size symbols in the order kernels receive their values.
+  std::vector<std::string> symbols;
+  int64_t arenaBytes = 0;         ///< peak of the static placements
+  int64_t intermediateBytes = 0;  ///< sum of all static intermediates
+  std::string target;             ///< "x86-64", "x86-64-v3", "x86-64-v4"
+  std::string objectCode;         ///< an ELF relocatable object
+  std::string objectHash;         ///< SHA-256 of what made objectCode
+  bool operator==(const Plan &) const = default;
+};
+
+/// A graph at the Loops or Kernels level.
+struct LoopGraph {
+  std::string name;
+  std::vector<Buffer> buffers;
+  /// One per core graph input, in order, with its role.
+  std::vector<LoopBinding> inputs;
+  std::vector<InputSpec> inputSpecs;
+  std::vector<LoopNode> nodes;
+  std::vector<LoopBinding> outputs;
+  std::vector<OutputSpec> outputSpecs;
+  Plan plan; ///< empty at the Loops level
+  bool operator==(const LoopGraph &) const = default;
+};
+
+} // namespace gc
+
+#endif // GC_IR_LOOPIR_H

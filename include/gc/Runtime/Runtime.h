@@ -1,0 +1,75 @@
+//===- Runtime.h - Executing a kernel plan ----------------------*- C++ -*-===//
+//
+// The runtime runs the plan gc-codegen made for a LoopGraph: kernels from
+// compiled object code, extern calls (oneDNN matmul and convolution), and
+// reference kernels for fallbacks, over buffers that live in one arena. It
+// links no LLVM: where the kernels' code comes from is a KernelLibrary.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_RUNTIME_RUNTIME_H
+#define GC_RUNTIME_RUNTIME_H
+
+#include "gc/IR/LoopIR.h"
+#include "gc/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gc {
+
+/// The entry point of a compiled kernel. `buffers` has one base pointer per
+/// LoopGraph buffer (by index), `symbols` one value per Plan::symbols, and
+/// the kernel runs the part [begin, end) of its group's first parallel
+/// range (the whole range if the group has none: begin 0, end 1).
+using KernelEntryFn = void (*)(char *const *buffers, const int64_t *symbols,
+                               int64_t begin, int64_t end);
+
+/// Resolves kernel entry points by name.
+class KernelLibrary {
+public:
+  virtual ~KernelLibrary() = default;
+  /// The entry point named `name`, or null.
+  virtual KernelEntryFn lookup(const std::string &name) const = 0;
+};
+
+/// A tensor the caller owns: strided elements at `data`.
+struct TensorRef {
+  void *data = nullptr;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides; ///< in elements
+};
+
+struct RuntimeOptions {
+  /// Worker threads; 0 means one per hardware thread.
+  unsigned threads = 0;
+};
+
+/// A LoopGraph at the Kernels level, ready to run many times. Not safe to
+/// run from two threads at once; make one Executor per thread.
+class Executor {
+public:
+  /// Resolves every kernel and prepares every extern and fallback step.
+  /// `graph` and `module` must outlive the executor.
+  static Expected<std::unique_ptr<Executor>> create(const Module &module, const LoopGraph &graph,
+                                                    const KernelLibrary &kernels,
+                                                    const RuntimeOptions &options);
+  virtual ~Executor() = default;
+
+  /// The sizes of each output for these inputs (binds symbolic sizes from
+  /// the inputs; checks their count, dtypes, shapes and symbol ranges).
+  virtual Expected<std::vector<std::vector<int64_t>>>
+  outputSizes(std::span<const TensorRef> inputs) = 0;
+
+  /// Runs the plan. `inputs`: one per LoopGraph input (user inputs and
+  /// weights alike), in order. `outputs`: one per LoopGraph output, with
+  /// the sizes outputSizes gave, any strides. Errors name the input or step.
+  virtual Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
+};
+
+} // namespace gc
+
+#endif // GC_RUNTIME_RUNTIME_H
