@@ -244,6 +244,8 @@ public:
   /// The graph named `name`, or null.
   Graph *graph(std::string_view name) const;
 
+  /// Drops every graph (gc-lower, once they are loop graphs).
+  void clearGraphs() { graphs_.clear(); }
   /// At the Loops and Kernels levels the graphs are loop graphs (LoopIR.h)
   /// and graphs() is empty.
   LoopGraph &addLoopGraph(std::string name);
