@@ -9,6 +9,8 @@ build=${1:-$src/build}
 packages=(
   cmake ninja-build g++ python3 python3-psutil git
   llvm-16-dev llvm-16-tools         # LLVM for CPU kernels; FileCheck, not and lit for tests
+  clang-16                          # compiles the kernels' math library to LLVM bitcode
+  libdnnl-dev                       # oneDNN: matmul and convolution
   libcli11-dev nlohmann-json3-dev
   flatbuffers-compiler libflatbuffers-dev
   libzstd-dev zlib1g-dev
