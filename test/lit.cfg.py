@@ -19,3 +19,6 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%utils", os.path.join(config.gc_src_root, "utils")))
 config.substitutions.append(("%models", os.path.join(config.gc_src_root, "test", "Models", "Inputs")))
+
+# gc-codegen's object cache lives in the build tree, never in the user's home.
+config.environment["GC_CACHE_DIR"] = os.path.join(config.gc_obj_root, "test", "gc-cache")

@@ -1,11 +1,13 @@
 //===- FileSystem.cpp - Mapped input files and atomic outputs -------------===//
 #include "gc/Support/FileSystem.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -143,6 +145,26 @@ MappedFile::~MappedFile() {
     ::munmap(const_cast<uint8_t *>(data_), size_);
 }
 
+namespace {
+bool hasContents(const std::string &path, std::string_view bytes) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) != bytes.size())
+    return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string chunk(1 << 16, '\0');
+  size_t pos = 0;
+  while (in && pos < bytes.size()) {
+    in.read(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), bytes.size() - pos)));
+    size_t got = static_cast<size_t>(in.gcount());
+    if (got == 0 || bytes.substr(pos, got) != std::string_view(chunk.data(), got))
+      return false;
+    pos += got;
+  }
+  return pos == bytes.size();
+}
+} // namespace
+
 Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
   auto fail = [&](const std::string &why) -> Error {
     return makeError() << "cannot write '" << path << "': " << why;
@@ -156,6 +178,12 @@ Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
                          << describe(errno);
     return Error::success();
   }
+
+  // A file that already holds these bytes keeps its timestamp, so that a
+  // build system that restats outputs (Ninja's restat, Make's order) does
+  // not rebuild what depends on it.
+  if (hasContents(path, bytes))
+    return Error::success();
 
   std::string dir = parentDirectory(path);
   struct stat st;

@@ -61,6 +61,8 @@ int importMain(int argc, char **argv) {
       std::remove(options.blobPath.c_str());
     return reportError(tool, e);
   }
+  if (Error e = output.writeDepfile({input}))
+    return reportError(tool, e);
 
   if (opStats)
     for (const auto &[op, count] : countOps(*result->module))

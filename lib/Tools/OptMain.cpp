@@ -66,12 +66,15 @@ int optMain(int argc, char **argv) {
   Expected<std::unique_ptr<Module>> m = readModuleFile(input);
   if (!m)
     return reportError(tool, m.error());
+  std::vector<std::string> deps = moduleDependencies(input, **m);
   PassManager manager(pm, std::cerr);
   for (auto &p : *pipeline)
     manager.add(std::move(p));
   if (Error e = manager.run(**m))
     return reportError(tool, e.withContext("'" + input + "'"));
   if (Error e = writeModuleFile(**m, output.path, output.format))
+    return reportError(tool, e);
+  if (Error e = output.writeDepfile(deps))
     return reportError(tool, e);
   if (opStats)
     for (const auto &[op, count] : countOps(**m))

@@ -43,7 +43,8 @@ private:
 
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so no partial output is ever left behind. "-" writes to
-/// stdout. A missing directory is an error that names it.
+/// stdout. A missing directory is an error that names it. A file that
+/// already holds exactly `bytes` is left untouched (its timestamp too).
 Error writeFileAtomic(const std::string &path, std::string_view bytes);
 
 /// The directory part of `path` ("." when it has none).

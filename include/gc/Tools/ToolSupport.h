@@ -12,11 +12,21 @@
 namespace gc {
 
 /// Options every tool that writes a module has: `-o FILE` and `--emit`.
+/// gc-codegen also offers --emit=llvm (the kernels' LLVM IR).
 struct OutputOptions {
   std::string path = "-";
   FileFormat format = FileFormat::Binary;
-  void addTo(CLI::App &app);
+  bool llvm = false;
+  /// -MF FILE: a Makefile-syntax depfile naming what the output was made from.
+  std::string depfile;
+  void addTo(CLI::App &app, bool offerLLVM = false);
+  /// Writes the depfile (if asked for): the output depends on `inputs`.
+  Error writeDepfile(const std::vector<std::string> &inputs) const;
 };
+
+/// The files a module was read from that its meaning depends on: the file
+/// itself and its weight sources.
+std::vector<std::string> moduleDependencies(const std::string &file, const Module &m);
 
 /// Prints "<tool>: error: <message>" to stderr and returns the exit code 1.
 int reportError(const std::string &tool, const Error &e);
