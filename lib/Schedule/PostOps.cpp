@@ -1,0 +1,211 @@
+//===- PostOps.cpp - Folding pointwise epilogues into externs -------------===//
+//
+// The epilogue must read the extern's result X only at its own store
+// position, so that storing its value where X's element would have gone
+// is the same computation; X must be read by nobody else, and whatever else
+// the epilogue reads must be ready when the extern runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PostOps.h"
+
+#include "Fusion.h"
+#include "LoopRewrite.h"
+#include "gc/IR/IndexSimplify.h"
+
+#include <optional>
+
+namespace gc::schedule {
+
+namespace {
+
+/// The output dimension a bias runs along, or nullopt if `op` takes none.
+std::optional<size_t> biasDim(const std::string &op, size_t rank) {
+  if (op == "aten.mm.default" || op == "aten.bmm.default")
+    return rank - 1;
+  if (op == "aten.convolution.default" && rank >= 2)
+    return 1;
+  return std::nullopt;
+}
+
+/// Matches an epilogue body as a chain of post-ops applied to a load of
+/// the extern's result.
+class ChainMatcher {
+public:
+  ChainMatcher(SymContext &ctx, const LoopNode &ext, const LoopNode &epilogue)
+      : ctx_(ctx), ext_(ext), node_(epilogue),
+        result_(ext.outputs[0]) {}
+
+  /// The post-ops in order, with the view each extra input is read through.
+  struct Step {
+    PostOp::Kind kind;
+    std::optional<BufferView> input;
+  };
+
+  std::optional<std::vector<Step>> match() {
+    std::vector<Step> steps;
+    used_ = 0;
+    if (!walk(node_.body.result, steps) || used_ != node_.body.ops.size())
+      return std::nullopt;
+    return steps;
+  }
+
+private:
+  bool isResultLoad(const BodyOp &op) const {
+    return op.kind == BodyOp::Kind::Load && op.buffer == result_.buffer &&
+           op.index == node_.storeIndex && op.mask < 0 && op.indirect.empty();
+  }
+
+  bool sameDType(const BodyOp &op) const {
+    return op.dtype == result_.type.dtype;
+  }
+
+  bool walk(uint32_t id, std::vector<Step> &steps) {
+    const BodyOp &op = node_.body.ops[id];
+    ++used_;
+    if (!sameDType(op))
+      return false;
+    if (isResultLoad(op))
+      return true;
+    if (op.kind != BodyOp::Kind::Compute)
+      return false;
+    const auto &ops = node_.body.ops;
+    if (op.op == ScalarOp::Maximum) {
+      for (int side = 0; side < 2; ++side) {
+        const BodyOp &other = ops[op.operands[1 - side]];
+        if (other.kind == BodyOp::Kind::Const && other.constant == 0 &&
+            sameDType(other)) {
+          ++used_;
+          if (!walk(op.operands[side], steps))
+            return false;
+          steps.push_back({PostOp::Kind::Relu, std::nullopt});
+          return true;
+        }
+      }
+      return false;
+    }
+    if (op.op == ScalarOp::Add) {
+      for (int side = 0; side < 2; ++side) {
+        std::optional<Step> extra = extraInput(ops[op.operands[1 - side]]);
+        if (!extra)
+          continue;
+        ++used_;
+        if (!walk(op.operands[side], steps))
+          return false;
+        steps.push_back(*extra);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// An Add's other operand: a same-shaped tensor read at the store
+  /// position, or a bias along the extern's bias dimension.
+  std::optional<Step> extraInput(const BodyOp &op) const {
+    if (op.kind != BodyOp::Kind::Load || op.buffer == result_.buffer ||
+        op.mask >= 0 || !op.indirect.empty() || !sameDType(op))
+      return std::nullopt;
+    if (op.index == node_.storeIndex)
+      return Step{PostOp::Kind::Add, BufferView{op.buffer, result_.type}};
+    std::optional<size_t> dim = biasDim(ext_.op, result_.type.rank());
+    if (!dim || !op.index->isSymbol())
+      return std::nullopt;
+    const std::string &var = op.index->symbolName();
+    for (size_t k = 0; k < node_.ranges.size(); ++k) {
+      if (loopVar(false, k) != var)
+        continue;
+      const SymExpr *stride = affineCoefficient(ctx_, node_.storeIndex, var);
+      if (node_.ranges[k] != result_.type.sizes[*dim] ||
+          stride != result_.type.strides[*dim])
+        return std::nullopt;
+      TensorType t;
+      t.dtype = op.dtype;
+      t.device = result_.type.device;
+      t.sizes = {node_.ranges[k]};
+      t.strides = {ctx_.constant(1)};
+      t.storageOffset = ctx_.constant(0);
+      return Step{PostOp::Kind::AddBias, BufferView{op.buffer, std::move(t)}};
+    }
+    return std::nullopt;
+  }
+
+  SymContext &ctx_;
+  const LoopNode &ext_;
+  const LoopNode &node_;
+  const BufferView &result_;
+  size_t used_ = 0;
+};
+
+/// The only live node reading `buffer`, if exactly one does.
+std::optional<uint32_t> soleReader(const std::vector<Access> &access,
+                                   const std::set<uint32_t> &folded,
+                                   uint32_t buffer) {
+  std::optional<uint32_t> reader;
+  for (uint32_t n = 0; n < access.size(); ++n) {
+    if (folded.count(n) || !access[n].reads.count(buffer))
+      continue;
+    if (reader)
+      return std::nullopt;
+    reader = n;
+  }
+  return reader;
+}
+
+/// Whether every buffer `node` reads, other than `result`, is written only
+/// by live nodes before `before`.
+bool inputsReadyBefore(const std::vector<Access> &access,
+                       const std::set<uint32_t> &folded, uint32_t node,
+                       uint32_t result, uint32_t before) {
+  for (uint32_t x : access[node].reads) {
+    if (x == result)
+      continue;
+    for (uint32_t n = before; n < access.size(); ++n)
+      if (!folded.count(n) && access[n].writes.count(x))
+        return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph) {
+  std::set<uint32_t> folded;
+  for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
+    if (graph.nodes[e].kind != LoopNode::Kind::Extern ||
+        graph.nodes[e].outputs.empty() ||
+        !biasDim(graph.nodes[e].op, graph.nodes[e].outputs[0].type.rank()))
+      continue;
+    while (true) {
+      LoopNode &ext = graph.nodes[e];
+      std::vector<Access> access = nodeAccesses(graph);
+      uint32_t result = ext.outputs[0].buffer;
+      const Buffer &buf = graph.buffers[result];
+      std::optional<uint32_t> reader = soleReader(access, folded, result);
+      if (buf.kind != BufferKind::Intermediate || !reader ||
+          graph.nodes[*reader].kind != LoopNode::Kind::Pointwise ||
+          *reader < e ||
+          !inputsReadyBefore(access, folded, *reader, result, e))
+        break;
+      const LoopNode &epilogue = graph.nodes[*reader];
+      const Buffer &out = graph.buffers[epilogue.output];
+      if (out.dtype != buf.dtype)
+        break;
+      auto steps = ChainMatcher(ctx, ext, epilogue).match();
+      if (!steps || steps->empty())
+        break;
+      for (const auto &step : *steps) {
+        PostOp p{step.kind, 0};
+        if (step.input) {
+          p.input = static_cast<uint32_t>(ext.inputs.size());
+          ext.inputs.push_back(*step.input);
+        }
+        ext.postOps.push_back(p);
+      }
+      ext.outputs[0].buffer = epilogue.output;
+      folded.insert(*reader);
+    }
+  }
+  return folded;
+}
+
+} // namespace gc::schedule

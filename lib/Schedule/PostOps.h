@@ -1,0 +1,25 @@
+//===- PostOps.h - Folding pointwise epilogues into externs -----*- C++ -*-===//
+//
+// A matmul or convolution followed by a pointwise node that only adds a
+// bias, adds a same-shaped tensor or applies relu can do that itself while
+// storing its result (oneDNN post-ops), saving a pass over the output.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_LIB_SCHEDULE_POSTOPS_H
+#define GC_LIB_SCHEDULE_POSTOPS_H
+
+#include "gc/IR/LoopIR.h"
+
+#include <set>
+
+namespace gc::schedule {
+
+/// Folds each foldable pointwise epilogue into its Extern: the Extern gains
+/// the post-ops and inputs, and its outputs[0] view moves to the epilogue's
+/// buffer. The folded nodes stay in graph.nodes (indices are stable) and
+/// are returned; no step or kernel may refer to them.
+std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph);
+
+} // namespace gc::schedule
+
+#endif // GC_LIB_SCHEDULE_POSTOPS_H

@@ -1,0 +1,504 @@
+//===- SchedulerTest.cpp - Tests of fusion and loop rewriting -------------===//
+
+#include "gc/Schedule/Scheduler.h"
+
+#include <gtest/gtest.h>
+
+using namespace gc;
+
+namespace {
+
+/// Builds a body op by op; each call returns the new value's index.
+struct BodyBuilder {
+  explicit BodyBuilder(SymContext &ctx) : ctx(ctx) {}
+
+  uint32_t load(uint32_t buffer, std::string_view index) {
+    BodyOp op;
+    op.kind = BodyOp::Kind::Load;
+    op.buffer = buffer;
+    op.index = *ctx.parse(index);
+    return push(op);
+  }
+  uint32_t constant(double v) {
+    BodyOp op;
+    op.kind = BodyOp::Kind::Const;
+    op.constant = v;
+    return push(op);
+  }
+  uint32_t compute(ScalarOp f, std::vector<uint32_t> operands) {
+    BodyOp op;
+    op.kind = BodyOp::Kind::Compute;
+    op.op = f;
+    op.operands = std::move(operands);
+    return push(op);
+  }
+  uint32_t push(BodyOp op) {
+    body.ops.push_back(std::move(op));
+    body.result = static_cast<uint32_t>(body.ops.size() - 1);
+    return body.result;
+  }
+
+  SymContext &ctx;
+  Body body;
+};
+
+class SchedulerTest : public ::testing::Test {
+protected:
+  SchedulerTest() { graph.name = "g"; }
+
+  const SymExpr *e(std::string_view text) { return *ctx.parse(text); }
+  std::vector<const SymExpr *> exprs(std::vector<std::string> texts) {
+    std::vector<const SymExpr *> out;
+    for (const std::string &t : texts)
+      out.push_back(e(t));
+    return out;
+  }
+
+  /// A dense row-major buffer.
+  uint32_t buffer(std::string name, BufferKind kind,
+                  std::vector<std::string> sizes) {
+    Buffer b;
+    b.name = std::move(name);
+    b.kind = kind;
+    b.sizes = exprs(sizes);
+    b.strides = contiguousStrides(ctx, b.sizes);
+    graph.buffers.push_back(std::move(b));
+    return static_cast<uint32_t>(graph.buffers.size() - 1);
+  }
+  uint32_t temp(std::vector<std::string> sizes) {
+    return buffer("t" + std::to_string(graph.buffers.size()),
+                  BufferKind::Intermediate, std::move(sizes));
+  }
+
+  uint32_t pointwise(std::vector<std::string> ranges, uint32_t out,
+                     std::string_view store, const BodyBuilder &b) {
+    LoopNode n;
+    n.kind = LoopNode::Kind::Pointwise;
+    n.name = "n" + std::to_string(graph.nodes.size());
+    n.ranges = exprs(ranges);
+    n.output = out;
+    n.storeIndex = e(store);
+    n.body = b.body;
+    graph.nodes.push_back(std::move(n));
+    return static_cast<uint32_t>(graph.nodes.size() - 1);
+  }
+  uint32_t reduction(std::vector<std::string> ranges,
+                     std::vector<std::string> reduced, ReduceKind kind,
+                     uint32_t out, std::string_view store,
+                     const BodyBuilder &b) {
+    uint32_t n = pointwise(std::move(ranges), out, store, b);
+    graph.nodes[n].kind = LoopNode::Kind::Reduction;
+    graph.nodes[n].reductionRanges = exprs(reduced);
+    graph.nodes[n].reduce = kind;
+    return n;
+  }
+  BufferView view(uint32_t buffer) {
+    BufferView v;
+    v.buffer = buffer;
+    v.type.sizes = graph.buffers[buffer].sizes;
+    v.type.strides = graph.buffers[buffer].strides;
+    v.type.storageOffset = ctx.constant(0);
+    return v;
+  }
+  uint32_t externNode(std::string op, std::vector<uint32_t> inputs,
+                      uint32_t out) {
+    LoopNode n;
+    n.kind = LoopNode::Kind::Extern;
+    n.name = "n" + std::to_string(graph.nodes.size());
+    n.op = std::move(op);
+    for (uint32_t b : inputs)
+      n.inputs.push_back(view(b));
+    n.outputs.push_back(view(out));
+    graph.nodes.push_back(std::move(n));
+    return static_cast<uint32_t>(graph.nodes.size() - 1);
+  }
+
+  void schedule(ScheduleOptions options = {}) {
+    Error err = scheduleGraph(ctx, graph, options);
+    ASSERT_FALSE(err) << err.message();
+  }
+  std::vector<uint32_t> kernelNodes(size_t k) {
+    return graph.plan.kernels.at(k).nodes;
+  }
+  std::vector<std::string> strs(const std::vector<const SymExpr *> &es) {
+    std::vector<std::string> out;
+    for (const SymExpr *x : es)
+      out.push_back(x->str());
+    return out;
+  }
+  BodyBuilder body() { return BodyBuilder(ctx); }
+
+  /// softmax over the rows of in[rows, cols] into out.
+  void buildSoftmax(const std::string &rows, const std::string &cols,
+                    uint32_t in, uint32_t out) {
+    uint32_t mx = temp({rows}), sum = temp({rows});
+    std::string at = "i0*" + cols + " + r0";
+    BodyBuilder b1 = body();
+    b1.load(in, at);
+    reduction({rows}, {cols}, ReduceKind::Max, mx, "i0", b1);
+    BodyBuilder b2 = body();
+    b2.compute(ScalarOp::Exp, {b2.compute(ScalarOp::Sub, {b2.load(in, at),
+                                                          b2.load(mx, "i0")})});
+    reduction({rows}, {cols}, ReduceKind::Sum, sum, "i0", b2);
+    BodyBuilder b3 = body();
+    std::string rc = "i0*" + cols + " + i1";
+    uint32_t ex = b3.compute(ScalarOp::Exp,
+                             {b3.compute(ScalarOp::Sub, {b3.load(in, rc),
+                                                         b3.load(mx, "i0")})});
+    b3.compute(ScalarOp::Div, {ex, b3.load(sum, "i0")});
+    pointwise({rows, cols}, out, rc, b3);
+  }
+
+  SymContext ctx;
+  LoopGraph graph;
+};
+
+TEST_F(SchedulerTest, SoftmaxIsOneKernel) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "100"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "100"});
+  buildSoftmax("64", "100", in, out);
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges),
+            (std::vector<std::string>{"64"}));
+  EXPECT_EQ(graph.plan.kernels[0].name, "g_k0");
+  ASSERT_EQ(graph.plan.steps.size(), 1u);
+  EXPECT_EQ(graph.plan.steps[0].kind, PlanStep::Kind::Kernel);
+  EXPECT_TRUE(graph.plan.symbols.empty());
+}
+
+TEST_F(SchedulerTest, SymbolicSoftmaxAndSymbols) {
+  ctx.setRange("s0", SymRange{2, SymRange::kUnbounded});
+  ctx.setRange("s1", SymRange{2, SymRange::kUnbounded});
+  uint32_t in = buffer("x", BufferKind::Input, {"s0", "s1"});
+  uint32_t out = buffer("y", BufferKind::Output, {"s0", "s1"});
+  buildSoftmax("s0", "s1", in, out);
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges),
+            (std::vector<std::string>{"s0"}));
+  EXPECT_EQ(graph.plan.symbols, (std::vector<std::string>{"s0", "s1"}));
+}
+
+TEST_F(SchedulerTest, LayerNormIsAtMostTwoKernels) {
+  uint32_t x = buffer("x", BufferKind::Input, {"128", "768"});
+  uint32_t w = buffer("w", BufferKind::Input, {"768"});
+  uint32_t y = buffer("y", BufferKind::Output, {"128", "768"});
+  uint32_t mean = temp({"128"}), var = temp({"128"});
+  BodyBuilder b1 = body();
+  b1.load(x, "768*i0 + r0");
+  reduction({"128"}, {"768"}, ReduceKind::Sum, mean, "i0", b1);
+  BodyBuilder b2 = body();
+  uint32_t d = b2.compute(ScalarOp::Sub, {b2.load(x, "768*i0 + r0"),
+                                          b2.load(mean, "i0")});
+  b2.compute(ScalarOp::Mul, {d, d});
+  reduction({"128"}, {"768"}, ReduceKind::Sum, var, "i0", b2);
+  BodyBuilder b3 = body();
+  uint32_t c = b3.compute(ScalarOp::Sub, {b3.load(x, "768*i0 + i1"),
+                                          b3.load(mean, "i0")});
+  uint32_t n = b3.compute(ScalarOp::Mul,
+                          {c, b3.compute(ScalarOp::Rsqrt, {b3.load(var, "i0")})});
+  b3.compute(ScalarOp::Mul, {n, b3.load(w, "i1")});
+  pointwise({"128", "768"}, y, "768*i0 + i1", b3);
+  schedule();
+  EXPECT_LE(graph.plan.kernels.size(), 2u);
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges),
+            (std::vector<std::string>{"128"}));
+}
+
+TEST_F(SchedulerTest, PointwiseChainIsOneCollapsedKernel) {
+  uint32_t in = buffer("x", BufferKind::Input, {"4", "8", "16"});
+  uint32_t a = temp({"4", "8", "16"}), b = temp({"4", "8", "16"});
+  uint32_t out = buffer("y", BufferKind::Output, {"4", "8", "16"});
+  std::string at = "128*i0 + 16*i1 + i2";
+  std::vector<std::string> r = {"4", "8", "16"};
+  uint32_t prev = in;
+  for (uint32_t dst : {a, b, out}) {
+    BodyBuilder bb = body();
+    bb.compute(ScalarOp::Exp, {bb.load(prev, at)});
+    pointwise(r, dst, at, bb);
+    prev = dst;
+  }
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges),
+            (std::vector<std::string>{"512"}));
+  for (const LoopNode &n : graph.nodes) {
+    EXPECT_EQ(strs(n.ranges), (std::vector<std::string>{"512"}));
+    EXPECT_EQ(n.storeIndex->str(), "i0");
+    EXPECT_EQ(n.body.ops[0].index->str(), "i0");
+  }
+}
+
+TEST_F(SchedulerTest, TransposedReadPreventsFusion) {
+  uint32_t in = buffer("x", BufferKind::Input, {"32", "64"});
+  uint32_t a = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "32"});
+  BodyBuilder b1 = body();
+  b1.compute(ScalarOp::Exp, {b1.load(in, "64*i0 + i1")});
+  pointwise({"32", "64"}, a, "64*i0 + i1", b1);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Neg, {b2.load(a, "i0 + 64*i1")});
+  pointwise({"64", "32"}, out, "32*i0 + i1", b2);
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 2u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(kernelNodes(1), (std::vector<uint32_t>{1}));
+}
+
+TEST_F(SchedulerTest, ContiguousFourDimCollapsesToOneLoop) {
+  uint32_t in = buffer("x", BufferKind::Input, {"2", "3", "4", "5"});
+  uint32_t out = buffer("y", BufferKind::Output, {"2", "3", "4", "5"});
+  std::string at = "60*i0 + 20*i1 + 5*i2 + i3";
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Abs,
+            {b.load(in, at)});
+  pointwise({"2", "3", "4", "5"}, out, at, b);
+  schedule();
+  EXPECT_EQ(strs(graph.nodes[0].ranges), (std::vector<std::string>{"120"}));
+  EXPECT_EQ(graph.nodes[0].storeIndex->str(), "i0");
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges),
+            (std::vector<std::string>{"120"}));
+}
+
+TEST_F(SchedulerTest, BroadcastLoadBlocksCollapse) {
+  uint32_t in = buffer("x", BufferKind::Input, {"8", "16"});
+  uint32_t bias = buffer("b", BufferKind::Input, {"16"});
+  uint32_t out = buffer("y", BufferKind::Output, {"8", "16"});
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Add, {b.load(in, "16*i0 + i1"), b.load(bias, "i1")});
+  pointwise({"8", "16"}, out, "16*i0 + i1", b);
+  schedule();
+  EXPECT_EQ(strs(graph.nodes[0].ranges), (std::vector<std::string>{"8", "16"}));
+}
+
+TEST_F(SchedulerTest, TransposedStoreIsReordered) {
+  uint32_t in = buffer("x", BufferKind::Input, {"4", "8"});
+  uint32_t out = buffer("y", BufferKind::Output, {"8", "4"});
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Exp, {b.load(in, "8*i0 + i1")});
+  pointwise({"4", "8"}, out, "i0 + 4*i1", b);
+  schedule();
+  const LoopNode &n = graph.nodes[0];
+  EXPECT_EQ(strs(n.ranges), (std::vector<std::string>{"8", "4"}));
+  EXPECT_EQ(n.storeIndex->str(), "4*i0 + i1");
+  EXPECT_EQ(n.body.ops[0].index->str(), "i0 + 8*i1");
+}
+
+TEST_F(SchedulerTest, ReductionKeepsReducedLoopsAndCollapsesThem) {
+  uint32_t in = buffer("x", BufferKind::Input, {"16", "4", "8"});
+  uint32_t out = buffer("y", BufferKind::Output, {"16"});
+  BodyBuilder b = body();
+  b.load(in, "32*i0 + 8*r0 + r1");
+  reduction({"16"}, {"4", "8"}, ReduceKind::Sum, out, "i0", b);
+  schedule();
+  const LoopNode &n = graph.nodes[0];
+  EXPECT_EQ(strs(n.ranges), (std::vector<std::string>{"16"}));
+  EXPECT_EQ(strs(n.reductionRanges), (std::vector<std::string>{"32"}));
+  EXPECT_EQ(n.body.ops[0].index->str(), "32*i0 + r0");
+}
+
+TEST_F(SchedulerTest, HorizontalFusionOfSiblings) {
+  uint32_t in = buffer("x", BufferKind::Input, {"256", "64"});
+  uint32_t o1 = buffer("y1", BufferKind::Output, {"256", "64"});
+  uint32_t o2 = buffer("y2", BufferKind::Output, {"256", "64"});
+  for (uint32_t out : {o1, o2}) {
+    BodyBuilder b = body();
+    b.compute(out == o1 ? ScalarOp::Exp : ScalarOp::Neg,
+              {b.load(in, "64*i0 + i1")});
+    pointwise({"256", "64"}, out, "64*i0 + i1", b);
+  }
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 1}));
+}
+
+TEST_F(SchedulerTest, SiblingsWithTooLittleSharedWorkStayApart) {
+  uint32_t in = buffer("x", BufferKind::Input, {"1", "4096"});
+  uint32_t in2 = buffer("x2", BufferKind::Input, {"1", "300"});
+  uint32_t o1 = buffer("y1", BufferKind::Output, {"1", "4096"});
+  uint32_t o2 = buffer("y2", BufferKind::Output, {"1", "300"});
+  BodyBuilder b1 = body();
+  b1.compute(ScalarOp::Exp, {b1.load(in, "i1")});
+  pointwise({"1", "4096"}, o1, "i1", b1);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Exp, {b2.load(in2, "i1")});
+  pointwise({"1", "300"}, o2, "i1", b2);
+  schedule();
+  EXPECT_EQ(graph.plan.kernels.size(), 2u);
+}
+
+TEST_F(SchedulerTest, OrderIsPreservedAroundExtern) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
+  uint32_t w = buffer("w", BufferKind::Input, {"64", "64"});
+  uint32_t a = temp({"64", "64"}), m = temp({"64", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "64"});
+  BodyBuilder b1 = body();
+  b1.compute(ScalarOp::Exp, {b1.load(in, "64*i0 + i1")});
+  pointwise({"64", "64"}, a, "64*i0 + i1", b1);
+  externNode("aten.mm.default", {a, w}, m);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Mul, {b2.load(m, "64*i0 + i1"), b2.load(a, "64*i0 + i1")});
+  pointwise({"64", "64"}, out, "64*i0 + i1", b2);
+  schedule();
+  ASSERT_EQ(graph.plan.steps.size(), 3u);
+  EXPECT_EQ(graph.plan.steps[0].kind, PlanStep::Kind::Kernel);
+  EXPECT_EQ(graph.plan.steps[1].kind, PlanStep::Kind::Extern);
+  EXPECT_EQ(graph.plan.steps[1].index, 1u);
+  EXPECT_EQ(graph.plan.steps[2].kind, PlanStep::Kind::Kernel);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(kernelNodes(1), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(graph.plan.kernels[1].name, "g_k1");
+}
+
+TEST_F(SchedulerTest, IndependentNodeMovesPastExtern) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
+  uint32_t w = buffer("w", BufferKind::Input, {"64", "64"});
+  uint32_t a = temp({"64", "64"});
+  uint32_t m = buffer("m", BufferKind::Output, {"64", "64"});
+  uint32_t o2 = buffer("y2", BufferKind::Output, {"64", "64"});
+  BodyBuilder b1 = body();
+  b1.compute(ScalarOp::Exp, {b1.load(in, "64*i0 + i1")});
+  pointwise({"64", "64"}, a, "64*i0 + i1", b1);
+  externNode("aten.mm.default", {a, w}, m);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Neg, {b2.load(in, "64*i0 + i1")});
+  pointwise({"64", "64"}, o2, "64*i0 + i1", b2);
+  schedule();
+  ASSERT_EQ(graph.plan.steps.size(), 2u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(graph.plan.steps[1].kind, PlanStep::Kind::Extern);
+}
+
+TEST_F(SchedulerTest, InplaceCandidateForDyingInput) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
+  uint32_t a = temp({"64", "64"}), b = temp({"64", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "64"});
+  std::string at = "64*i0 + i1";
+  BodyBuilder b1 = body();
+  b1.compute(ScalarOp::Neg, {b1.load(in, at)});
+  pointwise({"64", "64"}, a, at, b1);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Exp, {b2.load(a, at)});
+  pointwise({"64", "64"}, b, at, b2);
+  BodyBuilder b3 = body();
+  b3.compute(ScalarOp::Add, {b3.load(b, at), b3.load(in, at)});
+  pointwise({"64", "64"}, out, at, b3);
+  schedule();
+  ASSERT_EQ(graph.plan.steps.size(), 1u);
+  EXPECT_EQ(graph.plan.steps[0].inplace,
+            (std::vector<InplacePair>{{b, a}}));
+}
+
+TEST_F(SchedulerTest, NoInplaceWhenReadElsewhere) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
+  uint32_t a = temp({"64", "64"}), b = temp({"64", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "64"});
+  BodyBuilder b1 = body();
+  b1.compute(ScalarOp::Neg, {b1.load(in, "64*i0 + i1")});
+  pointwise({"64", "64"}, a, "64*i0 + i1", b1);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Add, {b2.load(a, "64*i0 + i1"), b2.load(a, "64*i0")});
+  pointwise({"64", "64"}, b, "64*i0 + i1", b2);
+  BodyBuilder b3 = body();
+  b3.compute(ScalarOp::Exp, {b3.load(b, "64*i0 + i1")});
+  pointwise({"64", "64"}, out, "64*i0 + i1", b3);
+  schedule();
+  for (const PlanStep &s : graph.plan.steps)
+    for (const InplacePair &p : s.inplace)
+      EXPECT_NE(p.input, a);
+}
+
+TEST_F(SchedulerTest, NoFuseGivesOneKernelPerNode) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "100"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "100"});
+  buildSoftmax("64", "100", in, out);
+  ScheduleOptions options;
+  options.fuse = false;
+  schedule(options);
+  ASSERT_EQ(graph.plan.kernels.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(kernelNodes(k), (std::vector<uint32_t>{uint32_t(k)}));
+    EXPECT_EQ(graph.plan.kernels[k].name, "g_k" + std::to_string(k));
+  }
+  EXPECT_EQ(strs(graph.plan.kernels[2].parallelRanges),
+            (std::vector<std::string>{"64", "100"}));
+}
+
+TEST_F(SchedulerTest, MatmulBiasReluBecomesPostOps) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t bias = buffer("b", BufferKind::Input, {"64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+  externNode("aten.mm.default", {x, w}, m);
+  BodyBuilder b = body();
+  uint32_t sum = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"),
+                                           b.load(bias, "i1")});
+  b.compute(ScalarOp::Maximum, {sum, b.constant(0)});
+  pointwise({"32", "64"}, out, "64*i0 + i1", b);
+  schedule();
+  ASSERT_EQ(graph.plan.steps.size(), 1u);
+  EXPECT_EQ(graph.plan.steps[0].kind, PlanStep::Kind::Extern);
+  EXPECT_TRUE(graph.plan.kernels.empty());
+  const LoopNode &mm = graph.nodes[0];
+  ASSERT_EQ(mm.postOps.size(), 2u);
+  EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::AddBias);
+  EXPECT_EQ(mm.postOps[1].kind, PostOp::Kind::Relu);
+  EXPECT_EQ(mm.inputs.at(mm.postOps[0].input).buffer, bias);
+  EXPECT_EQ(mm.outputs[0].buffer, out);
+}
+
+TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+  externNode("aten.mm.default", {x, w}, m);
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Exp, {b.load(m, "64*i0 + i1")});
+  pointwise({"32", "64"}, out, "64*i0 + i1", b);
+  ScheduleOptions options;
+  schedule(options);
+  EXPECT_TRUE(graph.nodes[0].postOps.empty());
+  ASSERT_EQ(graph.plan.steps.size(), 2u);
+  EXPECT_EQ(graph.nodes[0].outputs[0].buffer, m);
+}
+
+TEST_F(SchedulerTest, PostOpsCanBeTurnedOff) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+  externNode("aten.mm.default", {x, w}, m);
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Maximum, {b.load(m, "64*i0 + i1"), b.constant(0)});
+  pointwise({"32", "64"}, out, "64*i0 + i1", b);
+  ScheduleOptions options;
+  options.externPostOps = false;
+  schedule(options);
+  EXPECT_TRUE(graph.nodes[0].postOps.empty());
+  EXPECT_EQ(graph.plan.steps.size(), 2u);
+}
+
+TEST_F(SchedulerTest, Deterministic) {
+  uint32_t in = buffer("x", BufferKind::Input, {"64", "100"});
+  uint32_t out = buffer("y", BufferKind::Output, {"64", "100"});
+  buildSoftmax("64", "100", in, out);
+  LoopGraph copy = graph;
+  schedule();
+  Error err = scheduleGraph(ctx, copy, {});
+  ASSERT_FALSE(err);
+  EXPECT_EQ(graph.plan, copy.plan);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    EXPECT_EQ(graph.nodes[n].ranges, copy.nodes[n].ranges);
+    EXPECT_EQ(graph.nodes[n].reductionRanges, copy.nodes[n].reductionRanges);
+    EXPECT_EQ(graph.nodes[n].storeIndex, copy.nodes[n].storeIndex);
+    EXPECT_EQ(graph.nodes[n].body, copy.nodes[n].body);
+  }
+}
+
+} // namespace
