@@ -12,7 +12,11 @@
 #include "gc/Bytecode/FlatBufferIO.h"
 
 #include "gc/Bytecode/graph_generated.h"
+#include "gc/IR/LoopIR.h"
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -107,6 +111,46 @@ static_assert(same(fb::WeightSourceKind::Archive, WeightSource::Kind::Archive) &
               same(fb::WeightSourceKind::Blob, WeightSource::Kind::Blob) &&
               same(fb::WeightSourceKind::MAX, WeightSource::Kind::Blob));
 
+static_assert(same(fb::ScalarOp::Neg, ScalarOp::Neg) &&
+              same(fb::ScalarOp::BitwiseNot, ScalarOp::BitwiseNot) &&
+              same(fb::ScalarOp::Add, ScalarOp::Add) &&
+              same(fb::ScalarOp::Atan2, ScalarOp::Atan2) &&
+              same(fb::ScalarOp::Where, ScalarOp::Where) &&
+              same(fb::ScalarOp::MAX, ScalarOp::Where));
+static_assert(same(fb::BodyOpKind::Load, BodyOp::Kind::Load) &&
+              same(fb::BodyOpKind::Const, BodyOp::Kind::Const) &&
+              same(fb::BodyOpKind::Index, BodyOp::Kind::Index) &&
+              same(fb::BodyOpKind::Compute, BodyOp::Kind::Compute) &&
+              same(fb::BodyOpKind::Cast, BodyOp::Kind::Cast) &&
+              same(fb::BodyOpKind::MAX, BodyOp::Kind::Cast));
+static_assert(same(fb::ReduceKind::Sum, ReduceKind::Sum) &&
+              same(fb::ReduceKind::Prod, ReduceKind::Prod) &&
+              same(fb::ReduceKind::Max, ReduceKind::Max) &&
+              same(fb::ReduceKind::Min, ReduceKind::Min) &&
+              same(fb::ReduceKind::ArgMax, ReduceKind::ArgMax) &&
+              same(fb::ReduceKind::ArgMin, ReduceKind::ArgMin) &&
+              same(fb::ReduceKind::Any, ReduceKind::Any) &&
+              same(fb::ReduceKind::MAX, ReduceKind::Any));
+static_assert(same(fb::BufferKind::Input, BufferKind::Input) &&
+              same(fb::BufferKind::Output, BufferKind::Output) &&
+              same(fb::BufferKind::Intermediate, BufferKind::Intermediate) &&
+              same(fb::BufferKind::MAX, BufferKind::Intermediate));
+static_assert(same(fb::PostOpKind::AddBias, PostOp::Kind::AddBias) &&
+              same(fb::PostOpKind::Add, PostOp::Kind::Add) &&
+              same(fb::PostOpKind::Relu, PostOp::Kind::Relu) &&
+              same(fb::PostOpKind::GeluErf, PostOp::Kind::GeluErf) &&
+              same(fb::PostOpKind::GeluTanh, PostOp::Kind::GeluTanh) &&
+              same(fb::PostOpKind::MAX, PostOp::Kind::GeluTanh));
+static_assert(same(fb::LoopNodeKind::Pointwise, LoopNode::Kind::Pointwise) &&
+              same(fb::LoopNodeKind::Reduction, LoopNode::Kind::Reduction) &&
+              same(fb::LoopNodeKind::Extern, LoopNode::Kind::Extern) &&
+              same(fb::LoopNodeKind::Fallback, LoopNode::Kind::Fallback) &&
+              same(fb::LoopNodeKind::MAX, LoopNode::Kind::Fallback));
+static_assert(same(fb::PlanStepKind::Kernel, PlanStep::Kind::Kernel) &&
+              same(fb::PlanStepKind::Extern, PlanStep::Kind::Extern) &&
+              same(fb::PlanStepKind::Fallback, PlanStep::Kind::Fallback) &&
+              same(fb::PlanStepKind::MAX, PlanStep::Kind::Fallback));
+
 /// Index written for "no value" / "no expression".
 constexpr int32_t kNone = -1;
 
@@ -145,14 +189,18 @@ public:
       weights.push_back(fb::CreateWeight(fbb_, name, type, w.source, w.offset,
                                          w.bytes, str(w.sha256)));
     }
+    std::vector<flatbuffers::Offset<fb::LoopGraph>> loopGraphs;
+    for (const auto &g : module_.loopGraphs())
+      loopGraphs.push_back(writeLoopGraph(*g));
     fb::FormatVersion version(kFormatMajor, kFormatMinor);
     auto producer = str(module_.producer());
     auto graphsVec = vec(graphs);
     auto sourcesVec = vec(sources);
     auto weightsVec = vec(weights);
+    auto loopGraphsVec = vec(loopGraphs);
     auto root = fb::CreateModule(
         fbb_, &version, convert<fb::Level>(module_.level()), producer,
-        symbols, expressions, graphsVec, sourcesVec, weightsVec);
+        symbols, expressions, graphsVec, sourcesVec, weightsVec, loopGraphsVec);
     fb::FinishModuleBuffer(fbb_, root);
     return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()),
                        fbb_.GetSize());
@@ -193,6 +241,37 @@ private:
     }
     for (const Weight &w : module_.weights())
       visitType(w.type);
+    for (const auto &g : module_.loopGraphs())
+      collectLoopGraph(*g, visitType);
+  }
+
+  template <typename VisitType>
+  void collectLoopGraph(const LoopGraph &g, const VisitType &visitType) {
+    auto visitAll = [this](const std::vector<const SymExpr *> &exprs) {
+      for (const SymExpr *e : exprs)
+        visit(e);
+    };
+    for (const Buffer &b : g.buffers) {
+      visitAll(b.sizes);
+      visitAll(b.strides);
+    }
+    for (const LoopBinding &b : g.inputs)
+      visitType(b.type);
+    for (const LoopNode &n : g.nodes) {
+      visitAll(n.ranges);
+      visitAll(n.reductionRanges);
+      for (const BodyOp &op : n.body.ops)
+        visit(op.index);
+      visit(n.storeIndex);
+      for (const BufferView &v : n.inputs)
+        visitType(v.type);
+      for (const BufferView &v : n.outputs)
+        visitType(v.type);
+    }
+    for (const LoopBinding &b : g.outputs)
+      visitType(b.type);
+    for (const KernelGroup &k : g.plan.kernels)
+      visitAll(k.parallelRanges);
   }
 
   void visit(const SymExpr *e) {
@@ -331,6 +410,171 @@ private:
                            vec(outputs));
   }
 
+  //===--------------------------------------------------------------------===//
+  // Loop graphs
+  //===--------------------------------------------------------------------===//
+
+  /// Indices of expressions that are never null in a valid module.
+  flatbuffers::Offset<flatbuffers::Vector<uint32_t>>
+  exprVec(const std::vector<const SymExpr *> &exprs) {
+    std::vector<uint32_t> indices;
+    for (const SymExpr *e : exprs)
+      indices.push_back(static_cast<uint32_t>(exprIndex(e)));
+    return vec(indices);
+  }
+
+  flatbuffers::Offset<fb::NamedArg> writeNamedArg(const std::string &name,
+                                                  bool keywordOnly,
+                                                  const Arg &value) {
+    auto nameStr = str(name);
+    auto arg = writeArg(value);
+    return fb::CreateNamedArg(fbb_, nameStr, keywordOnly, arg);
+  }
+
+  flatbuffers::Offset<fb::Buffer> writeBuffer(const Buffer &b) {
+    auto name = str(b.name);
+    auto sizes = exprVec(b.sizes);
+    auto strides = exprVec(b.strides);
+    return fb::CreateBuffer(fbb_, name, convert<fb::BufferKind>(b.kind),
+                            convert<fb::DType>(b.dtype), sizes, strides,
+                            b.flexible);
+  }
+
+  flatbuffers::Offset<fb::LoopBinding> writeBinding(const LoopBinding &b) {
+    auto name = str(b.name);
+    auto type = writeTensorType(b.type);
+    return fb::CreateLoopBinding(fbb_, name, b.buffer, type);
+  }
+
+  flatbuffers::Offset<fb::BufferView> writeView(const BufferView &v) {
+    auto type = writeTensorType(v.type);
+    return fb::CreateBufferView(fbb_, v.buffer, type);
+  }
+
+  flatbuffers::Offset<fb::Body> writeBody(const Body &body) {
+    std::vector<flatbuffers::Offset<fb::BodyOp>> ops;
+    for (const BodyOp &op : body.ops) {
+      auto operands = vec(op.operands);
+      auto indirect = vec(op.indirect);
+      // -0.0 equals the default 0 and would be left out, losing its sign.
+      fbb_.ForceDefaults(op.constant == 0 && std::signbit(op.constant));
+      ops.push_back(fb::CreateBodyOp(
+          fbb_, convert<fb::BodyOpKind>(op.kind), convert<fb::DType>(op.dtype),
+          convert<fb::ScalarOp>(op.op), operands, op.buffer,
+          exprIndex(op.index), indirect, op.mask, op.constant));
+      fbb_.ForceDefaults(false);
+    }
+    auto opsVec = vec(ops);
+    return fb::CreateBody(fbb_, opsVec, body.result);
+  }
+
+  flatbuffers::Offset<fb::LoopNode> writeLoopNode(const LoopNode &n) {
+    auto name = str(n.name);
+    auto ranges = exprVec(n.ranges);
+    auto reductionRanges = exprVec(n.reductionRanges);
+    auto body = writeBody(n.body);
+    auto op = str(n.op);
+    std::vector<flatbuffers::Offset<fb::NamedArg>> args;
+    for (const LoopArg &a : n.args)
+      args.push_back(writeNamedArg(a.name, a.keywordOnly, a.value));
+    auto argsVec = vec(args);
+    std::vector<flatbuffers::Offset<fb::BufferView>> inputs, outputs;
+    for (const BufferView &v : n.inputs)
+      inputs.push_back(writeView(v));
+    for (const BufferView &v : n.outputs)
+      outputs.push_back(writeView(v));
+    auto inputsVec = vec(inputs);
+    auto outputsVec = vec(outputs);
+    std::vector<flatbuffers::Offset<fb::PostOp>> postOps;
+    for (const PostOp &p : n.postOps)
+      postOps.push_back(
+          fb::CreatePostOp(fbb_, convert<fb::PostOpKind>(p.kind), p.input));
+    auto postOpsVec = vec(postOps);
+    auto origin = str(n.origin);
+    return fb::CreateLoopNode(
+        fbb_, convert<fb::LoopNodeKind>(n.kind), name, ranges, reductionRanges,
+        convert<fb::ReduceKind>(n.reduce), body, n.output,
+        exprIndex(n.storeIndex), op, argsVec, inputsVec, outputsVec,
+        postOpsVec, origin);
+  }
+
+  flatbuffers::Offset<fb::Plan> writePlan(const Plan &p) {
+    std::vector<flatbuffers::Offset<fb::KernelGroup>> kernels;
+    for (const KernelGroup &k : p.kernels) {
+      auto name = str(k.name);
+      auto nodes = vec(k.nodes);
+      auto ranges = exprVec(k.parallelRanges);
+      kernels.push_back(fb::CreateKernelGroup(fbb_, name, nodes, ranges));
+    }
+    std::vector<flatbuffers::Offset<fb::PlanStep>> steps;
+    std::vector<fb::InplacePair> pairs;
+    for (const PlanStep &s : p.steps) {
+      auto frees = vec(s.frees);
+      pairs.clear();
+      for (const InplacePair &ip : s.inplace)
+        pairs.emplace_back(ip.output, ip.input);
+      auto inplace = pairs.empty() ? 0 : fbb_.CreateVectorOfStructs(pairs);
+      steps.push_back(fb::CreatePlanStep(
+          fbb_, convert<fb::PlanStepKind>(s.kind), s.index, frees, inplace));
+    }
+    std::vector<flatbuffers::Offset<fb::BufferPlacement>> placements;
+    for (const BufferPlacement &pl : p.placements)
+      placements.push_back(
+          fb::CreateBufferPlacement(fbb_, pl.buffer, pl.offset, pl.bytes));
+    auto kernelsVec = vec(kernels);
+    auto stepsVec = vec(steps);
+    auto placementsVec = vec(placements);
+    auto symbols = p.symbols.empty() ? 0 : fbb_.CreateVectorOfStrings(p.symbols);
+    auto target = str(p.target);
+    auto objectCode =
+        p.objectCode.empty()
+            ? 0
+            : fbb_.CreateVector(
+                  reinterpret_cast<const uint8_t *>(p.objectCode.data()),
+                  p.objectCode.size());
+    auto objectHash = str(p.objectHash);
+    return fb::CreatePlan(fbb_, kernelsVec, stepsVec, placementsVec, symbols,
+                          p.arenaBytes, p.intermediateBytes, target,
+                          objectCode, objectHash);
+  }
+
+  flatbuffers::Offset<fb::LoopGraph> writeLoopGraph(const LoopGraph &g) {
+    auto name = str(g.name);
+    std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+    for (const Buffer &b : g.buffers)
+      buffers.push_back(writeBuffer(b));
+    auto buffersVec = vec(buffers);
+    std::vector<flatbuffers::Offset<fb::LoopBinding>> inputs, outputs;
+    for (const LoopBinding &b : g.inputs)
+      inputs.push_back(writeBinding(b));
+    auto inputsVec = vec(inputs);
+    std::vector<flatbuffers::Offset<fb::InputSpec>> inputSpecs;
+    for (const InputSpec &s : g.inputSpecs)
+      inputSpecs.push_back(fb::CreateInputSpec(
+          fbb_, convert<fb::InputKind>(s.kind), str(s.target), s.persistent));
+    auto inputSpecsVec = vec(inputSpecs);
+    std::vector<flatbuffers::Offset<fb::LoopNode>> nodes;
+    for (const LoopNode &n : g.nodes)
+      nodes.push_back(writeLoopNode(n));
+    auto nodesVec = vec(nodes);
+    for (const LoopBinding &b : g.outputs)
+      outputs.push_back(writeBinding(b));
+    auto outputsVec = vec(outputs);
+    std::vector<flatbuffers::Offset<fb::OutputSpec>> outputSpecs;
+    for (const OutputSpec &s : g.outputSpecs) {
+      auto target = str(s.target);
+      auto aliasOf = str(s.aliasOf);
+      outputSpecs.push_back(fb::CreateOutputSpec(
+          fbb_, convert<fb::OutputKind>(s.kind), target, aliasOf));
+    }
+    auto outputSpecsVec = vec(outputSpecs);
+    // An empty plan (the Loops level) is left out, like any default.
+    auto plan = g.plan == Plan{} ? 0 : writePlan(g.plan);
+    return fb::CreateLoopGraph(fbb_, name, buffersVec, inputsVec,
+                               inputSpecsVec, nodesVec, outputsVec,
+                               outputSpecsVec, plan);
+  }
+
   const Module &module_;
   flatbuffers::FlatBufferBuilder fbb_;
   /// Expressions in table order, and each one's index. The map only
@@ -411,6 +655,9 @@ public:
     if (const auto *graphs = root_.graphs())
       for (const fb::Graph *g : *graphs)
         GC_RETURN_IF_ERROR(readGraph(*g));
+    if (const auto *graphs = root_.loop_graphs())
+      for (const fb::LoopGraph *g : *graphs)
+        GC_RETURN_IF_ERROR(readLoopGraph(*g));
     return std::move(module_);
   }
 
@@ -747,6 +994,245 @@ private:
                                              readString(o.alias_of())});
       }
     }
+    return Error::success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Loop graphs
+  //===--------------------------------------------------------------------===//
+  // Only what rebuilding needs is checked here (enums, expression indices);
+  // buffer, node and operand indices stay indices, and the verifier checks
+  // them, as it does for modules built in memory.
+
+  Error readExprList(const flatbuffers::Vector<uint32_t> *in,
+                     std::vector<const SymExpr *> &out,
+                     std::string_view what) const {
+    if (!in)
+      return Error::success();
+    for (uint32_t index : *in) {
+      Expected<const SymExpr *> e =
+          expr(static_cast<int32_t>(std::min<uint32_t>(index, INT32_MAX)),
+               /*optional=*/false);
+      if (!e)
+        return makeError() << what << " " << out.size() << ": "
+                           << e.error().message();
+      out.push_back(*e);
+    }
+    return Error::success();
+  }
+
+  Error readOptionalExpr(int32_t index, const SymExpr *&out,
+                         std::string_view what) const {
+    Expected<const SymExpr *> e = expr(index, /*optional=*/true);
+    if (!e)
+      return makeError() << what << ": " << e.error().message();
+    out = *e;
+    return Error::success();
+  }
+
+  template <typename T>
+  static std::vector<T> readScalars(const flatbuffers::Vector<T> *v) {
+    return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  }
+
+  Error readBinding(const fb::LoopBinding &b, LoopBinding &out) const {
+    out.name = readString(b.name());
+    out.buffer = b.buffer();
+    if (!b.type())
+      return makeError() << "'" << out.name << "' has no type";
+    if (Error e = readTensorType(*b.type(), out.type))
+      return makeError() << "'" << out.name << "': " << e.message();
+    return Error::success();
+  }
+
+  Error readView(const fb::BufferView &v, BufferView &out) const {
+    out.buffer = v.buffer();
+    if (!v.type())
+      return makeError() << "has no type";
+    return readTensorType(*v.type(), out.type);
+  }
+
+  Error readBody(const fb::Body &b, Body &out) const {
+    out.result = b.result();
+    const auto *ops = b.ops();
+    if (!ops)
+      return Error::success();
+    for (uint32_t i = 0; i < ops->size(); ++i) {
+      const fb::BodyOp &op = *ops->Get(i);
+      auto fail = [i]() {
+        ErrorBuilder e;
+        e << "body operation " << i << ": ";
+        return e;
+      };
+      if (!inRange(op.kind()) || !inRange(op.dtype()) || !inRange(op.op()))
+        return fail() << "unknown kind, dtype or scalar op";
+      BodyOp &o = out.ops.emplace_back();
+      o.kind = convert<BodyOp::Kind>(op.kind());
+      o.dtype = convert<DType>(op.dtype());
+      o.op = convert<ScalarOp>(op.op());
+      o.operands = readScalars(op.operands());
+      o.buffer = op.buffer();
+      if (Error e = readOptionalExpr(op.index(), o.index, "index"))
+        return fail() << e.message();
+      o.indirect = readScalars(op.indirect());
+      o.mask = op.mask();
+      o.constant = op.constant();
+    }
+    return Error::success();
+  }
+
+  Error readLoopNode(const fb::LoopNode &n, LoopNode &out) const {
+    if (!inRange(n.kind()) || !inRange(n.reduce()))
+      return makeError() << "unknown kind or reduction";
+    out.kind = convert<LoopNode::Kind>(n.kind());
+    out.name = readString(n.name());
+    GC_RETURN_IF_ERROR(readExprList(n.ranges(), out.ranges, "range"));
+    GC_RETURN_IF_ERROR(readExprList(n.reduction_ranges(), out.reductionRanges,
+                                    "reduction range"));
+    out.reduce = convert<ReduceKind>(n.reduce());
+    if (n.body())
+      GC_RETURN_IF_ERROR(readBody(*n.body(), out.body));
+    out.output = n.output();
+    GC_RETURN_IF_ERROR(
+        readOptionalExpr(n.store_index(), out.storeIndex, "store index"));
+    out.op = readString(n.op());
+    if (const auto *args = n.args()) {
+      for (const fb::NamedArg *a : *args) {
+        LoopArg &arg = out.args.emplace_back();
+        arg.name = readString(a->name());
+        arg.keywordOnly = a->keyword_only();
+        if (!a->value())
+          return makeError() << "argument '" << arg.name << "' has no value";
+        // Loop arguments hold no values, so any value index is refused.
+        if (Error e = readArg(*a->value(), {}, arg.value))
+          return makeError() << "argument '" << arg.name
+                             << "': " << e.message();
+      }
+    }
+    auto readViews = [this](const auto *in, std::vector<BufferView> &views,
+                            const char *what) -> Error {
+      if (!in)
+        return Error::success();
+      for (const fb::BufferView *v : *in)
+        if (Error e = readView(*v, views.emplace_back()))
+          return makeError() << what << " " << views.size() - 1 << ": "
+                             << e.message();
+      return Error::success();
+    };
+    GC_RETURN_IF_ERROR(readViews(n.inputs(), out.inputs, "input"));
+    GC_RETURN_IF_ERROR(readViews(n.outputs(), out.outputs, "output"));
+    if (const auto *postOps = n.post_ops()) {
+      for (const fb::PostOp *p : *postOps) {
+        if (!inRange(p->kind()))
+          return makeError() << "a post-op has an unknown kind";
+        out.postOps.push_back({convert<PostOp::Kind>(p->kind()), p->input()});
+      }
+    }
+    out.origin = readString(n.origin());
+    return Error::success();
+  }
+
+  Error readPlan(const fb::Plan &p, Plan &out) const {
+    if (const auto *kernels = p.kernels()) {
+      for (const fb::KernelGroup *k : *kernels) {
+        KernelGroup &kernel = out.kernels.emplace_back();
+        kernel.name = readString(k->name());
+        kernel.nodes = readScalars(k->nodes());
+        if (Error e = readExprList(k->parallel_ranges(), kernel.parallelRanges,
+                                   "parallel range"))
+          return makeError() << "kernel '" << kernel.name
+                             << "': " << e.message();
+      }
+    }
+    if (const auto *steps = p.steps()) {
+      for (const fb::PlanStep *s : *steps) {
+        if (!inRange(s->kind()))
+          return makeError() << "step " << out.steps.size()
+                             << " has an unknown kind";
+        PlanStep &step = out.steps.emplace_back();
+        step.kind = convert<PlanStep::Kind>(s->kind());
+        step.index = s->index();
+        step.frees = readScalars(s->frees());
+        if (const auto *inplace = s->inplace())
+          for (const fb::InplacePair *ip : *inplace)
+            step.inplace.push_back({ip->output(), ip->input()});
+      }
+    }
+    if (const auto *placements = p.placements())
+      for (const fb::BufferPlacement *pl : *placements)
+        out.placements.push_back({pl->buffer(), pl->offset(), pl->bytes()});
+    if (const auto *symbols = p.symbols())
+      for (const flatbuffers::String *s : *symbols)
+        out.symbols.push_back(readString(s));
+    out.arenaBytes = p.arena_bytes();
+    out.intermediateBytes = p.intermediate_bytes();
+    out.target = readString(p.target());
+    if (const auto *code = p.object_code())
+      out.objectCode.assign(reinterpret_cast<const char *>(code->data()),
+                            code->size());
+    out.objectHash = readString(p.object_hash());
+    return Error::success();
+  }
+
+  Error readLoopGraph(const fb::LoopGraph &g) {
+    LoopGraph &graph = module_->addLoopGraph(readString(g.name()));
+    auto fail = [&graph]() {
+      ErrorBuilder b;
+      b << "loop graph @" << graph.name << ": ";
+      return b;
+    };
+    if (const auto *buffers = g.buffers()) {
+      for (const fb::Buffer *b : *buffers) {
+        Buffer &buffer = graph.buffers.emplace_back();
+        buffer.name = readString(b->name());
+        if (!inRange(b->kind()) || !inRange(b->dtype()))
+          return fail() << "buffer %" << buffer.name
+                        << " has an unknown kind or dtype";
+        buffer.kind = convert<BufferKind>(b->kind());
+        buffer.dtype = convert<DType>(b->dtype());
+        if (Error e = readExprList(b->sizes(), buffer.sizes, "size"))
+          return fail() << "buffer %" << buffer.name << ": " << e.message();
+        if (Error e = readExprList(b->strides(), buffer.strides, "stride"))
+          return fail() << "buffer %" << buffer.name << ": " << e.message();
+        buffer.flexible = b->flexible();
+      }
+    }
+    if (const auto *inputs = g.inputs())
+      for (const fb::LoopBinding *b : *inputs)
+        if (Error e = readBinding(*b, graph.inputs.emplace_back()))
+          return fail() << "input " << e.message();
+    if (const auto *specs = g.input_specs()) {
+      for (const fb::InputSpec *s : *specs) {
+        if (!inRange(s->kind()))
+          return fail() << "an input spec has an unknown kind";
+        graph.inputSpecs.push_back({convert<InputKind>(s->kind()),
+                                    readString(s->target()), s->persistent()});
+      }
+    }
+    if (const auto *nodes = g.nodes()) {
+      for (uint32_t k = 0; k < nodes->size(); ++k) {
+        LoopNode &node = graph.nodes.emplace_back();
+        if (Error e = readLoopNode(*nodes->Get(k), node))
+          return fail() << "node " << k << " ('" << node.name
+                        << "'): " << e.message();
+      }
+    }
+    if (const auto *outputs = g.outputs())
+      for (const fb::LoopBinding *b : *outputs)
+        if (Error e = readBinding(*b, graph.outputs.emplace_back()))
+          return fail() << "output " << e.message();
+    if (const auto *specs = g.output_specs()) {
+      for (const fb::OutputSpec *s : *specs) {
+        if (!inRange(s->kind()))
+          return fail() << "an output spec has an unknown kind";
+        graph.outputSpecs.push_back({convert<OutputKind>(s->kind()),
+                                     readString(s->target()),
+                                     readString(s->alias_of())});
+      }
+    }
+    if (const fb::Plan *plan = g.plan())
+      if (Error e = readPlan(*plan, graph.plan))
+        return fail() << "plan: " << e.message();
     return Error::success();
   }
 

@@ -9,6 +9,9 @@
 
 #include "gc/IR/Printer.h"
 
+#include "gc/IR/LoopIR.h"
+#include "gc/Support/SHA256.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -32,8 +35,23 @@ private:
   void printGraph(const Graph &g);
   void printInput(const Value *v, const InputSpec &spec);
   void printNode(const Node &n);
-  void printArg(const Arg &a);
+  void printArg(const Arg &a, bool loopArg);
+  template <typename NamedArgT>
+  void printCallArgs(const std::vector<NamedArgT> &args, bool loopArgs);
   void printValueRef(const Value *v);
+  void printInputSpec(const InputSpec &spec);
+  void printOutputSpec(const OutputSpec &spec);
+  void printLoopGraph(const LoopGraph &g);
+  void printBuffer(const Buffer &b);
+  void printBufferRef(const LoopGraph &g, uint32_t buffer);
+  void printBinding(const LoopGraph &g, std::string_view what,
+                    const LoopBinding &b);
+  void printLoopNode(const LoopGraph &g, const LoopNode &n);
+  void printBody(const LoopGraph &g, const Body &body);
+  void printBodyOp(const LoopGraph &g, const BodyOp &op);
+  void printViews(const LoopGraph &g, const std::vector<BufferView> &views);
+  void printNodeRef(const LoopGraph &g, uint32_t node);
+  void printPlan(const LoopGraph &g, const Plan &p);
   void printString(std::string_view s);
   void printFloat(double d);
   void printBool(int64_t b) { out_ += b ? "true" : "false"; }
@@ -224,7 +242,7 @@ void Printer::printValueRef(const Value *v) {
   out_ += v->name();
 }
 
-void Printer::printArg(const Arg &a) {
+void Printer::printArg(const Arg &a, bool loopArg) {
   // Lists of the unprefixed kinds are told apart by their first element, so
   // only an empty one needs its kind spelled out.
   auto list = [&](std::string_view emptyPrefix, size_t n, auto &&element) {
@@ -241,6 +259,18 @@ void Printer::printArg(const Arg &a) {
     }
     out_ += ']';
   };
+  // A loop argument's tensors are indices into its node's inputs, in `ints`.
+  auto tensorRef = [&](size_t i) {
+    if (!loopArg) {
+      printValueRef(i < a.values.size() ? a.values[i] : nullptr);
+    } else if (i < a.ints.size() && a.ints[i] >= 0) {
+      out_ += '$';
+      printInt(a.ints[i]);
+    } else {
+      out_ += "none";
+    }
+  };
+  size_t numTensors = loopArg ? a.ints.size() : a.values.size();
   // A SymInt entry is the value if there is one, else the constant.
   auto symInt = [&](size_t i) {
     if (i < a.values.size() && a.values[i])
@@ -254,17 +284,17 @@ void Printer::printArg(const Arg &a) {
     out_ += "none";
     return;
   case ArgKind::Tensor:
-    printValueRef(a.values[0]);
+    tensorRef(0);
     return;
   case ArgKind::Tensors:
-    list("tensors", a.values.size(), [&](size_t i) { printValueRef(a.values[i]); });
+    list("tensors", numTensors, tensorRef);
     return;
   case ArgKind::OptionalTensors:
     out_ += "opt_tensors[";
-    for (size_t i = 0; i < a.values.size(); ++i) {
+    for (size_t i = 0; i < numTensors; ++i) {
       if (i)
         out_ += ", ";
-      printValueRef(a.values[i]);
+      tensorRef(i);
     }
     out_ += ']';
     return;
@@ -310,12 +340,12 @@ void Printer::printArg(const Arg &a) {
   }
   case ArgKind::SymFloat:
     out_ += "symfloat(";
-    printValueRef(a.values[0]);
+    printValueRef(a.values.empty() ? nullptr : a.values[0]);
     out_ += ')';
     return;
   case ArgKind::SymBool:
     out_ += "symbool(";
-    printValueRef(a.values[0]);
+    printValueRef(a.values.empty() ? nullptr : a.values[0]);
     out_ += ')';
     return;
   case ArgKind::ScalarType:
@@ -341,6 +371,35 @@ void Printer::printArg(const Arg &a) {
   }
 }
 
+template <typename NamedArgT>
+void Printer::printCallArgs(const std::vector<NamedArgT> &args, bool loopArgs) {
+  // Positional-or-keyword arguments first, then after ';' the keyword-only
+  // ones, as in the op's schema.
+  out_ += '(';
+  bool first = true;
+  for (const NamedArgT &a : args) {
+    if (a.keywordOnly)
+      continue;
+    if (!first)
+      out_ += ", ";
+    first = false;
+    out_ += a.name;
+    out_ += '=';
+    printArg(a.value, loopArgs);
+  }
+  bool anyKeywordOnly = false;
+  for (const NamedArgT &a : args) {
+    if (!a.keywordOnly)
+      continue;
+    out_ += anyKeywordOnly ? ", " : "; ";
+    anyKeywordOnly = true;
+    out_ += a.name;
+    out_ += '=';
+    printArg(a.value, loopArgs);
+  }
+  out_ += ')';
+}
+
 void Printer::printNode(const Node &n) {
   out_ += "    ";
   const auto &results = n.results();
@@ -353,31 +412,7 @@ void Printer::printNode(const Node &n) {
     out_ += " = ";
   out_ += n.op();
 
-  // Positional-or-keyword arguments first, then after ';' the keyword-only
-  // ones, as in the op's schema.
-  out_ += '(';
-  bool first = true;
-  for (const NamedArg &a : n.args()) {
-    if (a.keywordOnly)
-      continue;
-    if (!first)
-      out_ += ", ";
-    first = false;
-    out_ += a.name;
-    out_ += '=';
-    printArg(a.value);
-  }
-  bool anyKeywordOnly = false;
-  for (const NamedArg &a : n.args()) {
-    if (!a.keywordOnly)
-      continue;
-    out_ += anyKeywordOnly ? ", " : "; ";
-    anyKeywordOnly = true;
-    out_ += a.name;
-    out_ += '=';
-    printArg(a.value);
-  }
-  out_ += ')';
+  printCallArgs(n.args(), /*loopArgs=*/false);
 
   auto types = [&] {
     for (size_t i = 0; i < results.size(); ++i) {
@@ -412,6 +447,10 @@ void Printer::printInput(const Value *v, const InputSpec &spec) {
   out_ += ": ";
   printType(v->type());
   out_ += ' ';
+  printInputSpec(spec);
+}
+
+void Printer::printInputSpec(const InputSpec &spec) {
   out_ += inputKindName(spec.kind);
   if (spec.target.empty() && spec.persistent)
     return;
@@ -420,6 +459,20 @@ void Printer::printInput(const Value *v, const InputSpec &spec) {
   if (!spec.persistent)
     out_ += ", nonpersistent";
   out_ += ')';
+}
+
+void Printer::printOutputSpec(const OutputSpec &spec) {
+  out_ += outputKindName(spec.kind);
+  if (!spec.target.empty()) {
+    out_ += '(';
+    printString(spec.target);
+    out_ += ')';
+  }
+  if (!spec.aliasOf.empty()) {
+    out_ += " alias_of(%";
+    out_ += spec.aliasOf;
+    out_ += ')';
+  }
 }
 
 void Printer::printGraph(const Graph &g) {
@@ -446,21 +499,336 @@ void Printer::printGraph(const Graph &g) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     out_ += i ? ", " : " ";
     printValueRef(outputs[i]);
-    const OutputSpec &spec = g.outputSpecs()[i];
     out_ += ' ';
-    out_ += outputKindName(spec.kind);
-    if (!spec.target.empty()) {
-      out_ += '(';
-      printString(spec.target);
-      out_ += ')';
-    }
-    if (!spec.aliasOf.empty()) {
-      out_ += " alias_of(%";
-      out_ += spec.aliasOf;
-      out_ += ')';
-    }
+    printOutputSpec(g.outputSpecs()[i]);
   }
   out_ += "\n  }\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Loop graphs
+//===----------------------------------------------------------------------===//
+
+void Printer::printBufferRef(const LoopGraph &g, uint32_t buffer) {
+  // Indices are checked by the verifier, not here; an unverified module
+  // still prints, with what is wrong visible.
+  out_ += '%';
+  if (buffer < g.buffers.size())
+    out_ += g.buffers[buffer].name;
+  else
+    out_ += "<buffer " + std::to_string(buffer) + ">";
+}
+
+void Printer::printNodeRef(const LoopGraph &g, uint32_t node) {
+  if (node < g.nodes.size())
+    printString(g.nodes[node].name);
+  else
+    out_ += "<node " + std::to_string(node) + ">";
+}
+
+void Printer::printBuffer(const Buffer &b) {
+  out_ += "    buffer %";
+  out_ += b.name;
+  out_ += " : ";
+  TensorType t;
+  t.dtype = b.dtype;
+  t.sizes = b.sizes;
+  t.strides = b.strides;
+  printTensorType(t);
+  switch (b.kind) {
+  case BufferKind::Input:
+    out_ += " input";
+    break;
+  case BufferKind::Output:
+    out_ += " output";
+    break;
+  case BufferKind::Intermediate:
+    out_ += " intermediate";
+    break;
+  }
+  if (b.flexible)
+    out_ += " flexible";
+  out_ += '\n';
+}
+
+void Printer::printBinding(const LoopGraph &g, std::string_view what,
+                           const LoopBinding &b) {
+  out_ += "    ";
+  out_ += what;
+  out_ += ' ';
+  printString(b.name);
+  out_ += " = ";
+  printBufferRef(g, b.buffer);
+  out_ += " : ";
+  printTensorType(b.type);
+  out_ += ' ';
+}
+
+void Printer::printBodyOp(const LoopGraph &g, const BodyOp &op) {
+  auto valueRef = [&](int64_t i) {
+    out_ += '%';
+    printInt(i);
+  };
+  switch (op.kind) {
+  case BodyOp::Kind::Load:
+    out_ += "load ";
+    printBufferRef(g, op.buffer);
+    out_ += '[';
+    out_ += op.index ? op.index->str() : "none";
+    out_ += ']';
+    if (!op.indirect.empty()) {
+      out_ += " indirect(";
+      for (size_t i = 0; i < op.indirect.size(); ++i) {
+        if (i)
+          out_ += ", ";
+        valueRef(op.indirect[i]);
+      }
+      out_ += ')';
+    }
+    // The value where masked off; kept even without a mask so that the
+    // text holds every field a load has.
+    if (op.mask >= 0 || op.constant != 0 || std::signbit(op.constant)) {
+      out_ += " mask(";
+      if (op.mask >= 0)
+        valueRef(op.mask);
+      else
+        out_ += "none";
+      out_ += ", ";
+      printFloat(op.constant);
+      out_ += ')';
+    }
+    break;
+  case BodyOp::Kind::Const:
+    out_ += "const ";
+    printFloat(op.constant);
+    break;
+  case BodyOp::Kind::Index:
+    out_ += "index ";
+    out_ += op.index ? op.index->str() : "none";
+    break;
+  case BodyOp::Kind::Compute:
+  case BodyOp::Kind::Cast:
+    out_ += op.kind == BodyOp::Kind::Cast ? "cast" : scalarOpName(op.op);
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      out_ += i ? ", " : " ";
+      valueRef(op.operands[i]);
+    }
+    break;
+  }
+  out_ += " : ";
+  out_ += dtypeName(op.dtype);
+}
+
+void Printer::printBody(const LoopGraph &g, const Body &body) {
+  out_ += "{\n";
+  for (size_t i = 0; i < body.ops.size(); ++i) {
+    out_ += "      %";
+    printInt(static_cast<int64_t>(i));
+    out_ += " = ";
+    printBodyOp(g, body.ops[i]);
+    out_ += '\n';
+  }
+  out_ += "      yield %";
+  printInt(body.result);
+  out_ += "\n    }";
+}
+
+void Printer::printViews(const LoopGraph &g,
+                         const std::vector<BufferView> &views) {
+  out_ += '(';
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (i)
+      out_ += ", ";
+    printBufferRef(g, views[i].buffer);
+    out_ += " : ";
+    printTensorType(views[i].type);
+  }
+  out_ += ')';
+}
+
+void Printer::printLoopNode(const LoopGraph &g, const LoopNode &n) {
+  out_ += "    ";
+  switch (n.kind) {
+  case LoopNode::Kind::Pointwise:
+  case LoopNode::Kind::Reduction:
+    if (n.kind == LoopNode::Kind::Pointwise) {
+      out_ += "pointwise ";
+    } else {
+      out_ += "reduction ";
+      out_ += reduceKindName(n.reduce);
+      out_ += ' ';
+    }
+    printString(n.name);
+    out_ += ' ';
+    printExprList(n.ranges);
+    if (n.kind == LoopNode::Kind::Reduction) {
+      out_ += " over ";
+      printExprList(n.reductionRanges);
+    }
+    out_ += " -> ";
+    printBufferRef(g, n.output);
+    out_ += '[';
+    out_ += n.storeIndex ? n.storeIndex->str() : "none";
+    out_ += ']';
+    break;
+  case LoopNode::Kind::Extern:
+  case LoopNode::Kind::Fallback: {
+    out_ += n.kind == LoopNode::Kind::Extern ? "extern " : "fallback ";
+    printString(n.name);
+    out_ += ' ';
+    out_ += n.op;
+    printCallArgs(n.args, /*loopArgs=*/true);
+    out_ += " inputs";
+    printViews(g, n.inputs);
+    out_ += " -> ";
+    printViews(g, n.outputs);
+    if (!n.postOps.empty()) {
+      out_ += " post_ops(";
+      for (size_t i = 0; i < n.postOps.size(); ++i) {
+        if (i)
+          out_ += ", ";
+        const PostOp &p = n.postOps[i];
+        switch (p.kind) {
+        case PostOp::Kind::AddBias:
+          out_ += "add_bias($" + std::to_string(p.input) + ")";
+          break;
+        case PostOp::Kind::Add:
+          out_ += "add($" + std::to_string(p.input) + ")";
+          break;
+        case PostOp::Kind::Relu:
+          out_ += "relu";
+          break;
+        case PostOp::Kind::GeluErf:
+          out_ += "gelu_erf";
+          break;
+        case PostOp::Kind::GeluTanh:
+          out_ += "gelu_tanh";
+          break;
+        }
+      }
+      out_ += ')';
+    }
+    break;
+  }
+  }
+  if (!n.origin.empty()) {
+    out_ += " origin(";
+    printString(n.origin);
+    out_ += ')';
+  }
+  if (n.kind == LoopNode::Kind::Pointwise ||
+      n.kind == LoopNode::Kind::Reduction) {
+    out_ += ' ';
+    printBody(g, n.body);
+  }
+  out_ += '\n';
+}
+
+void Printer::printPlan(const LoopGraph &g, const Plan &p) {
+  out_ += "    plan target(";
+  printString(p.target);
+  out_ += ") {\n";
+  if (!p.symbols.empty()) {
+    out_ += "      symbols(";
+    for (size_t i = 0; i < p.symbols.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      out_ += p.symbols[i];
+    }
+    out_ += ")\n";
+  }
+  for (const KernelGroup &k : p.kernels) {
+    out_ += "      kernel ";
+    printString(k.name);
+    out_ += " nodes(";
+    for (size_t i = 0; i < k.nodes.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      printNodeRef(g, k.nodes[i]);
+    }
+    out_ += ") parallel ";
+    printExprList(k.parallelRanges);
+    out_ += '\n';
+  }
+  for (const PlanStep &s : p.steps) {
+    out_ += "      step ";
+    if (s.kind == PlanStep::Kind::Kernel) {
+      out_ += "kernel ";
+      if (s.index < p.kernels.size())
+        printString(p.kernels[s.index].name);
+      else
+        out_ += "<kernel " + std::to_string(s.index) + ">";
+    } else {
+      out_ += s.kind == PlanStep::Kind::Extern ? "extern " : "fallback ";
+      printNodeRef(g, s.index);
+    }
+    if (!s.frees.empty()) {
+      out_ += " frees(";
+      for (size_t i = 0; i < s.frees.size(); ++i) {
+        if (i)
+          out_ += ", ";
+        printBufferRef(g, s.frees[i]);
+      }
+      out_ += ')';
+    }
+    if (!s.inplace.empty()) {
+      out_ += " inplace(";
+      for (size_t i = 0; i < s.inplace.size(); ++i) {
+        if (i)
+          out_ += ", ";
+        printBufferRef(g, s.inplace[i].output);
+        out_ += " <- ";
+        printBufferRef(g, s.inplace[i].input);
+      }
+      out_ += ')';
+    }
+    out_ += '\n';
+  }
+  for (const BufferPlacement &pl : p.placements) {
+    out_ += "      place ";
+    printBufferRef(g, pl.buffer);
+    out_ += " offset(";
+    printInt(pl.offset);
+    out_ += ") bytes(";
+    printInt(pl.bytes);
+    out_ += ")\n";
+  }
+  out_ += "      arena_bytes(";
+  printInt(p.arenaBytes);
+  out_ += ") intermediate_bytes(";
+  printInt(p.intermediateBytes);
+  out_ += ")\n      object_code(bytes(";
+  printInt(static_cast<int64_t>(p.objectCode.size()));
+  out_ += "), sha256(";
+  printString(sha256Hex(p.objectCode));
+  out_ += ")) object_hash(";
+  printString(p.objectHash);
+  out_ += ")\n    }\n";
+}
+
+void Printer::printLoopGraph(const LoopGraph &g) {
+  out_ += "  loops @";
+  out_ += g.name;
+  out_ += " {\n";
+  for (const Buffer &b : g.buffers)
+    printBuffer(b);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    printBinding(g, "input", g.inputs[i]);
+    if (i < g.inputSpecs.size())
+      printInputSpec(g.inputSpecs[i]);
+    out_ += '\n';
+  }
+  for (const LoopNode &n : g.nodes)
+    printLoopNode(g, n);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    printBinding(g, "output", g.outputs[i]);
+    if (i < g.outputSpecs.size())
+      printOutputSpec(g.outputSpecs[i]);
+    out_ += '\n';
+  }
+  if (g.plan != Plan{})
+    printPlan(g, g.plan);
+  out_ += "  }\n";
 }
 
 void Printer::printModule(const Module &m) {
@@ -508,6 +876,8 @@ void Printer::printModule(const Module &m) {
 
   for (const auto &g : m.graphs())
     printGraph(*g);
+  for (const auto &g : m.loopGraphs())
+    printLoopGraph(*g);
   out_ += "}\n";
 }
 

@@ -1,6 +1,7 @@
 //===- Verifier.cpp - Structural checks -----------------------------------===//
 #include "gc/IR/Verifier.h"
 
+#include "gc/IR/LoopIR.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 
@@ -231,6 +232,290 @@ private:
   std::unordered_set<std::string> names_;
 };
 
+/// The loop variables an expression may use: i0..i(n-1), r0..r(m-1),
+/// t0..t(k-1). Any other symbol is a size symbol and always allowed.
+struct LoopVars {
+  size_t ranges = 0;
+  size_t reductions = 0;
+  size_t indirect = 0;
+};
+
+/// The first symbol of `e` that is a loop variable outside `vars`, or null.
+const SymExpr *strayLoopVar(const SymExpr *e, const LoopVars &vars) {
+  if (e->isSymbol()) {
+    const std::string &name = e->symbolName();
+    if (name.size() < 2 || name.find_first_not_of("0123456789", 1) != std::string::npos)
+      return nullptr;
+    size_t limit = name[0] == 'i'   ? vars.ranges
+                   : name[0] == 'r' ? vars.reductions
+                   : name[0] == 't' ? vars.indirect
+                                    : SIZE_MAX;
+    if (limit == SIZE_MAX)
+      return nullptr;
+    // Digits beyond what a size_t holds are out of range anyway.
+    bool inRange = name.size() <= 10 && std::stoull(name.substr(1)) < limit;
+    return inRange ? nullptr : e;
+  }
+  for (const SymExpr *op : e->operands())
+    if (const SymExpr *stray = strayLoopVar(op, vars))
+      return stray;
+  return nullptr;
+}
+
+class LoopGraphVerifier {
+public:
+  LoopGraphVerifier(const Module &m, const LoopGraph &g) : module_(m), graph_(g) {}
+
+  /// Errors name the graph, and the node where there is one.
+  Error run() const { return checkGraph().withContext("loop graph @" + graph_.name); }
+
+private:
+  Error checkGraph() const {
+    std::unordered_set<std::string> names;
+    for (const Buffer &b : graph_.buffers) {
+      if (!isValueName(b.name))
+        return fail() << "buffer '" << b.name << "' does not have a valid name";
+      if (!names.insert(b.name).second)
+        return fail() << "buffer %" << b.name << " is defined twice";
+      if (b.sizes.size() != b.strides.size())
+        return fail() << "buffer %" << b.name << " has " << b.sizes.size() << " sizes but "
+                      << b.strides.size() << " strides";
+      GC_RETURN_IF_ERROR(checkExprs(b.sizes, {}, "buffer %" + b.name + " size"));
+      GC_RETURN_IF_ERROR(checkExprs(b.strides, {}, "buffer %" + b.name + " stride"));
+    }
+    if (graph_.inputs.size() != graph_.inputSpecs.size() ||
+        graph_.outputs.size() != graph_.outputSpecs.size())
+      return fail() << "inputs or outputs do not line up with their specs";
+    for (size_t i = 0; i < graph_.inputs.size(); ++i)
+      GC_RETURN_IF_ERROR(checkInput(graph_.inputs[i], graph_.inputSpecs[i]));
+    names.clear();
+    for (const LoopNode &n : graph_.nodes) {
+      if (!names.insert(n.name).second)
+        return fail() << "node '" << n.name << "' is defined twice";
+      GC_RETURN_IF_ERROR(checkNode(n));
+    }
+    for (const LoopBinding &b : graph_.outputs)
+      GC_RETURN_IF_ERROR(checkBinding(b, "output"));
+    if (module_.level() == Level::Loops) {
+      if (graph_.plan != Plan{})
+        return fail() << "a plan is not allowed at level loops";
+      return Error::success();
+    }
+    return checkPlan();
+  }
+
+  static ErrorBuilder fail() { return makeError(); }
+  static ErrorBuilder failAt(const LoopNode &n) {
+    ErrorBuilder b;
+    b << "node '" << n.name << "': ";
+    return b;
+  }
+
+  Error checkBuffer(uint32_t buffer, std::string_view what) const {
+    if (buffer >= graph_.buffers.size())
+      return fail() << what << " names buffer " << buffer << ", but the graph has "
+                    << graph_.buffers.size();
+    return Error::success();
+  }
+
+  static Error checkExprs(const std::vector<const SymExpr *> &exprs, const LoopVars &vars,
+                          const std::string &what) {
+    for (const SymExpr *e : exprs)
+      GC_RETURN_IF_ERROR(checkExpr(e, vars, what));
+    return Error::success();
+  }
+
+  static Error checkExpr(const SymExpr *e, const LoopVars &vars, const std::string &what) {
+    if (!e)
+      return makeError() << what << " is missing";
+    if (const SymExpr *stray = strayLoopVar(e, vars))
+      return makeError() << what << " '" << e->str() << "' uses " << stray->symbolName()
+                         << ", which is not a loop variable there";
+    return Error::success();
+  }
+
+  static Error checkType(const TensorType &t, const std::string &what) {
+    if (t.sizes.size() != t.strides.size() || !t.storageOffset)
+      return makeError() << what << " has an incomplete type";
+    GC_RETURN_IF_ERROR(checkExprs(t.sizes, {}, what + " size"));
+    return checkExprs(t.strides, {}, what + " stride");
+  }
+
+  Error checkBinding(const LoopBinding &b, std::string_view what) const {
+    std::string desc = std::string(what) + " '" + b.name + "'";
+    GC_RETURN_IF_ERROR(checkBuffer(b.buffer, desc));
+    return checkType(b.type, desc);
+  }
+
+  Error checkInput(const LoopBinding &b, const InputSpec &spec) const {
+    GC_RETURN_IF_ERROR(checkBinding(b, "input"));
+    bool needsWeight = spec.kind == InputKind::Parameter || spec.kind == InputKind::Buffer ||
+                       spec.kind == InputKind::Constant;
+    if (needsWeight && !module_.weight(spec.target))
+      return fail() << "input '" << b.name << "' is " << inputKindName(spec.kind) << " '"
+                    << spec.target << "', but the module has no weight of that name";
+    return Error::success();
+  }
+
+  Error checkNode(const LoopNode &n) const {
+    bool loops = n.kind == LoopNode::Kind::Pointwise || n.kind == LoopNode::Kind::Reduction;
+    if (!loops)
+      return checkCall(n);
+    if (n.kind == LoopNode::Kind::Pointwise && !n.reductionRanges.empty())
+      return failAt(n) << "a pointwise node has reduction ranges";
+    if (Error e = checkExprs(n.ranges, {}, "range"))
+      return failAt(n) << e.message();
+    if (Error e = checkExprs(n.reductionRanges, {}, "reduction range"))
+      return failAt(n) << e.message();
+    if (n.output >= graph_.buffers.size())
+      return failAt(n) << "its output is buffer " << n.output << ", but the graph has "
+                       << graph_.buffers.size();
+    const Buffer &out = graph_.buffers[n.output];
+    if (out.kind == BufferKind::Input)
+      return failAt(n) << "it writes input buffer %" << out.name;
+    if (Error e = checkExpr(n.storeIndex, {n.ranges.size(), 0, 0}, "store index"))
+      return failAt(n) << e.message();
+    return checkBody(n);
+  }
+
+  Error checkBody(const LoopNode &n) const {
+    const std::vector<BodyOp> &ops = n.body.ops;
+    if (n.body.result >= ops.size())
+      return failAt(n) << "the body's result is operation " << n.body.result << " of "
+                       << ops.size();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const BodyOp &op = ops[i];
+      auto failOp = [&]() {
+        ErrorBuilder b = failAt(n);
+        b << "body operation %" << i << ": ";
+        return b;
+      };
+      for (uint32_t x : op.operands)
+        if (x >= i)
+          return failOp() << "operand %" << x << " is not defined before it";
+      for (uint32_t x : op.indirect)
+        if (x >= i)
+          return failOp() << "indirect index %" << x << " is not defined before it";
+      if (op.mask < -1 || op.mask >= static_cast<int64_t>(i))
+        return failOp() << "mask %" << op.mask << " is not defined before it";
+      size_t want = 0;
+      switch (op.kind) {
+      case BodyOp::Kind::Compute:
+        want = scalarOpArity(op.op);
+        break;
+      case BodyOp::Kind::Cast:
+        want = 1;
+        break;
+      default:
+        break;
+      }
+      if (op.operands.size() != want)
+        return failOp() << "has " << op.operands.size() << " operands, expected " << want;
+      if (op.kind != BodyOp::Kind::Load && (!op.indirect.empty() || op.mask != -1))
+        return failOp() << "only a load has indirect indices or a mask";
+      if (op.kind != BodyOp::Kind::Load && op.kind != BodyOp::Kind::Index)
+        continue;
+      if (op.kind == BodyOp::Kind::Load && op.buffer >= graph_.buffers.size())
+        return failOp() << "loads buffer " << op.buffer << ", but the graph has "
+                        << graph_.buffers.size();
+      LoopVars vars{n.ranges.size(), n.reductionRanges.size(), op.indirect.size()};
+      if (Error e = checkExpr(op.index, vars, "index"))
+        return failOp() << e.message();
+    }
+    return Error::success();
+  }
+
+  Error checkCall(const LoopNode &n) const {
+    if (!isOpName(n.op))
+      return failAt(n) << "'" << n.op << "' is not a valid op name";
+    if (n.kind == LoopNode::Kind::Fallback && !n.postOps.empty())
+      return failAt(n) << "a fallback node has post-ops";
+    for (const std::vector<BufferView> *views : {&n.inputs, &n.outputs})
+      for (size_t i = 0; i < views->size(); ++i) {
+        std::string what = (views == &n.inputs ? "input " : "output ") + std::to_string(i);
+        if (Error e = checkBuffer((*views)[i].buffer, what))
+          return failAt(n) << e.message();
+        if (Error e = checkType((*views)[i].type, what))
+          return failAt(n) << e.message();
+      }
+    std::set<std::string> argNames;
+    for (const LoopArg &a : n.args) {
+      if (!argNames.insert(a.name).second)
+        return failAt(n) << "argument '" << a.name << "' is given twice";
+      const Arg &v = a.value;
+      if (!v.values.empty() || v.kind == ArgKind::SymFloat || v.kind == ArgKind::SymBool)
+        return failAt(n) << "argument '" << a.name << "' refers to a graph value";
+      bool tensors = v.kind == ArgKind::Tensor || v.kind == ArgKind::Tensors ||
+                     v.kind == ArgKind::OptionalTensors;
+      if (v.kind == ArgKind::Tensor && v.ints.size() != 1)
+        return failAt(n) << "argument '" << a.name << "' has " << v.ints.size()
+                         << " inputs, expected 1";
+      int64_t lowest = v.kind == ArgKind::OptionalTensors ? -1 : 0;
+      for (size_t i = 0; tensors && i < v.ints.size(); ++i)
+        if (v.ints[i] < lowest || v.ints[i] >= static_cast<int64_t>(n.inputs.size()))
+          return failAt(n) << "argument '" << a.name << "' names input " << v.ints[i]
+                           << " of " << n.inputs.size();
+    }
+    for (const PostOp &p : n.postOps)
+      if (p.input >= n.inputs.size() &&
+          (p.kind == PostOp::Kind::AddBias || p.kind == PostOp::Kind::Add))
+        return failAt(n) << "a post-op names input " << p.input << " of " << n.inputs.size();
+    return Error::success();
+  }
+
+  Error checkPlan() const {
+    const Plan &p = graph_.plan;
+    std::vector<unsigned> kernelsOf(graph_.nodes.size(), 0);
+    for (const KernelGroup &k : p.kernels) {
+      for (uint32_t node : k.nodes) {
+        if (node >= graph_.nodes.size())
+          return fail() << "kernel '" << k.name << "' names node " << node << ", but the graph has "
+                        << graph_.nodes.size();
+        const LoopNode &n = graph_.nodes[node];
+        if (n.kind != LoopNode::Kind::Pointwise && n.kind != LoopNode::Kind::Reduction)
+          return fail() << "kernel '" << k.name << "' holds node '" << n.name
+                        << "', which is not a pointwise or reduction node";
+        ++kernelsOf[node];
+      }
+      GC_RETURN_IF_ERROR(checkExprs(k.parallelRanges, {}, "kernel '" + k.name + "' range"));
+    }
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const LoopNode &n = graph_.nodes[i];
+      bool loops = n.kind == LoopNode::Kind::Pointwise || n.kind == LoopNode::Kind::Reduction;
+      if (loops && kernelsOf[i] != 1)
+        return failAt(n) << "it is in " << kernelsOf[i] << " kernels, expected exactly 1";
+    }
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const PlanStep &s = p.steps[i];
+      std::string what = "step " + std::to_string(i);
+      if (s.kind == PlanStep::Kind::Kernel) {
+        if (s.index >= p.kernels.size())
+          return fail() << what << " runs kernel " << s.index << ", but the plan has "
+                        << p.kernels.size();
+      } else {
+        LoopNode::Kind want = s.kind == PlanStep::Kind::Extern ? LoopNode::Kind::Extern
+                                                               : LoopNode::Kind::Fallback;
+        if (s.index >= graph_.nodes.size() || graph_.nodes[s.index].kind != want)
+          return fail() << what << " runs node " << s.index << ", which is not an "
+                        << (want == LoopNode::Kind::Extern ? "extern" : "fallback")
+                        << " node of the graph";
+      }
+      for (uint32_t b : s.frees)
+        GC_RETURN_IF_ERROR(checkBuffer(b, what + " frees"));
+      for (const InplacePair &ip : s.inplace) {
+        GC_RETURN_IF_ERROR(checkBuffer(ip.output, what + " in place"));
+        GC_RETURN_IF_ERROR(checkBuffer(ip.input, what + " in place"));
+      }
+    }
+    for (const BufferPlacement &pl : p.placements)
+      GC_RETURN_IF_ERROR(checkBuffer(pl.buffer, "a placement"));
+    return Error::success();
+  }
+
+  const Module &module_;
+  const LoopGraph &graph_;
+};
+
 } // namespace
 
 Error verifyModule(const Module &m) {
@@ -255,6 +540,20 @@ Error verifyModule(const Module &m) {
     if (!graphNames.insert(g->name()).second)
       return makeError() << "graph @" << g->name() << " is defined twice";
     GC_RETURN_IF_ERROR(GraphVerifier(m, *g).run());
+  }
+  bool loopLevel = m.level() == Level::Loops || m.level() == Level::Kernels;
+  if (loopLevel && !m.graphs().empty())
+    return makeError() << "a module of level " << levelName(m.level())
+                       << " holds loop graphs, not graphs";
+  if (!loopLevel && !m.loopGraphs().empty())
+    return makeError() << "a module of level " << levelName(m.level())
+                       << " cannot hold loop graphs";
+  for (const auto &g : m.loopGraphs()) {
+    if (!isValueName(g->name))
+      return makeError() << "'" << g->name << "' is not a valid graph name";
+    if (!graphNames.insert(g->name).second)
+      return makeError() << "graph @" << g->name << " is defined twice";
+    GC_RETURN_IF_ERROR(LoopGraphVerifier(m, *g).run());
   }
   return Error::success();
 }

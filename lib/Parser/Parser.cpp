@@ -16,6 +16,8 @@
 
 #include "gc/Parser/Parser.h"
 
+#include "gc/IR/LoopIR.h"
+
 #include <cassert>
 #include <charconv>
 #include <unordered_map>
@@ -97,7 +99,25 @@ private:
   Error parseListElements(ArgKind kind, Arg &out);
   Error parseValueRef(Value *&out, bool allowNone);
   Error parseEnumArg(std::string_view what, Arg &out);
+  Error parseCallArgs(std::vector<NamedArg> &args);
+  Error parseInputSpec(InputSpec &spec);
+  Error parseOutputSpec(OutputSpec &spec);
   Error defineValue(const std::string &name, size_t at);
+
+  // Loop graphs (the Loops level).
+  Error parseLoopGraph();
+  Error parseBuffer(LoopGraph &g);
+  Error parseBufferRef(uint32_t &out);
+  Error parseBinding(LoopBinding &out);
+  Error parseLoopNode(LoopGraph &g, LoopNode::Kind kind);
+  Error parseCall(LoopNode &n);
+  Error parseViews(std::vector<BufferView> &out);
+  Error parseBody(Body &out);
+  Error parseBodyOp(BodyOp &op, size_t defined);
+  Error parseBodyRef(size_t defined, uint32_t &out);
+  Error parseInputRef(bool allowNone, int64_t &out);
+  Error parseDTypeName(DType &out);
+  Error parseDouble(double &out);
 
   std::string_view text_;
   std::string_view file_;
@@ -105,6 +125,10 @@ private:
   Module &m_;
   /// The current graph's values by name.
   std::unordered_map<std::string, Value *> values_;
+  /// The current loop graph's buffers by name.
+  std::unordered_map<std::string, uint32_t> buffers_;
+  /// Arguments of a loop node name its inputs ("$0") instead of values.
+  bool loopArgs_ = false;
 };
 
 Error Parser::error(size_t at, const std::string &message) const {
@@ -478,8 +502,13 @@ Error Parser::parseListElements(ArgKind kind, Arg &out) {
     switch (kind) {
     case ArgKind::Tensors:
     case ArgKind::OptionalTensors: {
+      bool allowNone = kind == ArgKind::OptionalTensors;
+      if (loopArgs_) {
+        GC_RETURN_IF_ERROR(parseInputRef(allowNone, out.ints.emplace_back()));
+        break;
+      }
       Value *v;
-      GC_RETURN_IF_ERROR(parseValueRef(v, kind == ArgKind::OptionalTensors));
+      GC_RETURN_IF_ERROR(parseValueRef(v, allowNone));
       out.values.push_back(v);
       break;
     }
@@ -515,7 +544,9 @@ Error Parser::parseListElements(ArgKind kind, Arg &out) {
         GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
       else
         GC_RETURN_IF_ERROR(parseInt(i));
-      out.values.push_back(v);
+      // Loop arguments hold constants only, and no values at all.
+      if (!loopArgs_)
+        out.values.push_back(v);
       out.ints.push_back(i);
       break;
     }
@@ -569,6 +600,10 @@ Error Parser::parseEnumArg(std::string_view what, Arg &out) {
 Error Parser::parseArg(Arg &out) {
   out = Arg{};
   char c = peek();
+  if (c == '$' && loopArgs_) {
+    out.kind = ArgKind::Tensor;
+    return parseInputRef(/*allowNone=*/false, out.ints.emplace_back());
+  }
   if (c == '%') {
     Value *v;
     GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
@@ -593,7 +628,7 @@ Error Parser::parseArg(Arg &out) {
     char first = peek();
     std::string_view id = peekIdentifier();
     ArgKind kind;
-    if (first == '%') {
+    if (first == '%' || (first == '$' && loopArgs_)) {
       kind = ArgKind::Tensors;
     } else if (first == '"') {
       kind = ArgKind::Strings;
@@ -652,7 +687,8 @@ Error Parser::parseArg(Arg &out) {
     else
       GC_RETURN_IF_ERROR(parseInt(i));
     out.kind = ArgKind::SymInt;
-    out.values = {v};
+    if (!loopArgs_)
+      out.values = {v};
     out.ints = {i};
     return expect(')');
   }
@@ -689,7 +725,13 @@ Error Parser::parseInput(Graph &g) {
   GC_RETURN_IF_ERROR(expect(':'));
   Type type;
   GC_RETURN_IF_ERROR(parseType(type));
+  InputSpec spec;
+  GC_RETURN_IF_ERROR(parseInputSpec(spec));
+  values_[name] = g.addInput(name, std::move(type), std::move(spec));
+  return Error::success();
+}
 
+Error Parser::parseInputSpec(InputSpec &spec) {
   skipTrivia();
   size_t kindAt = pos_;
   std::string kindName;
@@ -697,7 +739,6 @@ Error Parser::parseInput(Graph &g) {
   std::optional<InputKind> kind = parseInputKind(kindName);
   if (!kind)
     return error(kindAt, "unknown input kind '" + kindName + "'");
-  InputSpec spec;
   spec.kind = *kind;
   if (accept('(')) {
     GC_RETURN_IF_ERROR(parseString(spec.target));
@@ -707,34 +748,11 @@ Error Parser::parseInput(Graph &g) {
     }
     GC_RETURN_IF_ERROR(expect(')'));
   }
-  values_[name] = g.addInput(name, std::move(type), std::move(spec));
   return Error::success();
 }
 
-Error Parser::parseNode(Graph &g) {
-  std::vector<std::pair<std::string, Type>> results;
-  std::vector<size_t> resultAt;
-  if (peek() == '%') {
-    do {
-      skipTrivia();
-      size_t at = pos_;
-      std::string name;
-      GC_RETURN_IF_ERROR(parseSigilName('%', name));
-      GC_RETURN_IF_ERROR(defineValue(name, at));
-      for (size_t i = 0; i < results.size(); ++i)
-        if (results[i].first == name)
-          return error(at, "redefinition of value '%" + name + "'");
-      results.emplace_back(std::move(name), Type{});
-      resultAt.push_back(at);
-    } while (accept(','));
-    GC_RETURN_IF_ERROR(expect('='));
-  }
-
-  std::string op;
-  GC_RETURN_IF_ERROR(parseIdentifier(op, "op name"));
-
+Error Parser::parseCallArgs(std::vector<NamedArg> &args) {
   // Positional-or-keyword arguments, then after ';' keyword-only ones.
-  std::vector<NamedArg> args;
   GC_RETURN_IF_ERROR(expect('('));
   bool keywordOnly = accept(';');
   if (!accept(')')) {
@@ -761,6 +779,33 @@ Error Parser::parseNode(Graph &g) {
                                      : "expected ',', ';' or ')'");
     }
   }
+  return Error::success();
+}
+
+Error Parser::parseNode(Graph &g) {
+  std::vector<std::pair<std::string, Type>> results;
+  std::vector<size_t> resultAt;
+  if (peek() == '%') {
+    do {
+      skipTrivia();
+      size_t at = pos_;
+      std::string name;
+      GC_RETURN_IF_ERROR(parseSigilName('%', name));
+      GC_RETURN_IF_ERROR(defineValue(name, at));
+      for (size_t i = 0; i < results.size(); ++i)
+        if (results[i].first == name)
+          return error(at, "redefinition of value '%" + name + "'");
+      results.emplace_back(std::move(name), Type{});
+      resultAt.push_back(at);
+    } while (accept(','));
+    GC_RETURN_IF_ERROR(expect('='));
+  }
+
+  std::string op;
+  GC_RETURN_IF_ERROR(parseIdentifier(op, "op name"));
+
+  std::vector<NamedArg> args;
+  GC_RETURN_IF_ERROR(parseCallArgs(args));
 
   ResultForm form = ResultForm::Single;
   std::vector<Type> types;
@@ -809,27 +854,31 @@ Error Parser::parseReturn(Graph &g) {
   do {
     Value *v;
     GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/true));
-    skipTrivia();
-    size_t kindAt = pos_;
-    std::string kindName;
-    GC_RETURN_IF_ERROR(parseIdentifier(kindName, "output kind"));
-    std::optional<OutputKind> kind = parseOutputKind(kindName);
-    if (!kind)
-      return error(kindAt, "unknown output kind '" + kindName + "'");
     OutputSpec spec;
-    spec.kind = *kind;
-    if (accept('(')) {
-      GC_RETURN_IF_ERROR(parseString(spec.target));
-      GC_RETURN_IF_ERROR(expect(')'));
-    }
-    if (peekIdentifier() == "alias_of") {
-      GC_RETURN_IF_ERROR(expectKeyword("alias_of"));
-      GC_RETURN_IF_ERROR(expect('('));
-      GC_RETURN_IF_ERROR(parseSigilName('%', spec.aliasOf));
-      GC_RETURN_IF_ERROR(expect(')'));
-    }
+    GC_RETURN_IF_ERROR(parseOutputSpec(spec));
     g.addOutput(v, std::move(spec));
   } while (accept(','));
+  return Error::success();
+}
+
+Error Parser::parseOutputSpec(OutputSpec &spec) {
+  skipTrivia();
+  size_t kindAt = pos_;
+  std::string kindName;
+  GC_RETURN_IF_ERROR(parseIdentifier(kindName, "output kind"));
+  std::optional<OutputKind> kind = parseOutputKind(kindName);
+  if (!kind)
+    return error(kindAt, "unknown output kind '" + kindName + "'");
+  spec.kind = *kind;
+  if (accept('(')) {
+    GC_RETURN_IF_ERROR(parseString(spec.target));
+    GC_RETURN_IF_ERROR(expect(')'));
+  }
+  if (acceptKeyword("alias_of")) {
+    GC_RETURN_IF_ERROR(expect('('));
+    GC_RETURN_IF_ERROR(parseSigilName('%', spec.aliasOf));
+    GC_RETURN_IF_ERROR(expect(')'));
+  }
   return Error::success();
 }
 
@@ -838,7 +887,7 @@ Error Parser::parseGraph() {
   size_t at = pos_;
   std::string name;
   GC_RETURN_IF_ERROR(parseSigilName('@', name));
-  if (m_.graph(name))
+  if (m_.graph(name) || m_.loopGraph(name))
     return error(at, "redefinition of graph '@" + name + "'");
   Graph &g = m_.addGraph(name);
   values_.clear();
@@ -859,6 +908,342 @@ Error Parser::parseGraph() {
   }
   GC_RETURN_IF_ERROR(parseReturn(g));
   return expect('}');
+}
+
+//===----------------------------------------------------------------------===//
+// Loop graphs
+//===----------------------------------------------------------------------===//
+
+Error Parser::parseDTypeName(DType &out) {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, "dtype"));
+  std::optional<DType> dtype = parseDType(name);
+  if (!dtype)
+    return error(at, "unknown dtype '" + name + "'");
+  out = *dtype;
+  return Error::success();
+}
+
+Error Parser::parseDouble(double &out) {
+  Number n;
+  GC_RETURN_IF_ERROR(parseNumber(n));
+  out = n.isFloat ? n.d : static_cast<double>(n.i);
+  return Error::success();
+}
+
+Error Parser::parseBufferRef(uint32_t &out) {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseSigilName('%', name));
+  auto it = buffers_.find(name);
+  if (it == buffers_.end())
+    return error(at, "use of undefined buffer '%" + name + "'");
+  out = it->second;
+  return Error::success();
+}
+
+Error Parser::parseInputRef(bool allowNone, int64_t &out) {
+  if (allowNone && acceptKeyword("none")) {
+    out = -1;
+    return Error::success();
+  }
+  if (!accept('$'))
+    return errorHere(allowNone ? "expected node input '$N' or 'none'"
+                               : "expected node input '$N'");
+  uint64_t index;
+  size_t at = pos_;
+  GC_RETURN_IF_ERROR(parseUnsigned(index));
+  if (index > INT32_MAX)
+    return error(at, "input index out of range");
+  out = static_cast<int64_t>(index);
+  return Error::success();
+}
+
+Error Parser::parseBodyRef(size_t defined, uint32_t &out) {
+  skipTrivia();
+  size_t at = pos_;
+  if (!accept('%'))
+    return errorHere("expected body value '%N'");
+  uint64_t index;
+  GC_RETURN_IF_ERROR(parseUnsigned(index));
+  if (index >= defined)
+    return error(at, "use of undefined body value '%" + std::to_string(index) + "'");
+  out = static_cast<uint32_t>(index);
+  return Error::success();
+}
+
+Error Parser::parseBuffer(LoopGraph &g) {
+  skipTrivia();
+  size_t at = pos_;
+  Buffer b;
+  GC_RETURN_IF_ERROR(parseSigilName('%', b.name));
+  if (buffers_.count(b.name))
+    return error(at, "redefinition of buffer '%" + b.name + "'");
+  GC_RETURN_IF_ERROR(expect(':'));
+  skipTrivia();
+  size_t typeAt = pos_;
+  Type type;
+  GC_RETURN_IF_ERROR(parseType(type));
+  const TensorType &t = type.tensor;
+  // A buffer is plain memory: only its sizes and strides are its own.
+  if (!type.isTensor() || t.device != Device{} || t.requiresGrad ||
+      !t.storageOffset->isConst() || t.storageOffset->constant() != 0)
+    return error(typeAt, "a buffer's type has only a dtype, sizes and strides");
+  b.dtype = t.dtype;
+  b.sizes = t.sizes;
+  b.strides = t.strides;
+  skipTrivia();
+  size_t kindAt = pos_;
+  std::string kind;
+  GC_RETURN_IF_ERROR(parseIdentifier(kind, "buffer kind"));
+  if (kind == "input")
+    b.kind = BufferKind::Input;
+  else if (kind == "output")
+    b.kind = BufferKind::Output;
+  else if (kind == "intermediate")
+    b.kind = BufferKind::Intermediate;
+  else
+    return error(kindAt, "unknown buffer kind '" + kind + "'");
+  b.flexible = acceptKeyword("flexible");
+  buffers_[b.name] = static_cast<uint32_t>(g.buffers.size());
+  g.buffers.push_back(std::move(b));
+  return Error::success();
+}
+
+Error Parser::parseBinding(LoopBinding &out) {
+  GC_RETURN_IF_ERROR(parseString(out.name));
+  GC_RETURN_IF_ERROR(expect('='));
+  GC_RETURN_IF_ERROR(parseBufferRef(out.buffer));
+  GC_RETURN_IF_ERROR(expect(':'));
+  skipTrivia();
+  size_t typeAt = pos_;
+  Type type;
+  GC_RETURN_IF_ERROR(parseType(type));
+  if (!type.isTensor())
+    return error(typeAt, "expected a tensor type");
+  out.type = std::move(type.tensor);
+  return Error::success();
+}
+
+Error Parser::parseViews(std::vector<BufferView> &out) {
+  GC_RETURN_IF_ERROR(expect('('));
+  if (accept(')'))
+    return Error::success();
+  do {
+    BufferView &v = out.emplace_back();
+    GC_RETURN_IF_ERROR(parseBufferRef(v.buffer));
+    GC_RETURN_IF_ERROR(expect(':'));
+    skipTrivia();
+    size_t typeAt = pos_;
+    Type type;
+    GC_RETURN_IF_ERROR(parseType(type));
+    if (!type.isTensor())
+      return error(typeAt, "expected a tensor type");
+    v.type = std::move(type.tensor);
+  } while (accept(','));
+  return expect(')');
+}
+
+Error Parser::parseBodyOp(BodyOp &op, size_t defined) {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, "body operation"));
+  if (name == "load") {
+    op.kind = BodyOp::Kind::Load;
+    GC_RETURN_IF_ERROR(parseBufferRef(op.buffer));
+    GC_RETURN_IF_ERROR(expect('['));
+    GC_RETURN_IF_ERROR(parseExpr("]", op.index));
+    GC_RETURN_IF_ERROR(expect(']'));
+    if (acceptKeyword("indirect")) {
+      GC_RETURN_IF_ERROR(expect('('));
+      do {
+        GC_RETURN_IF_ERROR(parseBodyRef(defined, op.indirect.emplace_back()));
+      } while (accept(','));
+      GC_RETURN_IF_ERROR(expect(')'));
+    }
+    if (acceptKeyword("mask")) {
+      GC_RETURN_IF_ERROR(expect('('));
+      if (!acceptKeyword("none")) {
+        uint32_t mask;
+        GC_RETURN_IF_ERROR(parseBodyRef(defined, mask));
+        op.mask = static_cast<int32_t>(mask);
+      }
+      GC_RETURN_IF_ERROR(expect(','));
+      GC_RETURN_IF_ERROR(parseDouble(op.constant));
+      GC_RETURN_IF_ERROR(expect(')'));
+    }
+  } else if (name == "const") {
+    op.kind = BodyOp::Kind::Const;
+    GC_RETURN_IF_ERROR(parseDouble(op.constant));
+  } else if (name == "index") {
+    op.kind = BodyOp::Kind::Index;
+    GC_RETURN_IF_ERROR(parseExpr(":", op.index));
+  } else {
+    std::optional<ScalarOp> scalar = parseScalarOp(name);
+    if (name != "cast" && !scalar)
+      return error(at, "unknown body operation '" + name + "'");
+    op.kind = scalar ? BodyOp::Kind::Compute : BodyOp::Kind::Cast;
+    if (scalar)
+      op.op = *scalar;
+    do {
+      GC_RETURN_IF_ERROR(parseBodyRef(defined, op.operands.emplace_back()));
+    } while (accept(','));
+  }
+  GC_RETURN_IF_ERROR(expect(':'));
+  return parseDTypeName(op.dtype);
+}
+
+Error Parser::parseBody(Body &out) {
+  GC_RETURN_IF_ERROR(expect('{'));
+  while (!acceptKeyword("yield")) {
+    skipTrivia();
+    size_t at = pos_;
+    std::string name;
+    GC_RETURN_IF_ERROR(parseSigilName('%', name));
+    // Body values are numbered in order, so a use names its definition.
+    std::string want = std::to_string(out.ops.size());
+    if (name != want)
+      return error(at, "expected body value '%" + want + "'");
+    GC_RETURN_IF_ERROR(expect('='));
+    BodyOp op;
+    GC_RETURN_IF_ERROR(parseBodyOp(op, out.ops.size()));
+    out.ops.push_back(std::move(op));
+  }
+  GC_RETURN_IF_ERROR(parseBodyRef(out.ops.size(), out.result));
+  return expect('}');
+}
+
+Error Parser::parseCall(LoopNode &n) {
+  GC_RETURN_IF_ERROR(parseIdentifier(n.op, "op name"));
+  std::vector<NamedArg> args;
+  loopArgs_ = true;
+  Error e = parseCallArgs(args);
+  loopArgs_ = false;
+  GC_RETURN_IF_ERROR(std::move(e));
+  for (NamedArg &a : args)
+    n.args.push_back({std::move(a.name), a.keywordOnly, std::move(a.value)});
+  GC_RETURN_IF_ERROR(expectKeyword("inputs"));
+  GC_RETURN_IF_ERROR(parseViews(n.inputs));
+  GC_RETURN_IF_ERROR(expect('-'));
+  GC_RETURN_IF_ERROR(expect('>'));
+  GC_RETURN_IF_ERROR(parseViews(n.outputs));
+  if (!acceptKeyword("post_ops"))
+    return Error::success();
+  GC_RETURN_IF_ERROR(expect('('));
+  do {
+    skipTrivia();
+    size_t at = pos_;
+    std::string name;
+    GC_RETURN_IF_ERROR(parseIdentifier(name, "post-op"));
+    PostOp &p = n.postOps.emplace_back();
+    if (name == "add_bias" || name == "add") {
+      p.kind = name == "add" ? PostOp::Kind::Add : PostOp::Kind::AddBias;
+      GC_RETURN_IF_ERROR(expect('('));
+      int64_t input;
+      GC_RETURN_IF_ERROR(parseInputRef(/*allowNone=*/false, input));
+      p.input = static_cast<uint32_t>(input);
+      GC_RETURN_IF_ERROR(expect(')'));
+    } else if (name == "relu") {
+      p.kind = PostOp::Kind::Relu;
+    } else if (name == "gelu_erf") {
+      p.kind = PostOp::Kind::GeluErf;
+    } else if (name == "gelu_tanh") {
+      p.kind = PostOp::Kind::GeluTanh;
+    } else {
+      return error(at, "unknown post-op '" + name + "'");
+    }
+  } while (accept(','));
+  return expect(')');
+}
+
+Error Parser::parseLoopNode(LoopGraph &g, LoopNode::Kind kind) {
+  LoopNode n;
+  n.kind = kind;
+  if (kind == LoopNode::Kind::Reduction) {
+    skipTrivia();
+    size_t at = pos_;
+    std::string reduce;
+    GC_RETURN_IF_ERROR(parseIdentifier(reduce, "reduction kind"));
+    std::optional<ReduceKind> r = parseReduceKind(reduce);
+    if (!r)
+      return error(at, "unknown reduction kind '" + reduce + "'");
+    n.reduce = *r;
+  }
+  skipTrivia();
+  size_t nameAt = pos_;
+  GC_RETURN_IF_ERROR(parseString(n.name));
+  for (const LoopNode &prev : g.nodes)
+    if (prev.name == n.name)
+      return error(nameAt, "redefinition of node \"" + n.name + "\"");
+  bool loops = kind == LoopNode::Kind::Pointwise || kind == LoopNode::Kind::Reduction;
+  if (loops) {
+    GC_RETURN_IF_ERROR(parseExprList(n.ranges));
+    if (kind == LoopNode::Kind::Reduction) {
+      GC_RETURN_IF_ERROR(expectKeyword("over"));
+      GC_RETURN_IF_ERROR(parseExprList(n.reductionRanges));
+    }
+    GC_RETURN_IF_ERROR(expect('-'));
+    GC_RETURN_IF_ERROR(expect('>'));
+    GC_RETURN_IF_ERROR(parseBufferRef(n.output));
+    GC_RETURN_IF_ERROR(expect('['));
+    GC_RETURN_IF_ERROR(parseExpr("]", n.storeIndex));
+    GC_RETURN_IF_ERROR(expect(']'));
+  } else {
+    GC_RETURN_IF_ERROR(parseCall(n));
+  }
+  if (acceptKeyword("origin")) {
+    GC_RETURN_IF_ERROR(expect('('));
+    GC_RETURN_IF_ERROR(parseString(n.origin));
+    GC_RETURN_IF_ERROR(expect(')'));
+  }
+  if (loops)
+    GC_RETURN_IF_ERROR(parseBody(n.body));
+  g.nodes.push_back(std::move(n));
+  return Error::success();
+}
+
+Error Parser::parseLoopGraph() {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseSigilName('@', name));
+  if (m_.graph(name) || m_.loopGraph(name))
+    return error(at, "redefinition of graph '@" + name + "'");
+  LoopGraph &g = m_.addLoopGraph(name);
+  buffers_.clear();
+  GC_RETURN_IF_ERROR(expect('{'));
+  while (!accept('}')) {
+    skipTrivia();
+    size_t itemAt = pos_;
+    if (acceptKeyword("buffer")) {
+      GC_RETURN_IF_ERROR(parseBuffer(g));
+    } else if (acceptKeyword("input")) {
+      GC_RETURN_IF_ERROR(parseBinding(g.inputs.emplace_back()));
+      GC_RETURN_IF_ERROR(parseInputSpec(g.inputSpecs.emplace_back()));
+    } else if (acceptKeyword("output")) {
+      GC_RETURN_IF_ERROR(parseBinding(g.outputs.emplace_back()));
+      GC_RETURN_IF_ERROR(parseOutputSpec(g.outputSpecs.emplace_back()));
+    } else if (acceptKeyword("pointwise")) {
+      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Pointwise));
+    } else if (acceptKeyword("reduction")) {
+      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Reduction));
+    } else if (acceptKeyword("extern")) {
+      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Extern));
+    } else if (acceptKeyword("fallback")) {
+      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Fallback));
+    } else if (peekIdentifier() == "plan") {
+      return error(itemAt, "a plan cannot be read from text (it leaves out the "
+                           "object code); read the binary file");
+    } else {
+      return errorHere("expected 'buffer', 'input', 'output', 'pointwise', "
+                       "'reduction', 'extern', 'fallback' or '}'");
+    }
+  }
+  return Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -946,6 +1331,9 @@ Error Parser::parseModule() {
   std::optional<Level> level = parseLevel(levelText);
   if (!level)
     return error(levelAt, "unknown level '" + levelText + "'");
+  if (*level == Level::Kernels)
+    return error(levelAt, "the text of a kernels module is for reading only (it "
+                          "leaves out the object code); read the binary file");
   m_.setLevel(*level);
   GC_RETURN_IF_ERROR(expect(')'));
   if (acceptKeyword("producer")) {
@@ -965,8 +1353,10 @@ Error Parser::parseModule() {
       GC_RETURN_IF_ERROR(parseWeight());
     else if (acceptKeyword("graph"))
       GC_RETURN_IF_ERROR(parseGraph());
+    else if (acceptKeyword("loops"))
+      GC_RETURN_IF_ERROR(parseLoopGraph());
     else
-      return errorHere("expected 'symbol', 'source', 'weight', 'graph' or '}'");
+      return errorHere("expected 'symbol', 'source', 'weight', 'graph', 'loops' or '}'");
   }
   skipTrivia();
   if (pos_ != text_.size())

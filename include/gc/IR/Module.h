@@ -91,6 +91,9 @@ struct Arg {
   static Arg scalarType(DType t) {
     return Arg{ArgKind::ScalarType, {}, {static_cast<int64_t>(t)}, {}, {}, {}};
   }
+  /// Field by field (values by pointer), so that LoopArg and the loop IR
+  /// structs that hold it compare with their defaulted operator==.
+  bool operator==(const Arg &) const = default;
 };
 
 /// An argument under its schema name. Keyword-only arguments (after `*` in

@@ -379,14 +379,22 @@ std::string moduleWithVersion(uint32_t major, uint32_t minor) {
 
 TEST(FlatBufferIOTest, ChecksTheVersion) {
   EXPECT_TRUE(readOk(moduleWithVersion(kFormatMajor, kFormatMinor)));
+  std::string current =
+      std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor);
   EXPECT_EQ(readError(moduleWithVersion(kFormatMajor + 1, 0)),
-            "'test.gcm': graph file format version 2.0 is newer than this gc "
-            "supports (1.1); use a newer gc");
+            "'test.gcm': graph file format version " +
+                std::to_string(kFormatMajor + 1) +
+                ".0 is newer than this gc supports (" + current +
+                "); use a newer gc");
   EXPECT_EQ(readError(moduleWithVersion(kFormatMajor, kFormatMinor + 1)),
-            "'test.gcm': graph file format version 1.2 is newer than this gc "
-            "supports (1.1); use a newer gc");
-  // A file of an older minor version still reads.
-  EXPECT_TRUE(readOk(moduleWithVersion(kFormatMajor, 0)));
+            "'test.gcm': graph file format version " +
+                std::to_string(kFormatMajor) + "." +
+                std::to_string(kFormatMinor + 1) +
+                " is newer than this gc supports (" + current +
+                "); use a newer gc");
+  // Files of older minor versions (1.0, 1.1) still read.
+  for (uint32_t minor = 0; minor < kFormatMinor; ++minor)
+    EXPECT_TRUE(readOk(moduleWithVersion(kFormatMajor, minor)));
   EXPECT_EQ(readError(moduleWithVersion(0, 3)),
             "'test.gcm': graph file format version 0.3 is older than this gc "
             "supports (1.x)");
