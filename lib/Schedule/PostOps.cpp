@@ -188,7 +188,9 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph) {
         break;
       const LoopNode &epilogue = graph.nodes[*reader];
       const Buffer &out = graph.buffers[epilogue.output];
-      if (out.dtype != buf.dtype)
+      // The extern then writes the epilogue's buffer through the view it
+      // had of its own, so both must be laid out alike.
+      if (out.dtype != buf.dtype || out.sizes != buf.sizes || out.strides != buf.strides)
         break;
       auto steps = ChainMatcher(ctx, ext, epilogue).match();
       if (!steps || steps->empty())

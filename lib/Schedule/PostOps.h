@@ -16,8 +16,8 @@ namespace gc::schedule {
 
 /// Folds each foldable pointwise epilogue into its Extern: the Extern gains
 /// the post-ops and inputs, and its outputs[0] view moves to the epilogue's
-/// buffer. The folded nodes stay in graph.nodes (indices are stable) and
-/// are returned; no step or kernel may refer to them.
+/// buffer. Returns the folded nodes, still in graph.nodes so that indices
+/// stay valid while folding; the caller removes them.
 std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph);
 
 } // namespace gc::schedule

@@ -167,13 +167,19 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
     simplifyNodeIndices(ctx, node);
     reorderLoops(ctx, node);
   }
-  std::set<uint32_t> folded;
-  if (options.externPostOps)
-    folded = foldPostOps(ctx, graph);
-  std::vector<uint32_t> order;
+  if (options.externPostOps) {
+    // A node folded into an extern's post-ops no longer runs: drop it, so
+    // that every node left is in exactly one step.
+    std::set<uint32_t> folded = foldPostOps(ctx, graph);
+    std::vector<LoopNode> kept;
+    for (uint32_t n = 0; n < graph.nodes.size(); ++n)
+      if (!folded.count(n))
+        kept.push_back(std::move(graph.nodes[n]));
+    graph.nodes = std::move(kept);
+  }
+  std::vector<uint32_t> order(graph.nodes.size());
   for (uint32_t n = 0; n < graph.nodes.size(); ++n)
-    if (!folded.count(n))
-      order.push_back(n);
+    order[n] = n;
 
   std::vector<Group> groups = fuseNodes(ctx, graph, order, options.fuse);
   Plan &plan = graph.plan;

@@ -1,12 +1,15 @@
 //===- RunMain.cpp - The gc-run driver ------------------------------------===//
 #include "gc/Tools/RunMain.h"
 
+#include "gc/Backend/ModelRunner.h"
 #include "gc/Interp/Compare.h"
 #include "gc/Interp/Interpreter.h"
 #include "gc/Interp/Npy.h"
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -26,16 +29,18 @@ struct RunOptions {
   double atol = 1e-4;
   bool writeBuffers = false;
   std::string graph;
+  unsigned bench = 0;
+  unsigned threads = 0;
 };
 
-size_t countUserInputs(const Graph &g) {
+size_t countUserInputs(const ModelRunner &g) {
   size_t n = 0;
   for (const InputSpec &s : g.inputSpecs())
     n += s.kind == InputKind::UserInput;
   return n;
 }
 
-Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const Graph &g) {
+Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner &g) {
   std::vector<std::string> paths = o.inputs;
   if (!o.inputsDir.empty()) {
     if (!paths.empty())
@@ -55,7 +60,7 @@ Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const Graph &g) {
 
 /// Writes out<i>.npy per user output and, with --write-buffers,
 /// buffer_after.<name>.npy per mutated buffer.
-Error writeOutputs(const RunOptions &o, const Graph &g, const RunResult &r) {
+Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
   size_t user = 0;
   for (size_t i = 0; i < r.outputs.size(); ++i)
     if (g.outputSpecs()[i].kind == OutputKind::UserOutput)
@@ -106,7 +111,7 @@ Expected<size_t> checkBuffers(const RunOptions &o, const RunResult &r) {
 }
 
 /// Prints one line per expected output; returns how many did not match.
-Expected<size_t> checkOutputs(const RunOptions &o, const Graph &g, const RunResult &r) {
+Expected<size_t> checkOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
   std::vector<size_t> userOutputs;
   for (size_t i = 0; i < g.outputSpecs().size(); ++i)
     if (g.outputSpecs()[i].kind == OutputKind::UserOutput)
@@ -125,13 +130,38 @@ Expected<size_t> checkOutputs(const RunOptions &o, const Graph &g, const RunResu
   return failures;
 }
 
+/// Runs `n` more times after one warm-up run and prints
+/// "bench: N runs, min A ms, median B ms, p90 C ms".
+Error bench(ModelRunner &runner, const std::vector<Tensor> &inputs, unsigned n) {
+  std::vector<double> ms;
+  for (unsigned i = 0; i <= n; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    Expected<RunResult> r = runner.run(inputs);
+    if (!r)
+      return r.error();
+    if (i > 0)
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  char line[160];
+  std::snprintf(line, sizeof line, "bench: %u runs, min %.4g ms, median %.4g ms, p90 %.4g ms", n,
+                ms.front(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
+  std::cout << line << "\n";
+  return Error::success();
+}
+
 } // namespace
 
 int runMain(int argc, char **argv) {
   const std::string tool = "gc-run";
-  CLI::App app("Run a gc graph file with the reference interpreter, and check its results", tool);
+  CLI::App app("Run a gc graph file (any level: interpreters for graphs and loop IR, compiled kernels "
+               "for kernel plans) or a package, and check its results",
+               tool);
   RunOptions o;
-  app.add_option("file", o.input, "Graph file, binary or text ('-' for stdin)")->required();
+  app.add_option("file", o.input, "Graph file, binary or text ('-' for stdin), or package")
+      ->required();
   app.add_option("--input", o.inputs, "An input .npy file, once per user input, in order");
   app.add_option("--inputs-dir", o.inputsDir, "A directory holding in0.npy, in1.npy, ...");
   app.add_option("--output-dir", o.outputDir, "Write out0.npy, out1.npy, ... there");
@@ -143,35 +173,37 @@ int runMain(int argc, char **argv) {
   app.add_flag("--write-buffers", o.writeBuffers,
                "Also write the buffers the graph mutates, as buffer_after.<name>.npy");
   app.add_option("--graph", o.graph, "Which graph of the module to run (default: the first)");
+  app.add_option("--bench", o.bench,
+                 "Also time N runs after a warm-up run and print min, median and p90");
+  app.add_option("--threads", o.threads,
+                 "Kernel plans: worker threads (default: one per hardware thread)");
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
   if (o.writeBuffers && o.outputDir.empty())
     return reportError(tool, makeError() << "--write-buffers needs --output-dir");
 
-  Expected<std::unique_ptr<Module>> m = readModuleFile(o.input);
-  if (!m)
-    return reportError(tool, m.error());
-  const Graph *g = o.graph.empty() ? ((*m)->graphs().empty() ? nullptr : (*m)->graphs()[0].get())
-                                   : (*m)->graph(o.graph);
-  if (!g)
-    return reportError(tool, makeError() << "'" << o.input << "' has no graph "
-                                         << (o.graph.empty() ? "" : "@" + o.graph));
-  Expected<std::map<std::string, Tensor>> weights = loadWeights(**m);
-  if (!weights)
-    return reportError(tool, weights.error().withContext("'" + o.input + "'"));
-  Expected<std::vector<Tensor>> inputs = readInputs(o, *g);
+  RunnerOptions ro;
+  ro.threads = o.threads;
+  Expected<std::unique_ptr<ModelRunner>> runner = openModelRunner(o.input, o.graph, ro);
+  if (!runner)
+    return reportError(tool, runner.error());
+  const ModelRunner &g = **runner;
+  Expected<std::vector<Tensor>> inputs = readInputs(o, g);
   if (!inputs)
     return reportError(tool, inputs.error());
-  Expected<RunResult> r = runGraph(**m, *g, *inputs, *weights);
+  Expected<RunResult> r = (*runner)->run(*inputs);
   if (!r)
     return reportError(tool, r.error().withContext("'" + o.input + "'"));
+  if (o.bench)
+    if (Error e = bench(**runner, *inputs, o.bench))
+      return reportError(tool, e.withContext("'" + o.input + "'"));
   if (!o.outputDir.empty())
-    if (Error e = writeOutputs(o, *g, *r))
+    if (Error e = writeOutputs(o, g, *r))
       return reportError(tool, e);
   size_t failures = 0;
   if (!o.expects.empty()) {
-    Expected<size_t> f = checkOutputs(o, *g, *r);
+    Expected<size_t> f = checkOutputs(o, g, *r);
     if (!f)
       return reportError(tool, f.error());
     failures += *f;

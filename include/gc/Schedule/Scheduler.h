@@ -26,8 +26,8 @@ struct ScheduleOptions {
   bool externPostOps = true;
 };
 
-/// Rewrites the nodes of `graph` (loop order, collapsed loops, nodes folded
-/// into extern post-ops) and fills graph.plan.kernels and graph.plan.steps
+/// Rewrites the nodes of `graph` (loop order, collapsed loops; nodes folded
+/// into extern post-ops are removed) and fills graph.plan.kernels and graph.plan.steps
 /// (with in-place candidates; not frees or placements). Deterministic.
 Error scheduleGraph(SymContext &ctx, LoopGraph &graph, const ScheduleOptions &options);
 

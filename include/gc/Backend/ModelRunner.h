@@ -1,0 +1,49 @@
+//===- ModelRunner.h - Running a graph of any level -------------*- C++ -*-===//
+//
+// gc-run checks every stage the same way: whatever the level of a module, a
+// ModelRunner takes user inputs and gives outputs and mutated buffers. Core
+// and aten graphs run on the reference interpreter, loop graphs on the loop
+// interpreter, and kernel plans on the runtime with their compiled code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_BACKEND_MODELRUNNER_H
+#define GC_BACKEND_MODELRUNNER_H
+
+#include "gc/IR/Module.h"
+#include "gc/Interp/Interpreter.h"
+#include "gc/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gc {
+
+struct RunnerOptions {
+  unsigned threads = 0; ///< kernel plans: worker threads (0: one per core)
+};
+
+class ModelRunner {
+public:
+  virtual ~ModelRunner() = default;
+  virtual const std::vector<InputSpec> &inputSpecs() const = 0;
+  virtual const std::vector<OutputSpec> &outputSpecs() const = 0;
+  /// Runs once. May be called many times (benchmarks); weights stay loaded.
+  virtual Expected<RunResult> run(const std::vector<Tensor> &userInputs) = 0;
+};
+
+/// A runner for the graph named `graphName` of `module` (the first graph if
+/// empty). The module must outlive the runner.
+Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
+                                                       const std::string &graphName,
+                                                       const RunnerOptions &options);
+
+/// A runner for a graph file of any level or a package (gc-package), read
+/// from `path`; the runner owns what it read.
+Expected<std::unique_ptr<ModelRunner>> openModelRunner(const std::string &path,
+                                                       const std::string &graphName,
+                                                       const RunnerOptions &options);
+
+} // namespace gc
+
+#endif // GC_BACKEND_MODELRUNNER_H

@@ -1,0 +1,25 @@
+//===- Compression.h - zstd for package sections ----------------*- C++ -*-===//
+#ifndef GC_PACKAGE_COMPRESSION_H
+#define GC_PACKAGE_COMPRESSION_H
+
+#include "gc/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gc {
+
+/// One zstd frame holding `data`, with its size in the frame header. The
+/// bytes depend only on `data` (fixed level, single thread).
+std::string compressZstd(std::string_view data);
+
+/// The contents of the single zstd frame `frame`. The frame must declare its
+/// size, which must be at most `maxSize`; anything else is an error naming
+/// `what`.
+Expected<std::string> decompressZstd(std::string_view frame, uint64_t maxSize,
+                                     const std::string &what);
+
+} // namespace gc
+
+#endif // GC_PACKAGE_COMPRESSION_H

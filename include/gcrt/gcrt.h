@@ -1,0 +1,134 @@
+/*===- gcrt.h - The gc runtime's C API ------------------------------------===*
+ *
+ * libgcrt runs packages made by gc-package. It is C99, has no LLVM inside,
+ * and its handles are opaque:
+ *
+ *   gcrt_package  a loaded package (read-only; share it between threads)
+ *   gcrt_context  one graph of a package ready to run, with its own memory
+ *                 and threads; one context runs one call at a time, and
+ *                 separate contexts may run at the same time
+ *
+ * Every function that can fail returns a gcrt_status; on failure,
+ * gcrt_last_error() gives a message for the calling thread that names the
+ * package, entry, input or step at fault. Sizes and strides count elements.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef GCRT_GCRT_H
+#define GCRT_GCRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GCRT_API_VERSION 1
+
+#if defined(__GNUC__)
+#define GCRT_EXPORT __attribute__((visibility("default")))
+#else
+#define GCRT_EXPORT
+#endif
+
+typedef enum gcrt_status {
+  GCRT_OK = 0,
+  GCRT_ERROR_INVALID_ARGUMENT = 1, /* a null handle, an index out of range */
+  GCRT_ERROR_PACKAGE = 2,          /* unreadable, corrupt, truncated, or of another version */
+  GCRT_ERROR_INPUT = 3,            /* wrong input or output count, dtype or shape */
+  GCRT_ERROR_RUNTIME = 4           /* a step failed while running, or memory ran out */
+} gcrt_status;
+
+/* Element types; the values are part of the API. */
+typedef enum gcrt_dtype {
+  GCRT_BOOL = 0,
+  GCRT_UINT8 = 1,
+  GCRT_INT8 = 2,
+  GCRT_INT16 = 3,
+  GCRT_INT32 = 4,
+  GCRT_INT64 = 5,
+  GCRT_FLOAT16 = 6,
+  GCRT_BFLOAT16 = 7,
+  GCRT_FLOAT32 = 8,
+  GCRT_FLOAT64 = 9
+} gcrt_dtype;
+
+typedef struct gcrt_package gcrt_package;
+typedef struct gcrt_context gcrt_context;
+
+/* A tensor passed to or returned by gcrt_run. `strides` may be NULL for a
+ * row-major (contiguous) layout. */
+typedef struct gcrt_tensor {
+  void *data;
+  gcrt_dtype dtype;
+  size_t rank;
+  const int64_t *sizes;
+  const int64_t *strides;
+} gcrt_tensor;
+
+/* What a graph input or output is. A dimension whose size is symbolic has
+ * sizes[d] == -1 and its range in [min_sizes[d], max_sizes[d]] (max -1:
+ * unbounded); a static one has all three equal. The strings and arrays
+ * live as long as the package. */
+typedef struct gcrt_tensor_info {
+  const char *name;   /* the graph's name for the value */
+  const char *role;   /* "user_input", "user_output", "buffer_mutation", ... */
+  const char *target; /* the input's argument or the mutated buffer ("" if none) */
+  gcrt_dtype dtype;
+  size_t rank;
+  const int64_t *sizes;
+  const int64_t *min_sizes;
+  const int64_t *max_sizes;
+} gcrt_tensor_info;
+
+/* The message of the calling thread's last failure ("" if none). Valid
+ * until that thread's next gcrt call. */
+GCRT_EXPORT const char *gcrt_last_error(void);
+/* "major.minor" of the package format this runtime reads. */
+GCRT_EXPORT const char *gcrt_package_format_version(void);
+
+/* Loading. Everything is validated here. The memory variant copies `data`
+ * once (the caller may free it afterwards); `name` is used in messages. */
+GCRT_EXPORT gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out);
+GCRT_EXPORT gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *name,
+                                                 gcrt_package **out);
+/* Frees the package once every context made from it is freed too. NULL is
+ * ignored. */
+GCRT_EXPORT void gcrt_package_free(gcrt_package *package);
+
+/* Describing. Graph 0 is the model's forward graph. Inputs are the user
+ * inputs only (weights are inside the package); outputs are every output,
+ * user outputs and mutated buffers alike, in order. */
+GCRT_EXPORT size_t gcrt_graph_count(const gcrt_package *package);
+GCRT_EXPORT const char *gcrt_graph_name(const gcrt_package *package, size_t graph);
+GCRT_EXPORT size_t gcrt_input_count(const gcrt_package *package, size_t graph);
+GCRT_EXPORT size_t gcrt_output_count(const gcrt_package *package, size_t graph);
+GCRT_EXPORT gcrt_status gcrt_input_info(const gcrt_package *package, size_t graph, size_t index,
+                                        gcrt_tensor_info *out);
+GCRT_EXPORT gcrt_status gcrt_output_info(const gcrt_package *package, size_t graph, size_t index,
+                                         gcrt_tensor_info *out);
+
+/* Running. `threads` is the number of worker threads (0: one per hardware
+ * thread). */
+GCRT_EXPORT gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
+                                            gcrt_context **out);
+GCRT_EXPORT void gcrt_context_free(gcrt_context *context);
+
+/* The sizes of output `index` for these inputs, into `sizes` (room for
+ * `capacity` entries); `rank` receives the output's rank. */
+GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
+                                          size_t num_inputs, size_t index, int64_t *sizes,
+                                          size_t capacity, size_t *rank);
+
+/* Runs the graph. For each output: if `data` is non-null it is the
+ * caller's memory, whose dtype and sizes must match (any strides);
+ * otherwise the context allocates it and fills in data, dtype, rank, sizes
+ * and strides, valid until the context's next run or its end. */
+GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs,
+                                 size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCRT_GCRT_H */

@@ -1,0 +1,196 @@
+//===- Codegen.cpp - The backend's stages as passes -----------------------===//
+#include "gc/Backend/Codegen.h"
+
+#include "gc/Backend/ObjectCache.h"
+#include "gc/IR/Printer.h"
+#include "gc/Runtime/MemoryPlanner.h"
+#include "gc/Support/SHA256.h"
+
+namespace gc {
+
+namespace {
+
+/// Bytes a buffer spans (its largest element offset, plus one element), or
+/// nullopt when a size or stride is symbolic.
+std::optional<int64_t> staticBytes(const Buffer &b) {
+  int64_t last = 0;
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (!b.sizes[d]->isConst() || !b.strides[d]->isConst())
+      return std::nullopt;
+    if (b.sizes[d]->constant() == 0)
+      return 0;
+    last += (b.sizes[d]->constant() - 1) * b.strides[d]->constant();
+  }
+  return (last + 1) * static_cast<int64_t>(dtypeSize(b.dtype));
+}
+
+Error expectLevel(const Module &m, Level want, std::string_view pass) {
+  if (m.level() != want)
+    return makeError() << pass << " reads level " << levelName(want) << ", not level "
+                       << levelName(m.level());
+  return Error::success();
+}
+
+class LowerPass final : public Pass {
+public:
+  LowerPass(LowerOptions options, LowerReport &report) : options_(options), report_(report) {}
+  std::string_view name() const override { return "lower"; }
+  Error run(Module &m) override {
+    if (m.level() != Level::Core && m.level() != Level::Partitioned)
+      return makeError() << "gc-lower reads core or partitioned graphs (from gc-opt or "
+                            "gc-partition), not level "
+                         << levelName(m.level());
+    Expected<LowerReport> r = lowerModule(m, options_);
+    if (!r)
+      return r.error();
+    statistics()["fallback nodes"] += static_cast<int64_t>(r->fallbacks.size());
+    report_.fallbacks.insert(report_.fallbacks.end(), r->fallbacks.begin(), r->fallbacks.end());
+    for (const auto &g : m.loopGraphs()) {
+      statistics()["loop nodes"] += static_cast<int64_t>(g->nodes.size());
+      statistics()["buffers"] += static_cast<int64_t>(g->buffers.size());
+    }
+    return Error::success();
+  }
+
+private:
+  LowerOptions options_;
+  LowerReport &report_;
+};
+
+class SchedulePass final : public Pass {
+public:
+  explicit SchedulePass(ScheduleOptions options) : options_(options) {}
+  std::string_view name() const override { return "schedule"; }
+  Error run(Module &m) override {
+    GC_RETURN_IF_ERROR(expectLevel(m, Level::Loops, name()));
+    // A plan makes the module a kernels module, object code or not yet.
+    m.setLevel(Level::Kernels);
+    for (const auto &g : m.loopGraphs()) {
+      if (Error e = scheduleGraph(m.syms(), *g, options_))
+        return e.withContext("graph @" + g->name);
+      statistics()["kernels"] += static_cast<int64_t>(g->plan.kernels.size());
+      for (const PlanStep &step : g->plan.steps) {
+        if (step.kind == PlanStep::Kind::Extern)
+          ++statistics()["extern calls"];
+        if (step.kind == PlanStep::Kind::Fallback)
+          ++statistics()["fallback calls"];
+      }
+    }
+    return Error::success();
+  }
+
+private:
+  ScheduleOptions options_;
+};
+
+class PlanMemoryPass final : public Pass {
+public:
+  std::string_view name() const override { return "plan-memory"; }
+  Error run(Module &m) override {
+    GC_RETURN_IF_ERROR(expectLevel(m, Level::Kernels, name()));
+    for (const auto &g : m.loopGraphs()) {
+      planGraphMemory(*g);
+      statistics()["arena bytes"] += g->plan.arenaBytes;
+      statistics()["intermediate bytes"] += g->plan.intermediateBytes;
+    }
+    return Error::success();
+  }
+};
+
+class EmitKernelsPass final : public Pass {
+public:
+  EmitKernelsPass(EmitOptions options, bool useCache)
+      : options_(std::move(options)),
+        cache_(useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled()) {}
+  std::string_view name() const override { return "emit-kernels"; }
+  Error run(Module &m) override {
+    GC_RETURN_IF_ERROR(expectLevel(m, Level::Kernels, name()));
+    for (const auto &g : m.loopGraphs())
+      g->plan.target = options_.target;
+    // The key covers everything the object code depends on: the scheduled
+    // graphs as text (buffers, bodies, kernels, placements), the target and
+    // gc itself. Printed before any object code is attached.
+    std::string key =
+        sha256Hex(std::string("gc " GC_VERSION "\n") + options_.target + "\n" + printModule(m));
+    bool wantIR = options_.llvmIR || options_.optimizedLLVMIR;
+    for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
+      LoopGraph &g = *m.loopGraphs()[i];
+      std::string graphKey = sha256Hex(key + "\n@" + g.name);
+      g.plan.objectHash = graphKey;
+      if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(graphKey)) {
+        g.plan.objectCode = std::move(*cached);
+        ++statistics()["cache hits"];
+        continue;
+      }
+      Expected<std::string> object = emitKernels(m, g, options_);
+      if (!object)
+        return object.error().withContext("graph @" + g.name);
+      g.plan.objectCode = object.take();
+      cache_.store(graphKey, g.plan.objectCode);
+      statistics()["object bytes"] += static_cast<int64_t>(g.plan.objectCode.size());
+    }
+    return Error::success();
+  }
+
+private:
+  EmitOptions options_;
+  ObjectCache cache_;
+};
+
+} // namespace
+
+void planGraphMemory(LoopGraph &graph) {
+  bool allStatic = true;
+  for (const Buffer &b : graph.buffers)
+    if (b.kind == BufferKind::Intermediate)
+      allStatic &= staticBytes(b).has_value();
+  // Lifetimes do not depend on sizes: a symbolic graph still records its
+  // frees, and the runtime places its buffers once the sizes are known.
+  ArenaLayout layout = planArena(graph, [&](uint32_t b) -> int64_t {
+    return allStatic ? *staticBytes(graph.buffers[b]) : 1;
+  });
+  Plan &plan = graph.plan;
+  for (size_t s = 0; s < plan.steps.size() && s < layout.frees.size(); ++s)
+    plan.steps[s].frees = layout.frees[s];
+  plan.placements.clear();
+  plan.arenaBytes = 0;
+  plan.intermediateBytes = 0;
+  if (!allStatic)
+    return;
+  for (uint32_t b = 0; b < graph.buffers.size(); ++b)
+    if (graph.buffers[b].kind == BufferKind::Intermediate && layout.offsets[b] >= 0)
+      plan.placements.push_back({b, layout.offsets[b], *staticBytes(graph.buffers[b])});
+  plan.arenaBytes = layout.arenaBytes;
+  plan.intermediateBytes = layout.sumBytes;
+}
+
+std::vector<std::unique_ptr<Pass>> lowerPipeline(const LowerOptions &options,
+                                                 LowerReport &report) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(std::make_unique<LowerPass>(options, report));
+  return passes;
+}
+
+std::vector<std::unique_ptr<Pass>> codegenPipeline(const CodegenOptions &options) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(std::make_unique<SchedulePass>(options.schedule));
+  passes.push_back(std::make_unique<PlanMemoryPass>());
+  passes.push_back(std::make_unique<EmitKernelsPass>(options.emit, options.useCache));
+  return passes;
+}
+
+std::span<const PassInfo> backendPasses() {
+  static const PassInfo kPasses[] = {
+      {"lower", "Lower core graphs to loop IR: buffers, pointwise, reduction, extern and "
+                "fallback nodes (gc-lower)", nullptr},
+      {"schedule", "Fuse loop nodes into kernels, choose loop orders, order the plan's steps "
+                   "(gc-codegen)", nullptr},
+      {"plan-memory", "Place intermediate buffers in one arena by their lifetimes (gc-codegen)",
+       nullptr},
+      {"emit-kernels", "Compile the kernels with LLVM into object code, through the object "
+                       "cache (gc-codegen)", nullptr},
+  };
+  return kPasses;
+}
+
+} // namespace gc

@@ -1,0 +1,253 @@
+//===- ModelRunner.cpp - Running a graph of any level ---------------------===//
+#include "gc/Backend/ModelRunner.h"
+
+#include "gc/Bytecode/ModuleIO.h"
+#include "gc/Codegen/ObjectLoader.h"
+#include "gc/IR/LoopIR.h"
+#include "gc/Lower/LoopInterpreter.h"
+#include "gc/Package/Package.h"
+#include "gc/Runtime/Runtime.h"
+
+namespace gc {
+
+namespace {
+
+/// Buffers a functional graph replaces, by the name of the buffer.
+void collectMutatedBuffers(const std::vector<OutputSpec> &specs, RunResult &r) {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].kind == OutputKind::BufferMutation)
+      r.mutatedBuffers[specs[i].target] = r.outputs[i];
+}
+
+class GraphRunner final : public ModelRunner {
+public:
+  GraphRunner(const Module &m, const Graph &g, std::map<std::string, Tensor> weights)
+      : module_(m), graph_(g), weights_(std::move(weights)) {}
+  const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs(); }
+  const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs(); }
+  Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
+    return runGraph(module_, graph_, userInputs, weights_);
+  }
+
+private:
+  const Module &module_;
+  const Graph &graph_;
+  std::map<std::string, Tensor> weights_;
+};
+
+class LoopGraphRunner final : public ModelRunner {
+public:
+  LoopGraphRunner(const Module &m, const LoopGraph &g, std::map<std::string, Tensor> weights)
+      : module_(m), graph_(g), weights_(std::move(weights)) {}
+  const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs; }
+  const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs; }
+  Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
+    Expected<std::vector<Tensor>> outputs = runLoopGraph(module_, graph_, userInputs, weights_);
+    if (!outputs)
+      return outputs.error();
+    RunResult r;
+    r.outputs = outputs.take();
+    collectMutatedBuffers(graph_.outputSpecs, r);
+    return r;
+  }
+
+private:
+  const Module &module_;
+  const LoopGraph &graph_;
+  std::map<std::string, Tensor> weights_;
+};
+
+TensorRef refOf(const Tensor &t) {
+  // The runtime reads inputs and writes outputs in place; Tensor keeps its
+  // storage shared, so the const is only about the handle.
+  auto *base = const_cast<uint8_t *>(t.storage()->data());
+  return TensorRef{base + t.offset() * dtypeSize(t.dtype()), t.dtype(), t.sizes(), t.strides()};
+}
+
+/// A kernel plan on the runtime, with its object code linked in process.
+class PlanRunner final : public ModelRunner {
+public:
+  static Expected<std::unique_ptr<ModelRunner>> create(const Module &m, const LoopGraph &g,
+                                                       std::map<std::string, Tensor> weights,
+                                                       const RunnerOptions &options) {
+    auto runner = std::unique_ptr<PlanRunner>(new PlanRunner(g));
+    Expected<std::unique_ptr<KernelLibrary>> kernels = loadObjectCode(g.plan.objectCode);
+    if (!kernels)
+      return kernels.error().withContext("graph @" + g.name);
+    runner->kernels_ = kernels.take();
+    RuntimeOptions ro;
+    ro.threads = options.threads;
+    Expected<std::unique_ptr<Executor>> exec = Executor::create(m, g, *runner->kernels_, ro);
+    if (!exec)
+      return exec.error().withContext("graph @" + g.name);
+    runner->executor_ = exec.take();
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (g.inputSpecs[i].kind == InputKind::UserInput)
+        continue;
+      auto it = weights.find(g.inputSpecs[i].target);
+      if (it == weights.end())
+        return makeError() << "graph @" << g.name << ": no weight '" << g.inputSpecs[i].target
+                           << "' for input '" << g.inputs[i].name << "'";
+      runner->weights_.push_back(it->second);
+    }
+    return std::unique_ptr<ModelRunner>(std::move(runner));
+  }
+
+  const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs; }
+  const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs; }
+
+  Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
+    std::vector<TensorRef> inputs;
+    size_t user = 0, weight = 0;
+    for (const InputSpec &spec : graph_.inputSpecs) {
+      if (spec.kind != InputKind::UserInput) {
+        inputs.push_back(refOf(weights_[weight++]));
+        continue;
+      }
+      if (user == userInputs.size())
+        return makeError() << "graph @" << graph_.name << " takes more user inputs than the "
+                           << userInputs.size() << " given";
+      inputs.push_back(refOf(userInputs[user++]));
+    }
+    if (user != userInputs.size())
+      return makeError() << "graph @" << graph_.name << " takes " << user << " user inputs, but "
+                         << userInputs.size() << " were given";
+    Expected<std::vector<std::vector<int64_t>>> sizes = executor_->outputSizes(inputs);
+    if (!sizes)
+      return sizes.error();
+    RunResult r;
+    std::vector<TensorRef> outputs;
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      r.outputs.push_back(Tensor::zeros(graph_.outputs[i].type.dtype, (*sizes)[i]));
+      outputs.push_back(refOf(r.outputs.back()));
+    }
+    if (Error e = executor_->run(inputs, outputs))
+      return e;
+    collectMutatedBuffers(graph_.outputSpecs, r);
+    return r;
+  }
+
+private:
+  explicit PlanRunner(const LoopGraph &g) : graph_(g) {}
+  const LoopGraph &graph_;
+  std::unique_ptr<KernelLibrary> kernels_;
+  std::unique_ptr<Executor> executor_;
+  std::vector<Tensor> weights_;
+};
+
+/// A graph of a package, on the runtime with the package's own kernels and
+/// its weights in place.
+class PackageRunner final : public ModelRunner {
+public:
+  explicit PackageRunner(std::unique_ptr<PackageExecutor> exec) : exec_(std::move(exec)) {}
+  const std::vector<InputSpec> &inputSpecs() const override { return exec_->graph().inputSpecs; }
+  const std::vector<OutputSpec> &outputSpecs() const override {
+    return exec_->graph().outputSpecs;
+  }
+  Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
+    std::vector<TensorRef> inputs;
+    for (const Tensor &t : userInputs)
+      inputs.push_back(refOf(t));
+    Expected<std::vector<std::vector<int64_t>>> sizes = exec_->outputSizes(inputs);
+    if (!sizes)
+      return sizes.error();
+    RunResult r;
+    std::vector<TensorRef> outputs;
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      r.outputs.push_back(Tensor::zeros(exec_->graph().outputs[i].type.dtype, (*sizes)[i]));
+      outputs.push_back(refOf(r.outputs.back()));
+    }
+    if (Error e = exec_->run(inputs, outputs))
+      return e;
+    collectMutatedBuffers(exec_->graph().outputSpecs, r);
+    return r;
+  }
+
+private:
+  std::unique_ptr<PackageExecutor> exec_;
+};
+
+/// A runner that also owns the module it runs.
+class OwningRunner final : public ModelRunner {
+public:
+  OwningRunner(std::unique_ptr<Module> m, std::unique_ptr<ModelRunner> r)
+      : module_(std::move(m)), runner_(std::move(r)) {}
+  const std::vector<InputSpec> &inputSpecs() const override { return runner_->inputSpecs(); }
+  const std::vector<OutputSpec> &outputSpecs() const override { return runner_->outputSpecs(); }
+  Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
+    return runner_->run(userInputs);
+  }
+
+private:
+  std::unique_ptr<Module> module_;
+  std::unique_ptr<ModelRunner> runner_;
+};
+
+Expected<std::unique_ptr<ModelRunner>> openPackageRunner(std::shared_ptr<MappedFile> file,
+                                                         const std::string &graphName,
+                                                         const RunnerOptions &options) {
+  Expected<std::unique_ptr<LoadedPackage>> pkg = openPackage(std::move(file));
+  if (!pkg)
+    return pkg.error();
+  std::shared_ptr<const LoadedPackage> shared = pkg.take();
+  const auto &graphs = shared->module().loopGraphs();
+  size_t index = 0;
+  while (!graphName.empty() && index < graphs.size() && graphs[index]->name != graphName)
+    ++index;
+  if (index == graphs.size())
+    return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
+  RuntimeOptions ro;
+  ro.threads = options.threads;
+  Expected<std::unique_ptr<PackageExecutor>> exec = PackageExecutor::create(shared, index, ro);
+  if (!exec)
+    return exec.error();
+  return std::unique_ptr<ModelRunner>(new PackageRunner(exec.take()));
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ModelRunner>> openModelRunner(const std::string &path,
+                                                       const std::string &graphName,
+                                                       const RunnerOptions &options) {
+  if (path != "-") {
+    Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
+    if (!file)
+      return file.error();
+    if (isPackage((*file)->bytes()))
+      return openPackageRunner(file.take(), graphName, options);
+  }
+  Expected<std::unique_ptr<Module>> m = readModuleFile(path);
+  if (!m)
+    return m.error();
+  Expected<std::unique_ptr<ModelRunner>> r = makeModelRunner(**m, graphName, options);
+  if (!r)
+    return r.error().withContext("'" + path + "'");
+  return std::unique_ptr<ModelRunner>(new OwningRunner(m.take(), r.take()));
+}
+
+Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
+                                                       const std::string &graphName,
+                                                       const RunnerOptions &options) {
+  Expected<std::map<std::string, Tensor>> weights = loadWeights(module);
+  if (!weights)
+    return weights.error();
+  if (module.level() >= Level::Loops) {
+    const LoopGraph *g =
+        graphName.empty()
+            ? (module.loopGraphs().empty() ? nullptr : module.loopGraphs()[0].get())
+            : module.loopGraph(graphName);
+    if (!g)
+      return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
+    if (module.level() == Level::Loops)
+      return std::unique_ptr<ModelRunner>(new LoopGraphRunner(module, *g, weights.take()));
+    return PlanRunner::create(module, *g, weights.take(), options);
+  }
+  const Graph *g = graphName.empty()
+                       ? (module.graphs().empty() ? nullptr : module.graphs()[0].get())
+                       : module.graph(graphName);
+  if (!g)
+    return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
+  return std::unique_ptr<ModelRunner>(new GraphRunner(module, *g, weights.take()));
+}
+
+} // namespace gc

@@ -1,0 +1,344 @@
+/*===- MathLibrary.c - Vectorizable elementary functions for kernels ------===*
+ *
+ * Compiled to LLVM bitcode at build time and linked into every kernel module
+ * with its functions internal and always inlined, so that the loop vectorizer
+ * sees plain arithmetic instead of opaque libm calls. Everything here is
+ * branch-free in spirit: special cases are ternaries that become selects,
+ * and rounding uses the add-and-subtract-a-large-constant trick instead of
+ * floor/rint, which would be library calls on the baseline x86-64 target.
+ *
+ * Algorithms are the textbook ones: Cody-Waite range reduction for exp,
+ * the atanh series for log, Goldberg's trick for log1p, and for erf a
+ * Taylor series near zero and erfc(x) = exp(-x^2) * R(x) beyond, where R is
+ * a least-squares Chebyshev fit (degree 11 on [1, 4]) made for gc.
+ * Functions that are rare in models (trigonometry, double erf and pow) are
+ * left to libm by the emitter.
+ *
+ *===----------------------------------------------------------------------===*/
+#include <stdint.h>
+
+
+static inline uint32_t bitsOfFloat(float x) {
+  uint32_t u;
+  __builtin_memcpy(&u, &x, sizeof u);
+  return u;
+}
+static inline float floatOfBits(uint32_t u) {
+  float x;
+  __builtin_memcpy(&x, &u, sizeof x);
+  return x;
+}
+static inline uint64_t bitsOfDouble(double x) {
+  uint64_t u;
+  __builtin_memcpy(&u, &x, sizeof u);
+  return u;
+}
+static inline double doubleOfBits(uint64_t u) {
+  double x;
+  __builtin_memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/*--- float ----------------------------------------------------------------*/
+
+float gc_expf(float x) {
+  /* NaN fails both comparisons and is clamped too; it is restored below. */
+  float k = x * 1.44269504088896341f;
+  k = k >= -160.0f ? k : -160.0f;
+  k = k <= 160.0f ? k : 160.0f;
+  float n = (k + 0x1.8p23f) - 0x1.8p23f;
+  float r = x - n * 0.693145751953125f;
+  r = r - n * 1.428606765330187045e-06f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  /* 2^n in two halves, so that results near overflow and in the subnormal
+     range are reached without an infinite or zero intermediate. */
+  int32_t ni = (int32_t)n;
+  int32_t n1 = ni >> 1;
+  int32_t n2 = ni - n1;
+  float s1 = floatOfBits((uint32_t)(n1 + 127) << 23);
+  float s2 = floatOfBits((uint32_t)(n2 + 127) << 23);
+  float res = p * s1 * s2;
+  res = x < -104.0f ? 0.0f : res;
+  return x != x ? x : res;
+}
+
+float gc_expm1f(float x) {
+  float t = 1.0f / 479001600.0f;
+  t = t * x + 1.0f / 39916800.0f;
+  t = t * x + 1.0f / 3628800.0f;
+  t = t * x + 1.0f / 362880.0f;
+  t = t * x + 1.0f / 40320.0f;
+  t = t * x + 1.0f / 5040.0f;
+  t = t * x + 1.0f / 720.0f;
+  t = t * x + 1.0f / 120.0f;
+  t = t * x + 1.0f / 24.0f;
+  t = t * x + 1.0f / 6.0f;
+  t = t * x + 0.5f;
+  t = t * x * x + x;
+  float big = gc_expf(x) - 1.0f;
+  float ax = __builtin_fabsf(x);
+  return ax < 1.0f ? t : big;
+}
+
+float gc_logf(float x) {
+  /* Subnormals are scaled into the normal range first. */
+  int sub = x < 0x1p-126f;
+  float xs = sub ? x * 0x1p25f : x;
+  uint32_t u = bitsOfFloat(xs);
+  int32_t e = (int32_t)(u >> 23) - 127 - (sub ? 25 : 0);
+  float m = floatOfBits((u & 0x007fffffu) | 0x3f800000u);
+  int hi = m > 1.41421356f;
+  m = hi ? m * 0.5f : m;
+  e = hi ? e + 1 : e;
+  float f = m - 1.0f;
+  float s = f / (2.0f + f);
+  float z = s * s;
+  float r = 2.0f / 11.0f;
+  r = r * z + 2.0f / 9.0f;
+  r = r * z + 2.0f / 7.0f;
+  r = r * z + 2.0f / 5.0f;
+  r = r * z + 2.0f / 3.0f;
+  r = r * z;
+  float hfsq = 0.5f * f * f;
+  float fe = (float)e;
+  float res = fe * 0.693145751953125f +
+              ((f - (hfsq - s * (hfsq + r))) + fe * 1.428606765330187045e-06f);
+  res = x == __builtin_inff() ? x : res;
+  res = x == 0.0f ? -__builtin_inff() : res;
+  res = x < 0.0f ? __builtin_nanf("") : res;
+  return x != x ? x : res;
+}
+
+float gc_log1pf(float x) {
+  float u = 1.0f + x;
+  float res = gc_logf(u) * (x / (u - 1.0f));
+  res = u == 1.0f ? x : res;
+  return x == __builtin_inff() ? x : res;
+}
+
+float gc_tanhf(float x) {
+  float ax = __builtin_fabsf(x);
+  ax = ax > 9.0f ? 9.0f : ax;
+  float t = gc_expm1f(2.0f * ax);
+  return __builtin_copysignf(t / (t + 2.0f), x);
+}
+
+float gc_sinhf(float x) {
+  float ax = __builtin_fabsf(x);
+  float t = gc_expm1f(ax);
+  float res = 0.5f * (t + t / (t + 1.0f));
+  float h = gc_expf(0.5f * ax);
+  res = ax > 80.0f ? (0.5f * h) * h : res;
+  return __builtin_copysignf(res, x);
+}
+
+float gc_coshf(float x) {
+  float ax = __builtin_fabsf(x);
+  float e = gc_expf(ax);
+  float h = gc_expf(0.5f * ax);
+  return ax > 80.0f ? (0.5f * h) * h : 0.5f * (e + 1.0f / e);
+}
+
+float gc_erff(float x) {
+  float ax = __builtin_fabsf(x);
+  float z = x * x;
+  float t = 1.480719282e-08f;
+  t = t * z - 1.636584469e-07f;
+  t = t * z + 1.646211437e-06f;
+  t = t * z - 1.492565036e-05f;
+  t = t * z + 1.205533298e-04f;
+  t = t * z - 8.548327023e-04f;
+  t = t * z + 5.223977625e-03f;
+  t = t * z - 2.686617065e-02f;
+  t = t * z + 1.128379167e-01f;
+  t = t * z - 3.761263890e-01f;
+  t = t * z + 1.128379167e+00f;
+  float small = x * t;
+  /* erfc(x) = exp(-x^2) R(x). x^2 = h^2 + d with h the top 12 bits of x,
+     so h^2 is exact and exp(-x^2) = exp(-h^2) exp(-d) loses nothing to the
+     rounding of x^2. */
+  float c = ax < 4.0f ? ax : 4.0f;
+  float u = (2.0f * c - 5.0f) * (1.0f / 3.0f);
+  float q = -3.692872339e-05f;
+  q = q * u + 9.640451535e-05f;
+  q = q * u - 1.439485983e-04f;
+  q = q * u + 3.678686722e-04f;
+  q = q * u - 1.017117774e-03f;
+  q = q * u + 2.425885101e-03f;
+  q = q * u - 5.567332910e-03f;
+  q = q * u + 1.248403569e-02f;
+  q = q * u - 2.700572529e-02f;
+  q = q * u + 5.611095841e-02f;
+  q = q * u - 1.115210047e-01f;
+  q = q * u + 2.108063575e-01f;
+  float h = floatOfBits(bitsOfFloat(c) & 0xfffff000u);
+  float d = (c - h) * (c + h);
+  float erfc = gc_expf(-h * h) * gc_expf(-d) * q;
+  float large = __builtin_copysignf(1.0f - erfc, x);
+  float res = ax < 1.0f ? small : large;
+  return x != x ? x : res;
+}
+
+/*--- double ---------------------------------------------------------------*/
+
+double gc_exp(double x) {
+  double k = x * 1.44269504088896338700e+00;
+  k = k >= -1100.0 ? k : -1100.0;
+  k = k <= 1100.0 ? k : 1100.0;
+  double n = (k + 0x1.8p52) - 0x1.8p52;
+  double r = x - n * 6.93147180369123816490e-01;
+  r = r - n * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800.0;
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  int64_t ni = (int64_t)n;
+  int64_t n1 = ni >> 1;
+  int64_t n2 = ni - n1;
+  double s1 = doubleOfBits((uint64_t)(n1 + 1023) << 52);
+  double s2 = doubleOfBits((uint64_t)(n2 + 1023) << 52);
+  double res = p * s1 * s2;
+  res = x < -746.0 ? 0.0 : res;
+  return x != x ? x : res;
+}
+
+double gc_expm1(double x) {
+  /* Taylor series to x^20/20!, enough for |x| < 1 at double precision. */
+  double t = 1.0 / 2432902008176640000.0;
+  t = t * x + 1.0 / 121645100408832000.0;
+  t = t * x + 1.0 / 6402373705728000.0;
+  t = t * x + 1.0 / 355687428096000.0;
+  t = t * x + 1.0 / 20922789888000.0;
+  t = t * x + 1.0 / 1307674368000.0;
+  t = t * x + 1.0 / 87178291200.0;
+  t = t * x + 1.0 / 6227020800.0;
+  t = t * x + 1.0 / 479001600.0;
+  t = t * x + 1.0 / 39916800.0;
+  t = t * x + 1.0 / 3628800.0;
+  t = t * x + 1.0 / 362880.0;
+  t = t * x + 1.0 / 40320.0;
+  t = t * x + 1.0 / 5040.0;
+  t = t * x + 1.0 / 720.0;
+  t = t * x + 1.0 / 120.0;
+  t = t * x + 1.0 / 24.0;
+  t = t * x + 1.0 / 6.0;
+  t = t * x + 0.5;
+  t = t * x * x + x;
+  double big = gc_exp(x) - 1.0;
+  return __builtin_fabs(x) < 1.0 ? t : big;
+}
+
+double gc_log(double x) {
+  int sub = x < 0x1p-1022;
+  double xs = sub ? x * 0x1p54 : x;
+  uint64_t u = bitsOfDouble(xs);
+  int64_t e = (int64_t)(u >> 52) - 1023 - (sub ? 54 : 0);
+  double m = doubleOfBits((u & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+  int hi = m > 1.41421356237309504880;
+  m = hi ? m * 0.5 : m;
+  e = hi ? e + 1 : e;
+  double f = m - 1.0;
+  double s = f / (2.0 + f);
+  double z = s * s;
+  double r = 2.0 / 23.0;
+  r = r * z + 2.0 / 21.0;
+  r = r * z + 2.0 / 19.0;
+  r = r * z + 2.0 / 17.0;
+  r = r * z + 2.0 / 15.0;
+  r = r * z + 2.0 / 13.0;
+  r = r * z + 2.0 / 11.0;
+  r = r * z + 2.0 / 9.0;
+  r = r * z + 2.0 / 7.0;
+  r = r * z + 2.0 / 5.0;
+  r = r * z + 2.0 / 3.0;
+  r = r * z;
+  double hfsq = 0.5 * f * f;
+  double de = (double)e;
+  double res = de * 6.93147180369123816490e-01 +
+               ((f - (hfsq - s * (hfsq + r))) + de * 1.90821492927058770002e-10);
+  res = x == __builtin_inf() ? x : res;
+  res = x == 0.0 ? -__builtin_inf() : res;
+  res = x < 0.0 ? __builtin_nan("") : res;
+  return x != x ? x : res;
+}
+
+double gc_log1p(double x) {
+  double u = 1.0 + x;
+  double res = gc_log(u) * (x / (u - 1.0));
+  res = u == 1.0 ? x : res;
+  return x == __builtin_inf() ? x : res;
+}
+
+double gc_tanh(double x) {
+  double ax = __builtin_fabs(x);
+  ax = ax > 20.0 ? 20.0 : ax;
+  double t = gc_expm1(2.0 * ax);
+  return __builtin_copysign(t / (t + 2.0), x);
+}
+
+double gc_sinh(double x) {
+  double ax = __builtin_fabs(x);
+  double t = gc_expm1(ax);
+  double res = 0.5 * (t + t / (t + 1.0));
+  double h = gc_exp(0.5 * ax);
+  res = ax > 700.0 ? (0.5 * h) * h : res;
+  return __builtin_copysign(res, x);
+}
+
+double gc_cosh(double x) {
+  double ax = __builtin_fabs(x);
+  double e = gc_exp(ax);
+  double h = gc_exp(0.5 * ax);
+  return ax > 700.0 ? (0.5 * h) * h : 0.5 * (e + 1.0 / e);
+}
+
+/*--- pow ------------------------------------------------------------------*/
+
+/* float pow through double exp and log: y*log|x| carries enough bits that
+   the float result is correctly rounded in nearly all cases. */
+float gc_powf(float x, float y) {
+  float ax = __builtin_fabsf(x);
+  float ay = __builtin_fabsf(y);
+  /* Floats of magnitude 2^24 and more are even integers. */
+  int32_t yi = (int32_t)(ay < 0x1p24f ? y : 0.0f);
+  int isInt = ay >= 0x1p24f || (float)yi == y;
+  int odd = yi & 1;
+  double r = gc_exp((double)y * gc_log((double)ax));
+  r = (x < 0.0f && odd) ? -r : r;
+  r = (x < 0.0f && !isInt && x != -__builtin_inff()) ? __builtin_nan("") : r;
+  /* x = -0 with an odd negative y gives -inf, an odd positive y -0. */
+  r = (x == 0.0f && odd) ? __builtin_copysign(r, (double)x) : r;
+  int one = y == 0.0f || x == 1.0f || (x == -1.0f && ay == __builtin_inff());
+  return one ? 1.0f : (float)r;
+}
+
+int64_t gc_powi64(int64_t base, int64_t exponent) {
+  if (exponent < 0)
+    return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+  uint64_t result = 1;
+  uint64_t b = (uint64_t)base;
+  while (exponent) {
+    if (exponent & 1)
+      result *= b;
+    b *= b;
+    exponent >>= 1;
+  }
+  return (int64_t)result;
+}

@@ -1,0 +1,1346 @@
+//===- Lowering.cpp - Core graphs to loop IR ------------------------------===//
+//
+// Every graph value is lowered to a Lowered: either a strided view of a
+// buffer (graph inputs, realized values and views of them) or a loader that
+// emits the value's scalar computation at given indices into the body of
+// whichever node reads it. Views compose index maps; when the base is a
+// strided view and the composed index stays affine in the loop variables,
+// the view is again a strided view (a permute, a slice, a reshape of a
+// contiguous region), otherwise it stays a loader whose index uses
+// floordiv/mod.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Lower/Lowering.h"
+
+#include "BodyBuilder.h"
+
+#include "gc/IR/ArgReader.h"
+#include "gc/IR/IndexSimplify.h"
+#include "gc/IR/OpRegistry.h"
+#include "gc/IR/TypePromotion.h"
+
+#include <functional>
+#include <limits>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+namespace gc {
+namespace {
+
+using Exprs = std::vector<const SymExpr *>;
+
+struct StridedView {
+  uint32_t buffer = 0;
+  Exprs sizes;
+  Exprs strides;
+  const SymExpr *offset = nullptr;
+};
+
+struct Lowered;
+using LoweredPtr = std::shared_ptr<const Lowered>;
+/// Emits the value at the given indices (one per dimension) into a body.
+using Loader = std::function<uint32_t(BodyBuilder &, const Exprs &)>;
+/// Maps the indices of a view to the indices of its base.
+using IndexMap = std::function<Exprs(SymContext &, const Exprs &)>;
+
+struct Lowered {
+  DType dtype = DType::Float32;
+  Exprs sizes;
+  std::optional<StridedView> view; ///< set when the value is in a buffer
+  Loader loader;                   ///< otherwise
+  /// Operations emitting the value costs (a load or a constant: 1).
+  unsigned cost = 1;
+};
+
+uint32_t emit(BodyBuilder &b, const Lowered &v, const Exprs &idx) {
+  if (!v.view)
+    return v.loader(b, idx);
+  SymContext &sx = b.syms();
+  const SymExpr *e = v.view->offset;
+  for (size_t d = 0; d < idx.size(); ++d)
+    e = sx.add(e, sx.mul(idx[d], v.view->strides[d]));
+  return b.load(v.view->buffer, v.dtype, e);
+}
+
+/// `v` read at the indices of a result of shape `outRank`, broadcast as
+/// torch broadcasts (trailing dimensions line up, size-1 dimensions repeat).
+uint32_t emitBroadcast(BodyBuilder &b, const Lowered &v, const Exprs &outIdx) {
+  size_t lead = outIdx.size() - v.sizes.size();
+  Exprs idx;
+  for (size_t d = 0; d < v.sizes.size(); ++d) {
+    bool one = v.sizes[d]->isConst() && v.sizes[d]->constant() == 1;
+    idx.push_back(one ? b.syms().constant(0) : outIdx[lead + d]);
+  }
+  return emit(b, v, idx);
+}
+
+std::string loopVar(char prefix, size_t i) { return std::string(1, prefix) + std::to_string(i); }
+
+Exprs loopVars(SymContext &sx, char prefix, size_t n) {
+  Exprs out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(sx.symbol(loopVar(prefix, i)));
+  return out;
+}
+
+const SymExpr *dot(SymContext &sx, const Exprs &idx, const Exprs &strides, const SymExpr *base) {
+  const SymExpr *e = base;
+  for (size_t d = 0; d < idx.size(); ++d)
+    e = sx.add(e, sx.mul(idx[d], strides[d]));
+  return e;
+}
+
+/// The strides torch gave `t` when they describe a dense, non-overlapping
+/// layout; otherwise row-major strides.
+Exprs denseStrides(SymContext &sx, const TensorType &t) {
+  Exprs contiguous = contiguousStrides(sx, t.sizes);
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < t.rank(); ++d) {
+    if (!t.sizes[d]->isConst() || !t.strides[d]->isConst())
+      return contiguous;
+    if (t.sizes[d]->constant() != 1)
+      dims.push_back(d);
+  }
+  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
+    return t.strides[a]->constant() < t.strides[b]->constant();
+  });
+  int64_t expected = 1;
+  for (size_t d : dims) {
+    if (t.strides[d]->constant() != expected)
+      return contiguous;
+    expected *= t.sizes[d]->constant();
+  }
+  return t.strides;
+}
+
+/// Reads a number argument; nullopt when it is not one.
+struct Number {
+  double value = 0;
+  DType dtype = DType::Int64; ///< Bool, Int64 or Float64, as torch types literals
+};
+std::optional<Number> numberArg(const NamedArg *a) {
+  if (!a)
+    return std::nullopt;
+  const Arg &v = a->value;
+  switch (v.kind) {
+  case ArgKind::Bool:
+    return Number{static_cast<double>(v.ints[0]), DType::Bool};
+  case ArgKind::Int:
+    return Number{static_cast<double>(v.ints[0]), DType::Int64};
+  case ArgKind::SymInt:
+    if (!v.values.empty() && v.values[0])
+      return std::nullopt;
+    return Number{static_cast<double>(v.ints[0]), DType::Int64};
+  case ArgKind::Float:
+    return Number{v.floats[0], DType::Float64};
+  default:
+    return std::nullopt;
+  }
+}
+
+bool reducedPrecision(const Node &n);
+
+class GraphLowerer;
+struct OpLowering {
+  const char *op;
+  Error (GraphLowerer::*fn)(const Node &, const OpLowering &);
+  ScalarOp scalar = ScalarOp::Add;
+  const char *lhs = "self";
+  const char *rhs = "other";
+};
+
+/// An error thrown inside a lowering (an argument that does not read), caught
+/// at the node and reported with its name.
+struct LowerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class GraphLowerer {
+public:
+  GraphLowerer(Module &m, const Graph &g, const LowerOptions &options, LoopGraph &out,
+               LowerReport &report)
+      : sx_(m.syms()), g_(g), options_(options), out_(out), report_(report),
+        symRanges_(m.syms().ranges()) {}
+
+  Error run();
+
+  // Handlers (OpLowering::fn).
+  Error binary(const Node &n, const OpLowering &e);
+  Error compare(const Node &n, const OpLowering &e);
+  Error logical(const Node &n, const OpLowering &e);
+  Error unary(const Node &n, const OpLowering &e);
+  Error predicate(const Node &n, const OpLowering &e);
+  Error where(const Node &n, const OpLowering &e);
+  Error clamp(const Node &n, const OpLowering &e);
+  Error full(const Node &n, const OpLowering &e);
+  Error arange(const Node &n, const OpLowering &e);
+  Error reduction(const Node &n, const OpLowering &e);
+  Error view(const Node &n, const OpLowering &e);
+  Error toCopy(const Node &n, const OpLowering &e);
+  Error cat(const Node &n, const OpLowering &e);
+  Error pad(const Node &n, const OpLowering &e);
+  Error index(const Node &n, const OpLowering &e);
+  Error maxPool(const Node &n, const OpLowering &e);
+  Error externCall(const Node &n, const OpLowering &e);
+
+private:
+  struct Operand {
+    LoweredPtr tensor;
+    Number number;
+    PromotionOperand promotion;
+  };
+
+  static std::vector<LoweredPtr> tensorsOf(std::initializer_list<const Operand *> operands) {
+    std::vector<LoweredPtr> out;
+    for (const Operand *o : operands)
+      if (o && o->tensor)
+        out.push_back(o->tensor);
+    return out;
+  }
+  /// Adds a Reduction node computing result 0 of `n` and records its value.
+  void addReduction(LoopNode node, BodyBuilder b, uint32_t value, const Value *result);
+
+  Error lowerNode(const Node &n);
+  Error fallback(const Node &n);
+  Error callNode(const Node &n, LoopNode::Kind kind);
+  std::string where(const Node &n) const {
+    return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + n.op() + ")";
+  }
+  static std::string nodeName(const Node &n) {
+    return n.results().empty() ? n.op() : n.results()[0]->name();
+  }
+
+  LoweredPtr value(const Value *v) const { return vals_.at(v); }
+  const TensorType &resultType(const Node &n, size_t i = 0) const {
+    return n.results()[i]->type().tensor;
+  }
+  Operand operand(const Node &n, const char *name) const;
+  uint32_t emitOperand(BodyBuilder &b, const Operand &o, const Exprs &idx, DType dtype) const;
+  LoweredPtr pointwise(DType dtype, Exprs sizes, unsigned ownCost,
+                       const std::vector<LoweredPtr> &inputs, Loader loader) const;
+  LoweredPtr makeView(const LoweredPtr &base, Exprs sizes, IndexMap map);
+  LoweredPtr stridedLowered(DType dtype, StridedView view) const;
+  /// Records the lowering of `v`, realizing it when the heuristics say so.
+  void define(const Value *v, LoweredPtr l);
+  /// Puts `v`'s value in a buffer of its own; returns its view.
+  StridedView realize(const Value *v);
+  /// Appends `node` under a name no other node has.
+  void addNode(LoopNode node);
+  /// Writes `l` into `buffer` with a Pointwise node.
+  void writePointwise(const std::string &name, const std::string &origin, const Lowered &l,
+                      uint32_t buffer);
+  /// A buffer for result `v` of a node: the graph's output buffer if `v` is
+  /// one the node may write directly, else an intermediate.
+  uint32_t resultBuffer(const Value *v, const TensorType &type, bool flexible);
+  /// `base`, or `base_1`, `base_2`, ... if `taken` holds it; recorded in `taken`.
+  static std::string uniqueName(std::set<std::string> &taken, const std::string &base);
+  uint32_t addBuffer(std::string name, BufferKind kind, DType dtype, Exprs sizes, Exprs strides,
+                     bool flexible);
+  BufferView bufferView(DType dtype, const StridedView &v) const;
+  BodyBuilder builder(const Exprs &ranges, const Exprs &reductionRanges = {}) const;
+  std::vector<int64_t> ints(const Node &n, const char *name) const;
+
+  SymContext &sx_;
+  const Graph &g_;
+  const LowerOptions &options_;
+  LoopGraph &out_;
+  LowerReport &report_;
+  VarRanges symRanges_;
+  std::unordered_map<const Value *, LoweredPtr> vals_;
+  /// How many consumers read each value, counting through views.
+  std::unordered_map<const Value *, unsigned> uses_;
+  /// Graph outputs a node may write directly: output position, or -1.
+  std::unordered_map<const Value *, int> ownedOutput_;
+  std::vector<std::optional<LoopBinding>> outputBindings_;
+  std::set<std::string> bufferNames_, nodeNames_;
+};
+
+/// A value several consumers read is recomputed in each of them while its
+/// body costs at most this much (softmax's exp(x - max) stays inlined in
+/// both the sum and the division), and is realized beyond that: a short body
+/// is cheaper to repeat than a round trip through memory, as Inductor's
+/// realize-on-reuse threshold also judges.
+constexpr unsigned kReuseInlineCost = 4;
+
+// Tables ---------------------------------------------------------------------
+
+bool isViewOp(std::string_view op) {
+  static const char *const kViews[] = {
+      "aten.view.default",    "aten.reshape.default",   "aten._unsafe_view.default",
+      "aten.permute.default", "aten.expand.default",    "aten.slice.Tensor",
+      "aten.select.int",      "aten.squeeze.default",   "aten.squeeze.dim",
+      "aten.squeeze.dims",    "aten.unsqueeze.default", "aten.alias.default",
+      "aten.clone.default"};
+  for (const char *v : kViews)
+    if (op == v)
+      return true;
+  return false;
+}
+
+#define GC_BIN(NAME, OP) OpLowering{NAME, &GraphLowerer::binary, ScalarOp::OP}
+#define GC_CMP(NAME, OP) OpLowering{NAME, &GraphLowerer::compare, ScalarOp::OP}
+#define GC_UN(NAME, OP) OpLowering{NAME, &GraphLowerer::unary, ScalarOp::OP}
+
+const OpRegistry<OpLowering> &lowerings() {
+  static const OpRegistry<OpLowering> registry = [] {
+    static const OpLowering kTable[] = {
+        GC_BIN("aten.add.Tensor", Add),
+        GC_BIN("aten.add.Scalar", Add),
+        GC_BIN("aten.sub.Tensor", Sub),
+        GC_BIN("aten.sub.Scalar", Sub),
+        GC_BIN("aten.mul.Tensor", Mul),
+        GC_BIN("aten.mul.Scalar", Mul),
+        GC_BIN("aten.div.Tensor", Div),
+        GC_BIN("aten.div.Scalar", Div),
+        GC_BIN("aten.div.Tensor_mode", Div),
+        GC_BIN("aten.div.Scalar_mode", Div),
+        GC_BIN("aten.maximum.default", Maximum),
+        GC_BIN("aten.minimum.default", Minimum),
+        GC_BIN("aten.remainder.Tensor", Remainder),
+        GC_BIN("aten.remainder.Scalar", Remainder),
+        GC_BIN("aten.fmod.Tensor", Fmod),
+        GC_BIN("aten.fmod.Scalar", Fmod),
+        GC_BIN("aten.bitwise_and.Tensor", BitwiseAnd),
+        GC_BIN("aten.bitwise_and.Scalar", BitwiseAnd),
+        GC_BIN("aten.bitwise_or.Tensor", BitwiseOr),
+        GC_BIN("aten.bitwise_or.Scalar", BitwiseOr),
+        GC_BIN("aten.bitwise_xor.Tensor", BitwiseXor),
+        OpLowering{"aten.pow.Tensor_Tensor", &GraphLowerer::binary, ScalarOp::Pow, "self",
+                   "exponent"},
+        OpLowering{"aten.pow.Tensor_Scalar", &GraphLowerer::binary, ScalarOp::Pow, "self",
+                   "exponent"},
+        OpLowering{"aten.pow.Scalar", &GraphLowerer::binary, ScalarOp::Pow, "self", "exponent"},
+        GC_CMP("aten.eq.Tensor", Eq),
+        GC_CMP("aten.eq.Scalar", Eq),
+        GC_CMP("aten.ne.Tensor", Ne),
+        GC_CMP("aten.ne.Scalar", Ne),
+        GC_CMP("aten.lt.Tensor", Lt),
+        GC_CMP("aten.lt.Scalar", Lt),
+        GC_CMP("aten.le.Tensor", Le),
+        GC_CMP("aten.le.Scalar", Le),
+        GC_CMP("aten.gt.Tensor", Gt),
+        GC_CMP("aten.gt.Scalar", Gt),
+        GC_CMP("aten.ge.Tensor", Ge),
+        GC_CMP("aten.ge.Scalar", Ge),
+        OpLowering{"aten.logical_and.default", &GraphLowerer::logical, ScalarOp::LogicalAnd},
+        OpLowering{"aten.logical_or.default", &GraphLowerer::logical, ScalarOp::LogicalOr},
+        OpLowering{"aten.logical_xor.default", &GraphLowerer::logical, ScalarOp::Ne},
+        GC_UN("aten.neg.default", Neg),
+        GC_UN("aten.abs.default", Abs),
+        GC_UN("aten.exp.default", Exp),
+        GC_UN("aten.expm1.default", Expm1),
+        GC_UN("aten.log.default", Log),
+        GC_UN("aten.log1p.default", Log1p),
+        GC_UN("aten.sqrt.default", Sqrt),
+        GC_UN("aten.rsqrt.default", Rsqrt),
+        GC_UN("aten.sin.default", Sin),
+        GC_UN("aten.cos.default", Cos),
+        GC_UN("aten.tan.default", Tan),
+        GC_UN("aten.asin.default", Asin),
+        GC_UN("aten.acos.default", Acos),
+        GC_UN("aten.atan.default", Atan),
+        GC_UN("aten.sinh.default", Sinh),
+        GC_UN("aten.cosh.default", Cosh),
+        GC_UN("aten.tanh.default", Tanh),
+        GC_UN("aten.erf.default", Erf),
+        GC_UN("aten.sigmoid.default", Sigmoid),
+        GC_UN("aten.reciprocal.default", Reciprocal),
+        GC_UN("aten.floor.default", Floor),
+        GC_UN("aten.ceil.default", Ceil),
+        GC_UN("aten.round.default", Round),
+        GC_UN("aten.trunc.default", Trunc),
+        GC_UN("aten.sign.default", Sign),
+        GC_UN("aten.bitwise_not.default", BitwiseNot),
+        OpLowering{"aten.isnan.default", &GraphLowerer::predicate, ScalarOp::IsNan},
+        OpLowering{"aten.logical_not.default", &GraphLowerer::predicate, ScalarOp::LogicalNot},
+        OpLowering{"aten.where.self", &GraphLowerer::where},
+        OpLowering{"aten.clamp.default", &GraphLowerer::clamp},
+        OpLowering{"aten.clamp.Tensor", &GraphLowerer::clamp},
+        OpLowering{"aten.full.default", &GraphLowerer::full},
+        OpLowering{"aten.scalar_tensor.default", &GraphLowerer::full},
+        OpLowering{"aten.arange.default", &GraphLowerer::arange},
+        OpLowering{"aten.arange.start", &GraphLowerer::arange},
+        OpLowering{"aten.arange.start_step", &GraphLowerer::arange},
+        OpLowering{"aten.sum.default", &GraphLowerer::reduction},
+        OpLowering{"aten.sum.dim_IntList", &GraphLowerer::reduction},
+        OpLowering{"aten.prod.default", &GraphLowerer::reduction},
+        OpLowering{"aten.prod.dim_int", &GraphLowerer::reduction},
+        OpLowering{"aten.amax.default", &GraphLowerer::reduction},
+        OpLowering{"aten.amin.default", &GraphLowerer::reduction},
+        OpLowering{"aten.argmax.default", &GraphLowerer::reduction},
+        OpLowering{"aten.argmin.default", &GraphLowerer::reduction},
+        OpLowering{"aten.any.default", &GraphLowerer::reduction},
+        OpLowering{"aten.any.dim", &GraphLowerer::reduction},
+        OpLowering{"aten.any.dims", &GraphLowerer::reduction},
+        OpLowering{"aten.view.default", &GraphLowerer::view},
+        OpLowering{"aten.reshape.default", &GraphLowerer::view},
+        OpLowering{"aten._unsafe_view.default", &GraphLowerer::view},
+        OpLowering{"aten.permute.default", &GraphLowerer::view},
+        OpLowering{"aten.expand.default", &GraphLowerer::view},
+        OpLowering{"aten.slice.Tensor", &GraphLowerer::view},
+        OpLowering{"aten.select.int", &GraphLowerer::view},
+        OpLowering{"aten.squeeze.default", &GraphLowerer::view},
+        OpLowering{"aten.squeeze.dim", &GraphLowerer::view},
+        OpLowering{"aten.squeeze.dims", &GraphLowerer::view},
+        OpLowering{"aten.unsqueeze.default", &GraphLowerer::view},
+        OpLowering{"aten.alias.default", &GraphLowerer::view},
+        OpLowering{"aten.clone.default", &GraphLowerer::view},
+        OpLowering{"aten._to_copy.default", &GraphLowerer::toCopy},
+        OpLowering{"aten.cat.default", &GraphLowerer::cat},
+        OpLowering{"aten.constant_pad_nd.default", &GraphLowerer::pad},
+        OpLowering{"aten.index.Tensor", &GraphLowerer::index},
+        OpLowering{"aten.max_pool2d_with_indices.default", &GraphLowerer::maxPool},
+        OpLowering{"aten.mm.default", &GraphLowerer::externCall},
+        OpLowering{"aten.bmm.default", &GraphLowerer::externCall},
+        OpLowering{"aten.convolution.default", &GraphLowerer::externCall},
+    };
+    OpRegistry<OpLowering> r;
+    r.add(kTable);
+    return r;
+  }();
+  return registry;
+}
+
+#undef GC_BIN
+#undef GC_CMP
+#undef GC_UN
+
+// Building blocks ------------------------------------------------------------
+
+std::vector<int64_t> GraphLowerer::ints(const Node &n, const char *name) const {
+  try {
+    return ArgReader(n.args()).ints(name);
+  } catch (const ArgumentError &e) {
+    throw LowerError(e.what());
+  }
+}
+
+BodyBuilder GraphLowerer::builder(const Exprs &ranges, const Exprs &reductionRanges) const {
+  VarRanges r = symRanges_;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    r[loopVar('i', i)] = loopVarRange(ranges[i], symRanges_);
+  for (size_t i = 0; i < reductionRanges.size(); ++i)
+    r[loopVar('r', i)] = loopVarRange(reductionRanges[i], symRanges_);
+  return BodyBuilder(sx_, std::move(r));
+}
+
+std::string GraphLowerer::uniqueName(std::set<std::string> &taken, const std::string &base) {
+  std::string name = base;
+  for (int k = 1; !taken.insert(name).second; ++k)
+    name = base + "_" + std::to_string(k);
+  return name;
+}
+
+uint32_t GraphLowerer::addBuffer(std::string name, BufferKind kind, DType dtype, Exprs sizes,
+                                 Exprs strides, bool flexible) {
+  name = uniqueName(bufferNames_, name);
+  out_.buffers.push_back(
+      Buffer{std::move(name), kind, dtype, std::move(sizes), std::move(strides), flexible});
+  return static_cast<uint32_t>(out_.buffers.size() - 1);
+}
+
+BufferView GraphLowerer::bufferView(DType dtype, const StridedView &v) const {
+  TensorType t;
+  t.dtype = dtype;
+  t.sizes = v.sizes;
+  t.strides = v.strides;
+  t.storageOffset = v.offset;
+  return BufferView{v.buffer, std::move(t)};
+}
+
+LoweredPtr GraphLowerer::stridedLowered(DType dtype, StridedView view) const {
+  auto l = std::make_shared<Lowered>();
+  l->dtype = dtype;
+  l->sizes = view.sizes;
+  l->view = std::move(view);
+  return l;
+}
+
+LoweredPtr GraphLowerer::pointwise(DType dtype, Exprs sizes, unsigned ownCost,
+                                   const std::vector<LoweredPtr> &inputs, Loader loader) const {
+  auto l = std::make_shared<Lowered>();
+  l->dtype = dtype;
+  l->sizes = std::move(sizes);
+  l->cost = ownCost;
+  for (const LoweredPtr &in : inputs)
+    l->cost += in->cost;
+  l->loader = std::move(loader);
+  return l;
+}
+
+GraphLowerer::Operand GraphLowerer::operand(const Node &n, const char *name) const {
+  const NamedArg *a = n.arg(name);
+  if (a && a->value.kind == ArgKind::Tensor) {
+    LoweredPtr t = value(a->value.values[0]);
+    return Operand{t, {}, {t->dtype, t->sizes.empty() ? PromotionOperand::Rank::ZeroDim
+                                                       : PromotionOperand::Rank::Tensor}};
+  }
+  std::optional<Number> num = numberArg(a);
+  if (!num)
+    throw LowerError(std::string("argument '") + name + "' is neither a tensor nor a number");
+  return Operand{nullptr, *num, {num->dtype, PromotionOperand::Rank::Scalar}};
+}
+
+uint32_t GraphLowerer::emitOperand(BodyBuilder &b, const Operand &o, const Exprs &idx,
+                                   DType dtype) const {
+  if (o.tensor)
+    return b.cast(emitBroadcast(b, *o.tensor, idx), dtype);
+  return b.cast(b.constant(o.number.dtype, o.number.value), dtype);
+}
+
+LoweredPtr GraphLowerer::makeView(const LoweredPtr &base, Exprs sizes, IndexMap map) {
+  auto l = std::make_shared<Lowered>();
+  l->dtype = base->dtype;
+  l->sizes = sizes;
+  l->cost = base->cost;
+  if (base->view) {
+    BodyBuilder b = builder(sizes);
+    Exprs vars = loopVars(sx_, 'i', sizes.size());
+    const SymExpr *e =
+        b.simplify(dot(sx_, map(sx_, vars), base->view->strides, base->view->offset));
+    StridedView v{base->view->buffer, sizes, {}, nullptr};
+    std::map<std::string, const SymExpr *> zero;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      const SymExpr *c = affineCoefficient(sx_, e, loopVar('i', d));
+      if (!c)
+        break;
+      v.strides.push_back(c);
+      zero[loopVar('i', d)] = sx_.constant(0);
+    }
+    if (v.strides.size() == sizes.size()) {
+      v.offset = substitute(sx_, e, zero);
+      l->view = std::move(v);
+      l->cost = 1;
+      return l;
+    }
+  }
+  l->loader = [base, map](BodyBuilder &b, const Exprs &idx) {
+    return emit(b, *base, map(b.syms(), idx));
+  };
+  return l;
+}
+
+void GraphLowerer::addNode(LoopNode node) {
+  node.name = uniqueName(nodeNames_, node.name);
+  out_.nodes.push_back(std::move(node));
+}
+
+void GraphLowerer::writePointwise(const std::string &name, const std::string &origin,
+                                  const Lowered &l, uint32_t buffer) {
+  LoopNode node;
+  node.kind = LoopNode::Kind::Pointwise;
+  node.name = name;
+  node.origin = origin;
+  node.ranges = l.sizes;
+  BodyBuilder b = builder(l.sizes);
+  Exprs vars = loopVars(sx_, 'i', l.sizes.size());
+  uint32_t result = b.cast(emit(b, l, vars), out_.buffers[buffer].dtype);
+  node.body = std::move(b).finish(result);
+  node.output = buffer;
+  node.storeIndex =
+      builder(l.sizes).simplify(dot(sx_, vars, out_.buffers[buffer].strides, sx_.constant(0)));
+  addNode(std::move(node));
+}
+
+uint32_t GraphLowerer::resultBuffer(const Value *v, const TensorType &type, bool flexible) {
+  auto owned = ownedOutput_.find(v);
+  if (owned != ownedOutput_.end()) {
+    Exprs strides = denseStrides(sx_, type);
+    uint32_t buf = addBuffer(v->name(), BufferKind::Output, type.dtype, type.sizes, strides, false);
+    TensorType bound = type;
+    bound.strides = strides;
+    bound.storageOffset = sx_.constant(0);
+    outputBindings_[owned->second] = LoopBinding{v->name(), buf, std::move(bound)};
+    ownedOutput_.erase(owned);
+    return buf;
+  }
+  Exprs strides = flexible ? contiguousStrides(sx_, type.sizes) : denseStrides(sx_, type);
+  return addBuffer(v->name(), BufferKind::Intermediate, type.dtype, type.sizes, strides, flexible);
+}
+
+StridedView GraphLowerer::realize(const Value *v) {
+  LoweredPtr l = value(v);
+  if (l->view)
+    return *l->view;
+  TensorType type = v->type().tensor;
+  type.sizes = l->sizes;
+  uint32_t buf = resultBuffer(v, type, true);
+  writePointwise(v->name(), v->name(), *l, buf);
+  StridedView view{buf, l->sizes, out_.buffers[buf].strides, sx_.constant(0)};
+  vals_[v] = stridedLowered(l->dtype, view);
+  return view;
+}
+
+void GraphLowerer::define(const Value *v, LoweredPtr l) {
+  vals_[v] = l;
+  if (l->view)
+    return;
+  unsigned uses = uses_.count(v) ? uses_.at(v) : 0;
+  if (ownedOutput_.count(v) || (uses > 1 && l->cost > kReuseInlineCost) ||
+      l->cost > options_.maxInlineOps)
+    realize(v);
+}
+
+// Pointwise ops --------------------------------------------------------------
+
+Error GraphLowerer::binary(const Node &n, const OpLowering &e) {
+  Operand a = operand(n, e.lhs), b = operand(n, e.rhs);
+  const TensorType &rt = resultType(n);
+  DType dtype = rt.dtype;
+  ScalarOp op = e.scalar;
+  std::string mode = ArgReader(n.args()).string("rounding_mode", "");
+  if (mode == "floor")
+    op = ScalarOp::FloorDiv;
+  else if (mode == "trunc")
+    op = ScalarOp::TruncDiv;
+  std::optional<Number> alpha = numberArg(n.arg("alpha"));
+  if (alpha && alpha->value == 1)
+    alpha.reset();
+  std::vector<LoweredPtr> ins = tensorsOf({&a, &b});
+  Loader f = [this, a, b, dtype, op, alpha](BodyBuilder &bb, const Exprs &idx) {
+    uint32_t x = emitOperand(bb, a, idx, dtype);
+    uint32_t y = emitOperand(bb, b, idx, dtype);
+    if (alpha)
+      y = bb.compute(ScalarOp::Mul, dtype, {y, bb.cast(bb.constant(alpha->dtype, alpha->value), dtype)});
+    return bb.compute(op, dtype, {x, y});
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, alpha ? 3 : 1, ins, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::compare(const Node &n, const OpLowering &e) {
+  Operand a = operand(n, e.lhs), b = operand(n, e.rhs);
+  PromotionOperand ops[] = {a.promotion, b.promotion};
+  DType common = gc::resultType(ops);
+  std::vector<LoweredPtr> ins = tensorsOf({&a, &b});
+  ScalarOp op = e.scalar;
+  Loader f = [this, a, b, common, op](BodyBuilder &bb, const Exprs &idx) {
+    return bb.compute(op, DType::Bool,
+                      {emitOperand(bb, a, idx, common), emitOperand(bb, b, idx, common)});
+  };
+  define(n.results()[0], pointwise(DType::Bool, resultType(n).sizes, 1, ins, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::logical(const Node &n, const OpLowering &e) {
+  Operand a = operand(n, e.lhs), b = operand(n, e.rhs);
+  const TensorType &rt = resultType(n);
+  std::vector<LoweredPtr> ins = tensorsOf({&a, &b});
+  ScalarOp op = e.scalar;
+  DType dtype = rt.dtype;
+  Loader f = [this, a, b, op, dtype](BodyBuilder &bb, const Exprs &idx) {
+    uint32_t r = bb.compute(op, DType::Bool,
+                            {emitOperand(bb, a, idx, DType::Bool),
+                             emitOperand(bb, b, idx, DType::Bool)});
+    return bb.cast(r, dtype);
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 1, ins, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::unary(const Node &n, const OpLowering &e) {
+  Operand a = operand(n, "self");
+  const TensorType &rt = resultType(n);
+  DType dtype = rt.dtype;
+  ScalarOp op = e.scalar;
+  Loader f = [this, a, dtype, op](BodyBuilder &bb, const Exprs &idx) {
+    return bb.compute(op, dtype, {emitOperand(bb, a, idx, dtype)});
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 1, {a.tensor}, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::predicate(const Node &n, const OpLowering &e) {
+  Operand a = operand(n, "self");
+  const TensorType &rt = resultType(n);
+  ScalarOp op = e.scalar;
+  DType in = a.tensor->dtype, dtype = rt.dtype;
+  Loader f = [this, a, in, op, dtype](BodyBuilder &bb, const Exprs &idx) {
+    return bb.cast(bb.compute(op, DType::Bool, {emitOperand(bb, a, idx, in)}), dtype);
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 1, {a.tensor}, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::where(const Node &n, const OpLowering &) {
+  Operand c = operand(n, "condition"), a = operand(n, "self"), b = operand(n, "other");
+  const TensorType &rt = resultType(n);
+  DType dtype = rt.dtype;
+  std::vector<LoweredPtr> ins = tensorsOf({&c, &a, &b});
+  Loader f = [this, c, a, b, dtype](BodyBuilder &bb, const Exprs &idx) {
+    return bb.compute(ScalarOp::Where, dtype,
+                      {emitOperand(bb, c, idx, DType::Bool), emitOperand(bb, a, idx, dtype),
+                       emitOperand(bb, b, idx, dtype)});
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 1, ins, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::clamp(const Node &n, const OpLowering &) {
+  Operand x = operand(n, "self");
+  ArgReader args(n.args());
+  std::optional<Operand> lo, hi;
+  if (args.has("min"))
+    lo = operand(n, "min");
+  if (args.has("max"))
+    hi = operand(n, "max");
+  const TensorType &rt = resultType(n);
+  DType dtype = rt.dtype;
+  std::vector<LoweredPtr> ins =
+      tensorsOf({&x, lo ? &*lo : nullptr, hi ? &*hi : nullptr});
+  Loader f = [this, x, lo, hi, dtype](BodyBuilder &bb, const Exprs &idx) {
+    uint32_t v = emitOperand(bb, x, idx, dtype);
+    if (lo)
+      v = bb.compute(ScalarOp::Maximum, dtype, {v, emitOperand(bb, *lo, idx, dtype)});
+    if (hi)
+      v = bb.compute(ScalarOp::Minimum, dtype, {v, emitOperand(bb, *hi, idx, dtype)});
+    return v;
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 2, ins, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::full(const Node &n, const OpLowering &) {
+  const char *name = n.arg("fill_value") ? "fill_value" : "s";
+  std::optional<Number> fill = numberArg(n.arg(name));
+  if (!fill)
+    throw LowerError(std::string("argument '") + name + "' is not a number");
+  const TensorType &rt = resultType(n);
+  Number value = *fill;
+  DType dtype = rt.dtype;
+  Loader f = [value, dtype](BodyBuilder &bb, const Exprs &) {
+    return bb.cast(bb.constant(value.dtype, value.value), dtype);
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 0, {}, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::arange(const Node &n, const OpLowering &) {
+  Number start{0, DType::Int64}, step{1, DType::Int64};
+  if (n.arg("start"))
+    start = numberArg(n.arg("start")).value_or(start);
+  if (n.arg("step"))
+    step = numberArg(n.arg("step")).value_or(step);
+  const TensorType &rt = resultType(n);
+  DType dtype = rt.dtype;
+  bool integral = start.dtype != DType::Float64 && step.dtype != DType::Float64;
+  Loader f = [start, step, dtype, integral](BodyBuilder &bb, const Exprs &idx) {
+    SymContext &sx = bb.syms();
+    if (integral)
+      return bb.cast(bb.index(sx.add(sx.constant(static_cast<int64_t>(start.value)),
+                                     sx.mul(idx[0], sx.constant(static_cast<int64_t>(step.value))))),
+                     dtype);
+    uint32_t i = bb.cast(bb.index(idx[0]), DType::Float64);
+    uint32_t v = bb.compute(ScalarOp::Mul, DType::Float64, {i, bb.constant(DType::Float64, step.value)});
+    v = bb.compute(ScalarOp::Add, DType::Float64, {v, bb.constant(DType::Float64, start.value)});
+    return bb.cast(v, dtype);
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 3, {}, std::move(f)));
+  return Error::success();
+}
+
+// Reductions -----------------------------------------------------------------
+
+Error GraphLowerer::reduction(const Node &n, const OpLowering &) {
+  std::string_view op = n.op();
+  ReduceKind kind = ReduceKind::Sum;
+  if (op.starts_with("aten.prod"))
+    kind = ReduceKind::Prod;
+  else if (op.starts_with("aten.amax"))
+    kind = ReduceKind::Max;
+  else if (op.starts_with("aten.amin"))
+    kind = ReduceKind::Min;
+  else if (op.starts_with("aten.argmax"))
+    kind = ReduceKind::ArgMax;
+  else if (op.starts_with("aten.argmin"))
+    kind = ReduceKind::ArgMin;
+  else if (op.starts_with("aten.any"))
+    kind = ReduceKind::Any;
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  int64_t rank = static_cast<int64_t>(x->sizes.size());
+  ArgReader args(n.args());
+  std::vector<int64_t> dims;
+  if (args.has("dim"))
+    dims = ints(n, "dim");
+  bool keepdim = args.boolean("keepdim", false);
+  std::vector<bool> reduced(rank, dims.empty());
+  for (int64_t d : dims) {
+    int64_t w = d < 0 ? d + rank : d;
+    if (w < 0 || w >= std::max<int64_t>(rank, 1))
+      throw LowerError("dim " + std::to_string(d) + " is out of range");
+    if (rank > 0)
+      reduced[w] = true;
+  }
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  Exprs outer = rt.sizes, inner;
+  Exprs ivars = loopVars(sx_, 'i', outer.size());
+  Exprs inIdx;
+  size_t nextOuter = 0, nextInner = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      inner.push_back(x->sizes[d]);
+      inIdx.push_back(sx_.symbol(loopVar('r', nextInner++)));
+      nextOuter += keepdim;
+    } else {
+      inIdx.push_back(ivars.at(nextOuter++));
+    }
+  }
+  LoopNode node;
+  node.reduce = kind;
+  node.reductionRanges = inner;
+  BodyBuilder b = builder(outer, inner);
+  uint32_t v = emit(b, *x, inIdx);
+  if (kind == ReduceKind::Any)
+    v = b.cast(v, DType::Bool);
+  else if (kind != ReduceKind::ArgMax && kind != ReduceKind::ArgMin)
+    v = b.cast(v, rt.dtype);
+  addReduction(std::move(node), std::move(b), v, result);
+  return Error::success();
+}
+
+void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
+                                const Value *result) {
+  const TensorType &rt = result->type().tensor;
+  node.kind = LoopNode::Kind::Reduction;
+  node.name = result->name();
+  node.origin = result->name();
+  node.ranges = rt.sizes;
+  node.body = std::move(b).finish(value);
+  node.output = resultBuffer(result, rt, true);
+  const Exprs &strides = out_.buffers[node.output].strides;
+  node.storeIndex = builder(rt.sizes).simplify(
+      dot(sx_, loopVars(sx_, 'i', rt.rank()), strides, sx_.constant(0)));
+  StridedView view{node.output, rt.sizes, strides, sx_.constant(0)};
+  addNode(std::move(node));
+  vals_[result] = stridedLowered(rt.dtype, view);
+}
+
+// Views ----------------------------------------------------------------------
+
+/// Index map of a reshape: the row-major position, split along the base.
+Exprs reshapeIndex(SymContext &sx, const Exprs &inSizes, const Exprs &outSizes, const Exprs &idx) {
+  Exprs outStrides = contiguousStrides(sx, outSizes), inStrides = contiguousStrides(sx, inSizes);
+  const SymExpr *linear = dot(sx, idx, outStrides, sx.constant(0));
+  Exprs in;
+  for (size_t d = 0; d < inSizes.size(); ++d) {
+    const SymExpr *e = sx.floorDiv(linear, inStrides[d]);
+    if (d > 0)
+      e = sx.mod(e, inSizes[d]);
+    in.push_back(e);
+  }
+  return in;
+}
+
+Error GraphLowerer::view(const Node &n, const OpLowering &) {
+  std::string_view op = n.op();
+  LoweredPtr base = value(n.arg("self")->value.values[0]);
+  const TensorType &rt = resultType(n);
+  Exprs in = base->sizes, out = rt.sizes;
+  size_t inRank = in.size(), outRank = out.size();
+  ArgReader args(n.args());
+  auto wrap = [](int64_t d, size_t rank) {
+    int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
+    int64_t w = d < 0 ? d + r : d;
+    if (w < 0 || w >= r)
+      throw LowerError("dim " + std::to_string(d) + " is out of range");
+    return static_cast<size_t>(w);
+  };
+  IndexMap map;
+  if (op == "aten.alias.default" || op == "aten.clone.default") {
+    define(n.results()[0], base);
+    return Error::success();
+  } else if (op == "aten.view.default" || op == "aten.reshape.default" ||
+             op == "aten._unsafe_view.default") {
+    map = [in, out](SymContext &sx, const Exprs &idx) { return reshapeIndex(sx, in, out, idx); };
+  } else if (op == "aten.permute.default") {
+    std::vector<size_t> dims;
+    for (int64_t d : ints(n, "dims"))
+      dims.push_back(wrap(d, inRank));
+    map = [dims](SymContext &, const Exprs &idx) {
+      Exprs r(idx.size());
+      for (size_t j = 0; j < dims.size(); ++j)
+        r[dims[j]] = idx[j];
+      return r;
+    };
+  } else if (op == "aten.expand.default") {
+    map = [in, out](SymContext &sx, const Exprs &idx) {
+      size_t lead = out.size() - in.size();
+      Exprs r;
+      for (size_t d = 0; d < in.size(); ++d) {
+        bool one = in[d]->isConst() && in[d]->constant() == 1;
+        r.push_back(one ? sx.constant(0) : idx[lead + d]);
+      }
+      return r;
+    };
+  } else if (op == "aten.slice.Tensor") {
+    size_t dim = wrap(args.integer("dim", 0), inRank);
+    int64_t start = args.has("start") ? args.integer("start") : 0;
+    int64_t step = args.integer("step", 1);
+    const SymExpr *startE = sx_.constant(start);
+    if (start < 0) {
+      startE = sx_.add(in[dim], startE);
+      if (in[dim]->isConst())
+        startE = sx_.constant(std::max<int64_t>(start + in[dim]->constant(), 0));
+    } else if (in[dim]->isConst()) {
+      startE = sx_.constant(std::min(start, in[dim]->constant()));
+    }
+    map = [dim, startE, step](SymContext &sx, const Exprs &idx) {
+      Exprs r = idx;
+      r[dim] = sx.add(startE, sx.mul(idx[dim], sx.constant(step)));
+      return r;
+    };
+  } else if (op == "aten.select.int") {
+    size_t dim = wrap(args.integer("dim"), inRank);
+    int64_t index = args.integer("index");
+    const SymExpr *ie = index < 0 ? sx_.add(in[dim], sx_.constant(index)) : sx_.constant(index);
+    map = [dim, ie](SymContext &, const Exprs &idx) {
+      Exprs r = idx;
+      r.insert(r.begin() + dim, ie);
+      return r;
+    };
+  } else if (op.starts_with("aten.squeeze")) {
+    // Result dims are the base dims that are kept, in order; the dropped
+    // ones have size 1 and read index 0.
+    std::vector<bool> dropped(inRank, false);
+    std::vector<size_t> candidates;
+    if (op == "aten.squeeze.default") {
+      for (size_t d = 0; d < inRank; ++d)
+        candidates.push_back(d);
+    } else {
+      for (int64_t d : ints(n, "dim"))
+        candidates.push_back(wrap(d, inRank));
+    }
+    size_t drops = 0;
+    for (size_t d : candidates)
+      if (d < inRank && in[d]->isConst() && in[d]->constant() == 1 && !dropped[d]) {
+        dropped[d] = true;
+        ++drops;
+      }
+    if (inRank - drops != outRank)
+      throw LowerError("cannot tell which dimensions squeeze removes");
+    map = [dropped](SymContext &sx, const Exprs &idx) {
+      Exprs r;
+      size_t next = 0;
+      for (bool drop : dropped)
+        r.push_back(drop ? sx.constant(0) : idx[next++]);
+      return r;
+    };
+  } else if (op == "aten.unsqueeze.default") {
+    size_t dim = wrap(args.integer("dim"), inRank + 1);
+    map = [dim](SymContext &, const Exprs &idx) {
+      Exprs r = idx;
+      r.erase(r.begin() + dim);
+      return r;
+    };
+  }
+  define(n.results()[0], makeView(base, out, std::move(map)));
+  return Error::success();
+}
+
+Error GraphLowerer::toCopy(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  DType dtype = resultType(n).dtype;
+  if (dtype == x->dtype) {
+    define(n.results()[0], x);
+    return Error::success();
+  }
+  Loader f = [x, dtype](BodyBuilder &bb, const Exprs &idx) {
+    return bb.cast(emit(bb, *x, idx), dtype);
+  };
+  define(n.results()[0], pointwise(dtype, x->sizes, 1, {x}, std::move(f)));
+  return Error::success();
+}
+
+// Masked reads ---------------------------------------------------------------
+
+/// Emits `inner` where `cond` holds (loads masked by it) and `otherwise`
+/// elsewhere.
+uint32_t emitMasked(BodyBuilder &b, uint32_t cond, DType dtype,
+                    const std::function<uint32_t()> &inner, uint32_t otherwise) {
+  int32_t saved = b.mask();
+  b.setMask(static_cast<int32_t>(b.andMask(cond)));
+  uint32_t v = b.cast(inner(), dtype);
+  b.setMask(saved);
+  return b.compute(ScalarOp::Where, dtype, {cond, v, otherwise});
+}
+
+/// lo <= e < hi, as a Bool body value; either bound may be null.
+uint32_t emitInRange(BodyBuilder &b, const SymExpr *e, const SymExpr *lo, const SymExpr *hi) {
+  uint32_t v = b.index(e);
+  std::optional<uint32_t> cond;
+  auto conj = [&](uint32_t c) {
+    cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+  };
+  if (lo)
+    conj(b.compute(ScalarOp::Ge, DType::Bool, {v, b.index(lo)}));
+  if (hi)
+    conj(b.compute(ScalarOp::Lt, DType::Bool, {v, b.index(hi)}));
+  return cond ? *cond : b.constant(DType::Bool, 1);
+}
+
+Error GraphLowerer::cat(const Node &n, const OpLowering &) {
+  const TensorType &rt = resultType(n);
+  int64_t rank = static_cast<int64_t>(rt.rank());
+  int64_t wrapped = ArgReader(n.args()).integer("dim", 0);
+  wrapped += wrapped < 0 ? rank : 0;
+  if (wrapped < 0 || wrapped >= rank)
+    throw LowerError("dim is out of range");
+  size_t dim = static_cast<size_t>(wrapped);
+  std::vector<LoweredPtr> parts;
+  for (const Value *v : n.arg("tensors")->value.values) {
+    LoweredPtr l = value(v);
+    bool legacyEmpty = l->sizes.size() == 1 && l->sizes[0]->isConst() &&
+                       l->sizes[0]->constant() == 0 && rt.rank() != 1;
+    if (!legacyEmpty)
+      parts.push_back(l);
+  }
+  Exprs offsets{sx_.constant(0)};
+  for (const LoweredPtr &p : parts)
+    offsets.push_back(sx_.add(offsets.back(), p->sizes[dim]));
+  DType dtype = rt.dtype;
+  Loader f = [parts, offsets, dim, dtype](BodyBuilder &bb, const Exprs &idx) {
+    SymContext &sx = bb.syms();
+    std::optional<uint32_t> acc;
+    for (size_t k = parts.size(); k-- > 0;) {
+      const SymExpr *lo = k == 0 ? nullptr : offsets[k];
+      const SymExpr *hi = k + 1 == parts.size() ? nullptr : offsets[k + 1];
+      uint32_t cond = emitInRange(bb, idx[dim], lo, hi);
+      Exprs shifted = idx;
+      shifted[dim] = sx.sub(idx[dim], offsets[k]);
+      const LoweredPtr &part = parts[k];
+      auto inner = [&] { return emit(bb, *part, shifted); };
+      uint32_t otherwise = acc ? *acc : bb.constant(dtype, 0);
+      acc = emitMasked(bb, cond, dtype, inner, otherwise);
+    }
+    return acc ? *acc : bb.constant(dtype, 0);
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 4 * static_cast<unsigned>(parts.size()),
+                                   parts, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::pad(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  std::vector<int64_t> p = ints(n, "pad");
+  std::optional<Number> fill = numberArg(n.arg("value"));
+  double fillValue = fill ? fill->value : 0;
+  const TensorType &rt = resultType(n);
+  size_t rank = rt.rank();
+  if (p.size() % 2 || p.size() / 2 > rank)
+    throw LowerError("pad has " + std::to_string(p.size()) + " entries");
+  std::vector<int64_t> low(rank, 0);
+  for (size_t k = 0; k < p.size() / 2; ++k)
+    low[rank - 1 - k] = p[2 * k];
+  DType dtype = rt.dtype;
+  Exprs outSizes = rt.sizes;
+  Loader f = [x, low, outSizes, dtype, fillValue](BodyBuilder &bb, const Exprs &idx) {
+    SymContext &sx = bb.syms();
+    Exprs in;
+    std::optional<uint32_t> cond;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      in.push_back(sx.sub(idx[d], sx.constant(low[d])));
+      if (low[d] == 0 && x->sizes[d] == outSizes[d])
+        continue;
+      uint32_t c = emitInRange(bb, in[d], sx.constant(0), x->sizes[d]);
+      cond = cond ? bb.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+    }
+    if (!cond)
+      return bb.cast(emit(bb, *x, in), dtype);
+    return emitMasked(bb, *cond, dtype, [&] { return emit(bb, *x, in); },
+                      bb.cast(bb.constant(DType::Float64, fillValue), dtype));
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 6, {x}, std::move(f)));
+  return Error::success();
+}
+
+// Gathers and pooling --------------------------------------------------------
+
+Error GraphLowerer::index(const Node &n, const OpLowering &) {
+  const Value *self = n.arg("self")->value.values[0];
+  const std::vector<Value *> &indices = n.arg("indices")->value.values;
+  for (const Value *v : indices)
+    // Boolean masks select a data-dependent number of elements.
+    if (v && (v->type().tensor.dtype == DType::Bool || v->type().tensor.dtype == DType::UInt8))
+      return fallback(n);
+  StridedView base = realize(self);
+  DType dtype = value(self)->dtype;
+  const TensorType &rt = resultType(n);
+  size_t selfRank = base.sizes.size();
+  std::vector<size_t> indexed;
+  std::vector<LoweredPtr> idxVals;
+  for (size_t d = 0; d < indices.size(); ++d)
+    if (indices[d]) {
+      indexed.push_back(d);
+      idxVals.push_back(value(indices[d]));
+    }
+  if (indexed.empty())
+    throw LowerError("index.Tensor without index tensors");
+  size_t bRank = rt.rank() + indexed.size() - selfRank;
+  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  size_t bStart = adjacent ? indexed.front() : 0;
+  Loader f = [base, indexed, idxVals, bRank, bStart, dtype](BodyBuilder &bb, const Exprs &idx) {
+    SymContext &sx = bb.syms();
+    Exprs bIdx(idx.begin() + bStart, idx.begin() + bStart + bRank);
+    Exprs in(base.sizes.size(), nullptr);
+    std::vector<uint32_t> indirect;
+    VarRanges tRanges;
+    for (size_t k = 0; k < indexed.size(); ++k) {
+      size_t d = indexed[k];
+      uint32_t t = bb.cast(emitBroadcast(bb, *idxVals[k], bIdx), DType::Int64);
+      uint32_t neg = bb.compute(ScalarOp::Lt, DType::Bool, {t, bb.constant(DType::Int64, 0)});
+      uint32_t wrapped = bb.compute(ScalarOp::Add, DType::Int64, {t, bb.index(base.sizes[d])});
+      indirect.push_back(bb.compute(ScalarOp::Where, DType::Int64, {neg, wrapped, t}));
+      in[d] = sx.symbol(loopVar('t', k));
+      tRanges[loopVar('t', k)] = loopVarRange(base.sizes[d], bb.ranges());
+    }
+    size_t next = 0;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (in[d])
+        continue;
+      if (next == bStart)
+        next += bRank;
+      in[d] = idx[next++];
+    }
+    return bb.load(base.buffer, dtype, dot(sx, in, base.strides, base.offset), std::move(indirect),
+                   tRanges);
+  };
+  define(n.results()[0], pointwise(dtype, rt.sizes, 1 + 4 * static_cast<unsigned>(indexed.size()),
+                                   idxVals, std::move(f)));
+  return Error::success();
+}
+
+Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
+  if (n.results().size() > 1 && uses_.count(n.results()[1]) && uses_.at(n.results()[1]) > 0)
+    return fallback(n);
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  // Each window argument holds one value per spatial dim, or one for both;
+  // an absent or empty stride means the kernel size.
+  auto pair = [&](const char *name, std::vector<int64_t> dflt) {
+    std::vector<int64_t> v = ArgReader(n.args()).has(name) ? ints(n, name) : dflt;
+    if (v.empty())
+      v = dflt;
+    if (v.size() == 1)
+      v.push_back(v[0]);
+    if (v.size() != 2)
+      throw LowerError(std::string("argument '") + name + "' needs 1 or 2 values");
+    return v;
+  };
+  std::vector<int64_t> kernel = pair("kernel_size", {});
+  std::vector<int64_t> stride = pair("stride", kernel);
+  std::vector<int64_t> padding = pair("padding", {0, 0});
+  std::vector<int64_t> dilation = pair("dilation", {1, 1});
+  bool ceilMode = ArgReader(n.args()).boolean("ceil_mode", false);
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  size_t rank = rt.rank();
+  if (rank < 3 || x->sizes.size() != rank)
+    throw LowerError("max_pool2d expects 3 or 4 dimensions");
+  Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
+  Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
+  LoopNode node;
+  node.reduce = ReduceKind::Max;
+  node.reductionRanges = inner;
+  BodyBuilder b = builder(outer, inner);
+  Exprs in(ivars.begin(), ivars.end() - 2);
+  std::optional<uint32_t> cond;
+  for (size_t k = 0; k < 2; ++k) {
+    const SymExpr *pos =
+        sx_.add(sx_.sub(sx_.mul(ivars[rank - 2 + k], sx_.constant(stride[k])),
+                        sx_.constant(padding[k])),
+                sx_.mul(rvars[k], sx_.constant(dilation[k])));
+    in.push_back(pos);
+    // Without padding or ceil_mode every window lies inside the input.
+    if (padding[k] == 0 && !ceilMode)
+      continue;
+    uint32_t c = emitInRange(b, pos, sx_.constant(0), x->sizes[rank - 2 + k]);
+    cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+  }
+  uint32_t v;
+  if (cond)
+    v = emitMasked(b, *cond, x->dtype, [&] { return emit(b, *x, in); },
+                   b.constant(x->dtype, -std::numeric_limits<double>::infinity()));
+  else
+    v = emit(b, *x, in);
+  addReduction(std::move(node), std::move(b), v, result);
+  return Error::success();
+}
+
+// Calls ----------------------------------------------------------------------
+
+Error GraphLowerer::externCall(const Node &n, const OpLowering &) {
+  return callNode(n, LoopNode::Kind::Extern);
+}
+
+Error GraphLowerer::fallback(const Node &n) {
+  if (options_.noFallback)
+    return makeError() << where(n) << ": no lowering for " << n.op()
+                       << (reducedPrecision(n) ? " on float16/bfloat16 values" : "");
+  report_.fallbacks.push_back("node '" + nodeName(n) + "': " + n.op());
+  return callNode(n, LoopNode::Kind::Fallback);
+}
+
+Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
+  LoopNode node;
+  node.kind = kind;
+  node.name = nodeName(n);
+  node.origin = nodeName(n);
+  node.op = n.op();
+  auto input = [&](const Value *v) -> int64_t {
+    StridedView view = realize(v);
+    node.inputs.push_back(bufferView(value(v)->dtype, view));
+    return static_cast<int64_t>(node.inputs.size() - 1);
+  };
+  for (const NamedArg &a : n.args()) {
+    LoopArg arg{a.name, a.keywordOnly, a.value};
+    switch (a.value.kind) {
+    case ArgKind::Tensor:
+    case ArgKind::Tensors:
+    case ArgKind::OptionalTensors:
+      arg.value.values.clear();
+      arg.value.ints.clear();
+      for (const Value *v : a.value.values)
+        arg.value.ints.push_back(v ? input(v) : -1);
+      break;
+    case ArgKind::SymInt:
+    case ArgKind::SymInts:
+    case ArgKind::SymFloat:
+    case ArgKind::SymBool:
+      for (const Value *v : a.value.values)
+        if (v)
+          return makeError() << where(n) << ": argument '" << a.name
+                             << "' is symbolic; not supported by gc-lower";
+      arg.value.values.clear();
+      break;
+    default:
+      break;
+    }
+    node.args.push_back(std::move(arg));
+  }
+  for (const Value *r : n.results()) {
+    if (!r->type().isTensor())
+      return makeError() << where(n) << ": result '" << r->name() << "' is not a tensor";
+    const TensorType &t = r->type().tensor;
+    uint32_t buf = resultBuffer(r, t, false);
+    StridedView view{buf, t.sizes, out_.buffers[buf].strides, sx_.constant(0)};
+    node.outputs.push_back(bufferView(t.dtype, view));
+    vals_[r] = stridedLowered(t.dtype, view);
+  }
+  addNode(std::move(node));
+  return Error::success();
+}
+
+// Driver ---------------------------------------------------------------------
+
+bool reducedPrecision(const Node &n) {
+  auto low = [](const Value *v) {
+    return v && v->type().isTensor() &&
+           (v->type().tensor.dtype == DType::Float16 || v->type().tensor.dtype == DType::BFloat16);
+  };
+  for (const Value *r : n.results())
+    if (low(r))
+      return true;
+  for (const NamedArg &a : n.args())
+    for (const Value *v : a.value.values)
+      if (low(v))
+        return true;
+  return false;
+}
+
+Error GraphLowerer::lowerNode(const Node &n) {
+  const OpLowering *l = lowerings().find(n.op());
+  if (!l || reducedPrecision(n))
+    return fallback(n);
+  for (const Value *r : n.results())
+    if (!r->type().isTensor())
+      return fallback(n);
+  try {
+    return (this->*(l->fn))(n, *l);
+  } catch (const std::exception &e) {
+    return makeError() << where(n) << ": " << e.what();
+  }
+}
+
+Error GraphLowerer::run() {
+  out_.inputSpecs = g_.inputSpecs();
+  out_.outputSpecs = g_.outputSpecs();
+  for (size_t i = 0; i < g_.inputs().size(); ++i) {
+    const Value *v = g_.inputs()[i];
+    if (!v->type().isTensor())
+      return makeError() << "graph '" << g_.name() << "': input '" << v->name()
+                         << "' is not a tensor; not supported by gc-lower";
+    const TensorType &t = v->type().tensor;
+    uint32_t buf = addBuffer(v->name(), BufferKind::Input, t.dtype, t.sizes, t.strides, false);
+    out_.inputs.push_back(LoopBinding{v->name(), buf, t});
+    vals_[v] = stridedLowered(t.dtype, StridedView{buf, t.sizes, t.strides, sx_.constant(0)});
+  }
+
+  for (const Value *v : g_.outputs())
+    ++uses_[v];
+  for (auto it = g_.nodes().rbegin(); it != g_.nodes().rend(); ++it) {
+    const Node &n = **it;
+    unsigned through = 0;
+    if (isViewOp(n.op()))
+      for (const Value *r : n.results())
+        through += uses_.count(r) ? uses_.at(r) : 0;
+    for (const NamedArg &a : n.args())
+      for (const Value *v : a.value.values)
+        if (v)
+          uses_[v] += isViewOp(n.op()) ? through : 1;
+  }
+
+  outputBindings_.resize(g_.outputs().size());
+  std::map<const Value *, int> seen;
+  for (size_t i = 0; i < g_.outputs().size(); ++i)
+    ++seen[g_.outputs()[i]];
+  for (size_t i = 0; i < g_.outputs().size(); ++i) {
+    const Value *v = g_.outputs()[i];
+    if (seen[v] == 1 && v->definingNode() && g_.outputSpecs()[i].aliasOf.empty() &&
+        v->type().isTensor())
+      ownedOutput_[v] = static_cast<int>(i);
+  }
+
+  for (const auto &node : g_.nodes())
+    GC_RETURN_IF_ERROR(lowerNode(*node));
+
+  for (size_t i = 0; i < g_.outputs().size(); ++i) {
+    if (outputBindings_[i])
+      continue;
+    const Value *v = g_.outputs()[i];
+    if (!v->type().isTensor())
+      return makeError() << "graph '" << g_.name() << "': output '" << v->name()
+                         << "' is not a tensor; not supported by gc-lower";
+    TensorType t = v->type().tensor;
+    t.strides = denseStrides(sx_, t);
+    t.storageOffset = sx_.constant(0);
+    std::string name = "out" + std::to_string(i);
+    uint32_t buf = addBuffer(name, BufferKind::Output, t.dtype, t.sizes, t.strides, false);
+    writePointwise(name, v->name(), *value(v), buf);
+    outputBindings_[i] = LoopBinding{v->name(), buf, std::move(t)};
+  }
+  for (std::optional<LoopBinding> &b : outputBindings_)
+    out_.outputs.push_back(std::move(*b));
+  return Error::success();
+}
+
+} // namespace
+
+Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
+  if (module.level() != Level::Core && module.level() != Level::Partitioned)
+    return makeError() << "gc-lower expects a module at the core or partitioned level, got "
+                       << levelName(module.level());
+  LowerReport report;
+  for (const auto &g : module.graphs()) {
+    LoopGraph &lg = module.addLoopGraph(g->name());
+    GraphLowerer lowerer(module, *g, options, lg, report);
+    GC_RETURN_IF_ERROR(lowerer.run());
+  }
+  module.clearGraphs();
+  module.setLevel(Level::Loops);
+  return report;
+}
+
+std::vector<std::string> loweredOps() { return lowerings().ops(); }
+
+} // namespace gc

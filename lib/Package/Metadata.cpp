@@ -1,0 +1,88 @@
+//===- Metadata.cpp - The package's metadata JSON -------------------------===//
+#include "Metadata.h"
+
+#include "gc/IR/LoopIR.h"
+
+#include <nlohmann/json.hpp>
+
+namespace gc::package {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json shapeJson(const std::vector<const SymExpr *> &sizes) {
+  Json shape = Json::array();
+  for (const SymExpr *s : sizes)
+    shape.push_back(s->isConst() ? Json(s->constant()) : Json(s->str()));
+  return shape;
+}
+
+Json tensorJson(const std::string &name, std::string_view kind, const std::string &target,
+                const TensorType &type) {
+  Json j;
+  j["name"] = name;
+  j["kind"] = kind;
+  if (!target.empty())
+    j["target"] = target;
+  j["dtype"] = dtypeName(type.dtype);
+  j["shape"] = shapeJson(type.sizes);
+  return j;
+}
+
+Json graphJson(const LoopGraph &g) {
+  Json j;
+  j["name"] = g.name;
+  j["target"] = g.plan.target;
+  j["kernels"] = g.plan.kernels.size();
+  j["arena_bytes"] = g.plan.arenaBytes;
+  Json inputs = Json::array();
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.inputSpecs[i].kind == InputKind::UserInput)
+      inputs.push_back(tensorJson(g.inputs[i].name, inputKindName(g.inputSpecs[i].kind),
+                                  g.inputSpecs[i].target, g.inputs[i].type));
+  j["inputs"] = inputs;
+  Json weights = Json::array();
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.inputSpecs[i].kind != InputKind::UserInput)
+      weights.push_back(g.inputSpecs[i].target);
+  j["weights"] = weights;
+  Json outputs = Json::array(), mutated = Json::array();
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const OutputSpec &spec = g.outputSpecs[i];
+    outputs.push_back(
+        tensorJson(g.outputs[i].name, outputKindName(spec.kind), spec.target, g.outputs[i].type));
+    if (spec.kind == OutputKind::BufferMutation)
+      mutated.push_back(spec.target);
+  }
+  j["outputs"] = outputs;
+  j["mutated_buffers"] = mutated;
+  return j;
+}
+
+} // namespace
+
+std::string packageMetadata(const Module &m, const PackageOptions &options) {
+  Json j;
+  j["format"] = kPackageFormat;
+  j["version"] = std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor);
+  j["gc_version"] = GC_VERSION;
+  j["producer"] = m.producer();
+  j["flags"] = Json{{"linker", options.linker}};
+  Json symbols = Json::array();
+  for (const auto &[name, range] : m.syms().ranges()) {
+    Json s;
+    s["name"] = name;
+    s["min"] = range.min;
+    s["max"] = range.max == SymRange::kUnbounded ? Json(nullptr) : Json(range.max);
+    symbols.push_back(s);
+  }
+  j["symbols"] = symbols;
+  Json graphs = Json::array();
+  for (const auto &g : m.loopGraphs())
+    graphs.push_back(graphJson(*g));
+  j["graphs"] = graphs;
+  return j.dump(2) + "\n";
+}
+
+} // namespace gc::package

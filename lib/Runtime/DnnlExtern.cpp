@@ -1,0 +1,308 @@
+//===- DnnlExtern.cpp - Extern nodes run by oneDNN ------------------------===//
+#include "DnnlExtern.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <optional>
+#include <unordered_map>
+
+namespace gc {
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+constexpr int64_t kF32Bytes = 4;
+const char *kMm = "aten.mm.default";
+const char *kBmm = "aten.bmm.default";
+const char *kConvolution = "aten.convolution.default";
+
+const LoopArg *findArg(const LoopNode &node, std::string_view name) {
+  for (const LoopArg &a : node.args)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+/// The index into node.inputs of a tensor argument, or nullopt for None.
+std::optional<size_t> tensorArg(const LoopNode &node, std::string_view name) {
+  const LoopArg *a = findArg(node, name);
+  if (!a || a->value.kind != ArgKind::Tensor || a->value.ints.empty() || a->value.ints[0] < 0 ||
+      static_cast<size_t>(a->value.ints[0]) >= node.inputs.size())
+    return std::nullopt;
+  return static_cast<size_t>(a->value.ints[0]);
+}
+
+/// An int list argument with `n` entries; a one-entry list stands for all.
+std::optional<Dims> intsArg(const LoopNode &node, std::string_view name, size_t n) {
+  const LoopArg *a = findArg(node, name);
+  if (!a)
+    return std::nullopt;
+  const std::vector<int64_t> &v = a->value.ints;
+  if (v.size() == n)
+    return Dims(v.begin(), v.end());
+  if (v.size() == 1)
+    return Dims(n, v[0]);
+  return std::nullopt;
+}
+
+int64_t intArg(const LoopNode &node, std::string_view name, int64_t dflt) {
+  const LoopArg *a = findArg(node, name);
+  return a && !a->value.ints.empty() ? a->value.ints[0] : dflt;
+}
+
+memory::desc plainDesc(const StridedLayout &l) {
+  return memory::desc(Dims(l.sizes.begin(), l.sizes.end()), memory::data_type::f32,
+                      Dims(l.strides.begin(), l.strides.end()));
+}
+
+/// A tensor the call reads or writes: the caller's view, and where the
+/// primitive wants a layout of its own, a memory in that layout and the
+/// reorder between them.
+struct Operand {
+  int arg = 0;         ///< DNNL_ARG_*
+  uint32_t buffer = 0; ///< LoopGraph buffer
+  int64_t byteOffset = 0;
+  memory user;
+  std::optional<memory> own;
+  std::optional<dnnl::reorder> reorder;
+  bool isOutput = false;
+};
+
+class PrimitiveCall final : public DnnlCall {
+public:
+  PrimitiveCall(dnnl::stream &stream, dnnl::primitive prim, std::vector<Operand> operands)
+      : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)) {}
+
+  Error run(char *const *buffers) override {
+    try {
+      std::unordered_map<int, memory> args;
+      for (Operand &op : operands_) {
+        op.user.set_data_handle(buffers[op.buffer] + op.byteOffset);
+        if (op.reorder && !op.isOutput)
+          op.reorder->execute(stream_, op.user, *op.own);
+        args.emplace(op.arg, op.own ? *op.own : op.user);
+      }
+      prim_.execute(stream_, args);
+      for (Operand &op : operands_)
+        if (op.reorder && op.isOutput)
+          op.reorder->execute(stream_, *op.own, op.user);
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return makeError() << "oneDNN: " << e.what();
+    }
+    return Error::success();
+  }
+
+private:
+  dnnl::stream &stream_;
+  dnnl::primitive prim_;
+  std::vector<Operand> operands_;
+};
+
+/// Views of one call, checked for what every primitive here needs: f32, no
+/// empty tensor.
+struct Views {
+  const LoopNode &node;
+  const std::vector<StridedLayout> &inputs;
+  const std::vector<StridedLayout> &outputs;
+
+  bool usable() const {
+    auto ok = [](const BufferView &v, const StridedLayout &l) {
+      return v.type.dtype == DType::Float32 && l.numel() > 0;
+    };
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!ok(node.inputs[i], inputs[i]))
+        return false;
+    return outputs.size() == 1 && ok(node.outputs[0], outputs[0]);
+  }
+  Operand input(size_t i, int arg, const dnnl::engine &eng) const {
+    return {arg, node.inputs[i].buffer, inputs[i].offset * kF32Bytes,
+            memory(plainDesc(inputs[i]), eng, nullptr), {}, {}, false};
+  }
+  Operand output(int arg, const dnnl::engine &eng) const {
+    return {arg, node.outputs[0].buffer, outputs[0].offset * kF32Bytes,
+            memory(plainDesc(outputs[0]), eng, nullptr), {}, {}, true};
+  }
+};
+
+/// The post-ops of `node` as oneDNN post-ops on a result of rank `rank`
+/// whose bias runs along `biasDim`; binary post-ops add their operands.
+std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t biasDim,
+                                         const dnnl::engine &eng, std::vector<Operand> &operands) {
+  dnnl::post_ops po;
+  for (const PostOp &p : v.node.postOps) {
+    int index = po.len();
+    int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1;
+    switch (p.kind) {
+    case PostOp::Kind::AddBias: {
+      const StridedLayout &bias = v.inputs[p.input];
+      if (bias.sizes.size() != 1)
+        return std::nullopt;
+      Dims dims(rank, 1), strides(rank, 1);
+      dims[biasDim] = bias.sizes[0];
+      strides[biasDim] = bias.strides[0];
+      memory::desc md(dims, memory::data_type::f32, strides);
+      po.append_binary(dnnl::algorithm::binary_add, md);
+      operands.push_back({arg, v.node.inputs[p.input].buffer, bias.offset * kF32Bytes,
+                          memory(md, eng, nullptr), {}, {}, false});
+      break;
+    }
+    case PostOp::Kind::Add: {
+      if (v.inputs[p.input].sizes != v.outputs[0].sizes)
+        return std::nullopt;
+      Operand op = v.input(p.input, arg, eng);
+      po.append_binary(dnnl::algorithm::binary_add, op.user.get_desc());
+      operands.push_back(std::move(op));
+      break;
+    }
+    case PostOp::Kind::Relu:
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+    case PostOp::Kind::GeluErf:
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      break;
+    case PostOp::Kind::GeluTanh:
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+      break;
+    }
+  }
+  return po;
+}
+
+/// Gives `op` a memory of its own when the primitive wants another layout.
+void bindLayout(Operand &op, const memory::desc &wanted, const dnnl::engine &eng) {
+  if (wanted == op.user.get_desc())
+    return;
+  op.own = memory(wanted, eng);
+  op.reorder = op.isOutput ? dnnl::reorder(*op.own, op.user) : dnnl::reorder(op.user, *op.own);
+}
+
+std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, size_t rank, const dnnl::engine &eng,
+                                        dnnl::stream &stream) {
+  std::optional<size_t> a = tensorArg(v.node, "self"), b = tensorArg(v.node, "mat2");
+  if (!a || !b || v.inputs[*a].sizes.size() != rank || v.inputs[*b].sizes.size() != rank ||
+      v.outputs[0].sizes.size() != rank)
+    return nullptr;
+  std::vector<Operand> ops = {v.input(*a, DNNL_ARG_SRC, eng), v.input(*b, DNNL_ARG_WEIGHTS, eng),
+                              v.output(DNNL_ARG_DST, eng)};
+  std::optional<dnnl::post_ops> po = makePostOps(v, rank, rank - 1, eng, ops);
+  if (!po)
+    return nullptr;
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(*po);
+  dnnl::matmul::desc desc(ops[0].user.get_desc(), ops[1].user.get_desc(), ops[2].user.get_desc());
+  dnnl::matmul::primitive_desc pd(desc, attr, eng);
+  return std::make_unique<PrimitiveCall>(stream, dnnl::matmul(pd), std::move(ops));
+}
+
+std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine &eng,
+                                             dnnl::stream &stream) {
+  std::optional<size_t> x = tensorArg(v.node, "input"), w = tensorArg(v.node, "weight");
+  std::optional<size_t> bias = tensorArg(v.node, "bias");
+  if (!x || !w || intArg(v.node, "transposed", 0) != 0)
+    return nullptr;
+  const StridedLayout &src = v.inputs[*x], &wei = v.inputs[*w], &dst = v.outputs[0];
+  size_t rank = src.sizes.size();
+  if (rank < 3 || rank > 5 || wei.sizes.size() != rank || dst.sizes.size() != rank)
+    return nullptr;
+  size_t spatial = rank - 2;
+  std::optional<Dims> stride = intsArg(v.node, "stride", spatial);
+  std::optional<Dims> padding = intsArg(v.node, "padding", spatial);
+  std::optional<Dims> dilation = intsArg(v.node, "dilation", spatial);
+  int64_t groups = intArg(v.node, "groups", 1);
+  int64_t outChannels = wei.sizes[0];
+  if (!stride || !padding || !dilation || groups < 1 || outChannels % groups != 0)
+    return nullptr;
+  // oneDNN counts dilation from 0 (no gap), torch from 1.
+  Dims dilates = *dilation;
+  for (int64_t &d : dilates)
+    d -= 1;
+
+  std::vector<Operand> ops = {v.input(*x, DNNL_ARG_SRC, eng), v.input(*w, DNNL_ARG_WEIGHTS, eng),
+                              v.output(DNNL_ARG_DST, eng)};
+  if (groups > 1) {
+    // Weights [O, I/g, k...] seen as [g, O/g, I/g, k...].
+    Dims dims = {groups, outChannels / groups}, strides = {wei.strides[0] * (outChannels / groups),
+                                                           wei.strides[0]};
+    dims.insert(dims.end(), wei.sizes.begin() + 1, wei.sizes.end());
+    strides.insert(strides.end(), wei.strides.begin() + 1, wei.strides.end());
+    ops[1].user = memory(memory::desc(dims, memory::data_type::f32, strides), eng, nullptr);
+  }
+  memory::desc biasDesc;
+  if (bias) {
+    if (v.inputs[*bias].sizes != std::vector<int64_t>{outChannels})
+      return nullptr;
+    ops.push_back(v.input(*bias, DNNL_ARG_BIAS, eng));
+    biasDesc = ops.back().user.get_desc();
+  }
+  std::optional<dnnl::post_ops> po = makePostOps(v, rank, 1, eng, ops);
+  if (!po)
+    return nullptr;
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(*po);
+
+  // Optimized convolutions want blocked layouts: ask for the primitive's
+  // choice first, and settle for the caller's layouts (which a reference
+  // implementation always takes) only if that fails.
+  auto any = [](const memory &m) {
+    return memory::desc(m.get_desc().dims(), memory::data_type::f32, memory::format_tag::any);
+  };
+  std::optional<dnnl::convolution_forward::primitive_desc> pd;
+  for (bool chosen : {true, false}) {
+    try {
+      memory::desc s = chosen ? any(ops[0].user) : ops[0].user.get_desc();
+      memory::desc k = chosen ? any(ops[1].user) : ops[1].user.get_desc();
+      memory::desc d = chosen ? any(ops[2].user) : ops[2].user.get_desc();
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                           dnnl::algorithm::convolution_direct, s, k, biasDesc, d,
+                                           *stride, dilates, *padding, *padding);
+      pd.emplace(desc, attr, eng);
+      break;
+    } catch (const dnnl::error &) {
+      if (!chosen)
+        throw;
+    }
+  }
+  bindLayout(ops[0], pd->src_desc(), eng);
+  bindLayout(ops[1], pd->weights_desc(), eng);
+  bindLayout(ops[2], pd->dst_desc(), eng);
+  return std::make_unique<PrimitiveCall>(stream, dnnl::convolution_forward(*pd), std::move(ops));
+}
+
+} // namespace
+
+struct DnnlContext::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+DnnlContext::DnnlContext() : impl_(std::make_unique<Impl>()) {}
+DnnlContext::~DnnlContext() = default;
+
+bool DnnlContext::supports(const std::string &op) {
+  return op == kMm || op == kBmm || op == kConvolution;
+}
+
+std::unique_ptr<DnnlCall> DnnlContext::prepare(const LoopNode &node,
+                                               const std::vector<StridedLayout> &inputs,
+                                               const std::vector<StridedLayout> &outputs) {
+  Views v{node, inputs, outputs};
+  if (!v.usable())
+    return nullptr;
+  // A primitive oneDNN refuses to make means the reference kernel runs.
+  try {
+    if (node.op == kMm)
+      return prepareMatmul(v, 2, impl_->engine, impl_->stream);
+    if (node.op == kBmm)
+      return prepareMatmul(v, 3, impl_->engine, impl_->stream);
+    if (node.op == kConvolution)
+      return prepareConvolution(v, impl_->engine, impl_->stream);
+  } catch (const dnnl::error &) {
+    return nullptr;
+  }
+  return nullptr;
+}
+
+} // namespace gc

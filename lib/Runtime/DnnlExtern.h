@@ -1,0 +1,51 @@
+//===- DnnlExtern.h - Extern nodes run by oneDNN ----------------*- C++ -*-===//
+//
+// Matrix products and convolutions, with their post-ops fused, as oneDNN
+// primitives. A primitive is made for one set of evaluated layouts and kept
+// by the caller for as long as those layouts hold.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_LIB_RUNTIME_DNNLEXTERN_H
+#define GC_LIB_RUNTIME_DNNLEXTERN_H
+
+#include "StridedLayout.h"
+
+#include "gc/IR/LoopIR.h"
+
+#include <memory>
+
+namespace gc {
+
+/// One prepared oneDNN call.
+class DnnlCall {
+public:
+  virtual ~DnnlCall() = default;
+  virtual Error run(char *const *buffers) = 0;
+};
+
+/// An engine and a stream, shared by the calls it prepares.
+class DnnlContext {
+public:
+  DnnlContext();
+  ~DnnlContext();
+  DnnlContext(const DnnlContext &) = delete;
+  DnnlContext &operator=(const DnnlContext &) = delete;
+
+  /// Whether oneDNN can run `op` at all; other extern ops take the
+  /// reference kernel.
+  static bool supports(const std::string &op);
+
+  /// The call for `node` with these input and output view layouts, or null
+  /// when oneDNN cannot do it (a dtype other than f32, a transposed
+  /// convolution, an empty tensor, a layout no primitive accepts).
+  std::unique_ptr<DnnlCall> prepare(const LoopNode &node, const std::vector<StridedLayout> &inputs,
+                                    const std::vector<StridedLayout> &outputs);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace gc
+
+#endif // GC_LIB_RUNTIME_DNNLEXTERN_H

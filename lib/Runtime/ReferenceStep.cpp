@@ -1,0 +1,89 @@
+//===- ReferenceStep.cpp - A loop node run by its reference kernel --------===//
+#include "ReferenceStep.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace gc {
+
+namespace {
+
+/// Copies a view of a buffer into a new contiguous tensor.
+Tensor readView(const char *base, const BufferView &view, const StridedLayout &layout) {
+  Tensor t = Tensor::zeros(view.type.dtype, layout.sizes);
+  unsigned elem = dtypeSize(view.type.dtype);
+  copyStrided(reinterpret_cast<char *>(t.storage()->data()), t.strides(),
+              base + layout.offset * elem, layout.strides, layout.sizes, elem);
+  return t;
+}
+
+double gelu(double x, PostOp::Kind kind) {
+  if (kind == PostOp::Kind::GeluErf)
+    return 0.5 * x * (1 + std::erf(x / std::numbers::sqrt2));
+  double inner = std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1 + std::tanh(inner));
+}
+
+/// What oneDNN would have fused into the op, done on the result. A bias
+/// runs along the channels of a convolution and the last dim otherwise.
+void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor> &inputs) {
+  if (node.postOps.empty())
+    return;
+  size_t biasDim = node.op == "aten.convolution.default" ? 1 : result.sizes().size() - 1;
+  forEachIndex(result.sizes(), [&](const Shape &idx) {
+    double v = result.getDouble(idx);
+    for (const PostOp &p : node.postOps) {
+      switch (p.kind) {
+      case PostOp::Kind::AddBias:
+        v += inputs[p.input].getDouble({idx[biasDim]});
+        break;
+      case PostOp::Kind::Add:
+        v += inputs[p.input].getDouble(idx);
+        break;
+      case PostOp::Kind::Relu:
+        v = v < 0 ? 0 : v;
+        break;
+      case PostOp::Kind::GeluErf:
+      case PostOp::Kind::GeluTanh:
+        v = gelu(v, p.kind);
+        break;
+      }
+    }
+    result.setDouble(idx, v);
+  });
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ReferenceStep>> ReferenceStep::create(const LoopNode &node) {
+  for (const PostOp &p : node.postOps)
+    if (p.input >= node.inputs.size())
+      return makeError() << "node '" << node.name << "': a post-op reads input " << p.input
+                         << " of " << node.inputs.size();
+  Expected<ReferenceCall> call = ReferenceCall::create(node);
+  if (!call)
+    return call.error();
+  return std::unique_ptr<ReferenceStep>(new ReferenceStep(node, call.take()));
+}
+
+Error ReferenceStep::run(char *const *buffers, const std::vector<StridedLayout> &inputs,
+                         const std::vector<StridedLayout> &outputs) const {
+  std::vector<Tensor> in, out;
+  for (size_t i = 0; i < node_.inputs.size(); ++i)
+    in.push_back(readView(buffers[node_.inputs[i].buffer], node_.inputs[i], inputs[i]));
+  for (size_t i = 0; i < node_.outputs.size(); ++i)
+    out.push_back(Tensor::zeros(node_.outputs[i].type.dtype, outputs[i].sizes));
+  GC_RETURN_IF_ERROR(call_.run(in, out));
+  if (!out.empty())
+    applyPostOps(out[0], node_, in);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const BufferView &view = node_.outputs[i];
+    unsigned elem = dtypeSize(view.type.dtype);
+    copyStrided(buffers[view.buffer] + outputs[i].offset * elem, outputs[i].strides,
+                reinterpret_cast<const char *>(out[i].storage()->data()), out[i].strides(),
+                out[i].sizes(), elem);
+  }
+  return Error::success();
+}
+
+} // namespace gc

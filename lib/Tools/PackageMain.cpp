@@ -1,0 +1,43 @@
+//===- PackageMain.cpp - The gc-package driver ----------------------------===//
+#include "gc/Tools/PackageMain.h"
+
+#include "gc/Package/Package.h"
+#include "gc/Support/FileSystem.h"
+#include "gc/Tools/ToolSupport.h"
+
+namespace gc {
+
+int packageMain(int argc, char **argv) {
+  CLI::App app("gc-package: a kernels-level graph file (from gc-codegen) to a deployable "
+               "package");
+  std::string input;
+  // Only the output path and the depfile: a package has one form, so the
+  // --emit of the graph tools does not apply.
+  OutputOptions out;
+  PackageOptions options;
+  app.add_option("input", input, "Graph file at the kernels level ('-' for stdin)")->required();
+  app.add_option("-o", out.path, "Output package ('-' for stdout)")->default_val("-");
+  app.add_option("--depfile", out.depfile,
+                 "(also -MF FILE) Write a Makefile-syntax depfile of the files the package was "
+                 "made from");
+  app.add_option("--linker", options.linker,
+                 "The ld-compatible linker that makes the kernels' shared libraries")
+      ->default_val(options.linker);
+  int exitCode = 0;
+  if (!parseCommandLine(app, argc, argv, exitCode))
+    return exitCode;
+
+  Expected<std::unique_ptr<Module>> m = readModuleFile(input);
+  if (!m)
+    return reportError("gc-package", m.error());
+  Expected<std::string> bytes = buildPackage(**m, options);
+  if (!bytes)
+    return reportError("gc-package", bytes.error().withContext("'" + input + "'"));
+  if (Error e = writeFileAtomic(out.path, *bytes))
+    return reportError("gc-package", e);
+  if (Error e = out.writeDepfile(moduleDependencies(input, **m)))
+    return reportError("gc-package", e);
+  return 0;
+}
+
+} // namespace gc

@@ -1,0 +1,328 @@
+//===- gcrt.cpp - The gc runtime's C API ----------------------------------===//
+//
+// A thin layer over gcPackage: handles own C++ objects, errors become a
+// status and a thread-local message, and no exception crosses into C.
+//
+//===----------------------------------------------------------------------===//
+#include "gcrt/gcrt.h"
+
+#include "gc/IR/LoopIR.h"
+#include "gc/Package/Package.h"
+
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace gc;
+
+static_assert(static_cast<int>(DType::Bool) == GCRT_BOOL &&
+              static_cast<int>(DType::Int64) == GCRT_INT64 &&
+              static_cast<int>(DType::BFloat16) == GCRT_BFLOAT16 &&
+              static_cast<int>(DType::Float64) == GCRT_FLOAT64 && kNumDTypes == 10,
+              "gcrt_dtype mirrors gc::DType");
+
+thread_local std::string lastError;
+
+gcrt_status fail(gcrt_status status, const std::string &message) {
+  lastError = message;
+  return status;
+}
+
+/// Runs `body`, turning an escaping exception (memory exhaustion) into a
+/// status, since nothing may unwind into C.
+template <typename F> gcrt_status guarded(F &&body) {
+  lastError.clear();
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(GCRT_ERROR_RUNTIME, "out of memory");
+  } catch (const std::exception &e) {
+    return fail(GCRT_ERROR_RUNTIME, e.what());
+  }
+}
+
+/// A gcrt_tensor_info with the storage it points into.
+struct TensorInfo {
+  std::string name, role, target;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> sizes, minSizes, maxSizes;
+
+  TensorInfo(const SymContext &syms, const std::string &name, std::string_view role,
+             const std::string &target, const TensorType &type)
+      : name(name), role(role), target(target), dtype(type.dtype) {
+    for (const SymExpr *s : type.sizes) {
+      if (s->isConst()) {
+        sizes.push_back(s->constant());
+        minSizes.push_back(s->constant());
+        maxSizes.push_back(s->constant());
+        continue;
+      }
+      // Only a plain symbol has a known range; a compound size is reported
+      // as unbounded rather than guessed.
+      SymRange r;
+      if (s->isSymbol())
+        r = syms.range(s->symbolName()).value_or(SymRange());
+      sizes.push_back(-1);
+      minSizes.push_back(r.min);
+      maxSizes.push_back(r.max == SymRange::kUnbounded ? -1 : r.max);
+    }
+  }
+  gcrt_tensor_info view() const {
+    return gcrt_tensor_info{name.c_str(),     role.c_str(),    target.c_str(),
+                            static_cast<gcrt_dtype>(dtype),   sizes.size(), sizes.data(),
+                            minSizes.data(),  maxSizes.data()};
+  }
+};
+
+struct GraphInfo {
+  std::string name;
+  std::vector<TensorInfo> inputs, outputs;
+};
+
+/// Aligned memory for outputs the runtime allocates.
+struct AlignedDelete {
+  void operator()(char *p) const { ::operator delete(p, std::align_val_t(64)); }
+};
+using OutputMemory = std::unique_ptr<char, AlignedDelete>;
+
+} // namespace
+
+struct gcrt_package {
+  std::shared_ptr<const LoadedPackage> package;
+  std::vector<GraphInfo> graphs;
+};
+
+struct gcrt_context {
+  std::unique_ptr<PackageExecutor> executor;
+  std::vector<OutputMemory> memory;
+  std::vector<std::vector<int64_t>> sizes, strides;
+};
+
+namespace {
+
+gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_package **out) {
+  if (!loaded)
+    return fail(GCRT_ERROR_PACKAGE, loaded.error().message());
+  auto handle = std::make_unique<gcrt_package>();
+  handle->package = loaded.take();
+  const Module &m = handle->package->module();
+  for (const auto &g : m.loopGraphs()) {
+    GraphInfo info{g->name, {}, {}};
+    for (size_t i = 0; i < g->inputs.size(); ++i)
+      if (g->inputSpecs[i].kind == InputKind::UserInput)
+        info.inputs.emplace_back(m.syms(), g->inputs[i].name, inputKindName(InputKind::UserInput),
+                                 g->inputSpecs[i].target, g->inputs[i].type);
+    for (size_t i = 0; i < g->outputs.size(); ++i)
+      info.outputs.emplace_back(m.syms(), g->outputs[i].name,
+                                outputKindName(g->outputSpecs[i].kind),
+                                g->outputSpecs[i].target, g->outputs[i].type);
+    handle->graphs.push_back(std::move(info));
+  }
+  *out = handle.release();
+  return GCRT_OK;
+}
+
+const GraphInfo *graphOf(const gcrt_package *p, size_t graph) {
+  return p && graph < p->graphs.size() ? &p->graphs[graph] : nullptr;
+}
+
+gcrt_status describe(const std::vector<TensorInfo> *list, size_t index, gcrt_tensor_info *out,
+                     const char *what) {
+  if (!list || !out || index >= list->size())
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string("no such ") + what);
+  *out = (*list)[index].view();
+  return GCRT_OK;
+}
+
+/// The caller's tensors as the runtime's; `what` and the index name a bad one.
+Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, const char *what) {
+  std::vector<TensorRef> refs;
+  if (n && !tensors)
+    return makeError() << n << " " << what << "s announced, but the array is null";
+  for (size_t i = 0; i < n; ++i) {
+    const gcrt_tensor &t = tensors[i];
+    if (static_cast<unsigned>(t.dtype) >= static_cast<unsigned>(kNumDTypes))
+      return makeError() << what << " " << i << " has an unknown dtype " << t.dtype;
+    if (t.rank && !t.sizes)
+      return makeError() << what << " " << i << " has rank " << t.rank << " but no sizes";
+    TensorRef r;
+    r.data = t.data;
+    r.dtype = static_cast<DType>(t.dtype);
+    r.sizes.assign(t.sizes, t.sizes + t.rank);
+    if (t.strides)
+      r.strides.assign(t.strides, t.strides + t.rank);
+    refs.push_back(std::move(r));
+  }
+  return refs;
+}
+
+std::vector<int64_t> contiguous(const std::vector<int64_t> &sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
+  return strides;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *gcrt_last_error(void) { return lastError.c_str(); }
+
+const char *gcrt_package_format_version(void) {
+  static const std::string v = std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor);
+  return v.c_str();
+}
+
+gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out) {
+  return guarded([&] {
+    if (!path || !out)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_load_file: null argument");
+    return finishLoad(openPackage(std::string(path)), out);
+  });
+}
+
+gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *name,
+                                     gcrt_package **out) {
+  return guarded([&] {
+    if ((!data && size) || !out)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_load_memory: null argument");
+    std::string bytes(static_cast<const char *>(data), size);
+    return finishLoad(
+        openPackage(MappedFile::fromBuffer(name ? name : "<memory>", std::move(bytes))), out);
+  });
+}
+
+void gcrt_package_free(gcrt_package *package) { delete package; }
+
+size_t gcrt_graph_count(const gcrt_package *package) {
+  return package ? package->graphs.size() : 0;
+}
+
+const char *gcrt_graph_name(const gcrt_package *package, size_t graph) {
+  const GraphInfo *g = graphOf(package, graph);
+  return g ? g->name.c_str() : nullptr;
+}
+
+size_t gcrt_input_count(const gcrt_package *package, size_t graph) {
+  const GraphInfo *g = graphOf(package, graph);
+  return g ? g->inputs.size() : 0;
+}
+
+size_t gcrt_output_count(const gcrt_package *package, size_t graph) {
+  const GraphInfo *g = graphOf(package, graph);
+  return g ? g->outputs.size() : 0;
+}
+
+gcrt_status gcrt_input_info(const gcrt_package *package, size_t graph, size_t index,
+                            gcrt_tensor_info *out) {
+  const GraphInfo *g = graphOf(package, graph);
+  return describe(g ? &g->inputs : nullptr, index, out, "input");
+}
+
+gcrt_status gcrt_output_info(const gcrt_package *package, size_t graph, size_t index,
+                             gcrt_tensor_info *out) {
+  const GraphInfo *g = graphOf(package, graph);
+  return describe(g ? &g->outputs : nullptr, index, out, "output");
+}
+
+gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
+                                gcrt_context **out) {
+  return guarded([&] {
+    if (!package || !out)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_create: null argument");
+    RuntimeOptions options;
+    options.threads = threads;
+    Expected<std::unique_ptr<PackageExecutor>> exec =
+        PackageExecutor::create(package->package, graph, options);
+    if (!exec)
+      return fail(GCRT_ERROR_PACKAGE, exec.error().message());
+    auto context = std::make_unique<gcrt_context>();
+    context->executor = exec.take();
+    *out = context.release();
+    return GCRT_OK;
+  });
+}
+
+void gcrt_context_free(gcrt_context *context) { delete context; }
+
+gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
+                              size_t num_inputs, size_t index, int64_t *sizes, size_t capacity,
+                              size_t *rank) {
+  return guarded([&] {
+    if (!context || !rank || (capacity && !sizes))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_output_sizes: null argument");
+    Expected<std::vector<TensorRef>> refs = refsOf(inputs, num_inputs, "input");
+    if (!refs)
+      return fail(GCRT_ERROR_INPUT, refs.error().message());
+    Expected<std::vector<std::vector<int64_t>>> all = context->executor->outputSizes(*refs);
+    if (!all)
+      return fail(GCRT_ERROR_INPUT, all.error().message());
+    if (index >= all->size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "no output " + std::to_string(index));
+    const std::vector<int64_t> &s = (*all)[index];
+    *rank = s.size();
+    if (capacity < s.size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
+                                                   std::to_string(s.size()) + ", room for " +
+                                                   std::to_string(capacity));
+    std::copy(s.begin(), s.end(), sizes);
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
+                     gcrt_tensor *outputs, size_t num_outputs) {
+  return guarded([&] {
+    if (!context || (num_outputs && !outputs))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run: null argument");
+    PackageExecutor &exec = *context->executor;
+    const LoopGraph &g = exec.graph();
+    Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input");
+    if (!in)
+      return fail(GCRT_ERROR_INPUT, in.error().message());
+    Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(*in);
+    if (!sizes)
+      return fail(GCRT_ERROR_INPUT, sizes.error().message());
+    if (num_outputs != g.outputs.size())
+      return fail(GCRT_ERROR_INPUT, "graph @" + g.name + " has " +
+                                        std::to_string(g.outputs.size()) + " outputs, but " +
+                                        std::to_string(num_outputs) + " were given");
+    context->memory.resize(num_outputs);
+    context->sizes = *sizes;
+    context->strides.resize(num_outputs);
+    std::vector<TensorRef> out;
+    for (size_t i = 0; i < num_outputs; ++i) {
+      gcrt_tensor &t = outputs[i];
+      DType dtype = g.outputs[i].type.dtype;
+      const std::vector<int64_t> &want = context->sizes[i];
+      if (!t.data) {
+        int64_t elements = 1;
+        for (int64_t s : want)
+          elements *= s;
+        context->memory[i].reset(static_cast<char *>(::operator new(
+            std::max<size_t>(elements * dtypeSize(dtype), 1), std::align_val_t(64))));
+        context->strides[i] = contiguous(want);
+        t = gcrt_tensor{context->memory[i].get(), static_cast<gcrt_dtype>(dtype), want.size(),
+                        want.data(), context->strides[i].data()};
+      } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
+                 (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {
+        return fail(GCRT_ERROR_INPUT,
+                    "output " + std::to_string(i) + " ('" + g.outputs[i].name + "') must be " +
+                        std::string(dtypeName(dtype)) + " of rank " +
+                        std::to_string(want.size()) + " with the sizes gcrt_output_sizes gives");
+      }
+    }
+    Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output");
+    if (!refs)
+      return fail(GCRT_ERROR_INPUT, refs.error().message());
+    if (Error e = exec.run(*in, *refs))
+      return fail(GCRT_ERROR_RUNTIME, e.message());
+    return GCRT_OK;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Damages packages and compares .npy outputs, for the package lit tests.
+Plain Python (no numpy), so that it runs under any interpreter lit uses.
+
+usage:
+  pkgtool.py truncate PKG OUT BYTES      the first BYTES bytes of PKG
+  pkgtool.py flip PKG OUT ENTRY          one bit of ENTRY's data flipped (CRC left stale)
+  pkgtool.py set PKG OUT ENTRY TEXT      ENTRY's data replaced by TEXT of the same
+                                         length, with its CRCs updated
+  pkgtool.py list PKG                    per entry: name, method, data offset modulo 64
+  pkgtool.py compare GOT.npy WANT.npy    exit 1 unless allclose (1e-4) float32 arrays
+"""
+import io
+import struct
+import sys
+import zipfile
+import zlib
+
+
+def entry_offsets(data, name):
+    """(local header, data, central header) offsets and the size of entry `name`."""
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = z.getinfo(name)
+    local = info.header_offset
+    name_len, extra_len = struct.unpack_from("<HH", data, local + 26)
+    eocd = data.rindex(b"PK\x05\x06")
+    central = struct.unpack_from("<I", data, eocd + 16)[0]
+    while True:
+        n = struct.unpack_from("<H", data, central + 28)[0]
+        if data[central + 46:central + 46 + n] == name.encode():
+            break
+        central += 46 + n + sum(struct.unpack_from("<HH", data, central + 30))
+    return local, local + 30 + name_len + extra_len, central, info.file_size
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    assert blob[:6] == b"\x93NUMPY", path
+    if blob[6] == 1:
+        hlen, start = struct.unpack_from("<H", blob, 8)[0], 10
+    else:
+        hlen, start = struct.unpack_from("<I", blob, 8)[0], 12
+    header = eval(blob[start:start + hlen].decode("latin1"))
+    assert header["descr"] == "<f4" and not header["fortran_order"], header
+    count = 1
+    for s in header["shape"]:
+        count *= s
+    body = blob[start + hlen:]
+    return header["shape"], struct.unpack("<%df" % count, body[:4 * count])
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "compare":
+        (gshape, got), (wshape, want) = read_npy(sys.argv[2]), read_npy(sys.argv[3])
+        if tuple(gshape) != tuple(wshape):
+            sys.exit("shape %s != %s" % (gshape, wshape))
+        worst = max((abs(g - w) - 1e-4 * abs(w) for g, w in zip(got, want)), default=0)
+        if worst > 1e-4:
+            sys.exit("mismatch: worst excess error %g" % worst)
+        print("match: %d elements" % len(got))
+        return
+    with open(sys.argv[2], "rb") as f:
+        data = bytearray(f.read())
+    if cmd == "list":
+        for info in zipfile.ZipFile(io.BytesIO(bytes(data))).infolist():
+            _, start, _, _ = entry_offsets(bytes(data), info.filename)
+            print(info.filename, info.compress_type, start % 64)
+        return
+    out = sys.argv[3]
+    if cmd == "truncate":
+        data = data[:int(sys.argv[4])]
+    elif cmd == "flip":
+        _, start, _, size = entry_offsets(bytes(data), sys.argv[4])
+        data[start + size // 2] ^= 0x10
+    elif cmd == "set":
+        local, start, central, size = entry_offsets(bytes(data), sys.argv[4])
+        text = sys.argv[5].encode().decode("unicode_escape").encode("latin1")
+        assert len(text) == size, "replacement must keep the entry's size"
+        data[start:start + size] = text
+        crc = zlib.crc32(text) & 0xFFFFFFFF
+        struct.pack_into("<I", data, local + 14, crc)
+        struct.pack_into("<I", data, central + 16, crc)
+    else:
+        sys.exit(__doc__)
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+if __name__ == "__main__":
+    main()

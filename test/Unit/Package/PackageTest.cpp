@@ -1,0 +1,340 @@
+//===- PackageTest.cpp - Writing, reading and running packages ------------===//
+//
+// A hand-built Kernels-level module: y = x + w (w a weight), and z = x * s0
+// where x is f32[s0] with s0 in [1, 64]. Its kernel is C compiled with the
+// system compiler, standing in for gc-codegen's object code.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/IR/LoopIR.h"
+#include "gc/Package/Package.h"
+#include "gc/Support/SHA256.h"
+#include "gc/Support/Zip.h"
+#include "gcrt/gcrt.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace gc;
+
+namespace {
+
+constexpr const char *kKernelSource = R"(
+#include <stdint.h>
+void gc_test_kernel(char *const *buffers, const int64_t *symbols, int64_t begin, int64_t end) {
+  const float *x = (const float *)buffers[0], *w = (const float *)buffers[1];
+  float *y = (float *)buffers[2], *z = (float *)buffers[3];
+  for (int64_t i = begin; i < end; ++i) {
+    y[i] = x[i] + w[i % 4];
+    z[i] = x[i] * (float)symbols[0];
+  }
+}
+)";
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class PackageTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gc-package-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "k.c") << kKernelSource;
+    std::string cmd = "cc -c -fPIC -O1 -o '" + (dir_ / "k.o").string() + "' '" +
+                      (dir_ / "k.c").string() + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    objectCode_ = readFile(dir_ / "k.o");
+    // The weight w (f32[4] = 10, 20, 30, 40) lives at offset 8 of a blob.
+    float w[4] = {10, 20, 30, 40};
+    std::string blob(8, 'x');
+    blob.append(reinterpret_cast<const char *>(w), sizeof w);
+    std::ofstream(dir_ / "w.bin", std::ios::binary) << blob;
+    buildModule();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  TensorType tensor(std::vector<const SymExpr *> sizes) {
+    TensorType t;
+    t.sizes = sizes;
+    t.strides = contiguousStrides(m_.syms(), sizes);
+    t.storageOffset = m_.syms().constant(0);
+    return t;
+  }
+
+  void buildModule() {
+    SymContext &s = m_.syms();
+    m_.setLevel(Level::Kernels);
+    s.setRange("s0", SymRange{1, 64});
+    const SymExpr *s0 = s.symbol("s0"), *four = s.constant(4), *i0 = s.symbol("i0");
+    m_.weightSources().push_back({WeightSource::Kind::Blob, (dir_ / "w.bin").string()});
+    std::string wBytes = readFile(dir_ / "w.bin").substr(8);
+    m_.weights().push_back(Weight{"w", tensor({four}), 0, 8, 16, sha256Hex(wBytes)});
+
+    LoopGraph &g = m_.addLoopGraph("forward");
+    g.buffers = {Buffer{"x", BufferKind::Input, DType::Float32, {s0}, {s.constant(1)}, false},
+                 Buffer{"w", BufferKind::Input, DType::Float32, {four}, {s.constant(1)}, false},
+                 Buffer{"y", BufferKind::Output, DType::Float32, {s0}, {s.constant(1)}, false},
+                 Buffer{"z", BufferKind::Output, DType::Float32, {s0}, {s.constant(1)}, false}};
+    g.inputs = {LoopBinding{"x", 0, tensor({s0})}, LoopBinding{"w", 1, tensor({four})}};
+    g.inputSpecs = {InputSpec{InputKind::UserInput, "x"}, InputSpec{InputKind::Parameter, "w"}};
+    g.outputs = {LoopBinding{"y", 2, tensor({s0})}, LoopBinding{"z", 3, tensor({s0})}};
+    g.outputSpecs = {OutputSpec{OutputKind::UserOutput, "", ""},
+                     OutputSpec{OutputKind::UserOutput, "", ""}};
+    LoopNode n;
+    n.name = "add";
+    n.ranges = {s0};
+    n.output = 2;
+    n.storeIndex = i0;
+    n.body.ops = {BodyOp{BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 0, i0}};
+    g.nodes.push_back(n);
+    g.plan.kernels = {KernelGroup{"gc_test_kernel", {0}, {s0}}};
+    g.plan.steps = {PlanStep{PlanStep::Kind::Kernel, 0, {}, {}}};
+    g.plan.symbols = {"s0"};
+    g.plan.target = "x86-64";
+    g.plan.objectCode = objectCode_;
+    g.plan.objectHash = sha256Hex(objectCode_);
+  }
+
+  std::string build(const PackageOptions &options = {}) {
+    Expected<std::string> bytes = buildPackage(m_, options);
+    EXPECT_TRUE(bool(bytes)) << (bytes ? "" : bytes.error().message());
+    return bytes ? *bytes : std::string();
+  }
+
+  static Expected<std::unique_ptr<LoadedPackage>> open(std::string bytes) {
+    return openPackage(MappedFile::fromBuffer("m.gcpkg", std::move(bytes)));
+  }
+
+  /// `bytes` rebuilt with entry `name` replaced by `data`.
+  static std::string withEntry(const std::string &bytes, const std::string &name,
+                               const std::string &data) {
+    Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", bytes));
+    EXPECT_TRUE(bool(zip));
+    ZipWriter out(64);
+    for (const ZipEntry &e : zip->entries())
+      out.add(e.name, e.name == name ? std::string_view(data) : *zip->read(e));
+    return out.finish();
+  }
+
+  std::filesystem::path dir_;
+  std::string objectCode_;
+  Module m_;
+};
+
+TEST_F(PackageTest, RunsWithWeightsInPlace) {
+  Expected<std::unique_ptr<LoadedPackage>> pkg = open(build());
+  ASSERT_TRUE(bool(pkg)) << pkg.error().message();
+  std::shared_ptr<const LoadedPackage> shared = pkg.take();
+  const Weight &w = *shared->module().weight("w");
+  EXPECT_EQ(w.offset % 64, 0u);
+  EXPECT_EQ(shared->weightBytes(w).data(), shared->file().bytes().data() + w.offset);
+
+  auto exec = PackageExecutor::create(shared, 0, RuntimeOptions{1});
+  ASSERT_TRUE(bool(exec)) << exec.error().message();
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(6), z(6);
+  std::vector<TensorRef> in = {TensorRef{x.data(), DType::Float32, {6}, {1}}};
+  auto sizes = (*exec)->outputSizes(in);
+  ASSERT_TRUE(bool(sizes)) << sizes.error().message();
+  EXPECT_EQ((*sizes)[0], std::vector<int64_t>{6});
+  std::vector<TensorRef> out = {TensorRef{y.data(), DType::Float32, {6}, {1}},
+                                TensorRef{z.data(), DType::Float32, {6}, {1}}};
+  Error e = (*exec)->run(in, out);
+  ASSERT_FALSE(bool(e)) << e.message();
+  EXPECT_EQ(y, (std::vector<float>{11, 22, 33, 44, 15, 26}));
+  EXPECT_EQ(z, (std::vector<float>{6, 12, 18, 24, 30, 36}));
+}
+
+TEST_F(PackageTest, SameModuleGivesSameBytes) {
+  std::string a = build(), b = build();
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(PackageTest, EntriesAreStoredAlignedAndCompressed) {
+  std::string bytes = build();
+  Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", bytes));
+  ASSERT_TRUE(bool(zip));
+  std::vector<std::string> names;
+  for (const ZipEntry &e : zip->entries()) {
+    names.push_back(e.name);
+    EXPECT_EQ(e.method, 0) << e.name;
+    EXPECT_EQ(e.dataOffset % 64, 0u) << e.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"archive_format", "version", "weights",
+                                             "metadata.json.zst", "module.gcm.zst",
+                                             "kernels/0.so.zst"}));
+  // zstd's magic number starts each compressed section.
+  EXPECT_EQ(zip->read(*zip->find("module.gcm.zst"))->substr(0, 4), "\x28\xb5\x2f\xfd");
+  EXPECT_EQ(*zip->read(*zip->find("archive_format")), "gc-package");
+}
+
+TEST_F(PackageTest, RefusesOtherModules) {
+  m_.setLevel(Level::Loops);
+  Expected<std::string> bytes = buildPackage(m_, {});
+  ASSERT_FALSE(bool(bytes));
+  EXPECT_NE(bytes.error().message().find("kernels level"), std::string::npos);
+}
+
+TEST_F(PackageTest, ChangedWeightSourceIsAnError) {
+  std::ofstream(dir_ / "w.bin", std::ios::binary) << std::string(24, 'y');
+  Expected<std::string> bytes = buildPackage(m_, {});
+  ASSERT_FALSE(bool(bytes));
+  EXPECT_NE(bytes.error().message().find("SHA-256"), std::string::npos)
+      << bytes.error().message();
+}
+
+TEST_F(PackageTest, MissingLinkerIsAnError) {
+  Expected<std::string> bytes = buildPackage(m_, PackageOptions{"/nonexistent/ld"});
+  ASSERT_FALSE(bool(bytes));
+  EXPECT_NE(bytes.error().message().find("cannot run the linker '/nonexistent/ld'"),
+            std::string::npos)
+      << bytes.error().message();
+}
+
+TEST_F(PackageTest, CorruptOrTruncatedPackagesAreErrors) {
+  std::string good = build();
+  for (size_t cut : {size_t(0), size_t(10), good.size() / 2, good.size() - 1}) {
+    auto pkg = open(good.substr(0, cut));
+    EXPECT_FALSE(bool(pkg)) << "cut at " << cut;
+  }
+  // A flipped byte inside each checked entry fails its CRC-32.
+  Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", good));
+  for (const char *name : {"metadata.json.zst", "module.gcm.zst", "kernels/0.so.zst"}) {
+    std::string bad = good;
+    bad[zip->find(name)->dataOffset + 5] ^= 0x40;
+    auto pkg = open(bad);
+    ASSERT_FALSE(bool(pkg)) << name;
+    EXPECT_NE(pkg.error().message().find(std::string("'m.gcpkg': entry '") + name),
+              std::string::npos)
+        << pkg.error().message();
+  }
+  // Valid zip, valid CRC, but not zstd or not a module inside.
+  auto notZstd = open(withEntry(good, "module.gcm.zst", "garbage"));
+  ASSERT_FALSE(bool(notZstd));
+  EXPECT_NE(notZstd.error().message().find("entry 'module.gcm.zst': not a zstd frame"),
+            std::string::npos)
+      << notZstd.error().message();
+  auto notFormat = open(withEntry(good, "archive_format", "something-else"));
+  ASSERT_FALSE(bool(notFormat));
+  EXPECT_NE(notFormat.error().message().find("is not a gc package"), std::string::npos);
+}
+
+TEST_F(PackageTest, OtherVersionsAreErrorsNamingBoth) {
+  std::string good = build();
+  for (const char *v : {"2.0\n", "1.9\n"}) {
+    auto pkg = open(withEntry(good, "version", v));
+    ASSERT_FALSE(bool(pkg));
+    std::string want = std::string("is a version ") + std::string(v, 3) +
+                       " package; this gc reads version 1.0 to 1.0";
+    EXPECT_NE(pkg.error().message().find(want), std::string::npos) << pkg.error().message();
+  }
+  auto garbled = open(withEntry(good, "version", "one"));
+  ASSERT_FALSE(bool(garbled));
+  EXPECT_NE(garbled.error().message().find("not a version"), std::string::npos);
+}
+
+TEST_F(PackageTest, WrongInputsAreErrors) {
+  auto pkg = open(build());
+  ASSERT_TRUE(bool(pkg));
+  auto exec = PackageExecutor::create(pkg.take(), 0, RuntimeOptions{1});
+  ASSERT_TRUE(bool(exec));
+  std::vector<float> x(100);
+  std::vector<TensorRef> none;
+  auto count = (*exec)->outputSizes(none);
+  ASSERT_FALSE(bool(count));
+  EXPECT_NE(count.error().message().find("takes 1 user input, but 0 were given"),
+            std::string::npos)
+      << count.error().message();
+  // s0 is at most 64.
+  std::vector<TensorRef> big = {TensorRef{x.data(), DType::Float32, {100}, {1}}};
+  EXPECT_FALSE(bool((*exec)->outputSizes(big)));
+  std::vector<TensorRef> rank2 = {TensorRef{x.data(), DType::Float32, {2, 3}, {3, 1}}};
+  EXPECT_FALSE(bool((*exec)->outputSizes(rank2)));
+  std::vector<TensorRef> dtype = {TensorRef{x.data(), DType::Int32, {4}, {1}}};
+  EXPECT_FALSE(bool((*exec)->outputSizes(dtype)));
+}
+
+/// Through the C API: load from memory, describe, run with outputs the
+/// runtime allocates and with the caller's, from two contexts at once.
+TEST_F(PackageTest, CApi) {
+  std::string bytes = build();
+  gcrt_package *pkg = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
+      << gcrt_last_error();
+  ASSERT_EQ(gcrt_graph_count(pkg), 1u);
+  EXPECT_STREQ(gcrt_graph_name(pkg, 0), "forward");
+  ASSERT_EQ(gcrt_input_count(pkg, 0), 1u);
+  ASSERT_EQ(gcrt_output_count(pkg, 0), 2u);
+  gcrt_tensor_info info;
+  ASSERT_EQ(gcrt_input_info(pkg, 0, 0, &info), GCRT_OK);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, GCRT_FLOAT32);
+  ASSERT_EQ(info.rank, 1u);
+  EXPECT_EQ(info.sizes[0], -1);
+  EXPECT_EQ(info.min_sizes[0], 1);
+  EXPECT_EQ(info.max_sizes[0], 64);
+  EXPECT_EQ(gcrt_input_info(pkg, 0, 1, &info), GCRT_ERROR_INVALID_ARGUMENT);
+
+  auto work = [&](int n, float *firstY) {
+    gcrt_context *ctx = nullptr;
+    ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+    for (int round = 0; round < 50; ++round) {
+      std::vector<float> x(n, float(n));
+      int64_t size = n;
+      gcrt_tensor in{x.data(), GCRT_FLOAT32, 1, &size, nullptr};
+      std::vector<float> z(n);
+      gcrt_tensor out[2] = {{nullptr, GCRT_FLOAT32, 0, nullptr, nullptr},
+                            {z.data(), GCRT_FLOAT32, 1, &size, nullptr}};
+      ASSERT_EQ(gcrt_run(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+      ASSERT_EQ(out[0].rank, 1u);
+      ASSERT_EQ(out[0].sizes[0], n);
+      *firstY = static_cast<float *>(out[0].data)[0];
+      EXPECT_EQ(z[n - 1], float(n * n));
+    }
+    gcrt_context_free(ctx);
+  };
+  float y5 = 0, y7 = 0;
+  std::thread a(work, 5, &y5), b(work, 7, &y7);
+  a.join();
+  b.join();
+  EXPECT_EQ(y5, 15.0f);
+  EXPECT_EQ(y7, 17.0f);
+
+  gcrt_context *ctx = nullptr;
+  ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK);
+  float x[3] = {1, 2, 3};
+  int64_t wrong[2] = {3, 1};
+  gcrt_tensor in{x, GCRT_FLOAT32, 2, wrong, nullptr};
+  gcrt_tensor out[2] = {};
+  EXPECT_EQ(gcrt_run(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
+  EXPECT_NE(std::string(gcrt_last_error()), "");
+  EXPECT_EQ(gcrt_run(ctx, &in, 0, out, 2), GCRT_ERROR_INPUT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("takes 1 user input, but 0"), std::string::npos);
+  int64_t three = 3;
+  in = gcrt_tensor{x, GCRT_FLOAT32, 1, &three, nullptr};
+  EXPECT_EQ(gcrt_run(ctx, &in, 1, out, 1), GCRT_ERROR_INPUT);
+  int64_t sizes[4];
+  size_t rank = 0;
+  ASSERT_EQ(gcrt_output_sizes(ctx, &in, 1, 1, sizes, 4, &rank), GCRT_OK);
+  EXPECT_EQ(rank, 1u);
+  EXPECT_EQ(sizes[0], 3);
+  gcrt_context_free(ctx);
+  gcrt_package_free(pkg);
+
+  std::string truncated = bytes.substr(0, bytes.size() / 2);
+  EXPECT_EQ(gcrt_package_load_memory(truncated.data(), truncated.size(), "t.gcpkg", &pkg),
+            GCRT_ERROR_PACKAGE);
+  EXPECT_NE(std::string(gcrt_last_error()).find("t.gcpkg"), std::string::npos);
+}
+
+} // namespace

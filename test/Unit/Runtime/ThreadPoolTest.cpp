@@ -1,0 +1,78 @@
+//===- ThreadPoolTest.cpp - Parallel loops --------------------------------===//
+#include "gc/Runtime/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+
+using namespace gc;
+
+namespace {
+
+/// Runs parallelFor(n) and checks every index was visited exactly once.
+void expectCoversOnce(ThreadPool &pool, int64_t n) {
+  std::vector<std::atomic<int>> hits(n);
+  std::atomic<int> calls{0};
+  pool.parallelFor(n, [&](int64_t begin, int64_t end) {
+    EXPECT_LT(begin, end);
+    ++calls;
+    for (int64_t i = begin; i < end; ++i)
+      ++hits[i];
+  });
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(hits[i].load(), 1) << "index " << i << " of " << n;
+  EXPECT_LE(calls.load(), static_cast<int>(pool.size()));
+  EXPECT_EQ(calls.load(), static_cast<int>(std::min<int64_t>(n, pool.size())));
+}
+
+TEST(ThreadPool, CoversTheRangeExactlyOnce) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.size(), 4u);
+  for (int64_t n : {1, 3, 4, 5, 17, 1000, 100003})
+    expectCoversOnce(pool, n);
+}
+
+TEST(ThreadPool, FewerItemsThanThreads) {
+  ThreadPool pool(8);
+  expectCoversOnce(pool, 2);
+  expectCoversOnce(pool, 1);
+}
+
+TEST(ThreadPool, EmptyRangeCallsNothing) {
+  ThreadPool pool(3);
+  bool called = false;
+  pool.parallelFor(0, [&](int64_t, int64_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+TEST(ThreadPool, UsesTheWorkers) {
+  ThreadPool pool(4);
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  pool.parallelFor(4, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_GT(ids.size(), 1u);
+  EXPECT_EQ(ids.count(std::this_thread::get_id()), 1u);
+}
+
+TEST(ThreadPool, ManyLoopsInARow) {
+  ThreadPool pool(4);
+  for (int i = 0; i < 2000; ++i)
+    expectCoversOnce(pool, 1 + i % 9);
+}
+
+TEST(ThreadPool, SingleThread) {
+  ThreadPool pool(1);
+  expectCoversOnce(pool, 10);
+}
+
+TEST(ThreadPool, DefaultIsHardwareConcurrency) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.size(), std::max(1u, std::thread::hardware_concurrency()));
+}
+
+} // namespace

@@ -1,0 +1,3 @@
+#include "gc/Tools/BackendMain.h"
+
+int main(int argc, char **argv) { return gc::codegenMain(argc, argv); }
