@@ -77,6 +77,7 @@ public:
     runner->kernels_ = kernels.take();
     RuntimeOptions ro;
     ro.threads = options.threads;
+    ro.profile = options.profile;
     Expected<std::unique_ptr<Executor>> exec = Executor::create(m, g, *runner->kernels_, ro);
     if (!exec)
       return exec.error().withContext("graph @" + g.name);
@@ -126,6 +127,7 @@ public:
     collectMutatedBuffers(graph_.outputSpecs, r);
     return r;
   }
+  std::vector<StepProfile> profile() const override { return executor_->profile(); }
 
 private:
   explicit PlanRunner(const LoopGraph &g) : graph_(g) {}
@@ -162,6 +164,7 @@ public:
     collectMutatedBuffers(exec_->graph().outputSpecs, r);
     return r;
   }
+  std::vector<StepProfile> profile() const override { return exec_->profile(); }
 
 private:
   std::unique_ptr<PackageExecutor> exec_;
@@ -177,6 +180,7 @@ public:
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
     return runner_->run(userInputs);
   }
+  std::vector<StepProfile> profile() const override { return runner_->profile(); }
 
 private:
   std::unique_ptr<Module> module_;
@@ -198,6 +202,7 @@ Expected<std::unique_ptr<ModelRunner>> openPackageRunner(std::shared_ptr<MappedF
     return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
   RuntimeOptions ro;
   ro.threads = options.threads;
+  ro.profile = options.profile;
   Expected<std::unique_ptr<PackageExecutor>> exec = PackageExecutor::create(shared, index, ro);
   if (!exec)
     return exec.error();

@@ -5,8 +5,11 @@
 // O3 pipeline does the rest (LICM hoists what a body computes from outer
 // loops only, the loop vectorizer widens the innermost loops). To let it do
 // so without runtime checks, every buffer access carries alias scopes that
-// say distinct buffers never overlap, and reductions combine with
-// reassociation allowed.
+// say distinct buffers never overlap, every loop says that its iterations
+// touch memory independently (llvm.loop.parallel_accesses: true of every
+// loop gc emits, since a point of a node reads only what earlier nodes or
+// the same point wrote, which also covers an output written in place over
+// its input), and reductions combine with reassociation allowed.
 //
 //===----------------------------------------------------------------------===//
 #include "gc/Codegen/KernelEmitter.h"
@@ -146,6 +149,8 @@ private:
   void annotate(llvm::Instruction *access, uint32_t buf) {
     access->setMetadata(llvm::LLVMContext::MD_alias_scope, scopeOf_[buf]);
     access->setMetadata(llvm::LLVMContext::MD_noalias, noaliasOf_[buf]);
+    if (accessGroup_)
+      access->setMetadata(llvm::LLVMContext::MD_access_group, accessGroup_);
   }
 
   /// A counted loop [lo, hi) around what `body` emits.
@@ -160,13 +165,20 @@ private:
     iv->addIncoming(lo, pre);
     b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyBlock, exit);
     b_.SetInsertPoint(bodyBlock);
+    // Accesses belong to the group of their innermost loop.
+    llvm::MDNode *outerGroup = accessGroup_;
+    llvm::MDNode *group = llvm::MDNode::getDistinct(ctx_, {});
+    accessGroup_ = group;
     body(iv);
+    accessGroup_ = outerGroup;
     Value *next = b_.CreateAdd(iv, b_.getInt64(1), name + ".next", true, true);
     iv->addIncoming(next, b_.GetInsertBlock());
     llvm::Instruction *latch = b_.CreateBr(header);
     llvm::MDNode *progress =
         llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.mustprogress")});
-    llvm::MDNode *loopId = llvm::MDNode::getDistinct(ctx_, {nullptr, progress});
+    llvm::MDNode *parallel = llvm::MDNode::get(
+        ctx_, {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), group});
+    llvm::MDNode *loopId = llvm::MDNode::getDistinct(ctx_, {nullptr, progress, parallel});
     loopId->replaceOperandWith(0, loopId);
     latch->setMetadata(llvm::LLVMContext::MD_loop, loopId);
     b_.SetInsertPoint(exit);
@@ -604,6 +616,7 @@ private:
   std::map<uint32_t, Value *> base_;
   std::map<uint32_t, llvm::MDNode *> scopeOf_;
   std::map<uint32_t, llvm::MDNode *> noaliasOf_;
+  llvm::MDNode *accessGroup_ = nullptr;
   Error error_ = Error::success();
 };
 

@@ -68,6 +68,9 @@ struct Operand {
   std::optional<memory> own;
   std::optional<dnnl::reorder> reorder;
   bool isOutput = false;
+  /// A constant input keeps its reordered copy while its address stays.
+  bool constant = false;
+  const char *reorderedFrom = nullptr;
 };
 
 class PrimitiveCall final : public DnnlCall {
@@ -79,9 +82,12 @@ public:
     try {
       std::unordered_map<int, memory> args;
       for (Operand &op : operands_) {
-        op.user.set_data_handle(buffers[op.buffer] + op.byteOffset);
-        if (op.reorder && !op.isOutput)
+        char *data = buffers[op.buffer] + op.byteOffset;
+        op.user.set_data_handle(data);
+        if (op.reorder && !op.isOutput && !(op.constant && op.reorderedFrom == data)) {
           op.reorder->execute(stream_, op.user, *op.own);
+          op.reorderedFrom = op.constant ? data : nullptr;
+        }
         args.emplace(op.arg, op.own ? *op.own : op.user);
       }
       prim_.execute(stream_, args);
@@ -107,6 +113,7 @@ struct Views {
   const LoopNode &node;
   const std::vector<StridedLayout> &inputs;
   const std::vector<StridedLayout> &outputs;
+  const std::vector<bool> &constant;
 
   bool usable() const {
     auto ok = [](const BufferView &v, const StridedLayout &l) {
@@ -118,8 +125,9 @@ struct Views {
     return outputs.size() == 1 && ok(node.outputs[0], outputs[0]);
   }
   Operand input(size_t i, int arg, const dnnl::engine &eng) const {
-    return {arg, node.inputs[i].buffer, inputs[i].offset * kF32Bytes,
-            memory(plainDesc(inputs[i]), eng, nullptr), {}, {}, false};
+    return {arg,   node.inputs[i].buffer, inputs[i].offset * kF32Bytes,
+            memory(plainDesc(inputs[i]), eng, nullptr), {}, {}, false,
+            i < constant.size() && constant[i]};
   }
   Operand output(int arg, const dnnl::engine &eng) const {
     return {arg, node.outputs[0].buffer, outputs[0].offset * kF32Bytes,
@@ -146,7 +154,7 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
       memory::desc md(dims, memory::data_type::f32, strides);
       po.append_binary(dnnl::algorithm::binary_add, md);
       operands.push_back({arg, v.node.inputs[p.input].buffer, bias.offset * kF32Bytes,
-                          memory(md, eng, nullptr), {}, {}, false});
+                          memory(md, eng, nullptr), {}, {}, false, false});
       break;
     }
     case PostOp::Kind::Add: {
@@ -192,8 +200,15 @@ std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, size_t rank, const dnnl:
     return nullptr;
   dnnl::primitive_attr attr;
   attr.set_post_ops(*po);
-  dnnl::matmul::desc desc(ops[0].user.get_desc(), ops[1].user.get_desc(), ops[2].user.get_desc());
+  // Constant weights take the layout the primitive likes best, reordered
+  // once; others stay as they are.
+  memory::desc weights =
+      ops[1].constant ? memory::desc(ops[1].user.get_desc().dims(), memory::data_type::f32,
+                                     memory::format_tag::any)
+                      : ops[1].user.get_desc();
+  dnnl::matmul::desc desc(ops[0].user.get_desc(), weights, ops[2].user.get_desc());
   dnnl::matmul::primitive_desc pd(desc, attr, eng);
+  bindLayout(ops[1], pd.weights_desc(), eng);
   return std::make_unique<PrimitiveCall>(stream, dnnl::matmul(pd), std::move(ops));
 }
 
@@ -243,27 +258,33 @@ std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine 
   dnnl::primitive_attr attr;
   attr.set_post_ops(*po);
 
-  // Optimized convolutions want blocked layouts: ask for the primitive's
-  // choice first, and settle for the caller's layouts (which a reference
-  // implementation always takes) only if that fails.
+  // Weights may take any layout: they are reordered once (constant). The
+  // primitive picks the activations' layouts too (reordering them every
+  // run still beats the implementations that take plain layouts, depthwise
+  // ones above all); then plain activations, and a reference
+  // implementation that takes every layout is the last resort.
   auto any = [](const memory &m) {
     return memory::desc(m.get_desc().dims(), memory::data_type::f32, memory::format_tag::any);
   };
+  auto plainOrAny = [&](const memory &m, bool plain) { return plain ? m.get_desc() : any(m); };
+  enum class Choice { PlainActivations, AllChosen, AllPlain };
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
-  for (bool chosen : {true, false}) {
+  for (Choice c : {Choice::AllChosen, Choice::PlainActivations, Choice::AllPlain}) {
+    bool plainActs = c != Choice::AllChosen;
     try {
-      memory::desc s = chosen ? any(ops[0].user) : ops[0].user.get_desc();
-      memory::desc k = chosen ? any(ops[1].user) : ops[1].user.get_desc();
-      memory::desc d = chosen ? any(ops[2].user) : ops[2].user.get_desc();
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                           dnnl::algorithm::convolution_direct, s, k, biasDesc, d,
-                                           *stride, dilates, *padding, *padding);
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          plainOrAny(ops[0].user, plainActs),
+          plainOrAny(ops[1].user, c == Choice::AllPlain || !ops[1].constant), biasDesc,
+          plainOrAny(ops[2].user, plainActs), *stride, dilates, *padding, *padding);
       pd.emplace(desc, attr, eng);
-      break;
     } catch (const dnnl::error &) {
-      if (!chosen)
+      if (c == Choice::AllPlain)
         throw;
+      continue;
     }
+    if (c == Choice::AllPlain || std::string(pd->impl_info_str()).rfind("ref", 0) != 0)
+      break;
   }
   bindLayout(ops[0], pd->src_desc(), eng);
   bindLayout(ops[1], pd->weights_desc(), eng);
@@ -287,8 +308,9 @@ bool DnnlContext::supports(const std::string &op) {
 
 std::unique_ptr<DnnlCall> DnnlContext::prepare(const LoopNode &node,
                                                const std::vector<StridedLayout> &inputs,
-                                               const std::vector<StridedLayout> &outputs) {
-  Views v{node, inputs, outputs};
+                                               const std::vector<StridedLayout> &outputs,
+                                               const std::vector<bool> &constant) {
+  Views v{node, inputs, outputs, constant};
   if (!v.usable())
     return nullptr;
   // A primitive oneDNN refuses to make means the reference kernel runs.

@@ -38,8 +38,11 @@ public:
   /// The call for `node` with these input and output view layouts, or null
   /// when oneDNN cannot do it (a dtype other than f32, a transposed
   /// convolution, an empty tensor, a layout no primitive accepts).
+  /// `constant` marks the inputs whose contents never change (weights):
+  /// a layout oneDNN derives from them is made once per data address.
   std::unique_ptr<DnnlCall> prepare(const LoopNode &node, const std::vector<StridedLayout> &inputs,
-                                    const std::vector<StridedLayout> &outputs);
+                                    const std::vector<StridedLayout> &outputs,
+                                    const std::vector<bool> &constant);
 
 private:
   struct Impl;

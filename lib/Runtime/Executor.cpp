@@ -16,6 +16,7 @@
 #include "gc/Runtime/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <new>
 
@@ -90,13 +91,14 @@ struct Instance {
 class ExecutorImpl final : public Executor {
 public:
   ExecutorImpl(const Module &module, const LoopGraph &graph, const RuntimeOptions &options)
-      : module_(module), graph_(graph), pool_(options.threads) {}
+      : module_(module), graph_(graph), pool_(options.threads), profiling_(options.profile) {}
 
   Error init(const KernelLibrary &kernels);
 
   Expected<std::vector<std::vector<int64_t>>>
   outputSizes(std::span<const TensorRef> inputs) override;
   Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) override;
+  std::vector<StepProfile> profile() const override { return profile_; }
 
 private:
   Error checkStructure() const;
@@ -130,6 +132,8 @@ private:
   std::map<std::vector<int64_t>, std::unique_ptr<Instance>> instances_;
   AlignedBuffer arena_, scratch_;
   std::vector<char *> bufferPtrs_;
+  bool profiling_;
+  std::vector<StepProfile> profile_;
 };
 
 Error ExecutorImpl::checkStructure() const {
@@ -364,8 +368,20 @@ Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const SymbolValue
           return l.error();
         out->push_back(l.take());
       }
-    if (step.kind == PlanStep::Kind::Extern && DnnlContext::supports(node.op))
-      si.dnnl = dnnl_.prepare(node, si.inputs, si.outputs);
+    if (step.kind == PlanStep::Kind::Extern && DnnlContext::supports(node.op)) {
+      // Parameters and constants do not change while the executor lives,
+      // so what oneDNN derives from them (reordered weights) is kept.
+      std::vector<bool> constant;
+      for (const BufferView &v : node.inputs) {
+        bool isConstant = false;
+        for (size_t i = 0; i < graph_.inputs.size(); ++i)
+          isConstant |= graph_.inputs[i].buffer == v.buffer &&
+                        (graph_.inputSpecs[i].kind == InputKind::Parameter ||
+                         graph_.inputSpecs[i].kind == InputKind::Constant);
+        constant.push_back(isConstant);
+      }
+      si.dnnl = dnnl_.prepare(node, si.inputs, si.outputs, constant);
+    }
   }
   return inst;
 }
@@ -520,8 +536,24 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
                 static_cast<const char *>(inputs[i].data), callerLayout(inputs[i]).strides,
                 view.sizes, elem);
   }
-  for (size_t s = 0; s < inst.steps.size(); ++s)
+  if (profiling_ && profile_.empty())
+    for (const PlanStep &ps : graph_.plan.steps)
+      profile_.push_back({ps.kind == PlanStep::Kind::Kernel ? graph_.plan.kernels[ps.index].name
+                                                            : graph_.nodes[ps.index].name,
+                          ps.kind, 0, 0});
+  for (size_t s = 0; s < inst.steps.size(); ++s) {
+    auto start = profiling_ ? std::chrono::steady_clock::now()
+                            : std::chrono::steady_clock::time_point();
     GC_RETURN_IF_ERROR(runStep(s, inst.steps[s], bufferPtrs_.data(), inst.symbols.data()));
+    if (profiling_) {
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      StepProfile &p = profile_[s];
+      p.minSeconds = p.runs ? std::min(p.minSeconds, seconds) : seconds;
+      p.seconds += seconds;
+      ++p.runs;
+    }
+  }
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (!copies.out[j])
       continue;

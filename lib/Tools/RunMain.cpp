@@ -31,6 +31,7 @@ struct RunOptions {
   std::string graph;
   unsigned bench = 0;
   unsigned threads = 0;
+  bool profile = false;
 };
 
 size_t countUserInputs(const ModelRunner &g) {
@@ -152,6 +153,24 @@ Error bench(ModelRunner &runner, const std::vector<Tensor> &inputs, unsigned n) 
   return Error::success();
 }
 
+/// One line per plan step: its share of the time of all runs so far.
+void printProfile(const std::vector<StepProfile> &steps) {
+  double total = 0;
+  for (const StepProfile &p : steps)
+    total += p.seconds;
+  std::cout << "profile: step, kind, name, mean us, min us, share of the time\n";
+  static const char *kKinds[] = {"kernel", "extern", "fallback"};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepProfile &p = steps[i];
+    char line[256];
+    std::snprintf(line, sizeof line, "  %3zu %-8s %-32s %10.2f %10.2f %5.1f%%", i,
+                  kKinds[static_cast<int>(p.kind)], p.name.c_str(),
+                  p.runs ? p.seconds / p.runs * 1e6 : 0.0, p.minSeconds * 1e6,
+                  total > 0 ? 100 * p.seconds / total : 0.0);
+    std::cout << line << "\n";
+  }
+}
+
 } // namespace
 
 int runMain(int argc, char **argv) {
@@ -175,6 +194,8 @@ int runMain(int argc, char **argv) {
   app.add_option("--graph", o.graph, "Which graph of the module to run (default: the first)");
   app.add_option("--bench", o.bench,
                  "Also time N runs after a warm-up run and print min, median and p90");
+  app.add_flag("--profile", o.profile,
+               "Kernel plans and packages: print the time each plan step took");
   app.add_option("--threads", o.threads,
                  "Kernel plans: worker threads (default: one per hardware thread)");
   int exitCode = 0;
@@ -185,6 +206,7 @@ int runMain(int argc, char **argv) {
 
   RunnerOptions ro;
   ro.threads = o.threads;
+  ro.profile = o.profile;
   Expected<std::unique_ptr<ModelRunner>> runner = openModelRunner(o.input, o.graph, ro);
   if (!runner)
     return reportError(tool, runner.error());
@@ -198,6 +220,8 @@ int runMain(int argc, char **argv) {
   if (o.bench)
     if (Error e = bench(**runner, *inputs, o.bench))
       return reportError(tool, e.withContext("'" + o.input + "'"));
+  if (o.profile)
+    printProfile((*runner)->profile());
   if (!o.outputDir.empty())
     if (Error e = writeOutputs(o, g, *r))
       return reportError(tool, e);

@@ -11,6 +11,7 @@
 
 #include "gc/IR/Module.h"
 #include "gc/Interp/Interpreter.h"
+#include "gc/Runtime/Runtime.h"
 #include "gc/Support/Error.h"
 
 #include <memory>
@@ -21,6 +22,7 @@ namespace gc {
 
 struct RunnerOptions {
   unsigned threads = 0; ///< kernel plans: worker threads (0: one per core)
+  bool profile = false; ///< kernel plans: time every step (ModelRunner::profile)
 };
 
 class ModelRunner {
@@ -30,6 +32,9 @@ public:
   virtual const std::vector<OutputSpec> &outputSpecs() const = 0;
   /// Runs once. May be called many times (benchmarks); weights stay loaded.
   virtual Expected<RunResult> run(const std::vector<Tensor> &userInputs) = 0;
+  /// Kernel plans run with RunnerOptions::profile: the time of each step so
+  /// far. Empty for interpreters.
+  virtual std::vector<StepProfile> profile() const { return {}; }
 };
 
 /// A runner for the graph named `graphName` of `module` (the first graph if

@@ -98,6 +98,8 @@ public:
   Expected<std::vector<std::vector<int64_t>>> outputSizes(std::span<const TensorRef> userInputs);
   /// `outputs` has one per graph output, of the sizes outputSizes gives.
   Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs);
+  /// Time per step (RuntimeOptions::profile).
+  std::vector<StepProfile> profile() const { return executor_->profile(); }
 
 private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const LoopGraph &graph)

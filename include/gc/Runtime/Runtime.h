@@ -46,6 +46,17 @@ struct TensorRef {
 struct RuntimeOptions {
   /// Worker threads; 0 means one per hardware thread.
   unsigned threads = 0;
+  /// Time every step of every run (Executor::profile).
+  bool profile = false;
+};
+
+/// Where the time of the runs went, per plan step (RuntimeOptions::profile).
+struct StepProfile {
+  std::string name; ///< the kernel's name, or the extern/fallback node's
+  PlanStep::Kind kind = PlanStep::Kind::Kernel;
+  int64_t runs = 0;
+  double seconds = 0;    ///< all runs together
+  double minSeconds = 0; ///< the fastest run (free of first-run costs)
 };
 
 /// A LoopGraph at the Kernels level, ready to run many times. Not safe to
@@ -68,6 +79,9 @@ public:
   /// weights alike), in order. `outputs`: one per LoopGraph output, with
   /// the sizes outputSizes gave, any strides. Errors name the input or step.
   virtual Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
+
+  /// Time per step so far, in plan order (empty unless profiling).
+  virtual std::vector<StepProfile> profile() const = 0;
 };
 
 } // namespace gc

@@ -73,7 +73,7 @@ bool dnnlTakes(const ExternCase &c) {
     ins.push_back(*evaluateLayout(v.type, {}));
   outs.push_back(*evaluateLayout(n.outputs[0].type, {}));
   DnnlContext ctx;
-  return ctx.prepare(n, ins, outs) != nullptr;
+  return ctx.prepare(n, ins, outs, {}) != nullptr;
 }
 
 void expectMatchesReference(const ExternCase &c) {
