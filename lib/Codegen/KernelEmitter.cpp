@@ -20,6 +20,7 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -656,13 +657,19 @@ Error linkMathLibrary(llvm::Module &module) {
 
 /// Every function gets the target's CPU and features (the math library's
 /// came from clang with its own), so that they inline into each other.
+/// With AVX-512 the kernels use full 512-bit vectors: LLVM's default of
+/// 256 bits guards against clock throttling on old server parts, which
+/// matters less for the short, math-heavy loops of a kernel than the width.
 void setTargetAttributes(llvm::Module &module, const llvm::TargetMachine &machine) {
+  bool avx512 = machine.getMCSubtargetInfo()->checkFeatures("+avx512f");
   for (llvm::Function &fn : module) {
     if (fn.isDeclaration())
       continue;
     fn.addFnAttr("target-cpu", machine.getTargetCPU());
     fn.addFnAttr("target-features", machine.getTargetFeatureString());
     fn.removeFnAttr("tune-cpu");
+    if (avx512)
+      fn.addFnAttr("prefer-vector-width", "512");
   }
 }
 

@@ -85,8 +85,39 @@ uint32_t BodyBuilder::andMask(uint32_t m) {
 }
 
 Body BodyBuilder::finish(uint32_t result) && {
-  body_.result = result;
-  return std::move(body_);
+  // Inlined producers leave operations nobody reads (a constant a cast
+  // replaced, a value a view bypassed): keep only what the result needs, so
+  // that later pattern matches (extern post-ops) see the plain body.
+  std::vector<bool> live(body_.ops.size(), false);
+  live[result] = true;
+  for (size_t i = body_.ops.size(); i-- > 0;) {
+    if (!live[i])
+      continue;
+    const BodyOp &op = body_.ops[i];
+    for (uint32_t o : op.operands)
+      live[o] = true;
+    for (uint32_t o : op.indirect)
+      live[o] = true;
+    if (op.mask >= 0)
+      live[static_cast<uint32_t>(op.mask)] = true;
+  }
+  std::vector<uint32_t> newIndex(body_.ops.size(), 0);
+  Body out;
+  for (size_t i = 0; i < body_.ops.size(); ++i) {
+    if (!live[i])
+      continue;
+    BodyOp op = std::move(body_.ops[i]);
+    for (uint32_t &o : op.operands)
+      o = newIndex[o];
+    for (uint32_t &o : op.indirect)
+      o = newIndex[o];
+    if (op.mask >= 0)
+      op.mask = static_cast<int32_t>(newIndex[static_cast<uint32_t>(op.mask)]);
+    newIndex[i] = static_cast<uint32_t>(out.ops.size());
+    out.ops.push_back(std::move(op));
+  }
+  out.result = newIndex[result];
+  return out;
 }
 
 SymRange loopVarRange(const SymExpr *extent, const VarRanges &known) {
