@@ -2,7 +2,7 @@
 """Latency of each corpus model: gc's compiled code, gc-run's reference
 interpreter, and PyTorch eager on the CPU; prints a Markdown table.
 
-usage: bench-latency.py BUILD_DIR [MODELS_DIR] [--models M ...] [--repeat N] [--threads T]
+usage: bench-latency.py BUILD_DIR [MODELS_DIR] [--models M ...] [--repeat N] [--threads T] [--target T]
 
 Every figure is the median of N runs of the forward pass on the model's
 in*.npy inputs (the base set where a model has several), process start-up
@@ -60,8 +60,9 @@ def numbered(model_dir, prefix):
 class Gc:
     """Runs the gc tools of a build as subprocesses."""
 
-    def __init__(self, build, tmp, repeat, threads):
+    def __init__(self, build, tmp, repeat, threads, target):
         self.bin = os.path.join(build, "bin")
+        self.target = target
         self.tmp = tmp
         self.repeat = repeat
         self.cores = {}
@@ -99,7 +100,7 @@ class Gc:
         loops = os.path.join(self.tmp, model + ".loops.gc")
         kernels = os.path.join(self.tmp, model + ".kernels.gc")
         self.stage("gc-lower", core, "-o", loops)
-        self.stage("gc-codegen", loops, "-o", kernels)
+        self.stage("gc-codegen", loops, "--target", self.target, "-o", kernels)
         return kernels
 
     def median_ms(self, graph, inputs, expected):
@@ -167,6 +168,8 @@ def main():
     p.add_argument("--models", nargs="+")
     p.add_argument("--repeat", type=int, default=100)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--target", default="native",
+                   help="gc-codegen's CPU target (default: this machine's, as eager uses it)")
     a = p.parse_args()
     present = [m for m in sorted(eager_models.MODELS) if os.path.exists(os.path.join(a.models_dir, m, "model.pt2"))]
     unknown = set(a.models or []) - set(present)
@@ -181,7 +184,7 @@ def main():
     print("| model | gc (ms) | interpreter (ms) | eager (ms) | speed-up vs eager |")
     print("| --- | ---: | ---: | ---: | ---: |", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        gc = Gc(a.build, tmp, a.repeat, a.threads)
+        gc = Gc(a.build, tmp, a.repeat, a.threads, a.target)
         for m in models:
             d = os.path.join(a.models_dir, m)
             inputs, expected = numbered(d, "in"), numbered(d, "out")

@@ -526,6 +526,7 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
   if (!outLayouts)
     return outLayouts.error();
   Copies copies = placeBuffers(inst, inputs, outputs, *outLayouts);
+  pool_.bindToCallingThread();
 
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!copies.in[i])

@@ -44,7 +44,9 @@ struct TensorRef {
 };
 
 struct RuntimeOptions {
-  /// Worker threads; 0 means one per hardware thread.
+  /// Threads for kernels and for oneDNN (through OpenMP, whose thread
+  /// count for the thread that calls run() this sets); 0 means one per
+  /// hardware thread.
   unsigned threads = 0;
   /// Time every step of every run (Executor::profile).
   bool profile = false;

@@ -1,20 +1,15 @@
-//===- ThreadPool.h - Persistent workers for parallel loops -----*- C++ -*-===//
+//===- ThreadPool.h - Parallel loops of the runtime -------------*- C++ -*-===//
 //
-// Kernels take a sub-range of their outermost parallel loop; the runtime
-// owns the threads that run those sub-ranges. Workers live as long as the
-// pool, so a run pays no thread start-up.
+// Kernels and oneDNN's primitives share one team of threads: OpenMP's, the
+// threading Debian's oneDNN is built with. Two pools on the same cores would
+// take turns spinning while the other works; one team stays hot for both.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_RUNTIME_THREADPOOL_H
 #define GC_RUNTIME_THREADPOOL_H
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 namespace gc {
 
@@ -23,35 +18,20 @@ public:
   /// `threads` participants in every loop, the calling thread included;
   /// 0 means one per hardware thread.
   explicit ThreadPool(unsigned threads);
-  ~ThreadPool();
-  ThreadPool(const ThreadPool &) = delete;
-  ThreadPool &operator=(const ThreadPool &) = delete;
 
-  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  unsigned size() const { return threads_; }
+
+  /// Makes this pool's thread count the one OpenMP (and so oneDNN) uses
+  /// for parallel regions the calling thread starts.
+  void bindToCallingThread() const;
 
   /// Splits [0, n) into at most size() contiguous chunks, calls fn(begin,
   /// end) once per chunk (one of them on the calling thread) and returns
-  /// when all are done. One loop at a time: fn must not call parallelFor.
-  void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn);
+  /// when all are done. fn must not call parallelFor.
+  void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn) const;
 
 private:
-  void workerLoop();
-  /// Takes chunks of the current loop until none is left.
-  void drainChunks();
-
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
-  unsigned busy_ = 0; ///< workers inside drainChunks
-
-  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
-  int64_t n_ = 0;
-  int64_t chunks_ = 0;
-  std::atomic<int64_t> nextChunk_{0};
-  std::atomic<int64_t> remaining_{0};
+  unsigned threads_;
 };
 
 } // namespace gc
