@@ -6,6 +6,8 @@
 #include "gc/Runtime/MemoryPlanner.h"
 #include "gc/Support/SHA256.h"
 
+#include <cassert>
+
 namespace gc {
 
 namespace {
@@ -166,9 +168,16 @@ void planGraphMemory(LoopGraph &graph) {
 
 std::vector<std::unique_ptr<Pass>> lowerPipeline(const LowerOptions &options,
                                                  LowerReport &report) {
-  std::vector<std::unique_ptr<Pass>> passes;
-  passes.push_back(std::make_unique<LowerPass>(options, report));
-  return passes;
+  // Post-grad clean-up first: a partitioned graph (or a core graph an
+  // earlier tool left as it was) may hold no-op copies, casts and views and
+  // duplicate work again. Reinplacing and mm + bias fusion need no graph
+  // pass here: the memory planner writes outputs over dead inputs, and the
+  // scheduler folds bias and activations into oneDNN's post-ops.
+  Expected<std::vector<std::unique_ptr<Pass>>> passes =
+      parsePassPipeline("canonicalize,cse,dce");
+  assert(passes && "the post-grad passes are registered");
+  passes->push_back(std::make_unique<LowerPass>(options, report));
+  return passes.take();
 }
 
 std::vector<std::unique_ptr<Pass>> codegenPipeline(const CodegenOptions &options) {

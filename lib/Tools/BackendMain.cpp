@@ -36,9 +36,10 @@ struct StageCommandLine {
           const std::function<Error(Module &)> &writeResult) {
     if (listPasses) {
       for (const auto &p : passes)
-        for (const PassInfo &info : backendPasses())
-          if (info.name == p->name())
-            std::cout << info.name << " - " << info.summary << "\n";
+        for (std::span<const PassInfo> infos : {registeredPasses(), backendPasses()})
+          for (const PassInfo &info : infos)
+            if (info.name == p->name())
+              std::cout << info.name << " - " << info.summary << "\n";
       return 0;
     }
     if (input.empty())
