@@ -109,15 +109,15 @@ public:
     GC_RETURN_IF_ERROR(expectLevel(m, Level::Kernels, name()));
     for (const auto &g : m.loopGraphs())
       g->plan.target = options_.target;
-    // The key covers everything the object code depends on: the scheduled
-    // graphs as text (buffers, bodies, kernels, placements), the target and
-    // gc itself. Printed before any object code is attached.
-    std::string key =
-        sha256Hex(std::string("gc " GC_VERSION "\n") + options_.target + "\n" + printModule(m));
     bool wantIR = options_.llvmIR || options_.optimizedLLVMIR;
     for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
       LoopGraph &g = *m.loopGraphs()[i];
-      std::string graphKey = sha256Hex(key + "\n@" + g.name);
+      // The key covers everything the object code depends on: the
+      // scheduled graph as text (buffers, bodies, kernels, placements; not
+      // where the weights live), the target and gc itself. Printed before
+      // any object code is attached.
+      std::string graphKey = sha256Hex(std::string("gc " GC_VERSION "\n") + options_.target +
+                                       "\n" + printLoopGraph(m, g));
       g.plan.objectHash = graphKey;
       if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(graphKey)) {
         g.plan.objectCode = std::move(*cached);

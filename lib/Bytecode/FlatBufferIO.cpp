@@ -106,7 +106,8 @@ static_assert(
     same(fb::OutputKind::GradientToUserInput,
          OutputKind::GradientToUserInput) &&
     same(fb::OutputKind::Token, OutputKind::Token) &&
-    same(fb::OutputKind::MAX, OutputKind::Token));
+    same(fb::OutputKind::SavedForBackward, OutputKind::SavedForBackward) &&
+    same(fb::OutputKind::MAX, OutputKind::SavedForBackward));
 static_assert(same(fb::WeightSourceKind::Archive, WeightSource::Kind::Archive) &&
               same(fb::WeightSourceKind::Blob, WeightSource::Kind::Blob) &&
               same(fb::WeightSourceKind::MAX, WeightSource::Kind::Blob));

@@ -16,10 +16,10 @@ const NamedArg *Node::arg(std::string_view name) const {
 namespace {
 constexpr std::array<std::string_view, 5> kInputKindNames = {
     "user_input", "parameter", "buffer", "constant", "token"};
-constexpr std::array<std::string_view, 8> kOutputKindNames = {
+constexpr std::array<std::string_view, 9> kOutputKindNames = {
     "user_output",        "loss_output",          "buffer_mutation",
     "user_input_mutation", "parameter_mutation",  "gradient_to_parameter",
-    "gradient_to_user_input", "token"};
+    "gradient_to_user_input", "token", "saved_for_backward"};
 
 template <typename E, size_t N>
 std::optional<E> findName(const std::array<std::string_view, N> &names,

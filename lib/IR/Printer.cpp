@@ -26,6 +26,8 @@ public:
 
   void printModule(const Module &m);
   void printType(const Type &t);
+  void printSymbolRanges(const Module &m);
+  void printLoopGraph(const LoopGraph &g);
 
 private:
   void printTensorType(const TensorType &t);
@@ -41,7 +43,6 @@ private:
   void printValueRef(const Value *v);
   void printInputSpec(const InputSpec &spec);
   void printOutputSpec(const OutputSpec &spec);
-  void printLoopGraph(const LoopGraph &g);
   void printBuffer(const Buffer &b);
   void printBufferRef(const LoopGraph &g, uint32_t buffer);
   void printBinding(const LoopGraph &g, std::string_view what,
@@ -831,17 +832,7 @@ void Printer::printLoopGraph(const LoopGraph &g) {
   out_ += "  }\n";
 }
 
-void Printer::printModule(const Module &m) {
-  out_ += "module level(";
-  out_ += levelName(m.level());
-  out_ += ')';
-  if (!m.producer().empty()) {
-    out_ += " producer(";
-    printString(m.producer());
-    out_ += ')';
-  }
-  out_ += " {\n";
-
+void Printer::printSymbolRanges(const Module &m) {
   for (const auto &[name, range] : m.syms().ranges()) {
     out_ += "  symbol ";
     out_ += name;
@@ -854,6 +845,19 @@ void Printer::printModule(const Module &m) {
       printInt(range.max);
     out_ += "]\n";
   }
+}
+
+void Printer::printModule(const Module &m) {
+  out_ += "module level(";
+  out_ += levelName(m.level());
+  out_ += ')';
+  if (!m.producer().empty()) {
+    out_ += " producer(";
+    printString(m.producer());
+    out_ += ')';
+  }
+  out_ += " {\n";
+  printSymbolRanges(m);
 
   for (const WeightSource &s : m.weightSources()) {
     out_ += s.kind == WeightSource::Kind::Archive ? "  source archive "
@@ -886,6 +890,13 @@ void Printer::printModule(const Module &m) {
 std::string printModule(const Module &m) {
   Printer p;
   p.printModule(m);
+  return p.take();
+}
+
+std::string printLoopGraph(const Module &m, const LoopGraph &g) {
+  Printer p;
+  p.printSymbolRanges(m);
+  p.printLoopGraph(g);
   return p.take();
 }
 

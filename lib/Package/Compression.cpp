@@ -9,19 +9,15 @@ namespace gc {
 
 namespace {
 
-/// Level 19 costs little at these sizes (a plan, a shared library) and
-/// keeps the artifact small; the level is part of the format's determinism.
-constexpr int kLevel = 19;
-
 struct CCtxDeleter {
   void operator()(ZSTD_CCtx *c) const { ZSTD_freeCCtx(c); }
 };
 
 } // namespace
 
-std::string compressZstd(std::string_view data) {
+std::string compressZstd(std::string_view data, int level) {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> ctx(ZSTD_createCCtx());
-  ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_compressionLevel, kLevel);
+  ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_contentSizeFlag, 1);
   ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_checksumFlag, 1);
   std::string out(ZSTD_compressBound(data.size()), '\0');

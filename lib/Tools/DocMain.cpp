@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Tools/DocMain.h"
 
+#include "gc/Autodiff/Derivatives.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Interp/Kernel.h"
 #include "gc/Ops/Decompositions.h"
@@ -31,9 +32,11 @@ struct Concern {
   std::set<std::string, std::less<>> ops;
   /// Whether core ops need an entry too (decompositions are for the rest).
   bool forCore = true;
+  /// Whether aten ops need an entry too (derivatives are for core ops).
+  bool forAten = true;
 
   bool covers(const OpSchema &op) const { return ops.count(op.name) > 0; }
-  bool applies(const OpSchema &op) const { return forCore || !op.core; }
+  bool applies(const OpSchema &op) const { return op.core ? forCore : forAten; }
 };
 
 std::vector<Concern> concerns() {
@@ -42,7 +45,8 @@ std::vector<Concern> concerns() {
   };
   return {{"shape function", set(shapeFunctions().ops())},
           {"reference kernel", set(referenceKernels().ops())},
-          {"decomposition", set(decompositions().ops()), /*forCore=*/false}};
+          {"decomposition", set(decompositions().ops()), /*forCore=*/false},
+          {"derivative", set(derivatives().ops()), /*forCore=*/true, /*forAten=*/false}};
 }
 
 /// A table cell: '|' would end the cell.
@@ -72,7 +76,7 @@ void writeSummary(std::ostream &os, std::span<const OpSchema> ops,
       covered += c.covers(op);
     }
     os << "| " << c.column << " | " << covered << " of " << applicable
-       << (c.forCore ? "" : " aten ops") << " |\n";
+       << (!c.forCore ? " aten ops" : !c.forAten ? " core ops" : "") << " |\n";
   }
   os << "\n";
 }
@@ -87,11 +91,25 @@ void writeCoreSet(std::ostream &os, std::span<const OpSchema> ops) {
   os << "\n";
 }
 
+void writeDerivatives(std::ostream &os, std::span<const OpSchema> ops) {
+  os << "## Derivatives\n\n"
+        "`gc-opt --joint` differentiates core graphs with these rules: g is the gradient of "
+        "the result y, x the input `self`. \"none\" marks ops through which no gradient "
+        "flows.\n\n";
+  for (const OpSchema &op : ops) {
+    if (!op.core)
+      continue;
+    const DerivativeEntry *d = derivatives().find(op.name);
+    os << "- `" << op.name << "`: " << (d ? d->formula : "**no rule yet**") << "\n";
+  }
+  os << "\n";
+}
+
 void writeCoverage(std::ostream &os, std::span<const OpSchema> ops,
                    const std::vector<Concern> &cs) {
   os << "## Ops and their coverage\n\n"
         "Core ops need no decomposition (`-`); every other op must decompose into core "
-        "ops for gc-opt to accept it.\n\n";
+        "ops for gc-opt to accept it. Derivatives are for core ops only.\n\n";
   os << "| op | set | summary | schema |";
   for (const Concern &c : cs)
     os << " " << c.column << " |";
@@ -143,6 +161,7 @@ std::string renderOpsDoc() {
   os << "# Ops\n\n";
   writeSummary(os, ops, cs);
   writeCoreSet(os, ops);
+  writeDerivatives(os, ops);
   writeCoverage(os, ops, cs);
   writeUndefined(os, cs);
   std::string text = os.str();

@@ -1,6 +1,7 @@
 //===- OptMain.cpp - The gc-opt driver ------------------------------------===//
 #include "gc/Tools/OptMain.h"
 
+#include "gc/Autodiff/Autodiff.h"
 #include "gc/IR/OpStats.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Tools/ToolSupport.h"
@@ -21,6 +22,8 @@ int optMain(int argc, char **argv) {
   std::vector<std::string> printAfter;
   PassManagerOptions pm;
   CorePipelineOptions core;
+  bool joint = false;
+  JointOptions jointOptions;
   bool listPasses = false;
   bool opStats = false;
   app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
@@ -32,6 +35,10 @@ int optMain(int argc, char **argv) {
       ->expected(0, 1);
   app.add_flag("--freeze", core.freeze,
                "Inference: make parameters constants and fold them (default pipeline)");
+  app.add_flag("--joint", joint,
+               "Training: after the passes, build the joint forward and backward graph");
+  app.add_flag("--grad-inputs", jointOptions.gradUserInputs,
+               "With --joint: also return gradients for the floating user inputs");
   app.add_option("--print-after", printAfter, "Print the module after this pass ('all' for every)")
       ->delimiter(',');
   app.add_flag("--time-passes", pm.timePasses, "Print the time each pass took to stderr");
@@ -72,6 +79,18 @@ int optMain(int argc, char **argv) {
     manager.add(std::move(p));
   if (Error e = manager.run(**m))
     return reportError(tool, e.withContext("'" + input + "'"));
+  if (joint) {
+    if (Error e = buildJointModule(**m, jointOptions))
+      return reportError(tool, e.withContext("'" + input + "'"));
+    Expected<std::vector<std::unique_ptr<Pass>>> jointPasses = parsePassPipeline(jointPipeline());
+    if (!jointPasses)
+      return reportError(tool, jointPasses.error());
+    PassManager jointManager(pm, std::cerr);
+    for (auto &p : *jointPasses)
+      jointManager.add(std::move(p));
+    if (Error e = jointManager.run(**m))
+      return reportError(tool, e.withContext("'" + input + "'"));
+  }
   if (Error e = writeModuleFile(**m, output.path, output.format))
     return reportError(tool, e);
   if (Error e = output.writeDepfile(deps))

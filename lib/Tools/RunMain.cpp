@@ -25,6 +25,7 @@ struct RunOptions {
   std::string outputDir;
   std::vector<std::string> expects;
   std::vector<std::string> expectBuffers;
+  std::vector<std::string> expectGrads;
   double rtol = 1e-4;
   double atol = 1e-4;
   bool writeBuffers = false;
@@ -59,14 +60,28 @@ Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner 
   return out;
 }
 
-/// Writes out<i>.npy per user output and, with --write-buffers,
-/// buffer_after.<name>.npy per mutated buffer.
+/// Writes out<i>.npy per user output, saved<i>.npy per value a forward
+/// graph saves for its backward graph (in output order, so that they can be
+/// passed back as the backward graph's first inputs), grad.<target>.npy per
+/// gradient and, with --write-buffers, buffer_after.<name>.npy per mutated
+/// buffer.
 Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
   size_t user = 0;
-  for (size_t i = 0; i < r.outputs.size(); ++i)
-    if (g.outputSpecs()[i].kind == OutputKind::UserOutput)
-      GC_RETURN_IF_ERROR(writeFileAtomic(o.outputDir + "/out" + std::to_string(user++) + ".npy",
-                                         encodeNpy(r.outputs[i])));
+  size_t saved = 0;
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    const OutputSpec &spec = g.outputSpecs()[i];
+    std::string file;
+    if (spec.kind == OutputKind::UserOutput)
+      file = "out" + std::to_string(user++);
+    else if (spec.kind == OutputKind::SavedForBackward)
+      file = "saved" + std::to_string(saved++);
+    else if (spec.kind == OutputKind::GradientToParameter ||
+             spec.kind == OutputKind::GradientToUserInput)
+      file = "grad." + spec.target;
+    if (!file.empty())
+      GC_RETURN_IF_ERROR(
+          writeFileAtomic(o.outputDir + "/" + file + ".npy", encodeNpy(r.outputs[i])));
+  }
   if (o.writeBuffers)
     for (const auto &[name, t] : r.mutatedBuffers)
       GC_RETURN_IF_ERROR(
@@ -104,6 +119,32 @@ Expected<size_t> checkBuffers(const RunOptions &o, const RunResult &r) {
     if (it == r.mutatedBuffers.end())
       return makeError() << "buffer '" << name << "' is not mutated by the graph";
     Expected<bool> ok = checkOne("buffer " + name, it->second, pair.substr(eq + 1), o);
+    if (!ok)
+      return ok.error();
+    failures += !*ok;
+  }
+  return failures;
+}
+
+/// Checks --expect-grad TARGET=FILE pairs against the gradient outputs of a
+/// joint graph; returns how many did not match.
+Expected<size_t> checkGrads(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
+  size_t failures = 0;
+  for (const std::string &pair : o.expectGrads) {
+    size_t eq = pair.find('=');
+    if (eq == std::string::npos)
+      return makeError() << "--expect-grad takes TARGET=FILE, got '" << pair << "'";
+    std::string target = pair.substr(0, eq);
+    const auto &specs = g.outputSpecs();
+    auto it = std::find_if(specs.begin(), specs.end(), [&](const OutputSpec &s) {
+      return (s.kind == OutputKind::GradientToParameter ||
+              s.kind == OutputKind::GradientToUserInput) &&
+             s.target == target;
+    });
+    if (it == specs.end())
+      return makeError() << "the graph returns no gradient for '" << target << "'";
+    Expected<bool> ok =
+        checkOne("grad " + target, r.outputs[it - specs.begin()], pair.substr(eq + 1), o);
     if (!ok)
       return ok.error();
     failures += !*ok;
@@ -183,10 +224,13 @@ int runMain(int argc, char **argv) {
       ->required();
   app.add_option("--input", o.inputs, "An input .npy file, once per user input, in order");
   app.add_option("--inputs-dir", o.inputsDir, "A directory holding in0.npy, in1.npy, ...");
-  app.add_option("--output-dir", o.outputDir, "Write out0.npy, out1.npy, ... there");
+  app.add_option("--output-dir", o.outputDir,
+                 "Write out0.npy, out1.npy, ... there (and saved<i>.npy, grad.<target>.npy)");
   app.add_option("--expect", o.expects, "An expected output .npy, once per user output");
   app.add_option("--expect-buffer", o.expectBuffers,
                  "NAME=FILE: the expected value of a buffer the graph mutates");
+  app.add_option("--expect-grad", o.expectGrads,
+                 "TARGET=FILE: the expected gradient of a parameter or user input (joint graphs)");
   app.add_option("--rtol", o.rtol, "Relative tolerance for --expect")->default_val(1e-4);
   app.add_option("--atol", o.atol, "Absolute tolerance for --expect")->default_val(1e-4);
   app.add_flag("--write-buffers", o.writeBuffers,
@@ -236,11 +280,15 @@ int runMain(int argc, char **argv) {
   if (!f)
     return reportError(tool, f.error());
   failures += *f;
+  Expected<size_t> fg = checkGrads(o, g, *r);
+  if (!fg)
+    return reportError(tool, fg.error());
+  failures += *fg;
   if (failures)
-    return reportError(tool, makeError() << failures << " of "
-                                         << o.expects.size() + o.expectBuffers.size()
-                                         << " checks do not match within rtol " << o.rtol
-                                         << ", atol " << o.atol);
+    return reportError(
+        tool, makeError() << failures << " of "
+                          << o.expects.size() + o.expectBuffers.size() + o.expectGrads.size()
+                          << " checks do not match within rtol " << o.rtol << ", atol " << o.atol);
   return 0;
 }
 

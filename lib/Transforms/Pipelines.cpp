@@ -19,4 +19,11 @@ std::string corePipeline(const CorePipelineOptions &options) {
   return p;
 }
 
+std::string jointPipeline() {
+  // The backward recomputes what the forward has (a transpose of the same
+  // weight, the same mask): CSE merges those across the two halves, and
+  // canonicalization removes the no-op views and casts the rules leave.
+  return "cse,canonicalize,dce";
+}
+
 } // namespace gc

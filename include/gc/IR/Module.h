@@ -141,6 +141,10 @@ enum class OutputKind : uint8_t {
   GradientToParameter,
   GradientToUserInput,
   Token,
+  /// A forward graph's value that the backward graph reads (gc-partition);
+  /// target is the value's name. Returned to the caller, who passes it back
+  /// to the backward graph (docs/partition.md).
+  SavedForBackward,
 };
 std::string_view inputKindName(InputKind k);
 std::optional<InputKind> parseInputKind(std::string_view s);

@@ -10,9 +10,13 @@
 
 namespace gc {
 
+/// The level of package sections: small artifacts, and part of the
+/// format's determinism.
+inline constexpr int kPackageZstdLevel = 19;
+
 /// One zstd frame holding `data`, with its size in the frame header. The
-/// bytes depend only on `data` (fixed level, single thread).
-std::string compressZstd(std::string_view data);
+/// bytes depend only on `data` and `level` (single thread).
+std::string compressZstd(std::string_view data, int level = kPackageZstdLevel);
 
 /// The contents of the single zstd frame `frame`. The frame must declare its
 /// size, which must be at most `maxSize`; anything else is an error naming

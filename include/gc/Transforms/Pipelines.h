@@ -14,6 +14,9 @@ struct CorePipelineOptions {
 /// gc-opt's default pipeline, aten graph to core graph, as a --passes list.
 std::string corePipeline(const CorePipelineOptions &options);
 
+/// What gc-opt --joint runs on the joint graph once autodiff built it.
+std::string jointPipeline();
+
 } // namespace gc
 
 #endif // GC_TRANSFORMS_PIPELINES_H

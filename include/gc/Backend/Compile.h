@@ -1,0 +1,159 @@
+//===- Compile.h - The whole chain in one process ---------------*- C++ -*-===//
+//
+// gc-compile runs gc-import, gc-opt, gc-lower, gc-codegen and gc-package in
+// one process. Between stages the module travels through its graph file's
+// bytes, with weight paths rebased as writeModuleFile rebases them, so each
+// stage reads exactly what the separate tool would have read from the stage
+// file "<stageDir>/<stem>.<level>.gc": the result is byte-identical to the
+// staged build that writes its files there. (The kernels' object hash covers
+// the module's text, weight paths included, so where the stage files lie is
+// part of what a package is made from.)
+//
+// A package can come from the compile cache instead: its key is the SHA-256
+// of the archive's bytes, every option that changes the output and gc's
+// version; entries are zstd frames in the object cache's store.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_BACKEND_COMPILE_H
+#define GC_BACKEND_COMPILE_H
+
+#include "gc/Backend/Codegen.h"
+#include "gc/Backend/ObjectCache.h"
+#include "gc/IR/Level.h"
+#include "gc/Package/Package.h"
+#include "gc/Transforms/Pipelines.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gc {
+
+/// The stages in pipeline order, named as their tools are.
+enum class CompileStage : uint8_t { Import, Opt, Lower, Codegen, Package };
+std::string_view compileStageName(CompileStage s);
+/// The level a stage's graph file holds (Package has none).
+std::optional<Level> compileStageLevel(CompileStage s);
+/// The stage that stops at `level` ("aten" ... "kernels") or "package".
+std::optional<CompileStage> parseCompileTarget(std::string_view name);
+
+struct CompileOptions {
+  /// Which models/<name>.json of the archive to read (gc-import --model).
+  std::string modelName = "model";
+  /// gc-opt's --passes: run these instead of the core pipeline.
+  std::optional<std::string> passes;
+  CorePipelineOptions core;
+  LowerOptions lower;
+  CodegenOptions codegen;
+  PackageOptions package;
+  /// The stage whose result is the output.
+  CompileStage last = CompileStage::Package;
+  /// Where the stage files lie: "<stageDir>/<stem>.<level>.gc".
+  std::string stageDir = ".";
+  std::string stem = "model";
+  /// Write the stage files (and read each back), as the staged build does.
+  bool writeStages = false;
+  /// Use the compile cache (packages only) and the object cache.
+  bool useCache = true;
+
+  std::string stagePath(Level level) const;
+};
+
+/// Told about every stage and pass as the compile runs.
+class CompileObserver {
+public:
+  virtual ~CompileObserver() = default;
+  virtual void stageStarted(CompileStage stage) {}
+  virtual void stageFinished(CompileStage stage) {}
+  /// A pass of a stage, or a step that is not a pass (reading the archive,
+  /// handing a module to the next stage, packaging), took `seconds`.
+  virtual void stepTimed(CompileStage stage, std::string_view step, double seconds) {}
+};
+
+struct CompileResult {
+  /// last == Package: the package's bytes.
+  std::string package;
+  /// Otherwise: the last stage's module, to be written with writeModuleFile.
+  std::unique_ptr<Module> module;
+  /// The core nodes the lowering left to reference kernels (gc-lower's warnings).
+  std::vector<std::string> fallbacks;
+  /// The package came from the compile cache; nothing was compiled.
+  bool cacheHit = false;
+};
+
+/// Runs the stages up to options.last on the torch.export archive at `input`.
+Expected<CompileResult> compileModel(const std::string &input, const CompileOptions &options,
+                                     std::span<CompileObserver *const> observers = {});
+
+/// The compile cache's key for `archive` compiled with `options`, or none
+/// where the output is not cached: graph-file outputs and written stage
+/// files (they are more than one file), and the "native" target (the host's
+/// CPU is an input the key does not see).
+std::optional<std::string> compileCacheKey(const MappedFile &archive,
+                                           const CompileOptions &options);
+
+/// Packages by compile-cache key, zstd-compressed in the object cache's
+/// store ($GC_CACHE_DIR; "off" disables it). Writes are atomic renames, so
+/// concurrent compiles of one model are safe; a damaged entry is a miss.
+class CompileCache {
+public:
+  explicit CompileCache(ObjectCache store) : store_(std::move(store)) {}
+  bool enabled() const { return store_.enabled(); }
+  std::optional<std::string> lookup(const std::string &key) const;
+  void store(const std::string &key, std::string_view package) const;
+
+private:
+  ObjectCache store_;
+};
+
+/// --time-passes for the whole chain: one report over every stage's steps.
+class StepTimer final : public CompileObserver {
+public:
+  void stepTimed(CompileStage stage, std::string_view step, double seconds) override;
+  void print(std::ostream &out) const;
+
+private:
+  struct Entry {
+    CompileStage stage;
+    std::string step;
+    double seconds;
+  };
+  std::vector<Entry> entries_;
+};
+
+/// A line on `out` when a stage has run longer than `threshold`, and one
+/// when it ends, so that a long compile shows where it is; quick stages
+/// print nothing.
+class ProgressReporter final : public CompileObserver {
+public:
+  ProgressReporter(std::ostream &out, std::string what,
+                   std::chrono::milliseconds threshold = std::chrono::milliseconds(1000));
+  ~ProgressReporter() override;
+  void stageStarted(CompileStage stage) override;
+  void stageFinished(CompileStage stage) override;
+
+private:
+  void watch();
+
+  std::ostream &out_;
+  std::string what_;
+  std::chrono::milliseconds threshold_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::optional<CompileStage> running_;
+  std::chrono::steady_clock::time_point started_;
+  bool announced_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+} // namespace gc
+
+#endif // GC_BACKEND_COMPILE_H

@@ -1,0 +1,417 @@
+//===- Compile.cpp - The whole chain in one process -----------------------===//
+#include "gc/Backend/Compile.h"
+
+#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/Bytecode/ModuleIO.h"
+#include "gc/IR/Verifier.h"
+#include "gc/Import/Importer.h"
+#include "gc/Package/Compression.h"
+#include "gc/Pass/Pass.h"
+#include "gc/Support/SHA256.h"
+
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+namespace gc {
+
+namespace {
+
+constexpr std::string_view kStageNames[] = {"import", "opt", "lower", "codegen", "package"};
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Reports each run of the pass it wraps, so that one timing report covers
+/// the passes of every stage.
+class TimedPass final : public Pass {
+public:
+  TimedPass(std::unique_ptr<Pass> inner, std::function<void(std::string_view, double)> report)
+      : inner_(std::move(inner)), report_(std::move(report)) {}
+  std::string_view name() const override { return inner_->name(); }
+  Error run(Module &m) override {
+    auto start = std::chrono::steady_clock::now();
+    Error e = inner_->run(m);
+    report_(inner_->name(), secondsSince(start));
+    return e;
+  }
+
+private:
+  std::unique_ptr<Pass> inner_;
+  std::function<void(std::string_view, double)> report_;
+};
+
+/// Reports the time from its creation to its end as one step.
+class StepClock {
+public:
+  StepClock(std::span<CompileObserver *const> observers, CompileStage stage,
+            std::string_view name)
+      : observers_(observers), stage_(stage), name_(name) {}
+  ~StepClock() {
+    for (CompileObserver *o : observers_)
+      o->stepTimed(stage_, name_, secondsSince(start_));
+  }
+
+private:
+  std::span<CompileObserver *const> observers_;
+  CompileStage stage_;
+  std::string_view name_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+/// One run of compileModel.
+class Compilation {
+public:
+  Compilation(const std::string &input, const CompileOptions &options,
+              std::span<CompileObserver *const> observers)
+      : input_(input), options_(options), observers_(observers) {}
+
+  Expected<CompileResult> run();
+
+private:
+  /// Runs `step`, reporting its time as `name` of `stage`.
+  template <typename Step> auto timed(CompileStage stage, std::string_view name, Step &&step) {
+    StepClock clock(observers_, stage, name);
+    return step();
+  }
+  Expected<std::unique_ptr<Module>> runStage(CompileStage stage, std::unique_ptr<Module> m);
+  Error runPasses(CompileStage stage, Module &m, std::vector<std::unique_ptr<Pass>> passes);
+  Expected<std::unique_ptr<Module>> handOff(CompileStage stage, std::unique_ptr<Module> m);
+  Expected<std::unique_ptr<Module>> handOffInMemory(Module &m, const std::string &path);
+
+  const std::string &input_;
+  const CompileOptions &options_;
+  std::span<CompileObserver *const> observers_;
+  std::shared_ptr<MappedFile> archive_;
+  LowerReport lowerReport_;
+};
+
+Expected<CompileResult> Compilation::run() {
+  // Weights stay in the archive, referenced in place, as gc-import's default.
+  if (input_ == "-")
+    return makeError() << "the archive's weights are referenced in place, so it must be a file, "
+                          "not stdin";
+  Expected<std::shared_ptr<MappedFile>> archive = MappedFile::open(input_);
+  if (!archive)
+    return archive.error();
+  archive_ = *archive;
+
+  CompileResult result;
+  CompileCache cache(options_.useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled());
+  std::optional<std::string> key;
+  if (cache.enabled())
+    key = timed(CompileStage::Package, "cache key",
+                [&] { return compileCacheKey(*archive_, options_); });
+  if (key) {
+    std::optional<std::string> hit = timed(CompileStage::Package, "cache lookup",
+                                           [&] { return cache.lookup(*key); });
+    if (hit) {
+      result.package = std::move(*hit);
+      result.cacheHit = true;
+      return result;
+    }
+  }
+
+  std::unique_ptr<Module> m;
+  for (size_t i = 0; i <= static_cast<size_t>(options_.last); ++i) {
+    auto stage = static_cast<CompileStage>(i);
+    for (CompileObserver *o : observers_)
+      o->stageStarted(stage);
+    if (stage == CompileStage::Package) {
+      Expected<std::string> package =
+          timed(stage, "package", [&] { return buildPackage(*m, options_.package); });
+      if (!package)
+        return package.error().withContext("package");
+      result.package = package.take();
+      if (key)
+        timed(stage, "cache store", [&] { cache.store(*key, result.package); });
+    } else {
+      Expected<std::unique_ptr<Module>> next = runStage(stage, std::move(m));
+      if (!next)
+        return next.error();
+      m = next.take();
+      if (stage != options_.last) {
+        Expected<std::unique_ptr<Module>> handed = handOff(stage, std::move(m));
+        if (!handed)
+          return handed.error();
+        m = handed.take();
+      } else if (options_.writeStages) {
+        // The caller writes the result; the stage file is a copy of it.
+        if (Error e = writeModuleFile(*m, options_.stagePath(*compileStageLevel(stage)),
+                                      FileFormat::Binary))
+          return e;
+      }
+    }
+    for (CompileObserver *o : observers_)
+      o->stageFinished(stage);
+  }
+  result.module = std::move(m);
+  result.fallbacks = std::move(lowerReport_.fallbacks);
+  return result;
+}
+
+Expected<std::unique_ptr<Module>> Compilation::runStage(CompileStage stage,
+                                                        std::unique_ptr<Module> m) {
+  if (stage == CompileStage::Import) {
+    ImportOptions import;
+    import.modelName = options_.modelName;
+    Expected<ImportResult> imported =
+        timed(stage, "import", [&] { return importArchive(archive_, import); });
+    if (!imported)
+      return imported.error().withContext(std::string(compileStageName(stage)));
+    return std::move(imported->module);
+  }
+  std::vector<std::unique_ptr<Pass>> passes;
+  if (stage == CompileStage::Opt) {
+    Expected<std::vector<std::unique_ptr<Pass>>> pipeline =
+        parsePassPipeline(options_.passes ? *options_.passes : corePipeline(options_.core));
+    if (!pipeline)
+      return pipeline.error();
+    passes = pipeline.take();
+  } else if (stage == CompileStage::Lower) {
+    passes = lowerPipeline(options_.lower, lowerReport_);
+  } else {
+    CodegenOptions codegen = options_.codegen;
+    codegen.useCache = codegen.useCache && options_.useCache;
+    passes = codegenPipeline(codegen);
+  }
+  if (Error e = runPasses(stage, *m, std::move(passes)))
+    return e.withContext(std::string(compileStageName(stage)) + " of '" + input_ + "'");
+  return m;
+}
+
+Error Compilation::runPasses(CompileStage stage, Module &m,
+                             std::vector<std::unique_ptr<Pass>> passes) {
+  // Nothing is printed: no --print-after, --stats or per-stage timing.
+  std::ostringstream unused;
+  PassManager manager(PassManagerOptions{}, unused);
+  for (auto &p : passes)
+    manager.add(std::make_unique<TimedPass>(std::move(p), [this, stage](std::string_view name,
+                                                                        double seconds) {
+      for (CompileObserver *o : observers_)
+        o->stepTimed(stage, name, seconds);
+    }));
+  return manager.run(m);
+}
+
+Expected<std::unique_ptr<Module>> Compilation::handOff(CompileStage stage,
+                                                       std::unique_ptr<Module> m) {
+  std::string path = options_.stagePath(*compileStageLevel(stage));
+  return timed(stage, "hand-off", [&]() -> Expected<std::unique_ptr<Module>> {
+    if (!options_.writeStages)
+      return handOffInMemory(*m, path);
+    if (Error e = writeModuleFile(*m, path, FileFormat::Binary))
+      return e;
+    return readModuleFile(path);
+  });
+}
+
+/// The module the next stage would read from a graph file written at `path`:
+/// weight paths rebased to the file's directory as writeModuleFile rebases
+/// them, and constants still in memory named as the blob it would write
+/// beside the file. Their bytes stay in memory (loadWeights and the
+/// packager read them from there), so nothing touches the disk.
+Expected<std::unique_ptr<Module>> Compilation::handOffInMemory(Module &m,
+                                                               const std::string &path) {
+  std::string dir = parentDirectory(path);
+  for (WeightSource &s : m.weightSources())
+    if (!s.path.empty())
+      s.path = relativePath(resolvePath(s.path, m.sourceBaseDir()), dir);
+  if (const auto &pending = m.pendingBlob())
+    if (std::string &blob = m.weightSources()[pending->source].path; blob.empty())
+      blob = relativePath(path + ".weights", dir);
+  std::string bytes = writeModuleFlatBuffer(m);
+  Expected<std::unique_ptr<Module>> next = readModuleFlatBuffer(
+      std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()), path);
+  if (!next)
+    return next;
+  (**next).setSourceBaseDir(dir);
+  (**next).pendingBlob() = std::move(m.pendingBlob());
+  if (Error e = verifyModule(**next))
+    return e.withContext("'" + path + "'");
+  return next;
+}
+
+std::string hex(const std::array<uint8_t, 32> &digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : digest) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+/// Cache entries are rewritten on every miss; a fast level keeps a miss
+/// from costing more than the compile (weights barely compress anyway).
+constexpr int kCacheZstdLevel = 3;
+/// No package is larger (no zip64).
+constexpr uint64_t kMaxPackageBytes = uint64_t(1) << 32;
+
+} // namespace
+
+std::string_view compileStageName(CompileStage s) { return kStageNames[static_cast<size_t>(s)]; }
+
+std::optional<Level> compileStageLevel(CompileStage s) {
+  switch (s) {
+  case CompileStage::Import:
+    return Level::Aten;
+  case CompileStage::Opt:
+    return Level::Core;
+  case CompileStage::Lower:
+    return Level::Loops;
+  case CompileStage::Codegen:
+    return Level::Kernels;
+  case CompileStage::Package:
+    break;
+  }
+  return std::nullopt;
+}
+
+std::optional<CompileStage> parseCompileTarget(std::string_view name) {
+  for (size_t i = 0; i < std::size(kStageNames); ++i) {
+    auto stage = static_cast<CompileStage>(i);
+    std::optional<Level> level = compileStageLevel(stage);
+    if (level ? levelName(*level) == name : name == compileStageName(stage))
+      return stage;
+  }
+  return std::nullopt;
+}
+
+std::string CompileOptions::stagePath(Level level) const {
+  return stageDir + "/" + stem + "." + std::string(levelName(level)) + ".gc";
+}
+
+Expected<CompileResult> compileModel(const std::string &input, const CompileOptions &options,
+                                     std::span<CompileObserver *const> observers) {
+  return Compilation(input, options, observers).run();
+}
+
+std::optional<std::string> compileCacheKey(const MappedFile &archive,
+                                           const CompileOptions &options) {
+  if (options.last != CompileStage::Package || options.writeStages ||
+      options.codegen.emit.target == "native")
+    return std::nullopt;
+  SHA256 h;
+  // Length-prefixed fields: no two different option sets hash the same text.
+  auto field = [&h](std::string_view name, std::string_view value) {
+    h.update(name);
+    h.update("=" + std::to_string(value.size()) + ":");
+    h.update(value);
+    h.update("\n");
+  };
+  auto flag = [&field](std::string_view name, bool on) { field(name, on ? "1" : "0"); };
+  field("entry", "gc-compile package 1");
+  field("gc", GC_VERSION);
+  field("model", options.modelName);
+  field("passes", options.passes ? "list:" + *options.passes : "core");
+  flag("freeze", options.core.freeze);
+  flag("no-fallback", options.lower.noFallback);
+  field("max-inline-ops", std::to_string(options.lower.maxInlineOps));
+  field("target", options.codegen.emit.target);
+  flag("fuse", options.codegen.schedule.fuse);
+  flag("extern-post-ops", options.codegen.schedule.externPostOps);
+  field("linker", options.package.linker);
+  // The kernels' object hash sees weight paths as the stage files name them.
+  field("archive-from-stages", relativePath(archive.path(), options.stageDir));
+  field("stem", options.stem);
+  field("archive", archive.text());
+  return hex(h.finish());
+}
+
+std::optional<std::string> CompileCache::lookup(const std::string &key) const {
+  std::optional<std::string> entry = store_.lookup(key);
+  if (!entry)
+    return std::nullopt;
+  Expected<std::string> package = decompressZstd(*entry, kMaxPackageBytes, "cache entry");
+  if (!package || !isPackage(std::span(reinterpret_cast<const uint8_t *>(package->data()),
+                                       package->size())))
+    return std::nullopt;
+  return package.take();
+}
+
+void CompileCache::store(const std::string &key, std::string_view package) const {
+  store_.store(key, compressZstd(package, kCacheZstdLevel));
+}
+
+void StepTimer::stepTimed(CompileStage stage, std::string_view step, double seconds) {
+  entries_.push_back({stage, std::string(step), seconds});
+}
+
+void StepTimer::print(std::ostream &out) const {
+  double total = 0;
+  for (const Entry &e : entries_)
+    total += e.seconds;
+  char line[200];
+  out << "===-------------------------------------------------------------------------===\n"
+      << "                    ... gc-compile execution timing report ...\n"
+      << "===-------------------------------------------------------------------------===\n";
+  std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds\n\n", total);
+  out << line << "   Wall Time          Stage    Step\n";
+  for (const Entry &e : entries_) {
+    std::string_view stage = compileStageName(e.stage);
+    std::snprintf(line, sizeof line, "  %.4f (%5.1f%%)  %-8.*s %s\n", e.seconds,
+                  total > 0 ? 100 * e.seconds / total : 0.0, static_cast<int>(stage.size()),
+                  stage.data(), e.step.c_str());
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "  %.4f (100.0%%)  Total\n", total);
+  out << line;
+}
+
+ProgressReporter::ProgressReporter(std::ostream &out, std::string what,
+                                   std::chrono::milliseconds threshold)
+    : out_(out), what_(std::move(what)), threshold_(threshold), thread_([this] { watch(); }) {}
+
+ProgressReporter::~ProgressReporter() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void ProgressReporter::stageStarted(CompileStage stage) {
+  {
+    std::lock_guard lock(mutex_);
+    running_ = stage;
+    started_ = std::chrono::steady_clock::now();
+    announced_ = false;
+  }
+  wake_.notify_all();
+}
+
+void ProgressReporter::stageFinished(CompileStage stage) {
+  {
+    std::lock_guard lock(mutex_);
+    if (announced_) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f", secondsSince(started_));
+      out_ << what_ << ": " << compileStageName(stage) << " done in " << seconds << " s"
+           << std::endl;
+    }
+    running_.reset();
+  }
+  wake_.notify_all();
+}
+
+void ProgressReporter::watch() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    if (!running_ || announced_) {
+      wake_.wait(lock);
+      continue;
+    }
+    auto due = started_ + threshold_;
+    if (std::chrono::steady_clock::now() < due) {
+      wake_.wait_until(lock, due);
+      continue;
+    }
+    out_ << what_ << ": " << compileStageName(*running_) << "..." << std::endl;
+    announced_ = true;
+  }
+}
+
+} // namespace gc
