@@ -89,6 +89,14 @@ def check(opts):
     run(opts.bin_dir, "gc-partition", joint, "--partition=" + opts.partition, "-o", part)
     text = run(opts.bin_dir, "gc-opt", part, "--passes=", "--emit=text", "-o", "-").stdout
     inputs, fw_returns = graph_header(text, "forward")
+    if opts.compiled:
+        # Both graphs through the backend into one package with a forward
+        # and a backward entry point; gc-run runs either by name.
+        loops, kernels = os.path.join(work, "part.loops.gc"), os.path.join(work, "part.kernels.gc")
+        run(opts.bin_dir, "gc-lower", part, "-o", loops)
+        run(opts.bin_dir, "gc-codegen", loops, "-o", kernels)
+        part = os.path.join(work, "part.gcpkg")
+        run(opts.bin_dir, "gc-package", kernels, "-o", part)
 
     fw_dir = os.path.join(work, "forward")
     args = [part, "--graph", "forward", "--inputs-dir", model_dir, "--output-dir", fw_dir]
@@ -126,6 +134,9 @@ def main():
     parser.add_argument("--work", default=None, help="scratch directory")
     parser.add_argument("--check", metavar="MODEL", help="check one model's partition")
     parser.add_argument("--partition", default="min-cut", choices=["min-cut", "save-all"])
+    parser.add_argument("--compiled", action="store_true",
+                        help="--check: run the forward and backward graphs from a package "
+                             "(gc-lower, gc-codegen, gc-package) instead of the interpreter")
     parser.add_argument("--require-fewer", metavar="MODEL", action="append", default=[],
                         help="fail unless min-cut saves strictly fewer bytes on MODEL")
     opts = parser.parse_args()
