@@ -10,6 +10,7 @@
 #include "gc/Autodiff/Derivatives.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Interp/Kernel.h"
+#include "gc/Lower/Lowering.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Ops/ShapeInference.h"
 #include "gc/Pass/Pass.h"
@@ -46,7 +47,8 @@ std::vector<Concern> concerns() {
   return {{"shape function", set(shapeFunctions().ops())},
           {"reference kernel", set(referenceKernels().ops())},
           {"decomposition", set(decompositions().ops()), /*forCore=*/false},
-          {"derivative", set(derivatives().ops()), /*forCore=*/true, /*forAten=*/false}};
+          {"derivative", set(derivatives().ops()), /*forCore=*/true, /*forAten=*/false},
+          {"lowering", set(loweredOps()), /*forCore=*/true, /*forAten=*/false}};
 }
 
 /// A table cell: '|' would end the cell.
