@@ -2,12 +2,13 @@
 """Runs every op-suite sample through gc-import, gc-opt and gc-run --expect.
 
 usage: check-opsuite.py OPSUITE_DIR [--bin DIR] [--passes LIST] [--work DIR]
-                        [--filter SUBSTRING] [--jobs N]
+                        [--filter SUBSTRING] [--jobs N] [--compiled]
 
 OPSUITE_DIR holds one directory per sample (<op>__<k>/ with model.pt2,
 in<i>.npy and out<i>.npy). Each sample is imported, optimized (gc-opt's
 default pipeline, or --passes), and run on its inputs against its outputs
-with gc-run's default tolerances. Prints one row per sample (op, sample,
+with gc-run's default tolerances; with --compiled, the core graph is
+lowered and compiled (gc-lower, gc-codegen) and the kernel plan runs. Prints one row per sample (op, sample,
 pass/fail, reason), then the pass share. Tools come from --bin, else PATH.
 Exits non-zero if a sample fails.
 """
@@ -37,7 +38,7 @@ def first_error_line(text):
     return (lines[-1] if lines else "no message")[:200]
 
 
-def check(sample_dir, tool, passes, work):
+def check(sample_dir, tool, passes, compiled, work):
     """Returns (passed, reason) for one sample."""
     gcm = os.path.join(work, "a.gcm")
     opt = os.path.join(work, "b.gcm")
@@ -45,6 +46,11 @@ def check(sample_dir, tool, passes, work):
         ("import", [tool("gc-import"), os.path.join(sample_dir, "model.pt2"), "-o", gcm]),
         ("opt", [tool("gc-opt"), gcm, "-o", opt] + ([] if passes is None else ["--passes=" + passes])),
     ]
+    if compiled:
+        loops, kernels = os.path.join(work, "c.gcm"), os.path.join(work, "d.gcm")
+        steps += [("lower", [tool("gc-lower"), opt, "-o", loops]),
+                  ("codegen", [tool("gc-codegen"), loops, "-o", kernels])]
+        opt = kernels
     run = [tool("gc-run"), opt]
     for f in numbered(sample_dir, "in"):
         run += ["--input", f]
@@ -68,6 +74,8 @@ def main():
     ap.add_argument("--work", help="scratch directory (default: a temporary one)")
     ap.add_argument("--filter", default="", help="only samples whose name contains this")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--compiled", action="store_true",
+                    help="also lower and compile, and run the kernel plan")
     args = ap.parse_args()
 
     def tool(name):
@@ -83,7 +91,7 @@ def main():
     def one(name):
         w = os.path.join(work, name)
         os.makedirs(w, exist_ok=True)
-        return check(os.path.join(args.opsuite, name), tool, args.passes, w)
+        return check(os.path.join(args.opsuite, name), tool, args.passes, args.compiled, w)
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(one, samples))
