@@ -24,9 +24,10 @@ namespace gc {
 
 namespace {
 
-/// Below this many loop iterations a kernel runs on the calling thread:
+/// Below this much work (loop points times body operations) a kernel runs
+/// on the calling thread:
 /// waking the workers would cost more than it saves.
-constexpr int64_t kParallelWork = 32 * 1024;
+constexpr int64_t kParallelWork = 64 * 1024;
 /// Distinct symbol bindings kept before the cache starts over.
 constexpr size_t kMaxInstances = 64;
 constexpr size_t kAlignment = 64;
@@ -354,7 +355,8 @@ Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const SymbolValue
         for (const auto *ranges : {&node.ranges, &node.reductionRanges})
           for (const SymExpr *r : *ranges)
             points *= evaluate(r, values).value_or(1);
-        work += points;
+        // A point of an erf-heavy body costs many times one of a copy.
+        work += points * static_cast<int64_t>(1 + node.body.ops.size());
       }
       si.parallel = si.iterations > 1 && work >= kParallelWork && pool_.size() > 1;
       continue;
