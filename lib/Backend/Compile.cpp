@@ -340,24 +340,15 @@ void StepTimer::stepTimed(CompileStage stage, std::string_view step, double seco
 }
 
 void StepTimer::print(std::ostream &out) const {
-  double total = 0;
-  for (const Entry &e : entries_)
-    total += e.seconds;
-  char line[200];
-  out << "===-------------------------------------------------------------------------===\n"
-      << "                    ... gc-compile execution timing report ...\n"
-      << "===-------------------------------------------------------------------------===\n";
-  std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds\n\n", total);
-  out << line << "   Wall Time          Stage    Step\n";
+  std::vector<TimingRow> rows;
   for (const Entry &e : entries_) {
+    char label[160];
     std::string_view stage = compileStageName(e.stage);
-    std::snprintf(line, sizeof line, "  %.4f (%5.1f%%)  %-8.*s %s\n", e.seconds,
-                  total > 0 ? 100 * e.seconds / total : 0.0, static_cast<int>(stage.size()),
-                  stage.data(), e.step.c_str());
-    out << line;
+    std::snprintf(label, sizeof label, "%-8.*s %s", static_cast<int>(stage.size()), stage.data(),
+                  e.step.c_str());
+    rows.push_back({label, e.seconds});
   }
-  std::snprintf(line, sizeof line, "  %.4f (100.0%%)  Total\n", total);
-  out << line;
+  printTimingReport(out, "gc-compile execution timing report", "Stage    Step", rows);
 }
 
 ProgressReporter::ProgressReporter(std::ostream &out, std::string what,

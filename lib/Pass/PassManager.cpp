@@ -5,6 +5,7 @@
 #include "gc/IR/Verifier.h"
 #include "gc/Transforms/Passes.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gc {
@@ -48,18 +49,36 @@ Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view 
   return passes;
 }
 
+void printTimingReport(std::ostream &out, std::string_view title, std::string_view header,
+                       const std::vector<TimingRow> &rows) {
+  double total = 0;
+  for (const TimingRow &r : rows)
+    total += r.seconds;
+  // Centred in the 80 columns of the rules, as LLVM's report is.
+  std::string heading = "... " + std::string(title) + " ...";
+  char line[256];
+  out << "===-------------------------------------------------------------------------===\n"
+      << std::string((80 - std::min<size_t>(80, heading.size())) / 2, ' ') << heading << "\n"
+      << "===-------------------------------------------------------------------------===\n";
+  std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds\n\n", total);
+  out << line << "   Wall Time  " << header << "\n";
+  for (const TimingRow &r : rows) {
+    std::snprintf(line, sizeof line, "  %.4f (%5.1f%%)  %s\n", r.seconds,
+                  total > 0 ? 100 * r.seconds / total : 0.0, r.label.c_str());
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "  %.4f (100.0%%)  Total\n", total);
+  out << line;
+}
+
 Error PassManager::run(Module &m) {
-  struct Timing {
-    std::string_view name;
-    double seconds;
-  };
-  std::vector<Timing> timings;
+  std::vector<TimingRow> timings;
   for (const auto &p : passes_) {
     auto start = std::chrono::steady_clock::now();
     Error e = p->run(m);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    timings.push_back({p->name(), seconds});
+    timings.push_back({std::string(p->name()), seconds});
     if (e)
       return e.withContext("pass '" + std::string(p->name()) + "'");
     if (options_.verifyEach)
@@ -72,25 +91,8 @@ Error PassManager::run(Module &m) {
     for (const auto &p : passes_)
       for (const auto &[stat, count] : p->statistics())
         log_ << count << " " << p->name() << " - " << stat << "\n";
-  if (options_.timePasses) {
-    double total = 0;
-    for (const Timing &t : timings)
-      total += t.seconds;
-    char line[160];
-    log_ << "===-------------------------------------------------------------------------===\n"
-         << "                          ... Pass execution timing report ...\n"
-         << "===-------------------------------------------------------------------------===\n";
-    std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds\n\n", total);
-    log_ << line << "   Wall Time  Name\n";
-    for (const Timing &t : timings) {
-      std::snprintf(line, sizeof line, "  %.4f (%5.1f%%)  %.*s\n", t.seconds,
-                    total > 0 ? 100 * t.seconds / total : 0.0,
-                    static_cast<int>(t.name.size()), t.name.data());
-      log_ << line;
-    }
-    std::snprintf(line, sizeof line, "  %.4f (100.0%%)  Total\n", total);
-    log_ << line;
-  }
+  if (options_.timePasses)
+    printTimingReport(log_, "Pass execution timing report", "Name", timings);
   return Error::success();
 }
 

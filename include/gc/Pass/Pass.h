@@ -47,6 +47,16 @@ std::span<const PassInfo> registeredPasses();
 /// error that lists the known ones.
 Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view pipeline);
 
+/// One row of a timing report: what ran, and for how long.
+struct TimingRow {
+  std::string label;
+  double seconds = 0;
+};
+/// Prints the report --time-passes prints (the layout of LLVM's): a title,
+/// the total, then each row with its share of the total.
+void printTimingReport(std::ostream &out, std::string_view title, std::string_view header,
+                       const std::vector<TimingRow> &rows);
+
 struct PassManagerOptions {
   /// Pass names after which to print the module's text ("all" for every).
   std::set<std::string> printAfter;
