@@ -33,36 +33,6 @@ Expected<Shape> evaluateSizes(const std::vector<const SymExpr *> &sizes, const B
   return out;
 }
 
-/// Checks one user input against the signature and binds the symbols its
-/// sizes name.
-Error bindInput(const Module &m, const std::string &name, const TensorType &want,
-                const Tensor &got, Bindings &b) {
-  if (got.dtype() != want.dtype)
-    return makeError() << "input '" << name << "': expected dtype " << dtypeName(want.dtype)
-                       << ", got " << dtypeName(got.dtype());
-  if (got.dim() != static_cast<int64_t>(want.rank()))
-    return makeError() << "input '" << name << "': expected " << want.rank()
-                       << " dimensions " << printType(Type::makeTensor(want)) << ", got "
-                       << typeString(got.dtype(), got.sizes());
-  for (size_t d = 0; d < want.rank(); ++d) {
-    const SymExpr *e = want.sizes[d];
-    if (!e->isSymbol())
-      continue;
-    int64_t size = got.sizes()[d];
-    auto [it, inserted] = b.emplace(e->symbolName(), size);
-    if (!inserted && it->second != size)
-      return makeError() << "input '" << name << "': dimension " << d << " is " << size
-                         << ", but " << e->symbolName() << " is already " << it->second;
-    if (std::optional<SymRange> r = m.syms().range(e->symbolName()))
-      if (size < r->min || size > r->max)
-        return makeError() << "input '" << name << "': dimension " << d << " is " << size
-                           << ", outside the range [" << r->min << ", "
-                           << (r->max == SymRange::kUnbounded ? std::string("inf")
-                                                              : std::to_string(r->max))
-                           << "] of " << e->symbolName();
-  }
-  return Error::success();
-}
 
 Error checkShape(const std::string &name, const TensorType &want, const Tensor &got,
                  const Bindings &b) {
@@ -117,6 +87,35 @@ std::vector<std::string> splitNames(const char *list) {
 }
 
 } // namespace
+
+Error bindInputSizes(const Module &m, const std::string &name, const TensorType &want,
+                     const Tensor &got, std::map<std::string, int64_t> &b) {
+  if (got.dtype() != want.dtype)
+    return makeError() << "input '" << name << "': expected dtype " << dtypeName(want.dtype)
+                       << ", got " << dtypeName(got.dtype());
+  if (got.dim() != static_cast<int64_t>(want.rank()))
+    return makeError() << "input '" << name << "': expected " << want.rank()
+                       << " dimensions " << printType(Type::makeTensor(want)) << ", got "
+                       << typeString(got.dtype(), got.sizes());
+  for (size_t d = 0; d < want.rank(); ++d) {
+    const SymExpr *e = want.sizes[d];
+    if (!e->isSymbol())
+      continue;
+    int64_t size = got.sizes()[d];
+    auto [it, inserted] = b.emplace(e->symbolName(), size);
+    if (!inserted && it->second != size)
+      return makeError() << "input '" << name << "': dimension " << d << " is " << size
+                         << ", but " << e->symbolName() << " is already " << it->second;
+    if (std::optional<SymRange> r = m.syms().range(e->symbolName()))
+      if (size < r->min || size > r->max)
+        return makeError() << "input '" << name << "': dimension " << d << " is " << size
+                           << ", outside the range [" << r->min << ", "
+                           << (r->max == SymRange::kUnbounded ? std::string("inf")
+                                                              : std::to_string(r->max))
+                           << "] of " << e->symbolName();
+  }
+  return Error::success();
+}
 
 Expected<std::map<std::string, Tensor>> loadWeights(const Module &m,
                                                     std::span<const std::string> names) {
@@ -185,7 +184,7 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
       return makeError() << "input '" << spec.target << "' is not a tensor; not supported";
     if (spec.kind == InputKind::UserInput) {
       const Tensor &t = userInputs[next++];
-      GC_RETURN_IF_ERROR(bindInput(m, spec.target, v->type().tensor, t, bindings));
+      GC_RETURN_IF_ERROR(bindInputSizes(m, spec.target, v->type().tensor, t, bindings));
       tensors[v] = t;
       continue;
     }

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Lower/LoopInterpreter.h"
 
+#include "gc/Interp/Interpreter.h"
+
 #include "gc/Interp/ReferenceCall.h"
 
 #include <cmath>
@@ -610,30 +612,6 @@ private:
   int64_t vars_[3 * kMaxVars] = {};
 };
 
-Error bindSizes(const Module &m, const std::string &name, const TensorType &want,
-                const Tensor &got, Bindings &b) {
-  if (got.dtype() != want.dtype)
-    return makeError() << "input '" << name << "': expected dtype " << dtypeName(want.dtype)
-                       << ", got " << dtypeName(got.dtype());
-  if (got.dim() != static_cast<int64_t>(want.rank()))
-    return makeError() << "input '" << name << "': expected " << want.rank()
-                       << " dimensions, got " << got.dim();
-  for (size_t d = 0; d < want.rank(); ++d) {
-    const SymExpr *e = want.sizes[d];
-    if (!e->isSymbol())
-      continue;
-    int64_t size = got.size(static_cast<int64_t>(d));
-    auto [it, inserted] = b.emplace(e->symbolName(), size);
-    if (!inserted && it->second != size)
-      return makeError() << "input '" << name << "': dimension " << d << " is " << size
-                         << ", but " << e->symbolName() << " is already " << it->second;
-    if (std::optional<SymRange> r = m.syms().range(e->symbolName()))
-      if (size < r->min || size > r->max)
-        return makeError() << "input '" << name << "': dimension " << d << " is " << size
-                           << ", outside the range of " << e->symbolName();
-  }
-  return Error::success();
-}
 
 /// The memory of an input buffer: the tensor itself when its layout is the
 /// buffer's, else a copy laid out as the buffer says.
@@ -668,7 +646,7 @@ Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph
       if (next >= userInputs.size())
         return makeError() << "too few user inputs: got " << userInputs.size();
       t = userInputs[next++];
-      GC_RETURN_IF_ERROR(bindSizes(module, spec.target, in.type, t, bindings));
+      GC_RETURN_IF_ERROR(bindInputSizes(module, spec.target, in.type, t, bindings));
     } else {
       auto it = weights.find(spec.target);
       if (it == weights.end())

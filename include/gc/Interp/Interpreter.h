@@ -20,6 +20,12 @@ namespace gc {
 Expected<std::map<std::string, Tensor>> loadWeights(const Module &m,
                                                     std::span<const std::string> names = {});
 
+/// Checks a user input against its type in a signature (dtype, rank, and
+/// every size a symbol names: equal to the symbol's value bound so far, in
+/// its range) and binds those symbols. Errors name the input.
+Error bindInputSizes(const Module &m, const std::string &name, const TensorType &want,
+                     const Tensor &got, std::map<std::string, int64_t> &bindings);
+
 struct RunResult {
   /// One tensor per graph output, in the graph's output order.
   std::vector<Tensor> outputs;
