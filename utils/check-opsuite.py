@@ -2,7 +2,7 @@
 """Runs every op-suite sample through gc-import, gc-opt and gc-run --expect.
 
 usage: check-opsuite.py OPSUITE_DIR [--bin DIR] [--passes LIST] [--work DIR]
-                        [--filter SUBSTRING] [--jobs N] [--compiled]
+                        [--filter SUBSTRING] [--jobs N] [--compiled] [--shard K/N]
 
 OPSUITE_DIR holds one directory per sample (<op>__<k>/ with model.pt2,
 in<i>.npy and out<i>.npy). Each sample is imported, optimized (gc-opt's
@@ -74,6 +74,8 @@ def main():
     ap.add_argument("--work", help="scratch directory (default: a temporary one)")
     ap.add_argument("--filter", default="", help="only samples whose name contains this")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--shard", default="0/1",
+                    help="K/N: only every N-th sample from the K-th (a test per shard stays short)")
     ap.add_argument("--compiled", action="store_true",
                     help="also lower and compile, and run the kernel plan")
     args = ap.parse_args()
@@ -84,6 +86,8 @@ def main():
     samples = sorted(d for d in os.listdir(args.opsuite)
                      if os.path.isfile(os.path.join(args.opsuite, d, "model.pt2"))
                      and args.filter in d)
+    shard, shards = (int(x) for x in args.shard.split("/"))
+    samples = samples[shard::shards]
     if not samples:
         sys.exit("check-opsuite.py: no samples in " + args.opsuite)
     work = args.work or tempfile.mkdtemp(prefix="gc-opsuite-")

@@ -143,7 +143,7 @@ void writeOpSuite(std::ostream &os) {
      << "| imported graph, reference interpreter | 225 of 225 | test/Opsuite/interp.test |\n"
      << "| core graph (gc-opt), reference interpreter | 225 of 225 | test/Opsuite/core.test |\n"
      << "| kernel plan (gc-lower, gc-codegen), runtime | 225 of 225 | "
-        "test/Opsuite/compiled.test |\n\n";
+        "test/Opsuite/compiled-0.test, compiled-1.test |\n\n";
 }
 
 void writeUndefined(std::ostream &os, const std::vector<Concern> &cs) {
