@@ -116,8 +116,9 @@ public:
       // scheduled graph as text (buffers, bodies, kernels, placements; not
       // where the weights live), the target and gc itself. Printed before
       // any object code is attached.
-      std::string graphKey = sha256Hex(std::string("gc " GC_VERSION "\n") + options_.target +
-                                       "\n" + printLoopGraph(m, g));
+      std::string graphKey =
+          sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(options_.target) +
+                    "\n" + printLoopGraph(m, g));
       g.plan.objectHash = graphKey;
       if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(graphKey)) {
         g.plan.objectCode = std::move(*cached);

@@ -38,6 +38,12 @@ std::string hostFeatures() {
 
 std::span<const std::string_view> cpuTargetNames() { return kTargetNames; }
 
+std::string resolvedTargetName(const std::string &target) {
+  if (target != "native")
+    return target;
+  return "native " + llvm::sys::getHostCPUName().str() + " " + hostFeatures();
+}
+
 void initializeX86Target() {
   static std::once_flag once;
   std::call_once(once, [] {

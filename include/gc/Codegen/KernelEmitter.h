@@ -21,6 +21,11 @@ namespace gc {
 /// "x86-64-v4" (AVX-512), "native" (this machine; never cached across hosts).
 std::span<const std::string_view> cpuTargetNames();
 
+/// What a target name stands for on this machine: the name itself, except
+/// "native", which becomes the host's CPU name and features (so that a
+/// cache key made from it never matches code for another CPU).
+std::string resolvedTargetName(const std::string &target);
+
 struct EmitOptions {
   std::string target = "x86-64-v3";
   /// Fill these with the module's text before / after optimization.
