@@ -64,6 +64,26 @@ TensorRef refOf(const Tensor &t) {
   return TensorRef{base + t.offset() * dtypeSize(t.dtype()), t.dtype(), t.sizes(), t.strides()};
 }
 
+/// Runs `exec` (an Executor or a PackageExecutor) on `inputs` into fresh
+/// output tensors of the sizes it asks for.
+template <typename Exec>
+Expected<RunResult> runOnRuntime(Exec &exec, const LoopGraph &g,
+                                 const std::vector<TensorRef> &inputs) {
+  Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(inputs);
+  if (!sizes)
+    return sizes.error();
+  RunResult r;
+  std::vector<TensorRef> outputs;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    r.outputs.push_back(Tensor::zeros(g.outputs[i].type.dtype, (*sizes)[i]));
+    outputs.push_back(refOf(r.outputs.back()));
+  }
+  if (Error e = exec.run(inputs, outputs))
+    return e;
+  collectMutatedBuffers(g.outputSpecs, r);
+  return r;
+}
+
 /// A kernel plan on the runtime, with its object code linked in process.
 class PlanRunner final : public ModelRunner {
 public:
@@ -113,19 +133,7 @@ public:
     if (user != userInputs.size())
       return makeError() << "graph @" << graph_.name << " takes " << user << " user inputs, but "
                          << userInputs.size() << " were given";
-    Expected<std::vector<std::vector<int64_t>>> sizes = executor_->outputSizes(inputs);
-    if (!sizes)
-      return sizes.error();
-    RunResult r;
-    std::vector<TensorRef> outputs;
-    for (size_t i = 0; i < sizes->size(); ++i) {
-      r.outputs.push_back(Tensor::zeros(graph_.outputs[i].type.dtype, (*sizes)[i]));
-      outputs.push_back(refOf(r.outputs.back()));
-    }
-    if (Error e = executor_->run(inputs, outputs))
-      return e;
-    collectMutatedBuffers(graph_.outputSpecs, r);
-    return r;
+    return runOnRuntime(*executor_, graph_, inputs);
   }
   std::vector<StepProfile> profile() const override { return executor_->profile(); }
 
@@ -150,19 +158,7 @@ public:
     std::vector<TensorRef> inputs;
     for (const Tensor &t : userInputs)
       inputs.push_back(refOf(t));
-    Expected<std::vector<std::vector<int64_t>>> sizes = exec_->outputSizes(inputs);
-    if (!sizes)
-      return sizes.error();
-    RunResult r;
-    std::vector<TensorRef> outputs;
-    for (size_t i = 0; i < sizes->size(); ++i) {
-      r.outputs.push_back(Tensor::zeros(exec_->graph().outputs[i].type.dtype, (*sizes)[i]));
-      outputs.push_back(refOf(r.outputs.back()));
-    }
-    if (Error e = exec_->run(inputs, outputs))
-      return e;
-    collectMutatedBuffers(exec_->graph().outputSpecs, r);
-    return r;
+    return runOnRuntime(*exec_, exec_->graph(), inputs);
   }
   std::vector<StepProfile> profile() const override { return exec_->profile(); }
 

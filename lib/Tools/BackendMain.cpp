@@ -15,26 +15,18 @@ namespace {
 struct StageCommandLine {
   std::string input;
   OutputOptions output;
-  std::vector<std::string> printAfter;
-  PassManagerOptions pm;
-  bool listPasses = false;
+  PassManagerFlags passManager;
 
   void addTo(CLI::App &app, bool offerLLVM) {
     app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
     output.addTo(app, offerLLVM);
-    app.add_option("--print-after", printAfter,
-                   "Print the module after this pass ('all' for every)")
-        ->delimiter(',');
-    app.add_flag("--time-passes", pm.timePasses, "Print the time each pass took to stderr");
-    app.add_flag("--stats", pm.statistics, "Print pass statistics to stderr");
-    app.add_flag("!--no-verify-each", pm.verifyEach, "Do not verify the module after each pass");
-    app.add_flag("--list-passes", listPasses, "List the passes this tool runs and exit");
+    passManager.addTo(app, "List the passes this tool runs and exit");
   }
 
   /// Runs `passes` over the input and writes the result; returns the exit code.
   int run(const std::string &tool, std::vector<std::unique_ptr<Pass>> passes,
           const std::function<Error(Module &)> &writeResult) {
-    if (listPasses) {
+    if (passManager.listPasses) {
       for (const auto &p : passes)
         for (std::span<const PassInfo> infos : {registeredPasses(), backendPasses()})
           for (const PassInfo &info : infos)
@@ -44,20 +36,18 @@ struct StageCommandLine {
     }
     if (input.empty())
       return reportError(tool, makeError() << "no input file");
-    for (const std::string &name : printAfter) {
-      bool known = name == "all";
-      for (const auto &p : passes)
-        known |= p->name() == name;
-      if (!known)
-        return reportError(tool, makeError() << "--print-after names unknown pass '" << name
-                                             << "' (see --list-passes)");
-    }
-    pm.printAfter.insert(printAfter.begin(), printAfter.end());
+    if (Error e = passManager.resolvePrintAfter([&](std::string_view name) {
+          for (const auto &p : passes)
+            if (p->name() == name)
+              return true;
+          return false;
+        }))
+      return reportError(tool, e);
     Expected<std::unique_ptr<Module>> m = readModuleFile(input);
     if (!m)
       return reportError(tool, m.error());
     std::vector<std::string> deps = moduleDependencies(input, **m);
-    PassManager manager(pm, std::cerr);
+    PassManager manager(passManager.options, std::cerr);
     for (auto &p : passes)
       manager.add(std::move(p));
     if (Error e = manager.run(**m))

@@ -19,12 +19,10 @@ int optMain(int argc, char **argv) {
   std::string input;
   OutputOptions output;
   std::optional<std::string> passes;
-  std::vector<std::string> printAfter;
-  PassManagerOptions pm;
+  PassManagerFlags passManager;
   CorePipelineOptions core;
   bool joint = false;
   JointOptions jointOptions;
-  bool listPasses = false;
   bool opStats = false;
   app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
   output.addTo(app);
@@ -39,32 +37,25 @@ int optMain(int argc, char **argv) {
                "Training: after the passes, build the joint forward and backward graph");
   app.add_flag("--grad-inputs", jointOptions.gradUserInputs,
                "With --joint: also return gradients for the floating user inputs");
-  app.add_option("--print-after", printAfter, "Print the module after this pass ('all' for every)")
-      ->delimiter(',');
-  app.add_flag("--time-passes", pm.timePasses, "Print the time each pass took to stderr");
-  app.add_flag("--stats", pm.statistics, "Print pass statistics to stderr");
-  app.add_flag("!--no-verify-each", pm.verifyEach, "Do not verify the module after each pass");
-  app.add_flag("--list-passes", listPasses, "List the passes and exit");
+  passManager.addTo(app, "List the passes and exit");
   app.add_flag("--op-stats", opStats, "Print how often each op occurs in the result to stderr");
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
-  if (listPasses) {
+  if (passManager.listPasses) {
     for (const PassInfo &p : registeredPasses())
       std::cout << p.name << " - " << p.summary << "\n";
     return 0;
   }
   if (input.empty())
     return reportError(tool, makeError() << "no input file");
-  for (const std::string &name : printAfter) {
-    bool known = name == "all";
-    for (const PassInfo &p : registeredPasses())
-      known |= p.name == name;
-    if (!known)
-      return reportError(tool, makeError() << "--print-after names unknown pass '" << name
-                                           << "' (see --list-passes)");
-  }
-  pm.printAfter.insert(printAfter.begin(), printAfter.end());
+  if (Error e = passManager.resolvePrintAfter([](std::string_view name) {
+        for (const PassInfo &p : registeredPasses())
+          if (p.name == name)
+            return true;
+        return false;
+      }))
+    return reportError(tool, e);
 
   Expected<std::vector<std::unique_ptr<Pass>>> pipeline =
       parsePassPipeline(passes ? *passes : corePipeline(core));
@@ -74,7 +65,7 @@ int optMain(int argc, char **argv) {
   if (!m)
     return reportError(tool, m.error());
   std::vector<std::string> deps = moduleDependencies(input, **m);
-  PassManager manager(pm, std::cerr);
+  PassManager manager(passManager.options, std::cerr);
   for (auto &p : *pipeline)
     manager.add(std::move(p));
   if (Error e = manager.run(**m))
@@ -85,7 +76,7 @@ int optMain(int argc, char **argv) {
     Expected<std::vector<std::unique_ptr<Pass>>> jointPasses = parsePassPipeline(jointPipeline());
     if (!jointPasses)
       return reportError(tool, jointPasses.error());
-    PassManager jointManager(pm, std::cerr);
+    PassManager jointManager(passManager.options, std::cerr);
     for (auto &p : *jointPasses)
       jointManager.add(std::move(p));
     if (Error e = jointManager.run(**m))

@@ -57,6 +57,26 @@ Error OutputOptions::writeDepfile(const std::vector<std::string> &inputs) const 
   return writeFileAtomic(depfile, rule + "\n");
 }
 
+void PassManagerFlags::addTo(CLI::App &app, const std::string &listHelp) {
+  app.add_option("--print-after", printAfter, "Print the module after this pass ('all' for every)")
+      ->delimiter(',');
+  app.add_flag("--time-passes", options.timePasses, "Print the time each pass took to stderr");
+  app.add_flag("--stats", options.statistics, "Print pass statistics to stderr");
+  app.add_flag("!--no-verify-each", options.verifyEach,
+               "Do not verify the module after each pass");
+  app.add_flag("--list-passes", listPasses, listHelp);
+}
+
+Error PassManagerFlags::resolvePrintAfter(
+    const std::function<bool(std::string_view)> &isKnown) {
+  for (const std::string &name : printAfter)
+    if (name != "all" && !isKnown(name))
+      return makeError() << "--print-after names unknown pass '" << name
+                         << "' (see --list-passes)";
+  options.printAfter.insert(printAfter.begin(), printAfter.end());
+  return Error::success();
+}
+
 std::vector<std::string> moduleDependencies(const std::string &file, const Module &m) {
   std::vector<std::string> deps = {file};
   for (const WeightSource &src : m.weightSources())

@@ -3,11 +3,14 @@
 #define GC_TOOLS_TOOLSUPPORT_H
 
 #include "gc/Bytecode/ModuleIO.h"
+#include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace gc {
 
@@ -22,6 +25,18 @@ struct OutputOptions {
   void addTo(CLI::App &app, bool offerLLVM = false);
   /// Writes the depfile (if asked for): the output depends on `inputs`.
   Error writeDepfile(const std::vector<std::string> &inputs) const;
+};
+
+/// The pass manager's flags, as every tool that runs passes offers them:
+/// --print-after, --time-passes, --stats, --no-verify-each, --list-passes.
+struct PassManagerFlags {
+  std::vector<std::string> printAfter;
+  PassManagerOptions options;
+  bool listPasses = false;
+  void addTo(CLI::App &app, const std::string &listHelp);
+  /// Checks that every --print-after name is "all" or a pass `isKnown`
+  /// accepts, and puts them into `options`.
+  Error resolvePrintAfter(const std::function<bool(std::string_view)> &isKnown);
 };
 
 /// The files a module was read from that its meaning depends on: the file
