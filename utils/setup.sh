@@ -8,9 +8,11 @@ build=${1:-$src/build}
 
 packages=(
   cmake ninja-build g++ python3 python3-psutil git
+  python3-numpy                     # utils/weightgen.py rebuilds the real models' weights for the tests
   llvm-16-dev llvm-16-tools         # LLVM for CPU kernels; FileCheck, not and lit for tests
   clang-16                          # compiles the kernels' math library to LLVM bitcode
   libdnnl-dev                       # oneDNN: matmul and convolution
+  ocl-icd-opencl-dev opencl-headers # libdnnl-dev's CMake config calls find_package(OpenCL)
   libcli11-dev nlohmann-json3-dev
   flatbuffers-compiler libflatbuffers-dev
   libzstd-dev zlib1g-dev
