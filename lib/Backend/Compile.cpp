@@ -307,6 +307,7 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   field("model", options.modelName);
   field("passes", options.passes ? "list:" + *options.passes : "core");
   flag("freeze", options.core.freeze);
+  flag("retarget-cpu", options.core.retargetCPU);
   flag("no-fallback", options.lower.noFallback);
   field("max-inline-ops", std::to_string(options.lower.maxInlineOps));
   field("target", options.codegen.emit.target);

@@ -1324,12 +1324,39 @@ Error GraphLowerer::run() {
   return Error::success();
 }
 
+/// gc-lower makes CPU code: a tensor exported on another device is refused,
+/// naming the first input or node that has one, rather than compiled for the
+/// CPU without the user knowing.
+Error requireCPUTensors(const Module &module) {
+  auto onCPU = [](const Value *v) {
+    return !v->type().isTensor() || v->type().tensor.device.kind == DeviceKind::CPU;
+  };
+  auto refuse = [](const Graph &g, const std::string &what, const Value *v) -> Error {
+    return makeError() << "graph '" << g.name() << "': " << what << " is on "
+                       << deviceName(v->type().tensor.device)
+                       << "; gc compiles for the CPU only (there is no GPU backend yet). To "
+                          "compile this model for the CPU on purpose, pass --retarget-cpu to "
+                          "gc-opt or gc-compile";
+  };
+  for (const auto &g : module.graphs()) {
+    for (const Value *v : g->inputs())
+      if (!onCPU(v))
+        return refuse(*g, "input '" + v->name() + "'", v);
+    for (const auto &n : g->nodes())
+      for (const Value *v : n->results())
+        if (!onCPU(v))
+          return refuse(*g, "node '" + v->name() + "' (" + n->op() + ")", v);
+  }
+  return Error::success();
+}
+
 } // namespace
 
 Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
   if (module.level() != Level::Core && module.level() != Level::Partitioned)
     return makeError() << "gc-lower expects a module at the core or partitioned level, got "
                        << levelName(module.level());
+  GC_RETURN_IF_ERROR(requireCPUTensors(module));
   LowerReport report;
   for (const auto &g : module.graphs()) {
     LoopGraph &lg = module.addLoopGraph(g->name());

@@ -38,8 +38,7 @@ int compileMain(int argc, char **argv) {
   app.add_option("--passes", options.passes,
                  "gc-opt: comma-separated passes to run instead of the core pipeline")
       ->expected(0, 1);
-  app.add_flag("--freeze", options.core.freeze,
-               "gc-opt: inference; make parameters constants and fold them");
+  addCorePipelineFlags(app, options.core, "gc-opt: ");
   app.add_flag("--no-fallback", options.lower.noFallback,
                "gc-lower: an op without a lowering is an error instead of a reference-kernel "
                "call");

@@ -31,8 +31,7 @@ int optMain(int argc, char **argv) {
   app.add_option("--passes", passes,
                  "Comma-separated passes to run instead of the default pipeline ('' runs none)")
       ->expected(0, 1);
-  app.add_flag("--freeze", core.freeze,
-               "Inference: make parameters constants and fold them (default pipeline)");
+  addCorePipelineFlags(app, core, "Default pipeline: ");
   app.add_flag("--joint", joint,
                "Training: after the passes, build the joint forward and backward graph");
   app.add_flag("--grad-inputs", jointOptions.gradUserInputs,

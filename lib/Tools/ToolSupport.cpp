@@ -77,6 +77,13 @@ Error PassManagerFlags::resolvePrintAfter(
   return Error::success();
 }
 
+void addCorePipelineFlags(CLI::App &app, CorePipelineOptions &core, const std::string &helpPrefix) {
+  app.add_flag("--freeze", core.freeze,
+               helpPrefix + "inference; make parameters constants and fold them");
+  app.add_flag("--retarget-cpu", core.retargetCPU,
+               helpPrefix + "compile a model exported on another device (cuda) for the CPU");
+}
+
 std::vector<std::string> moduleDependencies(const std::string &file, const Module &m) {
   std::vector<std::string> deps = {file};
   for (const WeightSource &src : m.weightSources())

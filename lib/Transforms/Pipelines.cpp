@@ -7,7 +7,8 @@ std::string corePipeline(const CorePipelineOptions &options) {
   // Functional first: the decompositions and every later pass assume no op
   // writes in place. Freezing must see the functional graph (a mutated
   // buffer is not a constant) and comes before the folds it enables.
-  std::string p = "functionalize";
+  // Retargeting comes before everything, so that no pass sees a cuda tensor.
+  std::string p = options.retargetCPU ? "retarget-cpu,functionalize" : "functionalize";
   if (options.freeze)
     p += ",freeze,fold-conv-bn";
   p += ",decompose,canonicalize";

@@ -5,6 +5,7 @@
 #include "gc/Bytecode/ModuleIO.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
+#include "gc/Transforms/Pipelines.h"
 
 #include <CLI/CLI.hpp>
 
@@ -38,6 +39,10 @@ struct PassManagerFlags {
   /// accepts, and puts them into `options`.
   Error resolvePrintAfter(const std::function<bool(std::string_view)> &isKnown);
 };
+
+/// gc-opt's core-pipeline flags (--freeze, --retarget-cpu), offered by gc-opt
+/// and gc-compile; `helpPrefix` names the stage in gc-compile's help.
+void addCorePipelineFlags(CLI::App &app, CorePipelineOptions &core, const std::string &helpPrefix);
 
 /// The files a module was read from that its meaning depends on: the file
 /// itself and its weight sources.

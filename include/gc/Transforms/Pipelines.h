@@ -9,6 +9,9 @@ namespace gc {
 struct CorePipelineOptions {
   /// Inference: parameters become constants and fold into their users.
   bool freeze = false;
+  /// A model exported on another device (cuda) is compiled for the CPU on
+  /// purpose: every tensor and device argument becomes cpu first.
+  bool retargetCPU = false;
 };
 
 /// gc-opt's default pipeline, aten graph to core graph, as a --passes list.
