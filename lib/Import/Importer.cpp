@@ -30,6 +30,11 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int64_t kSchemaMajor = 8;
+/// The newest minor version gc has read (torch 2.15 writes 8.20; the corpus
+/// is 8.17). Newer minors only add to the schema, so gc reads them; but what
+/// it cannot read in one is more likely a newer construct than a corrupt
+/// file, and the error says so.
+constexpr int64_t kNewestKnownMinor = 20;
 constexpr uint64_t kBlobAlignment = 64;
 
 /// Thrown inside the importer only, caught at its boundary, so that deep
@@ -95,7 +100,13 @@ public:
       ImportResult result = importAll();
       return result;
     } catch (const ImportFailure &f) {
-      return Error::failure("'" + file_->path() + "': " + f.message);
+      std::string note;
+      if (schemaMinor_ > kNewestKnownMinor)
+        note = " (the archive's schema version is " + std::to_string(kSchemaMajor) + "." +
+               std::to_string(schemaMinor_) + ", newer than the newest gc knows, " +
+               std::to_string(kSchemaMajor) + "." + std::to_string(kNewestKnownMinor) +
+               ": it may use a construct gc does not read yet)";
+      return Error::failure("'" + file_->path() + "': " + f.message + note);
     } catch (const json::exception &e) {
       return Error::failure("'" + file_->path() + "': malformed JSON: " + e.what());
     }
@@ -174,12 +185,13 @@ private:
   void checkVersion(const json &program, const std::string &where) {
     const json &v = field(program, "schema_version", where);
     int64_t major = asInt(field(v, "major", "schema_version"), "schema_version.major");
+    int64_t minor = v.contains("minor") && v["minor"].is_number_integer() ? v["minor"].get<int64_t>() : 0;
     if (major != kSchemaMajor) {
-      int64_t minor = v.contains("minor") && v["minor"].is_number_integer() ? v["minor"].get<int64_t>() : 0;
       fail("schema version " + std::to_string(major) + "." + std::to_string(minor) +
            " is not supported; gc reads torch.export schema major version " +
            std::to_string(kSchemaMajor) + " (PyTorch 2.8 and later)");
     }
+    schemaMinor_ = minor;
   }
 
   void readRangeConstraints(const json &program) {
@@ -597,6 +609,11 @@ private:
       std::string where = "node '" + name + "' (" + target + ")";
       static const std::string kTorchOps = "torch.ops.";
       std::string op = target.rfind(kTorchOps, 0) == 0 ? target.substr(kTorchOps.size()) : target;
+      // Higher-order ops (control flow, grad-mode and autocast regions) hold
+      // subgraphs, which gc's graphs cannot express yet.
+      if (op.rfind("higher_order.", 0) == 0)
+        fail(where + ": higher-order ops are not supported yet (this one holds a subgraph); "
+                     "gc reads graphs of ATen ops only");
       std::vector<NamedArg> args;
       for (const json &in : field(node, "inputs", where)) {
         NamedArg na;
@@ -634,6 +651,7 @@ private:
   std::string blob_;
   std::optional<uint32_t> archiveSource_, blobSource_;
   const json *tensorValues_ = nullptr;
+  int64_t schemaMinor_ = 0;
   std::unordered_map<std::string, Value *> values_;
 };
 
