@@ -19,6 +19,8 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%utils", os.path.join(config.gc_src_root, "utils")))
 config.substitutions.append(("%models", os.path.join(config.gc_src_root, "test", "Models", "Inputs")))
+# The real models' archives, rebuilt into the build tree (test/CMakeLists.txt).
+config.substitutions.append(("%realmodels", config.gc_realmodels_dir))
 
 # gc-codegen's object cache lives in the build tree, never in the user's home.
 config.environment["GC_CACHE_DIR"] = os.path.join(config.gc_obj_root, "test", "gc-cache")
