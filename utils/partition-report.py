@@ -84,12 +84,21 @@ def check(opts):
     model_dir = os.path.join(opts.models, opts.check)
     work = opts.work
     os.makedirs(work, exist_ok=True)
-    joint = joint_graph(opts, opts.check, work, grad_inputs=True)
-    part = os.path.join(work, "part.gc")
-    run(opts.bin_dir, "gc-partition", joint, "--partition=" + opts.partition, "-o", part)
-    text = run(opts.bin_dir, "gc-opt", part, "--passes=", "--emit=text", "-o", "-").stdout
+    if opts.gc_compile:
+        # The whole training chain in one gc-compile process.
+        archive = os.path.join(opts.models, opts.check, "model.pt2")
+        train = ["--train", "--grad-inputs", "--partition=" + opts.partition]
+        text = run(opts.bin_dir, "gc-compile", archive, *train, "--compile-to=partitioned",
+                   "--emit=text", "-o", "-").stdout
+        part = os.path.join(work, "part.gcpkg")
+        run(opts.bin_dir, "gc-compile", archive, *train, "--no-cache", "-o", part)
+    else:
+        joint = joint_graph(opts, opts.check, work, grad_inputs=True)
+        part = os.path.join(work, "part.gc")
+        run(opts.bin_dir, "gc-partition", joint, "--partition=" + opts.partition, "-o", part)
+        text = run(opts.bin_dir, "gc-opt", part, "--passes=", "--emit=text", "-o", "-").stdout
     inputs, fw_returns = graph_header(text, "forward")
-    if opts.compiled:
+    if opts.compiled and not opts.gc_compile:
         # Both graphs through the backend into one package with a forward
         # and a backward entry point; gc-run runs either by name.
         loops, kernels = os.path.join(work, "part.loops.gc"), os.path.join(work, "part.kernels.gc")
@@ -137,6 +146,9 @@ def main():
     parser.add_argument("--compiled", action="store_true",
                         help="--check: run the forward and backward graphs from a package "
                              "(gc-lower, gc-codegen, gc-package) instead of the interpreter")
+    parser.add_argument("--gc-compile", action="store_true",
+                        help="--check: make the package with gc-compile --train instead of the "
+                             "separate tools")
     parser.add_argument("--require-fewer", metavar="MODEL", action="append", default=[],
                         help="fail unless min-cut saves strictly fewer bytes on MODEL")
     opts = parser.parse_args()

@@ -3,7 +3,6 @@
 
 #include "gc/IR/Printer.h"
 #include "gc/IR/Verifier.h"
-#include "gc/Transforms/Passes.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,16 +10,23 @@
 namespace gc {
 
 namespace {
-template <std::unique_ptr<Pass> (*Create)()> std::unique_ptr<Pass> make() { return Create(); }
-
-constexpr PassInfo kPasses[] = {
-#define GC_PASS(NAME, CREATE, SUMMARY) {NAME, SUMMARY, &make<&CREATE>},
-#include "gc/Transforms/Passes.def"
-#undef GC_PASS
-};
+/// Filled by the libraries that define passes (registerPasses), in the
+/// order they register; the pass manager itself knows no concrete pass.
+std::vector<PassInfo> &passRegistry() {
+  static std::vector<PassInfo> registry;
+  return registry;
+}
 } // namespace
 
-std::span<const PassInfo> registeredPasses() { return kPasses; }
+void registerPasses(std::span<const PassInfo> passes) {
+  std::vector<PassInfo> &registry = passRegistry();
+  for (const PassInfo &p : passes)
+    if (std::none_of(registry.begin(), registry.end(),
+                     [&](const PassInfo &r) { return r.name == p.name; }))
+      registry.push_back(p);
+}
+
+std::span<const PassInfo> registeredPasses() { return passRegistry(); }
 
 Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view pipeline) {
   std::vector<std::unique_ptr<Pass>> passes;
@@ -34,13 +40,13 @@ Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view 
     if (name.empty())
       continue;
     const PassInfo *info = nullptr;
-    for (const PassInfo &p : kPasses)
+    for (const PassInfo &p : registeredPasses())
       if (p.name == name)
         info = &p;
     if (!info) {
       ErrorBuilder e;
       e << "unknown pass '" << name << "'; the passes are:";
-      for (const PassInfo &p : kPasses)
+      for (const PassInfo &p : registeredPasses())
         e << " " << p.name;
       return Error(e);
     }
@@ -79,6 +85,9 @@ Error PassManager::run(Module &m) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     timings.push_back({std::string(p->name()), seconds});
+    for (std::string &w : p->warnings())
+      warnings_.push_back(std::move(w));
+    p->warnings().clear();
     if (e)
       return e.withContext("pass '" + std::string(p->name()) + "'");
     if (options_.verifyEach)

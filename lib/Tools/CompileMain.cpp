@@ -1,7 +1,7 @@
 //===- CompileMain.cpp - The gc-compile driver ----------------------------===//
 #include "gc/Tools/CompileMain.h"
 
-#include "gc/Backend/Compile.h"
+#include "gc/Driver/Compile.h"
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 
@@ -13,7 +13,8 @@ namespace gc {
 int compileMain(int argc, char **argv) {
   const std::string tool = "gc-compile";
   CLI::App app("Compile a torch.export archive (.pt2) into a package: gc-import, gc-opt, "
-               "gc-lower, gc-codegen and gc-package in one process, with the same result",
+               "(for training gc-opt --joint and gc-partition,) gc-lower, gc-codegen and "
+               "gc-package in one process, with the same result",
                tool);
   std::string input;
   OutputOptions output;
@@ -25,31 +26,30 @@ int compileMain(int argc, char **argv) {
   output.addTo(app);
   app.add_option("--model", options.modelName, "Which models/<name>.json to read")
       ->default_val(options.modelName);
+  // Each phase's result, named by its level (the package by its name).
+  std::vector<std::string> targets;
+  std::vector<Phase> all;
+  for (const PhaseInfo &p : phaseInfos()) {
+    targets.emplace_back(p.level ? levelName(*p.level) : p.name);
+    all.push_back(p.phase);
+  }
   app.add_option("--compile-to", compileTo,
-                 "Stop after this level and write its graph file: aten, core, loops, kernels, "
-                 "or package (the default)")
-      ->check(CLI::IsMember({"aten", "core", "loops", "kernels", "package"}));
+                 "Stop after this level and write its graph file: aten, core, joint and "
+                 "partitioned (with --train), loops, kernels, or package (the default)")
+      ->check(CLI::IsMember(targets));
   app.add_option("--emit-stage", emitStage,
                  "Keep the stages' graph files in DIR as <stem>.<level>.gc, <stem> being the "
                  "output's name without its extension")
       ->type_name("DIR");
   // expected(0, 1): "--passes=" (run nothing) must not swallow the next
   // argument as its value.
-  app.add_option("--passes", options.passes,
+  app.add_option("--passes", options.pipeline.passes,
                  "gc-opt: comma-separated passes to run instead of the core pipeline")
       ->expected(0, 1);
-  addCorePipelineFlags(app, options.core, "gc-opt: ");
-  app.add_flag("--no-fallback", options.lower.noFallback,
-               "gc-lower: an op without a lowering is an error instead of a reference-kernel "
-               "call");
-  app.add_option("--target", options.codegen.emit.target, "gc-codegen: CPU target")
-      ->check(CLI::IsMember(std::vector<std::string>(cpuTargetNames().begin(),
-                                                     cpuTargetNames().end())))
-      ->default_val(options.codegen.emit.target);
-  app.add_flag("!--no-fuse", options.codegen.schedule.fuse, "gc-codegen: one kernel per loop node");
-  app.add_flag("!--no-extern-post-ops", options.codegen.schedule.externPostOps,
-               "gc-codegen: do not fold bias, activations and adds into matmul and convolution "
-               "calls");
+  app.add_flag("--train", options.train,
+               "Training: the package has a forward and a backward graph (gc-opt --joint, "
+               "gc-partition)");
+  addPipelineFlags(app, options.pipeline, all, "gc-compile");
   app.add_option("--linker", options.package.linker,
                  "gc-package: the ld-compatible linker that makes the kernels' shared libraries")
       ->default_val(options.package.linker);
@@ -61,9 +61,13 @@ int compileMain(int argc, char **argv) {
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
+  registerAllPasses();
 
-  options.last = *parseCompileTarget(compileTo);
-  if (options.last == CompileStage::Package && output.format == FileFormat::Text)
+  options.last = *phaseProducing(compileTo);
+  if (phaseInfo(options.last).training && !options.train)
+    return reportError(tool, makeError() << "--compile-to=" << compileTo
+                                         << " is a training level; add --train");
+  if (options.last == Phase::Package && output.format == FileFormat::Text)
     return reportError(tool, makeError() << "--emit=text needs a graph file output "
                                             "(--compile-to=LEVEL); a package has one form");
   std::filesystem::path named(output.path == "-" ? input : output.path);
@@ -89,9 +93,9 @@ int compileMain(int argc, char **argv) {
   }();
   if (!result)
     return reportError(tool, result.error());
-  for (const std::string &f : result->fallbacks)
-    std::cerr << tool << ": warning: " << f << " has no lowering; it runs its reference kernel\n";
-  Error written = options.last == CompileStage::Package
+  for (const std::string &w : result->warnings)
+    std::cerr << tool << ": warning: " << w << "\n";
+  Error written = options.last == Phase::Package
                       ? writeFileAtomic(output.path, result->package)
                       : writeModuleFile(*result->module, output.path, output.format);
   if (written)

@@ -1,7 +1,7 @@
 //===- RunMain.cpp - The gc-run driver ------------------------------------===//
 #include "gc/Tools/RunMain.h"
 
-#include "gc/Backend/ModelRunner.h"
+#include "gc/Tools/ModelRunner.h"
 #include "gc/Interp/Compare.h"
 #include "gc/Interp/Interpreter.h"
 #include "gc/Interp/Npy.h"

@@ -3,6 +3,7 @@
 
 #include "gc/Support/FileSystem.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -77,11 +78,107 @@ Error PassManagerFlags::resolvePrintAfter(
   return Error::success();
 }
 
-void addCorePipelineFlags(CLI::App &app, CorePipelineOptions &core, const std::string &helpPrefix) {
-  app.add_flag("--freeze", core.freeze,
-               helpPrefix + "inference; make parameters constants and fold them");
-  app.add_flag("--retarget-cpu", core.retargetCPU,
-               helpPrefix + "compile a model exported on another device (cuda) for the CPU");
+void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const Phase> phases,
+                      const std::string &helpPrefix) {
+  auto runs = [&](Phase p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
+  auto help = [&](Phase p, const char *text) {
+    return helpPrefix.empty() ? std::string(text)
+                              : std::string(phaseInfo(p).tool) + ": " + text;
+  };
+  if (runs(Phase::Opt)) {
+    app.add_flag("--freeze", options.core.freeze,
+                 help(Phase::Opt, "inference; make parameters constants and fold them"));
+    app.add_flag("--retarget-cpu", options.core.retargetCPU,
+                 help(Phase::Opt, "compile a model exported on another device (cuda) for the CPU"));
+  }
+  if (runs(Phase::Joint))
+    app.add_flag("--grad-inputs", options.joint.gradUserInputs,
+                 help(Phase::Joint, "also return gradients for the floating user inputs"));
+  if (runs(Phase::Partition))
+    app.add_option_function<std::string>(
+           "--partition",
+           [&options](const std::string &name) {
+             options.partition = *parsePartitionStrategy(name);
+           },
+           help(Phase::Partition, "what the forward saves: min-cut (the fewest bytes, "
+                                  "recomputing the rest) or save-all (every forward value the "
+                                  "backward reads)"))
+        ->check(CLI::IsMember({"min-cut", "save-all"}));
+  if (runs(Phase::Lower))
+    app.add_flag("--no-fallback", options.lower.noFallback,
+                 help(Phase::Lower, "an op without a lowering is an error instead of a "
+                                    "reference-kernel call"));
+  if (runs(Phase::Codegen)) {
+    CodegenOptions &codegen = options.codegen;
+    app.add_option("--target", codegen.emit.target, help(Phase::Codegen, "CPU target"))
+        ->check(CLI::IsMember(std::vector<std::string>(cpuTargetNames().begin(),
+                                                       cpuTargetNames().end())))
+        ->default_val(codegen.emit.target);
+    app.add_flag("!--no-fuse", codegen.schedule.fuse,
+                 help(Phase::Codegen, "one kernel per loop node"));
+    app.add_flag("!--no-extern-post-ops", codegen.schedule.externPostOps,
+                 help(Phase::Codegen, "do not fold bias, activations and adds into matmul and "
+                                      "convolution calls"));
+  }
+}
+
+void StageTool::addTo(CLI::App &app, bool offerLLVM) {
+  app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
+  output.addTo(app, offerLLVM);
+  passManager.addTo(app, "List the passes this tool runs and exit");
+}
+
+int StageTool::run(const std::string &tool, std::vector<std::unique_ptr<Pass>> passes,
+                   const Hooks &hooks) {
+  if (passManager.listPasses) {
+    for (const auto &p : passes)
+      for (const PassInfo &info : registeredPasses())
+        if (info.name == p->name())
+          std::cout << info.name << " - " << info.summary << "\n";
+    return 0;
+  }
+  if (input.empty())
+    return reportError(tool, makeError() << "no input file");
+  if (Error e = passManager.resolvePrintAfter([&](std::string_view name) {
+        return std::any_of(passes.begin(), passes.end(),
+                           [&](const auto &p) { return p->name() == name; });
+      }))
+    return reportError(tool, e);
+  Expected<std::unique_ptr<Module>> m = readModuleFile(input);
+  if (!m)
+    return reportError(tool, m.error());
+  std::vector<std::string> deps = moduleDependencies(input, **m);
+  if (hooks.before)
+    if (Error e = hooks.before(**m))
+      return reportError(tool, e.withContext("'" + input + "'"));
+  PassManager manager(passManager.options, std::cerr);
+  for (auto &p : passes)
+    manager.add(std::move(p));
+  Error failed = manager.run(**m);
+  for (const std::string &w : manager.warnings())
+    std::cerr << tool << ": warning: " << w << "\n";
+  if (failed)
+    return reportError(tool, failed.withContext("'" + input + "'"));
+  Error written = hooks.write ? hooks.write(**m)
+                              : writeModuleFile(**m, output.path, output.format);
+  if (written)
+    return reportError(tool, written);
+  if (Error e = output.writeDepfile(deps))
+    return reportError(tool, e);
+  return 0;
+}
+
+int StageTool::run(const std::string &tool, std::span<const Phase> phases,
+                   const PipelineOptions &options, const Hooks &hooks) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  for (Phase phase : phases) {
+    Expected<std::vector<std::unique_ptr<Pass>>> more = phasePasses(phase, options);
+    if (!more)
+      return reportError(tool, more.error());
+    for (auto &p : *more)
+      passes.push_back(std::move(p));
+  }
+  return run(tool, std::move(passes), hooks);
 }
 
 std::vector<std::string> moduleDependencies(const std::string &file, const Module &m) {

@@ -13,6 +13,7 @@
 #define GC_AUTODIFF_AUTODIFF_H
 
 #include "gc/IR/Module.h"
+#include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
 
 namespace gc {
@@ -25,6 +26,11 @@ struct JointOptions {
 /// Turns a core module with one graph into a joint module in place. Errors
 /// name the node whose op has no derivative or whose rule failed.
 Error buildJointModule(Module &m, const JointOptions &o);
+
+/// buildJointModule as a pass ("joint").
+std::unique_ptr<Pass> createJointPass(const JointOptions &options);
+/// Adds "joint" (default options) to the pass registry.
+void registerAutodiffPasses();
 
 } // namespace gc
 

@@ -13,6 +13,7 @@
 #define GC_PARTITION_PARTITION_H
 
 #include "gc/IR/Module.h"
+#include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
 
 #include <cstdint>
@@ -53,6 +54,12 @@ Expected<PartitionPlan> planPartition(const Module &m, const Graph &joint,
 /// "forward" and "backward" of `plan` (made by planPartition on it) and
 /// makes the module Partitioned.
 Error applyPartition(Module &m, const PartitionPlan &plan);
+
+/// planPartition and applyPartition on the module's @joint graph, as a pass
+/// ("partition").
+std::unique_ptr<Pass> createPartitionPass(PartitionStrategy strategy);
+/// Adds "partition" (min-cut) to the pass registry.
+void registerPartitionPasses();
 
 } // namespace gc
 

@@ -1,9 +1,12 @@
 //===- Pass.h - Passes and the pass manager ---------------------*- C++ -*-===//
 //
-// A pass is an object with a name, registered once in Passes.def. Tools
-// build a pipeline from names (--passes=a,b,c) and run it through a
-// PassManager, which owns the debugging flags every tool shares:
-// --print-after=NAME (or all), --time-passes, --verify-each, --stats.
+// A pass is an object with a name. The library that defines passes
+// registers them (registerPasses; lib/Driver's registerAllPasses calls every
+// library's); the pass manager knows none of them. Tools build a pipeline
+// from names (--passes=a,b,c) or take a phase's passes (Driver/Pipeline.h)
+// and run it through a PassManager, which owns the debugging flags every
+// tool shares: --print-after=NAME (or all), --time-passes, --verify-each,
+// --stats.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_PASS_PASS_H
@@ -12,6 +15,7 @@
 #include "gc/IR/Module.h"
 
 #include <chrono>
+#include <span>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -30,9 +34,14 @@ public:
 
   /// Counters a pass bumps as it works ("nodes removed"), printed by --stats.
   std::map<std::string, int64_t> &statistics() { return stats_; }
+  /// What the user should hear about although the pass succeeded ("node
+  /// 'x': aten.cumsum.default has no lowering"); the pass manager collects
+  /// them for the tool to print.
+  std::vector<std::string> &warnings() { return warnings_; }
 
 private:
   std::map<std::string, int64_t> stats_;
+  std::vector<std::string> warnings_;
 };
 
 struct PassInfo {
@@ -41,7 +50,9 @@ struct PassInfo {
   std::unique_ptr<Pass> (*create)();
 };
 
-/// Every registered pass, in Passes.def order.
+/// Adds passes to the registry (a name already there is kept as it is).
+void registerPasses(std::span<const PassInfo> passes);
+/// Every registered pass, in registration order.
 std::span<const PassInfo> registeredPasses();
 /// Builds passes from a comma-separated list of names; unknown names are an
 /// error that lists the known ones.
@@ -72,11 +83,14 @@ public:
   void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
   /// Runs the passes in order. An error names the pass it came from.
   Error run(Module &m);
+  /// The passes' warnings so far, in the order they ran.
+  const std::vector<std::string> &warnings() const { return warnings_; }
 
 private:
   PassManagerOptions options_;
   std::ostream &log_;
   std::vector<std::unique_ptr<Pass>> passes_;
+  std::vector<std::string> warnings_;
 };
 
 } // namespace gc

@@ -3,13 +3,14 @@
 #define GC_TOOLS_TOOLSUPPORT_H
 
 #include "gc/Bytecode/ModuleIO.h"
+#include "gc/Driver/Pipeline.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
-#include "gc/Transforms/Pipelines.h"
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,36 @@ struct PassManagerFlags {
   Error resolvePrintAfter(const std::function<bool(std::string_view)> &isKnown);
 };
 
-/// gc-opt's core-pipeline flags (--freeze, --retarget-cpu), offered by gc-opt
-/// and gc-compile; `helpPrefix` names the stage in gc-compile's help.
-void addCorePipelineFlags(CLI::App &app, CorePipelineOptions &core, const std::string &helpPrefix);
+/// The flags of the phases a tool runs (--freeze, --grad-inputs,
+/// --partition, --no-fallback, --target, ...), each declared once for every
+/// tool that runs its phase. With a non-empty `helpPrefix` each help text
+/// names the phase's tool (gc-compile runs them all).
+void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const Phase> phases,
+                      const std::string &helpPrefix = "");
+
+/// What the stage tools (gc-opt, gc-partition, gc-lower, gc-codegen) share:
+/// read a graph file, run passes with the pass manager's flags, print the
+/// passes' warnings, write the result and its depfile.
+struct StageTool {
+  std::string input;
+  OutputOptions output;
+  PassManagerFlags passManager;
+
+  struct Hooks {
+    /// Runs on the module before the passes (gc-partition --report).
+    std::function<Error(Module &)> before;
+    /// Writes the result instead of writeModuleFile (gc-codegen --emit=llvm).
+    std::function<Error(Module &)> write;
+  };
+
+  void addTo(CLI::App &app, bool offerLLVM = false);
+  /// Runs `passes`; returns the exit code.
+  int run(const std::string &tool, std::vector<std::unique_ptr<Pass>> passes,
+          const Hooks &hooks = {});
+  /// Runs the passes of `phases` made from `options`.
+  int run(const std::string &tool, std::span<const Phase> phases, const PipelineOptions &options,
+          const Hooks &hooks = {});
+};
 
 /// The files a module was read from that its meaning depends on: the file
 /// itself and its weight sources.

@@ -12,6 +12,9 @@ namespace gc {
 #include "gc/Transforms/Passes.def"
 #undef GC_PASS
 
+/// Adds every pass of Passes.def to the pass registry.
+void registerTransformPasses();
+
 } // namespace gc
 
 #endif // GC_TRANSFORMS_PASSES_H

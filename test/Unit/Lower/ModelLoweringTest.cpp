@@ -15,7 +15,7 @@
 #include "gc/Lower/LoopInterpreter.h"
 #include "gc/Lower/Lowering.h"
 #include "gc/Pass/Pass.h"
-#include "gc/Transforms/Pipelines.h"
+#include "gc/Driver/Pipeline.h"
 
 #include <filesystem>
 #include <sstream>
@@ -37,7 +37,8 @@ std::unique_ptr<Module> coreModule(const std::string &model) {
   if (!imported)
     return nullptr;
   std::unique_ptr<Module> m = std::move(imported->module);
-  Expected<std::vector<std::unique_ptr<Pass>>> passes = parsePassPipeline(corePipeline({}));
+  registerAllPasses();
+  Expected<std::vector<std::unique_ptr<Pass>>> passes = phasePasses(Phase::Opt, {});
   EXPECT_TRUE(static_cast<bool>(passes));
   std::ostringstream log;
   PassManager pm(PassManagerOptions{}, log);

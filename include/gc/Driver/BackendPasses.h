@@ -1,16 +1,15 @@
-//===- Codegen.h - The backend's stages as passes ---------------*- C++ -*-===//
+//===- BackendPasses.h - The backend's stages as passes ---------*- C++ -*-===//
 //
-// gc-lower and gc-codegen run their stages as passes, so that the pass
-// manager's --print-after, --time-passes and --stats work on them as on
-// gc-opt's:
+// The backend's stages are passes, so that the pass manager's --print-after,
+// --time-passes and --stats work on them as on gc-opt's:
 //   lower         core graphs -> loop graphs (level loops)
 //   schedule      fusion into kernel groups, loop order, plan steps
 //   plan-memory   lifetimes and arena offsets of intermediate buffers
 //   emit-kernels  LLVM object code for the kernels (level kernels)
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_BACKEND_CODEGEN_H
-#define GC_BACKEND_CODEGEN_H
+#ifndef GC_DRIVER_BACKENDPASSES_H
+#define GC_DRIVER_BACKENDPASSES_H
 
 #include "gc/Codegen/KernelEmitter.h"
 #include "gc/Lower/Lowering.h"
@@ -29,13 +28,14 @@ struct CodegenOptions {
   bool useCache = true;
 };
 
-/// The passes gc-lower runs. Fallbacks the lowering made are added to
-/// `report` (which must outlive the passes).
-std::vector<std::unique_ptr<Pass>> lowerPipeline(const LowerOptions &options, LowerReport &report);
-/// The passes gc-codegen runs, in order.
-std::vector<std::unique_ptr<Pass>> codegenPipeline(const CodegenOptions &options);
-/// Names and summaries of the backend's passes, for --list-passes and docs.
-std::span<const PassInfo> backendPasses();
+/// The backend's passes with the given options (Driver/Pipeline.cpp puts
+/// them in order). The lowering's fallbacks are the lower pass's warnings.
+std::unique_ptr<Pass> createLowerPass(const LowerOptions &options);
+std::unique_ptr<Pass> createSchedulePass(const ScheduleOptions &options);
+std::unique_ptr<Pass> createPlanMemoryPass();
+std::unique_ptr<Pass> createEmitKernelsPass(const EmitOptions &options, bool useCache);
+/// Adds the backend's passes (default options) to the pass registry.
+void registerBackendPasses();
 
 /// Lays out the intermediates of `graph` (whose plan has steps) in one arena
 /// when their sizes are static; fills placements, frees, arenaBytes and
@@ -44,4 +44,4 @@ void planGraphMemory(LoopGraph &graph);
 
 } // namespace gc
 
-#endif // GC_BACKEND_CODEGEN_H
+#endif // GC_DRIVER_BACKENDPASSES_H

@@ -6,8 +6,8 @@
 // per entry, so that a rebuild of an unchanged model skips LLVM.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_BACKEND_OBJECTCACHE_H
-#define GC_BACKEND_OBJECTCACHE_H
+#ifndef GC_DRIVER_OBJECTCACHE_H
+#define GC_DRIVER_OBJECTCACHE_H
 
 #include <optional>
 #include <string>
@@ -35,4 +35,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_BACKEND_OBJECTCACHE_H
+#endif // GC_DRIVER_OBJECTCACHE_H

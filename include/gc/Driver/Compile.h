@@ -14,14 +14,13 @@
 // version; entries are zstd frames in the object cache's store.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_BACKEND_COMPILE_H
-#define GC_BACKEND_COMPILE_H
+#ifndef GC_DRIVER_COMPILE_H
+#define GC_DRIVER_COMPILE_H
 
-#include "gc/Backend/Codegen.h"
-#include "gc/Backend/ObjectCache.h"
+#include "gc/Driver/Pipeline.h"
+#include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Level.h"
 #include "gc/Package/Package.h"
-#include "gc/Transforms/Pipelines.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -36,25 +35,16 @@
 
 namespace gc {
 
-/// The stages in pipeline order, named as their tools are.
-enum class CompileStage : uint8_t { Import, Opt, Lower, Codegen, Package };
-std::string_view compileStageName(CompileStage s);
-/// The level a stage's graph file holds (Package has none).
-std::optional<Level> compileStageLevel(CompileStage s);
-/// The stage that stops at `level` ("aten" ... "kernels") or "package".
-std::optional<CompileStage> parseCompileTarget(std::string_view name);
-
 struct CompileOptions {
   /// Which models/<name>.json of the archive to read (gc-import --model).
   std::string modelName = "model";
-  /// gc-opt's --passes: run these instead of the core pipeline.
-  std::optional<std::string> passes;
-  CorePipelineOptions core;
-  LowerOptions lower;
-  CodegenOptions codegen;
+  PipelineOptions pipeline;
   PackageOptions package;
-  /// The stage whose result is the output.
-  CompileStage last = CompileStage::Package;
+  /// Training: the joint and partition phases run, and the package has a
+  /// forward and a backward graph.
+  bool train = false;
+  /// The phase whose result is the output.
+  Phase last = Phase::Package;
   /// Where the stage files lie: "<stageDir>/<stem>.<level>.gc".
   std::string stageDir = ".";
   std::string stem = "model";
@@ -66,29 +56,29 @@ struct CompileOptions {
   std::string stagePath(Level level) const;
 };
 
-/// Told about every stage and pass as the compile runs.
+/// Told about every phase and pass as the compile runs.
 class CompileObserver {
 public:
   virtual ~CompileObserver() = default;
-  virtual void stageStarted(CompileStage stage) {}
-  virtual void stageFinished(CompileStage stage) {}
-  /// A pass of a stage, or a step that is not a pass (reading the archive,
-  /// handing a module to the next stage, packaging), took `seconds`.
-  virtual void stepTimed(CompileStage stage, std::string_view step, double seconds) {}
+  virtual void phaseStarted(Phase phase) {}
+  virtual void phaseFinished(Phase phase) {}
+  /// A pass of a phase, or a step that is not a pass (reading the archive,
+  /// handing a module to the next phase, packaging), took `seconds`.
+  virtual void stepTimed(Phase phase, std::string_view step, double seconds) {}
 };
 
 struct CompileResult {
   /// last == Package: the package's bytes.
   std::string package;
-  /// Otherwise: the last stage's module, to be written with writeModuleFile.
+  /// Otherwise: the last phase's module, to be written with writeModuleFile.
   std::unique_ptr<Module> module;
-  /// The core nodes the lowering left to reference kernels (gc-lower's warnings).
-  std::vector<std::string> fallbacks;
+  /// The passes' warnings (the lowering's fallbacks to reference kernels).
+  std::vector<std::string> warnings;
   /// The package came from the compile cache; nothing was compiled.
   bool cacheHit = false;
 };
 
-/// Runs the stages up to options.last on the torch.export archive at `input`.
+/// Runs the phases up to options.last on the torch.export archive at `input`.
 Expected<CompileResult> compileModel(const std::string &input, const CompileOptions &options,
                                      std::span<CompileObserver *const> observers = {});
 
@@ -113,31 +103,31 @@ private:
   ObjectCache store_;
 };
 
-/// --time-passes for the whole chain: one report over every stage's steps.
+/// --time-passes for the whole chain: one report over every phase's steps.
 class StepTimer final : public CompileObserver {
 public:
-  void stepTimed(CompileStage stage, std::string_view step, double seconds) override;
+  void stepTimed(Phase phase, std::string_view step, double seconds) override;
   void print(std::ostream &out) const;
 
 private:
   struct Entry {
-    CompileStage stage;
+    Phase phase;
     std::string step;
     double seconds;
   };
   std::vector<Entry> entries_;
 };
 
-/// A line on `out` when a stage has run longer than `threshold`, and one
-/// when it ends, so that a long compile shows where it is; quick stages
+/// A line on `out` when a phase has run longer than `threshold`, and one
+/// when it ends, so that a long compile shows where it is; quick phases
 /// print nothing.
 class ProgressReporter final : public CompileObserver {
 public:
   ProgressReporter(std::ostream &out, std::string what,
                    std::chrono::milliseconds threshold = std::chrono::milliseconds(1000));
   ~ProgressReporter() override;
-  void stageStarted(CompileStage stage) override;
-  void stageFinished(CompileStage stage) override;
+  void phaseStarted(Phase phase) override;
+  void phaseFinished(Phase phase) override;
 
 private:
   void watch();
@@ -147,7 +137,7 @@ private:
   std::chrono::milliseconds threshold_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::optional<CompileStage> running_;
+  std::optional<Phase> running_;
   std::chrono::steady_clock::time_point started_;
   bool announced_ = false;
   bool stop_ = false;
@@ -156,4 +146,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_BACKEND_COMPILE_H
+#endif // GC_DRIVER_COMPILE_H

@@ -1,5 +1,5 @@
 //===- Compile.cpp - The whole chain in one process -----------------------===//
-#include "gc/Backend/Compile.h"
+#include "gc/Driver/Compile.h"
 
 #include "gc/Bytecode/FlatBufferIO.h"
 #include "gc/Bytecode/ModuleIO.h"
@@ -16,8 +16,6 @@
 namespace gc {
 
 namespace {
-
-constexpr std::string_view kStageNames[] = {"import", "opt", "lower", "codegen", "package"};
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -45,17 +43,17 @@ private:
 /// Reports the time from its creation to its end as one step.
 class StepClock {
 public:
-  StepClock(std::span<CompileObserver *const> observers, CompileStage stage,
+  StepClock(std::span<CompileObserver *const> observers, Phase phase,
             std::string_view name)
-      : observers_(observers), stage_(stage), name_(name) {}
+      : observers_(observers), phase_(phase), name_(name) {}
   ~StepClock() {
     for (CompileObserver *o : observers_)
-      o->stepTimed(stage_, name_, secondsSince(start_));
+      o->stepTimed(phase_, name_, secondsSince(start_));
   }
 
 private:
   std::span<CompileObserver *const> observers_;
-  CompileStage stage_;
+  Phase phase_;
   std::string_view name_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
@@ -70,21 +68,21 @@ public:
   Expected<CompileResult> run();
 
 private:
-  /// Runs `step`, reporting its time as `name` of `stage`.
-  template <typename Step> auto timed(CompileStage stage, std::string_view name, Step &&step) {
-    StepClock clock(observers_, stage, name);
+  /// Runs `step`, reporting its time as `name` of `phase`.
+  template <typename Step> auto timed(Phase phase, std::string_view name, Step &&step) {
+    StepClock clock(observers_, phase, name);
     return step();
   }
-  Expected<std::unique_ptr<Module>> runStage(CompileStage stage, std::unique_ptr<Module> m);
-  Error runPasses(CompileStage stage, Module &m, std::vector<std::unique_ptr<Pass>> passes);
-  Expected<std::unique_ptr<Module>> handOff(CompileStage stage, std::unique_ptr<Module> m);
+  Expected<std::unique_ptr<Module>> runPhase(Phase phase, std::unique_ptr<Module> m);
+  Error runPasses(Phase phase, Module &m, std::vector<std::unique_ptr<Pass>> passes);
+  Expected<std::unique_ptr<Module>> handOff(Phase phase, std::unique_ptr<Module> m);
   Expected<std::unique_ptr<Module>> handOffInMemory(Module &m, const std::string &path);
 
   const std::string &input_;
   const CompileOptions &options_;
   std::span<CompileObserver *const> observers_;
   std::shared_ptr<MappedFile> archive_;
-  LowerReport lowerReport_;
+  std::vector<std::string> warnings_;
 };
 
 Expected<CompileResult> Compilation::run() {
@@ -101,10 +99,10 @@ Expected<CompileResult> Compilation::run() {
   CompileCache cache(options_.useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled());
   std::optional<std::string> key;
   if (cache.enabled())
-    key = timed(CompileStage::Package, "cache key",
+    key = timed(Phase::Package, "cache key",
                 [&] { return compileCacheKey(*archive_, options_); });
   if (key) {
-    std::optional<std::string> hit = timed(CompileStage::Package, "cache lookup",
+    std::optional<std::string> hit = timed(Phase::Package, "cache lookup",
                                            [&] { return cache.lookup(*key); });
     if (hit) {
       result.package = std::move(*hit);
@@ -114,91 +112,82 @@ Expected<CompileResult> Compilation::run() {
   }
 
   std::unique_ptr<Module> m;
-  for (size_t i = 0; i <= static_cast<size_t>(options_.last); ++i) {
-    auto stage = static_cast<CompileStage>(i);
+  for (Phase phase : pipelinePhases(options_.last, options_.train)) {
     for (CompileObserver *o : observers_)
-      o->stageStarted(stage);
-    if (stage == CompileStage::Package) {
+      o->phaseStarted(phase);
+    if (phase == Phase::Package) {
       Expected<std::string> package =
-          timed(stage, "package", [&] { return buildPackage(*m, options_.package); });
+          timed(phase, "package", [&] { return buildPackage(*m, options_.package); });
       if (!package)
         return package.error().withContext("package");
       result.package = package.take();
       if (key)
-        timed(stage, "cache store", [&] { cache.store(*key, result.package); });
+        timed(phase, "cache store", [&] { cache.store(*key, result.package); });
     } else {
-      Expected<std::unique_ptr<Module>> next = runStage(stage, std::move(m));
+      Expected<std::unique_ptr<Module>> next = runPhase(phase, std::move(m));
       if (!next)
         return next.error();
       m = next.take();
-      if (stage != options_.last) {
-        Expected<std::unique_ptr<Module>> handed = handOff(stage, std::move(m));
+      if (phase != options_.last) {
+        Expected<std::unique_ptr<Module>> handed = handOff(phase, std::move(m));
         if (!handed)
           return handed.error();
         m = handed.take();
       } else if (options_.writeStages) {
         // The caller writes the result; the stage file is a copy of it.
-        if (Error e = writeModuleFile(*m, options_.stagePath(*compileStageLevel(stage)),
+        if (Error e = writeModuleFile(*m, options_.stagePath(*phaseInfo(phase).level),
                                       FileFormat::Binary))
           return e;
       }
     }
     for (CompileObserver *o : observers_)
-      o->stageFinished(stage);
+      o->phaseFinished(phase);
   }
   result.module = std::move(m);
-  result.fallbacks = std::move(lowerReport_.fallbacks);
+  result.warnings = std::move(warnings_);
   return result;
 }
 
-Expected<std::unique_ptr<Module>> Compilation::runStage(CompileStage stage,
-                                                        std::unique_ptr<Module> m) {
-  if (stage == CompileStage::Import) {
+Expected<std::unique_ptr<Module>> Compilation::runPhase(Phase phase, std::unique_ptr<Module> m) {
+  std::string_view name = phaseInfo(phase).name;
+  if (phase == Phase::Import) {
     ImportOptions import;
     import.modelName = options_.modelName;
     Expected<ImportResult> imported =
-        timed(stage, "import", [&] { return importArchive(archive_, import); });
+        timed(phase, "import", [&] { return importArchive(archive_, import); });
     if (!imported)
-      return imported.error().withContext(std::string(compileStageName(stage)));
+      return imported.error().withContext(std::string(name));
     return std::move(imported->module);
   }
-  std::vector<std::unique_ptr<Pass>> passes;
-  if (stage == CompileStage::Opt) {
-    Expected<std::vector<std::unique_ptr<Pass>>> pipeline =
-        parsePassPipeline(options_.passes ? *options_.passes : corePipeline(options_.core));
-    if (!pipeline)
-      return pipeline.error();
-    passes = pipeline.take();
-  } else if (stage == CompileStage::Lower) {
-    passes = lowerPipeline(options_.lower, lowerReport_);
-  } else {
-    CodegenOptions codegen = options_.codegen;
-    codegen.useCache = codegen.useCache && options_.useCache;
-    passes = codegenPipeline(codegen);
-  }
-  if (Error e = runPasses(stage, *m, std::move(passes)))
-    return e.withContext(std::string(compileStageName(stage)) + " of '" + input_ + "'");
+  PipelineOptions pipeline = options_.pipeline;
+  pipeline.codegen.useCache = pipeline.codegen.useCache && options_.useCache;
+  Expected<std::vector<std::unique_ptr<Pass>>> passes = phasePasses(phase, pipeline);
+  if (!passes)
+    return passes.error();
+  if (Error e = runPasses(phase, *m, passes.take()))
+    return e.withContext(std::string(name) + " of '" + input_ + "'");
   return m;
 }
 
-Error Compilation::runPasses(CompileStage stage, Module &m,
-                             std::vector<std::unique_ptr<Pass>> passes) {
-  // Nothing is printed: no --print-after, --stats or per-stage timing.
+Error Compilation::runPasses(Phase phase, Module &m, std::vector<std::unique_ptr<Pass>> passes) {
+  // Nothing is printed: no --print-after, --stats or per-phase timing.
   std::ostringstream unused;
   PassManager manager(PassManagerOptions{}, unused);
   for (auto &p : passes)
-    manager.add(std::make_unique<TimedPass>(std::move(p), [this, stage](std::string_view name,
+    manager.add(std::make_unique<TimedPass>(std::move(p), [this, phase](std::string_view name,
                                                                         double seconds) {
       for (CompileObserver *o : observers_)
-        o->stepTimed(stage, name, seconds);
+        o->stepTimed(phase, name, seconds);
     }));
-  return manager.run(m);
+  Error e = manager.run(m);
+  warnings_.insert(warnings_.end(), manager.warnings().begin(), manager.warnings().end());
+  return e;
 }
 
-Expected<std::unique_ptr<Module>> Compilation::handOff(CompileStage stage,
+Expected<std::unique_ptr<Module>> Compilation::handOff(Phase phase,
                                                        std::unique_ptr<Module> m) {
-  std::string path = options_.stagePath(*compileStageLevel(stage));
-  return timed(stage, "hand-off", [&]() -> Expected<std::unique_ptr<Module>> {
+  std::string path = options_.stagePath(*phaseInfo(phase).level);
+  return timed(phase, "hand-off", [&]() -> Expected<std::unique_ptr<Module>> {
     if (!options_.writeStages)
       return handOffInMemory(*m, path);
     if (Error e = writeModuleFile(*m, path, FileFormat::Binary))
@@ -251,34 +240,6 @@ constexpr uint64_t kMaxPackageBytes = uint64_t(1) << 32;
 
 } // namespace
 
-std::string_view compileStageName(CompileStage s) { return kStageNames[static_cast<size_t>(s)]; }
-
-std::optional<Level> compileStageLevel(CompileStage s) {
-  switch (s) {
-  case CompileStage::Import:
-    return Level::Aten;
-  case CompileStage::Opt:
-    return Level::Core;
-  case CompileStage::Lower:
-    return Level::Loops;
-  case CompileStage::Codegen:
-    return Level::Kernels;
-  case CompileStage::Package:
-    break;
-  }
-  return std::nullopt;
-}
-
-std::optional<CompileStage> parseCompileTarget(std::string_view name) {
-  for (size_t i = 0; i < std::size(kStageNames); ++i) {
-    auto stage = static_cast<CompileStage>(i);
-    std::optional<Level> level = compileStageLevel(stage);
-    if (level ? levelName(*level) == name : name == compileStageName(stage))
-      return stage;
-  }
-  return std::nullopt;
-}
-
 std::string CompileOptions::stagePath(Level level) const {
   return stageDir + "/" + stem + "." + std::string(levelName(level)) + ".gc";
 }
@@ -290,8 +251,8 @@ Expected<CompileResult> compileModel(const std::string &input, const CompileOpti
 
 std::optional<std::string> compileCacheKey(const MappedFile &archive,
                                            const CompileOptions &options) {
-  if (options.last != CompileStage::Package || options.writeStages ||
-      options.codegen.emit.target == "native")
+  const PipelineOptions &p = options.pipeline;
+  if (options.last != Phase::Package || options.writeStages || p.codegen.emit.target == "native")
     return std::nullopt;
   SHA256 h;
   // Length-prefixed fields: no two different option sets hash the same text.
@@ -305,14 +266,17 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   field("entry", "gc-compile package 1");
   field("gc", GC_VERSION);
   field("model", options.modelName);
-  field("passes", options.passes ? "list:" + *options.passes : "core");
-  flag("freeze", options.core.freeze);
-  flag("retarget-cpu", options.core.retargetCPU);
-  flag("no-fallback", options.lower.noFallback);
-  field("max-inline-ops", std::to_string(options.lower.maxInlineOps));
-  field("target", options.codegen.emit.target);
-  flag("fuse", options.codegen.schedule.fuse);
-  flag("extern-post-ops", options.codegen.schedule.externPostOps);
+  field("passes", p.passes ? "list:" + *p.passes : "core");
+  flag("freeze", p.core.freeze);
+  flag("retarget-cpu", p.core.retargetCPU);
+  flag("train", options.train);
+  flag("grad-inputs", p.joint.gradUserInputs);
+  field("partition", partitionStrategyName(p.partition));
+  flag("no-fallback", p.lower.noFallback);
+  field("max-inline-ops", std::to_string(p.lower.maxInlineOps));
+  field("target", p.codegen.emit.target);
+  flag("fuse", p.codegen.schedule.fuse);
+  flag("extern-post-ops", p.codegen.schedule.externPostOps);
   field("linker", options.package.linker);
   // The kernels' object hash sees weight paths as the stage files name them.
   field("archive-from-stages", relativePath(archive.path(), options.stageDir));
@@ -336,15 +300,15 @@ void CompileCache::store(const std::string &key, std::string_view package) const
   store_.store(key, compressZstd(package, kCacheZstdLevel));
 }
 
-void StepTimer::stepTimed(CompileStage stage, std::string_view step, double seconds) {
-  entries_.push_back({stage, std::string(step), seconds});
+void StepTimer::stepTimed(Phase phase, std::string_view step, double seconds) {
+  entries_.push_back({phase, std::string(step), seconds});
 }
 
 void StepTimer::print(std::ostream &out) const {
   std::vector<TimingRow> rows;
   for (const Entry &e : entries_) {
     char label[160];
-    std::string_view stage = compileStageName(e.stage);
+    std::string_view stage = phaseInfo(e.phase).name;
     std::snprintf(label, sizeof label, "%-8.*s %s", static_cast<int>(stage.size()), stage.data(),
                   e.step.c_str());
     rows.push_back({label, e.seconds});
@@ -365,23 +329,23 @@ ProgressReporter::~ProgressReporter() {
   thread_.join();
 }
 
-void ProgressReporter::stageStarted(CompileStage stage) {
+void ProgressReporter::phaseStarted(Phase phase) {
   {
     std::lock_guard lock(mutex_);
-    running_ = stage;
+    running_ = phase;
     started_ = std::chrono::steady_clock::now();
     announced_ = false;
   }
   wake_.notify_all();
 }
 
-void ProgressReporter::stageFinished(CompileStage stage) {
+void ProgressReporter::phaseFinished(Phase phase) {
   {
     std::lock_guard lock(mutex_);
     if (announced_) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%.1f", secondsSince(started_));
-      out_ << what_ << ": " << compileStageName(stage) << " done in " << seconds << " s"
+      out_ << what_ << ": " << phaseInfo(phase).name << " done in " << seconds << " s"
            << std::endl;
     }
     running_.reset();
@@ -401,7 +365,7 @@ void ProgressReporter::watch() {
       wake_.wait_until(lock, due);
       continue;
     }
-    out_ << what_ << ": " << compileStageName(*running_) << "..." << std::endl;
+    out_ << what_ << ": " << phaseInfo(*running_).name << "..." << std::endl;
     announced_ = true;
   }
 }

@@ -1,5 +1,5 @@
 //===- ModelRunner.cpp - Running a graph of any level ---------------------===//
-#include "gc/Backend/ModelRunner.h"
+#include "gc/Tools/ModelRunner.h"
 
 #include "gc/Bytecode/ModuleIO.h"
 #include "gc/Codegen/ObjectLoader.h"

@@ -1,12 +1,10 @@
-//===- Codegen.cpp - The backend's stages as passes -----------------------===//
-#include "gc/Backend/Codegen.h"
+//===- BackendPasses.cpp - The backend's stages as passes -----------------===//
+#include "gc/Driver/BackendPasses.h"
 
-#include "gc/Backend/ObjectCache.h"
+#include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Printer.h"
 #include "gc/Runtime/MemoryPlanner.h"
 #include "gc/Support/SHA256.h"
-
-#include <cassert>
 
 namespace gc {
 
@@ -35,7 +33,7 @@ Error expectLevel(const Module &m, Level want, std::string_view pass) {
 
 class LowerPass final : public Pass {
 public:
-  LowerPass(LowerOptions options, LowerReport &report) : options_(options), report_(report) {}
+  explicit LowerPass(LowerOptions options) : options_(options) {}
   std::string_view name() const override { return "lower"; }
   Error run(Module &m) override {
     if (m.level() != Level::Core && m.level() != Level::Partitioned)
@@ -46,7 +44,8 @@ public:
     if (!r)
       return r.error();
     statistics()["fallback nodes"] += static_cast<int64_t>(r->fallbacks.size());
-    report_.fallbacks.insert(report_.fallbacks.end(), r->fallbacks.begin(), r->fallbacks.end());
+    for (const std::string &f : r->fallbacks)
+      warnings().push_back(f + " has no lowering; it runs its reference kernel");
     for (const auto &g : m.loopGraphs()) {
       statistics()["loop nodes"] += static_cast<int64_t>(g->nodes.size());
       statistics()["buffers"] += static_cast<int64_t>(g->buffers.size());
@@ -56,7 +55,6 @@ public:
 
 private:
   LowerOptions options_;
-  LowerReport &report_;
 };
 
 class SchedulePass final : public Pass {
@@ -167,40 +165,37 @@ void planGraphMemory(LoopGraph &graph) {
   plan.intermediateBytes = layout.sumBytes;
 }
 
-std::vector<std::unique_ptr<Pass>> lowerPipeline(const LowerOptions &options,
-                                                 LowerReport &report) {
-  // Post-grad clean-up first: a partitioned graph (or a core graph an
-  // earlier tool left as it was) may hold no-op copies, casts and views and
-  // duplicate work again. Reinplacing and mm + bias fusion need no graph
-  // pass here: the memory planner writes outputs over dead inputs, and the
-  // scheduler folds bias and activations into oneDNN's post-ops.
-  Expected<std::vector<std::unique_ptr<Pass>>> passes =
-      parsePassPipeline("canonicalize,cse,dce");
-  assert(passes && "the post-grad passes are registered");
-  passes->push_back(std::make_unique<LowerPass>(options, report));
-  return passes.take();
+std::unique_ptr<Pass> createLowerPass(const LowerOptions &options) {
+  return std::make_unique<LowerPass>(options);
+}
+std::unique_ptr<Pass> createSchedulePass(const ScheduleOptions &options) {
+  return std::make_unique<SchedulePass>(options);
+}
+std::unique_ptr<Pass> createPlanMemoryPass() { return std::make_unique<PlanMemoryPass>(); }
+std::unique_ptr<Pass> createEmitKernelsPass(const EmitOptions &options, bool useCache) {
+  return std::make_unique<EmitKernelsPass>(options, useCache);
 }
 
-std::vector<std::unique_ptr<Pass>> codegenPipeline(const CodegenOptions &options) {
-  std::vector<std::unique_ptr<Pass>> passes;
-  passes.push_back(std::make_unique<SchedulePass>(options.schedule));
-  passes.push_back(std::make_unique<PlanMemoryPass>());
-  passes.push_back(std::make_unique<EmitKernelsPass>(options.emit, options.useCache));
-  return passes;
-}
+namespace {
+std::unique_ptr<Pass> defaultLowerPass() { return createLowerPass({}); }
+std::unique_ptr<Pass> defaultSchedulePass() { return createSchedulePass({}); }
+std::unique_ptr<Pass> defaultEmitKernelsPass() { return createEmitKernelsPass({}, true); }
 
-std::span<const PassInfo> backendPasses() {
-  static const PassInfo kPasses[] = {
-      {"lower", "Lower core graphs to loop IR: buffers, pointwise, reduction, extern and "
-                "fallback nodes (gc-lower)", nullptr},
-      {"schedule", "Fuse loop nodes into kernels, choose loop orders, order the plan's steps "
-                   "(gc-codegen)", nullptr},
-      {"plan-memory", "Place intermediate buffers in one arena by their lifetimes (gc-codegen)",
-       nullptr},
-      {"emit-kernels", "Compile the kernels with LLVM into object code, through the object "
-                       "cache (gc-codegen)", nullptr},
-  };
-  return kPasses;
-}
+constexpr PassInfo kBackendPasses[] = {
+    {"lower", "Lower core graphs to loop IR: buffers, pointwise, reduction, extern and "
+              "fallback nodes (gc-lower)",
+     &defaultLowerPass},
+    {"schedule", "Fuse loop nodes into kernels, choose loop orders, order the plan's steps "
+                 "(gc-codegen)",
+     &defaultSchedulePass},
+    {"plan-memory", "Place intermediate buffers in one arena by their lifetimes (gc-codegen)",
+     &createPlanMemoryPass},
+    {"emit-kernels", "Compile the kernels with LLVM into object code, through the object "
+                     "cache (gc-codegen)",
+     &defaultEmitKernelsPass},
+};
+} // namespace
+
+void registerBackendPasses() { registerPasses(kBackendPasses); }
 
 } // namespace gc

@@ -6,8 +6,8 @@
 // interpreter, and kernel plans on the runtime with their compiled code.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_BACKEND_MODELRUNNER_H
-#define GC_BACKEND_MODELRUNNER_H
+#ifndef GC_TOOLS_MODELRUNNER_H
+#define GC_TOOLS_MODELRUNNER_H
 
 #include "gc/IR/Module.h"
 #include "gc/Interp/Interpreter.h"
@@ -51,4 +51,4 @@ Expected<std::unique_ptr<ModelRunner>> openModelRunner(const std::string &path,
 
 } // namespace gc
 
-#endif // GC_BACKEND_MODELRUNNER_H
+#endif // GC_TOOLS_MODELRUNNER_H

@@ -1,5 +1,5 @@
 //===- ObjectCache.cpp - Kernel object code by content hash ---------------===//
-#include "gc/Backend/ObjectCache.h"
+#include "gc/Driver/ObjectCache.h"
 
 #include "gc/Support/FileSystem.h"
 

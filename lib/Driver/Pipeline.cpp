@@ -1,0 +1,127 @@
+//===- Pipeline.cpp - gc's pipeline, phase by phase -----------------------===//
+//
+// Read top to bottom, this file is the pipeline: the phase table, then the
+// passes of each phase in order.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Driver/Pipeline.h"
+
+#include "gc/Transforms/Passes.h"
+
+namespace gc {
+
+namespace {
+
+constexpr PhaseInfo kPhases[] = {
+    {Phase::Import, "import", "gc-import", Level::Aten, false,
+     "read the torch.export archive: graph, signature, symbols, weights by reference"},
+    {Phase::Opt, "opt", "gc-opt", Level::Core, false,
+     "functionalize and decompose into core ops; canonicalize, CSE, DCE; for inference, "
+     "freezing and constant folds"},
+    {Phase::Joint, "joint", "gc-opt --joint", Level::Joint, true,
+     "forward and backward in one graph, by reverse-mode autodiff"},
+    {Phase::Partition, "partition", "gc-partition", Level::Partitioned, true,
+     "split the joint graph into forward and backward graphs; min-cut chooses what to save"},
+    {Phase::Lower, "lower", "gc-lower", Level::Loops, false,
+     "post-grad clean-up, then loop IR: buffers, loops, extern calls"},
+    {Phase::Codegen, "codegen", "gc-codegen", Level::Kernels, false,
+     "fuse loops into kernels, plan memory, compile the kernels with LLVM"},
+    {Phase::Package, "package", "gc-package", std::nullopt, false,
+     "one zip: the plan, the kernels' shared library, the weights"},
+};
+
+} // namespace
+
+std::span<const PhaseInfo> phaseInfos() { return kPhases; }
+const PhaseInfo &phaseInfo(Phase p) { return kPhases[static_cast<size_t>(p)]; }
+
+std::string corePassList(const CorePipelineOptions &options) {
+  // Retargeting comes before everything, so that no pass sees a cuda tensor.
+  // Functional next: the decompositions and every later pass assume no op
+  // writes in place. Freezing must see the functional graph (a mutated
+  // buffer is not a constant) and comes before the folds it enables.
+  std::string p = options.retargetCPU ? "retarget-cpu,functionalize" : "functionalize";
+  if (options.freeze)
+    p += ",freeze,fold-conv-bn";
+  p += ",decompose,canonicalize";
+  if (options.freeze)
+    p += ",constant-fold,fold-linear-bias";
+  // Aliases are read off the final graph: earlier passes may still remove
+  // or add views.
+  p += ",cse,dce,record-aliases";
+  return p;
+}
+
+Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
+                                                         const PipelineOptions &options) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  auto append = [&passes](Expected<std::vector<std::unique_ptr<Pass>>> more) -> Error {
+    if (!more)
+      return more.error();
+    for (auto &p : *more)
+      passes.push_back(std::move(p));
+    return Error::success();
+  };
+  switch (phase) {
+  case Phase::Import:
+  case Phase::Package:
+    break;
+  case Phase::Opt:
+    GC_RETURN_IF_ERROR(append(parsePassPipeline(options.passes ? *options.passes
+                                                      : corePassList(options.core))));
+    break;
+  case Phase::Joint:
+    // The backward recomputes what the forward has (a transpose of the same
+    // weight, the same mask): CSE merges those across the two halves, and
+    // canonicalization removes the no-op views and casts the rules leave.
+    passes.push_back(createJointPass(options.joint));
+    GC_RETURN_IF_ERROR(append(parsePassPipeline("cse,canonicalize,dce")));
+    break;
+  case Phase::Partition:
+    passes.push_back(createPartitionPass(options.partition));
+    break;
+  case Phase::Lower:
+    // Post-grad clean-up first: a partitioned graph (or a core graph an
+    // earlier tool left as it was) may hold no-op copies, casts and views
+    // and duplicate work again. Reinplacing and mm + bias fusion need no
+    // graph pass here: the memory planner writes outputs over dead inputs,
+    // and the scheduler folds bias and activations into oneDNN's post-ops.
+    GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce")));
+    passes.push_back(createLowerPass(options.lower));
+    break;
+  case Phase::Codegen:
+    passes.push_back(createSchedulePass(options.codegen.schedule));
+    passes.push_back(createPlanMemoryPass());
+    passes.push_back(createEmitKernelsPass(options.codegen.emit, options.codegen.useCache));
+    break;
+  }
+  return passes;
+}
+
+std::vector<Phase> pipelinePhases(Phase last, bool train) {
+  std::vector<Phase> phases;
+  for (const PhaseInfo &p : kPhases) {
+    if (p.training && !train)
+      continue;
+    phases.push_back(p.phase);
+    if (p.phase == last)
+      break;
+  }
+  return phases;
+}
+
+std::optional<Phase> phaseProducing(std::string_view name) {
+  for (const PhaseInfo &p : kPhases)
+    if (p.level ? levelName(*p.level) == name : p.name == name)
+      return p.phase;
+  return std::nullopt;
+}
+
+void registerAllPasses() {
+  registerTransformPasses();
+  registerAutodiffPasses();
+  registerPartitionPasses();
+  registerBackendPasses();
+}
+
+} // namespace gc

@@ -1,0 +1,18 @@
+//===- PassRegistration.cpp - gc-opt's passes into the pass registry ------===//
+#include "gc/Transforms/Passes.h"
+
+namespace gc {
+
+namespace {
+template <std::unique_ptr<Pass> (*Create)()> std::unique_ptr<Pass> make() { return Create(); }
+
+constexpr PassInfo kPasses[] = {
+#define GC_PASS(NAME, CREATE, SUMMARY) {NAME, SUMMARY, &make<&CREATE>},
+#include "gc/Transforms/Passes.def"
+#undef GC_PASS
+};
+} // namespace
+
+void registerTransformPasses() { registerPasses(kPasses); }
+
+} // namespace gc
