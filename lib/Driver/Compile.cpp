@@ -278,9 +278,6 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
   field("linker", options.package.linker);
-  // The kernels' object hash sees weight paths as the stage files name them.
-  field("archive-from-stages", relativePath(archive.path(), options.stageDir));
-  field("stem", options.stem);
   field("archive", archive.text());
   return hex(h.finish());
 }

@@ -5,9 +5,9 @@
 // bytes, with weight paths rebased as writeModuleFile rebases them, so each
 // stage reads exactly what the separate tool would have read from the stage
 // file "<stageDir>/<stem>.<level>.gc": the result is byte-identical to the
-// staged build that writes its files there. (The kernels' object hash covers
-// the module's text, weight paths included, so where the stage files lie is
-// part of what a package is made from.)
+// staged build that writes its files there. A package does not depend on
+// those names: the kernels' object hash covers the loop graphs' text but not
+// where the weights lie, and the package holds its own weights.
 //
 // A package can come from the compile cache instead: its key is the SHA-256
 // of the archive's bytes, every option that changes the output and gc's
