@@ -7,7 +7,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
 
 packages=(
-  cmake ninja-build g++ python3 python3-psutil git
+  cmake ninja-build g++ pkg-config python3 python3-psutil git
   python3-numpy                     # the real-model tests rebuild their archives with weightgen.py
   llvm-16-dev llvm-16-tools         # LLVM for CPU kernels; FileCheck, not and lit for tests
   clang-16                          # compiles the kernels' math library to LLVM bitcode
