@@ -265,19 +265,6 @@ constexpr unsigned kReuseInlineCost = 4;
 
 // Tables ---------------------------------------------------------------------
 
-bool isViewOp(std::string_view op) {
-  static const char *const kViews[] = {
-      "aten.view.default",    "aten.reshape.default",   "aten._unsafe_view.default",
-      "aten.permute.default", "aten.expand.default",    "aten.slice.Tensor",
-      "aten.select.int",      "aten.squeeze.default",   "aten.squeeze.dim",
-      "aten.squeeze.dims",    "aten.unsqueeze.default", "aten.alias.default",
-      "aten.clone.default"};
-  for (const char *v : kViews)
-    if (op == v)
-      return true;
-  return false;
-}
-
 #define GC_BIN(NAME, OP) OpLowering{NAME, &GraphLowerer::binary, ScalarOp::OP}
 #define GC_CMP(NAME, OP) OpLowering{NAME, &GraphLowerer::compare, ScalarOp::OP}
 #define GC_UN(NAME, OP) OpLowering{NAME, &GraphLowerer::unary, ScalarOp::OP}
@@ -405,6 +392,14 @@ const OpRegistry<OpLowering> &lowerings() {
 #undef GC_BIN
 #undef GC_CMP
 #undef GC_UN
+
+/// True if `op` lowers to a strided view of its input (GraphLowerer::view):
+/// a read of its result is a read of the input. clone is one of them, though
+/// no view in torch: its copy is made only where the value is realized.
+bool lowersToView(std::string_view op) {
+  const OpLowering *l = lowerings().find(op);
+  return l && l->fn == &GraphLowerer::view;
+}
 
 // Building blocks ------------------------------------------------------------
 
@@ -1281,13 +1276,13 @@ Error GraphLowerer::run() {
   for (auto it = g_.nodes().rbegin(); it != g_.nodes().rend(); ++it) {
     const Node &n = **it;
     unsigned through = 0;
-    if (isViewOp(n.op()))
+    if (lowersToView(n.op()))
       for (const Value *r : n.results())
         through += uses_.count(r) ? uses_.at(r) : 0;
     for (const NamedArg &a : n.args())
       for (const Value *v : a.value.values)
         if (v)
-          uses_[v] += isViewOp(n.op()) ? through : 1;
+          uses_[v] += lowersToView(n.op()) ? through : 1;
   }
 
   outputBindings_.resize(g_.outputs().size());
