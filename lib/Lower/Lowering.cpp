@@ -16,6 +16,7 @@
 
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/IndexSimplify.h"
+#include "gc/IR/OpId.h"
 #include "gc/IR/OpRegistry.h"
 #include "gc/IR/TypePromotion.h"
 
@@ -315,24 +316,10 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{"aten.logical_xor.default", &GraphLowerer::logical, ScalarOp::Ne},
         GC_UN("aten.neg.default", Neg),
         GC_UN("aten.abs.default", Abs),
-        GC_UN("aten.exp.default", Exp),
-        GC_UN("aten.expm1.default", Expm1),
-        GC_UN("aten.log.default", Log),
-        GC_UN("aten.log1p.default", Log1p),
-        GC_UN("aten.sqrt.default", Sqrt),
-        GC_UN("aten.rsqrt.default", Rsqrt),
-        GC_UN("aten.sin.default", Sin),
-        GC_UN("aten.cos.default", Cos),
-        GC_UN("aten.tan.default", Tan),
-        GC_UN("aten.asin.default", Asin),
-        GC_UN("aten.acos.default", Acos),
-        GC_UN("aten.atan.default", Atan),
-        GC_UN("aten.sinh.default", Sinh),
-        GC_UN("aten.cosh.default", Cosh),
-        GC_UN("aten.tanh.default", Tanh),
-        GC_UN("aten.erf.default", Erf),
-        GC_UN("aten.sigmoid.default", Sigmoid),
-        GC_UN("aten.reciprocal.default", Reciprocal),
+        // The floating unary ops, one row each in UnaryOps.def.
+#define GC_UNARY(ID, SCALAR_OP, FORMULA) GC_UN(opName(ops::ID).data(), SCALAR_OP),
+#include "gc/IR/UnaryOps.def"
+#undef GC_UNARY
         GC_UN("aten.floor.default", Floor),
         GC_UN("aten.ceil.default", Ceil),
         GC_UN("aten.round.default", Round),
