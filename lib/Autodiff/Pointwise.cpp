@@ -34,6 +34,7 @@ Value *fTanh(Emit &e, Value *, Value *y) { return oneMinus(e, e.mul(y, y)); }
 Value *fErf(Emit &e, Value *x, Value *) {
   return e.mul(e.unary("exp", e.unary("neg", e.mul(x, x))), 2 / std::sqrt(std::numbers::pi));
 }
+Value *fErfc(Emit &e, Value *x, Value *y) { return e.unary("neg", fErf(e, x, y)); }
 Value *fRsqrt(Emit &e, Value *, Value *y) { return e.mul(e.mul(y, e.mul(y, y)), -0.5); }
 Value *fSqrt(Emit &e, Value *, Value *y) { return e.unary("reciprocal", e.mul(y, 2.0)); }
 Value *fSigmoid(Emit &e, Value *, Value *y) { return e.mul(y, oneMinus(e, y)); }

@@ -42,6 +42,7 @@ std::optional<double> evalUnary(ScalarOp op, double x) {
   case ScalarOp::Cosh: return std::cosh(x);
   case ScalarOp::Tanh: return std::tanh(x);
   case ScalarOp::Erf: return std::erf(x);
+  case ScalarOp::Erfc: return std::erfc(x);
   case ScalarOp::Sigmoid: return 1 / (1 + std::exp(-x));
   case ScalarOp::Reciprocal: return 1 / x;
   case ScalarOp::Floor: return std::floor(x);
