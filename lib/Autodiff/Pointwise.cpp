@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "Rules.h"
 
+#include "gc/IR/OpId.h"
+
 #include <cmath>
 #include <numbers>
 
@@ -32,6 +34,7 @@ Value *fTanh(Emit &e, Value *, Value *y) { return oneMinus(e, e.mul(y, y)); }
 Value *fErf(Emit &e, Value *x, Value *) {
   return e.mul(e.unary("exp", e.unary("neg", e.mul(x, x))), 2 / std::sqrt(std::numbers::pi));
 }
+Value *fErfc(Emit &e, Value *x, Value *y) { return e.unary("neg", fErf(e, x, y)); }
 Value *fRsqrt(Emit &e, Value *, Value *y) { return e.mul(e.mul(y, e.mul(y, y)), -0.5); }
 Value *fSqrt(Emit &e, Value *, Value *y) { return e.unary("reciprocal", e.mul(y, 2.0)); }
 Value *fSigmoid(Emit &e, Value *, Value *y) { return e.mul(y, oneMinus(e, y)); }
@@ -160,26 +163,23 @@ constexpr char kTrunc[] = "trunc";
 constexpr char kFloor[] = "floor";
 
 const DerivativeEntry kEntries[] = {
+    // The floating unary ops, one row each in UnaryOps.def.
+#define GC_UNARY(ID, SCALAR_OP, FORMULA)                                                          \
+  {opName(ops::ID).data(), chain<f##SCALAR_OP>, FORMULA},
+#include "gc/IR/UnaryOps.def"
+#undef GC_UNARY
     {"aten.abs.default", chain<fAbs>, "g * sign(x)"},
-    {"aten.acos.default", chain<fAcos>, "-g / sqrt(1 - x^2)"},
     {"aten.add.Tensor", dAdd, "self: g; other: alpha * g"},
-    {"aten.asin.default", chain<fAsin>, "g / sqrt(1 - x^2)"},
-    {"aten.atan.default", chain<fAtan>, "g / (1 + x^2)"},
     {"aten.bitwise_and.Tensor", nullptr, "none (integer)"},
     {"aten.bitwise_not.default", nullptr, "none (integer)"},
     {"aten.bitwise_or.Tensor", nullptr, "none (integer)"},
     {"aten.ceil.default", nullptr, "0 (piecewise constant)"},
     {"aten.clone.default", dIdentity, "g"},
     {"aten._to_copy.default", dIdentity, "g, cast back to x's dtype"},
-    {"aten.cos.default", chain<fCos>, "-g * sin(x)"},
-    {"aten.cosh.default", chain<fCosh>, "g * sinh(x)"},
     {"aten.div.Tensor", dDiv, "self: g / other; other: -g * y / other"},
     {"aten.div.Tensor_mode", dDivMode, "as div.Tensor; 0 when rounded"},
     {"aten.eq.Scalar", nullptr, "none (bool)"},
     {"aten.eq.Tensor", nullptr, "none (bool)"},
-    {"aten.erf.default", chain<fErf>, "g * 2 / sqrt(pi) * exp(-x^2)"},
-    {"aten.exp.default", chain<fExp>, "g * y"},
-    {"aten.expm1.default", chain<fExpm1>, "g * (y + 1)"},
     {"aten.floor.default", nullptr, "0 (piecewise constant)"},
     {"aten.fmod.Tensor", dRemainder<kTrunc>, "self: g; other: -g * trunc(self / other)"},
     {"aten.ge.Scalar", nullptr, "none (bool)"},
@@ -189,8 +189,6 @@ const DerivativeEntry kEntries[] = {
     {"aten.isnan.default", nullptr, "none (bool)"},
     {"aten.le.Scalar", nullptr, "none (bool)"},
     {"aten.le.Tensor", nullptr, "none (bool)"},
-    {"aten.log.default", chain<fLog>, "g / x"},
-    {"aten.log1p.default", chain<fLog1p>, "g / (1 + x)"},
     {"aten.logical_and.default", nullptr, "none (bool)"},
     {"aten.logical_not.default", nullptr, "none (bool)"},
     {"aten.logical_or.default", nullptr, "none (bool)"},
@@ -204,18 +202,10 @@ const DerivativeEntry kEntries[] = {
     {"aten.neg.default", dNeg, "-g"},
     {"aten.pow.Tensor_Scalar", dPowScalar, "g * n * x^(n - 1)"},
     {"aten.pow.Tensor_Tensor", dPowTensor, "self: g * n * x^(n - 1); exponent: g * y * log(x)"},
-    {"aten.reciprocal.default", chain<fReciprocal>, "-g * y^2"},
     {"aten.remainder.Tensor", dRemainder<kFloor>, "self: g; other: -g * floor(self / other)"},
     {"aten.round.default", nullptr, "0 (piecewise constant)"},
-    {"aten.rsqrt.default", chain<fRsqrt>, "-g * y^3 / 2"},
-    {"aten.sigmoid.default", chain<fSigmoid>, "g * y * (1 - y)"},
     {"aten.sign.default", nullptr, "0 (piecewise constant)"},
-    {"aten.sin.default", chain<fSin>, "g * cos(x)"},
-    {"aten.sinh.default", chain<fSinh>, "g * cosh(x)"},
-    {"aten.sqrt.default", chain<fSqrt>, "g / (2 y)"},
     {"aten.sub.Tensor", dSub, "self: g; other: -alpha * g"},
-    {"aten.tan.default", chain<fTan>, "g * (1 + y^2)"},
-    {"aten.tanh.default", chain<fTanh>, "g * (1 - y^2)"},
     {"aten.trunc.default", nullptr, "0 (piecewise constant)"},
     {"aten.where.self", dWhere, "self: g where condition; other: g elsewhere"},
     {"gc.rand.default", nullptr, "none (random numbers)"},

@@ -117,7 +117,8 @@ static_assert(same(fb::ScalarOp::Neg, ScalarOp::Neg) &&
               same(fb::ScalarOp::Add, ScalarOp::Add) &&
               same(fb::ScalarOp::Atan2, ScalarOp::Atan2) &&
               same(fb::ScalarOp::Where, ScalarOp::Where) &&
-              same(fb::ScalarOp::MAX, ScalarOp::Where));
+              same(fb::ScalarOp::Erfc, ScalarOp::Erfc) &&
+              same(fb::ScalarOp::MAX, ScalarOp::Erfc));
 static_assert(same(fb::BodyOpKind::Load, BodyOp::Kind::Load) &&
               same(fb::BodyOpKind::Const, BodyOp::Kind::Const) &&
               same(fb::BodyOpKind::Index, BodyOp::Kind::Index) &&

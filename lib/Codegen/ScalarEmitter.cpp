@@ -265,6 +265,8 @@ llvm::Value *ScalarEmitter::floatOp(ScalarOp sop, llvm::Value *x, llvm::Value *y
     return math("cosh", {x}, true);
   case ScalarOp::Erf:
     return math("erf", {x}, type->isFloatTy());
+  case ScalarOp::Erfc:
+    return math("erfc", {x}, false);
   case ScalarOp::Sin:
     return math("sin", {x}, false);
   case ScalarOp::Cos:

@@ -65,8 +65,9 @@ constexpr std::array kScalarOps = {
     ScalarOpInfo{ScalarOp::BitwiseXor, "bitwise_xor", 2},
     ScalarOpInfo{ScalarOp::Atan2, "atan2", 2},
     ScalarOpInfo{ScalarOp::Where, "where", 3},
+    ScalarOpInfo{ScalarOp::Erfc, "erfc", 1},
 };
-static_assert(kScalarOps.size() == static_cast<size_t>(ScalarOp::Where) + 1);
+static_assert(kScalarOps.size() == static_cast<size_t>(ScalarOp::Erfc) + 1);
 
 constexpr std::array<std::string_view, 7> kReduceKinds = {
     "sum", "prod", "max", "min", "argmax", "argmin", "any"};

@@ -51,13 +51,21 @@ bool isIdentifier(std::string_view s) {
          std::all_of(s.begin(), s.end(), word);
 }
 
-/// "Tensor(a!)?" -> type "Tensor?", mutated; "Tensor(a)" -> "Tensor".
-std::string stripAlias(std::string_view type, bool &mutated) {
+/// A type's alias annotation: `(a)` aliases, `(a!)` also writes.
+struct Alias {
+  bool aliases = false;
+  bool writes = false;
+};
+
+/// "Tensor(a!)?" -> type "Tensor?", aliases and writes; "Tensor(a)" ->
+/// "Tensor", aliases.
+std::string stripAlias(std::string_view type, Alias &alias) {
   size_t open = type.find('(');
   if (open == std::string_view::npos)
     return std::string(type);
   size_t close = type.find(')', open);
-  mutated = type.substr(open, close - open).find('!') != std::string_view::npos;
+  alias.aliases = true;
+  alias.writes = type.substr(open, close - open).find('!') != std::string_view::npos;
   return std::string(type.substr(0, open)) + std::string(type.substr(close + 1));
 }
 
@@ -107,7 +115,9 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
     a.name = std::string(part.substr(space + 1));
     if (!isIdentifier(a.name))
       return bad("bad argument name '" + a.name + "'");
-    a.type = stripAlias(trim(part.substr(0, space)), a.mutated);
+    Alias alias;
+    a.type = stripAlias(trim(part.substr(0, space)), alias);
+    a.mutated = alias.writes;
     s.args.push_back(std::move(a));
   }
   std::string_view ret = trim(schema.substr(arrow + 2));
@@ -117,8 +127,9 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
   if (!retParts)
     return bad("unbalanced brackets in the returns");
   for (std::string_view r : *retParts) {
-    bool ignored = false;
-    std::string type = stripAlias(r, ignored);
+    Alias alias;
+    std::string type = stripAlias(r, alias);
+    s.returnsView |= alias.aliases && !alias.writes;
     // Named returns ("Tensor values") keep only the type.
     s.returns.push_back(type.substr(0, type.find(' ')));
   }
@@ -126,43 +137,42 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
 }
 
 namespace {
-struct OpDefRow {
-  const char *name;
-  bool core;
-  const char *summary;
-  const char *schema;
-};
-constexpr bool CORE = true;
-constexpr bool ATEN = false;
-constexpr OpDefRow kOpDefs[] = {
-#define GC_OP(NAME, SET, SUMMARY, SCHEMA) {NAME, SET, SUMMARY, SCHEMA},
-#include "gc/IR/OpDefs.def"
-#undef GC_OP
+struct Schemas {
+  std::vector<OpSchema> byName;
+  std::array<const OpSchema *, kNumOps> byId{};
 };
 
-std::vector<OpSchema> buildSchemas() {
-  std::vector<OpSchema> out;
-  for (const OpDefRow &row : kOpDefs) {
+Schemas buildSchemas() {
+  Schemas out;
+  for (size_t i = 0; i < kNumOps; ++i) {
+    const OpDef &row = opdefs::kTable[i];
     Expected<OpSchema> s = parseOpSchema(row.name, row.schema);
     // OpDefs.def is compiled in; a unit test parses every entry, so a bad
     // one never ships.
     assert(s && "bad schema in OpDefs.def");
     if (!s)
       continue;
+    s->id = static_cast<OpId>(i);
     s->core = row.core;
-    s->summary = row.summary;
-    out.push_back(s.take());
+    s->summary = std::string(row.summary);
+    out.byName.push_back(s.take());
   }
-  std::sort(out.begin(), out.end(),
+  std::sort(out.byName.begin(), out.byName.end(),
             [](const OpSchema &a, const OpSchema &b) { return a.name < b.name; });
+  for (const OpSchema &s : out.byName)
+    out.byId[static_cast<size_t>(s.id)] = &s;
   return out;
+}
+
+const Schemas &schemas() {
+  static const Schemas all = buildSchemas();
+  return all;
 }
 } // namespace
 
-std::span<const OpSchema> allOpSchemas() {
-  static const std::vector<OpSchema> schemas = buildSchemas();
-  return schemas;
-}
+std::span<const OpSchema> allOpSchemas() { return schemas().byName; }
+
+const OpSchema &opSchema(OpId op) { return *schemas().byId[static_cast<size_t>(op)]; }
 
 const OpSchema *findOpSchema(std::string_view name) {
   std::span<const OpSchema> all = allOpSchemas();
@@ -171,9 +181,24 @@ const OpSchema *findOpSchema(std::string_view name) {
   return it != all.end() && it->name == name ? &*it : nullptr;
 }
 
+std::optional<OpId> lookupOp(std::string_view name) {
+  const OpSchema *s = findOpSchema(name);
+  return s ? std::optional(s->id) : std::nullopt;
+}
+
 bool isCoreOp(std::string_view name) {
   const OpSchema *s = findOpSchema(name);
   return s && s->core;
+}
+
+bool returnsView(std::string_view name) {
+  const OpSchema *s = findOpSchema(name);
+  return s && s->returnsView;
+}
+
+bool hasTraits(std::string_view name, uint8_t traits) {
+  const OpSchema *s = findOpSchema(name);
+  return s && hasTraits(s->id, traits);
 }
 
 } // namespace gc

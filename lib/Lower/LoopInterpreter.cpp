@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Lower/LoopInterpreter.h"
 
+#include "gc/IR/ScalarEval.h"
 #include "gc/Interp/Interpreter.h"
 
 #include "gc/Interp/ReferenceCall.h"
@@ -210,65 +211,12 @@ int64_t intPow(int64_t base, int64_t exp) {
 }
 
 Expected<Num> computeFloat(ScalarOp op, DType dtype, const Num *a, const Num *b) {
-  double x = a[0].f, y = b ? b->f : 0, r = 0;
-  auto boolean = [](bool v) { return Num{0, v}; };
-  switch (op) {
-  case ScalarOp::Neg: r = -x; break;
-  case ScalarOp::Abs: r = std::fabs(x); break;
-  case ScalarOp::Exp: r = std::exp(x); break;
-  case ScalarOp::Expm1: r = std::expm1(x); break;
-  case ScalarOp::Log: r = std::log(x); break;
-  case ScalarOp::Log1p: r = std::log1p(x); break;
-  case ScalarOp::Sqrt: r = std::sqrt(x); break;
-  case ScalarOp::Rsqrt: r = 1 / std::sqrt(x); break;
-  case ScalarOp::Sin: r = std::sin(x); break;
-  case ScalarOp::Cos: r = std::cos(x); break;
-  case ScalarOp::Tan: r = std::tan(x); break;
-  case ScalarOp::Asin: r = std::asin(x); break;
-  case ScalarOp::Acos: r = std::acos(x); break;
-  case ScalarOp::Atan: r = std::atan(x); break;
-  case ScalarOp::Sinh: r = std::sinh(x); break;
-  case ScalarOp::Cosh: r = std::cosh(x); break;
-  case ScalarOp::Tanh: r = std::tanh(x); break;
-  case ScalarOp::Erf: r = std::erf(x); break;
-  case ScalarOp::Sigmoid: r = 1 / (1 + std::exp(-x)); break;
-  case ScalarOp::Reciprocal: r = 1 / x; break;
-  case ScalarOp::Floor: r = std::floor(x); break;
-  case ScalarOp::Ceil: r = std::ceil(x); break;
-  case ScalarOp::Round: r = std::nearbyint(x); break;
-  case ScalarOp::Trunc: r = std::trunc(x); break;
-  case ScalarOp::Sign: r = std::isnan(x) ? x : (x > 0) - (x < 0); break;
-  case ScalarOp::IsNan: return boolean(std::isnan(x));
-  case ScalarOp::LogicalNot: return boolean(x == 0);
-  case ScalarOp::Add: r = x + y; break;
-  case ScalarOp::Sub: r = x - y; break;
-  case ScalarOp::Mul: r = x * y; break;
-  case ScalarOp::Div: r = x / y; break;
-  case ScalarOp::FloorDiv: r = std::floor(x / y); break;
-  case ScalarOp::TruncDiv: r = std::trunc(x / y); break;
-  case ScalarOp::Remainder: {
-    r = std::fmod(x, y);
-    if (r != 0 && ((r < 0) != (y < 0)))
-      r += y;
-    break;
-  }
-  case ScalarOp::Fmod: r = std::fmod(x, y); break;
-  case ScalarOp::Pow: r = std::pow(x, y); break;
-  case ScalarOp::Atan2: r = std::atan2(x, y); break;
-  case ScalarOp::Maximum: r = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); break;
-  case ScalarOp::Minimum: r = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); break;
-  case ScalarOp::Eq: return boolean(x == y);
-  case ScalarOp::Ne: return boolean(x != y);
-  case ScalarOp::Lt: return boolean(x < y);
-  case ScalarOp::Le: return boolean(x <= y);
-  case ScalarOp::Gt: return boolean(x > y);
-  case ScalarOp::Ge: return boolean(x >= y);
-  case ScalarOp::LogicalAnd: return boolean(x != 0 && y != 0);
-  case ScalarOp::LogicalOr: return boolean(x != 0 || y != 0);
-  default:
+  std::optional<double> r = evalFloatScalarOp(op, a[0].f, b ? b->f : 0);
+  if (!r)
     return makeError() << scalarOpName(op) << " is not defined on floating-point values";
-  }
-  return isFloatingPoint(dtype) ? make(dtype, r, 0) : make(dtype, 0, truncToInt(r));
+  if (scalarOpGivesBool(op))
+    return Num{0, *r != 0};
+  return isFloatingPoint(dtype) ? make(dtype, *r, 0) : make(dtype, 0, truncToInt(*r));
 }
 
 Expected<Num> computeInt(ScalarOp op, DType dtype, const Num *a, const Num *b) {

@@ -16,6 +16,7 @@
 
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/IndexSimplify.h"
+#include "gc/IR/OpId.h"
 #include "gc/IR/OpRegistry.h"
 #include "gc/IR/TypePromotion.h"
 
@@ -265,19 +266,6 @@ constexpr unsigned kReuseInlineCost = 4;
 
 // Tables ---------------------------------------------------------------------
 
-bool isViewOp(std::string_view op) {
-  static const char *const kViews[] = {
-      "aten.view.default",    "aten.reshape.default",   "aten._unsafe_view.default",
-      "aten.permute.default", "aten.expand.default",    "aten.slice.Tensor",
-      "aten.select.int",      "aten.squeeze.default",   "aten.squeeze.dim",
-      "aten.squeeze.dims",    "aten.unsqueeze.default", "aten.alias.default",
-      "aten.clone.default"};
-  for (const char *v : kViews)
-    if (op == v)
-      return true;
-  return false;
-}
-
 #define GC_BIN(NAME, OP) OpLowering{NAME, &GraphLowerer::binary, ScalarOp::OP}
 #define GC_CMP(NAME, OP) OpLowering{NAME, &GraphLowerer::compare, ScalarOp::OP}
 #define GC_UN(NAME, OP) OpLowering{NAME, &GraphLowerer::unary, ScalarOp::OP}
@@ -328,24 +316,10 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{"aten.logical_xor.default", &GraphLowerer::logical, ScalarOp::Ne},
         GC_UN("aten.neg.default", Neg),
         GC_UN("aten.abs.default", Abs),
-        GC_UN("aten.exp.default", Exp),
-        GC_UN("aten.expm1.default", Expm1),
-        GC_UN("aten.log.default", Log),
-        GC_UN("aten.log1p.default", Log1p),
-        GC_UN("aten.sqrt.default", Sqrt),
-        GC_UN("aten.rsqrt.default", Rsqrt),
-        GC_UN("aten.sin.default", Sin),
-        GC_UN("aten.cos.default", Cos),
-        GC_UN("aten.tan.default", Tan),
-        GC_UN("aten.asin.default", Asin),
-        GC_UN("aten.acos.default", Acos),
-        GC_UN("aten.atan.default", Atan),
-        GC_UN("aten.sinh.default", Sinh),
-        GC_UN("aten.cosh.default", Cosh),
-        GC_UN("aten.tanh.default", Tanh),
-        GC_UN("aten.erf.default", Erf),
-        GC_UN("aten.sigmoid.default", Sigmoid),
-        GC_UN("aten.reciprocal.default", Reciprocal),
+        // The floating unary ops, one row each in UnaryOps.def.
+#define GC_UNARY(ID, SCALAR_OP, FORMULA) GC_UN(opName(ops::ID).data(), SCALAR_OP),
+#include "gc/IR/UnaryOps.def"
+#undef GC_UNARY
         GC_UN("aten.floor.default", Floor),
         GC_UN("aten.ceil.default", Ceil),
         GC_UN("aten.round.default", Round),
@@ -405,6 +379,14 @@ const OpRegistry<OpLowering> &lowerings() {
 #undef GC_BIN
 #undef GC_CMP
 #undef GC_UN
+
+/// True if `op` lowers to a strided view of its input (GraphLowerer::view):
+/// a read of its result is a read of the input. clone is one of them, though
+/// no view in torch: its copy is made only where the value is realized.
+bool lowersToView(std::string_view op) {
+  const OpLowering *l = lowerings().find(op);
+  return l && l->fn == &GraphLowerer::view;
+}
 
 // Building blocks ------------------------------------------------------------
 
@@ -1281,13 +1263,13 @@ Error GraphLowerer::run() {
   for (auto it = g_.nodes().rbegin(); it != g_.nodes().rend(); ++it) {
     const Node &n = **it;
     unsigned through = 0;
-    if (isViewOp(n.op()))
+    if (lowersToView(n.op()))
       for (const Value *r : n.results())
         through += uses_.count(r) ? uses_.at(r) : 0;
     for (const NamedArg &a : n.args())
       for (const Value *v : a.value.values)
         if (v)
-          uses_[v] += isViewOp(n.op()) ? through : 1;
+          uses_[v] += lowersToView(n.op()) ? through : 1;
   }
 
   outputBindings_.resize(g_.outputs().size());

@@ -1,11 +1,11 @@
 //===- Partition.cpp - Splitting a joint graph in two ---------------------===//
 #include "gc/Partition/Partition.h"
 
+#include "gc/IR/OpSchema.h"
 #include "gc/Partition/CostModel.h"
 #include "gc/Partition/MaxFlow.h"
 
 #include <algorithm>
-#include <array>
 #include <set>
 #include <unordered_map>
 
@@ -22,89 +22,7 @@ std::optional<PartitionStrategy> parsePartitionStrategy(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
-// Sorted, for binary search.
-constexpr std::array<std::string_view, 73> kRecomputableOps = {
-    "aten._to_copy.default",
-    "aten.abs.default",
-    "aten.acos.default",
-    "aten.add.Tensor",
-    "aten.arange.start_step",
-    "aten.as_strided.default",
-    "aten.asin.default",
-    "aten.atan.default",
-    "aten.bitwise_and.Tensor",
-    "aten.bitwise_not.default",
-    "aten.bitwise_or.Tensor",
-    "aten.cat.default",
-    "aten.ceil.default",
-    "aten.clone.default",
-    "aten.constant_pad_nd.default",
-    "aten.cos.default",
-    "aten.cosh.default",
-    "aten.div.Tensor",
-    "aten.div.Tensor_mode",
-    "aten.eq.Scalar",
-    "aten.eq.Tensor",
-    "aten.erf.default",
-    "aten.exp.default",
-    "aten.expand.default",
-    "aten.expm1.default",
-    "aten.flip.default",
-    "aten.floor.default",
-    "aten.fmod.Tensor",
-    "aten.full.default",
-    "aten.gather.default",
-    "aten.ge.Scalar",
-    "aten.ge.Tensor",
-    "aten.gt.Scalar",
-    "aten.gt.Tensor",
-    "aten.index.Tensor",
-    "aten.isnan.default",
-    "aten.le.Scalar",
-    "aten.le.Tensor",
-    "aten.log.default",
-    "aten.log1p.default",
-    "aten.logical_and.default",
-    "aten.logical_not.default",
-    "aten.logical_or.default",
-    "aten.lt.Scalar",
-    "aten.lt.Tensor",
-    "aten.maximum.default",
-    "aten.minimum.default",
-    "aten.mul.Tensor",
-    "aten.ne.Scalar",
-    "aten.ne.Tensor",
-    "aten.neg.default",
-    "aten.permute.default",
-    "aten.pow.Tensor_Scalar",
-    "aten.pow.Tensor_Tensor",
-    "aten.reciprocal.default",
-    "aten.remainder.Tensor",
-    "aten.round.default",
-    "aten.rsqrt.default",
-    "aten.select.int",
-    "aten.sigmoid.default",
-    "aten.sign.default",
-    "aten.sin.default",
-    "aten.sinh.default",
-    "aten.slice.Tensor",
-    "aten.sqrt.default",
-    "aten.squeeze.dims",
-    "aten.sub.Tensor",
-    "aten.tan.default",
-    "aten.tanh.default",
-    "aten.trunc.default",
-    "aten.unsqueeze.default",
-    "aten.view.default",
-    "aten.where.self",
-};
-} // namespace
-
-bool isRecomputable(std::string_view op) {
-  static_assert(std::ranges::is_sorted(kRecomputableOps));
-  return std::ranges::binary_search(kRecomputableOps, op);
-}
+bool isRecomputable(std::string_view op) { return hasTraits(op, kRecomputable); }
 
 namespace {
 

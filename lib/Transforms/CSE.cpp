@@ -23,7 +23,7 @@ namespace gc {
 namespace {
 
 bool mergeable(const Node &n) {
-  return findOpSchema(n.op()) && !writesInPlace(n.op()) && !isRandomOp(n.op()) &&
+  return findOpSchema(n.op()) && !writesInPlace(n.op()) && !hasTraits(n.op(), kRandom) &&
          !n.results().empty();
 }
 

@@ -95,13 +95,7 @@ std::optional<std::string_view> viewBase(const Node &n, SymContext &syms) {
        n.results()[0]->type().tensor.dtype != self->type().tensor.dtype ||
        n.results()[0]->type().tensor.device != self->type().tensor.device))
     return std::nullopt;
-  if (isReshapeView(op) || isIdentityView(op) ||
-      isOneOf(op, {"aten.permute.default", "aten.transpose.int", "aten.t.default",
-                   "aten.expand.default", "aten.expand_as.default", "aten.slice.Tensor",
-                   "aten.select.int", "aten.as_strided.default", "aten.narrow.default",
-                   "aten.movedim.int", "aten.movedim.intlist", "aten.split.Tensor",
-                   "aten.split_with_sizes.default", "aten.unbind.int", "aten.chunk.default",
-                   "aten.diagonal.default", "aten.unfold.default"}))
+  if (returnsView(op))
     return "self";
   return std::nullopt;
 }

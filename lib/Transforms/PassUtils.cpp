@@ -7,7 +7,6 @@
 #include "gc/Support/SHA256.h"
 
 #include <algorithm>
-#include <array>
 #include <numeric>
 #include <unordered_map>
 
@@ -87,7 +86,7 @@ bool isTensorArg(const Arg &a) {
 /// Whether `n` can be evaluated once its tensor arguments are known: it has
 /// a kernel, is pure, and has no symbolic argument or result.
 bool evaluable(const Node &n) {
-  if (!referenceKernels().find(n.op()) || isRandomOp(n.op()) || writesInPlace(n.op()) ||
+  if (!referenceKernels().find(n.op()) || hasTraits(n.op(), kRandom) || writesInPlace(n.op()) ||
       n.results().empty())
     return false;
   for (const NamedArg &a : n.args())
@@ -165,35 +164,6 @@ std::optional<std::vector<int64_t>> permutationOf(const Node &n) {
     return std::nullopt;
   }
   return p;
-}
-
-bool isRandomOp(std::string_view op) {
-  static constexpr std::array<std::string_view, 22> kRandom = {"rand",
-                                                               "randn",
-                                                               "randint",
-                                                               "rand_like",
-                                                               "randn_like",
-                                                               "randint_like",
-                                                               "randperm",
-                                                               "bernoulli",
-                                                               "dropout",
-                                                               "native_dropout",
-                                                               "feature_dropout",
-                                                               "alpha_dropout",
-                                                               "feature_alpha_dropout",
-                                                               "normal",
-                                                               "uniform",
-                                                               "multinomial",
-                                                               "exponential",
-                                                               "poisson",
-                                                               "cauchy",
-                                                               "log_normal",
-                                                               "geometric",
-                                                               "rrelu"};
-  std::string_view base = baseName(op);
-  if (base.size() > 1 && base.back() == '_')
-    base.remove_suffix(1);
-  return std::find(kRandom.begin(), kRandom.end(), base) != kRandom.end();
 }
 
 bool writesInPlace(std::string_view op) {

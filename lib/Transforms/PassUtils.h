@@ -45,9 +45,6 @@ bool isContiguous(SymContext &syms, const TensorType &t);
 /// missing or symbolic.
 std::optional<std::vector<int64_t>> permutationOf(const Node &n);
 
-/// Ops whose results are random numbers: never evaluated at compile time
-/// nor merged.
-bool isRandomOp(std::string_view op);
 
 /// True if the op writes one of its arguments in place (an `(a!)` argument
 /// of its schema, or an ATen in-place name such as "aten.add_.Tensor").

@@ -17,15 +17,6 @@ namespace gc {
 
 namespace {
 
-/// True if the op's result is a view of its first tensor argument.
-bool returnsView(const std::string &op) {
-  const OpSchema *s = findOpSchema(op);
-  if (!s)
-    return false;
-  size_t arrow = s->schema.rfind("->");
-  return arrow != std::string::npos && s->schema.find("(a)", arrow) != std::string::npos;
-}
-
 /// The graph input that `v` is or views, or null.
 const Value *aliasedInput(const Value *v) {
   while (const Node *n = v->definingNode()) {

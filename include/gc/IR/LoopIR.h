@@ -46,6 +46,8 @@ enum class ScalarOp : uint8_t {
   BitwiseOr, BitwiseXor, Atan2,
   // Ternary: Where(cond, a, b)
   Where,
+  // Unary, numbered after Where so that graph files keep their numbers
+  Erfc,
 };
 std::string_view scalarOpName(ScalarOp op);
 std::optional<ScalarOp> parseScalarOp(std::string_view name);

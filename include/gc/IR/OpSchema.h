@@ -1,8 +1,8 @@
 //===- OpSchema.h - The one definition of each op ---------------*- C++ -*-===//
 //
 // Every op gc knows is defined once, in OpDefs.def: its qualified name with
-// overload, whether it belongs to the core op set, and its schema in ATen's
-// own notation. Shape functions, reference kernels, decompositions and
+// overload, whether it belongs to the core op set, its traits, and its schema
+// in ATen's own notation. Shape functions, reference kernels, decompositions and
 // derivatives are registered elsewhere, per concern, against these names;
 // docs/ops.md is generated from all of them.
 //
@@ -10,6 +10,7 @@
 #ifndef GC_IR_OPSCHEMA_H
 #define GC_IR_OPSCHEMA_H
 
+#include "gc/IR/OpId.h"
 #include "gc/Support/Error.h"
 
 #include <optional>
@@ -34,8 +35,11 @@ struct ArgDef {
 };
 
 struct OpSchema {
+  OpId id{};
   std::string name;  ///< "aten.add.Tensor"
   bool core = false; ///< part of the core op set (see docs/ops.md)
+  /// A result is a view of an argument: annotated `Tensor(a)`, not `(a!)`.
+  bool returnsView = false;
   std::string summary;
   std::vector<ArgDef> args;
   std::vector<std::string> returns; ///< return types, e.g. {"Tensor", "Tensor"}
@@ -52,8 +56,13 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
 std::span<const OpSchema> allOpSchemas();
 /// The op named `name`, or null.
 const OpSchema *findOpSchema(std::string_view name);
+const OpSchema &opSchema(OpId op);
 /// True if `name` is in the core op set.
 bool isCoreOp(std::string_view name);
+/// True if `name` is defined and returns a view of an argument.
+bool returnsView(std::string_view name);
+/// True if `name` is defined and its row declares all of `traits` (OpTraits).
+bool hasTraits(std::string_view name, uint8_t traits);
 
 } // namespace gc
 

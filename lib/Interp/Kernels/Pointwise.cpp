@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gc/IR/OpId.h"
+#include "gc/IR/ScalarEval.h"
 #include "gc/Interp/Kernel.h"
 #include "gc/Interp/Promotion.h"
 
@@ -222,8 +224,11 @@ constexpr Overloaded kRound{[](double x) { return std::nearbyint(x); }, kIdentit
 constexpr Overloaded kRelu{[](double x) { return std::isnan(x) || x > 0 ? x : 0.0; },
                            [](int64_t x) { return std::max<int64_t>(x, 0); }};
 
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
-double silu(double x) { return x * sigmoid(x); }
+/// A ScalarOp's math on one value (ScalarEval.h), shared with the loop
+/// interpreter.
+template <ScalarOp Op> double scalar(double x) { return *evalFloatScalarOp(Op, x); }
+
+double silu(double x) { return x * scalar<ScalarOp::Sigmoid>(x); }
 double hardsigmoid(double x) { return std::clamp(x + 3, 0.0, 6.0) / 6; }
 double hardswish(double x) { return x * hardsigmoid(x); }
 
@@ -672,26 +677,12 @@ const KernelEntry kKernels[] = {
     {"aten.sign.default", unarySame<kSign>},
     {"aten.square.default", square},
     // Unary math on floating values.
-    {"aten.exp.default", unaryFloat<[](double x) { return std::exp(x); }>},
-    {"aten.expm1.default", unaryFloat<[](double x) { return std::expm1(x); }>},
-    {"aten.log.default", unaryFloat<[](double x) { return std::log(x); }>},
+#define GC_UNARY(ID, SCALAR_OP, FORMULA)                                                          \
+  {opName(ops::ID).data(), unaryFloat<scalar<ScalarOp::SCALAR_OP>>},
+#include "gc/IR/UnaryOps.def"
+#undef GC_UNARY
     {"aten.log2.default", unaryFloat<[](double x) { return std::log2(x); }>},
     {"aten.log10.default", unaryFloat<[](double x) { return std::log10(x); }>},
-    {"aten.log1p.default", unaryFloat<[](double x) { return std::log1p(x); }>},
-    {"aten.sqrt.default", unaryFloat<[](double x) { return std::sqrt(x); }>},
-    {"aten.rsqrt.default", unaryFloat<[](double x) { return 1 / std::sqrt(x); }>},
-    {"aten.sin.default", unaryFloat<[](double x) { return std::sin(x); }>},
-    {"aten.cos.default", unaryFloat<[](double x) { return std::cos(x); }>},
-    {"aten.tan.default", unaryFloat<[](double x) { return std::tan(x); }>},
-    {"aten.asin.default", unaryFloat<[](double x) { return std::asin(x); }>},
-    {"aten.acos.default", unaryFloat<[](double x) { return std::acos(x); }>},
-    {"aten.atan.default", unaryFloat<[](double x) { return std::atan(x); }>},
-    {"aten.sinh.default", unaryFloat<[](double x) { return std::sinh(x); }>},
-    {"aten.cosh.default", unaryFloat<[](double x) { return std::cosh(x); }>},
-    {"aten.tanh.default", unaryFloat<[](double x) { return std::tanh(x); }>},
-    {"aten.sigmoid.default", unaryFloat<sigmoid>},
-    {"aten.erf.default", unaryFloat<[](double x) { return std::erf(x); }>},
-    {"aten.reciprocal.default", unaryFloat<[](double x) { return 1 / x; }>},
     // Activations.
     {"aten.relu.default", unarySame<kRelu>},
     {"aten.relu_.default", inPlace<unarySame<kRelu>>, "self"},

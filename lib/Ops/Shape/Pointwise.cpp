@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "ShapeUtil.h"
 
+#include "gc/IR/OpId.h"
+
 #include <cmath>
 #include <limits>
 
@@ -677,26 +679,11 @@ constexpr ShapeEntry kEntries[] = {
     {"aten.trunc.default", unary<Result::Promoted>},
     {"aten.square.default", square},
     // Unary ops that compute in floating point.
-    {"aten.acos.default", unary<Result::Floating>},
-    {"aten.asin.default", unary<Result::Floating>},
-    {"aten.atan.default", unary<Result::Floating>},
-    {"aten.cos.default", unary<Result::Floating>},
-    {"aten.cosh.default", unary<Result::Floating>},
-    {"aten.erf.default", unary<Result::Floating>},
-    {"aten.exp.default", unary<Result::Floating>},
-    {"aten.expm1.default", unary<Result::Floating>},
-    {"aten.log.default", unary<Result::Floating>},
+#define GC_UNARY(ID, SCALAR_OP, FORMULA) {opName(ops::ID).data(), unary<Result::Floating>},
+#include "gc/IR/UnaryOps.def"
+#undef GC_UNARY
     {"aten.log10.default", unary<Result::Floating>},
-    {"aten.log1p.default", unary<Result::Floating>},
     {"aten.log2.default", unary<Result::Floating>},
-    {"aten.reciprocal.default", unary<Result::Floating>},
-    {"aten.rsqrt.default", unary<Result::Floating>},
-    {"aten.sigmoid.default", unary<Result::Floating>},
-    {"aten.sin.default", unary<Result::Floating>},
-    {"aten.sinh.default", unary<Result::Floating>},
-    {"aten.sqrt.default", unary<Result::Floating>},
-    {"aten.tan.default", unary<Result::Floating>},
-    {"aten.tanh.default", unary<Result::Floating>},
     // Unary predicates.
     {"aten.isinf.default", unary<Result::Bool>},
     {"aten.isnan.default", unary<Result::Bool>},

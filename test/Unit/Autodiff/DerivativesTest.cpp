@@ -164,6 +164,7 @@ const Case kCases[] = {
     {"Cos", "aten.cos.default", unary},
     {"Cosh", "aten.cosh.default", unary},
     {"Erf", "aten.erf.default", unary},
+    {"Erfc", "aten.erfc.default", unary},
     {"Exp", "aten.exp.default", unary},
     {"Expm1", "aten.expm1.default", unary},
     {"Log", "aten.log.default", unaryPositive},

@@ -16,25 +16,41 @@
 namespace gc {
 namespace {
 
-struct Row {
-  const char *name;
-  const char *schema;
-};
-const Row kRows[] = {
-#define GC_OP(NAME, SET, SUMMARY, SCHEMA) {NAME, SCHEMA},
-#include "gc/IR/OpDefs.def"
-#undef GC_OP
-};
-
 TEST(OpDefs, EveryEntryParsesAndIsUnique) {
-  std::set<std::string> names;
-  for (const Row &row : kRows) {
+  std::set<std::string_view> names;
+  for (const OpDef &row : opdefs::kTable) {
     Expected<OpSchema> s = parseOpSchema(row.name, row.schema);
     EXPECT_TRUE(s) << (s ? "" : s.error().message());
     EXPECT_TRUE(isOpName(row.name)) << row.name;
     EXPECT_TRUE(names.insert(row.name).second) << "duplicate " << row.name;
   }
-  EXPECT_EQ(allOpSchemas().size(), std::size(kRows));
+  EXPECT_EQ(allOpSchemas().size(), kNumOps);
+}
+
+TEST(OpDefs, IdsNameTheirRows) {
+  EXPECT_EQ(opName(ops::aten_add_Tensor), "aten.add.Tensor");
+  EXPECT_EQ(lookupOp("aten._to_copy.default"), ops::aten__to_copy_default);
+  EXPECT_EQ(lookupOp("aten.no_such_op.default"), std::nullopt);
+  for (const OpSchema &s : allOpSchemas()) {
+    EXPECT_EQ(opName(s.id), s.name);
+    EXPECT_EQ(&opSchema(s.id), &s);
+  }
+}
+
+TEST(OpDefs, ViewsComeFromTheAliasAnnotation) {
+  EXPECT_TRUE(returnsView("aten.view.default"));
+  EXPECT_TRUE(returnsView("aten.split.Tensor")); // Tensor(a)[]
+  EXPECT_FALSE(returnsView("aten.add_.Tensor")); // Tensor(a!): written, not a view
+  EXPECT_FALSE(returnsView("aten.clone.default"));
+  EXPECT_FALSE(returnsView("aten.no_such_op.default"));
+}
+
+TEST(OpDefs, Traits) {
+  EXPECT_TRUE(hasTraits(ops::aten_dropout_default, kRandom));
+  EXPECT_TRUE(hasTraits(ops::gc_rand_default, kRandom));
+  EXPECT_FALSE(hasTraits(ops::aten_add_Tensor, kRandom));
+  EXPECT_TRUE(hasTraits(ops::aten_add_Tensor, kRecomputable));
+  EXPECT_FALSE(hasTraits(ops::aten_mm_default, kRecomputable));
 }
 
 TEST(OpDefs, SortedForLookup) {
