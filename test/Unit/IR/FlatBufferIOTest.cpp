@@ -310,6 +310,17 @@ TEST(FlatBufferIOTest, EmptyModule) {
   EXPECT_EQ(writeModuleFlatBuffer(*back), bytes);
 }
 
+TEST(FlatBufferIOTest, RejectsNegativeDeviceIndex) {
+  // Found by graph-fuzzer: cpu with index -2 read, printed as "cpu" and
+  // parsed back as cpu with no index, so the text did not round-trip.
+  Module m;
+  Graph &g = m.addGraph("forward");
+  g.addInput("x", tensorType(m, DType::Float32, {m.syms().constant(2)}, {DeviceKind::CPU, -2}),
+             {InputKind::UserInput, "x", true});
+  EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("device index -2 is negative"),
+            std::string::npos);
+}
+
 TEST(FlatBufferIOTest, RejectsWrongIdentifier) {
   std::string bytes = writeModuleFlatBuffer(*buildModule());
   bytes[4] = 'X';
