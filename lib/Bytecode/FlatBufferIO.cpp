@@ -822,6 +822,11 @@ private:
     };
     GC_RETURN_IF_ERROR(readExprs(t.sizes(), out.sizes, "size"));
     GC_RETURN_IF_ERROR(readExprs(t.strides(), out.strides, "stride"));
+    // One stride per size, as the text form holds them (the parser refuses
+    // others); found by graph-fuzzer on a weight of rank 0 with 2 strides.
+    if (out.strides.size() != out.sizes.size())
+      return makeError() << "a tensor type has " << out.sizes.size() << " sizes but "
+                         << out.strides.size() << " strides";
     Expected<const SymExpr *> offset = expr(t.storage_offset(), true);
     if (!offset)
       return makeError() << "storage offset: " << offset.error().message();

@@ -321,6 +321,17 @@ TEST(FlatBufferIOTest, RejectsNegativeDeviceIndex) {
             std::string::npos);
 }
 
+TEST(FlatBufferIOTest, RejectsStridesOfAnotherRank) {
+  // Found by graph-fuzzer: a weight of rank 0 with 2 strides read, and its
+  // text did not parse.
+  Module m;
+  TensorType t = tensorType(m, DType::Float32, {m.syms().constant(2)}).tensor;
+  t.strides.push_back(m.syms().constant(1));
+  m.addGraph("forward").addInput("x", Type::makeTensor(t), {InputKind::UserInput, "x", true});
+  EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("a tensor type has 1 sizes but 2 strides"),
+            std::string::npos);
+}
+
 TEST(FlatBufferIOTest, RejectsWrongIdentifier) {
   std::string bytes = writeModuleFlatBuffer(*buildModule());
   bytes[4] = 'X';
