@@ -811,8 +811,10 @@ private:
                             const char *what) -> Error {
       if (!in)
         return Error::success();
+      // Every size and stride is an expression; none may be missing (the
+      // printer would follow a null one: found by graph-fuzzer).
       for (int32_t index : *in) {
-        Expected<const SymExpr *> e = expr(index, /*optional=*/true);
+        Expected<const SymExpr *> e = expr(index, /*optional=*/false);
         if (!e)
           return makeError() << what << " " << exprs.size() << ": "
                              << e.error().message();

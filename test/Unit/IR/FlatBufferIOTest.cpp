@@ -332,6 +332,17 @@ TEST(FlatBufferIOTest, RejectsStridesOfAnotherRank) {
             std::string::npos);
 }
 
+TEST(FlatBufferIOTest, RejectsMissingStride) {
+  // Found by graph-fuzzer: a stride of index -1 read as null, and printing
+  // the module followed it.
+  Module m;
+  TensorType t = tensorType(m, DType::Float32, {m.syms().constant(2)}).tensor;
+  t.strides = {nullptr};
+  m.addGraph("forward").addInput("x", Type::makeTensor(t), {InputKind::UserInput, "x", true});
+  EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("stride 0: expression index -1 is out of range"),
+            std::string::npos);
+}
+
 TEST(FlatBufferIOTest, RejectsWrongIdentifier) {
   std::string bytes = writeModuleFlatBuffer(*buildModule());
   bytes[4] = 'X';
