@@ -23,7 +23,9 @@
 extern "C" {
 #endif
 
-#define GCRT_API_VERSION 1
+/* 2 added gcrt_dtype_size, gcrt_dtype_name, gcrt_context_create_with_flags
+ * and gcrt_context_profile. */
+#define GCRT_API_VERSION 2
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -52,6 +54,11 @@ typedef enum gcrt_dtype {
   GCRT_FLOAT32 = 8,
   GCRT_FLOAT64 = 9
 } gcrt_dtype;
+
+/* Bytes per element, and gc's short name ("f32", "i64", "bf16", ...); 0
+ * and "?" for a value outside the enum (API version 2). */
+GCRT_EXPORT size_t gcrt_dtype_size(gcrt_dtype dtype);
+GCRT_EXPORT const char *gcrt_dtype_name(gcrt_dtype dtype);
 
 typedef struct gcrt_package gcrt_package;
 typedef struct gcrt_context gcrt_context;
@@ -113,6 +120,36 @@ GCRT_EXPORT gcrt_status gcrt_output_info(const gcrt_package *package, size_t gra
 GCRT_EXPORT gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
                                             gcrt_context **out);
 GCRT_EXPORT void gcrt_context_free(gcrt_context *context);
+
+/* Flags for gcrt_context_create_with_flags (API version 2). */
+enum {
+  /* Time every step of every run, for gcrt_context_profile. Costs two
+   * clock reads per step. */
+  GCRT_CONTEXT_PROFILE = 1u << 0
+};
+/* gcrt_context_create, with GCRT_CONTEXT_* flags or-ed together; an
+ * unknown flag is GCRT_ERROR_INVALID_ARGUMENT. */
+GCRT_EXPORT gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph,
+                                                       unsigned threads, uint32_t flags,
+                                                       gcrt_context **out);
+
+/* Where the time of a profiling context's runs went, per plan step, in
+ * plan order (API version 2). */
+typedef struct gcrt_step_profile {
+  const char *name; /* the kernel's name, or the extern or fallback node's */
+  const char *kind; /* "kernel", "extern" or "fallback" */
+  int64_t runs;
+  double total_us; /* all runs together */
+  double min_us;   /* the fastest run, free of first-run costs */
+} gcrt_step_profile;
+
+/* Copies the profile of every run so far into `steps` (room for `capacity`
+ * entries; `count` receives the number of steps, so a first call with
+ * capacity 0 sizes the array). The strings live until the next
+ * gcrt_context_profile call on this context or its end. A context made without GCRT_CONTEXT_PROFILE has no
+ * steps. */
+GCRT_EXPORT gcrt_status gcrt_context_profile(gcrt_context *context, gcrt_step_profile *steps,
+                                             size_t capacity, size_t *count);
 
 /* The sizes of output `index` for these inputs, into `sizes` (room for
  * `capacity` entries); `rank` receives the output's rank. */

@@ -789,23 +789,33 @@ private:
     return exprs_[index];
   }
 
+  /// An index is 0 or more, or -1 for none: the text form ("cpu",
+  /// "cuda:1") has no way to hold another, so reading one would give a
+  /// module whose text reads back different (found by graph-fuzzer).
+  Error readDevice(const fb::Device &d, Device &out) const {
+    if (!inRange(d.kind()))
+      return makeError() << "unknown device kind " << static_cast<int>(d.kind());
+    if (d.index() < -1)
+      return makeError() << "device index " << d.index() << " is negative";
+    out = {convert<DeviceKind>(d.kind()), d.index()};
+    return Error::success();
+  }
+
   Error readTensorType(const fb::TensorType &t, TensorType &out) const {
     if (!inRange(t.dtype()))
       return makeError() << "unknown dtype " << static_cast<int>(t.dtype());
     out.dtype = convert<DType>(t.dtype());
-    if (const fb::Device *d = t.device()) {
-      if (!inRange(d->kind()))
-        return makeError() << "unknown device kind "
-                           << static_cast<int>(d->kind());
-      out.device = {convert<DeviceKind>(d->kind()), d->index()};
-    }
+    if (const fb::Device *d = t.device())
+      GC_RETURN_IF_ERROR(readDevice(*d, out.device));
     auto readExprs = [this](const flatbuffers::Vector<int32_t> *in,
                             std::vector<const SymExpr *> &exprs,
                             const char *what) -> Error {
       if (!in)
         return Error::success();
+      // Every size and stride is an expression; none may be missing (the
+      // printer would follow a null one: found by graph-fuzzer).
       for (int32_t index : *in) {
-        Expected<const SymExpr *> e = expr(index, /*optional=*/true);
+        Expected<const SymExpr *> e = expr(index, /*optional=*/false);
         if (!e)
           return makeError() << what << " " << exprs.size() << ": "
                              << e.error().message();
@@ -815,6 +825,11 @@ private:
     };
     GC_RETURN_IF_ERROR(readExprs(t.sizes(), out.sizes, "size"));
     GC_RETURN_IF_ERROR(readExprs(t.strides(), out.strides, "stride"));
+    // One stride per size, as the text form holds them (the parser refuses
+    // others); found by graph-fuzzer on a weight of rank 0 with 2 strides.
+    if (out.strides.size() != out.sizes.size())
+      return makeError() << "a tensor type has " << out.sizes.size() << " sizes but "
+                         << out.strides.size() << " strides";
     Expected<const SymExpr *> offset = expr(t.storage_offset(), true);
     if (!offset)
       return makeError() << "storage offset: " << offset.error().message();
@@ -890,12 +905,8 @@ private:
     if (const auto *strings = a.strings())
       for (const flatbuffers::String *s : *strings)
         out.strings.push_back(readString(s));
-    if (const fb::Device *d = a.device()) {
-      if (!inRange(d->kind()))
-        return makeError() << "unknown device kind "
-                           << static_cast<int>(d->kind());
-      out.device = {convert<DeviceKind>(d->kind()), d->index()};
-    }
+    if (const fb::Device *d = a.device())
+      GC_RETURN_IF_ERROR(readDevice(*d, out.device));
     return Error::success();
   }
 

@@ -31,13 +31,17 @@ bool isValueName(std::string_view s) {
   return !s.empty();
 }
 
-bool isSymbolName(std::string_view s) {
+bool isArgName(std::string_view s) {
   if (s.empty() || !isLetter(s[0]))
     return false;
   for (char c : s)
     if (!isLetter(c) && !isDigit(c))
       return false;
-  return s != "floordiv" && s != "mod" && s != "min" && s != "max";
+  return true;
+}
+
+bool isSymbolName(std::string_view s) {
+  return isArgName(s) && s != "floordiv" && s != "mod" && s != "min" && s != "max";
 }
 
 } // namespace gc

@@ -183,6 +183,8 @@ private:
                        << levelName(module_.level()) << " requires";
     std::set<std::string> argNames;
     for (const NamedArg &a : n.args()) {
+      if (!isArgName(a.name))
+        return failAt(n) << "'" << a.name << "' is not a valid argument name";
       if (!argNames.insert(a.name).second)
         return failAt(n) << "argument '" << a.name << "' is given twice";
       GC_RETURN_IF_ERROR(checkArg(n, a));
@@ -440,6 +442,8 @@ private:
       }
     std::set<std::string> argNames;
     for (const LoopArg &a : n.args) {
+      if (!isArgName(a.name))
+        return failAt(n) << "'" << a.name << "' is not a valid argument name";
       if (!argNames.insert(a.name).second)
         return failAt(n) << "argument '" << a.name << "' is given twice";
       const Arg &v = a.value;

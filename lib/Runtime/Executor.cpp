@@ -571,6 +571,11 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
 
 } // namespace
 
+const char *stepKindName(PlanStep::Kind k) {
+  static const char *const kNames[] = {"kernel", "extern", "fallback"};
+  return kNames[static_cast<size_t>(k)];
+}
+
 Expected<std::unique_ptr<Executor>> Executor::create(const Module &module, const LoopGraph &graph,
                                                      const KernelLibrary &kernels,
                                                      const RuntimeOptions &options) {

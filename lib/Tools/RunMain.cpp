@@ -200,12 +200,11 @@ void printProfile(const std::vector<StepProfile> &steps) {
   for (const StepProfile &p : steps)
     total += p.seconds;
   std::cout << "profile: step, kind, name, mean us, min us, share of the time\n";
-  static const char *kKinds[] = {"kernel", "extern", "fallback"};
   for (size_t i = 0; i < steps.size(); ++i) {
     const StepProfile &p = steps[i];
     char line[256];
     std::snprintf(line, sizeof line, "  %3zu %-8s %-32s %10.2f %10.2f %5.1f%%", i,
-                  kKinds[static_cast<int>(p.kind)], p.name.c_str(),
+                  stepKindName(p.kind), p.name.c_str(),
                   p.runs ? p.seconds / p.runs * 1e6 : 0.0, p.minSeconds * 1e6,
                   total > 0 ? 100 * p.seconds / total : 0.0);
     std::cout << line << "\n";

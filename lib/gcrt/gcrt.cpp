@@ -9,6 +9,7 @@
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/Package.h"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <string>
@@ -99,6 +100,8 @@ struct gcrt_context {
   std::unique_ptr<PackageExecutor> executor;
   std::vector<OutputMemory> memory;
   std::vector<std::vector<int64_t>> sizes, strides;
+  /// The last gcrt_context_profile's steps, which its names point into.
+  std::vector<StepProfile> profile;
 };
 
 namespace {
@@ -172,6 +175,16 @@ extern "C" {
 
 const char *gcrt_last_error(void) { return lastError.c_str(); }
 
+size_t gcrt_dtype_size(gcrt_dtype dtype) {
+  return static_cast<unsigned>(dtype) < kNumDTypes ? dtypeSize(static_cast<DType>(dtype)) : 0;
+}
+
+const char *gcrt_dtype_name(gcrt_dtype dtype) {
+  // The names are literals, so their data() ends in a NUL.
+  return static_cast<unsigned>(dtype) < kNumDTypes ? dtypeName(static_cast<DType>(dtype)).data()
+                                                   : "?";
+}
+
 const char *gcrt_package_format_version(void) {
   static const std::string v = std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor);
   return v.c_str();
@@ -231,11 +244,20 @@ gcrt_status gcrt_output_info(const gcrt_package *package, size_t graph, size_t i
 
 gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
                                 gcrt_context **out) {
+  return gcrt_context_create_with_flags(package, graph, threads, 0, out);
+}
+
+gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, unsigned threads,
+                                           uint32_t flags, gcrt_context **out) {
   return guarded([&] {
     if (!package || !out)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_create: null argument");
+    if (flags & ~uint32_t(GCRT_CONTEXT_PROFILE))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT,
+                  "gcrt_context_create: unknown flags " + std::to_string(flags));
     RuntimeOptions options;
     options.threads = threads;
+    options.profile = flags & GCRT_CONTEXT_PROFILE;
     Expected<std::unique_ptr<PackageExecutor>> exec =
         PackageExecutor::create(package->package, graph, options);
     if (!exec)
@@ -248,6 +270,22 @@ gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned th
 }
 
 void gcrt_context_free(gcrt_context *context) { delete context; }
+
+gcrt_status gcrt_context_profile(gcrt_context *context, gcrt_step_profile *steps,
+                                 size_t capacity, size_t *count) {
+  return guarded([&] {
+    if (!context || !count || (capacity && !steps))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_profile: null argument");
+    context->profile = context->executor->profile();
+    *count = context->profile.size();
+    for (size_t i = 0; i < std::min(capacity, context->profile.size()); ++i) {
+      const StepProfile &p = context->profile[i];
+      steps[i] = gcrt_step_profile{p.name.c_str(), stepKindName(p.kind), p.runs,
+                                   p.seconds * 1e6, p.minSeconds * 1e6};
+    }
+    return GCRT_OK;
+  });
+}
 
 gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
                               size_t num_inputs, size_t index, int64_t *sizes, size_t capacity,

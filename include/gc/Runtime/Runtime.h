@@ -60,6 +60,8 @@ struct StepProfile {
   double seconds = 0;    ///< all runs together
   double minSeconds = 0; ///< the fastest run (free of first-run costs)
 };
+/// "kernel", "extern" or "fallback": how profiles name a step's kind.
+const char *stepKindName(PlanStep::Kind k);
 
 /// A LoopGraph at the Kernels level, ready to run many times. Not safe to
 /// run from two threads at once; make one Executor per thread.

@@ -134,6 +134,8 @@ Tensor pointwise(DType compute, DType result, const Fn &fn, const Ops &...ops) {
 /// One callable from several lambdas, to give an op separate double and
 /// int64 element functions.
 template <typename... Fs> struct Overloaded : Fs... { using Fs::operator()...; };
+// clang 16 (the fuzzers' compiler) deduces no aggregate's template arguments.
+template <typename... Fs> Overloaded(Fs...) -> Overloaded<Fs...>;
 
 // int64 arithmetic wraps modulo 2^64, as torch's does (signed overflow is
 // undefined in C++); narrower dtypes wrap again when stored.

@@ -310,6 +310,39 @@ TEST(FlatBufferIOTest, EmptyModule) {
   EXPECT_EQ(writeModuleFlatBuffer(*back), bytes);
 }
 
+TEST(FlatBufferIOTest, RejectsNegativeDeviceIndex) {
+  // Found by graph-fuzzer: cpu with index -2 read, printed as "cpu" and
+  // parsed back as cpu with no index, so the text did not round-trip.
+  Module m;
+  Graph &g = m.addGraph("forward");
+  g.addInput("x", tensorType(m, DType::Float32, {m.syms().constant(2)}, {DeviceKind::CPU, -2}),
+             {InputKind::UserInput, "x", true});
+  EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("device index -2 is negative"),
+            std::string::npos);
+}
+
+TEST(FlatBufferIOTest, RejectsStridesOfAnotherRank) {
+  // Found by graph-fuzzer: a weight of rank 0 with 2 strides read, and its
+  // text did not parse.
+  Module m;
+  TensorType t = tensorType(m, DType::Float32, {m.syms().constant(2)}).tensor;
+  t.strides.push_back(m.syms().constant(1));
+  m.addGraph("forward").addInput("x", Type::makeTensor(t), {InputKind::UserInput, "x", true});
+  EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("a tensor type has 1 sizes but 2 strides"),
+            std::string::npos);
+}
+
+TEST(FlatBufferIOTest, RejectsMissingStride) {
+  // Found by graph-fuzzer: a stride of index -1 read as null, and printing
+  // the module followed it.
+  Module m;
+  TensorType t = tensorType(m, DType::Float32, {m.syms().constant(2)}).tensor;
+  t.strides = {nullptr};
+  m.addGraph("forward").addInput("x", Type::makeTensor(t), {InputKind::UserInput, "x", true});
+  EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("stride 0: expression index -1 is out of range"),
+            std::string::npos);
+}
+
 TEST(FlatBufferIOTest, RejectsWrongIdentifier) {
   std::string bytes = writeModuleFlatBuffer(*buildModule());
   bytes[4] = 'X';

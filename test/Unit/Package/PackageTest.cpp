@@ -337,4 +337,52 @@ TEST_F(PackageTest, CApi) {
   EXPECT_NE(std::string(gcrt_last_error()).find("t.gcpkg"), std::string::npos);
 }
 
+TEST(CApi, DTypes) {
+  EXPECT_EQ(gcrt_dtype_size(GCRT_BOOL), 1u);
+  EXPECT_EQ(gcrt_dtype_size(GCRT_BFLOAT16), 2u);
+  EXPECT_EQ(gcrt_dtype_size(GCRT_FLOAT64), 8u);
+  EXPECT_STREQ(gcrt_dtype_name(GCRT_FLOAT32), "f32");
+  EXPECT_STREQ(gcrt_dtype_name(GCRT_INT64), "i64");
+  EXPECT_EQ(gcrt_dtype_size(static_cast<gcrt_dtype>(10)), 0u);
+  EXPECT_STREQ(gcrt_dtype_name(static_cast<gcrt_dtype>(10)), "?");
+}
+
+TEST_F(PackageTest, CApiProfile) {
+  std::string bytes = build();
+  gcrt_package *pkg = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
+      << gcrt_last_error();
+  gcrt_context *ctx = nullptr;
+  EXPECT_EQ(gcrt_context_create_with_flags(pkg, 0, 1, 1u << 7, &ctx), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("unknown flags 128"), std::string::npos);
+
+  // Without the flag there is nothing to report.
+  size_t count = 99;
+  ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  ASSERT_EQ(gcrt_context_profile(ctx, nullptr, 0, &count), GCRT_OK);
+  EXPECT_EQ(count, 0u);
+  gcrt_context_free(ctx);
+
+  // With it, the one kernel step is named and counted once per run.
+  ASSERT_EQ(gcrt_context_create_with_flags(pkg, 0, 1, GCRT_CONTEXT_PROFILE, &ctx), GCRT_OK);
+  float x[4] = {1, 2, 3, 4};
+  int64_t size = 4;
+  gcrt_tensor in{x, GCRT_FLOAT32, 1, &size, nullptr};
+  for (int run = 0; run < 3; ++run) {
+    gcrt_tensor out[2] = {};
+    ASSERT_EQ(gcrt_run(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+  }
+  ASSERT_EQ(gcrt_context_profile(ctx, nullptr, 0, &count), GCRT_OK);
+  ASSERT_EQ(count, 1u);
+  gcrt_step_profile step;
+  ASSERT_EQ(gcrt_context_profile(ctx, &step, 1, &count), GCRT_OK);
+  EXPECT_STREQ(step.kind, "kernel");
+  EXPECT_STREQ(step.name, "gc_test_kernel");
+  EXPECT_EQ(step.runs, 3);
+  EXPECT_GE(step.total_us, step.min_us);
+  EXPECT_EQ(gcrt_context_profile(ctx, nullptr, 1, &count), GCRT_ERROR_INVALID_ARGUMENT);
+  gcrt_context_free(ctx);
+  gcrt_package_free(pkg);
+}
+
 } // namespace

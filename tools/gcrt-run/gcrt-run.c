@@ -1,0 +1,425 @@
+/*===- gcrt-run.c - Running packages with libgcrt alone -------------------===*
+ *
+ * gcrt-run loads a package, runs one of its graphs on .npy inputs, writes or
+ * checks the outputs, and times runs. It is plain C over gcrt.h and links
+ * libgcrt alone, so that it is what a deployment carries (docs/package.md)
+ * and the C API's first user, as IREE's iree-run-module is its runtime's.
+ * Its output lines are gc-run's, so that the two can be compared.
+ *
+ *===----------------------------------------------------------------------===*/
+#define _POSIX_C_SOURCE 200809L
+#include "gcrt/gcrt.h"
+#include "npy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char kUsage[] =
+    "usage: gcrt-run MODEL.gcpkg [options] IN0.npy IN1.npy ...\n"
+    "\n"
+    "Runs a graph of a gc package on .npy inputs (one per user input, in order)\n"
+    "with libgcrt, and prints the graph's inputs and outputs.\n"
+    "\n"
+    "  --graph NAME       the graph to run (default: the first, the forward graph)\n"
+    "  -o DIR             write out<k>.npy per user output, and saved<k>.npy,\n"
+    "                     grad.<target>.npy, buffer_after.<target>.npy for\n"
+    "                     values saved for backward, gradients, mutated buffers\n"
+    "  --expect FILE...   an expected .npy per user output, in order; prints\n"
+    "                     'out<k>: max abs error A, max rel error R: pass|FAIL'\n"
+    "  --rtol R, --atol A tolerances of --expect (default 1e-4 each): an element\n"
+    "                     passes if |got - want| <= A + R * |want|\n"
+    "  --bench N          also time N runs after a warm-up run\n"
+    "  --threads T        worker threads (default 0: one per hardware thread)\n"
+    "  --profile          print the time each plan step took\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exits 1 on an error (named with its file) or a mismatch, 2 on a bad\n"
+    "command line.\n";
+
+typedef struct Options {
+  const char *package, *graph, *outDir;
+  const char **inputs, **expects;
+  size_t numInputs, numExpects;
+  double rtol, atol;
+  unsigned long bench, threads;
+  int profile;
+} Options;
+
+static int error(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  fputs("gcrt-run: error: ", stderr);
+  vfprintf(stderr, format, args);
+  fputc('\n', stderr);
+  va_end(args);
+  return 1;
+}
+
+static int parseNumber(const char *flag, const char *text, double *out) {
+  char *end;
+  errno = 0;
+  *out = strtod(text, &end);
+  if (errno || end == text || *end || !(*out >= 0))
+    return error("%s takes a number >= 0, got '%s'", flag, text) + 1;
+  return 0;
+}
+
+static int parseCount(const char *flag, const char *text, unsigned long *out) {
+  char *end;
+  errno = 0;
+  *out = strtoul(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-' || *out > 1000000000ul)
+    return error("%s takes a count, got '%s'", flag, text) + 1;
+  return 0;
+}
+
+/* Returns 0, or the exit code: 2 for a bad command line, -1 after --help. */
+static int parseOptions(int argc, char **argv, Options *o) {
+  o->inputs = calloc((size_t)argc, sizeof *o->inputs);
+  o->expects = calloc((size_t)argc, sizeof *o->expects);
+  if (!o->inputs || !o->expects)
+    return error("out of memory") + 1;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    int isValueOption = strcmp(a, "--graph") == 0 || strcmp(a, "-o") == 0 ||
+                        strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0 ||
+                        strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0;
+    if (isValueOption && i + 1 == argc)
+      return error("%s needs a value (gcrt-run --help)", a) + 1;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      fputs(kUsage, stdout);
+      return -1;
+    } else if (strcmp(a, "--profile") == 0) {
+      o->profile = 1;
+    } else if (strcmp(a, "--expect") == 0) {
+      /* Greedy, as in gc-run: every following argument up to an option. */
+      if (i + 1 == argc || argv[i + 1][0] == '-')
+        return error("--expect needs at least one file") + 1;
+      while (i + 1 < argc && argv[i + 1][0] != '-')
+        o->expects[o->numExpects++] = argv[++i];
+    } else if (strcmp(a, "--graph") == 0) {
+      o->graph = argv[++i];
+    } else if (strcmp(a, "-o") == 0) {
+      o->outDir = argv[++i];
+    } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
+      if (parseNumber(a, argv[i + 1], a[2] == 'r' ? &o->rtol : &o->atol))
+        return 2;
+      ++i;
+    } else if (strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0) {
+      if (parseCount(a, argv[i + 1], a[2] == 'b' ? &o->bench : &o->threads))
+        return 2;
+      ++i;
+    } else if (a[0] == '-' && a[1]) {
+      return error("unknown option '%s' (gcrt-run --help)", a) + 1;
+    } else if (!o->package) {
+      o->package = a;
+    } else {
+      o->inputs[o->numInputs++] = a;
+    }
+  }
+  if (!o->package) {
+    fputs(kUsage, stderr);
+    return 2;
+  }
+  return 0;
+}
+
+/* "f32[32, 64]", with a symbolic size as its range "2..64" or "2..". */
+static void formatType(char *out, size_t capacity, const gcrt_tensor_info *info) {
+  int n = snprintf(out, capacity, "%s[", gcrt_dtype_name(info->dtype));
+  for (size_t d = 0; d < info->rank && (size_t)n < capacity; ++d) {
+    const char *sep = d + 1 < info->rank ? ", " : "";
+    if (info->sizes[d] >= 0)
+      n += snprintf(out + n, capacity - (size_t)n, "%lld%s", (long long)info->sizes[d], sep);
+    else if (info->max_sizes[d] >= 0)
+      n += snprintf(out + n, capacity - (size_t)n, "%lld..%lld%s", (long long)info->min_sizes[d],
+                    (long long)info->max_sizes[d], sep);
+    else
+      n += snprintf(out + n, capacity - (size_t)n, "%lld..%s", (long long)info->min_sizes[d], sep);
+  }
+  if ((size_t)n < capacity)
+    snprintf(out + n, capacity - (size_t)n, "]");
+}
+
+static void formatShape(char *out, size_t capacity, const gcrt_tensor *t) {
+  int n = snprintf(out, capacity, "[");
+  for (size_t d = 0; d < t->rank && (size_t)n < capacity; ++d)
+    n += snprintf(out + n, capacity - (size_t)n, "%lld%s", (long long)t->sizes[d],
+                  d + 1 < t->rank ? ", " : "");
+  if ((size_t)n < capacity)
+    snprintf(out + n, capacity - (size_t)n, "]");
+}
+
+/* Checks an input against what the graph takes, so that the error names
+ * the file; symbols bound by several inputs are left to gcrt_run. */
+static int checkInput(const char *path, size_t index, const gcrt_tensor_info *info,
+                      const gcrt_tensor *t) {
+  int ok = t->dtype == info->dtype && t->rank == info->rank;
+  for (size_t d = 0; ok && d < t->rank; ++d)
+    ok = info->sizes[d] >= 0
+             ? t->sizes[d] == info->sizes[d]
+             : t->sizes[d] >= info->min_sizes[d] &&
+                   (info->max_sizes[d] < 0 || t->sizes[d] <= info->max_sizes[d]);
+  if (ok)
+    return 1;
+  char want[256], got[256];
+  formatType(want, sizeof want, info);
+  formatShape(got, sizeof got, t);
+  error("'%s': input %zu ('%s') must be %s, got %s%s", path, index, info->name, want,
+        gcrt_dtype_name(t->dtype), got);
+  return 0;
+}
+
+/* Prints gc-run's line "<label>: max abs error A, max rel error R: pass"
+ * (or FAIL) with gc-run's rule, and returns whether it passed. */
+static int compare(const char *label, const gcrt_tensor *got, const gcrt_tensor *want,
+                   double rtol, double atol) {
+  char a[256], b[256];
+  formatShape(a, sizeof a, got);
+  formatShape(b, sizeof b, want);
+  if (strcmp(a, b) != 0) {
+    printf("%s: FAIL: shape %s differs from the expected %s\n", label, a, b);
+    return 0;
+  }
+  if (got->dtype != want->dtype) {
+    printf("%s: FAIL: dtype %s differs from the expected %s\n", label, gcrt_dtype_name(got->dtype),
+           gcrt_dtype_name(want->dtype));
+    return 0;
+  }
+  double maxAbs = 0, maxRel = 0;
+  int pass = 1;
+  for (size_t i = 0, n = npyNumel(got); i < n; ++i) {
+    double x = npyValue(got, i), y = npyValue(want, i);
+    if (isnan(x) || isnan(y)) {
+      pass &= isnan(x) && isnan(y);
+      continue;
+    }
+    if (isinf(x) || isinf(y)) {
+      pass &= x == y;
+      continue;
+    }
+    double abs = fabs(x - y);
+    maxAbs = fmax(maxAbs, abs);
+    if (y != 0)
+      maxRel = fmax(maxRel, abs / fabs(y));
+    pass &= abs <= atol + rtol * fabs(y);
+  }
+  printf("%s: max abs error %.3g, max rel error %.3g: %s\n", label, maxAbs, maxRel,
+         pass ? "pass" : "FAIL");
+  return pass;
+}
+
+/* The file name gc-run gives output `info` (without .npy), counting user
+ * outputs and saved values in `user` and `saved`; "" for an output it does
+ * not write. */
+static void outputName(char *out, size_t capacity, const gcrt_tensor_info *info, size_t *user,
+                       size_t *saved) {
+  const char *role = info->role;
+  if (strcmp(role, "user_output") == 0)
+    snprintf(out, capacity, "out%zu", (*user)++);
+  else if (strcmp(role, "saved_for_backward") == 0)
+    snprintf(out, capacity, "saved%zu", (*saved)++);
+  else if (strncmp(role, "gradient_to_", 12) == 0)
+    snprintf(out, capacity, "grad.%s", info->target);
+  else if (strcmp(role, "buffer_mutation") == 0)
+    snprintf(out, capacity, "buffer_after.%s", info->target);
+  else
+    out[0] = 0;
+}
+
+static double nowMs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int compareDoubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One warm-up run, then `n` timed ones: gc-run's "bench:" line. */
+static int bench(gcrt_context *ctx, const gcrt_tensor *in, size_t numIn, gcrt_tensor *out,
+                 size_t numOut, unsigned long n, const char *package) {
+  double *ms = malloc(n * sizeof *ms);
+  if (!ms)
+    return error("out of memory");
+  for (unsigned long i = 0; i <= n; ++i) {
+    double start = nowMs();
+    for (size_t k = 0; k < numOut; ++k)
+      out[k] = (gcrt_tensor){0};
+    if (gcrt_run(ctx, in, numIn, out, numOut) != GCRT_OK) {
+      free(ms);
+      return error("'%s': %s", package, gcrt_last_error());
+    }
+    if (i > 0)
+      ms[i - 1] = nowMs() - start;
+  }
+  qsort(ms, n, sizeof *ms, compareDoubles);
+  size_t p90 = n * 9 / 10 < n - 1 ? n * 9 / 10 : n - 1;
+  printf("bench: %lu runs, min %.4g ms, median %.4g ms, p90 %.4g ms\n", n, ms[0], ms[n / 2],
+         ms[p90]);
+  free(ms);
+  return 0;
+}
+
+/* gc-run's profile table: one line per plan step. */
+static int printProfile(gcrt_context *ctx) {
+  size_t count = 0;
+  if (gcrt_context_profile(ctx, NULL, 0, &count) != GCRT_OK)
+    return error("%s", gcrt_last_error());
+  gcrt_step_profile *steps = calloc(count ? count : 1, sizeof *steps);
+  if (!steps || gcrt_context_profile(ctx, steps, count, &count) != GCRT_OK) {
+    free(steps);
+    return error("%s", steps ? gcrt_last_error() : "out of memory");
+  }
+  double total = 0;
+  for (size_t i = 0; i < count; ++i)
+    total += steps[i].total_us;
+  printf("profile: step, kind, name, mean us, min us, share of the time\n");
+  for (size_t i = 0; i < count; ++i)
+    printf("  %3zu %-8s %-32s %10.2f %10.2f %5.1f%%\n", i, steps[i].kind, steps[i].name,
+           steps[i].runs ? steps[i].total_us / (double)steps[i].runs : 0.0, steps[i].min_us,
+           total > 0 ? 100 * steps[i].total_us / total : 0.0);
+  free(steps);
+  return 0;
+}
+
+/* Finds the graph, prints its signature and checks the inputs against it. */
+static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys,
+                   gcrt_tensor *in) {
+  *graph = 0;
+  if (o->graph) {
+    size_t n = gcrt_graph_count(pkg);
+    while (*graph < n && strcmp(gcrt_graph_name(pkg, *graph), o->graph) != 0)
+      ++*graph;
+    if (*graph == n)
+      return error("'%s' has no graph '%s'", o->package, o->graph);
+  }
+  size_t numIn = gcrt_input_count(pkg, *graph), numOut = gcrt_output_count(pkg, *graph);
+  gcrt_tensor_info info;
+  char type[256];
+  for (size_t i = 0; i < numIn + numOut; ++i) {
+    int isInput = i < numIn;
+    size_t k = isInput ? i : i - numIn;
+    if (isInput ? gcrt_input_info(pkg, *graph, k, &info) : gcrt_output_info(pkg, *graph, k, &info))
+      return error("'%s': %s", o->package, gcrt_last_error());
+    formatType(type, sizeof type, &info);
+    printf("%s %zu: %s (%s) %s\n", isInput ? "input" : "output", k, info.name, info.role, type);
+  }
+  if (o->numInputs != numIn)
+    return error("'%s': graph '%s' takes %zu user input%s, but %zu .npy file%s given", o->package,
+                 gcrt_graph_name(pkg, *graph), numIn, numIn == 1 ? "" : "s", o->numInputs,
+                 o->numInputs == 1 ? " was" : "s were");
+  char message[1024];
+  for (size_t i = 0; i < numIn; ++i) {
+    if (!npyRead(o->inputs[i], &npys[i], message, sizeof message))
+      return error("%s", message);
+    in[i] = npys[i].tensor;
+    gcrt_input_info(pkg, *graph, i, &info);
+    if (!checkInput(o->inputs[i], i, &info, &in[i]))
+      return 1;
+  }
+  return 0;
+}
+
+/* Writes and checks the outputs; returns the number of mismatches, or -1. */
+static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_tensor *out,
+                  size_t numOut) {
+  size_t user = 0, saved = 0, users = 0;
+  char name[512], path[4096], message[1024];
+  gcrt_tensor_info info;
+  for (size_t i = 0; i < numOut; ++i) {
+    gcrt_output_info(pkg, graph, i, &info);
+    users += strcmp(info.role, "user_output") == 0;
+  }
+  if (o->numExpects && o->numExpects != users)
+    return error("the graph has %zu user outputs, but %zu --expect files were given", users,
+                 o->numExpects) * -1;
+  int failures = 0;
+  for (size_t i = 0; i < numOut; ++i) {
+    gcrt_output_info(pkg, graph, i, &info);
+    size_t userBefore = user;
+    outputName(name, sizeof name, &info, &user, &saved);
+    if (o->outDir && name[0]) {
+      snprintf(path, sizeof path, "%s/%s.npy", o->outDir, name);
+      if (!npyWrite(path, &out[i], message, sizeof message))
+        return error("%s", message) * -1;
+    }
+    if (o->numExpects && user != userBefore) {
+      Npy want;
+      if (!npyRead(o->expects[userBefore], &want, message, sizeof message))
+        return error("%s", message) * -1;
+      failures += !compare(name, &out[i], &want.tensor, o->rtol, o->atol);
+      npyFree(&want);
+    }
+  }
+  return failures;
+}
+
+int main(int argc, char **argv) {
+  Options o = {.rtol = 1e-4, .atol = 1e-4};
+  int status = parseOptions(argc, argv, &o);
+  if (status) {
+    free(o.inputs);
+    free(o.expects);
+    return status < 0 ? 0 : status;
+  }
+  gcrt_package *pkg = NULL;
+  gcrt_context *ctx = NULL;
+  Npy *npys = calloc(o.numInputs + 1, sizeof *npys);
+  gcrt_tensor *in = calloc(o.numInputs + 1, sizeof *in), *out = NULL;
+  size_t graph = 0, numOut = 0;
+  status = 1;
+  if (!npys || !in) {
+    error("out of memory");
+    goto done;
+  }
+  if (gcrt_package_load_file(o.package, &pkg) != GCRT_OK) {
+    error("%s", gcrt_last_error());
+    goto done;
+  }
+  if (prepare(pkg, &o, &graph, npys, in))
+    goto done;
+  numOut = gcrt_output_count(pkg, graph);
+  out = calloc(numOut + 1, sizeof *out);
+  if (!out) {
+    error("out of memory");
+    goto done;
+  }
+  if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads,
+                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK ||
+      gcrt_run(ctx, in, o.numInputs, out, numOut) != GCRT_OK) {
+    error("'%s': %s", o.package, gcrt_last_error());
+    goto done;
+  }
+  int failures = finish(pkg, graph, &o, out, numOut);
+  if (failures < 0)
+    goto done;
+  if (o.bench && bench(ctx, in, o.numInputs, out, numOut, o.bench, o.package))
+    goto done;
+  if (o.profile && printProfile(ctx))
+    goto done;
+  if (failures) {
+    error("%d of %zu checks do not match within rtol %g, atol %g", failures, o.numExpects,
+          o.rtol, o.atol);
+    goto done;
+  }
+  status = 0;
+done:
+  for (size_t i = 0; npys && i < o.numInputs; ++i)
+    npyFree(&npys[i]);
+  free(npys);
+  free(in);
+  free(out);
+  free(o.inputs);
+  free(o.expects);
+  gcrt_context_free(ctx);
+  gcrt_package_free(pkg);
+  return status;
+}
