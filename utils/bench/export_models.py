@@ -63,8 +63,14 @@ def tv_mobilenet_v3_large():
 
 
 def tv_vit_b_16():
+    import torch
     import torchvision
-    return torchvision.models.vit_b_16(weights=None), (_image(),), "torchvision vit_b_16, 1x3x224x224"
+    m = torchvision.models.vit_b_16(weights=None)
+    # torchvision zero-initializes the classifier head, which would make every
+    # output 0 and the output check vacuous.
+    torch.nn.init.normal_(m.heads.head.weight, std=0.02)
+    torch.nn.init.normal_(m.heads.head.bias, std=0.02)
+    return m, (_image(),), "torchvision vit_b_16 (head re-initialized: torchvision zeroes it), 1x3x224x224"
 
 
 def hf_bert():
