@@ -526,12 +526,14 @@ class Notes:
         return self.items.index(text) + 1
 
 
-def cell_for(res, notes, keys, fmt):
-    """The formatted value, or the first error among keys, with its footnote."""
+def cell_for(res, notes, keys, fmt, brief=False):
+    """The formatted value, or the first error among keys, with its footnote
+    (brief: only "n/a" and the footnote, for a cell that repeats an error the
+    row shows already)."""
     for k in keys:
         if k in res["errors"]:
             short, full = res["errors"][k]
-            return f"{short} [{notes.ref(res['model'], full)}]"
+            return f"{'n/a' if brief else short} [{notes.ref(res['model'], full)}]"
     try:
         v = fmt()
     except (KeyError, TypeError):
@@ -598,13 +600,13 @@ def tables(results, o, meta):
                         cell_for(r, notes, pre + ["compile-frozen"], latency(r, "compile-frozen")),
                         cell_for(r, notes, pre + ["aoti_compile", "aoti"], latency(r, "aoti")),
                         ratio(r), load(r)]))
-        fast.append(row([m, cell_for(r, notes, pre + ["gc_compile", "gc"], latency(r, "gc", "min_ms")),
+        fast.append(row([m, cell_for(r, notes, pre + ["gc_compile", "gc"], latency(r, "gc", "min_ms"), True),
                          cell_for(r, notes, pre + ["eager"], latency(r, "eager", "min_ms")),
                          cell_for(r, notes, pre + ["compile"], latency(r, "compile", "min_ms")),
                          cell_for(r, notes, pre + ["compile-frozen"], latency(r, "compile-frozen", "min_ms")),
                          cell_for(r, notes, pre + ["aoti_compile", "aoti"], latency(r, "aoti", "min_ms"))]))
         comp.append(row([m, cell_for(r, notes, pre + ["gc_compile"], lambda: fmt_s(r["gc_compile_cold_s"])),
-                         cell_for(r, notes, pre + ["gc_compile"], lambda: fmt_s(r["gc_compile_warm_s"])),
+                         cell_for(r, notes, pre + ["gc_compile"], lambda: fmt_s(r["gc_compile_warm_s"]), True),
                          cell_for(r, notes, pre + ["compile"], lambda: fmt_s(r["compile"]["compile_s"])),
                          cell_for(r, notes, pre + ["compile-frozen"],
                                   lambda: fmt_s(r["compile-frozen"]["compile_s"])),
@@ -613,25 +615,37 @@ def tables(results, o, meta):
         def rss(key, field):
             return lambda: f"{r[key][field]:.0f}" if r.get(key) else None
         mem.append(row([m, cell_for(r, notes, pre + ["eager"], lambda: mb(r.get("weights_bytes"))),
-                        cell_for(r, notes, pre + ["gc_compile"], lambda: mb(r["gc_package_bytes"])),
+                        cell_for(r, notes, pre + ["gc_compile"], lambda: mb(r["gc_package_bytes"]), True),
                         cell_for(r, notes, pre + ["aoti_compile"], lambda: mb(r["aoti_compile"]["package_bytes"])),
                         cell_for(r, notes, pre + ["gc_compile"],
-                                 lambda: f"{r['gc_compile_cold_rss_mb']:.0f} / {r['gc_compile_warm_rss_mb']:.0f}"),
+                                 lambda: f"{r['gc_compile_cold_rss_mb']:.0f} / {r['gc_compile_warm_rss_mb']:.0f}", True),
                         cell_for(r, notes, pre + ["compile"], rss("compile", "compile_max_rss_mb")),
                         cell_for(r, notes, pre + ["compile-frozen"], rss("compile-frozen", "compile_max_rss_mb")),
                         cell_for(r, notes, pre + ["aoti_compile"], rss("aoti_compile", "max_rss_mb")),
                         cell_for(r, notes, pre + ["eager"], rss("eager", "rss_after_load_mb"))]))
 
+    runs = {}
+    for r in results:
+        m_ = r.get("meta", {})
+        key = (m_.get("command", meta["command"]), m_.get("gc_commit", meta["gc_commit"]), m_.get("date", meta["date"]))
+        runs.setdefault(key, []).append(r["model"])
+    if len(runs) == 1:
+        (command, commit, date), = runs
+        made = [f"`{command}`", ""]
+    else:
+        commit, date = "as listed above", max(k[2] for k in runs)
+        made = ["Made by several runs (`--merge` keeps each model's last result): " + "; ".join(
+            f"`{c}` (gc {g}, {d}): {', '.join(ms_)}" for (c, g, d), ms_ in runs.items()) + ".", ""]
     text = [
-        f"`{meta['command']}`",
-        "",
-        f"Run {meta['date']} on {meta['cpu']} ({meta['ncpu']} CPUs), {o.threads} threads pinned to cores "
+        *made,
+        f"Run {date} on {meta['cpu']} ({meta['ncpu']} CPUs), {o.threads} threads pinned to cores "
         f"{o.cores} for every engine and every compile (`taskset -c {o.cores}`, OMP_NUM_THREADS={o.threads}, "
         + (f"OMP_WAIT_POLICY={o.omp_wait_policy}, " if o.omp_wait_policy else "") +
-        f"`torch.set_num_threads({o.threads})`, `gc-run --threads {o.threads}`); gc {meta['gc_commit']} "
+        f"`torch.set_num_threads({o.threads})`, `gc-run --threads {o.threads}`); gc {commit} "
         f"(`{' '.join(['gc-compile', *o.gc_flags])}`), torch {meta['torch']}, torchvision {meta['torchvision']}, "
-        f"transformers {meta['transformers']}, Python {meta['python']}. Load average {meta['load_start']:.1f} at "
-        f"the start and {meta['load_end']:.1f} at the end: other jobs (builds, tests) may have shared the machine.",
+        f"transformers {meta['transformers']}, Python {meta['python']}. Other jobs (builds, tests) may have shared "
+        "the machine: the *load* column gives the 1-minute load average when each model started and ended "
+        "(2 would be this benchmark alone on both cores).",
         "",
         f"**Latency**, ms, median / p90 (batch 1, float32): {o.rounds} rounds of up to {o.repeat} runs "
         f"(fewer where a round would pass {o.round_seconds:g} s, never under 10) after warm-up; the round with "
@@ -641,8 +655,7 @@ def tables(results, o, meta):
         f"engine's outputs are checked against the model's out*.npy first (rtol {o.rtol:g}, atol {o.rtol:g} × "
         "min(1, max |output|)); a mismatch reads *wrong* and is not timed. *Inductor's best / gc* above 1 "
         "means gc is faster than the fastest Inductor column. The engines take turns, round after round "
-        "(the order rotated each round), so that other jobs' bursts hit them alike; *load* is the "
-        "1-minute load average when the model started and ended.",
+        "(the order rotated each round), so that other jobs' bursts hit them alike.",
         "",
         *lat,
         "",
@@ -753,6 +766,8 @@ def main(argv):
     p.add_argument("--realmodels", default="/work/shared/realmodels")
     p.add_argument("--doc", default=os.path.join(REPO, "docs", "PERFORMANCE.md"))
     p.add_argument("--no-doc", action="store_true", help="print the tables only")
+    p.add_argument("--report-only", action="store_true",
+                   help="measure nothing: make the tables from results.json (the models given, else all there)")
     p.add_argument("--merge", action="store_true",
                    help="the tables also keep the last results of models not run this time")
     o = p.parse_args(argv)
@@ -778,10 +793,15 @@ def main(argv):
     store = os.path.join(o.results, "results.json")
     previous = json.load(open(store)) if os.path.exists(store) else {}
     results = []
-    for i, m in enumerate(models):
+    if o.report_only:
+        models = [m for m in (o.models or ALL_MODELS) if m in previous and m not in o.skip]
+        results = [previous[m] for m in models]
+        meta["command"] = previous[models[0]]["meta"].get("command", meta["command"]) if models else meta["command"]
+        meta["date"] = max(r["meta"]["date"] for r in results) if results else meta["date"]
+    for i, m in enumerate([] if o.report_only else models):
         log(f"[{i + 1}/{len(models)}] {m}")
         r = bench_model(m, o)
-        r["meta"] = {k: meta[k] for k in ("gc_commit", "torch", "date")}
+        r["meta"] = {k: meta[k] for k in ("gc_commit", "torch", "date", "command")}
         results.append(r)
         previous[m] = r
         with open(store + ".tmp", "w") as f:
@@ -794,10 +814,6 @@ def main(argv):
         results += [previous[m] for m in ALL_MODELS if m in previous and m not in ran]
         results.sort(key=lambda r: ALL_MODELS.index(r["model"]))
     text = tables(results, o, meta)
-    if o.merge and len(results) > len(models):
-        text += ("\n\nRows of models not in this run (`--merge`) come from earlier runs: " +
-                 ", ".join(f"{r['model']} ({r['meta']['date']}, gc {r['meta']['gc_commit']})"
-                           for r in results if r["model"] not in models) + ".")
     print(text)
     if not o.no_doc:
         write_doc(o.doc, text)
