@@ -328,12 +328,15 @@ class TorchEngine:
         self.buf = b""
         self.ready = self.read("READY", o.timeout)
 
-    def fail(self, why):
+    def fail(self, why, timeout=None):
         self.kill()
         self.err.seek(0)
         err = [l for l in self.err.read().splitlines() if l.strip()]
+        if why == "timeout":
+            raise CellError(f"{self.label}: timeout", f"{self.label}: no answer in {timeout:g} s; killed. " +
+                            " ".join(err[-3:]))
         last = err[-1] if err else why
-        raise CellError(f"{self.label}: " + (why if why == "timeout" else last if len(last) <= 80 else last[:77] + "..."),
+        raise CellError(f"{self.label}: " + (last if len(last) <= 80 else last[:77] + "..."),
                         f"{self.label} failed ({why}): " + "\n".join(err[-15:]))
 
     def read(self, tag, timeout):
@@ -347,7 +350,7 @@ class TorchEngine:
                     return json.loads(text[len(tag) + 1:])
             left = end - time.monotonic()
             if left <= 0:
-                self.fail("timeout")
+                self.fail("timeout", timeout)
             ready, _, _ = select.select([fd], [], [], min(left, 5))
             if ready:
                 chunk = os.read(fd, 65536)
@@ -614,7 +617,9 @@ def tables(results, o, meta):
 
         def rss(key, field):
             return lambda: f"{r[key][field]:.0f}" if r.get(key) else None
-        mem.append(row([m, cell_for(r, notes, pre + ["eager"], lambda: mb(r.get("weights_bytes"))),
+        weights = r.get("weights_bytes") or next(
+            (r[e]["weights_bytes"] for e in ("compile", "compile-frozen") if r.get(e, {}).get("weights_bytes")), None)
+        mem.append(row([m, cell_for(r, notes, pre, lambda: mb(weights)),
                         cell_for(r, notes, pre + ["gc_compile"], lambda: mb(r["gc_package_bytes"]), True),
                         cell_for(r, notes, pre + ["aoti_compile"], lambda: mb(r["aoti_compile"]["package_bytes"])),
                         cell_for(r, notes, pre + ["gc_compile"],
@@ -622,7 +627,7 @@ def tables(results, o, meta):
                         cell_for(r, notes, pre + ["compile"], rss("compile", "compile_max_rss_mb")),
                         cell_for(r, notes, pre + ["compile-frozen"], rss("compile-frozen", "compile_max_rss_mb")),
                         cell_for(r, notes, pre + ["aoti_compile"], rss("aoti_compile", "max_rss_mb")),
-                        cell_for(r, notes, pre + ["eager"], rss("eager", "rss_after_load_mb"))]))
+                        cell_for(r, notes, pre, rss("eager", "rss_after_load_mb"))]))
 
     runs = {}
     for r in results:
