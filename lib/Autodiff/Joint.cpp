@@ -34,7 +34,7 @@ public:
     g = fit(v, g);
     auto [it, fresh] = grads_.emplace(v, g);
     if (!fresh)
-      it->second = b_.create1("aten.add.Tensor", {{"self", it->second}, {"other", g}});
+      it->second = b_.create1(ops::aten_add_Tensor, {{"self", it->second}, {"other", g}});
   }
 
   Value *get(const Value *v) const {
@@ -55,13 +55,13 @@ private:
         kept.push_back(static_cast<int64_t>(d));
     }
     if (!kept.empty())
-      g = b_.create1("aten.sum.dim_IntList", {{"self", g}, {"dim", kept}, {"keepdim", true}});
+      g = b_.create1(ops::aten_sum_dim_IntList, {{"self", g}, {"dim", kept}, {"keepdim", true}});
     if (!dropped.empty())
-      g = b_.create1("aten.sum.dim_IntList", {{"self", g}, {"dim", dropped}, {"keepdim", false}});
+      g = b_.create1(ops::aten_sum_dim_IntList, {{"self", g}, {"dim", dropped}, {"keepdim", false}});
     if (g->type().tensor.sizes != want.sizes)
       rewriteFail("a gradient for %" + v->name() + " does not match its sizes");
     if (g->type().tensor.dtype != want.dtype)
-      g = b_.create1("aten._to_copy.default", {{"self", g}, {"dtype", want.dtype}});
+      g = b_.create1(ops::aten__to_copy_default, {{"self", g}, {"dtype", want.dtype}});
     return g;
   }
 
@@ -190,7 +190,7 @@ private:
     if (!any || operands.empty())
       return Error::success();
     std::string where =
-        "graph @" + forward_.name() + ", node %" + n.results()[0]->name() + " (" + n.op() + ")";
+        "graph @" + forward_.name() + ", node %" + n.results()[0]->name() + " (" + opString(n.op()) + ")";
     const DerivativeEntry *rule = derivatives().find(n.op());
     if (!rule)
       return makeError() << where << ": gc has no derivative for this op";
@@ -221,7 +221,7 @@ private:
         Arg device;
         device.kind = ArgKind::Device;
         device.device = in->type().tensor.device;
-        g = b_.create1("aten.full.default", {{"size", sizes},
+        g = b_.create1(ops::aten_full_default, {{"size", sizes},
                                              {"fill_value", 0.0},
                                              {"dtype", in->type().tensor.dtype},
                                              {"device", ArgValue(device)}});

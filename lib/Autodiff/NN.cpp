@@ -56,7 +56,7 @@ struct ConvGeometry {
 
 Value *convolve(Emit &e, Value *x, Value *w, const Dims &stride, const Dims &padding,
                 const Dims &dilation, int64_t groups) {
-  return e.op("aten.convolution.default", {{"input", x},
+  return e.op(ops::aten_convolution_default, {{"input", x},
                                            {"weight", w},
                                            {"bias", ArgValue::none()},
                                            {"stride", stride},
@@ -90,7 +90,7 @@ Value *convInputGrad(Emit &e, Value *g, const Sizes &xSizes, Value *w, const Con
   }
   for (int64_t i = 0; i < nd; ++i)
     g = spread(e, g, 2 + i, c.stride[i]);
-  g = e.op("aten.constant_pad_nd.default", {{"self", g}, {"pad", pad}});
+  g = e.op(ops::aten_constant_pad_nd_default, {{"self", g}, {"pad", pad}});
   // [Cout, Cin/G, k...] -> [G, Cout/G, Cin/G, k...] -> [Cin, Cout/G, k...].
   Value *wt = e.transpose(w, 0, 1);
   if (c.groups != 1) {
@@ -105,7 +105,7 @@ Value *convInputGrad(Emit &e, Value *g, const Sizes &xSizes, Value *w, const Con
     merged.insert(merged.end(), ws.begin() + 2, ws.end());
     wt = e.reshape(e.permute(e.reshape(w, split), order), merged);
   }
-  wt = e.op("aten.flip.default", {{"self", wt}, {"dims", iota(2, 2 + nd)}});
+  wt = e.op(ops::aten_flip_default, {{"self", wt}, {"dims", iota(2, 2 + nd)}});
   return convolve(e, g, wt, Dims(nd, 1), Dims(nd, 0), c.dilation, c.groups);
 }
 
@@ -168,7 +168,7 @@ InputGrads dMaxPool2d(DerivativeContext &ctx) {
   flatIn.push_back(syms.mul(xs[r - 2], xs[r - 1]));
   flatOut.push_back(syms.mul(os[r - 2], os[r - 1]));
   Value *zeros = e.full(flatIn, Number::integer(0), typeOf(g).dtype);
-  Value *sum = e.op("aten.scatter_add.default", {{"self", zeros},
+  Value *sum = e.op(ops::aten_scatter_add_default, {{"self", zeros},
                                                  {"dim", static_cast<int64_t>(r - 2)},
                                                  {"index", e.reshape(indices, flatOut)},
                                                  {"src", e.reshape(g, flatOut)}});
@@ -239,13 +239,13 @@ InputGrads dAvgPool2d(DerivativeContext &ctx) {
 }
 
 const DerivativeEntry kEntries[] = {
-    {"aten.avg_pool2d.default", dAvgPool2d,
+    {ops::aten_avg_pool2d_default, dAvgPool2d,
      "g divided by each window's count, spread back over it"},
-    {"aten.bmm.default", dBmm, "self: g @ mat2^T; mat2: self^T @ g"},
-    {"aten.convolution.default", dConvolution,
+    {ops::aten_bmm_default, dBmm, "self: g @ mat2^T; mat2: self^T @ g"},
+    {ops::aten_convolution_default, dConvolution,
      "input: conv(spread g, flipped weight); weight: conv(input, g); bias: sum of g"},
-    {"aten.max_pool2d_with_indices.default", dMaxPool2d, "g scatter-added at the indices"},
-    {"aten.mm.default", dMm, "self: g @ mat2^T; mat2: self^T @ g"},
+    {ops::aten_max_pool2d_with_indices_default, dMaxPool2d, "g scatter-added at the indices"},
+    {ops::aten_mm_default, dMm, "self: g @ mat2^T; mat2: self^T @ g"},
 };
 
 } // namespace

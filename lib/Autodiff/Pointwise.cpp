@@ -29,33 +29,33 @@ template <Value *(*Factor)(Emit &, Value *x, Value *y)> InputGrads chain(Derivat
 }
 
 Value *fExp(Emit &, Value *, Value *y) { return y; }
-Value *fLog(Emit &e, Value *x, Value *) { return e.unary("reciprocal", x); }
+Value *fLog(Emit &e, Value *x, Value *) { return e.unary(ops::aten_reciprocal_default, x); }
 Value *fTanh(Emit &e, Value *, Value *y) { return oneMinus(e, e.mul(y, y)); }
 Value *fErf(Emit &e, Value *x, Value *) {
-  return e.mul(e.unary("exp", e.unary("neg", e.mul(x, x))), 2 / std::sqrt(std::numbers::pi));
+  return e.mul(e.unary(ops::aten_exp_default, e.unary(ops::aten_neg_default, e.mul(x, x))), 2 / std::sqrt(std::numbers::pi));
 }
-Value *fErfc(Emit &e, Value *x, Value *y) { return e.unary("neg", fErf(e, x, y)); }
+Value *fErfc(Emit &e, Value *x, Value *y) { return e.unary(ops::aten_neg_default, fErf(e, x, y)); }
 Value *fRsqrt(Emit &e, Value *, Value *y) { return e.mul(e.mul(y, e.mul(y, y)), -0.5); }
-Value *fSqrt(Emit &e, Value *, Value *y) { return e.unary("reciprocal", e.mul(y, 2.0)); }
+Value *fSqrt(Emit &e, Value *, Value *y) { return e.unary(ops::aten_reciprocal_default, e.mul(y, 2.0)); }
 Value *fSigmoid(Emit &e, Value *, Value *y) { return e.mul(y, oneMinus(e, y)); }
-Value *fSin(Emit &e, Value *x, Value *) { return e.unary("cos", x); }
-Value *fCos(Emit &e, Value *x, Value *) { return e.unary("neg", e.unary("sin", x)); }
+Value *fSin(Emit &e, Value *x, Value *) { return e.unary(ops::aten_cos_default, x); }
+Value *fCos(Emit &e, Value *x, Value *) { return e.unary(ops::aten_neg_default, e.unary(ops::aten_sin_default, x)); }
 Value *fTan(Emit &e, Value *, Value *y) { return e.add(e.mul(y, y), 1.0); }
-Value *fSinh(Emit &e, Value *x, Value *) { return e.unary("cosh", x); }
-Value *fCosh(Emit &e, Value *x, Value *) { return e.unary("sinh", x); }
-Value *fAsin(Emit &e, Value *x, Value *) { return e.unary("rsqrt", oneMinus(e, e.mul(x, x))); }
-Value *fAcos(Emit &e, Value *x, Value *y) { return e.unary("neg", fAsin(e, x, y)); }
-Value *fAtan(Emit &e, Value *x, Value *) { return e.unary("reciprocal", e.add(e.mul(x, x), 1.0)); }
+Value *fSinh(Emit &e, Value *x, Value *) { return e.unary(ops::aten_cosh_default, x); }
+Value *fCosh(Emit &e, Value *x, Value *) { return e.unary(ops::aten_sinh_default, x); }
+Value *fAsin(Emit &e, Value *x, Value *) { return e.unary(ops::aten_rsqrt_default, oneMinus(e, e.mul(x, x))); }
+Value *fAcos(Emit &e, Value *x, Value *y) { return e.unary(ops::aten_neg_default, fAsin(e, x, y)); }
+Value *fAtan(Emit &e, Value *x, Value *) { return e.unary(ops::aten_reciprocal_default, e.add(e.mul(x, x), 1.0)); }
 Value *fExpm1(Emit &e, Value *, Value *y) { return e.add(y, 1.0); }
-Value *fLog1p(Emit &e, Value *x, Value *) { return e.unary("reciprocal", e.add(x, 1.0)); }
-Value *fReciprocal(Emit &e, Value *, Value *y) { return e.unary("neg", e.mul(y, y)); }
-Value *fAbs(Emit &e, Value *x, Value *) { return e.unary("sign", x); }
+Value *fLog1p(Emit &e, Value *x, Value *) { return e.unary(ops::aten_reciprocal_default, e.add(x, 1.0)); }
+Value *fReciprocal(Emit &e, Value *, Value *y) { return e.unary(ops::aten_neg_default, e.mul(y, y)); }
+Value *fAbs(Emit &e, Value *x, Value *) { return e.unary(ops::aten_sign_default, x); }
 
 InputGrads dIdentity(DerivativeContext &ctx) { return selfGrad(ctx.grad()); }
 
 InputGrads dNeg(DerivativeContext &ctx) {
   Emit e(ctx);
-  return selfGrad(e.unary("neg", ctx.grad()));
+  return selfGrad(e.unary(ops::aten_neg_default, ctx.grad()));
 }
 
 /// alpha * g, without the multiplication for alpha = 1.
@@ -80,7 +80,7 @@ InputGrads dSub(DerivativeContext &ctx) {
   InputGrads grads = selfGrad(ctx.grad());
   if (decompose::isTensorArg(ctx, "other")) {
     Number a = alpha(ctx);
-    grads.set("other", a.value() == 1 ? e.unary("neg", ctx.grad())
+    grads.set("other", a.value() == 1 ? e.unary(ops::aten_neg_default, ctx.grad())
                                       : e.mul(ctx.grad(), Number::real(-a.value()).arg()));
   }
   return grads;
@@ -98,7 +98,7 @@ InputGrads dDiv(DerivativeContext &ctx) {
   Emit e(ctx);
   InputGrads grads = selfGrad(e.div(ctx.grad(), ctx.passThrough("other")));
   if (decompose::isTensorArg(ctx, "other"))
-    grads.set("other", e.unary("neg", e.mul(ctx.grad(), e.div(ctx.result(), other(ctx)))));
+    grads.set("other", e.unary(ops::aten_neg_default, e.mul(ctx.grad(), e.div(ctx.result(), other(ctx)))));
   return grads;
 }
 
@@ -115,35 +115,33 @@ InputGrads dPowScalar(DerivativeContext &ctx) {
   if (n.value() == 1)
     return selfGrad(ctx.grad());
   Number less = n.kind == Number::Kind::Float ? Number::real(n.f - 1) : Number::integer(n.i - 1);
-  Value *power = e.op("aten.pow.Tensor_Scalar", {{"self", self(ctx)}, {"exponent", less.arg()}});
+  Value *power = e.op(ops::aten_pow_Tensor_Scalar, {{"self", self(ctx)}, {"exponent", less.arg()}});
   return selfGrad(e.mul(ctx.grad(), e.mul(power, n.arg())));
 }
 
 InputGrads dPowTensor(DerivativeContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx), *n = ctx.value("exponent"), *g = ctx.grad();
-  Value *power = e.op("aten.pow.Tensor_Tensor", {{"self", x}, {"exponent", e.sub(n, 1.0)}});
+  Value *power = e.op(ops::aten_pow_Tensor_Tensor, {{"self", x}, {"exponent", e.sub(n, 1.0)}});
   // d/dn x^n = x^n log x, taken as 0 at x = 0 for n >= 0 (the limit).
   Value *atZero =
-      e.op("aten.logical_and.default", {{"self", e.compare("eq", x, Number::integer(0))},
-                                        {"other", e.compare("ge", n, Number::integer(0))}});
-  Value *dn = e.mul(g, e.mul(ctx.result(), e.unary("log", x)));
+      e.op(ops::aten_logical_and_default, {{"self", e.compare(Cmp::Eq, x, Number::integer(0))},
+                                        {"other", e.compare(Cmp::Ge, n, Number::integer(0))}});
+  Value *dn = e.mul(g, e.mul(ctx.result(), e.unary(ops::aten_log_default, x)));
   return selfGrad(e.mul(g, e.mul(n, power)))
       .set("exponent", e.where(atZero, scalarLike(e, dn, 0), dn));
 }
 
 /// Ties split the gradient evenly, as torch does.
-template <const char *Wins> InputGrads dExtremum(DerivativeContext &ctx) {
+template <Cmp Wins> InputGrads dExtremum(DerivativeContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx), *o = other(ctx), *g = ctx.grad();
   DType t = typeOf(g).dtype;
   Value *share =
-      e.add(e.cast(e.compare(Wins, x, o), t), e.mul(e.cast(e.compare("eq", x, o), t), 0.5));
+      e.add(e.cast(e.compare(Wins, x, o), t), e.mul(e.cast(e.compare(Cmp::Eq, x, o), t), 0.5));
   Value *gx = e.mul(g, share);
   return selfGrad(gx).set("other", e.sub(g, gx));
 }
-constexpr char kGt[] = "gt";
-constexpr char kLt[] = "lt";
 
 InputGrads dWhere(DerivativeContext &ctx) {
   Emit e(ctx);
@@ -153,64 +151,62 @@ InputGrads dWhere(DerivativeContext &ctx) {
 }
 
 /// x - rounded(x / o) * o: the quotient is piecewise constant.
-template <const char *Round> InputGrads dRemainder(DerivativeContext &ctx) {
+template <OpId Round> InputGrads dRemainder(DerivativeContext &ctx) {
   Emit e(ctx);
   Value *g = ctx.grad();
   Value *q = e.unary(Round, e.div(self(ctx), other(ctx)));
-  return selfGrad(g).set("other", e.unary("neg", e.mul(g, q)));
+  return selfGrad(g).set("other", e.unary(ops::aten_neg_default, e.mul(g, q)));
 }
-constexpr char kTrunc[] = "trunc";
-constexpr char kFloor[] = "floor";
 
 const DerivativeEntry kEntries[] = {
     // The floating unary ops, one row each in UnaryOps.def.
 #define GC_UNARY(ID, SCALAR_OP, FORMULA)                                                          \
-  {opName(ops::ID).data(), chain<f##SCALAR_OP>, FORMULA},
+  {ops::ID, chain<f##SCALAR_OP>, FORMULA},
 #include "gc/IR/UnaryOps.def"
 #undef GC_UNARY
-    {"aten.abs.default", chain<fAbs>, "g * sign(x)"},
-    {"aten.add.Tensor", dAdd, "self: g; other: alpha * g"},
-    {"aten.bitwise_and.Tensor", nullptr, "none (integer)"},
-    {"aten.bitwise_not.default", nullptr, "none (integer)"},
-    {"aten.bitwise_or.Tensor", nullptr, "none (integer)"},
-    {"aten.ceil.default", nullptr, "0 (piecewise constant)"},
-    {"aten.clone.default", dIdentity, "g"},
-    {"aten._to_copy.default", dIdentity, "g, cast back to x's dtype"},
-    {"aten.div.Tensor", dDiv, "self: g / other; other: -g * y / other"},
-    {"aten.div.Tensor_mode", dDivMode, "as div.Tensor; 0 when rounded"},
-    {"aten.eq.Scalar", nullptr, "none (bool)"},
-    {"aten.eq.Tensor", nullptr, "none (bool)"},
-    {"aten.floor.default", nullptr, "0 (piecewise constant)"},
-    {"aten.fmod.Tensor", dRemainder<kTrunc>, "self: g; other: -g * trunc(self / other)"},
-    {"aten.ge.Scalar", nullptr, "none (bool)"},
-    {"aten.ge.Tensor", nullptr, "none (bool)"},
-    {"aten.gt.Scalar", nullptr, "none (bool)"},
-    {"aten.gt.Tensor", nullptr, "none (bool)"},
-    {"aten.isnan.default", nullptr, "none (bool)"},
-    {"aten.le.Scalar", nullptr, "none (bool)"},
-    {"aten.le.Tensor", nullptr, "none (bool)"},
-    {"aten.logical_and.default", nullptr, "none (bool)"},
-    {"aten.logical_not.default", nullptr, "none (bool)"},
-    {"aten.logical_or.default", nullptr, "none (bool)"},
-    {"aten.lt.Scalar", nullptr, "none (bool)"},
-    {"aten.lt.Tensor", nullptr, "none (bool)"},
-    {"aten.maximum.default", dExtremum<kGt>, "g to the larger operand, split on ties"},
-    {"aten.minimum.default", dExtremum<kLt>, "g to the smaller operand, split on ties"},
-    {"aten.mul.Tensor", dMul, "self: g * other; other: g * self"},
-    {"aten.ne.Scalar", nullptr, "none (bool)"},
-    {"aten.ne.Tensor", nullptr, "none (bool)"},
-    {"aten.neg.default", dNeg, "-g"},
-    {"aten.pow.Tensor_Scalar", dPowScalar, "g * n * x^(n - 1)"},
-    {"aten.pow.Tensor_Tensor", dPowTensor, "self: g * n * x^(n - 1); exponent: g * y * log(x)"},
-    {"aten.remainder.Tensor", dRemainder<kFloor>, "self: g; other: -g * floor(self / other)"},
-    {"aten.round.default", nullptr, "0 (piecewise constant)"},
-    {"aten.sign.default", nullptr, "0 (piecewise constant)"},
-    {"aten.sub.Tensor", dSub, "self: g; other: -alpha * g"},
-    {"aten.trunc.default", nullptr, "0 (piecewise constant)"},
-    {"aten.where.self", dWhere, "self: g where condition; other: g elsewhere"},
-    {"gc.rand.default", nullptr, "none (random numbers)"},
-    {"aten.arange.start_step", nullptr, "none (no tensor inputs)"},
-    {"aten.full.default", nullptr, "none (no tensor inputs)"},
+    {ops::aten_abs_default, chain<fAbs>, "g * sign(x)"},
+    {ops::aten_add_Tensor, dAdd, "self: g; other: alpha * g"},
+    {ops::aten_bitwise_and_Tensor, nullptr, "none (integer)"},
+    {ops::aten_bitwise_not_default, nullptr, "none (integer)"},
+    {ops::aten_bitwise_or_Tensor, nullptr, "none (integer)"},
+    {ops::aten_ceil_default, nullptr, "0 (piecewise constant)"},
+    {ops::aten_clone_default, dIdentity, "g"},
+    {ops::aten__to_copy_default, dIdentity, "g, cast back to x's dtype"},
+    {ops::aten_div_Tensor, dDiv, "self: g / other; other: -g * y / other"},
+    {ops::aten_div_Tensor_mode, dDivMode, "as div.Tensor; 0 when rounded"},
+    {ops::aten_eq_Scalar, nullptr, "none (bool)"},
+    {ops::aten_eq_Tensor, nullptr, "none (bool)"},
+    {ops::aten_floor_default, nullptr, "0 (piecewise constant)"},
+    {ops::aten_fmod_Tensor, dRemainder<ops::aten_trunc_default>, "self: g; other: -g * trunc(self / other)"},
+    {ops::aten_ge_Scalar, nullptr, "none (bool)"},
+    {ops::aten_ge_Tensor, nullptr, "none (bool)"},
+    {ops::aten_gt_Scalar, nullptr, "none (bool)"},
+    {ops::aten_gt_Tensor, nullptr, "none (bool)"},
+    {ops::aten_isnan_default, nullptr, "none (bool)"},
+    {ops::aten_le_Scalar, nullptr, "none (bool)"},
+    {ops::aten_le_Tensor, nullptr, "none (bool)"},
+    {ops::aten_logical_and_default, nullptr, "none (bool)"},
+    {ops::aten_logical_not_default, nullptr, "none (bool)"},
+    {ops::aten_logical_or_default, nullptr, "none (bool)"},
+    {ops::aten_lt_Scalar, nullptr, "none (bool)"},
+    {ops::aten_lt_Tensor, nullptr, "none (bool)"},
+    {ops::aten_maximum_default, dExtremum<Cmp::Gt>, "g to the larger operand, split on ties"},
+    {ops::aten_minimum_default, dExtremum<Cmp::Lt>, "g to the smaller operand, split on ties"},
+    {ops::aten_mul_Tensor, dMul, "self: g * other; other: g * self"},
+    {ops::aten_ne_Scalar, nullptr, "none (bool)"},
+    {ops::aten_ne_Tensor, nullptr, "none (bool)"},
+    {ops::aten_neg_default, dNeg, "-g"},
+    {ops::aten_pow_Tensor_Scalar, dPowScalar, "g * n * x^(n - 1)"},
+    {ops::aten_pow_Tensor_Tensor, dPowTensor, "self: g * n * x^(n - 1); exponent: g * y * log(x)"},
+    {ops::aten_remainder_Tensor, dRemainder<ops::aten_floor_default>, "self: g; other: -g * floor(self / other)"},
+    {ops::aten_round_default, nullptr, "0 (piecewise constant)"},
+    {ops::aten_sign_default, nullptr, "0 (piecewise constant)"},
+    {ops::aten_sub_Tensor, dSub, "self: g; other: -alpha * g"},
+    {ops::aten_trunc_default, nullptr, "0 (piecewise constant)"},
+    {ops::aten_where_self, dWhere, "self: g where condition; other: g elsewhere"},
+    {ops::gc_rand_default, nullptr, "none (random numbers)"},
+    {ops::aten_arange_start_step, nullptr, "none (no tensor inputs)"},
+    {ops::aten_full_default, nullptr, "none (no tensor inputs)"},
 };
 
 } // namespace

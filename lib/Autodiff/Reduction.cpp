@@ -40,7 +40,7 @@ InputGrads dAmax(DerivativeContext &ctx) {
   Dims dims = reducedDims(ctx, x);
   Value *y = keptGrad(ctx, e, ctx.result(), x, dims);
   Value *g = keptGrad(ctx, e, ctx.grad(), x, dims);
-  Value *hits = e.cast(e.compare("eq", x, y), typeOf(g).dtype);
+  Value *hits = e.cast(e.compare(Cmp::Eq, x, y), typeOf(g).dtype);
   return selfGrad(e.mul(e.div(g, e.sum(hits, dims, true)), hits));
 }
 
@@ -52,9 +52,9 @@ InputGrads dCumsum(DerivativeContext &ctx) {
     return selfGrad(g);
   int64_t dim = wrapDimension(ctx.integer("dim"), rankOf(x));
   auto flip = [&](Value *v) {
-    return e.op("aten.flip.default", {{"self", v}, {"dims", Dims{dim}}});
+    return e.op(ops::aten_flip_default, {{"self", v}, {"dims", Dims{dim}}});
   };
-  return selfGrad(flip(e.op("aten.cumsum.default", {{"self", flip(g)}, {"dim", dim}})));
+  return selfGrad(flip(e.op(ops::aten_cumsum_default, {{"self", flip(g)}, {"dim", dim}})));
 }
 
 /// Each x_i gets g times the product of the others, taken directly (a
@@ -70,9 +70,9 @@ InputGrads dProd(DerivativeContext &ctx) {
   Sizes square = sizesOf(x);
   square.insert(square.begin() + dim, e.syms().constant(n));
   Value *rows = e.expand(e.unsqueeze(x, dim), square);
-  Value *eye = e.compare("eq", e.unsqueeze(e.arange(n), 1), e.arange(n));
+  Value *eye = e.compare(Cmp::Eq, e.unsqueeze(e.arange(n), 1), e.arange(n));
   Value *others = e.where(e.alongDim(eye, 1, rank + 1 - dim), scalarLike(e, x, 1), rows);
-  Value *product = e.op("aten.prod.dim_int", {{"self", others}, {"dim", dim + 1}});
+  Value *product = e.op(ops::aten_prod_dim_int, {{"self", others}, {"dim", dim + 1}});
   return selfGrad(e.mul(keptGrad(ctx, e, g, x, {dim}), product));
 }
 
@@ -84,21 +84,21 @@ InputGrads dSelected(DerivativeContext &ctx) {
   if (rankOf(x) == 0)
     return selfGrad(g);
   Value *zeros = e.fullLike(x, Number::integer(0), typeOf(g).dtype);
-  return selfGrad(e.op("aten.scatter_add.default",
+  return selfGrad(e.op(ops::aten_scatter_add_default,
                        {{"self", zeros}, {"dim", dim}, {"index", ctx.result(1)}, {"src", g}}));
 }
 
 const DerivativeEntry kEntries[] = {
-    {"aten.amax.default", dAmax, "g split evenly between the positions equal to the max"},
-    {"aten.amin.default", dAmax, "g split evenly between the positions equal to the min"},
-    {"aten.any.dim", nullptr, "none (bool)"},
-    {"aten.argmax.default", nullptr, "none (integer)"},
-    {"aten.argmin.default", nullptr, "none (integer)"},
-    {"aten.cumsum.default", dCumsum, "reversed cumsum of g"},
-    {"aten.prod.dim_int", dProd, "g times the product of the other elements"},
-    {"aten.sort.default", dSelected, "g scatter-added at the indices"},
-    {"aten.sum.dim_IntList", dSum, "g expanded over the reduced dims"},
-    {"aten.topk.default", dSelected, "g scatter-added at the indices"},
+    {ops::aten_amax_default, dAmax, "g split evenly between the positions equal to the max"},
+    {ops::aten_amin_default, dAmax, "g split evenly between the positions equal to the min"},
+    {ops::aten_any_dim, nullptr, "none (bool)"},
+    {ops::aten_argmax_default, nullptr, "none (integer)"},
+    {ops::aten_argmin_default, nullptr, "none (integer)"},
+    {ops::aten_cumsum_default, dCumsum, "reversed cumsum of g"},
+    {ops::aten_prod_dim_int, dProd, "g times the product of the other elements"},
+    {ops::aten_sort_default, dSelected, "g scatter-added at the indices"},
+    {ops::aten_sum_dim_IntList, dSum, "g expanded over the reduced dims"},
+    {ops::aten_topk_default, dSelected, "g scatter-added at the indices"},
 };
 
 } // namespace

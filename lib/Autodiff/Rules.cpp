@@ -20,7 +20,7 @@ Value *padDim(Emit &e, Value *g, int64_t dim, int64_t before, int64_t after) {
   }
   pad.push_back(before);
   pad.push_back(after);
-  return e.op("aten.constant_pad_nd.default", {{"self", g}, {"pad", pad}});
+  return e.op(ops::aten_constant_pad_nd_default, {{"self", g}, {"pad", pad}});
 }
 
 Value *spread(Emit &e, Value *g, int64_t dim, int64_t step) {

@@ -15,6 +15,7 @@
 
 namespace gc::autodiff {
 
+using decompose::Cmp;
 using decompose::Dims;
 using decompose::Emit;
 using decompose::Number;

@@ -94,7 +94,7 @@ InputGrads dCat(DerivativeContext &ctx) {
 
 InputGrads dFlip(DerivativeContext &ctx) {
   Emit e(ctx);
-  return selfGrad(e.op("aten.flip.default", {{"self", ctx.grad()}, {"dims", ctx.ints("dims")}}));
+  return selfGrad(e.op(ops::aten_flip_default, {{"self", ctx.grad()}, {"dims", ctx.ints("dims")}}));
 }
 
 /// Padding and cropping are each other's inverse.
@@ -103,16 +103,16 @@ InputGrads dConstantPad(DerivativeContext &ctx) {
   Dims pad = ctx.ints("pad");
   for (int64_t &p : pad)
     p = -p;
-  return selfGrad(e.op("aten.constant_pad_nd.default", {{"self", ctx.grad()}, {"pad", pad}}));
+  return selfGrad(e.op(ops::aten_constant_pad_nd_default, {{"self", ctx.grad()}, {"pad", pad}}));
 }
 
 Value *scatterAdd(Emit &e, Value *into, int64_t dim, Value *index, Value *src) {
-  return e.op("aten.scatter_add.default",
+  return e.op(ops::aten_scatter_add_default,
               {{"self", into}, {"dim", dim}, {"index", index}, {"src", src}});
 }
 
 Value *gather(Emit &e, Value *x, int64_t dim, Value *index) {
-  return e.op("aten.gather.default", {{"self", x}, {"dim", dim}, {"index", index}});
+  return e.op(ops::aten_gather_default, {{"self", x}, {"dim", dim}, {"index", index}});
 }
 
 InputGrads dGather(DerivativeContext &ctx) {
@@ -129,7 +129,7 @@ InputGrads dScatter(DerivativeContext &ctx) {
   int64_t dim = dimArg(ctx, x);
   Value *zeros = e.fullLike(index, Number::integer(0), typeOf(g).dtype);
   Value *kept =
-      e.op("aten.scatter.src", {{"self", g}, {"dim", dim}, {"index", index}, {"src", zeros}});
+      e.op(ops::aten_scatter_src, {{"self", g}, {"dim", dim}, {"index", index}, {"src", zeros}});
   return selfGrad(kept).set("src", gather(e, g, dim, index));
 }
 
@@ -168,7 +168,7 @@ InputGrads dIndex(DerivativeContext &ctx) {
   for (int64_t k = last; k >= first; --k) {
     int64_t size = staticDim(x, k);
     Value *i = e.cast(indices[k], DType::Int64);
-    i = e.where(e.compare("lt", i, Number::integer(0)), e.add(i, size), i);
+    i = e.where(e.compare(Cmp::Lt, i, Number::integer(0)), e.add(i, size), i);
     if (indexed != 1)
       i = e.mul(i, indexed);
     linear = linear ? e.add(i, linear) : i;
@@ -188,20 +188,20 @@ InputGrads dIndex(DerivativeContext &ctx) {
 }
 
 const DerivativeEntry kEntries[] = {
-    {"aten.cat.default", dCat, "g sliced along dim"},
-    {"aten.constant_pad_nd.default", dConstantPad, "g cropped (padded) by the pads negated"},
-    {"aten.expand.default", dExpand, "g summed over the expanded dims"},
-    {"aten.flip.default", dFlip, "g flipped back"},
-    {"aten.gather.default", dGather, "zeros with g scatter-added at index"},
-    {"aten.index.Tensor", dIndex, "zeros with g scatter-added at the flat indices"},
-    {"aten.permute.default", dPermute, "g permuted back"},
-    {"aten.scatter.src", dScatter, "self: g zeroed at index; src: g gathered at index"},
-    {"aten.scatter_add.default", dScatterAdd, "self: g; src: g gathered at index"},
-    {"aten.select.int", dSelect, "g padded with zeros around index"},
-    {"aten.slice.Tensor", dSlice, "g spread by step and padded with zeros"},
-    {"aten.squeeze.dims", dReshape, "g viewed as x"},
-    {"aten.unsqueeze.default", dReshape, "g viewed as x"},
-    {"aten.view.default", dReshape, "g viewed as x"},
+    {ops::aten_cat_default, dCat, "g sliced along dim"},
+    {ops::aten_constant_pad_nd_default, dConstantPad, "g cropped (padded) by the pads negated"},
+    {ops::aten_expand_default, dExpand, "g summed over the expanded dims"},
+    {ops::aten_flip_default, dFlip, "g flipped back"},
+    {ops::aten_gather_default, dGather, "zeros with g scatter-added at index"},
+    {ops::aten_index_Tensor, dIndex, "zeros with g scatter-added at the flat indices"},
+    {ops::aten_permute_default, dPermute, "g permuted back"},
+    {ops::aten_scatter_src, dScatter, "self: g zeroed at index; src: g gathered at index"},
+    {ops::aten_scatter_add_default, dScatterAdd, "self: g; src: g gathered at index"},
+    {ops::aten_select_int, dSelect, "g padded with zeros around index"},
+    {ops::aten_slice_Tensor, dSlice, "g spread by step and padded with zeros"},
+    {ops::aten_squeeze_dims, dReshape, "g viewed as x"},
+    {ops::aten_unsqueeze_default, dReshape, "g viewed as x"},
+    {ops::aten_view_default, dReshape, "g viewed as x"},
 };
 
 } // namespace

@@ -373,7 +373,7 @@ private:
     std::vector<uint32_t> results;
     for (const Value *v : n.results())
       results.push_back(static_cast<uint32_t>(valueIndex(v)));
-    auto op = str(n.op());
+    auto op = str(opString(n.op()));
     auto argsVec = vec(args);
     return fb::CreateNode(fbb_, op, convert<fb::ResultForm>(n.resultForm()),
                           argsVec, vec(results));
@@ -475,7 +475,8 @@ private:
     auto ranges = exprVec(n.ranges);
     auto reductionRanges = exprVec(n.reductionRanges);
     auto body = writeBody(n.body);
-    auto op = str(n.op);
+    bool call = n.kind == LoopNode::Kind::Extern || n.kind == LoopNode::Kind::Fallback;
+    auto op = str(call ? opString(n.op) : std::string());
     std::vector<flatbuffers::Offset<fb::NamedArg>> args;
     for (const LoopArg &a : n.args)
       args.push_back(writeNamedArg(a.name, a.keywordOnly, a.value));
@@ -955,6 +956,9 @@ private:
         if (!inRange(n.form()))
           return failNode() << "unknown result form "
                             << static_cast<int>(n.form());
+        std::optional<OpId> id = lookupOp(op);
+        if (!id)
+          return failNode() << "an op gc does not know (docs/ops.md lists those it does)";
         std::vector<NamedArg> args;
         if (const auto *fbArgs = n.args()) {
           for (const fb::NamedArg *a : *fbArgs) {
@@ -981,7 +985,7 @@ private:
               return failNode() << e.message();
           }
         }
-        Node *node = graph.addNode(std::move(op), std::move(args),
+        Node *node = graph.addNode(*id, std::move(args),
                                    std::move(results),
                                    convert<ResultForm>(n.form()));
         defined.insert(defined.end(), node->results().begin(),
@@ -1108,7 +1112,13 @@ private:
     out.output = n.output();
     GC_RETURN_IF_ERROR(
         readOptionalExpr(n.store_index(), out.storeIndex, "store index"));
-    out.op = readString(n.op());
+    if (out.kind == LoopNode::Kind::Extern || out.kind == LoopNode::Kind::Fallback) {
+      std::string op = readString(n.op());
+      std::optional<OpId> id = lookupOp(op);
+      if (!id)
+        return makeError() << "'" << op << "' is not an op gc knows";
+      out.op = *id;
+    }
     if (const auto *args = n.args()) {
       for (const fb::NamedArg *a : *args) {
         LoopArg &arg = out.args.emplace_back();

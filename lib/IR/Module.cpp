@@ -58,11 +58,11 @@ Value *Graph::addInput(std::string name, Type type, InputSpec spec) {
   return v;
 }
 
-Node *Graph::addNode(std::string op, std::vector<NamedArg> args,
+Node *Graph::addNode(OpId op, std::vector<NamedArg> args,
                      std::vector<std::pair<std::string, Type>> results,
                      ResultForm form) {
   auto node = std::make_unique<Node>();
-  node->op_ = std::move(op);
+  node->op_ = op;
   node->args_ = std::move(args);
   node->form_ = form;
   for (auto &[name, type] : results) {

@@ -1,6 +1,8 @@
 //===- OpSchema.cpp - The one definition of each op -----------------------===//
 #include "gc/IR/OpSchema.h"
 
+#include <ostream>
+
 #include <algorithm>
 #include <cassert>
 #include <cctype>
@@ -186,19 +188,10 @@ std::optional<OpId> lookupOp(std::string_view name) {
   return s ? std::optional(s->id) : std::nullopt;
 }
 
-bool isCoreOp(std::string_view name) {
-  const OpSchema *s = findOpSchema(name);
-  return s && s->core;
-}
+bool isCoreOp(OpId op) { return opDef(op).core; }
 
-bool returnsView(std::string_view name) {
-  const OpSchema *s = findOpSchema(name);
-  return s && s->returnsView;
-}
+bool returnsView(OpId op) { return opSchema(op).returnsView; }
 
-bool hasTraits(std::string_view name, uint8_t traits) {
-  const OpSchema *s = findOpSchema(name);
-  return s && hasTraits(s->id, traits);
-}
+std::ostream &operator<<(std::ostream &os, OpId op) { return os << opName(op); }
 
 } // namespace gc

@@ -13,7 +13,7 @@ std::map<std::string, int64_t> countOps(const Module &m) {
       for (const NamedArg &a : n->args())
         used.insert(a.value.values.begin(), a.value.values.end());
     for (const auto &n : g->nodes()) {
-      ++counts[n->op()];
+      ++counts[std::string(opName(n->op()))];
       if (n->resultForm() == ResultForm::Single)
         continue;
       for (const Value *r : n->results())

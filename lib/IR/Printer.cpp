@@ -411,7 +411,7 @@ void Printer::printNode(const Node &n) {
   }
   if (!results.empty())
     out_ += " = ";
-  out_ += n.op();
+  out_ += opName(n.op());
 
   printCallArgs(n.args(), /*loopArgs=*/false);
 
@@ -677,7 +677,7 @@ void Printer::printLoopNode(const LoopGraph &g, const LoopNode &n) {
     out_ += n.kind == LoopNode::Kind::Extern ? "extern " : "fallback ";
     printString(n.name);
     out_ += ' ';
-    out_ += n.op;
+    out_ += opName(n.op);
     printCallArgs(n.args, /*loopArgs=*/true);
     out_ += " inputs";
     printViews(g, n.inputs);

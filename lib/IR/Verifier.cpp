@@ -174,8 +174,6 @@ private:
   }
 
   Error checkNode(const Node &n) {
-    if (!isOpName(n.op()))
-      return fail() << "'" << n.op() << "' is not a valid op name";
     if (module_.level() >= Level::Loops)
       return failAt(n) << "op is not allowed at level " << levelName(module_.level());
     if (module_.level() != Level::Aten && !isCoreOp(n.op()))
@@ -428,8 +426,6 @@ private:
   }
 
   Error checkCall(const LoopNode &n) const {
-    if (!isOpName(n.op))
-      return failAt(n) << "'" << n.op << "' is not a valid op name";
     if (n.kind == LoopNode::Kind::Fallback && !n.postOps.empty())
       return failAt(n) << "a fallback node has post-ops";
     for (const std::vector<BufferView> *views : {&n.inputs, &n.outputs})

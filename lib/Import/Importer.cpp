@@ -614,6 +614,9 @@ private:
       if (op.rfind("higher_order.", 0) == 0)
         fail(where + ": higher-order ops are not supported yet (this one holds a subgraph); "
                      "gc reads graphs of ATen ops only");
+      std::optional<OpId> id = lookupOp(op);
+      if (!id)
+        fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
       std::vector<NamedArg> args;
       for (const json &in : field(node, "inputs", where)) {
         NamedArg na;
@@ -630,7 +633,7 @@ private:
           fail(where + ": defines '" + r.first + "' a second time");
         names.push_back(r.first);
       }
-      Node *n = g.addNode(std::move(op), std::move(args), std::move(res), form);
+      Node *n = g.addNode(*id, std::move(args), std::move(res), form);
       for (size_t i = 0; i < names.size(); ++i)
         values_[names[i]] = n->results()[i];
     }

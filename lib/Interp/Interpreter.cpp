@@ -204,8 +204,8 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
   const KernelRegistry &kernels = referenceKernels();
   for (const auto &node : graph.nodes()) {
     std::string where = node->results().empty()
-                            ? "node " + node->op()
-                            : "node %" + node->results()[0]->name() + " (" + node->op() + ")";
+                            ? "node " + opString(node->op())
+                            : "node %" + node->results()[0]->name() + " (" + opString(node->op()) + ")";
     const KernelEntry *kernel = kernels.find(node->op());
     if (!kernel)
       return makeError() << where << ": the reference interpreter has no kernel for "

@@ -13,7 +13,7 @@ ReferenceCall::~ReferenceCall() = default;
 
 Expected<ReferenceCall> ReferenceCall::create(const LoopNode &node) {
   ReferenceCall call;
-  call.name_ = "node '" + node.name + "' (" + node.op + ")";
+  call.name_ = "node '" + node.name + "' (" + opString(node.op) + ")";
   call.kernel_ = referenceKernels().find(node.op);
   if (!call.kernel_)
     return makeError() << call.name_ << ": no reference kernel for " << node.op;

@@ -144,7 +144,7 @@ bool reducedPrecision(const Node &n);
 
 class GraphLowerer;
 struct OpLowering {
-  const char *op;
+  OpId op;
   Error (GraphLowerer::*fn)(const Node &, const OpLowering &);
   ScalarOp scalar = ScalarOp::Add;
   const char *lhs = "self";
@@ -206,10 +206,10 @@ private:
   Error fallback(const Node &n);
   Error callNode(const Node &n, LoopNode::Kind kind);
   std::string where(const Node &n) const {
-    return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + n.op() + ")";
+    return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + opString(n.op()) + ")";
   }
   static std::string nodeName(const Node &n) {
-    return n.results().empty() ? n.op() : n.results()[0]->name();
+    return n.results().empty() ? opString(n.op()) : n.results()[0]->name();
   }
 
   LoweredPtr value(const Value *v) const { return vals_.at(v); }
@@ -273,101 +273,101 @@ constexpr unsigned kReuseInlineCost = 4;
 const OpRegistry<OpLowering> &lowerings() {
   static const OpRegistry<OpLowering> registry = [] {
     static const OpLowering kTable[] = {
-        GC_BIN("aten.add.Tensor", Add),
-        GC_BIN("aten.add.Scalar", Add),
-        GC_BIN("aten.sub.Tensor", Sub),
-        GC_BIN("aten.sub.Scalar", Sub),
-        GC_BIN("aten.mul.Tensor", Mul),
-        GC_BIN("aten.mul.Scalar", Mul),
-        GC_BIN("aten.div.Tensor", Div),
-        GC_BIN("aten.div.Scalar", Div),
-        GC_BIN("aten.div.Tensor_mode", Div),
-        GC_BIN("aten.div.Scalar_mode", Div),
-        GC_BIN("aten.maximum.default", Maximum),
-        GC_BIN("aten.minimum.default", Minimum),
-        GC_BIN("aten.remainder.Tensor", Remainder),
-        GC_BIN("aten.remainder.Scalar", Remainder),
-        GC_BIN("aten.fmod.Tensor", Fmod),
-        GC_BIN("aten.fmod.Scalar", Fmod),
-        GC_BIN("aten.bitwise_and.Tensor", BitwiseAnd),
-        GC_BIN("aten.bitwise_and.Scalar", BitwiseAnd),
-        GC_BIN("aten.bitwise_or.Tensor", BitwiseOr),
-        GC_BIN("aten.bitwise_or.Scalar", BitwiseOr),
-        GC_BIN("aten.bitwise_xor.Tensor", BitwiseXor),
-        OpLowering{"aten.pow.Tensor_Tensor", &GraphLowerer::binary, ScalarOp::Pow, "self",
+        GC_BIN(ops::aten_add_Tensor, Add),
+        GC_BIN(ops::aten_add_Scalar, Add),
+        GC_BIN(ops::aten_sub_Tensor, Sub),
+        GC_BIN(ops::aten_sub_Scalar, Sub),
+        GC_BIN(ops::aten_mul_Tensor, Mul),
+        GC_BIN(ops::aten_mul_Scalar, Mul),
+        GC_BIN(ops::aten_div_Tensor, Div),
+        GC_BIN(ops::aten_div_Scalar, Div),
+        GC_BIN(ops::aten_div_Tensor_mode, Div),
+        GC_BIN(ops::aten_div_Scalar_mode, Div),
+        GC_BIN(ops::aten_maximum_default, Maximum),
+        GC_BIN(ops::aten_minimum_default, Minimum),
+        GC_BIN(ops::aten_remainder_Tensor, Remainder),
+        GC_BIN(ops::aten_remainder_Scalar, Remainder),
+        GC_BIN(ops::aten_fmod_Tensor, Fmod),
+        GC_BIN(ops::aten_fmod_Scalar, Fmod),
+        GC_BIN(ops::aten_bitwise_and_Tensor, BitwiseAnd),
+        GC_BIN(ops::aten_bitwise_and_Scalar, BitwiseAnd),
+        GC_BIN(ops::aten_bitwise_or_Tensor, BitwiseOr),
+        GC_BIN(ops::aten_bitwise_or_Scalar, BitwiseOr),
+        GC_BIN(ops::aten_bitwise_xor_Tensor, BitwiseXor),
+        OpLowering{ops::aten_pow_Tensor_Tensor, &GraphLowerer::binary, ScalarOp::Pow, "self",
                    "exponent"},
-        OpLowering{"aten.pow.Tensor_Scalar", &GraphLowerer::binary, ScalarOp::Pow, "self",
+        OpLowering{ops::aten_pow_Tensor_Scalar, &GraphLowerer::binary, ScalarOp::Pow, "self",
                    "exponent"},
-        OpLowering{"aten.pow.Scalar", &GraphLowerer::binary, ScalarOp::Pow, "self", "exponent"},
-        GC_CMP("aten.eq.Tensor", Eq),
-        GC_CMP("aten.eq.Scalar", Eq),
-        GC_CMP("aten.ne.Tensor", Ne),
-        GC_CMP("aten.ne.Scalar", Ne),
-        GC_CMP("aten.lt.Tensor", Lt),
-        GC_CMP("aten.lt.Scalar", Lt),
-        GC_CMP("aten.le.Tensor", Le),
-        GC_CMP("aten.le.Scalar", Le),
-        GC_CMP("aten.gt.Tensor", Gt),
-        GC_CMP("aten.gt.Scalar", Gt),
-        GC_CMP("aten.ge.Tensor", Ge),
-        GC_CMP("aten.ge.Scalar", Ge),
-        OpLowering{"aten.logical_and.default", &GraphLowerer::logical, ScalarOp::LogicalAnd},
-        OpLowering{"aten.logical_or.default", &GraphLowerer::logical, ScalarOp::LogicalOr},
-        OpLowering{"aten.logical_xor.default", &GraphLowerer::logical, ScalarOp::Ne},
-        GC_UN("aten.neg.default", Neg),
-        GC_UN("aten.abs.default", Abs),
+        OpLowering{ops::aten_pow_Scalar, &GraphLowerer::binary, ScalarOp::Pow, "self", "exponent"},
+        GC_CMP(ops::aten_eq_Tensor, Eq),
+        GC_CMP(ops::aten_eq_Scalar, Eq),
+        GC_CMP(ops::aten_ne_Tensor, Ne),
+        GC_CMP(ops::aten_ne_Scalar, Ne),
+        GC_CMP(ops::aten_lt_Tensor, Lt),
+        GC_CMP(ops::aten_lt_Scalar, Lt),
+        GC_CMP(ops::aten_le_Tensor, Le),
+        GC_CMP(ops::aten_le_Scalar, Le),
+        GC_CMP(ops::aten_gt_Tensor, Gt),
+        GC_CMP(ops::aten_gt_Scalar, Gt),
+        GC_CMP(ops::aten_ge_Tensor, Ge),
+        GC_CMP(ops::aten_ge_Scalar, Ge),
+        OpLowering{ops::aten_logical_and_default, &GraphLowerer::logical, ScalarOp::LogicalAnd},
+        OpLowering{ops::aten_logical_or_default, &GraphLowerer::logical, ScalarOp::LogicalOr},
+        OpLowering{ops::aten_logical_xor_default, &GraphLowerer::logical, ScalarOp::Ne},
+        GC_UN(ops::aten_neg_default, Neg),
+        GC_UN(ops::aten_abs_default, Abs),
         // The floating unary ops, one row each in UnaryOps.def.
-#define GC_UNARY(ID, SCALAR_OP, FORMULA) GC_UN(opName(ops::ID).data(), SCALAR_OP),
+#define GC_UNARY(ID, SCALAR_OP, FORMULA) GC_UN(ops::ID, SCALAR_OP),
 #include "gc/IR/UnaryOps.def"
 #undef GC_UNARY
-        GC_UN("aten.floor.default", Floor),
-        GC_UN("aten.ceil.default", Ceil),
-        GC_UN("aten.round.default", Round),
-        GC_UN("aten.trunc.default", Trunc),
-        GC_UN("aten.sign.default", Sign),
-        GC_UN("aten.bitwise_not.default", BitwiseNot),
-        OpLowering{"aten.isnan.default", &GraphLowerer::predicate, ScalarOp::IsNan},
-        OpLowering{"aten.logical_not.default", &GraphLowerer::predicate, ScalarOp::LogicalNot},
-        OpLowering{"aten.where.self", &GraphLowerer::where},
-        OpLowering{"aten.clamp.default", &GraphLowerer::clamp},
-        OpLowering{"aten.clamp.Tensor", &GraphLowerer::clamp},
-        OpLowering{"aten.full.default", &GraphLowerer::full},
-        OpLowering{"aten.scalar_tensor.default", &GraphLowerer::full},
-        OpLowering{"aten.arange.default", &GraphLowerer::arange},
-        OpLowering{"aten.arange.start", &GraphLowerer::arange},
-        OpLowering{"aten.arange.start_step", &GraphLowerer::arange},
-        OpLowering{"aten.sum.default", &GraphLowerer::reduction},
-        OpLowering{"aten.sum.dim_IntList", &GraphLowerer::reduction},
-        OpLowering{"aten.prod.default", &GraphLowerer::reduction},
-        OpLowering{"aten.prod.dim_int", &GraphLowerer::reduction},
-        OpLowering{"aten.amax.default", &GraphLowerer::reduction},
-        OpLowering{"aten.amin.default", &GraphLowerer::reduction},
-        OpLowering{"aten.argmax.default", &GraphLowerer::reduction},
-        OpLowering{"aten.argmin.default", &GraphLowerer::reduction},
-        OpLowering{"aten.any.default", &GraphLowerer::reduction},
-        OpLowering{"aten.any.dim", &GraphLowerer::reduction},
-        OpLowering{"aten.any.dims", &GraphLowerer::reduction},
-        OpLowering{"aten.view.default", &GraphLowerer::view},
-        OpLowering{"aten.reshape.default", &GraphLowerer::view},
-        OpLowering{"aten._unsafe_view.default", &GraphLowerer::view},
-        OpLowering{"aten.permute.default", &GraphLowerer::view},
-        OpLowering{"aten.expand.default", &GraphLowerer::view},
-        OpLowering{"aten.slice.Tensor", &GraphLowerer::view},
-        OpLowering{"aten.select.int", &GraphLowerer::view},
-        OpLowering{"aten.squeeze.default", &GraphLowerer::view},
-        OpLowering{"aten.squeeze.dim", &GraphLowerer::view},
-        OpLowering{"aten.squeeze.dims", &GraphLowerer::view},
-        OpLowering{"aten.unsqueeze.default", &GraphLowerer::view},
-        OpLowering{"aten.alias.default", &GraphLowerer::view},
-        OpLowering{"aten.clone.default", &GraphLowerer::view},
-        OpLowering{"aten._to_copy.default", &GraphLowerer::toCopy},
-        OpLowering{"aten.cat.default", &GraphLowerer::cat},
-        OpLowering{"aten.constant_pad_nd.default", &GraphLowerer::pad},
-        OpLowering{"aten.index.Tensor", &GraphLowerer::index},
-        OpLowering{"aten.max_pool2d_with_indices.default", &GraphLowerer::maxPool},
-        OpLowering{"aten.mm.default", &GraphLowerer::externCall},
-        OpLowering{"aten.bmm.default", &GraphLowerer::externCall},
-        OpLowering{"aten.convolution.default", &GraphLowerer::externCall},
+        GC_UN(ops::aten_floor_default, Floor),
+        GC_UN(ops::aten_ceil_default, Ceil),
+        GC_UN(ops::aten_round_default, Round),
+        GC_UN(ops::aten_trunc_default, Trunc),
+        GC_UN(ops::aten_sign_default, Sign),
+        GC_UN(ops::aten_bitwise_not_default, BitwiseNot),
+        OpLowering{ops::aten_isnan_default, &GraphLowerer::predicate, ScalarOp::IsNan},
+        OpLowering{ops::aten_logical_not_default, &GraphLowerer::predicate, ScalarOp::LogicalNot},
+        OpLowering{ops::aten_where_self, &GraphLowerer::where},
+        OpLowering{ops::aten_clamp_default, &GraphLowerer::clamp},
+        OpLowering{ops::aten_clamp_Tensor, &GraphLowerer::clamp},
+        OpLowering{ops::aten_full_default, &GraphLowerer::full},
+        OpLowering{ops::aten_scalar_tensor_default, &GraphLowerer::full},
+        OpLowering{ops::aten_arange_default, &GraphLowerer::arange},
+        OpLowering{ops::aten_arange_start, &GraphLowerer::arange},
+        OpLowering{ops::aten_arange_start_step, &GraphLowerer::arange},
+        OpLowering{ops::aten_sum_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_sum_dim_IntList, &GraphLowerer::reduction},
+        OpLowering{ops::aten_prod_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_prod_dim_int, &GraphLowerer::reduction},
+        OpLowering{ops::aten_amax_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_amin_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_argmax_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_argmin_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_any_default, &GraphLowerer::reduction},
+        OpLowering{ops::aten_any_dim, &GraphLowerer::reduction},
+        OpLowering{ops::aten_any_dims, &GraphLowerer::reduction},
+        OpLowering{ops::aten_view_default, &GraphLowerer::view},
+        OpLowering{ops::aten_reshape_default, &GraphLowerer::view},
+        OpLowering{ops::aten__unsafe_view_default, &GraphLowerer::view},
+        OpLowering{ops::aten_permute_default, &GraphLowerer::view},
+        OpLowering{ops::aten_expand_default, &GraphLowerer::view},
+        OpLowering{ops::aten_slice_Tensor, &GraphLowerer::view},
+        OpLowering{ops::aten_select_int, &GraphLowerer::view},
+        OpLowering{ops::aten_squeeze_default, &GraphLowerer::view},
+        OpLowering{ops::aten_squeeze_dim, &GraphLowerer::view},
+        OpLowering{ops::aten_squeeze_dims, &GraphLowerer::view},
+        OpLowering{ops::aten_unsqueeze_default, &GraphLowerer::view},
+        OpLowering{ops::aten_alias_default, &GraphLowerer::view},
+        OpLowering{ops::aten_clone_default, &GraphLowerer::view},
+        OpLowering{ops::aten__to_copy_default, &GraphLowerer::toCopy},
+        OpLowering{ops::aten_cat_default, &GraphLowerer::cat},
+        OpLowering{ops::aten_constant_pad_nd_default, &GraphLowerer::pad},
+        OpLowering{ops::aten_index_Tensor, &GraphLowerer::index},
+        OpLowering{ops::aten_max_pool2d_with_indices_default, &GraphLowerer::maxPool},
+        OpLowering{ops::aten_mm_default, &GraphLowerer::externCall},
+        OpLowering{ops::aten_bmm_default, &GraphLowerer::externCall},
+        OpLowering{ops::aten_convolution_default, &GraphLowerer::externCall},
     };
     OpRegistry<OpLowering> r;
     r.add(kTable);
@@ -383,7 +383,7 @@ const OpRegistry<OpLowering> &lowerings() {
 /// True if `op` lowers to a strided view of its input (GraphLowerer::view):
 /// a read of its result is a read of the input. clone is one of them, though
 /// no view in torch: its copy is made only where the value is realized.
-bool lowersToView(std::string_view op) {
+bool lowersToView(OpId op) {
   const OpLowering *l = lowerings().find(op);
   return l && l->fn == &GraphLowerer::view;
 }
@@ -725,20 +725,32 @@ Error GraphLowerer::arange(const Node &n, const OpLowering &) {
 // Reductions -----------------------------------------------------------------
 
 Error GraphLowerer::reduction(const Node &n, const OpLowering &) {
-  std::string_view op = n.op();
   ReduceKind kind = ReduceKind::Sum;
-  if (op.starts_with("aten.prod"))
+  switch (n.op()) {
+  case ops::aten_prod_default:
+  case ops::aten_prod_dim_int:
     kind = ReduceKind::Prod;
-  else if (op.starts_with("aten.amax"))
+    break;
+  case ops::aten_amax_default:
     kind = ReduceKind::Max;
-  else if (op.starts_with("aten.amin"))
+    break;
+  case ops::aten_amin_default:
     kind = ReduceKind::Min;
-  else if (op.starts_with("aten.argmax"))
+    break;
+  case ops::aten_argmax_default:
     kind = ReduceKind::ArgMax;
-  else if (op.starts_with("aten.argmin"))
+    break;
+  case ops::aten_argmin_default:
     kind = ReduceKind::ArgMin;
-  else if (op.starts_with("aten.any"))
+    break;
+  case ops::aten_any_default:
+  case ops::aten_any_dim:
+  case ops::aten_any_dims:
     kind = ReduceKind::Any;
+    break;
+  default:
+    break;
+  }
   LoweredPtr x = value(n.arg("self")->value.values[0]);
   int64_t rank = static_cast<int64_t>(x->sizes.size());
   ArgReader args(n.args());
@@ -816,7 +828,7 @@ Exprs reshapeIndex(SymContext &sx, const Exprs &inSizes, const Exprs &outSizes, 
 }
 
 Error GraphLowerer::view(const Node &n, const OpLowering &) {
-  std::string_view op = n.op();
+  OpId op = n.op();
   LoweredPtr base = value(n.arg("self")->value.values[0]);
   const TensorType &rt = resultType(n);
   Exprs in = base->sizes, out = rt.sizes;
@@ -830,13 +842,13 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
     return static_cast<size_t>(w);
   };
   IndexMap map;
-  if (op == "aten.alias.default" || op == "aten.clone.default") {
+  if (op == ops::aten_alias_default || op == ops::aten_clone_default) {
     define(n.results()[0], base);
     return Error::success();
-  } else if (op == "aten.view.default" || op == "aten.reshape.default" ||
-             op == "aten._unsafe_view.default") {
+  } else if (op == ops::aten_view_default || op == ops::aten_reshape_default ||
+             op == ops::aten__unsafe_view_default) {
     map = [in, out](SymContext &sx, const Exprs &idx) { return reshapeIndex(sx, in, out, idx); };
-  } else if (op == "aten.permute.default") {
+  } else if (op == ops::aten_permute_default) {
     std::vector<size_t> dims;
     for (int64_t d : ints(n, "dims"))
       dims.push_back(wrap(d, inRank));
@@ -846,7 +858,7 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
         r[dims[j]] = idx[j];
       return r;
     };
-  } else if (op == "aten.expand.default") {
+  } else if (op == ops::aten_expand_default) {
     map = [in, out](SymContext &sx, const Exprs &idx) {
       size_t lead = out.size() - in.size();
       Exprs r;
@@ -856,7 +868,7 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
       }
       return r;
     };
-  } else if (op == "aten.slice.Tensor") {
+  } else if (op == ops::aten_slice_Tensor) {
     size_t dim = wrap(args.integer("dim", 0), inRank);
     int64_t start = args.has("start") ? args.integer("start") : 0;
     int64_t step = args.integer("step", 1);
@@ -873,7 +885,7 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
       r[dim] = sx.add(startE, sx.mul(idx[dim], sx.constant(step)));
       return r;
     };
-  } else if (op == "aten.select.int") {
+  } else if (op == ops::aten_select_int) {
     size_t dim = wrap(args.integer("dim"), inRank);
     int64_t index = args.integer("index");
     const SymExpr *ie = index < 0 ? sx_.add(in[dim], sx_.constant(index)) : sx_.constant(index);
@@ -882,12 +894,12 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
       r.insert(r.begin() + dim, ie);
       return r;
     };
-  } else if (op.starts_with("aten.squeeze")) {
+  } else if (isOneOf(op, {ops::aten_squeeze_default, ops::aten_squeeze_dim, ops::aten_squeeze_dims})) {
     // Result dims are the base dims that are kept, in order; the dropped
     // ones have size 1 and read index 0.
     std::vector<bool> dropped(inRank, false);
     std::vector<size_t> candidates;
-    if (op == "aten.squeeze.default") {
+    if (op == ops::aten_squeeze_default) {
       for (size_t d = 0; d < inRank; ++d)
         candidates.push_back(d);
     } else {
@@ -909,7 +921,7 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
         r.push_back(drop ? sx.constant(0) : idx[next++]);
       return r;
     };
-  } else if (op == "aten.unsqueeze.default") {
+  } else if (op == ops::aten_unsqueeze_default) {
     size_t dim = wrap(args.integer("dim"), inRank + 1);
     map = [dim](SymContext &, const Exprs &idx) {
       Exprs r = idx;
@@ -1159,7 +1171,7 @@ Error GraphLowerer::fallback(const Node &n) {
   if (options_.noFallback)
     return makeError() << where(n) << ": no lowering for " << n.op()
                        << (reducedPrecision(n) ? " on float16/bfloat16 values" : "");
-  report_.fallbacks.push_back("node '" + nodeName(n) + "': " + n.op());
+  report_.fallbacks.push_back("node '" + nodeName(n) + "': " + opString(n.op()));
   return callNode(n, LoopNode::Kind::Fallback);
 }
 
@@ -1327,7 +1339,7 @@ Error requireCPUTensors(const Module &module) {
     for (const auto &n : g->nodes())
       for (const Value *v : n->results())
         if (!onCPU(v))
-          return refuse(*g, "node '" + v->name() + "' (" + n->op() + ")", v);
+          return refuse(*g, "node '" + v->name() + "' (" + opString(n->op()) + ")", v);
   }
   return Error::success();
 }
@@ -1350,6 +1362,6 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
   return report;
 }
 
-std::vector<std::string> loweredOps() { return lowerings().ops(); }
+std::vector<OpId> loweredOps() { return lowerings().ops(); }
 
 } // namespace gc

@@ -74,7 +74,7 @@ const ShapeRegistry &shapeFunctions() {
   return registry;
 }
 
-Expected<std::vector<Type>> inferResultTypes(std::string_view op,
+Expected<std::vector<Type>> inferResultTypes(OpId op,
                                              const std::vector<NamedArg> &args,
                                              SymContext &syms) {
   const ShapeEntry *entry = shapeFunctions().find(op);

@@ -75,6 +75,8 @@ private:
   bool acceptKeyword(std::string_view kw);
   Error expectKeyword(std::string_view kw);
   Error parseIdentifier(std::string &out, std::string_view what);
+  /// An op name that OpDefs.def defines.
+  Error parseOpName(OpId &out);
   Error parseSigilName(char sigil, std::string &out);
   Error parseString(std::string &out);
   Error parseNumber(Number &out);
@@ -198,6 +200,17 @@ Error Parser::parseIdentifier(std::string &out, std::string_view what) {
     return errorHere("expected " + std::string(what));
   out = id;
   pos_ += id.size();
+  return Error::success();
+}
+
+Error Parser::parseOpName(OpId &out) {
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, "op name"));
+  std::optional<OpId> id = lookupOp(name);
+  if (!id)
+    return error(at, "'" + name + "' is not an op gc knows (docs/ops.md lists those it does)");
+  out = *id;
   return Error::success();
 }
 
@@ -801,8 +814,8 @@ Error Parser::parseNode(Graph &g) {
     GC_RETURN_IF_ERROR(expect('='));
   }
 
-  std::string op;
-  GC_RETURN_IF_ERROR(parseIdentifier(op, "op name"));
+  OpId op;
+  GC_RETURN_IF_ERROR(parseOpName(op));
 
   std::vector<NamedArg> args;
   GC_RETURN_IF_ERROR(parseCallArgs(args));
@@ -841,7 +854,7 @@ Error Parser::parseNode(Graph &g) {
   for (size_t i = 0; i < types.size(); ++i)
     results[i].second = std::move(types[i]);
 
-  Node *n = g.addNode(std::move(op), std::move(args), std::move(results), form);
+  Node *n = g.addNode(op, std::move(args), std::move(results), form);
   for (Value *v : n->results())
     values_[v->name()] = v;
   return Error::success();
@@ -1118,7 +1131,7 @@ Error Parser::parseBody(Body &out) {
 }
 
 Error Parser::parseCall(LoopNode &n) {
-  GC_RETURN_IF_ERROR(parseIdentifier(n.op, "op name"));
+  GC_RETURN_IF_ERROR(parseOpName(n.op));
   std::vector<NamedArg> args;
   loopArgs_ = true;
   Error e = parseCallArgs(args);

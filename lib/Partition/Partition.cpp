@@ -22,7 +22,7 @@ std::optional<PartitionStrategy> parsePartitionStrategy(std::string_view s) {
   return std::nullopt;
 }
 
-bool isRecomputable(std::string_view op) { return hasTraits(op, kRecomputable); }
+bool isRecomputable(OpId op) { return hasTraits(op, kRecomputable); }
 
 namespace {
 

@@ -14,9 +14,6 @@ using dnnl::memory;
 using Dims = memory::dims;
 
 constexpr int64_t kF32Bytes = 4;
-const char *kMm = "aten.mm.default";
-const char *kBmm = "aten.bmm.default";
-const char *kConvolution = "aten.convolution.default";
 
 const LoopArg *findArg(const LoopNode &node, std::string_view name) {
   for (const LoopArg &a : node.args)
@@ -302,8 +299,8 @@ struct DnnlContext::Impl {
 DnnlContext::DnnlContext() : impl_(std::make_unique<Impl>()) {}
 DnnlContext::~DnnlContext() = default;
 
-bool DnnlContext::supports(const std::string &op) {
-  return op == kMm || op == kBmm || op == kConvolution;
+bool DnnlContext::supports(OpId op) {
+  return op == ops::aten_mm_default || op == ops::aten_bmm_default || op == ops::aten_convolution_default;
 }
 
 std::unique_ptr<DnnlCall> DnnlContext::prepare(const LoopNode &node,
@@ -315,11 +312,11 @@ std::unique_ptr<DnnlCall> DnnlContext::prepare(const LoopNode &node,
     return nullptr;
   // A primitive oneDNN refuses to make means the reference kernel runs.
   try {
-    if (node.op == kMm)
+    if (node.op == ops::aten_mm_default)
       return prepareMatmul(v, 2, impl_->engine, impl_->stream);
-    if (node.op == kBmm)
+    if (node.op == ops::aten_bmm_default)
       return prepareMatmul(v, 3, impl_->engine, impl_->stream);
-    if (node.op == kConvolution)
+    if (node.op == ops::aten_convolution_default)
       return prepareConvolution(v, impl_->engine, impl_->stream);
   } catch (const dnnl::error &) {
     return nullptr;

@@ -33,7 +33,7 @@ public:
 
   /// Whether oneDNN can run `op` at all; other extern ops take the
   /// reference kernel.
-  static bool supports(const std::string &op);
+  static bool supports(OpId op);
 
   /// The call for `node` with these input and output view layouts, or null
   /// when oneDNN cannot do it (a dtype other than f32, a transposed

@@ -29,7 +29,7 @@ double gelu(double x, PostOp::Kind kind) {
 void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor> &inputs) {
   if (node.postOps.empty())
     return;
-  size_t biasDim = node.op == "aten.convolution.default" ? 1 : result.sizes().size() - 1;
+  size_t biasDim = node.op == ops::aten_convolution_default ? 1 : result.sizes().size() - 1;
   forEachIndex(result.sizes(), [&](const Shape &idx) {
     double v = result.getDouble(idx);
     for (const PostOp &p : node.postOps) {

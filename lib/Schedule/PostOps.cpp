@@ -20,10 +20,10 @@ namespace gc::schedule {
 namespace {
 
 /// The output dimension a bias runs along, or nullopt if `op` takes none.
-std::optional<size_t> biasDim(const std::string &op, size_t rank) {
-  if (op == "aten.mm.default" || op == "aten.bmm.default")
+std::optional<size_t> biasDim(OpId op, size_t rank) {
+  if (op == ops::aten_mm_default || op == ops::aten_bmm_default)
     return rank - 1;
-  if (op == "aten.convolution.default" && rank >= 2)
+  if (op == ops::aten_convolution_default && rank >= 2)
     return 1;
   return std::nullopt;
 }

@@ -30,20 +30,18 @@ constexpr const char *kCommand = "gc-doc -o docs/ops.md";
 /// What one concern registers, as one column of the coverage table.
 struct Concern {
   const char *column;
-  std::set<std::string, std::less<>> ops;
+  std::set<OpId> ops;
   /// Whether core ops need an entry too (decompositions are for the rest).
   bool forCore = true;
   /// Whether aten ops need an entry too (derivatives are for core ops).
   bool forAten = true;
 
-  bool covers(const OpSchema &op) const { return ops.count(op.name) > 0; }
+  bool covers(const OpSchema &op) const { return ops.count(op.id) > 0; }
   bool applies(const OpSchema &op) const { return op.core ? forCore : forAten; }
 };
 
 std::vector<Concern> concerns() {
-  auto set = [](std::vector<std::string> ops) {
-    return std::set<std::string, std::less<>>(ops.begin(), ops.end());
-  };
+  auto set = [](std::vector<OpId> ops) { return std::set<OpId>(ops.begin(), ops.end()); };
   return {{"shape function", set(shapeFunctions().ops())},
           {"reference kernel", set(referenceKernels().ops())},
           {"decomposition", set(decompositions().ops()), /*forCore=*/false},
@@ -101,7 +99,7 @@ void writeDerivatives(std::ostream &os, std::span<const OpSchema> ops) {
   for (const OpSchema &op : ops) {
     if (!op.core)
       continue;
-    const DerivativeEntry *d = derivatives().find(op.name);
+    const DerivativeEntry *d = derivatives().find(op.id);
     os << "- `" << op.name << "`: " << (d ? d->formula : "**no rule yet**") << "\n";
   }
   os << "\n";
@@ -129,8 +127,6 @@ void writeCoverage(std::ostream &os, std::span<const OpSchema> ops,
   os << "\n";
 }
 
-/// Registry entries for ops OpDefs.def does not define: each needs a
-/// definition, or the entry is dead.
 /// The op suite's results are test results, not registry contents: the
 /// tests named here check exactly these shares, so a change in either
 /// shows up as a failing test.
@@ -144,27 +140,6 @@ void writeOpSuite(std::ostream &os) {
      << "| core graph (gc-opt), reference interpreter | 225 of 225 | test/Opsuite/core.test |\n"
      << "| kernel plan (gc-lower, gc-codegen), runtime | 225 of 225 | "
         "test/Opsuite/compiled-0.test, compiled-1.test |\n\n";
-}
-
-void writeUndefined(std::ostream &os, const std::vector<Concern> &cs) {
-  std::ostringstream list;
-  for (const Concern &c : cs) {
-    std::vector<std::string_view> undefined;
-    for (const std::string &op : c.ops)
-      if (!findOpSchema(op))
-        undefined.push_back(op);
-    if (undefined.empty())
-      continue;
-    list << "- " << c.column << ":";
-    for (size_t i = 0; i < undefined.size(); ++i)
-      list << (i ? ", `" : " `") << undefined[i] << "`";
-    list << "\n";
-  }
-  if (list.str().empty())
-    return;
-  os << "## Registered but not defined\n\n"
-        "These registry entries name ops that OpDefs.def does not define.\n\n"
-     << list.str() << "\n";
 }
 
 } // namespace
@@ -181,7 +156,6 @@ std::string renderOpsDoc() {
   writeDerivatives(os, ops);
   writeCoverage(os, ops, cs);
   writeOpSuite(os);
-  writeUndefined(os, cs);
   std::string text = os.str();
   text.pop_back(); // one newline at the end, not a blank line
   return text;

@@ -23,7 +23,7 @@ namespace gc {
 namespace {
 
 bool mergeable(const Node &n) {
-  return findOpSchema(n.op()) && !writesInPlace(n.op()) && !hasTraits(n.op(), kRandom) &&
+  return !writesInPlace(n.op()) && !hasTraits(n.op(), kRandom) &&
          !n.results().empty();
 }
 
@@ -31,7 +31,7 @@ bool mergeable(const Node &n) {
 /// the op, each argument (values by identity in the new graph), and the
 /// result types.
 std::string nodeKey(const Node &n, const RewriteContext &ctx) {
-  std::string key = n.op();
+  std::string key(opName(n.op()));
   auto addInt = [&](int64_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
   for (const NamedArg &a : n.args()) {
     key += '\0' + a.name + '=' + std::to_string(static_cast<int>(a.value.kind));

@@ -34,14 +34,14 @@ namespace {
 constexpr int kMaxSweeps = 16;
 
 /// Views that keep the elements in row-major order, changing only sizes.
-bool isReshape(std::string_view op) {
-  return isOneOf(op, {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
-                      "aten.squeeze.dims", "aten.squeeze.dim", "aten.squeeze.default",
-                      "aten.unsqueeze.default", "aten.flatten.using_ints", "aten.unflatten.int"});
+bool isReshape(OpId op) {
+  return isOneOf(op, {ops::aten_view_default, ops::aten_reshape_default, ops::aten__unsafe_view_default,
+                      ops::aten_squeeze_dims, ops::aten_squeeze_dim, ops::aten_squeeze_default,
+                      ops::aten_unsqueeze_default, ops::aten_flatten_using_ints, ops::aten_unflatten_int});
 }
 
-bool isPermute(std::string_view op) {
-  return isOneOf(op, {"aten.permute.default", "aten.transpose.int", "aten.t.default"});
+bool isPermute(OpId op) {
+  return isOneOf(op, {ops::aten_permute_default, ops::aten_transpose_int, ops::aten_t_default});
 }
 
 /// A Python-number argument as a double, or nullopt (absent, a tensor, or
@@ -111,7 +111,7 @@ private:
       return std::nullopt;
     const TensorType &result = tensorOf(n.results()[0]);
     Value *x = ctx.map(tensorArg(n, "self"));
-    const std::string &op = n.op();
+    OpId op = n.op();
     auto fired = [&](const char *stat, Value *v) {
       ++statistics()[stat];
       return std::optional(v);
@@ -119,9 +119,9 @@ private:
 
     // Views that change nothing.
     bool noOpView = false;
-    if (isReshape(op) || op == "aten.expand.default" || op == "aten.alias.default")
+    if (isReshape(op) || op == ops::aten_expand_default || op == ops::aten_alias_default)
       noOpView = sameShape(result, tensorOf(x));
-    else if (op == "aten.slice.Tensor")
+    else if (op == ops::aten_slice_Tensor)
       noOpView = sameShape(result, tensorOf(x)) && (!argOf(n, "step") || intArg(n, "step") == 1);
     else if (isPermute(op))
       noOpView = permutationOf(n) && isIdentity(*permutationOf(n));
@@ -140,7 +140,7 @@ private:
           sizes.push_back(s->constant());
       if (sizes.size() == result.rank() && isContiguous(ctx.syms(), in))
         return fired("view chains folded",
-                     ctx.builder().create1("aten.view.default", {{"self", source}, {"size", sizes}},
+                     ctx.builder().create1(ops::aten_view_default, {{"self", source}, {"size", sizes}},
                                            "view"));
     }
     if (isPermute(op) && producer && isPermute(producer->op()) && tensorArg(*producer, "self")) {
@@ -154,7 +154,7 @@ private:
         if (isIdentity(composed))
           return fired("permutes folded", source);
         return fired("permutes folded",
-                     ctx.builder().create1("aten.permute.default",
+                     ctx.builder().create1(ops::aten_permute_default,
                                            {{"self", source}, {"dims", composed}}, "permute"));
       }
     }
@@ -169,20 +169,20 @@ private:
     std::optional<double> alpha = number(n, "alpha");
     bool neutral = false;
     if (other && sameShape(result, tensorOf(x))) {
-      if (isOneOf(op, {"aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar"}))
+      if (isOneOf(op, {ops::aten_add_Tensor, ops::aten_add_Scalar, ops::aten_sub_Tensor, ops::aten_sub_Scalar}))
         neutral = *other == 0 && std::isfinite(alpha.value_or(1));
-      else if (isOneOf(op, {"aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor",
-                            "aten.div.Scalar"}))
+      else if (isOneOf(op, {ops::aten_mul_Tensor, ops::aten_mul_Scalar, ops::aten_div_Tensor,
+                            ops::aten_div_Scalar}))
         neutral = *other == 1;
     }
     if (neutral)
       return fired("arithmetic identities removed", x);
 
     // Copies that change nothing.
-    if (isOneOf(op, {"aten._to_copy.default", "aten.clone.default"})) {
+    if (isOneOf(op, {ops::aten__to_copy_default, ops::aten_clone_default})) {
       const TensorType &in = tensorOf(x);
       if (sameShape(result, in) && result.device == in.device && result.strides == in.strides)
-        return fired(op == "aten.clone.default" ? "clones removed" : "casts removed", x);
+        return fired(op == ops::aten_clone_default ? "clones removed" : "casts removed", x);
     }
     return std::nullopt;
   }

@@ -4,6 +4,7 @@
 // or if it writes an argument in place. Everything else goes.
 //
 //===----------------------------------------------------------------------===//
+#include "PassUtils.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Transforms/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
@@ -15,13 +16,7 @@ namespace gc {
 namespace {
 
 bool hasSideEffects(const Node &n) {
-  const OpSchema *s = findOpSchema(n.op());
-  if (!s)
-    return true; // unknown ops are kept: gc cannot tell what they do
-  for (const ArgDef &a : s->args)
-    if (a.mutated)
-      return true;
-  return false;
+  return writesInPlace(n.op());
 }
 
 class DCEPass : public Pass {

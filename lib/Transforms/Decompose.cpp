@@ -35,7 +35,7 @@ public:
                              << "core op set after " << kMaxRounds << " rounds";
         Graph &current = *m.graph(g->name());
         GC_RETURN_IF_ERROR(rewriteGraph(m, current, [&](RewriteContext &ctx) {
-          const std::string &op = ctx.node().op();
+          OpId op = ctx.node().op();
           const DecompositionEntry *rule = rules.find(op);
           // A core op stays, unless its inputs changed so that the call no
           // longer holds (a view of what is now a non-viewable layout); then
@@ -43,10 +43,10 @@ public:
           if (isCoreOp(op) && (!rule || inferResultTypes(op, ctx.mappedArgs(), m.syms())))
             return std::optional<std::vector<Value *>>();
           if (!rule)
-            rewriteFail("no decomposition of " + op + " to the core op set");
+            rewriteFail("no decomposition of " + opString(op) + " to the core op set");
           std::optional<std::vector<Value *>> r = rule->fn(ctx);
           if (!r)
-            rewriteFail("the decomposition of " + op + " does not handle this call");
+            rewriteFail("the decomposition of " + opString(op) + " does not handle this call");
           ++statistics()["ops decomposed"];
           return r;
         }));

@@ -34,18 +34,18 @@ bool isFalse(const Node &n, std::string_view name) {
 /// The convolution that batch norm `bn` folds into, or null.
 const Node *foldableConv(const Graph &g, const Node &bn,
                          const std::unordered_map<const Value *, int> &uses) {
-  if (bn.op() == "aten._native_batch_norm_legit_no_training.default") {
+  if (bn.op() == ops::aten__native_batch_norm_legit_no_training_default) {
     for (size_t i = 1; i < bn.results().size(); ++i)
       if (uses.count(bn.results()[i]))
         return nullptr;
-  } else if (bn.op() != "aten.batch_norm.default" || !isFalse(bn, "training")) {
+  } else if (bn.op() != ops::aten_batch_norm_default || !isFalse(bn, "training")) {
     return nullptr;
   }
   const Value *input = tensorArg(bn, "input");
   const Node *conv = input ? input->definingNode() : nullptr;
   if (!conv || uses.at(input) != 1 || conv->results().size() != 1 ||
-      !(conv->op() == "aten.conv2d.default" ||
-        (conv->op() == "aten.convolution.default" && isFalse(*conv, "transposed"))))
+      !(conv->op() == ops::aten_conv2d_default ||
+        (conv->op() == ops::aten_convolution_default && isFalse(*conv, "transposed"))))
     return nullptr;
   auto constantOrNone = [&](const Node &n, std::string_view name, bool required) {
     const Value *v = tensorArg(n, name);
@@ -116,26 +116,26 @@ private:
     ArgValue eps(epsArg->value);
     Value *w = mapped(conv, "weight");
     Value *scale =
-        b.create1("aten.rsqrt.default",
-                  {{"self", b.create1("aten.add.Tensor",
+        b.create1(ops::aten_rsqrt_default,
+                  {{"self", b.create1(ops::aten_add_Tensor,
                                       {{"self", mapped(bn, "running_var")}, {"other", eps}})}});
     if (Value *gamma = mapped(bn, "weight"))
-      scale = b.create1("aten.mul.Tensor", {{"self", scale}, {"other", gamma}});
+      scale = b.create1(ops::aten_mul_Tensor, {{"self", scale}, {"other", gamma}});
     std::vector<int64_t> perChannel(w->type().tensor.rank(), 1);
     perChannel[0] = -1;
     Value *newWeight = b.create1(
-        "aten.mul.Tensor",
+        ops::aten_mul_Tensor,
         {{"self", w},
-         {"other", b.create1("aten.view.default", {{"self", scale}, {"size", perChannel}})}},
+         {"other", b.create1(ops::aten_view_default, {{"self", scale}, {"size", perChannel}})}},
         "folded_weight");
-    Value *shifted = b.create1("aten.neg.default", {{"self", mapped(bn, "running_mean")}});
+    Value *shifted = b.create1(ops::aten_neg_default, {{"self", mapped(bn, "running_mean")}});
     if (Value *bias = mapped(conv, "bias"))
-      shifted = b.create1("aten.add.Tensor", {{"self", shifted}, {"other", bias}});
+      shifted = b.create1(ops::aten_add_Tensor, {{"self", shifted}, {"other", bias}});
     Value *beta = mapped(bn, "bias");
-    Value *newBias = b.create1("aten.mul.Tensor", {{"self", shifted}, {"other", scale}},
+    Value *newBias = b.create1(ops::aten_mul_Tensor, {{"self", shifted}, {"other", scale}},
                                beta ? "" : "folded_bias");
     if (beta)
-      newBias = b.create1("aten.add.Tensor", {{"self", newBias}, {"other", beta}}, "folded_bias");
+      newBias = b.create1(ops::aten_add_Tensor, {{"self", newBias}, {"other", beta}}, "folded_bias");
 
     // The same call with the new weight and bias; a bias left out (its
     // default, None) goes after the weight, in schema order.

@@ -26,7 +26,7 @@ namespace {
 
 /// An add of two tensors of one dtype with alpha 1: its operands.
 std::optional<std::pair<const Value *, const Value *>> plainAdd(const Node &n) {
-  if (n.op() != "aten.add.Tensor" || n.results().size() != 1)
+  if (n.op() != ops::aten_add_Tensor || n.results().size() != 1)
     return std::nullopt;
   const NamedArg *self = n.arg("self");
   const NamedArg *other = n.arg("other");
@@ -93,12 +93,12 @@ public:
           return std::optional<std::vector<Value *>>();
         GraphBuilder &b = ctx.builder();
         const Chain &c = chain->second;
-        Value *sum = b.create1("aten.add.Tensor",
+        Value *sum = b.create1(ops::aten_add_Tensor,
                                {{"self", ctx.map(c.b1)}, {"other", ctx.map(c.b2)}}, "bias_sum");
         biasSums.insert(sum->definingNode());
         ++statistics()["bias adds merged"];
         return std::optional(std::vector<Value *>{
-            b.create1("aten.add.Tensor", {{"self", ctx.map(c.x)}, {"other", sum}})});
+            b.create1(ops::aten_add_Tensor, {{"self", ctx.map(c.x)}, {"other", sum}})});
       }));
       GC_RETURN_IF_ERROR(foldConstants(
           m, *m.graph(g->name()), [&](const Node &n) { return biasSums.count(&n) > 0; },

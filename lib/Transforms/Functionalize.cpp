@@ -68,29 +68,34 @@ std::vector<int64_t> staticSizes(const TensorType &t) {
   return sizes;
 }
 
+/// aten.to's overloads: views of self when nothing changes.
+bool isConversion(OpId op) {
+  return isOneOf(op, {ops::aten_to_device, ops::aten_to_dtype, ops::aten_to_dtype_layout});
+}
+
 /// Views whose elements are their input's in row-major order.
-bool isReshapeView(std::string_view op) {
-  return isOneOf(op, {"aten.view.default", "aten.reshape.default", "aten.flatten.using_ints",
-                      "aten.unflatten.int", "aten.squeeze.dims", "aten.squeeze.dim",
-                      "aten.squeeze.default", "aten.unsqueeze.default", "aten.view_as.default",
-                      "aten.contiguous.default"});
+bool isReshapeView(OpId op) {
+  return isOneOf(op, {ops::aten_view_default, ops::aten_reshape_default, ops::aten_flatten_using_ints,
+                      ops::aten_unflatten_int, ops::aten_squeeze_dims, ops::aten_squeeze_dim,
+                      ops::aten_squeeze_default, ops::aten_unsqueeze_default, ops::aten_view_as_default,
+                      ops::aten_contiguous_default});
 }
 
 /// Views that share all of their input's elements, unchanged.
-bool isIdentityView(std::string_view op) {
-  return isOneOf(op, {"aten.alias.default", "aten.detach.default"}) || op.starts_with("aten.to.");
+bool isIdentityView(OpId op) {
+  return isOneOf(op, {ops::aten_alias_default, ops::aten_detach_default}) || isConversion(op);
 }
 
 /// If `n` returns views of one of its arguments, that argument's name.
 std::optional<std::string_view> viewBase(const Node &n, SymContext &syms) {
-  const std::string &op = n.op();
+  OpId op = n.op();
   const Value *self = tensorArg(n, "self");
   if (!self)
     return std::nullopt;
-  if (isOneOf(op, {"aten.reshape.default", "aten.flatten.using_ints", "aten.contiguous.default"}) &&
+  if (isOneOf(op, {ops::aten_reshape_default, ops::aten_flatten_using_ints, ops::aten_contiguous_default}) &&
       !isContiguous(syms, self->type().tensor))
     return std::nullopt;
-  if (op.starts_with("aten.to.") &&
+  if (isConversion(op) &&
       (boolArg(n, "copy") || n.results().size() != 1 ||
        n.results()[0]->type().tensor.dtype != self->type().tensor.dtype ||
        n.results()[0]->type().tensor.device != self->type().tensor.device))
@@ -112,15 +117,17 @@ bool isEmpty(const Node &n) {
   return false;
 }
 
-/// The functional op of an ATen in-place op ("aten.add_.Tensor" ->
-/// "aten.add.Tensor"), or nullopt for a name of another form.
-std::optional<std::string> functionalName(std::string_view op) {
+/// The functional op of an ATen in-place op, by ATen's naming rule
+/// ("aten.add_.Tensor" -> "aten.add.Tensor"), or nullopt if gc does not
+/// define one.
+std::optional<OpId> functionalOp(OpId inPlace) {
+  std::string_view op = opName(inPlace);
   size_t first = op.find('.');
   size_t second = first == std::string_view::npos ? first : op.find('.', first + 1);
   if (second == std::string_view::npos || second < first + 3 || op[second - 1] != '_' ||
       op.substr(first + 1, 2) == "__")
     return std::nullopt;
-  return std::string(op.substr(0, second - 1)) + std::string(op.substr(second));
+  return lookupOp(std::string(op.substr(0, second - 1)) + std::string(op.substr(second)));
 }
 
 /// How a graph input's final value is returned when it was written.
@@ -239,13 +246,13 @@ private:
   Value *castTo(Value *v, const TensorType &want) {
     if (v->type().tensor.dtype == want.dtype)
       return v;
-    return b_.create1("aten._to_copy.default", {{"self", v}, {"dtype", want.dtype}});
+    return b_.create1(ops::aten__to_copy_default, {{"self", v}, {"dtype", want.dtype}});
   }
 
   void visit(const Node &n, std::map<std::string, int64_t> &counts) {
-    const std::string &op = n.op();
+    OpId op = n.op();
     bool stats = tensorArg(n, "running_mean") && tensorArg(n, "running_var");
-    if (op == "aten.batch_norm.default" && stats && boolArg(n, "training") && isEmpty(n)) {
+    if (op == ops::aten_batch_norm_default && stats && boolArg(n, "training") && isEmpty(n)) {
       // Its result is empty whatever the mode; in inference it writes nothing.
       std::vector<NamedArg> args = mapArgs(n);
       for (NamedArg &a : args)
@@ -254,9 +261,9 @@ private:
       latest_[n.results()[0]] = emit(n, std::move(args), false)[0];
       return;
     }
-    if (isOneOf(op, {"aten.batch_norm.default", "aten.native_batch_norm.default",
-                     "aten._native_batch_norm_legit.default"}) &&
-        stats && (boolArg(n, "training") || op != "aten.batch_norm.default")) {
+    if (isOneOf(op, {ops::aten_batch_norm_default, ops::aten_native_batch_norm_default,
+                     ops::aten__native_batch_norm_legit_default}) &&
+        stats && (boolArg(n, "training") || op != ops::aten_batch_norm_default)) {
       functionalBatchNorm(n, boolArg(n, "training"));
       ++counts["batch norms made functional"];
       return;
@@ -277,15 +284,16 @@ private:
       return;
     }
     const Value *self = tensorArg(n, "self");
-    std::optional<std::string> functional = functionalName(op);
-    if (!functional || !self || n.results().size() > 1)
-      rewriteFail(op + " writes its arguments in place, and gc knows no functional form of it");
+    // copy_ has no functional op: it becomes the (cast, expanded) source.
+    std::optional<OpId> functional = functionalOp(op);
+    if ((!functional && op != ops::aten_copy__default) || !self || n.results().size() > 1)
+      rewriteFail(std::string(opName(op)) + " writes its arguments in place, and gc knows no functional form of it");
     const TensorType &want = self->type().tensor;
     Value *value;
-    if (op == "aten.copy_.default") {
+    if (op == ops::aten_copy__default) {
       value = current(tensorArg(n, "src"));
       if (value->type().tensor.sizes != want.sizes)
-        value = b_.create1("aten.expand.default", {{"self", value}, {"size", staticSizes(want)}});
+        value = b_.create1(ops::aten_expand_default, {{"self", value}, {"size", staticSizes(want)}});
       value = castTo(value, want);
     } else {
       value = castTo(b_.create1(*functional, functionalArgs(n, *functional)), want);
@@ -301,9 +309,8 @@ private:
   /// The in-place node's arguments for its functional op: same names where
   /// the functional schema has them, else the functional schema's name at
   /// the same position.
-  std::vector<std::pair<std::string, ArgValue>> functionalArgs(const Node &n,
-                                                               const std::string &functional) {
-    const OpSchema *schema = findOpSchema(functional);
+  std::vector<std::pair<std::string, ArgValue>> functionalArgs(const Node &n, OpId functional) {
+    const OpSchema *schema = &opSchema(functional);
     std::vector<NamedArg> args = mapArgs(n);
     std::vector<std::pair<std::string, ArgValue>> out;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -338,14 +345,14 @@ private:
         {"eps", ArgValue(*eps)}};
     if (!training) {
       std::vector<Value *> r =
-          b_.create("aten._native_batch_norm_legit_no_training.default", std::move(args));
+          b_.create(ops::aten__native_batch_norm_legit_no_training_default, std::move(args));
       for (size_t i = 0; i < n.results().size(); ++i)
         latest_[n.results()[i]] = r.at(i);
       return;
     }
     args.emplace_back("training", true);
     std::vector<Value *> r =
-        b_.create("aten._native_batch_norm_legit_functional.default", std::move(args));
+        b_.create(ops::aten__native_batch_norm_legit_functional_default, std::move(args));
     if (r.size() != 5)
       rewriteFail("aten._native_batch_norm_legit_functional.default must have 5 results");
     writeBack(mean, castTo(r[3], mean->type().tensor));
@@ -371,23 +378,23 @@ private:
   /// The new contents of the tensor that `view` viewed, now `base`, once
   /// that view's elements become `value`.
   Value *unview(const Node &view, Value *base, Value *value) {
-    const std::string &op = view.op();
+    OpId op = view.op();
     const TensorType &baseType = base->type().tensor;
     if (isIdentityView(op))
       return value;
     if (isReshapeView(op))
-      return b_.create1("aten.reshape.default",
+      return b_.create1(ops::aten_reshape_default,
                         {{"self", value}, {"shape", staticSizes(baseType)}});
-    if (isOneOf(op, {"aten.permute.default", "aten.transpose.int", "aten.t.default"})) {
+    if (isOneOf(op, {ops::aten_permute_default, ops::aten_transpose_int, ops::aten_t_default})) {
       std::optional<std::vector<int64_t>> p = permutationOf(view);
       if (!p)
-        rewriteFail("cannot undo " + op + " with symbolic dimensions");
+        rewriteFail("cannot undo " + std::string(opName(op)) + " with symbolic dimensions");
       std::vector<int64_t> inverse(p->size());
       for (size_t i = 0; i < p->size(); ++i)
         inverse[(*p)[i]] = static_cast<int64_t>(i);
-      return b_.create1("aten.permute.default", {{"self", value}, {"dims", inverse}});
+      return b_.create1(ops::aten_permute_default, {{"self", value}, {"dims", inverse}});
     }
-    if (op == "aten.select.int" || op == "aten.slice.Tensor") {
+    if (op == ops::aten_select_int || op == ops::aten_slice_Tensor) {
       std::vector<int64_t> sizes = staticSizes(baseType);
       int64_t rank = static_cast<int64_t>(sizes.size());
       // Absent arguments take the schema's defaults.
@@ -396,22 +403,22 @@ private:
           return dflt;
         std::optional<int64_t> v = intArg(view, name);
         if (!v)
-          rewriteFail("cannot undo " + op + " with a symbolic " + std::string(name));
+          rewriteFail("cannot undo " + std::string(opName(op)) + " with a symbolic " + std::string(name));
         return *v;
       };
       int64_t dim = number("dim", 0);
       dim = dim < 0 ? dim + rank : dim;
       if (dim < 0 || dim >= rank)
-        rewriteFail("cannot undo " + op + ": dimension out of range");
+        rewriteFail("cannot undo " + std::string(opName(op)) + ": dimension out of range");
       int64_t size = sizes[dim];
       auto clampIndex = [&](int64_t i) {
         return std::clamp(i < 0 ? i + size : i, int64_t(0), size);
       };
       int64_t start, end;
-      if (op == "aten.select.int") {
+      if (op == ops::aten_select_int) {
         start = clampIndex(number("index", 0));
         end = start + 1;
-        value = b_.create1("aten.unsqueeze.default", {{"self", value}, {"dim", dim}});
+        value = b_.create1(ops::aten_unsqueeze_default, {{"self", value}, {"dim", dim}});
       } else {
         if (number("step", 1) != 1)
           rewriteFail("writing through a slice with a step other than 1 is not supported");
@@ -422,7 +429,7 @@ private:
       auto piece = [&](int64_t from, int64_t to) {
         if (from < to)
           pieces.push_back(b_.create1(
-              "aten.slice.Tensor",
+              ops::aten_slice_Tensor,
               {{"self", base}, {"dim", dim}, {"start", from}, {"end", to}, {"step", int64_t(1)}}));
       };
       piece(0, start);
@@ -430,9 +437,9 @@ private:
       piece(end, size);
       if (pieces.size() == 1)
         return value;
-      return b_.create1("aten.cat.default", {{"tensors", pieces}, {"dim", dim}});
+      return b_.create1(ops::aten_cat_default, {{"tensors", pieces}, {"dim", dim}});
     }
-    rewriteFail("writing in place through a view made by " + op + " is not supported");
+    rewriteFail("writing in place through a view made by " + std::string(opName(op)) + " is not supported");
   }
 
   Error finishOutputs(std::map<std::string, int64_t> &stats) {

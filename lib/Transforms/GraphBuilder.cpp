@@ -38,7 +38,7 @@ std::string GraphBuilder::uniqueName(std::string_view hint) {
   }
 }
 
-Node *GraphBuilder::createWithTypes(std::string op, std::vector<NamedArg> args,
+Node *GraphBuilder::createWithTypes(OpId op, std::vector<NamedArg> args,
                                     std::vector<std::pair<std::string, Type>> results,
                                     ResultForm form) {
   for (auto &r : results)
@@ -46,52 +46,48 @@ Node *GraphBuilder::createWithTypes(std::string op, std::vector<NamedArg> args,
   return graph_.addNode(std::move(op), std::move(args), std::move(results), form);
 }
 
-std::vector<Value *> GraphBuilder::create(std::string_view op,
+std::vector<Value *> GraphBuilder::create(OpId op,
                                           std::vector<std::pair<std::string, ArgValue>> args,
                                           std::string_view nameHint) {
   std::vector<NamedArg> named;
-  const OpSchema *schema = findOpSchema(op);
-  if (schema) {
-    // Schema order, so that equal calls print (and CSE) the same.
-    for (const ArgDef &def : schema->args)
-      for (auto &[name, value] : args)
-        if (name == def.name)
-          named.push_back({name, def.keywordOnly, value.arg});
-    if (named.size() != args.size())
-      for (auto &[name, value] : args)
-        if (!schema->arg(name))
-          rewriteFail(std::string(op) + " has no argument '" + name + "'");
-  } else {
+  const OpSchema &schema = opSchema(op);
+  // Schema order, so that equal calls print (and CSE) the same.
+  for (const ArgDef &def : schema.args)
     for (auto &[name, value] : args)
-      named.push_back({name, false, value.arg});
-  }
+      if (name == def.name)
+        named.push_back({name, def.keywordOnly, value.arg});
+  if (named.size() != args.size())
+    for (auto &[name, value] : args)
+      if (!schema.arg(name))
+        rewriteFail(opString(op) + " has no argument '" + name + "'");
   Expected<std::vector<Type>> types = inferResultTypes(op, named, syms());
   if (!types)
     rewriteFail(types.error().message());
   std::string base(nameHint);
   if (base.empty()) {
-    // "aten.add.Tensor" -> "add"
-    size_t first = op.find('.'), second = op.find('.', first + 1);
-    base = std::string(op.substr(first + 1, second - first - 1));
+    // aten.add.Tensor -> "add"
+    std::string_view name = opName(op);
+    size_t first = name.find('.'), second = name.find('.', first + 1);
+    base = std::string(name.substr(first + 1, second - first - 1));
   }
   std::vector<std::pair<std::string, Type>> results;
   for (Type &t : *types)
     results.emplace_back(uniqueName(base), std::move(t));
   ResultForm form = ResultForm::Single;
-  if (schema && schema->returns.size() > 1)
+  if (schema.returns.size() > 1)
     form = ResultForm::Tuple;
-  else if (schema && schema->returns.size() == 1 && schema->returns[0] == "Tensor[]")
+  else if (schema.returns.size() == 1 && schema.returns[0] == "Tensor[]")
     form = ResultForm::List;
-  Node *n = graph_.addNode(std::string(op), std::move(named), std::move(results), form);
+  Node *n = graph_.addNode(op, std::move(named), std::move(results), form);
   return n->results();
 }
 
-Value *GraphBuilder::create1(std::string_view op,
+Value *GraphBuilder::create1(OpId op,
                              std::vector<std::pair<std::string, ArgValue>> args,
                              std::string_view nameHint) {
   std::vector<Value *> r = create(op, std::move(args), nameHint);
   if (r.size() != 1)
-    rewriteFail(std::string(op) + " has " + std::to_string(r.size()) + " results, not one");
+    rewriteFail(opString(op) + " has " + std::to_string(r.size()) + " results, not one");
   return r[0];
 }
 
@@ -162,7 +158,7 @@ namespace {
 /// not), so the strides recorded for its results may no longer hold. Where
 /// the shape function agrees on dtype and sizes, take its strides and
 /// offset; otherwise keep what was recorded.
-void adoptInferredLayouts(const std::string &op, const std::vector<NamedArg> &args,
+void adoptInferredLayouts(OpId op, const std::vector<NamedArg> &args,
                           SymContext &syms, std::vector<std::pair<std::string, Type>> &results) {
   Expected<std::vector<Type>> inferred = inferResultTypes(op, args, syms);
   if (!inferred || inferred->size() != results.size())
@@ -197,7 +193,7 @@ Error rewriteGraph(Module &m, Graph &g, const NodeRewrite &rewrite, const GraphF
   for (const auto &n : g.nodes()) {
     std::string where = "graph @" + g.name() + ", node " +
                         (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ") +
-                        "(" + n->op() + ")";
+                        "(" + opString(n->op()) + ")";
     try {
       RewriteContext ctx(*n, b, map);
       std::optional<std::vector<Value *>> replaced = rewrite(ctx);

@@ -14,15 +14,6 @@ namespace gc {
 
 namespace {
 
-/// "aten.add_.Tensor" -> "add_".
-std::string_view baseName(std::string_view op) {
-  size_t first = op.find('.');
-  if (first == std::string_view::npos)
-    return op;
-  size_t second = op.find('.', first + 1);
-  return op.substr(first + 1, second == std::string_view::npos ? second : second - first - 1);
-}
-
 /// Weights are aligned in the blob as gc-import aligns them, so they can be
 /// mapped and read in place.
 constexpr size_t kBlobAlignment = 64;
@@ -102,10 +93,6 @@ bool evaluable(const Node &n) {
 
 } // namespace
 
-bool isOneOf(std::string_view op, std::initializer_list<std::string_view> ops) {
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
 const Arg *argOf(const Node &n, std::string_view name) {
   const NamedArg *a = n.arg(name);
   return a && a->value.kind != ArgKind::None ? &a->value : nullptr;
@@ -146,18 +133,18 @@ std::optional<std::vector<int64_t>> permutationOf(const Node &n) {
       return std::nullopt;
     return wrap(*d);
   };
-  if (n.op() == "aten.permute.default") {
+  if (n.op() == ops::aten_permute_default) {
     const Arg *dims = argOf(n, "dims");
     if (!dims || dims->ints.size() != p.size())
       return std::nullopt;
     for (size_t i = 0; i < p.size(); ++i)
       p[i] = wrap(dims->ints[i]);
-  } else if (n.op() == "aten.transpose.int") {
+  } else if (n.op() == ops::aten_transpose_int) {
     std::optional<int64_t> d0 = dimArg("dim0"), d1 = dimArg("dim1");
     if (!d0 || !d1)
       return std::nullopt;
     std::swap(p[*d0], p[*d1]);
-  } else if (n.op() == "aten.t.default") {
+  } else if (n.op() == ops::aten_t_default) {
     if (rank == 2)
       std::swap(p[0], p[1]);
   } else {
@@ -166,15 +153,9 @@ std::optional<std::vector<int64_t>> permutationOf(const Node &n) {
   return p;
 }
 
-bool writesInPlace(std::string_view op) {
-  if (const OpSchema *s = findOpSchema(op))
-    for (const ArgDef &a : s->args)
-      if (a.mutated)
-        return true;
-  // ATen's in-place ops end in '_' ("add_", "relu_"); the dunder names
-  // ("__and__") are functional.
-  std::string_view base = baseName(op);
-  return base.size() > 1 && base.back() == '_' && !base.starts_with("__");
+bool writesInPlace(OpId op) {
+  const std::vector<ArgDef> &args = opSchema(op).args;
+  return std::any_of(args.begin(), args.end(), [](const ArgDef &a) { return a.mutated; });
 }
 
 Error requireFunctional(const Module &m, std::string_view pass) {
@@ -342,7 +323,7 @@ Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)>
   const std::unordered_map<const Value *, int64_t> noSymInts;
   for (const Node *n : folded) {
     std::string where =
-        "graph @" + g.name() + ", node %" + n->results()[0]->name() + " (" + n->op() + ")";
+        "graph @" + g.name() + ", node %" + n->results()[0]->name() + " (" + opString(n->op()) + ")";
     std::vector<Tensor> results;
     try {
       results = referenceKernels().find(n->op())->fn(OpCall(*n, tensors, noSymInts));

@@ -25,9 +25,6 @@
 
 namespace gc {
 
-/// True if `op` is one of `ops`.
-bool isOneOf(std::string_view op, std::initializer_list<std::string_view> ops);
-
 /// `n`'s argument `name`, or null when it is absent or None.
 const Arg *argOf(const Node &n, std::string_view name);
 /// `n`'s argument `name` as a plain integer, or nullopt when it is absent,
@@ -47,8 +44,8 @@ std::optional<std::vector<int64_t>> permutationOf(const Node &n);
 
 
 /// True if the op writes one of its arguments in place (an `(a!)` argument
-/// of its schema, or an ATen in-place name such as "aten.add_.Tensor").
-bool writesInPlace(std::string_view op);
+/// of its schema, as every ATen in-place op such as aten.add_.Tensor has).
+bool writesInPlace(OpId op);
 
 /// An error if a graph of `m` still has an op that writes in place: `pass`
 /// assumes values never change once computed.

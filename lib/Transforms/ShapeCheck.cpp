@@ -23,7 +23,7 @@ public:
       for (const auto &n : g->nodes()) {
         std::string where = "graph @" + g->name() + ", node " +
                             (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ") +
-                            "(" + n->op() + ")";
+                            "(" + opString(n->op()) + ")";
         Expected<std::vector<Type>> types = inferResultTypes(n->op(), n->args(), m.syms());
         if (!types)
           return types.error().withContext(where);

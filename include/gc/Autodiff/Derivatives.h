@@ -53,7 +53,7 @@ private:
 using DerivativeFn = InputGrads (*)(DerivativeContext &ctx);
 
 struct DerivativeEntry {
-  const char *op;
+  OpId op;
   /// Null for ops through which no gradient flows: comparisons, integer and
   /// bool results, random numbers, and piecewise constant functions.
   DerivativeFn fn;

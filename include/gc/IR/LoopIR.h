@@ -155,10 +155,10 @@ struct LoopNode {
   uint32_t output = 0;
   const SymExpr *storeIndex = nullptr;
 
-  /// Extern/Fallback: a core op ("aten.mm.default") applied to `inputs`,
+  /// Extern/Fallback: a core op (ops::aten_mm_default) applied to `inputs`,
   /// writing `outputs` (one view per result; a result nobody reads may be
   /// a buffer of its own that the plan drops).
-  std::string op;
+  OpId op{};
   std::vector<LoopArg> args;
   std::vector<BufferView> inputs;
   std::vector<BufferView> outputs;

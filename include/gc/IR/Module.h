@@ -1,7 +1,7 @@
 //===- Module.h - Module, graph, node and value ------------------*- C++ -*-===//
 //
-// A module holds graphs of nodes in SSA form. A node is one op call: the op's
-// qualified name with overload ("aten.linear.default"), its arguments under
+// A module holds graphs of nodes in SSA form. A node is one op call: the op
+// (an OpId of OpDefs.def, `ops::aten_linear_default`), its arguments under
 // their schema names, and the values it defines. A node that returns several
 // tensors defines several values, so torch's `getitem` projections are the
 // results themselves, not nodes.
@@ -11,6 +11,7 @@
 #define GC_IR_MODULE_H
 
 #include "gc/IR/Level.h"
+#include "gc/IR/OpId.h"
 #include "gc/IR/Type.h"
 
 #include <deque>
@@ -110,9 +111,8 @@ enum class ResultForm : uint8_t { Single, Tuple, List };
 
 class Node {
 public:
-  /// Qualified op name with overload: "aten.add.Tensor".
-  const std::string &op() const { return op_; }
-  void setOp(std::string op) { op_ = std::move(op); }
+  OpId op() const { return op_; }
+  void setOp(OpId op) { op_ = op; }
   std::vector<NamedArg> &args() { return args_; }
   const std::vector<NamedArg> &args() const { return args_; }
   /// The argument named `name`, or null.
@@ -123,7 +123,7 @@ public:
 
 private:
   friend class Graph;
-  std::string op_;
+  OpId op_{};
   std::vector<NamedArg> args_;
   std::vector<Value *> results_;
   ResultForm form_ = ResultForm::Single;
@@ -185,7 +185,7 @@ public:
 
   Value *addInput(std::string name, Type type, InputSpec spec);
   /// Appends a node defining one value per entry of `resultTypes`.
-  Node *addNode(std::string op, std::vector<NamedArg> args,
+  Node *addNode(OpId op, std::vector<NamedArg> args,
                 std::vector<std::pair<std::string, Type>> results,
                 ResultForm form = ResultForm::Single);
   void addOutput(Value *v, OutputSpec spec);

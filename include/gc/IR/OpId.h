@@ -12,7 +12,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gc {
@@ -87,9 +90,23 @@ constexpr bool hasTraits(OpId op, uint8_t traits) {
   return (opDef(op).traits & traits) == traits;
 }
 
+/// True if `op` is one of `ops`.
+constexpr bool isOneOf(OpId op, std::initializer_list<OpId> ops) {
+  for (OpId o : ops)
+    if (o == op)
+      return true;
+  return false;
+}
+
 /// The op named `name` ("aten.add.Tensor"), or nullopt if OpDefs.def does
 /// not define it.
 std::optional<OpId> lookupOp(std::string_view name);
+
+/// The op's name as a string, for messages built by concatenation.
+inline std::string opString(OpId op) { return std::string(opName(op)); }
+
+/// Writes the op's name.
+std::ostream &operator<<(std::ostream &os, OpId op);
 
 } // namespace gc
 

@@ -1,43 +1,54 @@
-//===- OpRegistry.h - Per-concern tables keyed by op ------------*- C++ -*-===//
+//===- OpRegistry.h - Per-concern tables indexed by op ----------*- C++ -*-===//
 //
 // Each concern (reference kernels, shape functions, decompositions, ...)
-// keeps one table of entries keyed by qualified op name. An entry is a
-// struct whose first member is `const char *op`; families fill a registry
-// from static arrays of entries.
+// keeps one table with a slot per op of OpDefs.def. An entry is a struct
+// whose first member is `OpId op`; families fill a registry from static
+// arrays of entries.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_IR_OPREGISTRY_H
 #define GC_IR_OPREGISTRY_H
 
-#include <map>
+#include "gc/IR/OpId.h"
+
+#include <algorithm>
+#include <cassert>
+#include <optional>
 #include <span>
-#include <string>
-#include <string_view>
 #include <vector>
 
 namespace gc {
 
 template <typename Entry> class OpRegistry {
 public:
+  OpRegistry() : entries_(kNumOps) {}
+
   void add(std::span<const Entry> entries) {
-    for (const Entry &e : entries)
-      entries_.emplace(e.op, e);
+    for (const Entry &e : entries) {
+      std::optional<Entry> &slot = entries_[static_cast<size_t>(e.op)];
+      assert(!slot && "an op registered twice for one concern");
+      if (!slot)
+        slot = e;
+    }
   }
   /// The entry for `op`, or null.
-  const Entry *find(std::string_view op) const {
-    auto it = entries_.find(op);
-    return it == entries_.end() ? nullptr : &it->second;
+  const Entry *find(OpId op) const {
+    const std::optional<Entry> &slot = entries_[static_cast<size_t>(op)];
+    return slot ? &*slot : nullptr;
   }
-  /// Every op with an entry, sorted.
-  std::vector<std::string> ops() const {
-    std::vector<std::string> out;
-    for (const auto &entry : entries_)
-      out.push_back(entry.first);
+  /// Every op with an entry, sorted by name.
+  std::vector<OpId> ops() const {
+    std::vector<OpId> out;
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i])
+        out.push_back(static_cast<OpId>(i));
+    std::sort(out.begin(), out.end(),
+              [](OpId a, OpId b) { return opName(a) < opName(b); });
     return out;
   }
 
 private:
-  std::map<std::string, Entry, std::less<>> entries_;
+  std::vector<std::optional<Entry>> entries_;
 };
 
 } // namespace gc

@@ -57,12 +57,10 @@ std::span<const OpSchema> allOpSchemas();
 /// The op named `name`, or null.
 const OpSchema *findOpSchema(std::string_view name);
 const OpSchema &opSchema(OpId op);
-/// True if `name` is in the core op set.
-bool isCoreOp(std::string_view name);
-/// True if `name` is defined and returns a view of an argument.
-bool returnsView(std::string_view name);
-/// True if `name` is defined and its row declares all of `traits` (OpTraits).
-bool hasTraits(std::string_view name, uint8_t traits);
+/// True if `op` is in the core op set.
+bool isCoreOp(OpId op);
+/// True if `op` returns a view of an argument.
+bool returnsView(OpId op);
 
 } // namespace gc
 

@@ -72,7 +72,7 @@ private:
 using KernelFn = std::vector<Tensor> (*)(const OpCall &call);
 
 struct KernelEntry {
-  const char *op; ///< qualified name with overload: "aten.add.Tensor"
+  OpId op;
   KernelFn fn;
   /// Comma-separated names of the arguments the op writes in place (the
   /// `Tensor(a!)` arguments of its schema), or null.

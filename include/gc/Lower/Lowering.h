@@ -39,7 +39,7 @@ struct LowerReport {
 Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options);
 
 /// Ops that have a lowering (for docs/ops.md).
-std::vector<std::string> loweredOps();
+std::vector<OpId> loweredOps();
 
 } // namespace gc
 

@@ -24,7 +24,7 @@ namespace gc {
 using DecompositionFn = std::optional<std::vector<Value *>> (*)(RewriteContext &ctx);
 
 struct DecompositionEntry {
-  const char *op;
+  OpId op;
   DecompositionFn fn;
 };
 

@@ -35,10 +35,10 @@ struct ShapeError : std::runtime_error {
 /// The arguments of one op call, by schema name, seen as types.
 class ShapeContext : public ArgReader {
 public:
-  ShapeContext(std::string_view op, const std::vector<NamedArg> &args, SymContext &syms)
+  ShapeContext(OpId op, const std::vector<NamedArg> &args, SymContext &syms)
       : ArgReader(args), op_(op), syms_(syms) {}
 
-  std::string_view op() const { return op_; }
+  OpId op() const { return op_; }
   SymContext &syms() const { return syms_; }
   /// The argument itself, or null.
   const Arg *arg(std::string_view name) const {
@@ -56,14 +56,14 @@ public:
   PromotionOperand operand(std::string_view name) const;
 
 private:
-  std::string_view op_;
+  OpId op_;
   SymContext &syms_;
 };
 
 using ShapeFn = std::vector<Type> (*)(const ShapeContext &ctx);
 
 struct ShapeEntry {
-  const char *op;
+  OpId op;
   ShapeFn fn;
 };
 
@@ -78,7 +78,7 @@ void registerIndexingShapes(ShapeRegistry &r);
 void registerNNShapes(ShapeRegistry &r);
 
 /// The result types of calling `op` with `args`. Errors name the op.
-Expected<std::vector<Type>> inferResultTypes(std::string_view op,
+Expected<std::vector<Type>> inferResultTypes(OpId op,
                                              const std::vector<NamedArg> &args,
                                              SymContext &syms);
 

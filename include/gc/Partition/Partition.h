@@ -32,7 +32,7 @@ std::optional<PartitionStrategy> parsePartitionStrategy(std::string_view s);
 /// movement may; matrix products, convolutions, pooling, reductions, sorting,
 /// scatters, random ops (which must never run twice) and ops gc does not
 /// know may not.
-bool isRecomputable(std::string_view op);
+bool isRecomputable(OpId op);
 
 /// Which joint-graph values each graph gets.
 struct PartitionPlan {

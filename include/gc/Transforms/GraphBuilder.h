@@ -62,14 +62,14 @@ public:
   /// order; they are stored in schema order with the schema's keyword-only
   /// flags. Result types come from the shape functions; result names are
   /// made unique from `nameHint` (default: the op's base name).
-  std::vector<Value *> create(std::string_view op,
+  std::vector<Value *> create(OpId op,
                               std::vector<std::pair<std::string, ArgValue>> args,
                               std::string_view nameHint = {});
   /// create() for ops with exactly one result.
-  Value *create1(std::string_view op, std::vector<std::pair<std::string, ArgValue>> args,
+  Value *create1(OpId op, std::vector<std::pair<std::string, ArgValue>> args,
                  std::string_view nameHint = {});
   /// Appends a node with explicit result types (for copying nodes).
-  Node *createWithTypes(std::string op, std::vector<NamedArg> args,
+  Node *createWithTypes(OpId op, std::vector<NamedArg> args,
                         std::vector<std::pair<std::string, Type>> results, ResultForm form);
   /// A name not yet used in the graph, from `hint`.
   std::string uniqueName(std::string_view hint);

@@ -265,13 +265,13 @@ Results rand(const OpCall &call) {
 }
 
 const KernelEntry kKernels[] = {
-    {"aten._to_copy.default", toCopy},
-    {"aten.trunc.default", trunc},
-    {"aten.sort.default", sort},
-    {"aten.topk.default", topk},
-    {"aten.as_strided.default", asStrided},
-    {"aten.constant_pad_nd.default", constantPadNd},
-    {"gc.rand.default", rand},
+    {ops::aten__to_copy_default, toCopy},
+    {ops::aten_trunc_default, trunc},
+    {ops::aten_sort_default, sort},
+    {ops::aten_topk_default, topk},
+    {ops::aten_as_strided_default, asStrided},
+    {ops::aten_constant_pad_nd_default, constantPadNd},
+    {ops::gc_rand_default, rand},
 };
 
 } // namespace

@@ -418,18 +418,18 @@ Result diff(const OpCall &call) {
 }
 
 const KernelEntry kKernels[] = {
-    {"aten.index.Tensor", index},
-    {"aten.embedding.default", embedding},
-    {"aten.gather.default", gather},
-    {"aten.scatter.src", scatterSrc},
-    {"aten.scatter_add.default", scatterAdd},
-    {"aten.index_select.default", indexSelect},
-    {"aten.index_add.default", indexAdd},
-    {"aten.tril.default", tril},
-    {"aten.triu.default", triu},
-    {"aten.cumsum.default", cumsum},
-    {"aten.cumprod.default", cumprod},
-    {"aten.diff.default", diff},
+    {ops::aten_index_Tensor, index},
+    {ops::aten_embedding_default, embedding},
+    {ops::aten_gather_default, gather},
+    {ops::aten_scatter_src, scatterSrc},
+    {ops::aten_scatter_add_default, scatterAdd},
+    {ops::aten_index_select_default, indexSelect},
+    {ops::aten_index_add_default, indexAdd},
+    {ops::aten_tril_default, tril},
+    {ops::aten_triu_default, triu},
+    {ops::aten_cumsum_default, cumsum},
+    {ops::aten_cumprod_default, cumprod},
+    {ops::aten_diff_default, diff},
 };
 
 } // namespace

@@ -237,53 +237,59 @@ Emit::Emit(RewriteContext &ctx, Device device) : b_(ctx.builder()), device_(devi
 
 Emit::Emit(RewriteContext &ctx) : Emit(ctx, resultDevice(ctx)) {}
 
-Value *Emit::op(std::string_view op, std::vector<std::pair<std::string, ArgValue>> args) {
+Value *Emit::op(OpId op, std::vector<std::pair<std::string, ArgValue>> args) {
   return b_.create1(op, std::move(args));
 }
 
-Value *Emit::unary(std::string_view name, Value *x) {
-  return op("aten." + std::string(name) + ".default", {{"self", x}});
-}
+Value *Emit::unary(OpId unaryOp, Value *x) { return op(unaryOp, {{"self", x}}); }
 
 Value *Emit::add(Value *a, ArgValue b) {
-  return op("aten.add.Tensor", {{"self", a}, {"other", b}});
+  return op(ops::aten_add_Tensor, {{"self", a}, {"other", b}});
 }
 Value *Emit::sub(Value *a, ArgValue b) {
-  return op("aten.sub.Tensor", {{"self", a}, {"other", b}});
+  return op(ops::aten_sub_Tensor, {{"self", a}, {"other", b}});
 }
 Value *Emit::mul(Value *a, ArgValue b) {
-  return op("aten.mul.Tensor", {{"self", a}, {"other", b}});
+  return op(ops::aten_mul_Tensor, {{"self", a}, {"other", b}});
 }
 Value *Emit::div(Value *a, ArgValue b) {
-  return op("aten.div.Tensor", {{"self", a}, {"other", b}});
+  return op(ops::aten_div_Tensor, {{"self", a}, {"other", b}});
 }
 
-Value *Emit::compare(std::string_view name, Value *a, Value *b) {
-  return op("aten." + std::string(name) + ".Tensor", {{"self", a}, {"other", b}});
+namespace {
+// Indexed by Cmp.
+constexpr OpId kTensorCompare[] = {ops::aten_eq_Tensor, ops::aten_ne_Tensor, ops::aten_lt_Tensor,
+                                   ops::aten_le_Tensor, ops::aten_gt_Tensor, ops::aten_ge_Tensor};
+constexpr OpId kScalarCompare[] = {ops::aten_eq_Scalar, ops::aten_ne_Scalar, ops::aten_lt_Scalar,
+                                   ops::aten_le_Scalar, ops::aten_gt_Scalar, ops::aten_ge_Scalar};
+} // namespace
+
+Value *Emit::compare(Cmp cmp, Value *a, Value *b) {
+  return op(kTensorCompare[static_cast<size_t>(cmp)], {{"self", a}, {"other", b}});
 }
 
-Value *Emit::compare(std::string_view name, Value *a, Number b) {
-  return op("aten." + std::string(name) + ".Scalar", {{"self", a}, {"other", b.arg()}});
+Value *Emit::compare(Cmp cmp, Value *a, Number b) {
+  return op(kScalarCompare[static_cast<size_t>(cmp)], {{"self", a}, {"other", b.arg()}});
 }
 
 Value *Emit::where(Value *cond, Value *a, Value *b) {
-  return op("aten.where.self", {{"condition", cond}, {"self", a}, {"other", b}});
+  return op(ops::aten_where_self, {{"condition", cond}, {"self", a}, {"other", b}});
 }
 
 Value *Emit::maximum(Value *a, Value *b) {
-  return op("aten.maximum.default", {{"self", a}, {"other", b}});
+  return op(ops::aten_maximum_default, {{"self", a}, {"other", b}});
 }
 
 Value *Emit::minimum(Value *a, Value *b) {
-  return op("aten.minimum.default", {{"self", a}, {"other", b}});
+  return op(ops::aten_minimum_default, {{"self", a}, {"other", b}});
 }
 
-Value *Emit::logicalNot(Value *x) { return unary("logical_not", x); }
+Value *Emit::logicalNot(Value *x) { return unary(ops::aten_logical_not_default, x); }
 
 Value *Emit::cast(Value *x, DType dtype) {
   if (typeOf(x).dtype == dtype)
     return x;
-  return op("aten._to_copy.default", {{"self", x}, {"dtype", dtype}});
+  return op(ops::aten__to_copy_default, {{"self", x}, {"dtype", dtype}});
 }
 
 Value *Emit::scalar(Number v, DType dtype) { return full({}, v, dtype); }
@@ -297,7 +303,7 @@ Value *Emit::full(const Sizes &sizes, Number v, DType dtype) {
   Dims ints;
   for (const SymExpr *s : sizes)
     ints.push_back(staticSize(s, "a created tensor"));
-  return op("aten.full.default", {{"size", ints},
+  return op(ops::aten_full_default, {{"size", ints},
                                   {"fill_value", v.as(dtype).arg()},
                                   {"dtype", dtype},
                                   {"device", deviceArg(device_)}});
@@ -313,12 +319,12 @@ Value *Emit::fullLike(Value *x, Number v, DType dtype) {
 
 Value *Emit::allTrueLike(Value *x) {
   // isnan is defined for every dtype; "nan or not nan" holds everywhere.
-  Value *nan = unary("isnan", x);
-  return op("aten.logical_or.default", {{"self", nan}, {"other", logicalNot(nan)}});
+  Value *nan = unary(ops::aten_isnan_default, x);
+  return op(ops::aten_logical_or_default, {{"self", nan}, {"other", logicalNot(nan)}});
 }
 
 Value *Emit::arange(int64_t n) {
-  return op("aten.arange.start_step", {{"start", int64_t(0)},
+  return op(ops::aten_arange_start_step, {{"start", int64_t(0)},
                                        {"end", n},
                                        {"step", int64_t(1)},
                                        {"dtype", DType::Int64},
@@ -330,15 +336,15 @@ Value *Emit::sum(Value *x, const Dims &dims, bool keepdim, std::optional<DType> 
       {"self", x}, {"dim", dimsArg(dims)}, {"keepdim", keepdim}};
   if (dtype)
     args.emplace_back("dtype", *dtype);
-  return op("aten.sum.dim_IntList", std::move(args));
+  return op(ops::aten_sum_dim_IntList, std::move(args));
 }
 
 Value *Emit::amax(Value *x, const Dims &dims, bool keepdim) {
-  return op("aten.amax.default", {{"self", x}, {"dim", dims}, {"keepdim", keepdim}});
+  return op(ops::aten_amax_default, {{"self", x}, {"dim", dims}, {"keepdim", keepdim}});
 }
 
 Value *Emit::amin(Value *x, const Dims &dims, bool keepdim) {
-  return op("aten.amin.default", {{"self", x}, {"dim", dims}, {"keepdim", keepdim}});
+  return op(ops::aten_amin_default, {{"self", x}, {"dim", dims}, {"keepdim", keepdim}});
 }
 
 ArgValue Emit::count(Value *x, const Dims &dims) {
@@ -382,13 +388,13 @@ Value *Emit::softmax(Value *x, int64_t dim, Value **rowMax) {
   Value *max = amax(x, {dim}, true);
   if (rowMax)
     *rowMax = max;
-  Value *exps = unary("exp", sub(x, max));
+  Value *exps = unary(ops::aten_exp_default, sub(x, max));
   return div(exps, sum(exps, {dim}, true));
 }
 
 Value *Emit::logSoftmax(Value *x, int64_t dim) {
   Value *shifted = sub(x, amax(x, {dim}, true));
-  return sub(shifted, unary("log", sum(unary("exp", shifted), {dim}, true)));
+  return sub(shifted, unary(ops::aten_log_default, sum(unary(ops::aten_exp_default, shifted), {dim}, true)));
 }
 
 ArgValue Emit::sizeArg(const Sizes &sizes) {
@@ -412,11 +418,11 @@ Value *Emit::reshape(Value *x, const Sizes &sizes, std::optional<ArgValue> size)
   ArgValue arg = size ? *size : sizeArg(sizes);
   if (!viewStrides(syms(), typeOf(x), sizes))
     x = clone(x);
-  return op("aten.view.default", {{"self", x}, {"size", arg}});
+  return op(ops::aten_view_default, {{"self", x}, {"size", arg}});
 }
 
 Value *Emit::permute(Value *x, const Dims &dims) {
-  return op("aten.permute.default", {{"self", x}, {"dims", dims}});
+  return op(ops::aten_permute_default, {{"self", x}, {"dims", dims}});
 }
 
 Value *Emit::transpose(Value *x, int64_t dim0, int64_t dim1) {
@@ -429,11 +435,11 @@ Value *Emit::transpose(Value *x, int64_t dim0, int64_t dim1) {
 }
 
 Value *Emit::unsqueeze(Value *x, int64_t dim) {
-  return op("aten.unsqueeze.default", {{"self", x}, {"dim", dim}});
+  return op(ops::aten_unsqueeze_default, {{"self", x}, {"dim", dim}});
 }
 
 Value *Emit::squeeze(Value *x, const Dims &dims) {
-  return op("aten.squeeze.dims", {{"self", x}, {"dim", dims}});
+  return op(ops::aten_squeeze_dims, {{"self", x}, {"dim", dims}});
 }
 
 Value *Emit::expand(Value *x, const Sizes &sizes) {
@@ -448,24 +454,24 @@ Value *Emit::expand(Value *x, const Sizes &sizes) {
     else
       ints.push_back(staticSize(sizes[i], "an expanded dim"));
   }
-  return op("aten.expand.default", {{"self", x}, {"size", ints}});
+  return op(ops::aten_expand_default, {{"self", x}, {"size", ints}});
 }
 
 Value *Emit::slice(Value *x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  return op("aten.slice.Tensor",
+  return op(ops::aten_slice_Tensor,
             {{"self", x}, {"dim", dim}, {"start", start}, {"end", end}, {"step", step}});
 }
 
 Value *Emit::select(Value *x, int64_t dim, int64_t index) {
-  return op("aten.select.int", {{"self", x}, {"dim", dim}, {"index", index}});
+  return op(ops::aten_select_int, {{"self", x}, {"dim", dim}, {"index", index}});
 }
 
 Value *Emit::cat(std::vector<Value *> xs, int64_t dim) {
-  return op("aten.cat.default", {{"tensors", std::move(xs)}, {"dim", dim}});
+  return op(ops::aten_cat_default, {{"tensors", std::move(xs)}, {"dim", dim}});
 }
 
 Value *Emit::clone(Value *x) {
-  return op("aten.clone.default",
+  return op(ops::aten_clone_default,
             {{"self", x}, {"memory_format", memoryFormatArg(MemoryFormat::Contiguous)}});
 }
 
@@ -476,9 +482,9 @@ Value *Emit::alongDim(Value *x, int64_t dim, int64_t rank) {
   return sizes.size() == sizesOf(x).size() ? x : reshape(x, sizes);
 }
 
-Value *Emit::mm(Value *a, Value *b) { return op("aten.mm.default", {{"self", a}, {"mat2", b}}); }
+Value *Emit::mm(Value *a, Value *b) { return op(ops::aten_mm_default, {{"self", a}, {"mat2", b}}); }
 
-Value *Emit::bmm(Value *a, Value *b) { return op("aten.bmm.default", {{"self", a}, {"mat2", b}}); }
+Value *Emit::bmm(Value *a, Value *b) { return op(ops::aten_bmm_default, {{"self", a}, {"mat2", b}}); }
 
 Value *Emit::matmul(Value *a, Value *b) {
   int64_t ra = rankOf(a), rb = rankOf(b);

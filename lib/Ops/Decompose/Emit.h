@@ -69,6 +69,9 @@ std::optional<Sizes> viewStrides(SymContext &syms, const TensorType &t, const Si
 /// computed in another one. Null entries (results no one can use) pass.
 Results finish(RewriteContext &ctx, std::vector<Value *> values);
 
+/// A comparison, as Emit::compare makes it.
+enum class Cmp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+
 class Emit {
 public:
   /// New values go through ctx's builder; creation ops use `device`.
@@ -78,18 +81,18 @@ public:
 
   GraphBuilder &builder() { return b_; }
   SymContext &syms() { return b_.syms(); }
-  Value *op(std::string_view op, std::vector<std::pair<std::string, ArgValue>> args);
+  Value *op(OpId op, std::vector<std::pair<std::string, ArgValue>> args);
 
   // Pointwise.
-  /// aten.<name>.default(self=x).
-  Value *unary(std::string_view name, Value *x);
+  /// op(self=x).
+  Value *unary(OpId op, Value *x);
   Value *add(Value *a, ArgValue b);
   Value *sub(Value *a, ArgValue b);
   Value *mul(Value *a, ArgValue b);
   Value *div(Value *a, ArgValue b);
-  /// aten.<name>.Tensor, or aten.<name>.Scalar for a number.
-  Value *compare(std::string_view name, Value *a, Value *b);
-  Value *compare(std::string_view name, Value *a, Number b);
+  /// aten.<cmp>.Tensor, or aten.<cmp>.Scalar for a number.
+  Value *compare(Cmp cmp, Value *a, Value *b);
+  Value *compare(Cmp cmp, Value *a, Number b);
   Value *where(Value *cond, Value *a, Value *b);
   Value *maximum(Value *a, Value *b);
   Value *minimum(Value *a, Value *b);

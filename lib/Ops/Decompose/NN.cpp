@@ -244,7 +244,7 @@ Results decomposeConv(RewriteContext &ctx) {
           pad.push_back(0);
           pad.push_back(extra[i]);
         }
-        input = e.op("aten.constant_pad_nd.default",
+        input = e.op(ops::aten_constant_pad_nd_default,
                      {{"self", input}, {"pad", pad}, {"value", int64_t(0)}});
       }
     } else if (mode != "valid") {
@@ -254,7 +254,7 @@ Results decomposeConv(RewriteContext &ctx) {
     padding = intsOfLength(ctx, "padding", n, 0);
   }
   Value *out =
-      e.op("aten.convolution.default", {{"input", input},
+      e.op(ops::aten_convolution_default, {{"input", input},
                                         {"weight", weight},
                                         {"bias", ctx.has("bias") ? ctx.value("bias") : nullptr},
                                         {"stride", stride},
@@ -271,7 +271,7 @@ Results decomposeMaxPool2d(RewriteContext &ctx) {
   for (const NamedArg &a : ctx.node().args())
     args.emplace_back(a.name, ctx.passThrough(a.name));
   std::vector<Value *> r =
-      ctx.builder().create("aten.max_pool2d_with_indices.default", std::move(args));
+      ctx.builder().create(ops::aten_max_pool2d_with_indices_default, std::move(args));
   return finish(ctx, {r.at(0)});
 }
 
@@ -304,7 +304,7 @@ Results decomposeAdaptiveAvgPool2d(RewriteContext &ctx) {
   int64_t w = staticSize(s[rank - 1], "the pooled width");
   if (out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0) {
     Dims kernel = {h / out[0], w / out[1]};
-    return finish(ctx, {e.op("aten.avg_pool2d.default", {{"self", x},
+    return finish(ctx, {e.op(ops::aten_avg_pool2d_default, {{"self", x},
                                                          {"kernel_size", kernel},
                                                          {"stride", kernel},
                                                          {"padding", Dims{0, 0}}})});
@@ -340,7 +340,7 @@ Value *valueOrNull(RewriteContext &ctx, std::string_view name) {
 /// tensor.
 Value *perChannel(Emit &e, Value *v, int64_t rank) { return v ? e.alongDim(v, 1, rank) : nullptr; }
 
-Value *rsqrtPlus(Emit &e, Value *var, double eps) { return e.unary("rsqrt", e.add(var, eps)); }
+Value *rsqrtPlus(Emit &e, Value *var, double eps) { return e.unary(ops::aten_rsqrt_default, e.add(var, eps)); }
 
 /// The dims batch norm reduces: all but the channel dim.
 Dims batchNormDims(Value *x) {
@@ -424,7 +424,7 @@ Value *statsOrEmpty(RewriteContext &ctx, Emit &e, size_t result, Value *stats) {
 /// functionalize pass turns such calls into the functional form first.
 void requireNoRunningStatsUpdate(RewriteContext &ctx, bool training) {
   if (training && ctx.has("running_mean"))
-    rewriteFail(ctx.node().op() +
+    rewriteFail(opString(ctx.node().op()) +
                 " in training mode updates running statistics in place; run the functionalize "
                 "pass first, which makes it aten._native_batch_norm_legit_functional");
 }
@@ -539,7 +539,7 @@ Value *rngInput(GraphBuilder &b, const std::string &name) {
 int64_t randomNumbersDrawn(Graph &g) {
   int64_t n = 0;
   for (const auto &node : g.nodes()) {
-    if (node->op() != "gc.rand.default")
+    if (node->op() != ops::gc_rand_default)
       continue;
     int64_t numel = 1;
     for (const SymExpr *s : node->results()[0]->type().tensor.sizes)
@@ -555,8 +555,6 @@ int64_t randomNumbersDrawn(Graph &g) {
 /// Returns the output and the keep mask.
 std::pair<Value *, Value *> trainingDropout(RewriteContext &ctx, Emit &e, Value *x, double p) {
   GraphBuilder &b = ctx.builder();
-  if (!findOpSchema("gc.rand.default"))
-    rewriteFail("dropout in training mode needs functional RNG inputs (gc.rand)");
   Value *seed = rngInput(b, "rng_seed");
   Value *offset = rngInput(b, "rng_offset");
   if (int64_t drawn = randomNumbersDrawn(b.graph()))
@@ -566,9 +564,9 @@ std::pair<Value *, Value *> trainingDropout(RewriteContext &ctx, Emit &e, Value 
     sizes.push_back(staticSize(s, "a dropout input"));
   DType t = typeOf(x).dtype;
   Value *u =
-      e.op("gc.rand.default",
+      e.op(ops::gc_rand_default,
            {{"size", sizes}, {"seed", seed}, {"offset", offset}, {"dtype", computeDType(t)}});
-  Value *keep = e.compare("ge", u, Number::real(p));
+  Value *keep = e.compare(Cmp::Ge, u, Number::real(p));
   if (p >= 1)
     return {e.fullLike(x, Number::integer(0), t), keep};
   return {e.mul(x, e.mul(e.cast(keep, t), 1.0 / (1.0 - p))), keep};
@@ -641,7 +639,7 @@ Results decomposeSdpa(RewriteContext &ctx) {
   if (ctx.boolean("is_causal", false)) {
     int64_t l = staticSize(sizesOf(q)[rank - 2], "the query length");
     int64_t s = staticSize(sizesOf(k)[rank - 2], "the key length");
-    Value *keep = e.compare("le", e.unsqueeze(e.arange(s), 0), e.unsqueeze(e.arange(l), 1));
+    Value *keep = e.compare(Cmp::Le, e.unsqueeze(e.arange(s), 0), e.unsqueeze(e.arange(l), 1));
     // Row i keeps columns up to i, so no row is masked entirely.
     scores = e.where(keep, scores, e.scalar(Number::real(-kInf), typeOf(scores).dtype));
   }
@@ -656,11 +654,11 @@ Results decomposeSdpa(RewriteContext &ctx) {
   Value *max;
   Value *attn = e.softmax(scores, -1, &max);
   if (mayMaskRows)
-    attn = e.where(e.compare("eq", max, Number::real(-kInf)),
+    attn = e.where(e.compare(Cmp::Eq, max, Number::real(-kInf)),
                    e.scalar(Number::integer(0), typeOf(attn).dtype), attn);
   double p = ctx.real("dropout_p", 0);
   if (p > 0)
-    attn = e.op("aten.dropout.default", {{"input", attn}, {"p", p}, {"train", true}});
+    attn = e.op(ops::aten_dropout_default, {{"input", attn}, {"p", p}, {"train", true}});
   return finish(ctx, {e.matmul(attn, v)});
 }
 
@@ -702,19 +700,19 @@ Nll negativeLogLikelihood(RewriteContext &ctx, Emit &e, Value *logp, Value *targ
   int64_t classDim = rankOf(logp) == 1 ? 0 : 1;
   DType t = typeOf(logp).dtype;
   Nll r;
-  r.valid = e.compare("ne", target, Number::integer(ctx.integer("ignore_index", -100)));
+  r.valid = e.compare(Cmp::Ne, target, Number::integer(ctx.integer("ignore_index", -100)));
   r.safeTarget = e.where(r.valid, target, e.scalar(Number::integer(0), typeOf(target).dtype));
   Value *picked = e.squeeze(
-      e.op("aten.gather.default",
+      e.op(ops::aten_gather_default,
            {{"self", logp}, {"dim", classDim}, {"index", e.unsqueeze(r.safeTarget, classDim)}}),
       {classDim});
   Value *zero = e.scalar(Number::integer(0), t);
   Value *w = ctx.has("weight")
-                 ? e.op("aten.index.Tensor", {{"self", ctx.value("weight")},
+                 ? e.op(ops::aten_index_Tensor, {{"self", ctx.value("weight")},
                                               {"indices", std::vector<Value *>{r.safeTarget}}})
                  : e.cast(r.valid, t);
   w = e.where(r.valid, w, zero);
-  r.loss = e.mul(e.unary("neg", picked), w);
+  r.loss = e.mul(e.unary(ops::aten_neg_default, picked), w);
   r.totalWeight = e.sum(w, {}, false);
   return r;
 }
@@ -758,14 +756,14 @@ Results decomposeCrossEntropy(RewriteContext &ctx) {
   if (isFloatingPoint(typeOf(target).dtype)) {
     if (smoothing > 0)
       target = e.add(e.mul(target, 1 - smoothing), smoothing / static_cast<double>(classes));
-    Value *loss = e.unary("neg", e.sum(weighted(e.mul(logp, target)), {classDim}, false));
+    Value *loss = e.unary(ops::aten_neg_default, e.sum(weighted(e.mul(logp, target)), {classDim}, false));
     return finish(ctx, {reduceLoss(e, loss, reduction)});
   }
   Nll nll = negativeLogLikelihood(ctx, e, logp, target);
   Value *out = reduceNll(e, nll, nll.loss, reduction);
   if (smoothing > 0) {
     Value *zero = e.scalar(Number::integer(0), typeOf(logp).dtype);
-    Value *smooth = e.unary("neg", e.sum(weighted(logp), {classDim}, false));
+    Value *smooth = e.unary(ops::aten_neg_default, e.sum(weighted(logp), {classDim}, false));
     smooth = e.where(nll.valid, smooth, zero);
     out = e.add(e.mul(out, 1 - smoothing), e.mul(reduceNll(e, nll, smooth, reduction),
                                                  smoothing / static_cast<double>(classes)));
@@ -774,38 +772,38 @@ Results decomposeCrossEntropy(RewriteContext &ctx) {
 }
 
 const DecompositionEntry kNNDecompositions[] = {
-    {"aten._adaptive_avg_pool2d.default", decomposeAdaptiveAvgPool2d},
-    {"aten._native_batch_norm_legit.no_stats", decomposeBatchNormNoStats},
-    {"aten._native_batch_norm_legit_functional.default", decomposeBatchNormFunctional},
-    {"aten._native_batch_norm_legit_no_training.default", decomposeBatchNormNoTraining},
-    {"aten.adaptive_avg_pool2d.default", decomposeAdaptiveAvgPool2d},
-    {"aten.addmm.default", decomposeAddmm},
-    {"aten.baddbmm.default", decomposeBaddbmm},
-    {"aten.batch_norm.default", decomposeBatchNorm},
-    {"aten.conv1d.default", decomposeConv},
-    {"aten.conv1d.padding", decomposeConv},
-    {"aten.conv2d.default", decomposeConv},
-    {"aten.conv2d.padding", decomposeConv},
-    {"aten.conv3d.default", decomposeConv},
-    {"aten.conv3d.padding", decomposeConv},
-    {"aten.cross_entropy_loss.default", decomposeCrossEntropy},
-    {"aten.dropout.default", decomposeDropout},
-    {"aten.einsum.default", decomposeEinsum},
-    {"aten.group_norm.default", decomposeGroupNorm},
-    {"aten.layer_norm.default", decomposeLayerNorm},
-    {"aten.linear.default", decomposeLinear},
-    {"aten.matmul.default", decomposeMatmul},
-    {"aten.max_pool2d.default", decomposeMaxPool2d},
-    {"aten.mse_loss.default", decomposeMseLoss},
-    {"aten.native_batch_norm.default", decomposeNativeBatchNorm},
-    {"aten.native_dropout.default", decomposeNativeDropout},
-    {"aten.native_group_norm.default", decomposeNativeGroupNorm},
-    {"aten.native_layer_norm.default", decomposeNativeLayerNorm},
-    {"aten.nll_loss.default", decomposeNllLoss},
-    {"aten.nll_loss2d_forward.default", decomposeNllLossForward},
-    {"aten.nll_loss_forward.default", decomposeNllLossForward},
-    {"aten.nll_loss_nd.default", decomposeNllLoss},
-    {"aten.scaled_dot_product_attention.default", decomposeSdpa},
+    {ops::aten__adaptive_avg_pool2d_default, decomposeAdaptiveAvgPool2d},
+    {ops::aten__native_batch_norm_legit_no_stats, decomposeBatchNormNoStats},
+    {ops::aten__native_batch_norm_legit_functional_default, decomposeBatchNormFunctional},
+    {ops::aten__native_batch_norm_legit_no_training_default, decomposeBatchNormNoTraining},
+    {ops::aten_adaptive_avg_pool2d_default, decomposeAdaptiveAvgPool2d},
+    {ops::aten_addmm_default, decomposeAddmm},
+    {ops::aten_baddbmm_default, decomposeBaddbmm},
+    {ops::aten_batch_norm_default, decomposeBatchNorm},
+    {ops::aten_conv1d_default, decomposeConv},
+    {ops::aten_conv1d_padding, decomposeConv},
+    {ops::aten_conv2d_default, decomposeConv},
+    {ops::aten_conv2d_padding, decomposeConv},
+    {ops::aten_conv3d_default, decomposeConv},
+    {ops::aten_conv3d_padding, decomposeConv},
+    {ops::aten_cross_entropy_loss_default, decomposeCrossEntropy},
+    {ops::aten_dropout_default, decomposeDropout},
+    {ops::aten_einsum_default, decomposeEinsum},
+    {ops::aten_group_norm_default, decomposeGroupNorm},
+    {ops::aten_layer_norm_default, decomposeLayerNorm},
+    {ops::aten_linear_default, decomposeLinear},
+    {ops::aten_matmul_default, decomposeMatmul},
+    {ops::aten_max_pool2d_default, decomposeMaxPool2d},
+    {ops::aten_mse_loss_default, decomposeMseLoss},
+    {ops::aten_native_batch_norm_default, decomposeNativeBatchNorm},
+    {ops::aten_native_dropout_default, decomposeNativeDropout},
+    {ops::aten_native_group_norm_default, decomposeNativeGroupNorm},
+    {ops::aten_native_layer_norm_default, decomposeNativeLayerNorm},
+    {ops::aten_nll_loss_default, decomposeNllLoss},
+    {ops::aten_nll_loss2d_forward_default, decomposeNllLossForward},
+    {ops::aten_nll_loss_forward_default, decomposeNllLossForward},
+    {ops::aten_nll_loss_nd_default, decomposeNllLoss},
+    {ops::aten_scaled_dot_product_attention_default, decomposeSdpa},
 };
 
 } // namespace

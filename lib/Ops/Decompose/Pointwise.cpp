@@ -72,14 +72,14 @@ Results decomposeLeakyRelu(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx);
   Number slope = optNumber(ctx, "negative_slope").value_or(Number::real(0.01));
-  Value *positive = e.compare("gt", x, Number::integer(0));
+  Value *positive = e.compare(Cmp::Gt, x, Number::integer(0));
   return finish(ctx, {e.where(positive, x, e.mul(x, slope.arg()))});
 }
 
 Results decomposeSilu(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = inComputeDType(ctx, e);
-  return finish(ctx, {e.mul(x, e.unary("sigmoid", x))});
+  return finish(ctx, {e.mul(x, e.unary(ops::aten_sigmoid_default, x))});
 }
 
 Results decomposeGelu(RewriteContext &ctx) {
@@ -89,12 +89,12 @@ Results decomposeGelu(RewriteContext &ctx) {
   Value *inner;
   if (approximate == "none") {
     // x/2 * (1 + erf(x / sqrt(2)))
-    inner = e.unary("erf", e.mul(x, M_SQRT1_2));
+    inner = e.unary(ops::aten_erf_default, e.mul(x, M_SQRT1_2));
   } else if (approximate == "tanh") {
     // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
     Value *cube = e.mul(e.mul(x, x), x);
     Value *poly = e.add(x, e.mul(cube, 0.044715));
-    inner = e.unary("tanh", e.mul(poly, M_2_SQRTPI * M_SQRT1_2));
+    inner = e.unary(ops::aten_tanh_default, e.mul(poly, M_2_SQRTPI * M_SQRT1_2));
   } else {
     rewriteFail("gelu: unknown approximate='" + approximate + "'");
   }
@@ -128,7 +128,7 @@ Results decomposeSquare(RewriteContext &ctx) {
 Results logBase(RewriteContext &ctx, double lnBase) {
   Emit e(ctx);
   Value *x = inComputeDType(ctx, e);
-  return finish(ctx, {e.div(e.unary("log", x), lnBase)});
+  return finish(ctx, {e.div(e.unary(ops::aten_log_default, x), lnBase)});
 }
 Results decomposeLog2(RewriteContext &ctx) { return logBase(ctx, M_LN2); }
 Results decomposeLog10(RewriteContext &ctx) { return logBase(ctx, M_LN10); }
@@ -146,7 +146,7 @@ Results decomposeLerp(RewriteContext &ctx) {
     return finish(ctx, {e.sub(end, e.mul(diff, 1.0 - w.value()))});
   }
   Value *w = ctx.value("weight");
-  Value *low = e.compare("lt", e.unary("abs", w), Number::real(0.5));
+  Value *low = e.compare(Cmp::Lt, e.unary(ops::aten_abs_default, w), Number::real(0.5));
   Value *fromStart = e.add(start, e.mul(diff, w));
   Value *fromEnd = e.sub(end, e.mul(diff, e.sub(e.scalar(Number::integer(1), typeOf(w).dtype), w)));
   return finish(ctx, {e.where(low, fromStart, fromEnd)});
@@ -163,21 +163,21 @@ Results decomposeMaskedFill(RewriteContext &ctx) {
 
 /// Copies the call to `op` with the same arguments: Scalar overloads whose
 /// Tensor overload takes a number too, and aliases such as __and__.
-Results renamed(RewriteContext &ctx, std::string_view op) {
+Results renamed(RewriteContext &ctx, OpId op) {
   std::vector<std::pair<std::string, ArgValue>> args;
   for (const NamedArg &a : ctx.node().args())
     args.emplace_back(a.name, ctx.passThrough(a.name));
   return finish(ctx, {Emit(ctx).op(op, std::move(args))});
 }
-Results decomposeAddScalar(RewriteContext &ctx) { return renamed(ctx, "aten.add.Tensor"); }
-Results decomposeSubScalar(RewriteContext &ctx) { return renamed(ctx, "aten.sub.Tensor"); }
-Results decomposeMulScalar(RewriteContext &ctx) { return renamed(ctx, "aten.mul.Tensor"); }
-Results decomposeDivScalar(RewriteContext &ctx) { return renamed(ctx, "aten.div.Tensor"); }
-Results decomposeAnd(RewriteContext &ctx) { return renamed(ctx, "aten.bitwise_and.Tensor"); }
-Results decomposeOr(RewriteContext &ctx) { return renamed(ctx, "aten.bitwise_or.Tensor"); }
+Results decomposeAddScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_add_Tensor); }
+Results decomposeSubScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_sub_Tensor); }
+Results decomposeMulScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_mul_Tensor); }
+Results decomposeDivScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_div_Tensor); }
+Results decomposeAnd(RewriteContext &ctx) { return renamed(ctx, ops::aten_bitwise_and_Tensor); }
+Results decomposeOr(RewriteContext &ctx) { return renamed(ctx, ops::aten_bitwise_or_Tensor); }
 
 /// A binary Scalar overload whose Tensor overload needs a tensor `other`.
-Results withWrappedOther(RewriteContext &ctx, std::string_view op) {
+Results withWrappedOther(RewriteContext &ctx, OpId op) {
   Emit e(ctx);
   Value *x = self(ctx);
   std::vector<std::pair<std::string, ArgValue>> args = {
@@ -188,26 +188,26 @@ Results withWrappedOther(RewriteContext &ctx, std::string_view op) {
   return finish(ctx, {e.op(op, std::move(args))});
 }
 Results decomposeDivScalarMode(RewriteContext &ctx) {
-  return withWrappedOther(ctx, "aten.div.Tensor_mode");
+  return withWrappedOther(ctx, ops::aten_div_Tensor_mode);
 }
 Results decomposeFmodScalar(RewriteContext &ctx) {
-  return withWrappedOther(ctx, "aten.fmod.Tensor");
+  return withWrappedOther(ctx, ops::aten_fmod_Tensor);
 }
 Results decomposeRemainderScalar(RewriteContext &ctx) {
-  return withWrappedOther(ctx, "aten.remainder.Tensor");
+  return withWrappedOther(ctx, ops::aten_remainder_Tensor);
 }
 Results decomposeBitwiseAndScalar(RewriteContext &ctx) {
-  return withWrappedOther(ctx, "aten.bitwise_and.Tensor");
+  return withWrappedOther(ctx, ops::aten_bitwise_and_Tensor);
 }
 Results decomposeBitwiseOrScalar(RewriteContext &ctx) {
-  return withWrappedOther(ctx, "aten.bitwise_or.Tensor");
+  return withWrappedOther(ctx, ops::aten_bitwise_or_Tensor);
 }
 
 Results decomposePowScalar(RewriteContext &ctx) {
   Emit e(ctx);
   Value *exponent = ctx.value("exponent");
   Value *base = e.wrapNumber(number(ctx, "self"), typeOf(exponent).dtype);
-  return finish(ctx, {e.op("aten.pow.Tensor_Tensor", {{"self", base}, {"exponent", exponent}})});
+  return finish(ctx, {e.op(ops::aten_pow_Tensor_Tensor, {{"self", base}, {"exponent", exponent}})});
 }
 
 /// rsub: other - alpha * self.
@@ -217,7 +217,7 @@ Results decomposeRsub(RewriteContext &ctx) {
   ArgValue alpha = ctx.has("alpha") ? ctx.passThrough("alpha") : ArgValue(int64_t(1));
   Value *other = isTensorArg(ctx, "other") ? ctx.value("other")
                                            : e.wrapNumber(number(ctx, "other"), typeOf(x).dtype);
-  return finish(ctx, {e.op("aten.sub.Tensor", {{"self", other}, {"other", x}, {"alpha", alpha}})});
+  return finish(ctx, {e.op(ops::aten_sub_Tensor, {{"self", other}, {"other", x}, {"alpha", alpha}})});
 }
 
 /// where with number branches: each number becomes a 0-dim tensor that
@@ -234,43 +234,43 @@ Results decomposeWhereScalar(RewriteContext &ctx) {
 }
 
 const DecompositionEntry kPointwiseDecompositions[] = {
-    {"aten.__and__.Tensor", decomposeAnd},
-    {"aten.__or__.Tensor", decomposeOr},
-    {"aten.add.Scalar", decomposeAddScalar},
-    {"aten.bitwise_and.Scalar", decomposeBitwiseAndScalar},
-    {"aten.bitwise_or.Scalar", decomposeBitwiseOrScalar},
-    {"aten.clamp.Tensor", decomposeClamp},
-    {"aten.clamp.default", decomposeClamp},
-    {"aten.clamp_max.Tensor", decomposeClamp},
-    {"aten.clamp_max.default", decomposeClamp},
-    {"aten.clamp_min.Tensor", decomposeClamp},
-    {"aten.clamp_min.default", decomposeClamp},
-    {"aten.div.Scalar", decomposeDivScalar},
-    {"aten.div.Scalar_mode", decomposeDivScalarMode},
-    {"aten.fmod.Scalar", decomposeFmodScalar},
-    {"aten.gelu.default", decomposeGelu},
-    {"aten.hardsigmoid.default", decomposeHardsigmoid},
-    {"aten.hardswish.default", decomposeHardswish},
-    {"aten.hardtanh.default", decomposeHardtanh},
-    {"aten.leaky_relu.default", decomposeLeakyRelu},
-    {"aten.lerp.Scalar", decomposeLerp},
-    {"aten.lerp.Tensor", decomposeLerp},
-    {"aten.log10.default", decomposeLog10},
-    {"aten.log2.default", decomposeLog2},
-    {"aten.masked_fill.Scalar", decomposeMaskedFill},
-    {"aten.masked_fill.Tensor", decomposeMaskedFill},
-    {"aten.mul.Scalar", decomposeMulScalar},
-    {"aten.pow.Scalar", decomposePowScalar},
-    {"aten.relu.default", decomposeRelu},
-    {"aten.remainder.Scalar", decomposeRemainderScalar},
-    {"aten.rsub.Scalar", decomposeRsub},
-    {"aten.rsub.Tensor", decomposeRsub},
-    {"aten.silu.default", decomposeSilu},
-    {"aten.square.default", decomposeSquare},
-    {"aten.sub.Scalar", decomposeSubScalar},
-    {"aten.where.Scalar", decomposeWhereScalar},
-    {"aten.where.ScalarOther", decomposeWhereScalar},
-    {"aten.where.ScalarSelf", decomposeWhereScalar},
+    {ops::aten___and___Tensor, decomposeAnd},
+    {ops::aten___or___Tensor, decomposeOr},
+    {ops::aten_add_Scalar, decomposeAddScalar},
+    {ops::aten_bitwise_and_Scalar, decomposeBitwiseAndScalar},
+    {ops::aten_bitwise_or_Scalar, decomposeBitwiseOrScalar},
+    {ops::aten_clamp_Tensor, decomposeClamp},
+    {ops::aten_clamp_default, decomposeClamp},
+    {ops::aten_clamp_max_Tensor, decomposeClamp},
+    {ops::aten_clamp_max_default, decomposeClamp},
+    {ops::aten_clamp_min_Tensor, decomposeClamp},
+    {ops::aten_clamp_min_default, decomposeClamp},
+    {ops::aten_div_Scalar, decomposeDivScalar},
+    {ops::aten_div_Scalar_mode, decomposeDivScalarMode},
+    {ops::aten_fmod_Scalar, decomposeFmodScalar},
+    {ops::aten_gelu_default, decomposeGelu},
+    {ops::aten_hardsigmoid_default, decomposeHardsigmoid},
+    {ops::aten_hardswish_default, decomposeHardswish},
+    {ops::aten_hardtanh_default, decomposeHardtanh},
+    {ops::aten_leaky_relu_default, decomposeLeakyRelu},
+    {ops::aten_lerp_Scalar, decomposeLerp},
+    {ops::aten_lerp_Tensor, decomposeLerp},
+    {ops::aten_log10_default, decomposeLog10},
+    {ops::aten_log2_default, decomposeLog2},
+    {ops::aten_masked_fill_Scalar, decomposeMaskedFill},
+    {ops::aten_masked_fill_Tensor, decomposeMaskedFill},
+    {ops::aten_mul_Scalar, decomposeMulScalar},
+    {ops::aten_pow_Scalar, decomposePowScalar},
+    {ops::aten_relu_default, decomposeRelu},
+    {ops::aten_remainder_Scalar, decomposeRemainderScalar},
+    {ops::aten_rsub_Scalar, decomposeRsub},
+    {ops::aten_rsub_Tensor, decomposeRsub},
+    {ops::aten_silu_default, decomposeSilu},
+    {ops::aten_square_default, decomposeSquare},
+    {ops::aten_sub_Scalar, decomposeSubScalar},
+    {ops::aten_where_Scalar, decomposeWhereScalar},
+    {ops::aten_where_ScalarOther, decomposeWhereScalar},
+    {ops::aten_where_ScalarSelf, decomposeWhereScalar},
 };
 
 } // namespace

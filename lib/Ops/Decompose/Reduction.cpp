@@ -67,7 +67,7 @@ Results decomposeSafeSoftmax(RewriteContext &ctx) {
   Value *x = floatingInput(ctx, e);
   Value *max;
   Value *y = e.softmax(x, softmaxDim(ctx, x), &max);
-  Value *masked = e.compare("eq", max, Number::real(-kInf));
+  Value *masked = e.compare(Cmp::Eq, max, Number::real(-kInf));
   return finish(ctx, {e.where(masked, e.scalar(Number::integer(0), typeOf(y).dtype), y)});
 }
 
@@ -85,10 +85,10 @@ Results decomposeLogsumexp(RewriteContext &ctx) {
   Dims dims = reducedDims(ctx, x);
   bool keepdim = ctx.boolean("keepdim", false);
   Value *max = e.amax(x, dims, true);
-  Value *infinite = e.compare("eq", e.unary("abs", max), Number::real(kInf));
+  Value *infinite = e.compare(Cmp::Eq, e.unary(ops::aten_abs_default, max), Number::real(kInf));
   max = e.where(infinite, e.scalar(Number::integer(0), typeOf(max).dtype), max);
-  Value *sum = e.sum(e.unary("exp", e.sub(x, max)), dims, keepdim);
-  return finish(ctx, {e.add(e.unary("log", sum), dropDims(e, max, dims, keepdim))});
+  Value *sum = e.sum(e.unary(ops::aten_exp_default, e.sub(x, max)), dims, keepdim);
+  return finish(ctx, {e.add(e.unary(ops::aten_log_default, sum), dropDims(e, max, dims, keepdim))});
 }
 
 //===----------------------------------------------------------------------===//
@@ -122,7 +122,7 @@ Results decomposeVar(RewriteContext &ctx) {
 
 Results decomposeStd(RewriteContext &ctx) {
   Emit e(ctx);
-  return finish(ctx, {e.unary("sqrt", variance(ctx, e))});
+  return finish(ctx, {e.unary(ops::aten_sqrt_default, variance(ctx, e))});
 }
 
 Results decomposeVectorNorm(RewriteContext &ctx) {
@@ -131,21 +131,21 @@ Results decomposeVectorNorm(RewriteContext &ctx) {
   Dims dims = reducedDims(ctx, x);
   bool keepdim = ctx.boolean("keepdim", false);
   double ord = optNumber(ctx, "ord").value_or(Number::integer(2)).value();
-  Value *a = e.unary("abs", x);
+  Value *a = e.unary(ops::aten_abs_default, x);
   Value *r;
   if (ord == 2)
-    r = e.unary("sqrt", e.sum(e.mul(x, x), dims, keepdim));
+    r = e.unary(ops::aten_sqrt_default, e.sum(e.mul(x, x), dims, keepdim));
   else if (ord == kInf)
     r = e.amax(a, dims, keepdim);
   else if (ord == -kInf)
     r = e.amin(a, dims, keepdim);
   else if (ord == 0)
-    r = e.sum(e.cast(e.compare("ne", x, Number::integer(0)), typeOf(x).dtype), dims, keepdim);
+    r = e.sum(e.cast(e.compare(Cmp::Ne, x, Number::integer(0)), typeOf(x).dtype), dims, keepdim);
   else if (ord == 1)
     r = e.sum(a, dims, keepdim);
   else
-    r = e.op("aten.pow.Tensor_Scalar",
-             {{"self", e.sum(e.op("aten.pow.Tensor_Scalar", {{"self", a}, {"exponent", ord}}), dims,
+    r = e.op(ops::aten_pow_Tensor_Scalar,
+             {{"self", e.sum(e.op(ops::aten_pow_Tensor_Scalar, {{"self", a}, {"exponent", ord}}), dims,
                              keepdim)},
               {"exponent", 1.0 / ord}});
   return finish(ctx, {r});
@@ -158,9 +158,9 @@ Results decomposeVectorNorm(RewriteContext &ctx) {
 /// any over several dims through any.dim, one dim at a time.
 Value *anyOver(Emit &e, Value *x, const Dims &dims, bool keepdim) {
   if (rankOf(x) == 0)
-    return e.op("aten.any.dim", {{"self", x}, {"dim", int64_t(0)}, {"keepdim", keepdim}});
+    return e.op(ops::aten_any_dim, {{"self", x}, {"dim", int64_t(0)}, {"keepdim", keepdim}});
   for (auto d = dims.rbegin(); d != dims.rend(); ++d)
-    x = e.op("aten.any.dim", {{"self", x}, {"dim", *d}, {"keepdim", true}});
+    x = e.op(ops::aten_any_dim, {{"self", x}, {"dim", *d}, {"keepdim", true}});
   return dropDims(e, x, dims, keepdim);
 }
 
@@ -186,7 +186,7 @@ Results decomposeProdDefault(RewriteContext &ctx) {
       {"self", flat}, {"dim", int64_t(0)}, {"keepdim", false}};
   if (ctx.has("dtype"))
     args.emplace_back("dtype", *ctx.dtype("dtype"));
-  return finish(ctx, {e.op("aten.prod.dim_int", std::move(args))});
+  return finish(ctx, {e.op(ops::aten_prod_dim_int, std::move(args))});
 }
 
 /// cumprod along a dim of length n: row i of an n x n matrix holds x_j for
@@ -205,10 +205,10 @@ Results decomposeCumprod(RewriteContext &ctx) {
   Sizes square = sizesOf(last);
   square.insert(square.end() - 1, e.syms().constant(n));
   Value *rows = e.expand(e.unsqueeze(last, -2), square);
-  Value *lower = e.compare("le", e.unsqueeze(e.arange(n), 0), e.unsqueeze(e.arange(n), 1));
+  Value *lower = e.compare(Cmp::Le, e.unsqueeze(e.arange(n), 0), e.unsqueeze(e.arange(n), 1));
   Value *one = e.scalar(Number::integer(1), typeOf(x).dtype);
   Value *prefix =
-      e.op("aten.prod.dim_int",
+      e.op(ops::aten_prod_dim_int,
            {{"self", e.where(lower, rows, one)}, {"dim", int64_t(-1)}, {"keepdim", false}});
   return finish(ctx, {e.transpose(prefix, dim, -1)});
 }
@@ -220,7 +220,7 @@ Results extremeAlongDim(RewriteContext &ctx, bool isMax) {
   int64_t dim = wrapDimension(ctx.integer("dim"), rankOf(x));
   bool keepdim = ctx.boolean("keepdim", false);
   Value *values = isMax ? e.amax(x, {dim}, keepdim) : e.amin(x, {dim}, keepdim);
-  Value *indices = e.op(isMax ? "aten.argmax.default" : "aten.argmin.default",
+  Value *indices = e.op(isMax ? ops::aten_argmax_default : ops::aten_argmin_default,
                         {{"self", x}, {"dim", dim}, {"keepdim", keepdim}});
   return finish(ctx, {values, indices});
 }
@@ -240,33 +240,33 @@ Results decomposeMin(RewriteContext &ctx) {
 }
 
 const DecompositionEntry kReductionDecompositions[] = {
-    {"aten._log_softmax.default", decomposeLogSoftmax},
-    {"aten._safe_softmax.default", decomposeSafeSoftmax},
-    {"aten._softmax.default", decomposeSoftmax},
-    {"aten.all.default", decomposeAll},
-    {"aten.all.dim", decomposeAll},
-    {"aten.all.dims", decomposeAll},
-    {"aten.any.default", decomposeAny},
-    {"aten.any.dims", decomposeAny},
-    {"aten.cumprod.default", decomposeCumprod},
-    {"aten.linalg_vector_norm.default", decomposeVectorNorm},
-    {"aten.log_softmax.int", decomposeLogSoftmax},
-    {"aten.logsumexp.default", decomposeLogsumexp},
-    {"aten.max.default", decomposeMax},
-    {"aten.max.dim", decomposeMaxDim},
-    {"aten.mean.default", decomposeMean},
-    {"aten.mean.dim", decomposeMean},
-    {"aten.min.default", decomposeMin},
-    {"aten.min.dim", decomposeMinDim},
-    {"aten.prod.default", decomposeProdDefault},
-    {"aten.softmax.int", decomposeSoftmax},
-    {"aten.std.correction", decomposeStd},
-    {"aten.std.default", decomposeStd},
-    {"aten.std.dim", decomposeStd},
-    {"aten.sum.default", decomposeSumDefault},
-    {"aten.var.correction", decomposeVar},
-    {"aten.var.default", decomposeVar},
-    {"aten.var.dim", decomposeVar},
+    {ops::aten__log_softmax_default, decomposeLogSoftmax},
+    {ops::aten__safe_softmax_default, decomposeSafeSoftmax},
+    {ops::aten__softmax_default, decomposeSoftmax},
+    {ops::aten_all_default, decomposeAll},
+    {ops::aten_all_dim, decomposeAll},
+    {ops::aten_all_dims, decomposeAll},
+    {ops::aten_any_default, decomposeAny},
+    {ops::aten_any_dims, decomposeAny},
+    {ops::aten_cumprod_default, decomposeCumprod},
+    {ops::aten_linalg_vector_norm_default, decomposeVectorNorm},
+    {ops::aten_log_softmax_int, decomposeLogSoftmax},
+    {ops::aten_logsumexp_default, decomposeLogsumexp},
+    {ops::aten_max_default, decomposeMax},
+    {ops::aten_max_dim, decomposeMaxDim},
+    {ops::aten_mean_default, decomposeMean},
+    {ops::aten_mean_dim, decomposeMean},
+    {ops::aten_min_default, decomposeMin},
+    {ops::aten_min_dim, decomposeMinDim},
+    {ops::aten_prod_default, decomposeProdDefault},
+    {ops::aten_softmax_int, decomposeSoftmax},
+    {ops::aten_std_correction, decomposeStd},
+    {ops::aten_std_default, decomposeStd},
+    {ops::aten_std_dim, decomposeStd},
+    {ops::aten_sum_default, decomposeSumDefault},
+    {ops::aten_var_correction, decomposeVar},
+    {ops::aten_var_default, decomposeVar},
+    {ops::aten_var_dim, decomposeVar},
 };
 
 } // namespace

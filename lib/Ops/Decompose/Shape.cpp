@@ -178,7 +178,7 @@ Results decomposeTo(RewriteContext &ctx) {
   Arg device;
   device.kind = ArgKind::Device;
   device.device = want.device;
-  return finish(ctx, {e.op("aten._to_copy.default",
+  return finish(ctx, {e.op(ops::aten__to_copy_default,
                            {{"self", x}, {"dtype", want.dtype}, {"device", ArgValue(device)}})});
 }
 
@@ -220,7 +220,7 @@ Results decomposeArange(RewriteContext &ctx) {
   Arg device;
   device.kind = ArgKind::Device;
   device.device = ctx.resultType().device;
-  return finish(ctx, {e.op("aten.arange.start_step", {{"start", start},
+  return finish(ctx, {e.op(ops::aten_arange_start_step, {{"start", start},
                                                       {"end", ctx.passThrough("end")},
                                                       {"step", int64_t(1)},
                                                       {"dtype", ctx.resultType().dtype},
@@ -305,7 +305,7 @@ Results decomposeRoll(RewriteContext &ctx) {
 
 /// tril and triu: keep the elements whose column minus row is at most
 /// (tril) or at least (triu) the diagonal offset.
-Results triangle(RewriteContext &ctx, const char *keepCompare) {
+Results triangle(RewriteContext &ctx, Cmp keepCompare) {
   Emit e(ctx);
   Value *x = self(ctx);
   int64_t rank = rankOf(x);
@@ -318,8 +318,8 @@ Results triangle(RewriteContext &ctx, const char *keepCompare) {
   Value *zero = e.scalar(Number::integer(0), typeOf(x).dtype);
   return finish(ctx, {e.where(keep, x, zero)});
 }
-Results decomposeTril(RewriteContext &ctx) { return triangle(ctx, "le"); }
-Results decomposeTriu(RewriteContext &ctx) { return triangle(ctx, "ge"); }
+Results decomposeTril(RewriteContext &ctx) { return triangle(ctx, Cmp::Le); }
+Results decomposeTriu(RewriteContext &ctx) { return triangle(ctx, Cmp::Ge); }
 
 Results decomposeDiff(RewriteContext &ctx) {
   Emit e(ctx);
@@ -339,7 +339,7 @@ Results decomposeDiff(RewriteContext &ctx) {
     Value *next = e.slice(x, dim, 1, kToEnd);
     Value *prev = e.slice(x, dim, 0, std::max<int64_t>(len - 1, 0));
     // Booleans differ by exclusive or, as in torch.
-    x = isBool ? e.compare("ne", next, prev) : e.sub(next, prev);
+    x = isBool ? e.compare(Cmp::Ne, next, prev) : e.sub(next, prev);
   }
   return finish(ctx, {x});
 }
@@ -349,7 +349,7 @@ Results decomposeDiff(RewriteContext &ctx) {
 Value *indexAlong(Emit &e, Value *x, int64_t dim, Value *index) {
   std::vector<Value *> indices(dim, nullptr);
   indices.push_back(index);
-  return e.op("aten.index.Tensor", {{"self", x}, {"indices", indices}});
+  return e.op(ops::aten_index_Tensor, {{"self", x}, {"indices", indices}});
 }
 
 Results decomposeIndexSelect(RewriteContext &ctx) {
@@ -385,7 +385,7 @@ Results decomposeIndexAdd(RewriteContext &ctx) {
   Sizes along(rankOf(source), e.syms().constant(1));
   along[dim] = sizesOf(index)[0];
   Value *spread = e.expand(e.reshape(index, along), sizesOf(source));
-  Value *out = e.op("aten.scatter_add.default", {{"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
+  Value *out = e.op(ops::aten_scatter_add_default, {{"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
                                                  {"dim", dim},
                                                  {"index", spread},
                                                  {"src", source}});
@@ -393,57 +393,57 @@ Results decomposeIndexAdd(RewriteContext &ctx) {
 }
 
 const DecompositionEntry kShapeDecompositions[] = {
-    {"aten._assert_tensor_metadata.default", decomposeToNothing},
-    {"aten._unsafe_view.default", decomposeView},
-    {"aten.alias.default", decomposeIdentity},
-    {"aten.arange.default", decomposeArange},
-    {"aten.arange.start", decomposeArange},
-    {"aten.broadcast_tensors.default", decomposeBroadcastTensors},
-    {"aten.chunk.default", decomposeChunk},
-    {"aten.contiguous.default", decomposeContiguous},
-    {"aten.detach.default", decomposeIdentity},
-    {"aten.diff.default", decomposeDiff},
-    {"aten.embedding.default", decomposeEmbedding},
-    {"aten.empty.memory_format", decomposeZeros},
-    {"aten.empty_like.default", decomposeZerosLike},
-    {"aten.flatten.using_ints", decomposeToResultSizes},
-    {"aten.full_like.default", decomposeFullLike},
-    {"aten.index_add.default", decomposeIndexAdd},
-    {"aten.index_select.default", decomposeIndexSelect},
-    {"aten.lift_fresh_copy.default", decomposeIdentity},
-    {"aten.movedim.int", decomposeMovedim},
-    {"aten.movedim.intlist", decomposeMovedim},
-    {"aten.narrow.default", decomposeNarrow},
-    {"aten.new_empty.default", decomposeZeros},
-    {"aten.new_full.default", decomposeNewFull},
-    {"aten.new_ones.default", decomposeOnes},
-    {"aten.new_zeros.default", decomposeZeros},
-    {"aten.ones.default", decomposeOnes},
-    {"aten.ones_like.default", decomposeOnesLike},
-    {"aten.repeat.default", decomposeRepeat},
-    {"aten.reshape.default", decomposeReshape},
-    {"aten.roll.default", decomposeRoll},
-    {"aten.scalar_tensor.default", decomposeScalarTensor},
-    {"aten.split.Tensor", decomposeSplit},
-    {"aten.split_with_sizes.default", decomposeSplitWithSizes},
-    {"aten.squeeze.default", decomposeSqueeze},
-    {"aten.squeeze.dim", decomposeSqueezeDim},
-    {"aten.stack.default", decomposeStack},
-    {"aten.t.default", decomposeT},
-    {"aten.to.device", decomposeTo},
-    {"aten.to.dtype", decomposeTo},
-    {"aten.to.dtype_layout", decomposeTo},
-    {"aten.to.other", decomposeTo},
-    {"aten.transpose.int", decomposeTranspose},
-    {"aten.tril.default", decomposeTril},
-    {"aten.triu.default", decomposeTriu},
-    {"aten.unbind.int", decomposeUnbind},
-    {"aten.unflatten.int", decomposeToResultSizes},
+    {ops::aten__assert_tensor_metadata_default, decomposeToNothing},
+    {ops::aten__unsafe_view_default, decomposeView},
+    {ops::aten_alias_default, decomposeIdentity},
+    {ops::aten_arange_default, decomposeArange},
+    {ops::aten_arange_start, decomposeArange},
+    {ops::aten_broadcast_tensors_default, decomposeBroadcastTensors},
+    {ops::aten_chunk_default, decomposeChunk},
+    {ops::aten_contiguous_default, decomposeContiguous},
+    {ops::aten_detach_default, decomposeIdentity},
+    {ops::aten_diff_default, decomposeDiff},
+    {ops::aten_embedding_default, decomposeEmbedding},
+    {ops::aten_empty_memory_format, decomposeZeros},
+    {ops::aten_empty_like_default, decomposeZerosLike},
+    {ops::aten_flatten_using_ints, decomposeToResultSizes},
+    {ops::aten_full_like_default, decomposeFullLike},
+    {ops::aten_index_add_default, decomposeIndexAdd},
+    {ops::aten_index_select_default, decomposeIndexSelect},
+    {ops::aten_lift_fresh_copy_default, decomposeIdentity},
+    {ops::aten_movedim_int, decomposeMovedim},
+    {ops::aten_movedim_intlist, decomposeMovedim},
+    {ops::aten_narrow_default, decomposeNarrow},
+    {ops::aten_new_empty_default, decomposeZeros},
+    {ops::aten_new_full_default, decomposeNewFull},
+    {ops::aten_new_ones_default, decomposeOnes},
+    {ops::aten_new_zeros_default, decomposeZeros},
+    {ops::aten_ones_default, decomposeOnes},
+    {ops::aten_ones_like_default, decomposeOnesLike},
+    {ops::aten_repeat_default, decomposeRepeat},
+    {ops::aten_reshape_default, decomposeReshape},
+    {ops::aten_roll_default, decomposeRoll},
+    {ops::aten_scalar_tensor_default, decomposeScalarTensor},
+    {ops::aten_split_Tensor, decomposeSplit},
+    {ops::aten_split_with_sizes_default, decomposeSplitWithSizes},
+    {ops::aten_squeeze_default, decomposeSqueeze},
+    {ops::aten_squeeze_dim, decomposeSqueezeDim},
+    {ops::aten_stack_default, decomposeStack},
+    {ops::aten_t_default, decomposeT},
+    {ops::aten_to_device, decomposeTo},
+    {ops::aten_to_dtype, decomposeTo},
+    {ops::aten_to_dtype_layout, decomposeTo},
+    {ops::aten_to_other, decomposeTo},
+    {ops::aten_transpose_int, decomposeTranspose},
+    {ops::aten_tril_default, decomposeTril},
+    {ops::aten_triu_default, decomposeTriu},
+    {ops::aten_unbind_int, decomposeUnbind},
+    {ops::aten_unflatten_int, decomposeToResultSizes},
     // Core: the decompose pass calls this only for a view its input's new
     // layout no longer allows (see the file comment).
-    {"aten.view.default", decomposeView},
-    {"aten.zeros.default", decomposeZeros},
-    {"aten.zeros_like.default", decomposeZerosLike},
+    {ops::aten_view_default, decomposeView},
+    {ops::aten_zeros_default, decomposeZeros},
+    {ops::aten_zeros_like_default, decomposeZerosLike},
 };
 
 } // namespace

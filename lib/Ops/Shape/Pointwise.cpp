@@ -169,14 +169,14 @@ const SymExpr *argExpr(SymContext &syms, const Arg &a) {
 const Arg &nodeArg(const Node &n, std::string_view name) {
   const NamedArg *a = n.arg(name);
   if (!a)
-    shapeFail(n.op() + " has no argument '" + std::string(name) + "'");
+    shapeFail(std::string(opName(n.op())) + " has no argument '" + std::string(name) + "'");
   return a->value;
 }
 
 const TensorType &nodeTensor(const Node &n, std::string_view name) {
   const Arg &a = nodeArg(n, name);
   if (a.kind != ArgKind::Tensor || !a.values[0]->type().isTensor())
-    shapeFail(n.op() + ": argument '" + std::string(name) + "' is not a tensor");
+    shapeFail(std::string(opName(n.op())) + ": argument '" + std::string(name) + "' is not a tensor");
   return a.values[0]->type().tensor;
 }
 
@@ -186,38 +186,38 @@ const SymExpr *symIntOf(SymContext &syms, const Value &v) {
   const Node *n = v.definingNode();
   if (!n)
     shapeFail("symbolic int %" + v.name() + " is a graph input; gc sizes only with symbols");
-  const std::string &op = n->op();
+  OpId op = n->op();
   auto dim = [&](const TensorType &t) {
     return wrapDimension(constantSize(argExpr(syms, nodeArg(*n, "dim")), "the dimension"),
                          t.rank());
   };
-  if (op == "aten.sym_size.int") {
+  if (op == ops::aten_sym_size_int) {
     const TensorType &t = nodeTensor(*n, "self");
     return t.sizes.at(dim(t));
   }
-  if (op == "aten.sym_stride.int") {
+  if (op == ops::aten_sym_stride_int) {
     const TensorType &t = nodeTensor(*n, "self");
     return t.strides.at(dim(t));
   }
-  if (op == "aten.sym_numel.default")
+  if (op == ops::aten_sym_numel_default)
     return numel(syms, nodeTensor(*n, "self").sizes);
-  if (op == "aten.sym_storage_offset.default")
+  if (op == ops::aten_sym_storage_offset_default)
     return nodeTensor(*n, "self").storageOffset;
-  if (op == "_operator.neg")
+  if (op == ops::_operator_neg)
     return syms.sub(syms.constant(0), argExpr(syms, nodeArg(*n, "a")));
   const SymExpr *a = argExpr(syms, nodeArg(*n, "a"));
   const SymExpr *b = argExpr(syms, nodeArg(*n, "b"));
-  if (op == "_operator.add")
+  if (op == ops::_operator_add)
     return syms.add(a, b);
-  if (op == "_operator.sub")
+  if (op == ops::_operator_sub)
     return syms.sub(a, b);
-  if (op == "_operator.mul")
+  if (op == ops::_operator_mul)
     return syms.mul(a, b);
-  if (op == "_operator.floordiv")
+  if (op == ops::_operator_floordiv)
     return syms.floorDiv(a, b);
-  if (op == "_operator.mod")
+  if (op == ops::_operator_mod)
     return syms.mod(a, b);
-  shapeFail("cannot tell the value of symbolic int %" + v.name() + " computed by " + op);
+  shapeFail("cannot tell the value of symbolic int %" + v.name() + " computed by " + std::string(opName(op)));
 }
 
 const SymExpr *symInt(const ShapeContext &ctx, std::string_view name) {
@@ -646,7 +646,7 @@ std::vector<Type> noResults(const ShapeContext &) { return {}; }
 /// sym_size and its kin, and Python's operators on them, compute symbolic
 /// ints (floats when a float takes part; true division always).
 std::vector<Type> symbolicNumber(const ShapeContext &ctx) {
-  bool floating = ctx.op() == "_operator.truediv";
+  bool floating = ctx.op() == ops::_operator_truediv;
   for (std::string_view name : {"a", "b"})
     if (const Arg *a = ctx.arg(name))
       floating |= a->kind == ArgKind::Float || a->kind == ArgKind::SymFloat;
@@ -659,160 +659,160 @@ std::vector<Type> symbolicBool(const ShapeContext &) {
 
 constexpr ShapeEntry kEntries[] = {
     // Unary ops that keep the dtype.
-    {"aten.abs.default", unary<Result::Promoted>},
-    {"aten.bitwise_not.default", unary<Result::Promoted>},
-    {"aten.ceil.default", unary<Result::Promoted>},
-    {"aten.elu.default", unary<Result::Promoted>},
-    {"aten.floor.default", unary<Result::Promoted>},
-    {"aten.gelu.default", unary<Result::Promoted>},
-    {"aten.hardsigmoid.default", unary<Result::Promoted>},
-    {"aten.hardswish.default", unary<Result::Promoted>},
-    {"aten.hardtanh.default", unary<Result::Promoted>},
-    {"aten.leaky_relu.default", unary<Result::Promoted>},
-    {"aten.mish.default", unary<Result::Promoted>},
-    {"aten.neg.default", unary<Result::Promoted>},
-    {"aten.relu.default", unary<Result::Promoted>},
-    {"aten.round.default", unary<Result::Promoted>},
-    {"aten.sign.default", unary<Result::Promoted>},
-    {"aten.silu.default", unary<Result::Promoted>},
-    {"aten.softplus.default", unary<Result::Promoted>},
-    {"aten.trunc.default", unary<Result::Promoted>},
-    {"aten.square.default", square},
+    {ops::aten_abs_default, unary<Result::Promoted>},
+    {ops::aten_bitwise_not_default, unary<Result::Promoted>},
+    {ops::aten_ceil_default, unary<Result::Promoted>},
+    {ops::aten_elu_default, unary<Result::Promoted>},
+    {ops::aten_floor_default, unary<Result::Promoted>},
+    {ops::aten_gelu_default, unary<Result::Promoted>},
+    {ops::aten_hardsigmoid_default, unary<Result::Promoted>},
+    {ops::aten_hardswish_default, unary<Result::Promoted>},
+    {ops::aten_hardtanh_default, unary<Result::Promoted>},
+    {ops::aten_leaky_relu_default, unary<Result::Promoted>},
+    {ops::aten_mish_default, unary<Result::Promoted>},
+    {ops::aten_neg_default, unary<Result::Promoted>},
+    {ops::aten_relu_default, unary<Result::Promoted>},
+    {ops::aten_round_default, unary<Result::Promoted>},
+    {ops::aten_sign_default, unary<Result::Promoted>},
+    {ops::aten_silu_default, unary<Result::Promoted>},
+    {ops::aten_softplus_default, unary<Result::Promoted>},
+    {ops::aten_trunc_default, unary<Result::Promoted>},
+    {ops::aten_square_default, square},
     // Unary ops that compute in floating point.
-#define GC_UNARY(ID, SCALAR_OP, FORMULA) {opName(ops::ID).data(), unary<Result::Floating>},
+#define GC_UNARY(ID, SCALAR_OP, FORMULA) {ops::ID, unary<Result::Floating>},
 #include "gc/IR/UnaryOps.def"
 #undef GC_UNARY
-    {"aten.log10.default", unary<Result::Floating>},
-    {"aten.log2.default", unary<Result::Floating>},
+    {ops::aten_log10_default, unary<Result::Floating>},
+    {ops::aten_log2_default, unary<Result::Floating>},
     // Unary predicates.
-    {"aten.isinf.default", unary<Result::Bool>},
-    {"aten.isnan.default", unary<Result::Bool>},
-    {"aten.logical_not.default", unary<Result::Bool>},
+    {ops::aten_isinf_default, unary<Result::Bool>},
+    {ops::aten_isnan_default, unary<Result::Bool>},
+    {ops::aten_logical_not_default, unary<Result::Bool>},
     // Binary arithmetic.
-    {"aten.__and__.Tensor", binary<Result::Promoted>},
-    {"aten.__or__.Tensor", binary<Result::Promoted>},
-    {"aten.add.Scalar", binary<Result::Promoted>},
-    {"aten.add.Tensor", binary<Result::Promoted>},
-    {"aten.bitwise_and.Scalar", binary<Result::Promoted>},
-    {"aten.bitwise_and.Tensor", binary<Result::Promoted>},
-    {"aten.bitwise_or.Scalar", binary<Result::Promoted>},
-    {"aten.bitwise_or.Tensor", binary<Result::Promoted>},
-    {"aten.bitwise_xor.Tensor", binary<Result::Promoted>},
-    {"aten.div.Scalar", binary<Result::Floating>},
-    {"aten.div.Scalar_mode", divMode},
-    {"aten.div.Tensor", binary<Result::Floating>},
-    {"aten.div.Tensor_mode", divMode},
-    {"aten.fmod.Scalar", binary<Result::Promoted>},
-    {"aten.fmod.Tensor", binary<Result::Promoted>},
-    {"aten.maximum.default", binary<Result::Promoted>},
-    {"aten.minimum.default", binary<Result::Promoted>},
-    {"aten.mul.Scalar", binary<Result::Promoted>},
-    {"aten.mul.Tensor", binary<Result::Promoted>},
-    {"aten.pow.Scalar", power},
-    {"aten.pow.Tensor_Scalar", power},
-    {"aten.pow.Tensor_Tensor", power},
-    {"aten.remainder.Scalar", binary<Result::Promoted>},
-    {"aten.remainder.Tensor", binary<Result::Promoted>},
-    {"aten.rsub.Scalar", binary<Result::Promoted>},
-    {"aten.rsub.Tensor", binary<Result::Promoted>},
-    {"aten.sub.Scalar", binary<Result::Promoted>},
-    {"aten.sub.Tensor", binary<Result::Promoted>},
+    {ops::aten___and___Tensor, binary<Result::Promoted>},
+    {ops::aten___or___Tensor, binary<Result::Promoted>},
+    {ops::aten_add_Scalar, binary<Result::Promoted>},
+    {ops::aten_add_Tensor, binary<Result::Promoted>},
+    {ops::aten_bitwise_and_Scalar, binary<Result::Promoted>},
+    {ops::aten_bitwise_and_Tensor, binary<Result::Promoted>},
+    {ops::aten_bitwise_or_Scalar, binary<Result::Promoted>},
+    {ops::aten_bitwise_or_Tensor, binary<Result::Promoted>},
+    {ops::aten_bitwise_xor_Tensor, binary<Result::Promoted>},
+    {ops::aten_div_Scalar, binary<Result::Floating>},
+    {ops::aten_div_Scalar_mode, divMode},
+    {ops::aten_div_Tensor, binary<Result::Floating>},
+    {ops::aten_div_Tensor_mode, divMode},
+    {ops::aten_fmod_Scalar, binary<Result::Promoted>},
+    {ops::aten_fmod_Tensor, binary<Result::Promoted>},
+    {ops::aten_maximum_default, binary<Result::Promoted>},
+    {ops::aten_minimum_default, binary<Result::Promoted>},
+    {ops::aten_mul_Scalar, binary<Result::Promoted>},
+    {ops::aten_mul_Tensor, binary<Result::Promoted>},
+    {ops::aten_pow_Scalar, power},
+    {ops::aten_pow_Tensor_Scalar, power},
+    {ops::aten_pow_Tensor_Tensor, power},
+    {ops::aten_remainder_Scalar, binary<Result::Promoted>},
+    {ops::aten_remainder_Tensor, binary<Result::Promoted>},
+    {ops::aten_rsub_Scalar, binary<Result::Promoted>},
+    {ops::aten_rsub_Tensor, binary<Result::Promoted>},
+    {ops::aten_sub_Scalar, binary<Result::Promoted>},
+    {ops::aten_sub_Tensor, binary<Result::Promoted>},
     // Comparisons and logical ops.
-    {"aten.eq.Scalar", binary<Result::Bool>},
-    {"aten.eq.Tensor", binary<Result::Bool>},
-    {"aten.ge.Scalar", binary<Result::Bool>},
-    {"aten.ge.Tensor", binary<Result::Bool>},
-    {"aten.gt.Scalar", binary<Result::Bool>},
-    {"aten.gt.Tensor", binary<Result::Bool>},
-    {"aten.le.Scalar", binary<Result::Bool>},
-    {"aten.le.Tensor", binary<Result::Bool>},
-    {"aten.logical_and.default", binary<Result::Bool>},
-    {"aten.logical_or.default", binary<Result::Bool>},
-    {"aten.logical_xor.default", binary<Result::Bool>},
-    {"aten.lt.Scalar", binary<Result::Bool>},
-    {"aten.lt.Tensor", binary<Result::Bool>},
-    {"aten.ne.Scalar", binary<Result::Bool>},
-    {"aten.ne.Tensor", binary<Result::Bool>},
+    {ops::aten_eq_Scalar, binary<Result::Bool>},
+    {ops::aten_eq_Tensor, binary<Result::Bool>},
+    {ops::aten_ge_Scalar, binary<Result::Bool>},
+    {ops::aten_ge_Tensor, binary<Result::Bool>},
+    {ops::aten_gt_Scalar, binary<Result::Bool>},
+    {ops::aten_gt_Tensor, binary<Result::Bool>},
+    {ops::aten_le_Scalar, binary<Result::Bool>},
+    {ops::aten_le_Tensor, binary<Result::Bool>},
+    {ops::aten_logical_and_default, binary<Result::Bool>},
+    {ops::aten_logical_or_default, binary<Result::Bool>},
+    {ops::aten_logical_xor_default, binary<Result::Bool>},
+    {ops::aten_lt_Scalar, binary<Result::Bool>},
+    {ops::aten_lt_Tensor, binary<Result::Bool>},
+    {ops::aten_ne_Scalar, binary<Result::Bool>},
+    {ops::aten_ne_Tensor, binary<Result::Bool>},
     // Selection.
-    {"aten.clamp.Tensor", clamp},
-    {"aten.clamp.default", clamp},
-    {"aten.clamp_max.Tensor", clampMax},
-    {"aten.clamp_max.default", clampMax},
-    {"aten.clamp_min.Tensor", clampMin},
-    {"aten.clamp_min.default", clampMin},
-    {"aten.lerp.Scalar", lerp},
-    {"aten.lerp.Tensor", lerp},
-    {"aten.masked_fill.Scalar", maskedFill},
-    {"aten.masked_fill.Tensor", maskedFill},
-    {"aten.where.Scalar", where},
-    {"aten.where.ScalarOther", where},
-    {"aten.where.ScalarSelf", where},
-    {"aten.where.self", where},
+    {ops::aten_clamp_Tensor, clamp},
+    {ops::aten_clamp_default, clamp},
+    {ops::aten_clamp_max_Tensor, clampMax},
+    {ops::aten_clamp_max_default, clampMax},
+    {ops::aten_clamp_min_Tensor, clampMin},
+    {ops::aten_clamp_min_default, clampMin},
+    {ops::aten_lerp_Scalar, lerp},
+    {ops::aten_lerp_Tensor, lerp},
+    {ops::aten_masked_fill_Scalar, maskedFill},
+    {ops::aten_masked_fill_Tensor, maskedFill},
+    {ops::aten_where_Scalar, where},
+    {ops::aten_where_ScalarOther, where},
+    {ops::aten_where_ScalarSelf, where},
+    {ops::aten_where_self, where},
     // In place.
-    {"aten.add_.Tensor", inPlace},
-    {"aten.dropout_.default", inPlace},
-    {"aten.hardswish_.default", inPlace},
-    {"aten.mul_.Tensor", inPlace},
-    {"aten.relu_.default", inPlace},
+    {ops::aten_add__Tensor, inPlace},
+    {ops::aten_dropout__default, inPlace},
+    {ops::aten_hardswish__default, inPlace},
+    {ops::aten_mul__Tensor, inPlace},
+    {ops::aten_relu__default, inPlace},
     // Dropout.
-    {"aten.dropout.default", dropout},
-    {"aten.native_dropout.default", nativeDropout},
+    {ops::aten_dropout_default, dropout},
+    {ops::aten_native_dropout_default, nativeDropout},
     // Factories.
-    {"aten.arange.default", arange},
-    {"aten.arange.start", arange},
-    {"aten.arange.start_step", arange},
-    {"aten.empty.memory_format", filled},
-    {"aten.empty_like.default", filledLike},
-    {"aten.full.default", full},
-    {"aten.full_like.default", filledLike},
-    {"aten.new_empty.default", filledNew},
-    {"aten.new_full.default", filledNew},
-    {"aten.new_ones.default", filledNew},
-    {"aten.new_zeros.default", filledNew},
-    {"aten.ones.default", filled},
-    {"aten.ones_like.default", filledLike},
-    {"aten.rand.default", filled},
-    {"aten.rand_like.default", filledLike},
-    {"aten.randn.default", filled},
-    {"aten.randn_like.default", filledLike},
-    {"aten.scalar_tensor.default", scalarTensor},
-    {"aten.zeros.default", filled},
-    {"aten.zeros_like.default", filledLike},
-    {"gc.rand.default", rand},
+    {ops::aten_arange_default, arange},
+    {ops::aten_arange_start, arange},
+    {ops::aten_arange_start_step, arange},
+    {ops::aten_empty_memory_format, filled},
+    {ops::aten_empty_like_default, filledLike},
+    {ops::aten_full_default, full},
+    {ops::aten_full_like_default, filledLike},
+    {ops::aten_new_empty_default, filledNew},
+    {ops::aten_new_full_default, filledNew},
+    {ops::aten_new_ones_default, filledNew},
+    {ops::aten_new_zeros_default, filledNew},
+    {ops::aten_ones_default, filled},
+    {ops::aten_ones_like_default, filledLike},
+    {ops::aten_rand_default, filled},
+    {ops::aten_rand_like_default, filledLike},
+    {ops::aten_randn_default, filled},
+    {ops::aten_randn_like_default, filledLike},
+    {ops::aten_scalar_tensor_default, scalarTensor},
+    {ops::aten_zeros_default, filled},
+    {ops::aten_zeros_like_default, filledLike},
+    {ops::gc_rand_default, rand},
     // Symbolic scalars, and the checks torch.export records on them.
-    {"_operator.add", symbolicNumber},
-    {"_operator.eq", symbolicBool},
-    {"_operator.floordiv", symbolicNumber},
-    {"_operator.ge", symbolicBool},
-    {"_operator.gt", symbolicBool},
-    {"_operator.le", symbolicBool},
-    {"_operator.lt", symbolicBool},
-    {"_operator.mod", symbolicNumber},
-    {"_operator.mul", symbolicNumber},
-    {"_operator.ne", symbolicBool},
-    {"_operator.neg", symbolicNumber},
-    {"_operator.sub", symbolicNumber},
-    {"_operator.truediv", symbolicNumber},
-    {"aten._assert_scalar.default", noResults},
-    {"aten.sym_constrain_range.default", noResults},
-    {"aten.sym_constrain_range_for_size.default", noResults},
-    {"aten.sym_numel.default", symbolicNumber},
-    {"aten.sym_size.int", symbolicNumber},
-    {"aten.sym_storage_offset.default", symbolicNumber},
-    {"aten.sym_stride.int", symbolicNumber},
+    {ops::_operator_add, symbolicNumber},
+    {ops::_operator_eq, symbolicBool},
+    {ops::_operator_floordiv, symbolicNumber},
+    {ops::_operator_ge, symbolicBool},
+    {ops::_operator_gt, symbolicBool},
+    {ops::_operator_le, symbolicBool},
+    {ops::_operator_lt, symbolicBool},
+    {ops::_operator_mod, symbolicNumber},
+    {ops::_operator_mul, symbolicNumber},
+    {ops::_operator_ne, symbolicBool},
+    {ops::_operator_neg, symbolicNumber},
+    {ops::_operator_sub, symbolicNumber},
+    {ops::_operator_truediv, symbolicNumber},
+    {ops::aten__assert_scalar_default, noResults},
+    {ops::aten_sym_constrain_range_default, noResults},
+    {ops::aten_sym_constrain_range_for_size_default, noResults},
+    {ops::aten_sym_numel_default, symbolicNumber},
+    {ops::aten_sym_size_int, symbolicNumber},
+    {ops::aten_sym_storage_offset_default, symbolicNumber},
+    {ops::aten_sym_stride_int, symbolicNumber},
     // Copies and aliases.
-    {"aten._assert_tensor_metadata.default", noResults},
-    {"aten._to_copy.default", toCopy},
-    {"aten.alias.default", alias},
-    {"aten.clone.default", clone},
-    {"aten.contiguous.default", contiguous},
-    {"aten.detach.default", alias},
-    {"aten.lift_fresh_copy.default", clone},
-    {"aten.to.device", to},
-    {"aten.to.dtype", to},
-    {"aten.to.dtype_layout", to},
-    {"aten.to.other", toOther},
-    {"aten.type_as.default", toOther},
+    {ops::aten__assert_tensor_metadata_default, noResults},
+    {ops::aten__to_copy_default, toCopy},
+    {ops::aten_alias_default, alias},
+    {ops::aten_clone_default, clone},
+    {ops::aten_contiguous_default, contiguous},
+    {ops::aten_detach_default, alias},
+    {ops::aten_lift_fresh_copy_default, clone},
+    {ops::aten_to_device, to},
+    {ops::aten_to_dtype, to},
+    {ops::aten_to_dtype_layout, to},
+    {ops::aten_to_other, toOther},
+    {ops::aten_type_as_default, toOther},
 };
 
 } // namespace

@@ -58,7 +58,7 @@ public:
   }
 
   /// Calls the op once; every result becomes a user output.
-  void call(std::string_view op, Args args) {
+  void call(OpId op, Args args) {
     op_ = op;
     for (Value *r : b_.create(op, std::move(args)))
       graph_.addOutput(r, OutputSpec{OutputKind::UserOutput, {}, {}});
@@ -133,235 +133,235 @@ private:
   GraphBuilder b_;
   std::mt19937 rng_{7};
   std::vector<Tensor> inputs_;
-  std::string op_;
+  OpId op_{};
 };
 
 struct Case {
   const char *name;
-  const char *op;
-  void (*build)(GradCheck &c, const char *op);
+  OpId op;
+  void (*build)(GradCheck &c, OpId op);
 };
 
-void unary(GradCheck &c, const char *op) { c.call(op, {{"self", c.input({2, 3})}}); }
-void unaryPositive(GradCheck &c, const char *op) {
+void unary(GradCheck &c, OpId op) { c.call(op, {{"self", c.input({2, 3})}}); }
+void unaryPositive(GradCheck &c, OpId op) {
   c.call(op, {{"self", c.input({2, 3}, positive())}});
 }
-void unaryInside(GradCheck &c, const char *op) {
+void unaryInside(GradCheck &c, OpId op) {
   c.call(op, {{"self", c.input({2, 3}, {-0.8, 0.8, {}})}});
 }
-void binary(GradCheck &c, const char *op) {
+void binary(GradCheck &c, OpId op) {
   c.call(op, {{"self", c.input({3, 4}, positive())}, {"other", c.input({4}, positive())}});
 }
 
 const Case kCases[] = {
-    {"Abs", "aten.abs.default",
-     [](GradCheck &c, const char *op) {
+    {"Abs", ops::aten_abs_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({4}, values({-1.5, -0.3, 0.4, 2}))}});
      }},
-    {"Acos", "aten.acos.default", unaryInside},
-    {"Asin", "aten.asin.default", unaryInside},
-    {"Atan", "aten.atan.default", unary},
-    {"Cos", "aten.cos.default", unary},
-    {"Cosh", "aten.cosh.default", unary},
-    {"Erf", "aten.erf.default", unary},
-    {"Erfc", "aten.erfc.default", unary},
-    {"Exp", "aten.exp.default", unary},
-    {"Expm1", "aten.expm1.default", unary},
-    {"Log", "aten.log.default", unaryPositive},
-    {"Log1p", "aten.log1p.default", unaryPositive},
-    {"Neg", "aten.neg.default", unary},
-    {"Reciprocal", "aten.reciprocal.default", unaryPositive},
-    {"Rsqrt", "aten.rsqrt.default", unaryPositive},
-    {"Sigmoid", "aten.sigmoid.default", unary},
-    {"Sin", "aten.sin.default", unary},
-    {"Sinh", "aten.sinh.default", unary},
-    {"Sqrt", "aten.sqrt.default", unaryPositive},
-    {"Tan", "aten.tan.default", unary},
-    {"Tanh", "aten.tanh.default", unary},
-    {"Clone", "aten.clone.default", unary},
-    {"ToCopy", "aten._to_copy.default",
-     [](GradCheck &c, const char *op) {
+    {"Acos", ops::aten_acos_default, unaryInside},
+    {"Asin", ops::aten_asin_default, unaryInside},
+    {"Atan", ops::aten_atan_default, unary},
+    {"Cos", ops::aten_cos_default, unary},
+    {"Cosh", ops::aten_cosh_default, unary},
+    {"Erf", ops::aten_erf_default, unary},
+    {"Erfc", ops::aten_erfc_default, unary},
+    {"Exp", ops::aten_exp_default, unary},
+    {"Expm1", ops::aten_expm1_default, unary},
+    {"Log", ops::aten_log_default, unaryPositive},
+    {"Log1p", ops::aten_log1p_default, unaryPositive},
+    {"Neg", ops::aten_neg_default, unary},
+    {"Reciprocal", ops::aten_reciprocal_default, unaryPositive},
+    {"Rsqrt", ops::aten_rsqrt_default, unaryPositive},
+    {"Sigmoid", ops::aten_sigmoid_default, unary},
+    {"Sin", ops::aten_sin_default, unary},
+    {"Sinh", ops::aten_sinh_default, unary},
+    {"Sqrt", ops::aten_sqrt_default, unaryPositive},
+    {"Tan", ops::aten_tan_default, unary},
+    {"Tanh", ops::aten_tanh_default, unary},
+    {"Clone", ops::aten_clone_default, unary},
+    {"ToCopy", ops::aten__to_copy_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"dtype", DType::Float64}});
      }},
-    {"AddBroadcast", "aten.add.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"AddBroadcast", ops::aten_add_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"other", c.input({3, 1})}, {"alpha", 2.5}});
      }},
-    {"AddNumber", "aten.add.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"AddNumber", ops::aten_add_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3})}, {"other", 1.5}});
      }},
-    {"Sub", "aten.sub.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"Sub", ops::aten_sub_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({4})}, {"other", c.input({2, 4})}, {"alpha", 3}});
      }},
-    {"Mul", "aten.mul.Tensor", binary},
-    {"MulNumber", "aten.mul.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"Mul", ops::aten_mul_Tensor, binary},
+    {"MulNumber", ops::aten_mul_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3})}, {"other", 0.7}});
      }},
-    {"Div", "aten.div.Tensor", binary},
-    {"DivMode", "aten.div.Tensor_mode", binary},
-    {"DivFloor", "aten.div.Tensor_mode",
-     [](GradCheck &c, const char *op) {
+    {"Div", ops::aten_div_Tensor, binary},
+    {"DivMode", ops::aten_div_Tensor_mode, binary},
+    {"DivFloor", ops::aten_div_Tensor_mode,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 2}, values({1.3, 2.6, -3.4, 5.5}))},
                    {"other", c.input({2}, values({0.7, 1.6}))},
                    {"rounding_mode", "floor"}});
      }},
-    {"PowScalar", "aten.pow.Tensor_Scalar",
-     [](GradCheck &c, const char *op) {
+    {"PowScalar", ops::aten_pow_Tensor_Scalar,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3}, positive())}, {"exponent", 2.5}});
      }},
-    {"PowInt", "aten.pow.Tensor_Scalar",
-     [](GradCheck &c, const char *op) {
+    {"PowInt", ops::aten_pow_Tensor_Scalar,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"exponent", 3}});
      }},
-    {"PowTensor", "aten.pow.Tensor_Tensor",
-     [](GradCheck &c, const char *op) {
+    {"PowTensor", ops::aten_pow_Tensor_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4}, positive())}, {"exponent", c.input({4})}});
      }},
-    {"Maximum", "aten.maximum.default",
-     [](GradCheck &c, const char *op) {
+    {"Maximum", ops::aten_maximum_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"other", c.input({3})}});
      }},
-    {"Minimum", "aten.minimum.default",
-     [](GradCheck &c, const char *op) {
+    {"Minimum", ops::aten_minimum_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"other", c.input({3})}});
      }},
-    {"Where", "aten.where.self",
-     [](GradCheck &c, const char *op) {
+    {"Where", ops::aten_where_self,
+     [](GradCheck &c, OpId op) {
        Value *cond = c.input({2, 3}, values({1, 0, 0, 1, 1, 0}), DType::Bool);
        c.call(op, {{"condition", cond}, {"self", c.input({2, 3})}, {"other", c.input({3})}});
      }},
-    {"Fmod", "aten.fmod.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"Fmod", ops::aten_fmod_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({4}, values({2.3, -2.3, 5.1, 0.4}))},
                    {"other", c.input({4}, values({0.7, 0.9, -1.3, 0.3}))}});
      }},
-    {"Remainder", "aten.remainder.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"Remainder", ops::aten_remainder_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({4}, values({2.3, -2.3, 5.1, 0.4}))},
                    {"other", c.input({4}, values({0.7, 0.9, -1.3, 0.3}))}});
      }},
-    {"Permute", "aten.permute.default",
-     [](GradCheck &c, const char *op) {
+    {"Permute", ops::aten_permute_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3, 4})}, {"dims", Dims{2, 0, 1}}});
      }},
-    {"View", "aten.view.default",
-     [](GradCheck &c, const char *op) {
+    {"View", ops::aten_view_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 6})}, {"size", Dims{3, -1}}});
      }},
-    {"Expand", "aten.expand.default",
-     [](GradCheck &c, const char *op) {
+    {"Expand", ops::aten_expand_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 1})}, {"size", Dims{2, 3, 4}}});
      }},
-    {"Squeeze", "aten.squeeze.dims",
-     [](GradCheck &c, const char *op) {
+    {"Squeeze", ops::aten_squeeze_dims,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 1, 2})}, {"dim", Dims{1}}});
      }},
-    {"Unsqueeze", "aten.unsqueeze.default",
-     [](GradCheck &c, const char *op) {
+    {"Unsqueeze", ops::aten_unsqueeze_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 2})}, {"dim", -1}});
      }},
-    {"Slice", "aten.slice.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"Slice", ops::aten_slice_Tensor,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 9})}, {"dim", 1}, {"start", 1}, {"end", -1}, {"step", 3}});
      }},
-    {"Select", "aten.select.int",
-     [](GradCheck &c, const char *op) {
+    {"Select", ops::aten_select_int,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"dim", 1}, {"index", -2}});
      }},
-    {"Cat", "aten.cat.default",
-     [](GradCheck &c, const char *op) {
+    {"Cat", ops::aten_cat_default,
+     [](GradCheck &c, OpId op) {
        std::vector<Value *> xs = {c.input({2, 1}), c.input({2, 3}), c.input({2, 2})};
        c.call(op, {{"tensors", xs}, {"dim", 1}});
      }},
-    {"Flip", "aten.flip.default",
-     [](GradCheck &c, const char *op) {
+    {"Flip", ops::aten_flip_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"dims", Dims{0, 1}}});
      }},
-    {"ConstantPad", "aten.constant_pad_nd.default",
-     [](GradCheck &c, const char *op) {
+    {"ConstantPad", ops::aten_constant_pad_nd_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"pad", Dims{1, -1, 2, 0}}});
      }},
-    {"Gather", "aten.gather.default",
-     [](GradCheck &c, const char *op) {
+    {"Gather", ops::aten_gather_default,
+     [](GradCheck &c, OpId op) {
        Value *x = c.input({2, 3});
        c.call(op, {{"self", x}, {"dim", 1}, {"index", c.index({2, 4}, {0, 2, 2, 1, 1, 1, 0, 2})}});
      }},
-    {"Scatter", "aten.scatter.src",
-     [](GradCheck &c, const char *op) {
+    {"Scatter", ops::aten_scatter_src,
+     [](GradCheck &c, OpId op) {
        Value *x = c.input({2, 4});
        c.call(op, {{"self", x},
                    {"dim", 1},
                    {"index", c.index({2, 2}, {3, 0, 1, 2})},
                    {"src", c.input({2, 2})}});
      }},
-    {"ScatterAdd", "aten.scatter_add.default",
-     [](GradCheck &c, const char *op) {
+    {"ScatterAdd", ops::aten_scatter_add_default,
+     [](GradCheck &c, OpId op) {
        Value *x = c.input({2, 4});
        c.call(op, {{"self", x},
                    {"dim", 1},
                    {"index", c.index({2, 3}, {3, 0, 3, 1, 1, 2})},
                    {"src", c.input({2, 3})}});
      }},
-    {"IndexOne", "aten.index.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"IndexOne", ops::aten_index_Tensor,
+     [](GradCheck &c, OpId op) {
        Value *x = c.input({5, 2});
        c.call(op, {{"self", x}, {"indices", std::vector<Value *>{c.index({2, 2}, {4, 1, -1, 0})}}});
      }},
-    {"IndexTwo", "aten.index.Tensor",
-     [](GradCheck &c, const char *op) {
+    {"IndexTwo", ops::aten_index_Tensor,
+     [](GradCheck &c, OpId op) {
        Value *x = c.input({2, 3, 4});
        c.call(op, {{"self", x},
                    {"indices",
                     std::vector<Value *>{nullptr, c.index({3}, {2, 0, 2}), c.index({1}, {3})}}});
      }},
-    {"Sum", "aten.sum.dim_IntList",
-     [](GradCheck &c, const char *op) {
+    {"Sum", ops::aten_sum_dim_IntList,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3, 4})}, {"dim", Dims{0, -1}}});
      }},
-    {"SumKeepdim", "aten.sum.dim_IntList",
-     [](GradCheck &c, const char *op) {
+    {"SumKeepdim", ops::aten_sum_dim_IntList,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"dim", Dims{1}}, {"keepdim", true}});
      }},
-    {"Amax", "aten.amax.default",
-     [](GradCheck &c, const char *op) {
+    {"Amax", ops::aten_amax_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"dim", Dims{1}}});
      }},
-    {"Amin", "aten.amin.default",
-     [](GradCheck &c, const char *op) {
+    {"Amin", ops::aten_amin_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"dim", Dims{0}}, {"keepdim", true}});
      }},
-    {"Prod", "aten.prod.dim_int",
-     [](GradCheck &c, const char *op) {
+    {"Prod", ops::aten_prod_dim_int,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4, 2}, values({0.5, 2,   0,    1.5,  -1,  3,   0.7, 0,
                                                        1.2, 0.9, -0.4, 2,    1.1, 0.3, 0,   0,
                                                        2,   1,   0.6,  -1.3, 0.8, 1,   1.7, 0.2}))},
                    {"dim", 1}});
      }},
-    {"Cumsum", "aten.cumsum.default",
-     [](GradCheck &c, const char *op) {
+    {"Cumsum", ops::aten_cumsum_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"dim", 1}});
      }},
-    {"Sort", "aten.sort.default",
-     [](GradCheck &c, const char *op) {
+    {"Sort", ops::aten_sort_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 4})}, {"dim", 0}, {"descending", true}});
      }},
-    {"Topk", "aten.topk.default",
-     [](GradCheck &c, const char *op) {
+    {"Topk", ops::aten_topk_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({3, 5})}, {"k", 2}});
      }},
-    {"Mm", "aten.mm.default",
-     [](GradCheck &c, const char *op) {
+    {"Mm", ops::aten_mm_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 3})}, {"mat2", c.input({3, 4})}});
      }},
-    {"Bmm", "aten.bmm.default",
-     [](GradCheck &c, const char *op) {
+    {"Bmm", ops::aten_bmm_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 2, 3})}, {"mat2", c.input({2, 3, 2})}});
      }},
-    {"Convolution", "aten.convolution.default",
-     [](GradCheck &c, const char *op) {
+    {"Convolution", ops::aten_convolution_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"input", c.input({2, 4, 6, 5})},
                    {"weight", c.input({4, 2, 3, 2})},
                    {"bias", c.input({4})},
@@ -372,8 +372,8 @@ const Case kCases[] = {
                    {"output_padding", Dims{0, 0}},
                    {"groups", 2}});
      }},
-    {"Convolution1d", "aten.convolution.default",
-     [](GradCheck &c, const char *op) {
+    {"Convolution1d", ops::aten_convolution_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"input", c.input({1, 2, 7})},
                    {"weight", c.input({3, 2, 3})},
                    {"bias", ArgValue::none()},
@@ -384,15 +384,15 @@ const Case kCases[] = {
                    {"output_padding", Dims{0}},
                    {"groups", 1}});
      }},
-    {"MaxPool2d", "aten.max_pool2d_with_indices.default",
-     [](GradCheck &c, const char *op) {
+    {"MaxPool2d", ops::aten_max_pool2d_with_indices_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({1, 2, 5, 5})},
                    {"kernel_size", Dims{3, 3}},
                    {"stride", Dims{2, 2}},
                    {"padding", Dims{1, 1}}});
      }},
-    {"AvgPool2dCeil", "aten.avg_pool2d.default",
-     [](GradCheck &c, const char *op) {
+    {"AvgPool2dCeil", ops::aten_avg_pool2d_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({1, 2, 5, 6})},
                    {"kernel_size", Dims{3, 2}},
                    {"stride", Dims{2, 3}},
@@ -400,15 +400,15 @@ const Case kCases[] = {
                    {"ceil_mode", true},
                    {"count_include_pad", false}});
      }},
-    {"AvgPool2dDivisor", "aten.avg_pool2d.default",
-     [](GradCheck &c, const char *op) {
+    {"AvgPool2dDivisor", ops::aten_avg_pool2d_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({1, 1, 4, 4})},
                    {"kernel_size", Dims{2, 2}},
                    {"ceil_mode", true},
                    {"divisor_override", 3}});
      }},
-    {"AvgPool2d", "aten.avg_pool2d.default",
-     [](GradCheck &c, const char *op) {
+    {"AvgPool2d", ops::aten_avg_pool2d_default,
+     [](GradCheck &c, OpId op) {
        c.call(op, {{"self", c.input({2, 5, 4})},
                    {"kernel_size", Dims{3, 2}},
                    {"stride", Dims{2, 2}},
@@ -432,10 +432,10 @@ INSTANTIATE_TEST_SUITE_P(Rules, Derivative, testing::ValuesIn(kCases),
                          });
 
 TEST(Derivatives, EveryRuleHasACase) {
-  std::set<std::string> covered;
+  std::set<OpId> covered;
   for (const Case &c : kCases)
     covered.insert(c.op);
-  for (const std::string &op : derivatives().ops())
+  for (OpId op : derivatives().ops())
     if (derivatives().find(op)->fn)
       EXPECT_TRUE(covered.count(op)) << op << " has no finite-difference case";
 }

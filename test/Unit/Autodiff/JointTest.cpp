@@ -57,7 +57,7 @@ TEST(Joint, SignatureFollowsAOTAutograd) {
   // Nothing reaches %unused: its gradient is a zeros tensor.
   const Node *zeros = g.outputs()[5]->definingNode();
   ASSERT_NE(zeros, nullptr);
-  EXPECT_EQ(zeros->op(), "aten.full.default");
+  EXPECT_EQ(zeros->op(), ops::aten_full_default);
 }
 
 TEST(Joint, UserInputGradientsOnlyOnRequest) {

@@ -97,15 +97,15 @@ std::unique_ptr<Module> buildModule() {
   Value *n = g.addInput("n", Type::makeScalar(Type::Kind::SymInt),
                         {InputKind::UserInput, "n", true});
 
-  Node *size = g.addNode("aten.sym_size.int",
+  Node *size = g.addNode(ops::aten_sym_size_int,
                          {{"self", false, Arg::tensor(x)},
                           {"dim", false, Arg::integer(0)}},
                          {{"sym_size", Type::makeScalar(Type::Kind::SymInt)}});
   Value *sz = size->results()[0];
-  Value *flt = g.addNode("aten.sym_float.default", {{"a", false, Arg::tensor(sz)}},
+  Value *flt = g.addNode(ops::_operator_truediv, {{"a", false, Arg::tensor(sz)}},
                          {{"sym_float", Type::makeScalar(Type::Kind::SymFloat)}})
                    ->results()[0];
-  Value *bl = g.addNode("aten.sym_eq.default", {{"a", false, Arg::tensor(sz)}},
+  Value *bl = g.addNode(ops::_operator_eq, {{"a", false, Arg::tensor(sz)}},
                         {{"sym_eq", Type::makeScalar(Type::Kind::SymBool)}})
                   ->results()[0];
 
@@ -114,7 +114,7 @@ std::unique_ptr<Module> buildModule() {
   sliced.strides = {sc.constant(1), sc.mul(s0, s1)};
   sliced.storageOffset = sc.floorDiv(s0, sc.constant(2));
   Node *add = g.addNode(
-      "aten.add.Tensor",
+      ops::aten_add_Tensor,
       {{"self", false, Arg::tensor(x)},
        {"other", false, Arg::tensor(fw)},
        {"alpha", true, Arg::integer(-3)}},
@@ -122,13 +122,13 @@ std::unique_ptr<Module> buildModule() {
   Value *sum = add->results()[0];
 
   Node *split = g.addNode(
-      "aten.split.Tensor",
+      ops::aten_split_Tensor,
       {{"self", false, Arg::tensor(sum)}, {"split_size", false, Arg::integer(4)}},
       {{"getitem", tensorType(m, DType::Float32, {sc.constant(4), eight})},
        {"getitem_1", tensorType(m, DType::Float32, {sc.constant(4), eight})}},
       ResultForm::List);
   Node *varMean = g.addNode(
-      "aten.var_mean.correction", {{"self", false, Arg::tensor(sum)}},
+      ops::aten_var_mean_correction, {{"self", false, Arg::tensor(sum)}},
       {{"var", tensorType(m, DType::Float32, {})},
        {"mean", tensorType(m, DType::Float32, {})}},
       ResultForm::Tuple);
@@ -187,11 +187,11 @@ std::unique_ptr<Module> buildModule() {
   Arg meta = argOf(ArgKind::Device);
   meta.device = {DeviceKind::Meta, -1};
   all.push_back({"meta", true, meta});
-  Value *every = g.addNode("test.every_arg.default", std::move(all),
+  Value *every = g.addNode(ops::aten__assert_tensor_metadata_default, std::move(all),
                            {{"every", tensorType(m, DType::Float32, {s1})}})
                      ->results()[0];
   // A node without results.
-  g.addNode("aten._assert_async.msg", {{"assert_msg", false, Arg::string("")}},
+  g.addNode(ops::aten__assert_scalar_default, {{"assert_msg", false, Arg::string("")}},
             {});
 
   g.addOutput(every, {OutputKind::UserOutput, ""});
@@ -206,7 +206,7 @@ std::unique_ptr<Module> buildModule() {
   Graph &bw = m.addGraph("backward");
   Value *t = bw.addInput("tangent", tensorType(m, DType::Float16, {s0, sc.mul(s0, s1)}),
                          {InputKind::UserInput, "tangent", true});
-  Value *neg = bw.addNode("aten.neg.default", {{"self", false, Arg::tensor(t)}},
+  Value *neg = bw.addNode(ops::aten_neg_default, {{"self", false, Arg::tensor(t)}},
                           {{"neg", t->type()}})
                    ->results()[0];
   bw.addOutput(neg, {OutputKind::UserOutput, ""});
@@ -258,7 +258,7 @@ TEST(FlatBufferIOTest, ReadBackKeepsEveryField) {
   EXPECT_EQ(g.outputSpecs(), m->graphs()[0]->outputSpecs());
   EXPECT_EQ(g.inputs()[0]->type().tensor.sizes[0]->str(), "s0 + 1");
   const Node &add = *g.nodes()[3];
-  EXPECT_EQ(add.op(), "aten.add.Tensor");
+  EXPECT_EQ(add.op(), ops::aten_add_Tensor);
   EXPECT_TRUE(add.args()[2].keywordOnly);
   EXPECT_EQ(add.results()[0]->type().tensor.strides[1]->str(), "s0*s1");
   EXPECT_EQ(add.results()[0]->type().tensor.storageOffset->str(),

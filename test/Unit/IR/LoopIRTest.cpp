@@ -141,7 +141,7 @@ std::unique_ptr<Module> buildModule(Level level) {
   LoopNode mm;
   mm.kind = LoopNode::Kind::Extern;
   mm.name = "mm";
-  mm.op = "aten.mm.default";
+  mm.op = ops::aten_mm_default;
   mm.args = {loopArg("self", ArgKind::Tensor, {0}), loopArg("mat2", ArgKind::Tensor, {1})};
   mm.inputs = {{kX, e.type(DType::Float32, {"s0", "8"})},
                {kW, e.type(DType::Float32, {"8", "16"})},
@@ -217,7 +217,7 @@ std::unique_ptr<Module> buildModule(Level level) {
   LoopNode cumsum;
   cumsum.kind = LoopNode::Kind::Fallback;
   cumsum.name = "cumsum";
-  cumsum.op = "aten.cumsum.default";
+  cumsum.op = ops::aten_cumsum_default;
   cumsum.args = {loopArg("self", ArgKind::Tensor, {0}), loopArg("dim", ArgKind::Int, {1})};
   cumsum.args.push_back({"dtype", true, Arg::none()});
   cumsum.inputs = {{kOut, e.type(DType::Float32, {"s0", "16"})}};
@@ -227,7 +227,7 @@ std::unique_ptr<Module> buildModule(Level level) {
   LoopNode index2;
   index2.kind = LoopNode::Kind::Fallback;
   index2.name = "gather";
-  index2.op = "aten.index.Tensor";
+  index2.op = ops::aten_index_Tensor;
   index2.args = {loopArg("self", ArgKind::Tensor, {0}),
                  loopArg("indices", ArgKind::OptionalTensors, {-1, 1}),
                  loopArg("more", ArgKind::Tensors, {0, 1}),

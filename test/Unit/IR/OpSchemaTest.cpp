@@ -38,11 +38,10 @@ TEST(OpDefs, IdsNameTheirRows) {
 }
 
 TEST(OpDefs, ViewsComeFromTheAliasAnnotation) {
-  EXPECT_TRUE(returnsView("aten.view.default"));
-  EXPECT_TRUE(returnsView("aten.split.Tensor")); // Tensor(a)[]
-  EXPECT_FALSE(returnsView("aten.add_.Tensor")); // Tensor(a!): written, not a view
-  EXPECT_FALSE(returnsView("aten.clone.default"));
-  EXPECT_FALSE(returnsView("aten.no_such_op.default"));
+  EXPECT_TRUE(returnsView(ops::aten_view_default));
+  EXPECT_TRUE(returnsView(ops::aten_split_Tensor)); // Tensor(a)[]
+  EXPECT_FALSE(returnsView(ops::aten_add__Tensor)); // Tensor(a!): written, not a view
+  EXPECT_FALSE(returnsView(ops::aten_clone_default));
 }
 
 TEST(OpDefs, Traits) {
@@ -64,22 +63,22 @@ TEST(OpDefs, SortedForLookup) {
 }
 
 TEST(OpDefs, CoreSet) {
-  EXPECT_TRUE(isCoreOp("aten.add.Tensor"));
-  EXPECT_TRUE(isCoreOp("aten.convolution.default"));
-  EXPECT_TRUE(isCoreOp("aten._to_copy.default"));
-  EXPECT_TRUE(isCoreOp("gc.rand.default"));
-  EXPECT_FALSE(isCoreOp("aten.linear.default"));
-  EXPECT_FALSE(isCoreOp("aten.add_.Tensor"));
-  EXPECT_FALSE(isCoreOp("aten.relu.default"));
-  EXPECT_FALSE(isCoreOp("aten.unknown.default"));
+  EXPECT_TRUE(isCoreOp(ops::aten_add_Tensor));
+  EXPECT_TRUE(isCoreOp(ops::aten_convolution_default));
+  EXPECT_TRUE(isCoreOp(ops::aten__to_copy_default));
+  EXPECT_TRUE(isCoreOp(ops::gc_rand_default));
+  EXPECT_FALSE(isCoreOp(ops::aten_linear_default));
+  EXPECT_FALSE(isCoreOp(ops::aten_add__Tensor));
+  EXPECT_FALSE(isCoreOp(ops::aten_relu_default));
   const OpSchema *relu = findOpSchema("aten.relu.default");
   ASSERT_TRUE(relu);
+  EXPECT_EQ(relu->id, ops::aten_relu_default);
   EXPECT_FALSE(relu->core);
   EXPECT_FALSE(relu->summary.empty());
 }
 
 TEST(OpSchema, AddTensorAlphaIsKeywordOnly) {
-  const OpSchema *s = findOpSchema("aten.add.Tensor");
+  const OpSchema *s = (&opSchema(ops::aten_add_Tensor));
   ASSERT_TRUE(s);
   ASSERT_EQ(s->args.size(), 3u);
   EXPECT_EQ(s->args[0].name, "self");
@@ -97,20 +96,20 @@ TEST(OpSchema, AddTensorAlphaIsKeywordOnly) {
 }
 
 TEST(OpSchema, InPlaceAddMutatesSelf) {
-  const OpSchema *s = findOpSchema("aten.add_.Tensor");
+  const OpSchema *s = (&opSchema(ops::aten_add__Tensor));
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->arg("self")->mutated);
   EXPECT_EQ(s->arg("self")->type, "Tensor");
   EXPECT_FALSE(s->arg("other")->mutated);
   EXPECT_TRUE(s->arg("alpha")->keywordOnly);
-  for (const char *name : {"aten.relu_.default", "aten.hardswish_.default", "aten.dropout_.default"})
-    EXPECT_TRUE(findOpSchema(name)->arg("self")->mutated) << name;
+  for (OpId name : {ops::aten_relu__default, ops::aten_hardswish__default, ops::aten_dropout__default})
+    EXPECT_TRUE(opSchema(name).arg("self")->mutated) << name;
   // A view aliases its input without writing it.
-  EXPECT_FALSE(findOpSchema("aten.view.default")->arg("self")->mutated);
+  EXPECT_FALSE((&opSchema(ops::aten_view_default))->arg("self")->mutated);
 }
 
 TEST(OpSchema, BatchNorm) {
-  const OpSchema *s = findOpSchema("aten.batch_norm.default");
+  const OpSchema *s = (&opSchema(ops::aten_batch_norm_default));
   ASSERT_TRUE(s);
   std::vector<std::string> names, types;
   for (const ArgDef &a : s->args) {
@@ -128,16 +127,16 @@ TEST(OpSchema, BatchNorm) {
 }
 
 TEST(OpSchema, ReturnsAndDefaults) {
-  const OpSchema *sort = findOpSchema("aten.sort.default");
+  const OpSchema *sort = (&opSchema(ops::aten_sort_default));
   ASSERT_TRUE(sort);
   EXPECT_EQ(sort->returns, (std::vector<std::string>{"Tensor", "Tensor"}));
-  EXPECT_EQ(findOpSchema("aten.split.Tensor")->returns, std::vector<std::string>{"Tensor[]"});
-  EXPECT_TRUE(findOpSchema("aten._assert_tensor_metadata.default")->returns.empty());
-  const OpSchema *conv = findOpSchema("aten.conv2d.default");
+  EXPECT_EQ((&opSchema(ops::aten_split_Tensor))->returns, std::vector<std::string>{"Tensor[]"});
+  EXPECT_TRUE((&opSchema(ops::aten__assert_tensor_metadata_default))->returns.empty());
+  const OpSchema *conv = (&opSchema(ops::aten_conv2d_default));
   EXPECT_EQ(conv->arg("stride")->type, "SymInt[2]");
   EXPECT_EQ(conv->arg("stride")->defaultValue, "[1, 1]");
-  EXPECT_EQ(findOpSchema("aten.gelu.default")->arg("approximate")->defaultValue, "\"none\"");
-  const OpSchema *rand = findOpSchema("gc.rand.default");
+  EXPECT_EQ((&opSchema(ops::aten_gelu_default))->arg("approximate")->defaultValue, "\"none\"");
+  const OpSchema *rand = (&opSchema(ops::gc_rand_default));
   ASSERT_TRUE(rand);
   EXPECT_TRUE(rand->arg("dtype")->keywordOnly);
   EXPECT_FALSE(rand->arg("offset")->keywordOnly);

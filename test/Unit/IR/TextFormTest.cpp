@@ -100,7 +100,7 @@ void expectGraphEq(const Graph &a, const Graph &b) {
   ASSERT_EQ(a.nodes().size(), b.nodes().size()) << where;
   for (size_t i = 0; i < a.nodes().size(); ++i) {
     const Node &na = *a.nodes()[i], &nb = *b.nodes()[i];
-    std::string nw = where + " node " + std::to_string(i) + " " + na.op();
+    std::string nw = where + " node " + std::to_string(i) + " " + opString(na.op());
     EXPECT_EQ(na.op(), nb.op()) << nw;
     EXPECT_EQ(na.resultForm(), nb.resultForm()) << nw;
     ASSERT_EQ(na.args().size(), nb.args().size()) << nw;
@@ -262,13 +262,13 @@ std::unique_ptr<Module> buildRichModule() {
                         {InputKind::UserInput, "b", true});
 
   // Tensor, None, keyword-only args; symbolic result sizes.
-  Value *lin = g.addNode("aten.linear.default",
+  Value *lin = g.addNode(ops::aten_linear_default,
                          {arg("input", Arg::tensor(x)), arg("weight", Arg::tensor(p)),
                           arg("bias", Arg::none())},
                          {{"linear", tensor(m, DType::Float32, {s0, c(m, 256)})}})
                    ->results()[0];
   // Only keyword-only args; the Device, ScalarType, Layout and Bool kinds.
-  g.addNode("aten.arange.default",
+  g.addNode(ops::aten_arange_default,
             {arg("end", Arg::integer(32)),
              arg("dtype", Arg::scalarType(DType::Int64), true),
              arg("layout", [] {
@@ -279,7 +279,7 @@ std::unique_ptr<Module> buildRichModule() {
              arg("device", device({DeviceKind::CUDA, 1}), true),
              arg("pin_memory", Arg::boolean(false), true)},
             {{"ar", staticTensor(m, DType::Int64, {32})}});
-  g.addNode("aten.empty.memory_format",
+  g.addNode(ops::aten_empty_memory_format,
             {arg("size", Arg::integers({})),
              arg("dtype", Arg::none(), true),
              arg("device", device({}), true),
@@ -289,37 +289,37 @@ std::unique_ptr<Module> buildRichModule() {
                return a;
              }(), true)},
             {{"e0", staticTensor(m, DType::Float32, {})}});
-  g.addNode("test.only_kw.default",
+  g.addNode(ops::aten__to_copy_default,
             {arg("a", device({DeviceKind::CUDA, -1}), true),
              arg("b", device({DeviceKind::Meta, -1}), true),
              arg("c", device({DeviceKind::CPU, 0}), true)},
             {{"kw", staticTensor(m, DType::Float32, {1})}});
 
   // List results, tuple results, several forms and arities.
-  Node *split = g.addNode("aten.split.Tensor",
+  Node *split = g.addNode(ops::aten_split_Tensor,
                           {arg("self", Arg::tensor(x)), arg("split_size", Arg::integer(2)),
                            arg("dim", Arg::integer(-1))},
                           {{"a", staticTensor(m, DType::Float32, {2, 64})},
                            {"b", staticTensor(m, DType::Float32, {2, 64})}},
                           ResultForm::List);
-  g.addNode("aten.unbind.int", {arg("self", Arg::tensor(split->results()[0]))},
+  g.addNode(ops::aten_unbind_int, {arg("self", Arg::tensor(split->results()[0]))},
             {{"u", staticTensor(m, DType::Float32, {64})}}, ResultForm::List);
-  g.addNode("test.empty_list.default", {}, {}, ResultForm::List);
+  g.addNode(ops::aten_unbind_int, {}, {}, ResultForm::List);
   Node *pool = g.addNode(
-      "aten.max_pool2d_with_indices.default",
+      ops::aten_max_pool2d_with_indices_default,
       {arg("self", Arg::tensor(x)), arg("kernel_size", Arg::integers({2, 2})),
        arg("ceil_mode", Arg::boolean(true))},
       {{"mp", tensor(m, DType::Float32, {sc.floorDiv(s0, c(m, 2)), c(m, 32)})},
        {"mi", tensor(m, DType::Int64, {sc.floorDiv(s0, c(m, 2)), c(m, 32)})}},
       ResultForm::Tuple);
-  g.addNode("test.one_tuple.default", {arg("x", Arg::tensor(pool->results()[1]))},
+  g.addNode(ops::aten_sort_default, {arg("x", Arg::tensor(pool->results()[1]))},
             {{"t1", staticTensor(m, DType::Int64, {1})}}, ResultForm::Tuple);
-  g.addNode("test.empty_tuple.default", {}, {}, ResultForm::Tuple);
+  g.addNode(ops::aten_max_dim, {}, {}, ResultForm::Tuple);
   // A node with no results at all, and a Single node with two (not made by
   // torch, but the text form keeps it).
-  g.addNode("aten._assert_async.msg",
+  g.addNode(ops::aten__assert_scalar_default,
             {arg("self", Arg::tensor(lin)), arg("assert_msg", Arg::string("oops"))}, {});
-  g.addNode("test.two_single.default", {},
+  g.addNode(ops::aten_sym_size_int, {},
             {{"q0", Type::makeScalar(Type::Kind::SymInt)},
              {"q1", Type::makeScalar(Type::Kind::SymFloat)}});
 
@@ -347,7 +347,7 @@ std::unique_ptr<Module> buildRichModule() {
   Arg optEmpty = argOf(ArgKind::OptionalTensors);
   Arg symIntsEmpty = argOf(ArgKind::SymInts);
 
-  g.addNode("test.every_kind.default",
+  g.addNode(ops::aten__assert_tensor_metadata_default,
             {arg("tensors", tensors),
              arg("tensors_empty", argOf(ArgKind::Tensors)),
              arg("opt", opt),
@@ -395,7 +395,7 @@ std::unique_ptr<Module> buildRichModule() {
   // devices, requires_grad, all at once.
   TensorType tt = tensor(m, DType::Float32, {c(m, 64), s0}).tensor;
   tt.strides = {c(m, 1), c(m, 64)};
-  g.addNode("aten.t.default", {arg("self", Arg::tensor(x))},
+  g.addNode(ops::aten_t_default, {arg("self", Arg::tensor(x))},
             {{"xt", Type::makeTensor(tt)}});
   TensorType all = tensor(m, DType::Float16,
                           {sc.add(sc.mul(c(m, 2), s0), c(m, 1)), s1,
@@ -405,7 +405,7 @@ std::unique_ptr<Module> buildRichModule() {
   all.storageOffset = sc.mod(s0, c(m, 7));
   all.device = {DeviceKind::CUDA, 0};
   all.requiresGrad = true;
-  g.addNode("test.all_type_fields.default", {}, {{"all", Type::makeTensor(all)}});
+  g.addNode(ops::aten_zeros_default, {}, {{"all", Type::makeTensor(all)}});
   TensorType onlyGrad = tensor(m, DType::Bool, {c(m, 0), c(m, 1), c(m, 5)}).tensor;
   onlyGrad.requiresGrad = true;
   TensorType onlyDev = tensor(m, DType::UInt8, {c(m, 3)}).tensor;
@@ -413,7 +413,7 @@ std::unique_ptr<Module> buildRichModule() {
   TensorType onlyOffset = tensor(m, DType::Int8, {c(m, 3)}).tensor;
   onlyOffset.storageOffset = c(m, -1);
   Node *types = g.addNode(
-      "test.types.default", {},
+      ops::aten_full_default, {},
       {{"tg", Type::makeTensor(onlyGrad)},
        {"td", Type::makeTensor(onlyDev)},
        {"to", Type::makeTensor(onlyOffset)},
@@ -421,7 +421,7 @@ std::unique_ptr<Module> buildRichModule() {
        {"ti32", staticTensor(m, DType::Int32, {2})},
        {"tf64", staticTensor(m, DType::Float64, {2})}},
       ResultForm::Tuple);
-  Value *newMean = g.addNode("aten.add.Tensor",
+  Value *newMean = g.addNode(ops::aten_add_Tensor,
                              {arg("self", Arg::tensor(mean)),
                               arg("other", Arg::tensor(mean)),
                               arg("alpha", Arg::integer(1), true)},
@@ -475,7 +475,7 @@ TEST(TextFormTest, RichModuleRoundTrips) {
                       "layout=layout(strided), device=device(cuda:1), "
                       "pin_memory=false) : i64[32]\n"),
             std::string::npos);
-  EXPECT_NE(text.find("= test.only_kw.default(; a=device(cuda), "
+  EXPECT_NE(text.find("= aten._to_copy.default(; a=device(cuda), "
                       "b=device(meta), c=device(cpu:0)) : f32[1]\n"),
             std::string::npos);
   EXPECT_NE(text.find("memory_format=memory_format(channels_last)"),
@@ -484,15 +484,15 @@ TEST(TextFormTest, RichModuleRoundTrips) {
                       "dim=-1) : [f32[2, 64], f32[2, 64]]\n"),
             std::string::npos);
   EXPECT_NE(text.find(": [f32[64]]\n"), std::string::npos);
-  EXPECT_NE(text.find("    test.empty_list.default() : []\n"), std::string::npos);
+  EXPECT_NE(text.find("    aten.unbind.int() : []\n"), std::string::npos);
   EXPECT_NE(text.find(": (f32[floordiv(s0, 2), 32], i64[floordiv(s0, 2), 32])\n"),
             std::string::npos);
   EXPECT_NE(text.find(": (i64[1])\n"), std::string::npos);
-  EXPECT_NE(text.find("    test.empty_tuple.default() : ()\n"), std::string::npos);
-  EXPECT_NE(text.find("    aten._assert_async.msg(self=%linear, "
+  EXPECT_NE(text.find("    aten.max.dim() : ()\n"), std::string::npos);
+  EXPECT_NE(text.find("    aten._assert_scalar.default(self=%linear, "
                       "assert_msg=\"oops\")\n"),
             std::string::npos);
-  EXPECT_NE(text.find("%q0, %q1 = test.two_single.default() : sym_int, sym_float\n"),
+  EXPECT_NE(text.find("%q0, %q1 = aten.sym_size.int() : sym_int, sym_float\n"),
             std::string::npos);
   EXPECT_NE(text.find("tensors=[%x, %linear], tensors_empty=tensors[], "
                       "opt=opt_tensors[none, %x, none], opt_empty=opt_tensors[], "
@@ -547,7 +547,7 @@ TEST(TextFormTest, HandWrittenTextPrintsCanonically) {
 module level(aten)producer("p"){ // trailing comment
   graph @forward(%x : f32[2,3]{strides=[3, 1], offset=0, device=cpu} user_input("x"), %w: f32[3] parameter("w")) {
     %y = aten.mul.Tensor(self=%x, other=%w) : f32[ 2 , 3 ]
-    %z = test.f.default(a=[1.5, 2], b=floats[1, 2], c=symints[], d=[ "s" ]  ;  e=-inf) : f32[2, 3]
+    %z = aten.t.default(a=[1.5, 2], b=floats[1, 2], c=symints[], d=[ "s" ]  ;  e=-inf) : f32[2, 3]
     return %z user_output
   }
   symbol s0 in [0, 10]
@@ -560,7 +560,7 @@ module level(aten)producer("p"){ // trailing comment
             "  graph @forward(%x: f32[2, 3] user_input(\"x\"),\n"
             "                 %w: f32[3] parameter(\"w\")) {\n"
             "    %y = aten.mul.Tensor(self=%x, other=%w) : f32[2, 3]\n"
-            "    %z = test.f.default(a=[1.5, 2.0], b=[1.0, 2.0], c=symints[], "
+            "    %z = aten.t.default(a=[1.5, 2.0], b=[1.0, 2.0], c=symints[], "
             "d=[\"s\"]; e=-inf) : f32[2, 3]\n"
             "    return %z user_output\n"
             "  }\n"
@@ -571,7 +571,7 @@ module level(aten)producer("p"){ // trailing comment
 TEST(TextFormTest, ParsedArgsHoldOnlyMeaningfulFields) {
   const char *text = R"(module level(aten) {
   graph @g(%x: f32[2] user_input("x"), %n: sym_int user_input("n")) {
-    %y = test.f.default(a=%x, b=3, c=symint(%n), d=symint(4), e=device(cuda:2), f=dtype(f16), g=none) : f32[2]
+    %y = aten.t.default(a=%x, b=3, c=symint(%n), d=symint(4), e=device(cuda:2), f=dtype(f16), g=none) : f32[2]
     return %y user_output
   }
 })";
@@ -759,7 +759,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(x=[]) : f32[2]
+    %a = aten.t.default(x=[]) : f32[2]
     return
   }
 })",
@@ -767,7 +767,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(x=[1, 2.5]) : f32[2]
+    %a = aten.t.default(x=[1, 2.5]) : f32[2]
     return
   }
 })",
@@ -775,7 +775,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(x=1, x=2) : f32[2]
+    %a = aten.t.default(x=1, x=2) : f32[2]
     return
   }
 })",
@@ -783,7 +783,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(x=dtype(f33)) : f32[2]
+    %a = aten.t.default(x=dtype(f33)) : f32[2]
     return
   }
 })",
@@ -791,7 +791,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(x=layout(round)) : f32[2]
+    %a = aten.t.default(x=layout(round)) : f32[2]
     return
   }
 })",
@@ -799,7 +799,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(x=blue) : f32[2]
+    %a = aten.t.default(x=blue) : f32[2]
     return
   }
 })",
@@ -807,7 +807,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a, %b = test.f.default() : f32[2]
+    %a, %b = aten.t.default() : f32[2]
     return
   }
 })",
@@ -815,7 +815,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default()
+    %a = aten.t.default()
     return
   }
 })",
@@ -823,28 +823,28 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(s="abc
+    %a = aten.t.default(s="abc
   }
 })",
      "t.gcir:4:27: unterminated string"},
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(s="a\qc") : f32[2]
+    %a = aten.t.default(s="a\qc") : f32[2]
   }
 })",
      "t.gcir:4:29: invalid escape sequence in string"},
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(i=99999999999999999999) : f32[2]
+    %a = aten.t.default(i=99999999999999999999) : f32[2]
   }
 })",
      "t.gcir:4:27: number out of range"},
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default(a=1; b=2; c=3) : f32[2]
+    %a = aten.t.default(a=1; b=2; c=3) : f32[2]
   }
 })",
      "t.gcir:4:33: expected ',' or ')'"},
@@ -882,7 +882,7 @@ module level(aten) {
     {R"(
 module level(aten) {
   graph @g() {
-    %a = test.f.default() : f32[2]
+    %a = aten.t.default() : f32[2]
   }
 })",
      "t.gcir:5:3: expected node or 'return'"},

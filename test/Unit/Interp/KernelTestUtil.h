@@ -64,12 +64,12 @@ public:
     args_.push_back(NamedArg{name, false, std::move(a)});
   }
 
-  std::vector<Tensor> run(const KernelRegistry &registry, const std::string &op,
+  std::vector<Tensor> run(const KernelRegistry &registry, OpId op,
                           size_t numResults = 1) {
     const KernelEntry *entry = registry.find(op);
     KernelFn fn = entry ? entry->fn : nullptr;
     if (!fn)
-      throw std::logic_error("no kernel for " + op);
+      throw std::logic_error("no kernel for " + opString(op));
     std::vector<std::pair<std::string, Type>> results;
     for (size_t r = 0; r < numResults; ++r)
       results.emplace_back("r" + std::to_string(r), Type{});
@@ -97,7 +97,7 @@ struct TestArg {
 };
 
 /// Runs `op` on one node built from `args` through `registry`.
-inline std::vector<Tensor> runNode(const KernelRegistry &registry, const std::string &op,
+inline std::vector<Tensor> runNode(const KernelRegistry &registry, OpId op,
                                    const std::vector<TestArg> &args, size_t numResults = 1) {
   OneNodeGraph node;
   for (const TestArg &a : args) {
@@ -110,7 +110,7 @@ inline std::vector<Tensor> runNode(const KernelRegistry &registry, const std::st
 }
 
 /// The single result of `op`.
-inline Tensor runNode1(const KernelRegistry &registry, const std::string &op,
+inline Tensor runNode1(const KernelRegistry &registry, OpId op,
                        const std::vector<TestArg> &args) {
   std::vector<Tensor> out = runNode(registry, op, args);
   EXPECT_EQ(out.size(), 1u) << op;
@@ -118,7 +118,7 @@ inline Tensor runNode1(const KernelRegistry &registry, const std::string &op,
 }
 
 /// Expects running `op` to throw a KernelError whose message holds `fragment`.
-inline void expectFailsWith(const KernelRegistry &registry, const std::string &op,
+inline void expectFailsWith(const KernelRegistry &registry, OpId op,
                             const std::vector<TestArg> &args, const std::string &fragment) {
   try {
     runNode(registry, op, args);

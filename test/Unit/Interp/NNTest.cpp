@@ -38,7 +38,7 @@ Tensor iota(Shape sizes) {
 /// Builds a graph of one node and runs it through the reference kernels.
 class OneNode {
 public:
-  explicit OneNode(std::string op) : op_(std::move(op)) {}
+  explicit OneNode(OpId op) : op_(op) {}
 
   OneNode &tensor(const std::string &name, const Tensor &t) {
     node_.addTensor(name, t);
@@ -64,7 +64,7 @@ public:
   Tensor run1() { return run(1).at(0); }
 
 private:
-  std::string op_;
+  OpId op_;
   test::OneNodeGraph node_;
 };
 
@@ -79,7 +79,7 @@ void expectValues(const Tensor &t, DType dtype, const Shape &sizes, const std::v
 
 TEST(NNMatmul, Mm) {
   Tensor out =
-      OneNode("aten.mm.default").tensor("self", iota({2, 3})).tensor("mat2", iota({3, 2})).run1();
+      OneNode(ops::aten_mm_default).tensor("self", iota({2, 3})).tensor("mat2", iota({3, 2})).run1();
   // [[1,2,3],[4,5,6]] @ [[1,2],[3,4],[5,6]]
   expectValues(out, DType::Float32, {2, 2}, {22, 28, 49, 64});
 }
@@ -87,7 +87,7 @@ TEST(NNMatmul, Mm) {
 TEST(NNMatmul, MmNonContiguousAndFloat64) {
   // The transposed view of [[1,2],[3,4]] is [[1,3],[2,4]].
   Tensor a = make(DType::Float64, {2, 2}, {1, 2, 3, 4});
-  Tensor out = OneNode("aten.mm.default")
+  Tensor out = OneNode(ops::aten_mm_default)
                    .tensor("self", transposed(a))
                    .tensor("mat2", make(DType::Float64, {2, 1}, {1, 10}))
                    .run1();
@@ -97,20 +97,20 @@ TEST(NNMatmul, MmNonContiguousAndFloat64) {
 TEST(NNMatmul, MmIntegersWrap) {
   Tensor a = make(DType::Int32, {1, 2}, {65536, 1});
   Tensor b = make(DType::Int32, {2, 1}, {65536, 5});
-  Tensor out = OneNode("aten.mm.default").tensor("self", a).tensor("mat2", b).run1();
+  Tensor out = OneNode(ops::aten_mm_default).tensor("self", a).tensor("mat2", b).run1();
   // 2^32 + 5 wraps to 5 in int32.
   EXPECT_EQ(out.dtype(), DType::Int32);
   EXPECT_EQ(out.toInts(), std::vector<int64_t>{5});
 }
 
 TEST(NNMatmul, MmZeroSize) {
-  Tensor out = OneNode("aten.mm.default")
+  Tensor out = OneNode(ops::aten_mm_default)
                    .tensor("self", f32({0, 5}, {}))
                    .tensor("mat2", iota({5, 10}))
                    .run1();
   expectValues(out, DType::Float32, {0, 10}, {});
   // An empty inner dimension sums nothing.
-  out = OneNode("aten.mm.default")
+  out = OneNode(ops::aten_mm_default)
             .tensor("self", f32({2, 0}, {}))
             .tensor("mat2", f32({0, 3}, {}))
             .run1();
@@ -118,15 +118,15 @@ TEST(NNMatmul, MmZeroSize) {
 }
 
 TEST(NNMatmul, MmErrors) {
-  EXPECT_THROW(OneNode("aten.mm.default")
+  EXPECT_THROW(OneNode(ops::aten_mm_default)
                    .tensor("self", iota({2, 3}))
                    .tensor("mat2", make(DType::Float64, {3, 2}, {1, 2, 3, 4, 5, 6}))
                    .run1(),
                KernelError);
   EXPECT_THROW(
-      OneNode("aten.mm.default").tensor("self", iota({2, 3})).tensor("mat2", iota({2, 3})).run1(),
+      OneNode(ops::aten_mm_default).tensor("self", iota({2, 3})).tensor("mat2", iota({2, 3})).run1(),
       KernelError);
-  EXPECT_THROW(OneNode("aten.mm.default")
+  EXPECT_THROW(OneNode(ops::aten_mm_default)
                    .tensor("self", iota({2, 3, 1}))
                    .tensor("mat2", iota({1, 3}))
                    .run1(),
@@ -134,7 +134,7 @@ TEST(NNMatmul, MmErrors) {
 }
 
 TEST(NNMatmul, Bmm) {
-  Tensor out = OneNode("aten.bmm.default")
+  Tensor out = OneNode(ops::aten_bmm_default)
                    .tensor("self", iota({2, 1, 2}))
                    .tensor("mat2", f32({2, 2, 1}, {1, 1, 1, -1}))
                    .run1();
@@ -143,7 +143,7 @@ TEST(NNMatmul, Bmm) {
 }
 
 TEST(NNMatmul, AddmmBroadcastsSelf) {
-  Tensor out = OneNode("aten.addmm.default")
+  Tensor out = OneNode(ops::aten_addmm_default)
                    .tensor("self", f32({2}, {1, 2}))
                    .tensor("mat1", iota({2, 2}))
                    .tensor("mat2", f32({2, 2}, {1, 0, 0, 1}))
@@ -155,7 +155,7 @@ TEST(NNMatmul, AddmmBroadcastsSelf) {
 }
 
 TEST(NNMatmul, AddmmZeroBetaIgnoresNan) {
-  Tensor out = OneNode("aten.addmm.default")
+  Tensor out = OneNode(ops::aten_addmm_default)
                    .tensor("self", f32({1, 1}, {kNan}))
                    .tensor("mat1", f32({1, 1}, {3}))
                    .tensor("mat2", f32({1, 1}, {4}))
@@ -166,14 +166,14 @@ TEST(NNMatmul, AddmmZeroBetaIgnoresNan) {
 
 TEST(NNMatmul, AddmmIntegerRejectsFloatScalars) {
   Tensor i = make(DType::Int64, {1, 1}, {2});
-  EXPECT_THROW(OneNode("aten.addmm.default")
+  EXPECT_THROW(OneNode(ops::aten_addmm_default)
                    .tensor("self", i)
                    .tensor("mat1", i)
                    .tensor("mat2", i)
                    .real("alpha", 0.5)
                    .run1(),
                KernelError);
-  Tensor out = OneNode("aten.addmm.default")
+  Tensor out = OneNode(ops::aten_addmm_default)
                    .tensor("self", i)
                    .tensor("mat1", i)
                    .tensor("mat2", i)
@@ -184,7 +184,7 @@ TEST(NNMatmul, AddmmIntegerRejectsFloatScalars) {
 }
 
 TEST(NNMatmul, Baddbmm) {
-  Tensor out = OneNode("aten.baddbmm.default")
+  Tensor out = OneNode(ops::aten_baddbmm_default)
                    .tensor("self", f32({1}, {100}))
                    .tensor("batch1", iota({2, 1, 2}))
                    .tensor("batch2", f32({2, 2, 1}, {1, 1, 1, -1}))
@@ -195,22 +195,22 @@ TEST(NNMatmul, Baddbmm) {
 TEST(NNMatmul, MatmulVectors) {
   // 1-D . 1-D is a 0-dim dot product.
   Tensor dot =
-      OneNode("aten.matmul.default").tensor("self", iota({3})).tensor("other", iota({3})).run1();
+      OneNode(ops::aten_matmul_default).tensor("self", iota({3})).tensor("other", iota({3})).run1();
   expectValues(dot, DType::Float32, {}, {14});
   // 2-D @ 1-D drops the column.
-  Tensor mv = OneNode("aten.matmul.default")
+  Tensor mv = OneNode(ops::aten_matmul_default)
                   .tensor("self", iota({2, 3}))
                   .tensor("other", f32({3}, {1, 0, -1}))
                   .run1();
   expectValues(mv, DType::Float32, {2}, {-2, -2});
   // 1-D @ 3-D prepends a row, then drops it.
-  Tensor vm = OneNode("aten.matmul.default")
+  Tensor vm = OneNode(ops::aten_matmul_default)
                   .tensor("self", f32({2}, {1, -1}))
                   .tensor("other", iota({2, 2, 2}))
                   .run1();
   expectValues(vm, DType::Float32, {2, 2}, {-2, -2, -2, -2});
   EXPECT_THROW(
-      OneNode("aten.matmul.default").tensor("self", f32({}, {1})).tensor("other", iota({1})).run1(),
+      OneNode(ops::aten_matmul_default).tensor("self", f32({}, {1})).tensor("other", iota({1})).run1(),
       KernelError);
 }
 
@@ -218,23 +218,23 @@ TEST(NNMatmul, MatmulBroadcastsBatch) {
   // [2, 1, 1, 2] @ [3, 2, 1] -> [2, 3, 1, 1]
   Tensor a = f32({2, 1, 1, 2}, {1, 0, 0, 1});
   Tensor b = iota({3, 2, 1});
-  Tensor out = OneNode("aten.matmul.default").tensor("self", a).tensor("other", b).run1();
+  Tensor out = OneNode(ops::aten_matmul_default).tensor("self", a).tensor("other", b).run1();
   // a[0] picks the first element of each b[j], a[1] the second.
   expectValues(out, DType::Float32, {2, 3, 1, 1}, {1, 3, 5, 2, 4, 6});
 }
 
 TEST(NNMatmul, Linear) {
   Tensor w = f32({2, 3}, {1, 0, 0, 0, 1, 1});
-  Tensor out = OneNode("aten.linear.default")
+  Tensor out = OneNode(ops::aten_linear_default)
                    .tensor("input", iota({2, 1, 3}))
                    .tensor("weight", w)
                    .tensor("bias", f32({2}, {10, 20}))
                    .run1();
   expectValues(out, DType::Float32, {2, 1, 2}, {11, 25, 14, 31});
   Tensor noBias =
-      OneNode("aten.linear.default").tensor("input", iota({3})).tensor("weight", w).run1();
+      OneNode(ops::aten_linear_default).tensor("input", iota({3})).tensor("weight", w).run1();
   expectValues(noBias, DType::Float32, {2}, {1, 5});
-  Tensor empty = OneNode("aten.linear.default")
+  Tensor empty = OneNode(ops::aten_linear_default)
                      .tensor("input", f32({0, 3}, {}))
                      .tensor("weight", w)
                      .tensor("bias", f32({2}, {10, 20}))
@@ -247,7 +247,7 @@ TEST(NNMatmul, Linear) {
 //===----------------------------------------------------------------------===//
 
 TEST(NNConv, Conv2dBasicWithBias) {
-  Tensor out = OneNode("aten.conv2d.default")
+  Tensor out = OneNode(ops::aten_conv2d_default)
                    .tensor("input", iota({1, 1, 3, 3}))
                    .tensor("weight", f32({1, 1, 2, 2}, {1, 1, 1, 1}))
                    .tensor("bias", f32({1}, {0.5}))
@@ -257,7 +257,7 @@ TEST(NNConv, Conv2dBasicWithBias) {
 
 TEST(NNConv, Conv2dStridePadding) {
   // 3x3 ones over 1..9 padded by 1, every other position.
-  Tensor out = OneNode("aten.conv2d.default")
+  Tensor out = OneNode(ops::aten_conv2d_default)
                    .tensor("input", iota({1, 1, 3, 3}))
                    .tensor("weight", f32({1, 1, 3, 3}, std::vector<double>(9, 1)))
                    .none("bias")
@@ -268,7 +268,7 @@ TEST(NNConv, Conv2dStridePadding) {
 }
 
 TEST(NNConv, Conv2dDilation) {
-  Tensor out = OneNode("aten.conv2d.default")
+  Tensor out = OneNode(ops::aten_conv2d_default)
                    .tensor("input", iota({1, 1, 3, 3}))
                    .tensor("weight", f32({1, 1, 2, 2}, {1, 1, 1, 1}))
                    .ints("dilation", {2, 2})
@@ -279,20 +279,20 @@ TEST(NNConv, Conv2dDilation) {
 TEST(NNConv, Conv2dChannelsAndGroups) {
   Tensor input = iota({1, 2, 2, 2});
   // Two input channels into one output: c0 + 10 * c1.
-  Tensor mixed = OneNode("aten.conv2d.default")
+  Tensor mixed = OneNode(ops::aten_conv2d_default)
                      .tensor("input", input)
                      .tensor("weight", f32({1, 2, 1, 1}, {1, 10}))
                      .run1();
   expectValues(mixed, DType::Float32, {1, 1, 2, 2}, {51, 62, 73, 84});
   // Depthwise with two outputs per group: 1*c0, 2*c0, 3*c1, 4*c1.
-  Tensor depthwise = OneNode("aten.conv2d.default")
+  Tensor depthwise = OneNode(ops::aten_conv2d_default)
                          .tensor("input", input)
                          .tensor("weight", f32({4, 1, 1, 1}, {1, 2, 3, 4}))
                          .integer("groups", 2)
                          .run1();
   expectValues(depthwise, DType::Float32, {1, 4, 2, 2},
                {1, 2, 3, 4, 2, 4, 6, 8, 15, 18, 21, 24, 20, 24, 28, 32});
-  EXPECT_THROW(OneNode("aten.conv2d.default")
+  EXPECT_THROW(OneNode(ops::aten_conv2d_default)
                    .tensor("input", input)
                    .tensor("weight", f32({3, 1, 1, 1}, {1, 2, 3}))
                    .integer("groups", 2)
@@ -303,7 +303,7 @@ TEST(NNConv, Conv2dChannelsAndGroups) {
 TEST(NNConv, Conv2dUnbatchedAndNonContiguous) {
   // The transposed view of 1..9 is [[1,4,7],[2,5,8],[3,6,9]].
   Tensor input = transposed(iota({1, 3, 3}));
-  Tensor out = OneNode("aten.conv2d.default")
+  Tensor out = OneNode(ops::aten_conv2d_default)
                    .tensor("input", input)
                    .tensor("weight", f32({1, 1, 1, 2}, {1, -1}))
                    .run1();
@@ -311,7 +311,7 @@ TEST(NNConv, Conv2dUnbatchedAndNonContiguous) {
 }
 
 TEST(NNConv, Conv2dZeroBatch) {
-  Tensor out = OneNode("aten.conv2d.default")
+  Tensor out = OneNode(ops::aten_conv2d_default)
                    .tensor("input", f32({0, 1, 3, 3}, {}))
                    .tensor("weight", f32({2, 1, 2, 2}, std::vector<double>(8, 1)))
                    .run1();
@@ -320,19 +320,19 @@ TEST(NNConv, Conv2dZeroBatch) {
 
 TEST(NNConv, Conv2dPaddingStrings) {
   // An even kernel pads its odd amount after the input under "same".
-  Tensor same = OneNode("aten.conv2d.padding")
+  Tensor same = OneNode(ops::aten_conv2d_padding)
                     .tensor("input", iota({1, 1, 1, 3}))
                     .tensor("weight", f32({1, 1, 1, 2}, {1, 1}))
                     .arg("padding", Arg::string("same"))
                     .run1();
   expectValues(same, DType::Float32, {1, 1, 1, 3}, {3, 5, 3});
-  Tensor valid = OneNode("aten.conv2d.padding")
+  Tensor valid = OneNode(ops::aten_conv2d_padding)
                      .tensor("input", iota({1, 1, 1, 3}))
                      .tensor("weight", f32({1, 1, 1, 2}, {1, 1}))
                      .arg("padding", Arg::string("valid"))
                      .run1();
   expectValues(valid, DType::Float32, {1, 1, 1, 2}, {3, 5});
-  EXPECT_THROW(OneNode("aten.conv2d.padding")
+  EXPECT_THROW(OneNode(ops::aten_conv2d_padding)
                    .tensor("input", iota({1, 1, 1, 3}))
                    .tensor("weight", f32({1, 1, 1, 2}, {1, 1}))
                    .arg("padding", Arg::string("same"))
@@ -343,7 +343,7 @@ TEST(NNConv, Conv2dPaddingStrings) {
 
 OneNode convolutionNode(const Tensor &input, const Tensor &weight, size_t spatial,
                         bool transposed = false) {
-  OneNode n("aten.convolution.default");
+  OneNode n(ops::aten_convolution_default);
   n.tensor("input", input)
       .tensor("weight", weight)
       .none("bias")
@@ -375,7 +375,7 @@ TEST(NNConv, Convolution1d3dAndErrors) {
 }
 
 TEST(NNConv, Float64StaysFloat64) {
-  Tensor out = OneNode("aten.conv2d.default")
+  Tensor out = OneNode(ops::aten_conv2d_default)
                    .tensor("input", make(DType::Float64, {1, 1, 1, 1}, {0.1}))
                    .tensor("weight", make(DType::Float64, {1, 1, 1, 1}, {3}))
                    .run1();
@@ -388,7 +388,7 @@ TEST(NNConv, Float64StaysFloat64) {
 //===----------------------------------------------------------------------===//
 
 TEST(NNPool, MaxPool2dWithIndices) {
-  std::vector<Tensor> r = OneNode("aten.max_pool2d_with_indices.default")
+  std::vector<Tensor> r = OneNode(ops::aten_max_pool2d_with_indices_default)
                               .tensor("self", iota({1, 1, 4, 4}))
                               .ints("kernel_size", {2, 2})
                               .run(2);
@@ -399,7 +399,7 @@ TEST(NNPool, MaxPool2dWithIndices) {
 
 TEST(NNPool, MaxPool2dCeilMode) {
   auto pool = [](bool ceil) {
-    return OneNode("aten.max_pool2d_with_indices.default")
+    return OneNode(ops::aten_max_pool2d_with_indices_default)
         .tensor("self", iota({1, 3, 3}))
         .ints("kernel_size", {2})
         .ints("stride", {2})
@@ -413,14 +413,14 @@ TEST(NNPool, MaxPool2dCeilMode) {
 }
 
 TEST(NNPool, MaxPool2dPaddingDilation) {
-  Tensor padded = OneNode("aten.max_pool2d.default")
+  Tensor padded = OneNode(ops::aten_max_pool2d_default)
                       .tensor("self", iota({1, 1, 3, 3}))
                       .ints("kernel_size", {3, 3})
                       .ints("stride", {1, 1})
                       .ints("padding", {1, 1})
                       .run1();
   expectValues(padded, DType::Float32, {1, 1, 3, 3}, {5, 6, 6, 8, 9, 9, 8, 9, 9});
-  std::vector<Tensor> dilated = OneNode("aten.max_pool2d_with_indices.default")
+  std::vector<Tensor> dilated = OneNode(ops::aten_max_pool2d_with_indices_default)
                                     .tensor("self", iota({1, 1, 4, 4}))
                                     .ints("kernel_size", {2, 2})
                                     .ints("stride", {1, 1})
@@ -430,7 +430,7 @@ TEST(NNPool, MaxPool2dPaddingDilation) {
   expectValues(dilated[0], DType::Float32, {1, 1, 2, 2}, {11, 12, 15, 16});
   EXPECT_EQ(dilated[1].toInts(), (std::vector<int64_t>{10, 11, 14, 15}));
   // Padding beyond half the kernel is refused, as torch does.
-  EXPECT_THROW(OneNode("aten.max_pool2d.default")
+  EXPECT_THROW(OneNode(ops::aten_max_pool2d_default)
                    .tensor("self", iota({1, 1, 3, 3}))
                    .ints("kernel_size", {2, 2})
                    .ints("padding", {2, 2})
@@ -439,7 +439,7 @@ TEST(NNPool, MaxPool2dPaddingDilation) {
 }
 
 TEST(NNPool, MaxPool2dNanWinsAndEmptyStride) {
-  std::vector<Tensor> r = OneNode("aten.max_pool2d_with_indices.default")
+  std::vector<Tensor> r = OneNode(ops::aten_max_pool2d_with_indices_default)
                               .tensor("self", f32({1, 1, 2, 2}, {1, kNan, 3, 4}))
                               .ints("kernel_size", {2, 2})
                               .ints("stride", {})
@@ -451,7 +451,7 @@ TEST(NNPool, MaxPool2dNanWinsAndEmptyStride) {
 TEST(NNPool, MaxPool2dNonContiguous) {
   // The transposed view of 1..4 is [[1,3],[2,4]]: the max, 4, is at flat
   // index 3 of the view.
-  std::vector<Tensor> r = OneNode("aten.max_pool2d_with_indices.default")
+  std::vector<Tensor> r = OneNode(ops::aten_max_pool2d_with_indices_default)
                               .tensor("self", transposed(iota({1, 2, 2})))
                               .ints("kernel_size", {1, 2})
                               .run(2);
@@ -461,7 +461,7 @@ TEST(NNPool, MaxPool2dNonContiguous) {
 
 OneNode avgPoolNode(const Tensor &self, std::vector<int64_t> kernel, std::vector<int64_t> stride,
                     std::vector<int64_t> padding) {
-  OneNode n("aten.avg_pool2d.default");
+  OneNode n(ops::aten_avg_pool2d_default);
   n.tensor("self", self)
       .ints("kernel_size", std::move(kernel))
       .ints("stride", std::move(stride))
@@ -493,18 +493,18 @@ TEST(NNPool, AvgPool2dCeilMode) {
 
 TEST(NNPool, AdaptiveAvgPool2d) {
   // Windows of 3 into 2: [0, 2) and [1, 3).
-  Tensor out = OneNode("aten.adaptive_avg_pool2d.default")
+  Tensor out = OneNode(ops::aten_adaptive_avg_pool2d_default)
                    .tensor("self", iota({1, 1, 3, 3}))
                    .ints("output_size", {2, 2})
                    .run1();
   expectValues(out, DType::Float32, {1, 1, 2, 2}, {3, 4, 6, 7});
   // Windows of 5 into 3: [0, 2), [1, 4), [3, 5).
-  Tensor row = OneNode("aten._adaptive_avg_pool2d.default")
+  Tensor row = OneNode(ops::aten__adaptive_avg_pool2d_default)
                    .tensor("self", iota({1, 1, 5}))
                    .ints("output_size", {1, 3})
                    .run1();
   expectValues(row, DType::Float32, {1, 1, 3}, {1.5, 3, 4.5});
-  Tensor global = OneNode("aten.adaptive_avg_pool2d.default")
+  Tensor global = OneNode(ops::aten_adaptive_avg_pool2d_default)
                       .tensor("self", iota({2, 1, 3, 3}))
                       .ints("output_size", {1, 1})
                       .run1();
@@ -517,7 +517,7 @@ TEST(NNPool, AdaptiveAvgPool2d) {
 
 OneNode batchNormNode(const Tensor &input, const Tensor &mean, const Tensor &var, bool training,
                       double eps) {
-  OneNode n("aten.batch_norm.default");
+  OneNode n(ops::aten_batch_norm_default);
   n.tensor("input", input)
       .none("weight")
       .none("bias")
@@ -531,7 +531,7 @@ OneNode batchNormNode(const Tensor &input, const Tensor &mean, const Tensor &var
 }
 
 TEST(NNNorm, BatchNormEval) {
-  OneNode n("aten.batch_norm.default");
+  OneNode n(ops::aten_batch_norm_default);
   Tensor out = n.tensor("input", iota({2, 2}))
                    .tensor("weight", f32({2}, {2, 1}))
                    .tensor("bias", f32({2}, {0, 1}))
@@ -561,7 +561,7 @@ TEST(NNNorm, BatchNormEmptyInput) {
 }
 
 TEST(NNNorm, NativeBatchNormLegitNoTraining) {
-  std::vector<Tensor> r = OneNode("aten._native_batch_norm_legit_no_training.default")
+  std::vector<Tensor> r = OneNode(ops::aten__native_batch_norm_legit_no_training_default)
                               .tensor("input", iota({1, 2, 1}))
                               .tensor("weight", f32({2}, {1, 1}))
                               .tensor("bias", f32({2}, {0, 0}))
@@ -577,7 +577,7 @@ TEST(NNNorm, NativeBatchNormLegitNoTraining) {
 
 TEST(NNNorm, NativeBatchNormLegitFunctional) {
   Tensor mean = f32({1}, {0}), var = f32({1}, {1});
-  std::vector<Tensor> r = OneNode("aten._native_batch_norm_legit_functional.default")
+  std::vector<Tensor> r = OneNode(ops::aten__native_batch_norm_legit_functional_default)
                               .tensor("input", iota({2, 1, 2}))
                               .none("weight")
                               .none("bias")
@@ -600,7 +600,7 @@ TEST(NNNorm, NativeBatchNormLegitFunctional) {
 
 TEST(NNNorm, NativeBatchNormTraining) {
   Tensor mean = f32({1}, {0}), var = f32({1}, {1});
-  std::vector<Tensor> r = OneNode("aten.native_batch_norm.default")
+  std::vector<Tensor> r = OneNode(ops::aten_native_batch_norm_default)
                               .tensor("input", iota({2, 1, 2}))
                               .none("weight")
                               .none("bias")
@@ -619,7 +619,7 @@ TEST(NNNorm, LayerNorm) {
   // Row [1, 2, 3]: mean 2, variance 2/3; row [4, 6, 8]: mean 6, variance 8/3.
   Tensor input = f32({2, 3}, {1, 2, 3, 4, 6, 8});
   double a = 1 / std::sqrt(2.0 / 3), b = 1 / std::sqrt(8.0 / 3);
-  Tensor out = OneNode("aten.layer_norm.default")
+  Tensor out = OneNode(ops::aten_layer_norm_default)
                    .tensor("input", input)
                    .ints("normalized_shape", {3})
                    .tensor("weight", f32({3}, {1, 2, 3}))
@@ -628,7 +628,7 @@ TEST(NNNorm, LayerNorm) {
                    .run1();
   expectValues(out, DType::Float32, {2, 3}, {-a, 0, 3 * a + 1, -2 * b, 0, 6 * b + 1});
 
-  std::vector<Tensor> r = OneNode("aten.native_layer_norm.default")
+  std::vector<Tensor> r = OneNode(ops::aten_native_layer_norm_default)
                               .tensor("input", input)
                               .ints("normalized_shape", {3})
                               .none("weight")
@@ -641,7 +641,7 @@ TEST(NNNorm, LayerNorm) {
 }
 
 TEST(NNNorm, LayerNormOverTwoDims) {
-  std::vector<Tensor> r = OneNode("aten.native_layer_norm.default")
+  std::vector<Tensor> r = OneNode(ops::aten_native_layer_norm_default)
                               .tensor("input", f32({1, 2, 2}, {1, 1, 3, 3}))
                               .ints("normalized_shape", {2, 2})
                               .none("weight")
@@ -650,7 +650,7 @@ TEST(NNNorm, LayerNormOverTwoDims) {
                               .run(3);
   expectValues(r[0], DType::Float32, {1, 2, 2}, {-1, -1, 1, 1});
   expectValues(r[1], DType::Float32, {1, 1, 1}, {2});
-  EXPECT_THROW(OneNode("aten.layer_norm.default")
+  EXPECT_THROW(OneNode(ops::aten_layer_norm_default)
                    .tensor("input", iota({2, 3}))
                    .ints("normalized_shape", {2})
                    .run1(),
@@ -659,7 +659,7 @@ TEST(NNNorm, LayerNormOverTwoDims) {
 
 TEST(NNNorm, GroupNorm) {
   // Groups [1, 2] and [3, 4]: each normalizes to [-1, 1].
-  Tensor out = OneNode("aten.group_norm.default")
+  Tensor out = OneNode(ops::aten_group_norm_default)
                    .tensor("input", iota({1, 4, 1}))
                    .integer("num_groups", 2)
                    .tensor("weight", f32({4}, {1, 2, 3, 4}))
@@ -667,7 +667,7 @@ TEST(NNNorm, GroupNorm) {
                    .real("eps", 0)
                    .run1();
   expectValues(out, DType::Float32, {1, 4, 1}, {-1, 2, -3, 4});
-  std::vector<Tensor> r = OneNode("aten.native_group_norm.default")
+  std::vector<Tensor> r = OneNode(ops::aten_native_group_norm_default)
                               .tensor("input", iota({1, 4, 1}))
                               .none("weight")
                               .tensor("bias", f32({4}, {0, 0, 10, 10}))
@@ -693,23 +693,23 @@ const std::vector<double> kLogSoftmax123 = {-2.4076059644443806, -1.407605964444
                                             -0.4076059644443804};
 
 TEST(NNSoftmax, SoftmaxAndLogSoftmax) {
-  Tensor s = OneNode("aten.softmax.int").tensor("self", iota({3})).integer("dim", 0).run1();
+  Tensor s = OneNode(ops::aten_softmax_int).tensor("self", iota({3})).integer("dim", 0).run1();
   expectValues(s, DType::Float32, {3}, kSoftmax123);
-  Tensor l = OneNode("aten.log_softmax.int").tensor("self", iota({3})).integer("dim", -1).run1();
+  Tensor l = OneNode(ops::aten_log_softmax_int).tensor("self", iota({3})).integer("dim", -1).run1();
   expectValues(l, DType::Float32, {3}, kLogSoftmax123);
 }
 
 TEST(NNSoftmax, DimsAndNonContiguous) {
   // Along dim 0 of [[1, 2], [3, 4]], each column is softmax([a, a + 2]).
   double lo = 1 / (1 + std::exp(2.0)), hi = 1 - lo;
-  Tensor s = OneNode("aten._softmax.default")
+  Tensor s = OneNode(ops::aten__softmax_default)
                  .tensor("self", iota({2, 2}))
                  .integer("dim", 0)
                  .boolean("half_to_float", false)
                  .run1();
   expectValues(s, DType::Float32, {2, 2}, {lo, lo, hi, hi});
   // The same through a transposed view, along its last dim.
-  Tensor t = OneNode("aten._softmax.default")
+  Tensor t = OneNode(ops::aten__softmax_default)
                  .tensor("self", transposed(iota({2, 2})))
                  .integer("dim", -1)
                  .boolean("half_to_float", false)
@@ -719,9 +719,9 @@ TEST(NNSoftmax, DimsAndNonContiguous) {
 
 TEST(NNSoftmax, StableForLargeValues) {
   Tensor s =
-      OneNode("aten.softmax.int").tensor("self", f32({2}, {1000, 1000})).integer("dim", 0).run1();
+      OneNode(ops::aten_softmax_int).tensor("self", f32({2}, {1000, 1000})).integer("dim", 0).run1();
   expectValues(s, DType::Float32, {2}, {0.5, 0.5});
-  Tensor l = OneNode("aten._log_softmax.default")
+  Tensor l = OneNode(ops::aten__log_softmax_default)
                  .tensor("self", f32({2}, {-1000, 0}))
                  .integer("dim", 0)
                  .boolean("half_to_float", false)
@@ -730,18 +730,18 @@ TEST(NNSoftmax, StableForLargeValues) {
 }
 
 TEST(NNSoftmax, DTypes) {
-  Tensor s = OneNode("aten.softmax.int")
+  Tensor s = OneNode(ops::aten_softmax_int)
                  .tensor("self", make(DType::Int64, {3}, {1, 2, 3}))
                  .integer("dim", 0)
                  .arg("dtype", Arg::scalarType(DType::Float64))
                  .run1();
   expectValues(s, DType::Float64, {3}, kSoftmax123, 1e-12);
-  EXPECT_THROW(OneNode("aten.softmax.int")
+  EXPECT_THROW(OneNode(ops::aten_softmax_int)
                    .tensor("self", make(DType::Int64, {3}, {1, 2, 3}))
                    .integer("dim", 0)
                    .run1(),
                KernelError);
-  Tensor h = OneNode("aten._softmax.default")
+  Tensor h = OneNode(ops::aten__softmax_default)
                  .tensor("self", make(DType::Float16, {3}, {1, 2, 3}))
                  .integer("dim", 0)
                  .boolean("half_to_float", true)
@@ -751,19 +751,19 @@ TEST(NNSoftmax, DTypes) {
 
 TEST(NNSoftmax, ScalarEmptyAndMasked) {
   Tensor scalar =
-      OneNode("aten.softmax.int").tensor("self", f32({}, {5})).integer("dim", -1).run1();
+      OneNode(ops::aten_softmax_int).tensor("self", f32({}, {5})).integer("dim", -1).run1();
   expectValues(scalar, DType::Float32, {}, {1});
   Tensor empty =
-      OneNode("aten.log_softmax.int").tensor("self", f32({0, 3}, {})).integer("dim", 1).run1();
+      OneNode(ops::aten_log_softmax_int).tensor("self", f32({0, 3}, {})).integer("dim", 1).run1();
   expectValues(empty, DType::Float32, {0, 3}, {});
-  EXPECT_THROW(OneNode("aten.softmax.int").tensor("self", iota({3})).integer("dim", 1).run1(),
+  EXPECT_THROW(OneNode(ops::aten_softmax_int).tensor("self", iota({3})).integer("dim", 1).run1(),
                KernelError);
   // A line of -inf is nan for softmax, zeros for _safe_softmax.
   Tensor masked = f32({2, 2}, {-kInf, -kInf, 0, -kInf});
-  expectValues(OneNode("aten.softmax.int").tensor("self", masked).integer("dim", 1).run1(),
+  expectValues(OneNode(ops::aten_softmax_int).tensor("self", masked).integer("dim", 1).run1(),
                DType::Float32, {2, 2}, {kNan, kNan, 1, 0});
   expectValues(
-      OneNode("aten._safe_softmax.default").tensor("self", masked).integer("dim", 1).run1(),
+      OneNode(ops::aten__safe_softmax_default).tensor("self", masked).integer("dim", 1).run1(),
       DType::Float32, {2, 2}, {0, 0, 1, 0});
 }
 
@@ -776,7 +776,7 @@ TEST(NNSoftmax, ScalarEmptyAndMasked) {
 const double kAttended = 10 / (1 + std::exp(1.0)) + 20 * std::exp(1.0) / (1 + std::exp(1.0));
 
 OneNode sdpaNode(const Tensor &q, const Tensor &k, const Tensor &v) {
-  OneNode n("aten.scaled_dot_product_attention.default");
+  OneNode n(ops::aten_scaled_dot_product_attention_default);
   n.tensor("query", q).tensor("key", k).tensor("value", v);
   return n;
 }
@@ -849,22 +849,22 @@ TEST(NNAttention, ResultLaidOutLikeQuery) {
 
 TEST(NNLoss, MseLoss) {
   Tensor a = iota({3}), b = f32({3}, {1, 1, 1});
-  expectValues(OneNode("aten.mse_loss.default").tensor("self", a).tensor("target", b).run1(),
+  expectValues(OneNode(ops::aten_mse_loss_default).tensor("self", a).tensor("target", b).run1(),
                DType::Float32, {}, {5.0 / 3});
-  expectValues(OneNode("aten.mse_loss.default")
+  expectValues(OneNode(ops::aten_mse_loss_default)
                    .tensor("self", a)
                    .tensor("target", b)
                    .integer("reduction", 2)
                    .run1(),
                DType::Float32, {}, {5});
   // A 0-dim target broadcasts.
-  expectValues(OneNode("aten.mse_loss.default")
+  expectValues(OneNode(ops::aten_mse_loss_default)
                    .tensor("self", a)
                    .tensor("target", f32({}, {1}))
                    .integer("reduction", 0)
                    .run1(),
                DType::Float32, {3}, {0, 1, 4});
-  expectValues(OneNode("aten.mse_loss.default")
+  expectValues(OneNode(ops::aten_mse_loss_default)
                    .tensor("self", f32({0}, {}))
                    .tensor("target", f32({0}, {}))
                    .run1(),
@@ -872,7 +872,7 @@ TEST(NNLoss, MseLoss) {
 }
 
 OneNode crossEntropyNode(const Tensor &self, const Tensor &target) {
-  OneNode n("aten.cross_entropy_loss.default");
+  OneNode n(ops::aten_cross_entropy_loss_default);
   n.tensor("self", self).tensor("target", target);
   return n;
 }
@@ -929,7 +929,7 @@ TEST(NNLoss, CrossEntropySpatialAndUnbatched) {
 }
 
 TEST(NNLoss, NllLossForward) {
-  std::vector<Tensor> r = OneNode("aten.nll_loss_forward.default")
+  std::vector<Tensor> r = OneNode(ops::aten_nll_loss_forward_default)
                               .tensor("self", f32({2, 2}, {-1, -2, -3, -4}))
                               .tensor("target", make(DType::Int64, {2}, {1, 0}))
                               .none("weight")

@@ -347,7 +347,7 @@ TEST(LoweringTest, MatmulAndConvolutionAreExterns) {
   const LoopGraph &g = *m->loopGraphs()[0];
   EXPECT_EQ(countNodes(g, LoopNode::Kind::Extern), 3u);
   for (const LoopNode &n : g.nodes)
-    if (n.op == "aten.bmm.default") {
+    if (n.op == ops::aten_bmm_default) {
       // The permuted operand is read in place, as a strided view.
       ASSERT_EQ(n.inputs.size(), 2u);
       EXPECT_EQ(g.buffers[n.inputs[0].buffer].kind, BufferKind::Input);
@@ -519,7 +519,7 @@ TEST(LoweringTest, ReferenceCallRunsAKernelOnViews) {
   LoopNode node;
   node.kind = LoopNode::Kind::Extern;
   node.name = "mm";
-  node.op = "aten.mm.default";
+  node.op = ops::aten_mm_default;
   node.inputs = {BufferView{0, type({2, 3}, {3, 1}, 0)}, BufferView{0, type({3, 2}, {1, 3}, 0)}};
   node.outputs = {BufferView{1, type({2, 2}, {2, 1}, 0)}};
   Arg self{ArgKind::Tensor, {}, {0}, {}, {}, {}}, mat2{ArgKind::Tensor, {}, {1}, {}, {}, {}};
@@ -539,11 +539,12 @@ TEST(LoweringTest, ReferenceCallRunsAKernelOnViews) {
 }
 
 TEST(LoweringTest, LoweredOpsListsTheCorpusOps) {
-  std::vector<std::string> ops = loweredOps();
-  for (const char *op : {"aten.add.Tensor", "aten.index.Tensor", "aten.mm.default",
-                         "aten.max_pool2d_with_indices.default", "aten.view.default"})
-    EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
-  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+  std::vector<OpId> lowered = loweredOps();
+  for (OpId op : {ops::aten_add_Tensor, ops::aten_index_Tensor, ops::aten_mm_default,
+                  ops::aten_max_pool2d_with_indices_default, ops::aten_view_default})
+    EXPECT_NE(std::find(lowered.begin(), lowered.end(), op), lowered.end()) << op;
+  EXPECT_TRUE(std::is_sorted(lowered.begin(), lowered.end(),
+                             [](OpId a, OpId b) { return opName(a) < opName(b); }));
 }
 
 } // namespace

@@ -16,7 +16,7 @@ namespace {
 /// One extern node over user inputs, built either as an Extern step
 /// (oneDNN) or as a Fallback step (the reference kernel).
 struct ExternCase {
-  std::string op;
+  OpId op;
   std::vector<std::vector<int64_t>> inputShapes;
   std::vector<int64_t> outShape;
   /// Adds views, args and post-ops to the node whose inputs are whole
@@ -95,7 +95,7 @@ void expectMatchesReference(const ExternCase &c) {
 TEST(DnnlExtern, MatmulWithTransposedWeightBiasAndRelu) {
   // in1 holds the weight as [N, K]; mm reads it through a [K, N] view.
   int64_t m = 7, k = 13, n = 9;
-  ExternCase c{"aten.mm.default", {{m, k}, {n, k}, {n}}, {m, n}, [&](LoopGraphMaker &g, LoopNode &node) {
+  ExternCase c{ops::aten_mm_default, {{m, k}, {n, k}, {n}}, {m, n}, [&](LoopGraphMaker &g, LoopNode &node) {
                  node.inputs[1].type = g.view(DType::Float32, g.ks({k, n}), g.ks({1, k}));
                  node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
                  node.postOps = {{PostOp::Kind::AddBias, 2}, {PostOp::Kind::Relu, 0}};
@@ -118,7 +118,7 @@ TEST(DnnlExtern, MatmulWithTransposedWeightBiasAndRelu) {
 
 TEST(DnnlExtern, MatmulGelu) {
   for (PostOp::Kind gelu : {PostOp::Kind::GeluErf, PostOp::Kind::GeluTanh})
-    expectMatchesReference({"aten.mm.default", {{5, 8}, {8, 6}}, {5, 6},
+    expectMatchesReference({ops::aten_mm_default, {{5, 8}, {8, 6}}, {5, 6},
                             [&](LoopGraphMaker &, LoopNode &node) {
                               node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
                               node.postOps = {{gelu, 0}};
@@ -126,7 +126,7 @@ TEST(DnnlExtern, MatmulGelu) {
 }
 
 TEST(DnnlExtern, BatchedMatmulWithAdd) {
-  expectMatchesReference({"aten.bmm.default", {{3, 4, 5}, {3, 5, 6}, {3, 4, 6}}, {3, 4, 6},
+  expectMatchesReference({ops::aten_bmm_default, {{3, 4, 5}, {3, 5, 6}, {3, 4, 6}}, {3, 4, 6},
                           [](LoopGraphMaker &, LoopNode &node) {
                             node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
                             node.postOps = {{PostOp::Kind::Add, 2}};
@@ -135,7 +135,7 @@ TEST(DnnlExtern, BatchedMatmulWithAdd) {
 
 TEST(DnnlExtern, ConvolutionStridePaddingGroupsBiasRelu) {
   expectMatchesReference(
-      {"aten.convolution.default", {{2, 4, 9, 9}, {6, 2, 3, 3}, {6}}, {2, 6, 5, 5},
+      {ops::aten_convolution_default, {{2, 4, 9, 9}, {6, 2, 3, 3}, {6}}, {2, 6, 5, 5},
        [](LoopGraphMaker &, LoopNode &node) {
          node.args = {tensorArg("input", 0),     tensorArg("weight", 1), tensorArg("bias", 2),
                       intsArg("stride", {2, 2}), intsArg("padding", {1, 1}),
@@ -146,7 +146,7 @@ TEST(DnnlExtern, ConvolutionStridePaddingGroupsBiasRelu) {
 }
 
 TEST(DnnlExtern, ConvolutionDilatedWithoutBias1d) {
-  expectMatchesReference({"aten.convolution.default", {{1, 3, 20}, {5, 3, 3}}, {1, 5, 16},
+  expectMatchesReference({ops::aten_convolution_default, {{1, 3, 20}, {5, 3, 3}}, {1, 5, 16},
                           [](LoopGraphMaker &, LoopNode &node) {
                             LoopArg none{"bias", false, Arg::none()};
                             node.args = {tensorArg("input", 0), tensorArg("weight", 1), none,
@@ -160,7 +160,7 @@ TEST(DnnlExtern, ConvolutionWithBiasPostOpAndAdd) {
   // A channels-last input view, the bias as a post-op, and a residual add.
   int64_t n = 2, c = 3, h = 6, w = 5;
   expectMatchesReference(
-      {"aten.convolution.default", {{n, h, w, c}, {4, 3, 3, 3}, {4}, {n, 4, h, w}}, {n, 4, h, w},
+      {ops::aten_convolution_default, {{n, h, w, c}, {4, 3, 3, 3}, {4}, {n, 4, h, w}}, {n, 4, h, w},
        [=](LoopGraphMaker &g, LoopNode &node) {
          node.inputs[0].type =
              g.view(DType::Float32, g.ks({n, c, h, w}), g.ks({h * w * c, 1, w * c, c}));
@@ -174,7 +174,7 @@ TEST(DnnlExtern, ConvolutionWithBiasPostOpAndAdd) {
 
 TEST(DnnlExtern, EmptyProductFallsBackToTheReference) {
   // K = 0: oneDNN takes no empty tensor; the result is the bias alone.
-  ExternCase c{"aten.mm.default", {{3, 0}, {0, 4}, {4}}, {3, 4},
+  ExternCase c{ops::aten_mm_default, {{3, 0}, {0, 4}, {4}}, {3, 4},
                [](LoopGraphMaker &, LoopNode &node) {
                  node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
                  node.postOps = {{PostOp::Kind::AddBias, 2}};

@@ -62,7 +62,7 @@ public:
   }
 
   /// An Extern or Fallback node over views, run as one step of its kind.
-  LoopNode &callNode(LoopNode::Kind kind, const std::string &op, std::vector<BufferView> inputs,
+  LoopNode &callNode(LoopNode::Kind kind, OpId op, std::vector<BufferView> inputs,
                      std::vector<BufferView> outputs) {
     LoopNode n;
     n.kind = kind;

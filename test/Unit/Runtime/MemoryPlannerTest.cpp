@@ -27,7 +27,7 @@ struct Chain : LoopGraphMaker {
     output("out", out, whole(out).type);
   }
   void step(uint32_t from, uint32_t to) {
-    callNode(LoopNode::Kind::Fallback, "aten.neg.default", {whole(from)}, {whole(to)});
+    callNode(LoopNode::Kind::Fallback, ops::aten_neg_default, {whole(from)}, {whole(to)});
   }
   ArenaLayout plan() {
     return planArena(graph, [&](uint32_t buf) {
@@ -123,7 +123,7 @@ TEST(MemoryPlanner, ManyBuffersNeverOverlapWhileAlive) {
     std::vector<BufferView> ins = {g.whole(i ? t[i - 1] : x)};
     if (i >= 3)
       ins.push_back(g.whole(t[i - 3]));
-    g.callNode(LoopNode::Kind::Fallback, "aten.add.Tensor", ins, {g.whole(t[i])});
+    g.callNode(LoopNode::Kind::Fallback, ops::aten_add_Tensor, ins, {g.whole(t[i])});
   }
   auto bytesOf = [](uint32_t b) { return int64_t{100 + 37 * (b % 5)}; };
   ArenaLayout l = planArena(g.graph, bytesOf);

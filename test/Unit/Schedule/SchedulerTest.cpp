@@ -100,7 +100,7 @@ protected:
     v.type.storageOffset = ctx.constant(0);
     return v;
   }
-  uint32_t externNode(std::string op, std::vector<uint32_t> inputs,
+  uint32_t externNode(OpId op, std::vector<uint32_t> inputs,
                       uint32_t out) {
     LoopNode n;
     n.kind = LoopNode::Kind::Extern;
@@ -339,7 +339,7 @@ TEST_F(SchedulerTest, OrderIsPreservedAroundExtern) {
   BodyBuilder b1 = body();
   b1.compute(ScalarOp::Exp, {b1.load(in, "64*i0 + i1")});
   pointwise({"64", "64"}, a, "64*i0 + i1", b1);
-  externNode("aten.mm.default", {a, w}, m);
+  externNode(ops::aten_mm_default, {a, w}, m);
   BodyBuilder b2 = body();
   b2.compute(ScalarOp::Mul, {b2.load(m, "64*i0 + i1"), b2.load(a, "64*i0 + i1")});
   pointwise({"64", "64"}, out, "64*i0 + i1", b2);
@@ -363,7 +363,7 @@ TEST_F(SchedulerTest, IndependentNodeMovesPastExtern) {
   BodyBuilder b1 = body();
   b1.compute(ScalarOp::Exp, {b1.load(in, "64*i0 + i1")});
   pointwise({"64", "64"}, a, "64*i0 + i1", b1);
-  externNode("aten.mm.default", {a, w}, m);
+  externNode(ops::aten_mm_default, {a, w}, m);
   BodyBuilder b2 = body();
   b2.compute(ScalarOp::Neg, {b2.load(in, "64*i0 + i1")});
   pointwise({"64", "64"}, o2, "64*i0 + i1", b2);
@@ -434,7 +434,7 @@ TEST_F(SchedulerTest, MatmulBiasReluBecomesPostOps) {
   uint32_t bias = buffer("b", BufferKind::Input, {"64"});
   uint32_t m = temp({"32", "64"});
   uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-  externNode("aten.mm.default", {x, w}, m);
+  externNode(ops::aten_mm_default, {x, w}, m);
   BodyBuilder b = body();
   uint32_t sum = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"),
                                            b.load(bias, "i1")});
@@ -458,7 +458,7 @@ TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
   uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
   uint32_t m = temp({"32", "64"});
   uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-  externNode("aten.mm.default", {x, w}, m);
+  externNode(ops::aten_mm_default, {x, w}, m);
   BodyBuilder b = body();
   b.compute(ScalarOp::Exp, {b.load(m, "64*i0 + i1")});
   pointwise({"32", "64"}, out, "64*i0 + i1", b);
@@ -474,7 +474,7 @@ TEST_F(SchedulerTest, PostOpsCanBeTurnedOff) {
   uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
   uint32_t m = temp({"32", "64"});
   uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-  externNode("aten.mm.default", {x, w}, m);
+  externNode(ops::aten_mm_default, {x, w}, m);
   BodyBuilder b = body();
   b.compute(ScalarOp::Maximum, {b.load(m, "64*i0 + i1"), b.constant(0)});
   pointwise({"32", "64"}, out, "64*i0 + i1", b);
