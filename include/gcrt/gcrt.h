@@ -24,8 +24,10 @@ extern "C" {
 #endif
 
 /* 2 added gcrt_dtype_size, gcrt_dtype_name, gcrt_context_create_with_flags
- * and gcrt_context_profile. */
-#define GCRT_API_VERSION 2
+ * and gcrt_context_profile. 3 added packages with external weights (format
+ * 1.1): gcrt_package_load_file_with_weights, gcrt_package_set_weights_file
+ * and gcrt_package_set_weight. */
+#define GCRT_API_VERSION 3
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -99,12 +101,46 @@ GCRT_EXPORT const char *gcrt_package_format_version(void);
 GCRT_EXPORT gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out);
 GCRT_EXPORT gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *name,
                                                  gcrt_package **out);
+/* A package made with --weights=external names its source archive (.pt2),
+ * relative to the package's directory (for the memory variant: to the
+ * directory of `name`); loading maps the archive and checks every weight
+ * in it against the SHA-256 taken when the package was made. A missing or
+ * changed archive is GCRT_ERROR_PACKAGE, naming the package, the archive
+ * and the weight. The archive must stay in place while the package is
+ * loaded. */
+
+/* API version 3. Loads the package at `path`, binding its external weights
+ * from the archive `weights` instead of the one the package names (NULL:
+ * that one): another archive of the same architecture, whose weight
+ * entries must have the sizes the package expects. Only a package whose
+ * every weight is an archive entry takes another archive: one made with
+ * --freeze holds constants computed from the original weights, and is
+ * refused. */
+GCRT_EXPORT gcrt_status gcrt_package_load_file_with_weights(const char *path, const char *weights,
+                                                            gcrt_package **out);
+
+/* Swapping weights without recompiling (API version 3). Both rebind the
+ * package's weights for the contexts created afterwards; contexts made
+ * before keep the weights they were made with until they are freed. They
+ * must not run at the same time as another call on the same package.
+ *
+ * gcrt_package_set_weights_file binds every external weight from the
+ * archive at `path`, as gcrt_package_load_file_with_weights does.
+ * gcrt_package_set_weight replaces the weight `name` (a parameter, buffer
+ * or constant name, as the exported program's signature has it) by a copy
+ * of `value`, which must have the weight's dtype and sizes (any strides):
+ * otherwise GCRT_ERROR_INPUT, naming the weight; an unknown name is
+ * GCRT_ERROR_INVALID_ARGUMENT. Works for embedded packages too. */
+GCRT_EXPORT gcrt_status gcrt_package_set_weights_file(gcrt_package *package, const char *path);
+GCRT_EXPORT gcrt_status gcrt_package_set_weight(gcrt_package *package, const char *name,
+                                                const gcrt_tensor *value);
+
 /* Frees the package once every context made from it is freed too. NULL is
  * ignored. */
 GCRT_EXPORT void gcrt_package_free(gcrt_package *package);
 
 /* Describing. Graph 0 is the model's forward graph. Inputs are the user
- * inputs only (weights are inside the package); outputs are every output,
+ * inputs only (weights are bound by the package); outputs are every output,
  * user outputs and mutated buffers alike, in order. */
 GCRT_EXPORT size_t gcrt_graph_count(const gcrt_package *package);
 GCRT_EXPORT const char *gcrt_graph_name(const gcrt_package *package, size_t graph);

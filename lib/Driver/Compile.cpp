@@ -278,6 +278,10 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
   field("linker", options.package.linker);
+  field("weights", weightsModeName(options.package.weights));
+  // An external package names the archive relative to its own directory.
+  if (options.package.weights == WeightsMode::External)
+    field("archive-path", relativePath(archive.path(), options.package.outputDir));
   field("archive", archive.text());
   return hex(h.finish());
 }

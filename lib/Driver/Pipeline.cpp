@@ -41,8 +41,10 @@ std::string corePassList(const CorePipelineOptions &options) {
   // writes in place. Freezing must see the functional graph (a mutated
   // buffer is not a constant) and comes before the folds it enables.
   std::string p = options.retargetCPU ? "retarget-cpu,functionalize" : "functionalize";
+  // With external weights, folding batch norm into a convolution's weight
+  // would copy every convolution's weight into the package.
   if (options.freeze)
-    p += ",freeze,fold-conv-bn";
+    p += options.weights == WeightsMode::External ? ",freeze" : ",freeze,fold-conv-bn";
   p += ",decompose,canonicalize";
   if (options.freeze)
     p += ",constant-fold,fold-linear-bias";

@@ -68,7 +68,7 @@ std::string packageMetadata(const Module &m, const PackageOptions &options) {
   j["version"] = std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor);
   j["gc_version"] = GC_VERSION;
   j["producer"] = m.producer();
-  j["flags"] = Json{{"linker", options.linker}};
+  j["flags"] = Json{{"linker", options.linker}, {"weights", weightsModeName(options.weights)}};
   Json symbols = Json::array();
   for (const auto &[name, range] : m.syms().ranges()) {
     Json s;

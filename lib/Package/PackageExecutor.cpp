@@ -7,13 +7,17 @@ namespace gc {
 
 Expected<std::unique_ptr<PackageExecutor>>
 PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t graph,
-                        const RuntimeOptions &options) {
+                        const RuntimeOptions &options,
+                        std::shared_ptr<const WeightBinding> weights) {
   const Module &m = package->module();
+  if (!weights)
+    weights = package->weights();
   if (graph >= m.loopGraphs().size())
     return makeError() << "the package has " << m.loopGraphs().size() << " graphs, no graph "
                        << graph;
   const LoopGraph &g = *m.loopGraphs()[graph];
   auto exec = std::unique_ptr<PackageExecutor>(new PackageExecutor(package, g));
+  exec->weights_ = weights;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const InputSpec &spec = g.inputSpecs[i];
     exec->inputs_.emplace_back();
@@ -34,7 +38,7 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
     }
     // Weights are inputs, which the runtime only reads; the mapping is
     // read-only regardless.
-    auto *base = const_cast<uint8_t *>(package->weightBytes(*w).data());
+    auto *base = const_cast<uint8_t *>(weights->bytes(w - m.weights().data()).data());
     ref.data = base + w->type.storageOffset->constant() * dtypeSize(w->type.dtype);
   }
   Expected<std::unique_ptr<Executor>> executor =

@@ -10,6 +10,7 @@
 #include "gc/Package/Package.h"
 
 #include "PackageFormat.h"
+#include "WeightBinder.h"
 
 #include "gc/Bytecode/FlatBufferIO.h"
 #include "gc/IR/LoopIR.h"
@@ -85,7 +86,8 @@ bool fitsItsBytes(const Weight &w) {
 
 class PackageReader {
 public:
-  explicit PackageReader(ZipArchive zip) : zip_(std::move(zip)) {}
+  PackageReader(ZipArchive zip, const OpenOptions &options)
+      : zip_(std::move(zip)), options_(options) {}
 
   Expected<std::unique_ptr<LoadedPackage>> read() {
     GC_RETURN_IF_ERROR(checkFormat());
@@ -120,7 +122,15 @@ public:
     if (!module)
       return module.error();
     pkg->module_ = module.take();
-    GC_RETURN_IF_ERROR(checkModule(*pkg->module_));
+    bool external = zip_.find(kExternalWeightsEntry) != nullptr;
+    GC_RETURN_IF_ERROR(checkModule(*pkg->module_, external));
+    std::string archive;
+    if (external) {
+      Expected<std::string> named = readExternal(*pkg->module_, pkg->external_);
+      if (!named)
+        return named.error();
+      archive = resolvePath(*named, parentDirectory(zip_.path()));
+    }
 
     const auto &graphs = pkg->module_->loopGraphs();
     for (size_t i = 0; i < graphs.size(); ++i) {
@@ -140,6 +150,21 @@ public:
         return library.error();
       pkg->kernels_.push_back(library.take());
     }
+
+    // The archive last: everything else is checked by then.
+    bool own = options_.weightsFile.empty();
+    if (!own && !external)
+      return makeError() << "'" << zip_.path() << "' embeds its weights; only a package made "
+                         << "with --weights=external takes them from another archive ('"
+                         << options_.weightsFile << "')";
+    pkg->archivePath_ = own ? archive : options_.weightsFile;
+    if (external)
+      pkg->module_->weightSources()[kArchiveSource].path = pkg->archivePath_;
+    Expected<std::shared_ptr<const WeightBinding>> weights =
+        WeightBinder::bind(*pkg, pkg->archivePath_, own);
+    if (!weights)
+      return weights.error();
+    pkg->weights_ = weights.take();
     return pkg;
   }
 
@@ -180,18 +205,22 @@ private:
   }
 
   /// The module must be a plan whose weights all lie, aligned, inside the
-  /// weights entry; its one source becomes the package file.
-  Error checkModule(Module &m) const {
+  /// weights entry, but for those of the archive source when the package
+  /// has external weights; source 0 becomes the package file.
+  Error checkModule(Module &m, bool external) const {
     if (m.level() != Level::Kernels)
       return makeError() << where(kModuleEntry) << ": the module is at the "
                          << levelName(m.level()) << " level, not kernels";
-    if (m.weightSources().size() > 1)
+    size_t maxSources = external ? kArchiveSource + 1 : 1;
+    if (m.weightSources().size() > maxSources)
       return makeError() << where(kModuleEntry) << ": the module names "
-                         << m.weightSources().size() << " weight sources, not the package alone";
+                         << m.weightSources().size() << " weight sources, not "
+                         << (external ? "the package and its archive" : "the package alone");
     uint64_t begin = weights_->dataOffset, end = begin + weights_->compressedSize;
     for (const Weight &w : m.weights()) {
-      if (w.source != 0 || w.offset < begin || w.offset > end || w.bytes > end - w.offset ||
-          w.offset % kAlignment != 0)
+      bool inArchive = external && w.source == kArchiveSource;
+      if (!inArchive && (w.source != 0 || w.offset < begin || w.offset > end ||
+                         w.bytes > end - w.offset || w.offset % kAlignment != 0))
         return makeError() << where(kModuleEntry) << ": weight '" << w.name << "' ("
                            << w.bytes << " bytes at offset " << w.offset
                            << ") is not an aligned part of the weights entry";
@@ -206,14 +235,59 @@ private:
     return Error::success();
   }
 
+  /// The external weights table: the archive's path (relative to the
+  /// package's directory) and one record per weight of the archive source,
+  /// each agreeing with the module's weight of that name.
+  Expected<std::string> readExternal(const Module &m, std::vector<ExternalWeight> &out) const {
+    Expected<std::string_view> frame = entry(kExternalWeightsEntry, true);
+    if (!frame)
+      return frame.error();
+    Expected<std::string> text =
+        decompressZstd(*frame, maxDecompressed(*frame), where(kExternalWeightsEntry));
+    if (!text)
+      return text.error();
+    std::string archive;
+    try {
+      nlohmann::json j = nlohmann::json::parse(*text);
+      archive = j.at("archive").get<std::string>();
+      for (const nlohmann::json &e : j.at("weights")) {
+        ExternalWeight x;
+        x.name = e.at("name").get<std::string>();
+        x.entry = e.at("entry").get<std::string>();
+        x.entryBytes = e.at("entry_bytes").get<uint64_t>();
+        x.offset = e.at("offset").get<uint64_t>();
+        x.bytes = e.at("bytes").get<uint64_t>();
+        x.sha256 = e.at("sha256").get<std::string>();
+        out.push_back(std::move(x));
+      }
+    } catch (const nlohmann::json::exception &e) {
+      return makeError() << where(kExternalWeightsEntry) << ": malformed: " << e.what();
+    }
+    size_t inArchive = 0;
+    for (const Weight &w : m.weights())
+      inArchive += w.source == kArchiveSource;
+    if (inArchive != out.size())
+      return makeError() << where(kExternalWeightsEntry) << ": lists " << out.size()
+                         << " weights, but the module has " << inArchive << " in the archive";
+    for (const ExternalWeight &x : out) {
+      const Weight *w = m.weight(x.name);
+      if (!w || w->source != kArchiveSource || w->bytes != x.bytes ||
+          x.offset > x.entryBytes || x.bytes > x.entryBytes - x.offset)
+        return makeError() << where(kExternalWeightsEntry) << ": weight '" << x.name
+                           << "' does not agree with the module";
+    }
+    return archive;
+  }
+
   ZipArchive zip_;
+  const OpenOptions &options_;
   const ZipEntry *weights_ = nullptr;
 };
 
 LoadedPackage::~LoadedPackage() = default;
 
 std::span<const uint8_t> LoadedPackage::weightBytes(const Weight &w) const {
-  return file_->bytes().subspan(w.offset, w.bytes);
+  return weights_->bytes(&w - module_->weights().data());
 }
 
 bool isPackage(std::span<const uint8_t> bytes) {
@@ -227,18 +301,20 @@ bool isPackage(std::span<const uint8_t> bytes) {
          std::string_view(reinterpret_cast<const char *>(bytes.data()) + 30, name.size()) == name;
 }
 
-Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file) {
+Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file,
+                                                     const OpenOptions &options) {
   Expected<ZipArchive> zip = ZipArchive::open(std::move(file));
   if (!zip)
     return zip.error();
-  return PackageReader(zip.take()).read();
+  return PackageReader(zip.take(), options).read();
 }
 
-Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path) {
+Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path,
+                                                     const OpenOptions &options) {
   Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
   if (!file)
     return file.error();
-  return openPackage(file.take());
+  return openPackage(file.take(), options);
 }
 
 } // namespace gc

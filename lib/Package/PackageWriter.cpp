@@ -11,6 +11,11 @@
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <optional>
+
 namespace gc {
 
 namespace {
@@ -41,9 +46,103 @@ Expected<uint64_t> weightsDataOffset() {
   return zip->find(kWeightsEntry)->dataOffset;
 }
 
-/// Every weight of `m`, each at an aligned offset, in the module's order;
-/// `offsets` receives where each one starts within the blob.
-Expected<std::string> gatherWeights(const Module &m, std::vector<uint64_t> &offsets) {
+/// The weights that stay in the source archive (--weights=external): the
+/// archive's path as the package names it, and where each weight lies.
+struct ExternalPlan {
+  uint32_t source = 0; ///< the module's weight source that is the archive
+  std::string archive; ///< relative to the package's directory
+  std::vector<ExternalWeight> weights;
+};
+
+/// For --weights=external, the weights of `m` that are entries of its
+/// source archive, each checked against its SHA-256 (weights of a blob,
+/// such as the constants --freeze computed, go into the package). None
+/// for an embedded package or a module without an archive source.
+Expected<std::optional<ExternalPlan>> planExternal(const Module &m, const PackageOptions &options) {
+  if (options.weights != WeightsMode::External)
+    return std::optional<ExternalPlan>();
+  std::optional<uint32_t> source;
+  for (uint32_t i = 0; i < m.weightSources().size(); ++i) {
+    if (m.weightSources()[i].kind != WeightSource::Kind::Archive)
+      continue;
+    if (source)
+      return makeError() << "--weights=external needs one source archive, but the module names '"
+                         << m.weightSources()[*source].path << "' and '"
+                         << m.weightSources()[i].path << "'";
+    source = i;
+  }
+  if (!source)
+    return std::optional<ExternalPlan>();
+  std::string path = resolvePath(m.weightSources()[*source].path, m.sourceBaseDir());
+  Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
+  if (!file)
+    return file.error();
+  Expected<ZipArchive> zip = ZipArchive::open(*file);
+  if (!zip)
+    return zip.error();
+  // Entries by where their data starts, to find the one holding a weight.
+  std::vector<const ZipEntry *> byOffset;
+  for (const ZipEntry &e : zip->entries())
+    byOffset.push_back(&e);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const ZipEntry *a, const ZipEntry *b) { return a->dataOffset < b->dataOffset; });
+
+  ExternalPlan plan;
+  plan.source = *source;
+  plan.archive = relativePath(path, options.outputDir);
+  for (const Weight &w : m.weights()) {
+    if (w.source != *source)
+      continue;
+    auto it = std::upper_bound(byOffset.begin(), byOffset.end(), w.offset,
+                               [](uint64_t o, const ZipEntry *e) { return o < e->dataOffset; });
+    const ZipEntry *e = it == byOffset.begin() ? nullptr : *(it - 1);
+    if (!e || e->method != 0 || w.offset - e->dataOffset > e->compressedSize ||
+        w.bytes > e->compressedSize - (w.offset - e->dataOffset))
+      return makeError() << "weight '" << w.name << "': " << w.bytes << " bytes at offset "
+                         << w.offset << " of '" << path << "' are not inside one stored entry";
+    std::string_view bytes = (*file)->text().substr(w.offset, w.bytes);
+    if (!w.sha256.empty() && sha256Hex(bytes) != w.sha256)
+      return makeError() << "weight '" << w.name << "': the bytes in '" << path
+                         << "' do not match the module's SHA-256";
+    plan.weights.push_back(
+        ExternalWeight{w.name, e->name, e->compressedSize, w.offset - e->dataOffset, w.bytes,
+                       w.sha256.empty() ? sha256Hex(bytes) : w.sha256});
+  }
+  return std::optional(std::move(plan));
+}
+
+/// The external_weights entry's JSON: the archive, then per weight in the
+/// module's order its entry, offset, size, dtype, shape and SHA-256.
+std::string externalJson(const Module &m, const ExternalPlan &plan) {
+  nlohmann::ordered_json j;
+  j["archive"] = plan.archive;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ExternalWeight &x : plan.weights) {
+    const Weight &w = *m.weight(x.name);
+    nlohmann::ordered_json e;
+    e["name"] = x.name;
+    e["entry"] = x.entry;
+    e["entry_bytes"] = x.entryBytes;
+    e["offset"] = x.offset;
+    e["bytes"] = x.bytes;
+    e["dtype"] = dtypeName(w.type.dtype);
+    nlohmann::ordered_json shape = nlohmann::ordered_json::array();
+    for (const SymExpr *s : w.type.sizes)
+      shape.push_back(s->constant());
+    e["shape"] = shape;
+    e["sha256"] = x.sha256;
+    list.push_back(e);
+  }
+  j["weights"] = list;
+  return j.dump(2) + "\n";
+}
+
+/// Every weight of `m` that the package holds (all but those of the
+/// archive source `external`, if any), each at an aligned offset, in the
+/// module's order; `offsets` receives where each one starts within the
+/// blob (0 for an external weight).
+Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> external,
+                                    std::vector<uint64_t> &offsets) {
   std::vector<std::shared_ptr<MappedFile>> files(m.weightSources().size());
   const auto &pending = m.pendingBlob();
   std::string blob;
@@ -51,6 +150,10 @@ Expected<std::string> gatherWeights(const Module &m, std::vector<uint64_t> &offs
     if (w.source >= files.size())
       return makeError() << "weight '" << w.name << "' names source " << w.source
                          << ", but the module has " << files.size();
+    if (external && w.source == *external) {
+      offsets.push_back(0);
+      continue;
+    }
     std::string path = resolvePath(m.weightSources()[w.source].path, m.sourceBaseDir());
     std::shared_ptr<MappedFile> &file = files[w.source];
     if (!file && pending && pending->source == w.source)
@@ -80,9 +183,12 @@ Expected<std::string> gatherWeights(const Module &m, std::vector<uint64_t> &offs
 }
 
 /// A copy of `m` as the package holds it: weights in the package itself at
-/// `weightOffsets`, no object code (the shared libraries replace it).
+/// `weightOffsets` (source 0), those of the archive (`external`) at their
+/// offsets in it (source kArchiveSource, whose path the reader fills in),
+/// no object code (the shared libraries replace it).
 Expected<std::unique_ptr<Module>> packagedModule(const Module &m,
-                                                 const std::vector<uint64_t> &weightOffsets) {
+                                                 const std::vector<uint64_t> &weightOffsets,
+                                                 std::optional<uint32_t> external) {
   std::string bytes = writeModuleFlatBuffer(m);
   Expected<std::unique_ptr<Module>> copy = readModuleFlatBuffer(
       std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()), "<module>");
@@ -91,9 +197,16 @@ Expected<std::unique_ptr<Module>> packagedModule(const Module &m,
   Module &p = **copy;
   p.pendingBlob().reset();
   p.weightSources() = {WeightSource{WeightSource::Kind::Archive, ""}};
+  if (external)
+    p.weightSources().push_back(WeightSource{WeightSource::Kind::Archive, ""});
   for (size_t i = 0; i < p.weights().size(); ++i) {
-    p.weights()[i].source = 0;
-    p.weights()[i].offset = weightOffsets[i];
+    Weight &w = p.weights()[i];
+    if (external && w.source == *external) {
+      w.source = kArchiveSource;
+      continue;
+    }
+    w.source = 0;
+    w.offset = weightOffsets[i];
   }
   for (const auto &g : p.loopGraphs())
     g->plan.objectCode.clear();
@@ -102,6 +215,18 @@ Expected<std::unique_ptr<Module>> packagedModule(const Module &m,
 
 } // namespace
 
+std::string_view weightsModeName(WeightsMode mode) {
+  return mode == WeightsMode::External ? "external" : "embed";
+}
+
+std::optional<WeightsMode> parseWeightsMode(std::string_view name) {
+  if (name == "embed")
+    return WeightsMode::Embed;
+  if (name == "external")
+    return WeightsMode::External;
+  return std::nullopt;
+}
+
 Expected<std::string> buildPackage(const Module &m, const PackageOptions &options) {
   if (m.level() != Level::Kernels)
     return makeError() << "a package needs a module at the kernels level (from gc-codegen), not "
@@ -109,8 +234,14 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   if (m.loopGraphs().empty())
     return makeError() << "the module has no graph to package";
 
+  Expected<std::optional<ExternalPlan>> external = planExternal(m, options);
+  if (!external)
+    return external.error();
+  std::optional<uint32_t> externalSource;
+  if (*external)
+    externalSource = (*external)->source;
   std::vector<uint64_t> offsets;
-  Expected<std::string> weights = gatherWeights(m, offsets);
+  Expected<std::string> weights = gatherWeights(m, externalSource, offsets);
   if (!weights)
     return weights.error();
   Expected<uint64_t> base = weightsDataOffset();
@@ -119,7 +250,7 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   for (uint64_t &o : offsets)
     o += *base;
 
-  Expected<std::unique_ptr<Module>> packaged = packagedModule(m, offsets);
+  Expected<std::unique_ptr<Module>> packaged = packagedModule(m, offsets, externalSource);
   if (!packaged)
     return packaged.error();
 
@@ -137,8 +268,12 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   }
   std::string metadata = compressZstd(package::packageMetadata(**packaged, options));
   std::string module = compressZstd(writeModuleFlatBuffer(**packaged));
+  std::string externalTable;
+  if (*external)
+    externalTable = compressZstd(externalJson(**packaged, **external));
 
-  uint64_t total = *base + weights->size() + metadata.size() + module.size();
+  uint64_t total =
+      *base + weights->size() + metadata.size() + module.size() + externalTable.size();
   for (const auto &[name, bytes] : libraries)
     total += bytes.size();
   // Headers and padding take a little more; leave them ample room.
@@ -153,6 +288,8 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   zip.add(kModuleEntry, module);
   for (const auto &[name, bytes] : libraries)
     zip.add(name, bytes);
+  if (*external)
+    zip.add(kExternalWeightsEntry, externalTable);
   return zip.finish();
 }
 

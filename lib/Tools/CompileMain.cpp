@@ -64,6 +64,8 @@ int compileMain(int argc, char **argv) {
   registerAllPasses();
 
   options.last = *phaseProducing(compileTo);
+  options.package.weights = options.pipeline.core.weights;
+  options.package.outputDir = output.path == "-" ? "." : parentDirectory(output.path);
   if (phaseInfo(options.last).training && !options.train)
     return reportError(tool, makeError() << "--compile-to=" << compileTo
                                          << " is a training level; add --train");

@@ -182,7 +182,9 @@ std::string renderPassesDoc() {
     out += "| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |\n";
   out += "\n## Default pipelines\n\n"
          "- `gc-opt`: `" + corePassList({}) + "`\n"
-         "- `gc-opt --freeze`: `" + corePassList({.freeze = true}) + "`\n";
+         "- `gc-opt --freeze`: `" + corePassList({.freeze = true}) + "`\n"
+         "- `gc-opt --freeze --weights=external`: `" +
+         corePassList({.freeze = true, .weights = WeightsMode::External}) + "`\n";
   return out;
 }
 

@@ -23,10 +23,15 @@ int packageMain(int argc, char **argv) {
   app.add_option("--linker", options.linker,
                  "The ld-compatible linker that makes the kernels' shared libraries")
       ->default_val(options.linker);
+  addWeightsFlag(app, options.weights,
+                 "embed: the package holds every weight (the default); external: it holds "
+                 "only the weights its source archive (.pt2) does not, names the archive "
+                 "relative to the package's directory, and libgcrt maps it at load time");
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
 
+  options.outputDir = out.path == "-" ? "." : parentDirectory(out.path);
   Expected<std::unique_ptr<Module>> m = readModuleFile(input);
   if (!m)
     return reportError("gc-package", m.error());

@@ -78,6 +78,13 @@ Error PassManagerFlags::resolvePrintAfter(
   return Error::success();
 }
 
+void addWeightsFlag(CLI::App &app, WeightsMode &mode, const std::string &help) {
+  app.add_option_function<std::string>(
+         "--weights", [&mode](const std::string &name) { mode = *parseWeightsMode(name); }, help)
+      ->check(CLI::IsMember({"embed", "external"}))
+      ->default_str("embed");
+}
+
 void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const Phase> phases,
                       const std::string &helpPrefix) {
   auto runs = [&](Phase p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
@@ -90,6 +97,14 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
                  help(Phase::Opt, "inference; make parameters constants and fold them"));
     app.add_flag("--retarget-cpu", options.core.retargetCPU,
                  help(Phase::Opt, "compile a model exported on another device (cuda) for the CPU"));
+    addWeightsFlag(app, options.core.weights,
+                   runs(Phase::Package)
+                       ? "embed: the package holds every weight (the default); external: it "
+                         "names the .pt2 archive and maps its weights at load time, and "
+                         "--freeze leaves them as they are (no conv/batch-norm fold)"
+                       : "external: the package will reference the archive's weights "
+                         "(gc-package --weights=external), so --freeze leaves them as they are "
+                         "(no conv/batch-norm fold); embed: the default");
   }
   if (runs(Phase::Joint))
     app.add_flag("--grad-inputs", options.joint.gradUserInputs,

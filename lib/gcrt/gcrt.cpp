@@ -93,6 +93,8 @@ using OutputMemory = std::unique_ptr<char, AlignedDelete>;
 
 struct gcrt_package {
   std::shared_ptr<const LoadedPackage> package;
+  /// What contexts created from now on bind (gcrt_package_set_weight*).
+  std::shared_ptr<const WeightBinding> weights;
   std::vector<GraphInfo> graphs;
 };
 
@@ -111,6 +113,7 @@ gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_pac
     return fail(GCRT_ERROR_PACKAGE, loaded.error().message());
   auto handle = std::make_unique<gcrt_package>();
   handle->package = loaded.take();
+  handle->weights = handle->package->weights();
   const Module &m = handle->package->module();
   for (const auto &g : m.loopGraphs()) {
     GraphInfo info{g->name, {}, {}};
@@ -198,6 +201,52 @@ gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out) {
   });
 }
 
+gcrt_status gcrt_package_load_file_with_weights(const char *path, const char *weights,
+                                                gcrt_package **out) {
+  return guarded([&] {
+    if (!path || !out)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT,
+                  "gcrt_package_load_file_with_weights: null argument");
+    OpenOptions options;
+    if (weights)
+      options.weightsFile = weights;
+    return finishLoad(openPackage(std::string(path), options), out);
+  });
+}
+
+gcrt_status gcrt_package_set_weights_file(gcrt_package *package, const char *path) {
+  return guarded([&] {
+    if (!package || !path)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_set_weights_file: null argument");
+    Expected<std::shared_ptr<const WeightBinding>> bound =
+        bindWeightsFile(*package->package, path);
+    if (!bound)
+      return fail(GCRT_ERROR_PACKAGE, bound.error().message());
+    package->weights = bound.take();
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_package_set_weight(gcrt_package *package, const char *name,
+                                    const gcrt_tensor *value) {
+  return guarded([&] {
+    if (!package || !name || !value)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_set_weight: null argument");
+    if (!package->package->module().weight(name))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "'" + package->package->file().path() +
+                                                   "' has no weight '" + name + "'");
+    Expected<std::vector<TensorRef>> ref = refsOf(value, 1, "weight value");
+    if (!ref)
+      return fail(GCRT_ERROR_INPUT, "weight '" + std::string(name) + "': " + ref.error().message());
+    Expected<std::shared_ptr<const WeightBinding>> bound =
+        bindWeight(*package->package, *package->weights, name, (*ref)[0]);
+    if (!bound)
+      return fail(GCRT_ERROR_INPUT, bound.error().message());
+    package->weights = bound.take();
+    return GCRT_OK;
+  });
+}
+
 gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *name,
                                      gcrt_package **out) {
   return guarded([&] {
@@ -259,7 +308,7 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
     options.threads = threads;
     options.profile = flags & GCRT_CONTEXT_PROFILE;
     Expected<std::unique_ptr<PackageExecutor>> exec =
-        PackageExecutor::create(package->package, graph, options);
+        PackageExecutor::create(package->package, graph, options, package->weights);
     if (!exec)
       return fail(GCRT_ERROR_PACKAGE, exec.error().message());
     auto context = std::make_unique<gcrt_context>();

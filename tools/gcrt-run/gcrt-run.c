@@ -26,6 +26,11 @@ static const char kUsage[] =
     "with libgcrt, and prints the graph's inputs and outputs.\n"
     "\n"
     "  --graph NAME       the graph to run (default: the first, the forward graph)\n"
+    "  --weights FILE     for a package made with --weights=external: bind its\n"
+    "                     weights from the archive FILE (another .pt2 of the same\n"
+    "                     architecture) instead of the one the package names\n"
+    "  --weight NAME FILE replace weight NAME (a parameter or buffer, as the model\n"
+    "                     names it) by the .npy FILE; repeatable\n"
     "  -o DIR             write out<k>.npy per user output, and saved<k>.npy,\n"
     "                     grad.<target>.npy, buffer_after.<target>.npy for\n"
     "                     values saved for backward, gradients, mutated buffers\n"
@@ -42,9 +47,11 @@ static const char kUsage[] =
     "command line.\n";
 
 typedef struct Options {
-  const char *package, *graph, *outDir;
+  const char *package, *graph, *outDir, *weights;
   const char **inputs, **expects;
-  size_t numInputs, numExpects;
+  /* --weight NAME FILE: names and files, in pairs. */
+  const char **weightSets;
+  size_t numInputs, numExpects, numWeightSets;
   double rtol, atol;
   unsigned long bench, threads;
   int profile;
@@ -82,15 +89,19 @@ static int parseCount(const char *flag, const char *text, unsigned long *out) {
 static int parseOptions(int argc, char **argv, Options *o) {
   o->inputs = calloc((size_t)argc, sizeof *o->inputs);
   o->expects = calloc((size_t)argc, sizeof *o->expects);
-  if (!o->inputs || !o->expects)
+  o->weightSets = calloc((size_t)argc, sizeof *o->weightSets);
+  if (!o->inputs || !o->expects || !o->weightSets)
     return error("out of memory") + 1;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     int isValueOption = strcmp(a, "--graph") == 0 || strcmp(a, "-o") == 0 ||
                         strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0 ||
-                        strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0;
+                        strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
+                        strcmp(a, "--weights") == 0;
     if (isValueOption && i + 1 == argc)
       return error("%s needs a value (gcrt-run --help)", a) + 1;
+    if (strcmp(a, "--weight") == 0 && i + 2 >= argc)
+      return error("--weight needs a name and a file (gcrt-run --help)") + 1;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       fputs(kUsage, stdout);
       return -1;
@@ -104,6 +115,11 @@ static int parseOptions(int argc, char **argv, Options *o) {
         o->expects[o->numExpects++] = argv[++i];
     } else if (strcmp(a, "--graph") == 0) {
       o->graph = argv[++i];
+    } else if (strcmp(a, "--weights") == 0) {
+      o->weights = argv[++i];
+    } else if (strcmp(a, "--weight") == 0) {
+      o->weightSets[o->numWeightSets++] = argv[++i];
+      o->weightSets[o->numWeightSets++] = argv[++i];
     } else if (strcmp(a, "-o") == 0) {
       o->outDir = argv[++i];
     } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
@@ -290,6 +306,22 @@ static int printProfile(gcrt_context *ctx) {
   return 0;
 }
 
+/* Replaces the weights --weight names, each from its .npy file. */
+static int setWeights(gcrt_package *pkg, const Options *o) {
+  for (size_t i = 0; i < o->numWeightSets; i += 2) {
+    const char *name = o->weightSets[i], *path = o->weightSets[i + 1];
+    Npy npy;
+    char message[512];
+    if (!npyRead(path, &npy, message, sizeof message))
+      return error("%s", message);
+    gcrt_status status = gcrt_package_set_weight(pkg, name, &npy.tensor);
+    npyFree(&npy);
+    if (status != GCRT_OK)
+      return error("'%s': %s", path, gcrt_last_error());
+  }
+  return 0;
+}
+
 /* Finds the graph, prints its signature and checks the inputs against it. */
 static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys,
                    gcrt_tensor *in) {
@@ -368,6 +400,7 @@ int main(int argc, char **argv) {
   if (status) {
     free(o.inputs);
     free(o.expects);
+    free(o.weightSets);
     return status < 0 ? 0 : status;
   }
   gcrt_package *pkg = NULL;
@@ -380,10 +413,12 @@ int main(int argc, char **argv) {
     error("out of memory");
     goto done;
   }
-  if (gcrt_package_load_file(o.package, &pkg) != GCRT_OK) {
+  if (gcrt_package_load_file_with_weights(o.package, o.weights, &pkg) != GCRT_OK) {
     error("%s", gcrt_last_error());
     goto done;
   }
+  if (setWeights(pkg, &o))
+    goto done;
   if (prepare(pkg, &o, &graph, npys, in))
     goto done;
   numOut = gcrt_output_count(pkg, graph);
@@ -419,6 +454,7 @@ done:
   free(out);
   free(o.inputs);
   free(o.expects);
+  free(o.weightSets);
   gcrt_context_free(ctx);
   gcrt_package_free(pkg);
   return status;

@@ -7,7 +7,8 @@
 // file "<stageDir>/<stem>.<level>.gc": the result is byte-identical to the
 // staged build that writes its files there. A package does not depend on
 // those names: the kernels' object hash covers the loop graphs' text but not
-// where the weights lie, and the package holds its own weights.
+// where the weights lie, and the package holds its own weights (with
+// external weights it names the archive relative to the output's directory).
 //
 // A package can come from the compile cache instead: its key is the SHA-256
 // of the archive's bytes, every option that changes the output and gc's

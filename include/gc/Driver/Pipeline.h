@@ -14,6 +14,7 @@
 #include "gc/Driver/BackendPasses.h"
 #include "gc/IR/Level.h"
 #include "gc/Partition/Partition.h"
+#include "gc/Package/Package.h"
 #include "gc/Pass/Pass.h"
 
 #include <memory>
@@ -50,6 +51,11 @@ struct CorePipelineOptions {
   /// A model exported on another device (cuda) is compiled for the CPU on
   /// purpose: every tensor and device argument becomes cpu first.
   bool retargetCPU = false;
+  /// External: the package will reference the archive's weights in place,
+  /// so freezing makes no new weight-sized tensors from them (no
+  /// conv/batch-norm fold into the convolution's weight); the small
+  /// per-channel constants still fold.
+  WeightsMode weights = WeightsMode::Embed;
 };
 
 /// What the phases' passes are made from.

@@ -7,9 +7,14 @@
 //   archive_format       "gc-package"
 //   version              "<major>.<minor>"
 //   weights              every weight, each 64-byte aligned, never compressed
+//                        (with --weights=external: only those the source
+//                        archive does not hold)
 //   metadata.json.zst    inputs, outputs, symbols, versions, target, flags
 //   module.gcm.zst       the module's graph file, without object code
 //   kernels/<i>.so.zst   loop graph i's kernels, linked as a shared library
+//   external_weights.json.zst   --weights=external only: the source archive
+//                        and, per weight it holds, entry, offset, size,
+//                        dtype, shape and SHA-256
 //
 // Entries are stored and 64-byte aligned, so the weights are used in place
 // in the mapped file. The module's weights name the package itself as their
@@ -26,8 +31,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gc {
@@ -36,11 +43,29 @@ namespace gc {
 /// and any minor version up to its own.
 inline constexpr const char *kPackageFormat = "gc-package";
 inline constexpr uint32_t kPackageMajor = 1;
-inline constexpr uint32_t kPackageMinor = 0;
+/// 1.1 added external weights (an external_weights.json.zst entry).
+inline constexpr uint32_t kPackageMinor = 1;
+
+/// Where a package's weights live.
+enum class WeightsMode : uint8_t {
+  /// Every weight is copied into the package.
+  Embed,
+  /// Weights that are entries of the source archive (.pt2) stay there and
+  /// are mapped at load time, checked by size and SHA-256; only the others
+  /// (constants --freeze computed) are copied into the package.
+  External,
+};
+/// "embed", "external"; the parser of the flag's value.
+std::string_view weightsModeName(WeightsMode mode);
+std::optional<WeightsMode> parseWeightsMode(std::string_view name);
 
 struct PackageOptions {
   /// An ld-compatible linker (docs/package.md).
   std::string linker = "ld";
+  WeightsMode weights = WeightsMode::Embed;
+  /// The directory the package will be written to: with external weights
+  /// the package names the archive relative to it.
+  std::string outputDir = ".";
 };
 
 /// The bytes of a package for `m`, a Kernels-level module whose weights are
@@ -52,8 +77,36 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
 /// archive_format); a cheap test for tools that take any kind of file.
 bool isPackage(std::span<const uint8_t> bytes);
 
+class LoadedPackage;
+
+/// The bytes every weight of a package is bound to, by index into
+/// module().weights(), and what keeps them alive (the mapped package, the
+/// mapped archive, copies the caller set). Immutable once made: a new
+/// binding replaces it, and executors keep the one they were made with.
+class WeightBinding {
+public:
+  std::span<const uint8_t> bytes(size_t weight) const { return bytes_[weight]; }
+  size_t size() const { return bytes_.size(); }
+
+private:
+  friend class PackageReader;
+  friend struct WeightBinder;
+  std::vector<std::span<const uint8_t>> bytes_;
+  std::vector<std::shared_ptr<const void>> owners_;
+};
+
+/// Where an external weight lies in the source archive.
+struct ExternalWeight {
+  std::string name;
+  std::string entry;   ///< the archive's zip entry
+  uint64_t entryBytes = 0; ///< the entry's size, which another archive must match
+  uint64_t offset = 0; ///< within the entry's data
+  uint64_t bytes = 0;
+  std::string sha256;
+};
+
 /// A package opened for running: its module, its kernels loaded, its
-/// weights in place. Everything is validated when it is opened.
+/// weights bound. Everything is validated when it is opened.
 class LoadedPackage {
 public:
   ~LoadedPackage();
@@ -64,23 +117,62 @@ public:
   const MappedFile &file() const { return *file_; }
   /// The kernels of module().loopGraphs()[graph].
   const KernelLibrary &kernels(size_t graph) const { return *kernels_[graph]; }
-  /// The bytes of a weight of module(), in place in the package.
+  /// The bytes of a weight of module() as the package was opened: in place
+  /// in the package, or in the mapped source archive.
   std::span<const uint8_t> weightBytes(const Weight &w) const;
+  /// The binding made when the package was opened.
+  const std::shared_ptr<const WeightBinding> &weights() const { return weights_; }
+  /// The weights the source archive holds (empty for an embedded package),
+  /// and the archive's path as resolved when the package was opened.
+  const std::vector<ExternalWeight> &externalWeights() const { return external_; }
+  const std::string &archivePath() const { return archivePath_; }
 
 private:
   friend class PackageReader;
+  friend struct WeightBinder;
   LoadedPackage() = default;
   std::shared_ptr<MappedFile> file_;
   std::unique_ptr<Module> module_;
   std::vector<std::unique_ptr<KernelLibrary>> kernels_;
+  std::shared_ptr<const WeightBinding> weights_;
+  std::vector<ExternalWeight> external_;
+  std::string archivePath_;
+};
+
+struct OpenOptions {
+  /// For a package with external weights: bind them from this archive
+  /// instead of the one the package names. Each weight is checked against
+  /// its size, dtype and shape, not its SHA-256 (the archive may hold other
+  /// weights of the same architecture).
+  std::string weightsFile;
 };
 
 /// Opens the package at `path` ("-" reads stdin). The module's weight
 /// source is `path`, so loadWeights() works on it too. Errors name the file
-/// and the entry.
-Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path);
-/// Opens a package whose bytes are already in memory (MappedFile::fromBuffer).
-Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file);
+/// and the entry. External weights are mapped from the archive, whose path
+/// the package gives relative to its own directory, and checked against
+/// their SHA-256.
+Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path,
+                                                     const OpenOptions &options = {});
+/// Opens a package whose bytes are already in memory (MappedFile::fromBuffer);
+/// an external archive is then relative to the directory of the buffer's name.
+Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file,
+                                                     const OpenOptions &options = {});
+
+/// A binding of `package`'s weights with every external weight taken from
+/// the archive at `path` (another archive of the same architecture), checked
+/// by entry, size and alignment. An error, naming the package, the archive
+/// and the weight, if the package has no external weights, if it holds
+/// constants computed from the old archive's weights (--freeze), or if a
+/// weight's entry is missing or of another size.
+Expected<std::shared_ptr<const WeightBinding>>
+bindWeightsFile(const LoadedPackage &package, const std::string &path);
+
+/// `current` with weight `name` replaced by a copy of `value`, which must
+/// have the weight's dtype and sizes (any strides). Errors name the weight.
+Expected<std::shared_ptr<const WeightBinding>>
+bindWeight(const LoadedPackage &package, const WeightBinding &current, const std::string &name,
+           const TensorRef &value);
 
 /// A loop graph of an opened package, ready to run many times on user
 /// inputs, with the package's weights bound in place. Not safe to run from
@@ -89,9 +181,11 @@ Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile>
 class PackageExecutor {
 public:
   /// `graph` indexes module().loopGraphs().
+  /// `weights` (null: the package's own) binds the graph's weights; the
+  /// executor keeps it alive.
   static Expected<std::unique_ptr<PackageExecutor>>
   create(std::shared_ptr<const LoadedPackage> package, size_t graph,
-         const RuntimeOptions &options);
+         const RuntimeOptions &options, std::shared_ptr<const WeightBinding> weights = nullptr);
 
   const LoopGraph &graph() const { return graph_; }
   /// One per user input, in order.
@@ -107,6 +201,7 @@ private:
   Expected<std::span<const TensorRef>> bind(std::span<const TensorRef> userInputs);
 
   std::shared_ptr<const LoadedPackage> package_;
+  std::shared_ptr<const WeightBinding> weights_;
   const LoopGraph &graph_;
   std::unique_ptr<Executor> executor_;
   /// Every graph input: weights filled in at creation, user inputs per call.

@@ -41,6 +41,9 @@ struct PassManagerFlags {
   Error resolvePrintAfter(const std::function<bool(std::string_view)> &isKnown);
 };
 
+/// --weights=embed|external (gc-opt, gc-package, gc-compile).
+void addWeightsFlag(CLI::App &app, WeightsMode &mode, const std::string &help);
+
 /// The flags of the phases a tool runs (--freeze, --grad-inputs,
 /// --partition, --no-fallback, --target, ...), each declared once for every
 /// tool that runs its phase. With a non-empty `helpPrefix` each help text

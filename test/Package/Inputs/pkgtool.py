@@ -7,10 +7,16 @@ usage:
   pkgtool.py flip PKG OUT ENTRY          one bit of ENTRY's data flipped (CRC left stale)
   pkgtool.py set PKG OUT ENTRY TEXT      ENTRY's data replaced by TEXT of the same
                                          length, with its CRCs updated
+  pkgtool.py reweight PT2 OUT SCALE [FQN]
+                                         a torch.export archive of the same layout whose
+                                         float32 weights (or weight FQN alone) are
+                                         multiplied by SCALE, CRCs updated: the same
+                                         architecture with other weights, without torch
   pkgtool.py list PKG                    per entry: name, method, data offset modulo 64
   pkgtool.py compare GOT.npy WANT.npy    exit 1 unless allclose (1e-4) float32 arrays
 """
 import io
+import json
 import struct
 import sys
 import zipfile
@@ -50,6 +56,33 @@ def read_npy(path):
     return header["shape"], struct.unpack("<%df" % count, body[:4 * count])
 
 
+# torch.export's ScalarType for float32 in a weights config's tensor_meta.
+FLOAT32 = 7
+
+
+def reweight(data, scale, only):
+    """Scales the float32 weights of the archive `data` in place."""
+    names = zipfile.ZipFile(io.BytesIO(bytes(data))).namelist()
+    configs = [n for n in names if n.endswith("/data/weights/model_weights_config.json")]
+    assert len(configs) == 1, "no single weights config in the archive"
+    folder = configs[0].rsplit("/", 1)[0]
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+        config = json.loads(z.read(configs[0]))["config"]
+    done = 0
+    for fqn, w in sorted(config.items()):
+        if (only and fqn != only) or w["tensor_meta"]["dtype"] != FLOAT32:
+            continue
+        local, start, central, size = entry_offsets(bytes(data), folder + "/" + w["path_name"])
+        count = size // 4
+        values = struct.unpack_from("<%df" % count, data, start)
+        struct.pack_into("<%df" % count, data, start, *[v * scale for v in values])
+        crc = zlib.crc32(bytes(data[start:start + size])) & 0xFFFFFFFF
+        struct.pack_into("<I", data, local + 14, crc)
+        struct.pack_into("<I", data, central + 16, crc)
+        done += 1
+    assert done, "no float32 weight to scale"
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "compare":
@@ -82,6 +115,8 @@ def main():
         crc = zlib.crc32(text) & 0xFFFFFFFF
         struct.pack_into("<I", data, local + 14, crc)
         struct.pack_into("<I", data, central + 16, crc)
+    elif cmd == "reweight":
+        reweight(data, float(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
     else:
         sys.exit(__doc__)
     with open(out, "wb") as f:

@@ -235,9 +235,12 @@ TEST_F(PackageTest, OtherVersionsAreErrorsNamingBoth) {
     auto pkg = open(withEntry(good, "version", v));
     ASSERT_FALSE(bool(pkg));
     std::string want = std::string("is a version ") + std::string(v, 3) +
-                       " package; this gc reads version 1.0 to 1.0";
+                       " package; this gc reads version 1.0 to 1.1";
     EXPECT_NE(pkg.error().message().find(want), std::string::npos) << pkg.error().message();
   }
+  // 1.0 packages (embedded weights only) are still read.
+  auto old = open(withEntry(good, "version", "1.0\n"));
+  EXPECT_TRUE(bool(old)) << old.error().message();
   auto garbled = open(withEntry(good, "version", "one"));
   ASSERT_FALSE(bool(garbled));
   EXPECT_NE(garbled.error().message().find("not a version"), std::string::npos);
@@ -386,3 +389,104 @@ TEST_F(PackageTest, CApiProfile) {
 }
 
 } // namespace
+
+namespace {
+
+/// A .pt2-like archive whose one entry holds w's four floats.
+std::string archiveWith(const std::vector<float> &w) {
+  ZipWriter zip(64);
+  zip.add("other", "padding before the weight");
+  zip.add("data/w", std::string_view(reinterpret_cast<const char *>(w.data()),
+                                     w.size() * sizeof(float)));
+  return zip.finish();
+}
+
+std::vector<float> runOnce(PackageExecutor &exec) {
+  std::vector<float> x = {1, 2, 3, 4}, y(4), z(4);
+  std::vector<TensorRef> in = {TensorRef{x.data(), DType::Float32, {4}, {1}}};
+  std::vector<TensorRef> out = {TensorRef{y.data(), DType::Float32, {4}, {1}},
+                                TensorRef{z.data(), DType::Float32, {4}, {1}}};
+  Error e = exec.run(in, out);
+  EXPECT_FALSE(bool(e)) << e.message();
+  return y;
+}
+
+} // namespace
+
+TEST_F(PackageTest, ExternalWeightsAreMappedCheckedAndSwapped) {
+  std::string archive = archiveWith({10, 20, 30, 40});
+  std::ofstream(dir_ / "a.pt2", std::ios::binary) << archive;
+  std::ofstream(dir_ / "b.pt2", std::ios::binary) << archiveWith({1, 2, 3, 4});
+  Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("a", archive));
+  ASSERT_TRUE(bool(zip));
+  m_.weightSources()[0] = {WeightSource::Kind::Archive, (dir_ / "a.pt2").string()};
+  m_.weights()[0].offset = zip->find("data/w")->dataOffset;
+
+  PackageOptions options;
+  options.weights = WeightsMode::External;
+  options.outputDir = dir_.string();
+  std::string bytes = build(options);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes, build(options));
+  std::ofstream(dir_ / "m.gcpkg", std::ios::binary) << bytes;
+
+  Expected<std::unique_ptr<LoadedPackage>> pkg = openPackage((dir_ / "m.gcpkg").string());
+  ASSERT_TRUE(bool(pkg)) << pkg.error().message();
+  std::shared_ptr<const LoadedPackage> shared = pkg.take();
+  ASSERT_EQ(shared->externalWeights().size(), 1u);
+  EXPECT_EQ(shared->externalWeights()[0].entry, "data/w");
+  auto first = PackageExecutor::create(shared, 0, RuntimeOptions{1});
+  ASSERT_TRUE(bool(first)) << first.error().message();
+  EXPECT_EQ(runOnce(**first), (std::vector<float>{11, 22, 33, 44}));
+
+  // Another archive: contexts made afterwards see it, the first one not.
+  auto swapped = bindWeightsFile(*shared, (dir_ / "b.pt2").string());
+  ASSERT_TRUE(bool(swapped)) << swapped.error().message();
+  auto second = PackageExecutor::create(shared, 0, RuntimeOptions{1}, *swapped);
+  ASSERT_TRUE(bool(second)) << second.error().message();
+  EXPECT_EQ(runOnce(**second), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(runOnce(**first), (std::vector<float>{11, 22, 33, 44}));
+
+  // One weight, copied in; the wrong shape is an error naming it.
+  std::vector<float> w = {0, 0, 0, 100};
+  auto one = bindWeight(*shared, **swapped, "w", TensorRef{w.data(), DType::Float32, {4}, {}});
+  ASSERT_TRUE(bool(one)) << one.error().message();
+  w[3] = -1;
+  auto third = PackageExecutor::create(shared, 0, RuntimeOptions{1}, *one);
+  ASSERT_TRUE(bool(third));
+  EXPECT_EQ(runOnce(**third), (std::vector<float>{1, 2, 3, 104}));
+  auto bad = bindWeight(*shared, **one, "w", TensorRef{w.data(), DType::Float32, {2, 2}, {}});
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(bad.error().message().find("weight 'w' must be f32[4], got f32[2, 2]"),
+            std::string::npos)
+      << bad.error().message();
+
+  // A changed archive: the package, the archive and the weight are named.
+  std::ofstream(dir_ / "a.pt2", std::ios::binary) << archiveWith({10, 20, 30, 41});
+  Expected<std::unique_ptr<LoadedPackage>> stale = openPackage((dir_ / "m.gcpkg").string());
+  ASSERT_FALSE(bool(stale));
+  EXPECT_NE(stale.error().message().find("weight 'w': its bytes in '"), std::string::npos)
+      << stale.error().message();
+  EXPECT_NE(stale.error().message().find("m.gcpkg"), std::string::npos);
+  std::filesystem::remove(dir_ / "a.pt2");
+  Expected<std::unique_ptr<LoadedPackage>> missing = openPackage((dir_ / "m.gcpkg").string());
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(missing.error().message().find("a.pt2"), std::string::npos)
+      << missing.error().message();
+
+  // Through the C API: the same rules, as statuses.
+  gcrt_package *c = nullptr;
+  ASSERT_EQ(gcrt_package_load_file_with_weights((dir_ / "m.gcpkg").c_str(),
+                                                (dir_ / "b.pt2").c_str(), &c),
+            GCRT_OK)
+      << gcrt_last_error();
+  int64_t five = 5;
+  float data[5] = {};
+  gcrt_tensor t{data, GCRT_FLOAT32, 1, &five, nullptr};
+  EXPECT_EQ(gcrt_package_set_weight(c, "w", &t), GCRT_ERROR_INPUT);
+  EXPECT_EQ(gcrt_package_set_weight(c, "nope", &t), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "a.pt2").c_str()), GCRT_ERROR_PACKAGE);
+  EXPECT_NE(std::string(gcrt_last_error()).find("a.pt2"), std::string::npos);
+  EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "b.pt2").c_str()), GCRT_OK);
+  gcrt_package_free(c);
+}

@@ -1,0 +1,233 @@
+//===- WeightBinder.cpp - Binding a package's weights to bytes ------------===//
+//
+// An embedded package's weights are used in place in the mapped package.
+// An external package's weights that the source archive holds are used in
+// place in the mapped archive, found by entry name, after three checks:
+// the entry is stored, has room for the weight, and is aligned; with the
+// archive the package names, the bytes must also match the SHA-256 taken
+// at packaging time (hashed on several threads: resnet50's 100 MB take
+// about as long as reading them). Another archive, to swap weights, must
+// have entries of the sizes the package expects instead.
+//
+//===----------------------------------------------------------------------===//
+#include "WeightBinder.h"
+
+#include "PackageFormat.h"
+
+#include "gc/IR/LoopIR.h"
+#include "gc/Support/SHA256.h"
+#include "gc/Support/Zip.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <thread>
+
+namespace gc {
+
+using namespace package;
+
+namespace {
+
+/// Hashes each of `views` against `want`, on up to 8 threads; the index of
+/// the first mismatch, or none.
+std::optional<size_t> firstMismatch(const std::vector<std::string_view> &views,
+                                    const std::vector<const std::string *> &want) {
+  std::vector<char> bad(views.size(), 0);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < views.size();)
+      bad[i] = sha256Hex(views[i]) != *want[i];
+  };
+  uint64_t total = 0;
+  for (std::string_view v : views)
+    total += v.size();
+  // Threads pay for themselves only on megabytes.
+  unsigned threads = total < (4u << 20) ? 1 : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  for (size_t i = 0; i < bad.size(); ++i)
+    if (bad[i])
+      return i;
+  return std::nullopt;
+}
+
+struct AlignedFree {
+  void operator()(void *p) const { ::operator delete(p, std::align_val_t(kAlignment)); }
+};
+
+} // namespace
+
+Expected<std::shared_ptr<const WeightBinding>>
+WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own) {
+  const Module &m = p.module();
+  auto b = std::make_shared<WeightBinding>();
+  b->bytes_.resize(m.weights().size());
+  b->owners_.push_back(p.file_);
+  bool external = !p.external_.empty();
+  size_t held = 0;
+  const Weight *firstHeld = nullptr;
+  for (size_t i = 0; i < m.weights().size(); ++i) {
+    const Weight &w = m.weights()[i];
+    if (external && w.source == kArchiveSource)
+      continue;
+    b->bytes_[i] = p.file_->bytes().subspan(w.offset, w.bytes);
+    if (!held++)
+      firstHeld = &w;
+  }
+  if (!external)
+    return std::shared_ptr<const WeightBinding>(std::move(b));
+
+  std::string package = "'" + p.file_->path() + "'";
+  std::string more = p.external_.size() > 1
+                         ? " (and " + std::to_string(p.external_.size() - 1) + " more)"
+                         : "";
+  // Constants computed from the weights of the archive the package was
+  // made from would not follow the new ones.
+  if (!own && held)
+    return makeError() << package << " holds " << held << " constant" << (held == 1 ? "" : "s")
+                       << " that --freeze computed from its archive's weights at compile time "
+                       << "(such as '" << firstHeld->name << "'), which '" << archive
+                       << "' would not change; compile without --freeze to swap archives";
+  Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(archive);
+  if (!file)
+    return makeError() << package << ": weight '" << p.external_[0].name << "'" << more
+                       << " is in an archive that is missing: " << file.error().message();
+  Expected<ZipArchive> zip = ZipArchive::open(*file);
+  if (!zip)
+    return makeError() << package << ": weight '" << p.external_[0].name << "'" << more
+                       << " is in an archive: " << zip.error().message();
+  b->owners_.push_back(*file);
+  std::vector<std::string_view> views;
+  std::vector<const std::string *> digests;
+  for (const ExternalWeight &x : p.external_) {
+    const Weight *w = m.weight(x.name);
+    size_t index = w - m.weights().data();
+    auto fail = [&]() {
+      return std::move(makeError() << package << ": weight '" << x.name << "': the archive '"
+                                   << archive << "' ");
+    };
+    const ZipEntry *e = zip->find(x.entry);
+    if (!e)
+      return fail() << "has no entry '" << x.entry << "'";
+    if (e->method != 0)
+      return fail() << "compresses entry '" << x.entry << "'; weights must be stored";
+    if (!own && e->compressedSize != x.entryBytes)
+      return fail() << "has " << e->compressedSize << " bytes in entry '" << x.entry
+                    << "', the package expects " << x.entryBytes
+                    << " (an archive of another architecture?)";
+    if (x.offset > e->compressedSize || x.bytes > e->compressedSize - x.offset)
+      return fail() << "has " << e->compressedSize << " bytes in entry '" << x.entry
+                    << "', too few for " << x.bytes << " bytes at offset " << x.offset;
+    uint64_t at = e->dataOffset + x.offset;
+    uint64_t align = w->offset % kAlignment == 0 ? kAlignment : dtypeSize(w->type.dtype);
+    if (at % align != 0)
+      return fail() << "has entry '" << x.entry << "' at offset " << at
+                    << ", not aligned to " << align << " bytes";
+    b->bytes_[index] = (*file)->bytes().subspan(at, x.bytes);
+    views.emplace_back(reinterpret_cast<const char *>(b->bytes_[index].data()), x.bytes);
+    digests.push_back(&x.sha256);
+  }
+  if (own)
+    if (std::optional<size_t> bad = firstMismatch(views, digests)) {
+      const ExternalWeight &x = p.external_[*bad];
+      return makeError() << package << ": weight '" << x.name << "': its bytes in '" << archive
+                         << "' (entry '" << x.entry
+                         << "') do not match the package's SHA-256; the archive changed since "
+                            "the package was made";
+    }
+  return std::shared_ptr<const WeightBinding>(std::move(b));
+}
+
+Expected<std::shared_ptr<const WeightBinding>>
+WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
+                      const std::string &name, const TensorRef &value) {
+  const Module &m = p.module();
+  std::string package = "'" + p.file_->path() + "'";
+  const Weight *w = m.weight(name);
+  if (!w)
+    return makeError() << package << " has no weight '" << name << "'";
+  const TensorType &t = w->type;
+  std::vector<int64_t> sizes;
+  for (const SymExpr *s : t.sizes)
+    sizes.push_back(s->constant());
+  if (value.dtype != t.dtype || value.sizes != sizes) {
+    auto shape = [](const std::vector<int64_t> &s) {
+      std::string out = "[";
+      for (size_t i = 0; i < s.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(s[i]);
+      return out + "]";
+    };
+    return makeError() << package << ": weight '" << name << "' must be "
+                       << dtypeName(t.dtype) << shape(sizes) << ", got "
+                       << dtypeName(value.dtype) << shape(value.sizes);
+  }
+  if (!value.strides.empty() && value.strides.size() != sizes.size())
+    return makeError() << package << ": the value for weight '" << name << "' has "
+                       << value.strides.size() << " strides for rank " << sizes.size();
+  int64_t elements = 1;
+  for (int64_t s : sizes)
+    elements *= s;
+  if (elements && !value.data)
+    return makeError() << package << ": the value for weight '" << name << "' has no data";
+
+  // A copy in the weight's own layout (strides and storage offset), which
+  // the plan was compiled for.
+  std::shared_ptr<void> memory(::operator new(std::max<uint64_t>(w->bytes, 1),
+                                              std::align_val_t(kAlignment)),
+                               AlignedFree());
+  std::memset(memory.get(), 0, w->bytes);
+  size_t element = dtypeSize(t.dtype);
+  std::vector<int64_t> from = value.strides, to;
+  if (from.empty()) {
+    from.assign(sizes.size(), 1);
+    for (size_t d = sizes.size(); d-- > 1;)
+      from[d - 1] = from[d] * std::max<int64_t>(sizes[d], 1);
+  }
+  for (const SymExpr *s : t.strides)
+    to.push_back(s->constant());
+  std::vector<int64_t> index(sizes.size(), 0);
+  const auto *src = static_cast<const char *>(value.data);
+  auto *dst = static_cast<char *>(memory.get()) + t.storageOffset->constant() * element;
+  for (int64_t n = 0; n < elements; ++n) {
+    int64_t a = 0, b = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      a += index[d] * from[d];
+      b += index[d] * to[d];
+    }
+    std::memcpy(dst + b * element, src + a * element, element);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  auto b = std::make_shared<WeightBinding>(current);
+  b->bytes_[w - m.weights().data()] =
+      std::span(static_cast<const uint8_t *>(memory.get()), w->bytes);
+  b->owners_.push_back(std::move(memory));
+  return std::shared_ptr<const WeightBinding>(std::move(b));
+}
+
+Expected<std::shared_ptr<const WeightBinding>> bindWeightsFile(const LoadedPackage &package,
+                                                               const std::string &path) {
+  if (package.externalWeights().empty())
+    return makeError() << "'" << package.file().path()
+                       << "' embeds its weights; only a package made with --weights=external "
+                          "takes them from another archive";
+  return WeightBinder::bind(package, path, false);
+}
+
+Expected<std::shared_ptr<const WeightBinding>> bindWeight(const LoadedPackage &package,
+                                                          const WeightBinding &current,
+                                                          const std::string &name,
+                                                          const TensorRef &value) {
+  return WeightBinder::replace(package, current, name, value);
+}
+
+} // namespace gc
