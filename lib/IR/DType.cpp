@@ -29,10 +29,10 @@ constexpr std::array<DTypeRow, kNumDTypes> kDTypes = {{
 
 const DTypeRow &row(DType t) { return kDTypes[static_cast<size_t>(t)]; }
 
-constexpr std::array<std::string_view, 8> kLayoutNames = {
+constexpr std::array<std::string_view, kNumLayouts> kLayoutNames = {
     "unknown", "sparse_coo", "sparse_csr", "sparse_csc",
     "sparse_bsr", "sparse_bsc", "mkldnn", "strided"};
-constexpr std::array<std::string_view, 5> kMemoryFormatNames = {
+constexpr std::array<std::string_view, kNumMemoryFormats> kMemoryFormatNames = {
     "unknown", "contiguous", "channels_last", "channels_last_3d", "preserve"};
 
 template <typename E, size_t N>

@@ -165,8 +165,14 @@ private:
         return failAt(n) << "argument '" << a.name << "' is not a dtype";
       return Error::success();
     case ArgKind::MemoryFormat:
-    case ArgKind::Layout:
-      return count(v.ints.size(), 1, "integers");
+    case ArgKind::Layout: {
+      GC_RETURN_IF_ERROR(count(v.ints.size(), 1, "integers"));
+      bool layout = v.kind == ArgKind::Layout;
+      if (v.ints[0] < 0 || v.ints[0] >= (layout ? kNumLayouts : kNumMemoryFormats))
+        return failAt(n) << "argument '" << a.name << "' is not a "
+                         << (layout ? "layout" : "memory format");
+      return Error::success();
+    }
     case ArgKind::Device:
       return Error::success();
     }

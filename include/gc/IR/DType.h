@@ -58,6 +58,7 @@ enum class Layout : uint8_t {
   Mkldnn = 6,
   Strided = 7,
 };
+inline constexpr int64_t kNumLayouts = 8;
 enum class MemoryFormat : uint8_t {
   Unknown = 0,
   Contiguous = 1,
@@ -65,6 +66,7 @@ enum class MemoryFormat : uint8_t {
   ChannelsLast3d = 3,
   Preserve = 4,
 };
+inline constexpr int64_t kNumMemoryFormats = 5;
 std::string_view layoutName(Layout l);
 std::optional<Layout> parseLayout(std::string_view name);
 std::string_view memoryFormatName(MemoryFormat m);

@@ -9,6 +9,7 @@
 #include "gc/Bytecode/FlatBufferIO.h"
 #include "gc/Bytecode/graph_generated.h"
 #include "gc/IR/Printer.h"
+#include "gc/IR/Verifier.h"
 
 #include <gtest/gtest.h>
 
@@ -319,6 +320,28 @@ TEST(FlatBufferIOTest, RejectsNegativeDeviceIndex) {
              {InputKind::UserInput, "x", true});
   EXPECT_NE(readError(writeModuleFlatBuffer(m)).find("device index -2 is negative"),
             std::string::npos);
+}
+
+TEST(FlatBufferIOTest, RejectsUnknownMemoryFormatAndLayout) {
+  // Found by graph-fuzzer: memory format 160 read and verified, and printing
+  // it indexed past the table of names. The verifier refuses it, as every
+  // tool that reads a graph file runs it.
+  for (ArgKind kind : {ArgKind::MemoryFormat, ArgKind::Layout}) {
+    Module m;
+    Graph &g = m.addGraph("forward");
+    Value *x = g.addInput("x", tensorType(m, DType::Float32, {m.syms().constant(2)}),
+                          {InputKind::UserInput, "x", true});
+    Arg format = argOf(kind);
+    format.ints = {160};
+    Node *n = g.addNode(ops::aten_clone_default,
+                        {{"self", false, Arg::tensor(x)}, {"memory_format", true, format}},
+                        {{"y", x->type()}});
+    g.addOutput(n->results()[0], {OutputKind::UserOutput, "", ""});
+    std::string want = kind == ArgKind::Layout ? "is not a layout" : "is not a memory format";
+    Error e = verifyModule(m);
+    ASSERT_TRUE(e) << want;
+    EXPECT_NE(e.message().find(want), std::string::npos) << e.message();
+  }
 }
 
 TEST(FlatBufferIOTest, RejectsStridesOfAnotherRank) {
