@@ -28,27 +28,20 @@ template <Value *(*Factor)(Emit &, Value *x, Value *y)> InputGrads chain(Derivat
   return selfGrad(e.mul(ctx.grad(), Factor(e, self(ctx), ctx.result())));
 }
 
-Value *fExp(Emit &, Value *, Value *y) { return y; }
-Value *fLog(Emit &e, Value *x, Value *) { return e.unary(ops::aten_reciprocal_default, x); }
-Value *fTanh(Emit &e, Value *, Value *y) { return oneMinus(e, e.mul(y, y)); }
-Value *fErf(Emit &e, Value *x, Value *) {
-  return e.mul(e.unary(ops::aten_exp_default, e.unary(ops::aten_neg_default, e.mul(x, x))), 2 / std::sqrt(std::numbers::pi));
-}
-Value *fErfc(Emit &e, Value *x, Value *y) { return e.unary(ops::aten_neg_default, fErf(e, x, y)); }
-Value *fRsqrt(Emit &e, Value *, Value *y) { return e.mul(e.mul(y, e.mul(y, y)), -0.5); }
-Value *fSqrt(Emit &e, Value *, Value *y) { return e.unary(ops::aten_reciprocal_default, e.mul(y, 2.0)); }
-Value *fSigmoid(Emit &e, Value *, Value *y) { return e.mul(y, oneMinus(e, y)); }
-Value *fSin(Emit &e, Value *x, Value *) { return e.unary(ops::aten_cos_default, x); }
-Value *fCos(Emit &e, Value *x, Value *) { return e.unary(ops::aten_neg_default, e.unary(ops::aten_sin_default, x)); }
-Value *fTan(Emit &e, Value *, Value *y) { return e.add(e.mul(y, y), 1.0); }
-Value *fSinh(Emit &e, Value *x, Value *) { return e.unary(ops::aten_cosh_default, x); }
-Value *fCosh(Emit &e, Value *x, Value *) { return e.unary(ops::aten_sinh_default, x); }
-Value *fAsin(Emit &e, Value *x, Value *) { return e.unary(ops::aten_rsqrt_default, oneMinus(e, e.mul(x, x))); }
-Value *fAcos(Emit &e, Value *x, Value *y) { return e.unary(ops::aten_neg_default, fAsin(e, x, y)); }
-Value *fAtan(Emit &e, Value *x, Value *) { return e.unary(ops::aten_reciprocal_default, e.add(e.mul(x, x), 1.0)); }
-Value *fExpm1(Emit &e, Value *, Value *y) { return e.add(y, 1.0); }
-Value *fLog1p(Emit &e, Value *x, Value *) { return e.unary(ops::aten_reciprocal_default, e.add(x, 1.0)); }
-Value *fReciprocal(Emit &e, Value *, Value *y) { return e.unary(ops::aten_neg_default, e.mul(y, y)); }
+/// erf's derivative is exp(-x^2) times this.
+const double kTwoOverSqrtPi = 2 / std::sqrt(std::numbers::pi);
+
+// The factors of the GC_UNARY_OP rows' derivatives: factor_aten_exp_default.
+#define GC_OP(ID, NAME, SET, TRAITS, SUMMARY, SCHEMA)
+#define GC_UNARY_OP(ID, NAME, SCALAR_OP, SUMMARY, FORMULA, FACTOR)                                \
+  [[maybe_unused]] Value *factor_##ID(Emit &e, Value *x, Value *y) {                              \
+    (void)e, (void)x, (void)y;                                                                    \
+    return FACTOR;                                                                                \
+  }
+#include "gc/IR/OpDefs.def"
+#undef GC_UNARY_OP
+#undef GC_OP
+
 Value *fAbs(Emit &e, Value *x, Value *) { return e.unary(ops::aten_sign_default, x); }
 
 InputGrads dIdentity(DerivativeContext &ctx) { return selfGrad(ctx.grad()); }
@@ -159,11 +152,13 @@ template <OpId Round> InputGrads dRemainder(DerivativeContext &ctx) {
 }
 
 const DerivativeEntry kEntries[] = {
-    // The floating unary ops, one row each in UnaryOps.def.
-#define GC_UNARY(ID, SCALAR_OP, FORMULA)                                                          \
-  {ops::ID, chain<f##SCALAR_OP>, FORMULA},
-#include "gc/IR/UnaryOps.def"
-#undef GC_UNARY
+    // The floating unary ops: their GC_UNARY_OP rows.
+#define GC_OP(ID, NAME, SET, TRAITS, SUMMARY, SCHEMA)
+#define GC_UNARY_OP(ID, NAME, SCALAR_OP, SUMMARY, FORMULA, FACTOR)                                \
+  {ops::ID, chain<factor_##ID>, FORMULA},
+#include "gc/IR/OpDefs.def"
+#undef GC_UNARY_OP
+#undef GC_OP
     {ops::aten_abs_default, chain<fAbs>, "g * sign(x)"},
     {ops::aten_add_Tensor, dAdd, "self: g; other: alpha * g"},
     {ops::aten_bitwise_and_Tensor, nullptr, "none (integer)"},

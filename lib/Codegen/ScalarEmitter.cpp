@@ -243,42 +243,30 @@ llvm::Value *ScalarEmitter::floatOp(ScalarOp sop, llvm::Value *x, llvm::Value *y
   llvm::Type *type = x->getType();
   llvm::Value *one = llvm::ConstantFP::get(type, 1.0);
   using I = llvm::Intrinsic::ID;
+  using Args = std::vector<llvm::Value *>;
   auto in = [&](I id) { return intrinsic(id, {x}); };
+  switch (sop) {
+  // The rows of ScalarOps.def that a math function computes.
+#define GC_CALL_LIBRARY(NAME, ARITY) return math(NAME, ARITY == 1 ? Args{x} : Args{x, y}, true);
+#define GC_CALL_LIBM(NAME, ARITY) return math(NAME, ARITY == 1 ? Args{x} : Args{x, y}, false);
+#define GC_CALL_EMITTER(NAME, ARITY) break;
+#define GC_SCALAR_OP(ID, NAME, ARITY, CPU, EVAL)                                                  \
+  case ScalarOp::ID:                                                                              \
+    GC_CALL_##CPU(NAME, ARITY)
+#include "gc/IR/ScalarOps.def"
+#undef GC_SCALAR_OP
+#undef GC_CALL_EMITTER
+#undef GC_CALL_LIBM
+#undef GC_CALL_LIBRARY
+  }
+  // The rest, written out.
   switch (sop) {
   case ScalarOp::Neg:
     return b_.CreateFNeg(x);
   case ScalarOp::Abs:
     return in(llvm::Intrinsic::fabs);
-  case ScalarOp::Exp:
-    return math("exp", {x}, true);
-  case ScalarOp::Expm1:
-    return math("expm1", {x}, true);
-  case ScalarOp::Log:
-    return math("log", {x}, true);
-  case ScalarOp::Log1p:
-    return math("log1p", {x}, true);
-  case ScalarOp::Tanh:
-    return math("tanh", {x}, true);
-  case ScalarOp::Sinh:
-    return math("sinh", {x}, true);
-  case ScalarOp::Cosh:
-    return math("cosh", {x}, true);
   case ScalarOp::Erf:
     return math("erf", {x}, type->isFloatTy());
-  case ScalarOp::Erfc:
-    return math("erfc", {x}, false);
-  case ScalarOp::Sin:
-    return math("sin", {x}, false);
-  case ScalarOp::Cos:
-    return math("cos", {x}, false);
-  case ScalarOp::Tan:
-    return math("tan", {x}, false);
-  case ScalarOp::Asin:
-    return math("asin", {x}, false);
-  case ScalarOp::Acos:
-    return math("acos", {x}, false);
-  case ScalarOp::Atan:
-    return math("atan", {x}, false);
   case ScalarOp::Sqrt:
     return in(llvm::Intrinsic::sqrt);
   case ScalarOp::Rsqrt:
@@ -319,8 +307,6 @@ llvm::Value *ScalarEmitter::floatOp(ScalarOp sop, llvm::Value *x, llvm::Value *y
     return floatExtreme(x, y, true);
   case ScalarOp::Minimum:
     return floatExtreme(x, y, false);
-  case ScalarOp::Atan2:
-    return math("atan2", {x, y}, false);
   default:
     return nullptr;
   }

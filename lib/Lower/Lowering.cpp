@@ -316,10 +316,12 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_logical_xor_default, &GraphLowerer::logical, ScalarOp::Ne},
         GC_UN(ops::aten_neg_default, Neg),
         GC_UN(ops::aten_abs_default, Abs),
-        // The floating unary ops, one row each in UnaryOps.def.
-#define GC_UNARY(ID, SCALAR_OP, FORMULA) GC_UN(ops::ID, SCALAR_OP),
-#include "gc/IR/UnaryOps.def"
-#undef GC_UNARY
+        // The floating unary ops: their GC_UNARY_OP rows.
+#define GC_OP(ID, NAME, SET, TRAITS, SUMMARY, SCHEMA)
+#define GC_UNARY_OP(ID, NAME, SCALAR_OP, SUMMARY, FORMULA, FACTOR) GC_UN(ops::ID, SCALAR_OP),
+#include "gc/IR/OpDefs.def"
+#undef GC_UNARY_OP
+#undef GC_OP
         GC_UN(ops::aten_floor_default, Floor),
         GC_UN(ops::aten_ceil_default, Ceil),
         GC_UN(ops::aten_round_default, Round),

@@ -32,23 +32,17 @@
 
 namespace gc {
 
-/// Scalar operations of a body. Operand counts: Unary 1, Binary 2, Where 3.
-/// Semantics are torch's for the op of the same name at the operation's
-/// dtype (BodyOp::dtype); comparisons and logical ops yield Bool.
+/// Scalar operations of a body, one row each in ScalarOps.def.
 enum class ScalarOp : uint8_t {
-  // Unary
-  Neg, Abs, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos,
-  Atan, Sinh, Cosh, Tanh, Erf, Sigmoid, Reciprocal, Floor, Ceil, Round, Trunc,
-  Sign, IsNan, LogicalNot, BitwiseNot,
-  // Binary
-  Add, Sub, Mul, Div, FloorDiv, TruncDiv, Remainder, Fmod, Pow, Maximum,
-  Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, BitwiseAnd,
-  BitwiseOr, BitwiseXor, Atan2,
-  // Ternary: Where(cond, a, b)
-  Where,
-  // Unary, numbered after Where so that graph files keep their numbers
-  Erfc,
+#define GC_SCALAR_OP(ID, NAME, ARITY, CPU, EVAL) ID,
+#include "gc/IR/ScalarOps.def"
+#undef GC_SCALAR_OP
 };
+inline constexpr size_t kNumScalarOps = 0
+#define GC_SCALAR_OP(ID, NAME, ARITY, CPU, EVAL) +1
+#include "gc/IR/ScalarOps.def"
+#undef GC_SCALAR_OP
+    ;
 std::string_view scalarOpName(ScalarOp op);
 std::optional<ScalarOp> parseScalarOp(std::string_view name);
 /// 1, 2 or 3.

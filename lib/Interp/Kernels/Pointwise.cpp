@@ -679,10 +679,12 @@ const KernelEntry kKernels[] = {
     {ops::aten_sign_default, unarySame<kSign>},
     {ops::aten_square_default, square},
     // Unary math on floating values.
-#define GC_UNARY(ID, SCALAR_OP, FORMULA)                                                          \
+#define GC_OP(ID, NAME, SET, TRAITS, SUMMARY, SCHEMA)
+#define GC_UNARY_OP(ID, NAME, SCALAR_OP, SUMMARY, FORMULA, FACTOR)                                \
   {ops::ID, unaryFloat<scalar<ScalarOp::SCALAR_OP>>},
-#include "gc/IR/UnaryOps.def"
-#undef GC_UNARY
+#include "gc/IR/OpDefs.def"
+#undef GC_UNARY_OP
+#undef GC_OP
     {ops::aten_log2_default, unaryFloat<[](double x) { return std::log2(x); }>},
     {ops::aten_log10_default, unaryFloat<[](double x) { return std::log10(x); }>},
     // Activations.

@@ -679,9 +679,11 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_trunc_default, unary<Result::Promoted>},
     {ops::aten_square_default, square},
     // Unary ops that compute in floating point.
-#define GC_UNARY(ID, SCALAR_OP, FORMULA) {ops::ID, unary<Result::Floating>},
-#include "gc/IR/UnaryOps.def"
-#undef GC_UNARY
+#define GC_OP(ID, NAME, SET, TRAITS, SUMMARY, SCHEMA)
+#define GC_UNARY_OP(ID, NAME, SCALAR_OP, SUMMARY, FORMULA, FACTOR) {ops::ID, unary<Result::Floating>},
+#include "gc/IR/OpDefs.def"
+#undef GC_UNARY_OP
+#undef GC_OP
     {ops::aten_log10_default, unary<Result::Floating>},
     {ops::aten_log2_default, unary<Result::Floating>},
     // Unary predicates.
