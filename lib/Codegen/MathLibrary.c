@@ -146,6 +146,18 @@ float gc_coshf(float x) {
   return ax > 80.0f ? (0.5f * h) * h : 0.5f * (e + 1.0f / e);
 }
 
+/* log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x| keeps small values'
+ * digits; past 2^12, 1 + a^2 rounds to a^2 and log(a) + log(2) is the value,
+ * without squaring a huge a. */
+float gc_asinhf(float x) {
+  float a = __builtin_fabsf(x);
+  int big = a > 4096.0f;
+  float s = big ? 1.0f : a;
+  float small = gc_log1pf(s + s * s / (1.0f + __builtin_sqrtf(1.0f + s * s)));
+  float large = gc_logf(a) + 0.693147180559945309f;
+  return __builtin_copysignf(big ? large : small, x);
+}
+
 float gc_erff(float x) {
   float ax = __builtin_fabsf(x);
   float z = x * x;
@@ -300,6 +312,16 @@ double gc_sinh(double x) {
   double h = gc_exp(0.5 * ax);
   res = ax > 700.0 ? (0.5 * h) * h : res;
   return __builtin_copysign(res, x);
+}
+
+/* As gc_asinhf; 1 + a^2 rounds to a^2 past 2^27. */
+double gc_asinh(double x) {
+  double a = __builtin_fabs(x);
+  int big = a > 134217728.0;
+  double s = big ? 1.0 : a;
+  double small = gc_log1p(s + s * s / (1.0 + __builtin_sqrt(1.0 + s * s)));
+  double large = gc_log(a) + 0.69314718055994530942;
+  return __builtin_copysign(big ? large : small, x);
 }
 
 double gc_cosh(double x) {

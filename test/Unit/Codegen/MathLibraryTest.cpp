@@ -34,6 +34,7 @@ const UnaryCase kUnary[] = {
     {ScalarOp::Rsqrt, "rsqrt", rsqrtRef, 1e-6, 1e6, 2},
     {ScalarOp::Sinh, "sinh", [](double x) { return std::sinh(x); }, -20, 20, 6},
     {ScalarOp::Cosh, "cosh", [](double x) { return std::cosh(x); }, -20, 20, 6},
+    {ScalarOp::Asinh, "asinh", [](double x) { return std::asinh(x); }, -1e6, 1e6, 4},
     {ScalarOp::Sin, "sin", [](double x) { return std::sin(x); }, -10, 10, 2},
     {ScalarOp::Cos, "cos", [](double x) { return std::cos(x); }, -10, 10, 2},
     {ScalarOp::Atan, "atan", [](double x) { return std::atan(x); }, -10, 10, 2},
