@@ -81,6 +81,20 @@ void writeSummary(std::ostream &os, std::span<const OpSchema> ops,
   os << "\n";
 }
 
+void writeAdding(std::ostream &os) {
+  os << "## Adding an op\n\n"
+        "Every op is one row of `include/gc/IR/OpDefs.def`; code names it by its id "
+        "(`ops::aten_add_Tensor`), so a misspelled op does not compile, and each concern "
+        "registers against that id. Graph files and the text form spell ops by name; an op "
+        "with no row is refused where it is read. A floating unary op is one `GC_UNARY_OP` "
+        "row, which gives it its schema, shape function, reference kernel, lowering and "
+        "derivative; the arithmetic it applies is one row of `include/gc/IR/ScalarOps.def`: "
+        "its double-precision definition, which both interpreters use, and how the CPU code "
+        "generator computes it (a function of `lib/Codegen/MathLibrary.c`, the C library, or "
+        "the emitter). `aten.asinh.default` was added that way: its two rows and "
+        "`gc_asinhf`/`gc_asinh`.\n\n";
+}
+
 void writeCoreSet(std::ostream &os, std::span<const OpSchema> ops) {
   os << "## The core op set\n\n"
         "gc-opt lowers every graph to these ops (module level `core`); later stages "
@@ -152,6 +166,7 @@ std::string renderOpsDoc() {
      << "of each concern; do not edit by hand._\n\n";
   os << "# Ops\n\n";
   writeSummary(os, ops, cs);
+  writeAdding(os);
   writeCoreSet(os, ops);
   writeDerivatives(os, ops);
   writeCoverage(os, ops, cs);
