@@ -3,7 +3,7 @@
 #define GC_LIB_PACKAGE_METADATA_H
 
 #include "gc/IR/Module.h"
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageWriter.h"
 
 #include <string>
 

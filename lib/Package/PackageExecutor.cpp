@@ -1,5 +1,5 @@
 //===- PackageExecutor.cpp - Running a graph of a package -----------------===//
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageReader.h"
 
 #include "gc/IR/LoopIR.h"
 

@@ -7,7 +7,7 @@
 // A failure names the package file and the entry.
 //
 //===----------------------------------------------------------------------===//
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageReader.h"
 
 #include "PackageFormat.h"
 #include "WeightBinder.h"
@@ -288,17 +288,6 @@ LoadedPackage::~LoadedPackage() = default;
 
 std::span<const uint8_t> LoadedPackage::weightBytes(const Weight &w) const {
   return weights_->bytes(&w - module_->weights().data());
-}
-
-bool isPackage(std::span<const uint8_t> bytes) {
-  // A local file header ("PK\3\4") whose name, at byte 30, is archive_format.
-  std::string_view name = kFormatEntry;
-  if (bytes.size() < 30 + name.size() || bytes[0] != 'P' || bytes[1] != 'K' || bytes[2] != 3 ||
-      bytes[3] != 4)
-    return false;
-  size_t nameLength = bytes[26] | (bytes[27] << 8);
-  return nameLength == name.size() &&
-         std::string_view(reinterpret_cast<const char *>(bytes.data()) + 30, name.size()) == name;
 }
 
 Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file,

@@ -1,5 +1,5 @@
 //===- PackageWriter.cpp - Building a package -----------------------------===//
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageWriter.h"
 
 #include "Metadata.h"
 #include "PackageFormat.h"
@@ -214,18 +214,6 @@ Expected<std::unique_ptr<Module>> packagedModule(const Module &m,
 }
 
 } // namespace
-
-std::string_view weightsModeName(WeightsMode mode) {
-  return mode == WeightsMode::External ? "external" : "embed";
-}
-
-std::optional<WeightsMode> parseWeightsMode(std::string_view name) {
-  if (name == "embed")
-    return WeightsMode::Embed;
-  if (name == "external")
-    return WeightsMode::External;
-  return std::nullopt;
-}
 
 Expected<std::string> buildPackage(const Module &m, const PackageOptions &options) {
   if (m.level() != Level::Kernels)

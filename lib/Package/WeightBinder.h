@@ -2,7 +2,7 @@
 #ifndef GC_LIB_PACKAGE_WEIGHTBINDER_H
 #define GC_LIB_PACKAGE_WEIGHTBINDER_H
 
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageReader.h"
 
 namespace gc {
 

@@ -5,7 +5,7 @@
 #include "gc/Codegen/ObjectLoader.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Lower/LoopInterpreter.h"
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageReader.h"
 #include "gc/Runtime/Runtime.h"
 
 namespace gc {

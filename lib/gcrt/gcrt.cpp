@@ -7,7 +7,7 @@
 #include "gcrt/gcrt.h"
 
 #include "gc/IR/LoopIR.h"
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageReader.h"
 
 #include <algorithm>
 #include <memory>

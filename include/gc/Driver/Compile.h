@@ -21,7 +21,8 @@
 #include "gc/Driver/Pipeline.h"
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Level.h"
-#include "gc/Package/Package.h"
+#include "gc/Package/PackageWriter.h"
+#include "gc/Support/FileSystem.h"
 
 #include <chrono>
 #include <condition_variable>

@@ -1,0 +1,149 @@
+//===- PackageReader.h - Opening and running packages ------------*- C++ -*-===//
+//
+// The runtime's side of packages (Package.h): open one, bind its weights
+// (in place, from its source archive, or swapped), and run its graphs.
+// libgcrt is built on this and nothing of the writer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_PACKAGE_PACKAGEREADER_H
+#define GC_PACKAGE_PACKAGEREADER_H
+
+#include "gc/IR/Module.h"
+#include "gc/Package/Package.h"
+#include "gc/Runtime/Runtime.h"
+#include "gc/Support/Error.h"
+#include "gc/Support/FileSystem.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gc {
+
+class LoadedPackage;
+
+/// The bytes every weight of a package is bound to, by index into
+/// module().weights(), and what keeps them alive (the mapped package, the
+/// mapped archive, copies the caller set). Immutable once made: a new
+/// binding replaces it, and executors keep the one they were made with.
+class WeightBinding {
+public:
+  std::span<const uint8_t> bytes(size_t weight) const { return bytes_[weight]; }
+  size_t size() const { return bytes_.size(); }
+
+private:
+  friend class PackageReader;
+  friend struct WeightBinder;
+  std::vector<std::span<const uint8_t>> bytes_;
+  std::vector<std::shared_ptr<const void>> owners_;
+};
+
+/// A package opened for running: its module, its kernels loaded, its
+/// weights bound. Everything is validated when it is opened.
+class LoadedPackage {
+public:
+  ~LoadedPackage();
+  LoadedPackage(const LoadedPackage &) = delete;
+  LoadedPackage &operator=(const LoadedPackage &) = delete;
+
+  const Module &module() const { return *module_; }
+  const MappedFile &file() const { return *file_; }
+  /// The kernels of module().loopGraphs()[graph].
+  const KernelLibrary &kernels(size_t graph) const { return *kernels_[graph]; }
+  /// The bytes of a weight of module() as the package was opened: in place
+  /// in the package, or in the mapped source archive.
+  std::span<const uint8_t> weightBytes(const Weight &w) const;
+  /// The binding made when the package was opened.
+  const std::shared_ptr<const WeightBinding> &weights() const { return weights_; }
+  /// The weights the source archive holds (empty for an embedded package),
+  /// and the archive's path as resolved when the package was opened.
+  const std::vector<ExternalWeight> &externalWeights() const { return external_; }
+  const std::string &archivePath() const { return archivePath_; }
+
+private:
+  friend class PackageReader;
+  friend struct WeightBinder;
+  LoadedPackage() = default;
+  std::shared_ptr<MappedFile> file_;
+  std::unique_ptr<Module> module_;
+  std::vector<std::unique_ptr<KernelLibrary>> kernels_;
+  std::shared_ptr<const WeightBinding> weights_;
+  std::vector<ExternalWeight> external_;
+  std::string archivePath_;
+};
+
+struct OpenOptions {
+  /// For a package with external weights: bind them from this archive
+  /// instead of the one the package names. Each weight is checked against
+  /// its size, dtype and shape, not its SHA-256 (the archive may hold other
+  /// weights of the same architecture).
+  std::string weightsFile;
+};
+
+/// Opens the package at `path` ("-" reads stdin). The module's weight
+/// source is `path`, so loadWeights() works on it too. Errors name the file
+/// and the entry. External weights are mapped from the archive, whose path
+/// the package gives relative to its own directory, and checked against
+/// their SHA-256.
+Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path,
+                                                     const OpenOptions &options = {});
+/// Opens a package whose bytes are already in memory (MappedFile::fromBuffer);
+/// an external archive is then relative to the directory of the buffer's name.
+Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file,
+                                                     const OpenOptions &options = {});
+
+/// A binding of `package`'s weights with every external weight taken from
+/// the archive at `path` (another archive of the same architecture), checked
+/// by entry, size and alignment. An error, naming the package, the archive
+/// and the weight, if the package has no external weights, if it holds
+/// constants computed from the old archive's weights (--freeze), or if a
+/// weight's entry is missing or of another size.
+Expected<std::shared_ptr<const WeightBinding>>
+bindWeightsFile(const LoadedPackage &package, const std::string &path);
+
+/// `current` with weight `name` replaced by a copy of `value`, which must
+/// have the weight's dtype and sizes (any strides). Errors name the weight.
+Expected<std::shared_ptr<const WeightBinding>>
+bindWeight(const LoadedPackage &package, const WeightBinding &current, const std::string &name,
+           const TensorRef &value);
+
+/// A loop graph of an opened package, ready to run many times on user
+/// inputs, with the package's weights bound in place. Not safe to run from
+/// two threads at once; separate executors over one package may run
+/// concurrently.
+class PackageExecutor {
+public:
+  /// `graph` indexes module().loopGraphs().
+  /// `weights` (null: the package's own) binds the graph's weights; the
+  /// executor keeps it alive.
+  static Expected<std::unique_ptr<PackageExecutor>>
+  create(std::shared_ptr<const LoadedPackage> package, size_t graph,
+         const RuntimeOptions &options, std::shared_ptr<const WeightBinding> weights = nullptr);
+
+  const LoopGraph &graph() const { return graph_; }
+  /// One per user input, in order.
+  Expected<std::vector<std::vector<int64_t>>> outputSizes(std::span<const TensorRef> userInputs);
+  /// `outputs` has one per graph output, of the sizes outputSizes gives.
+  Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs);
+  /// Time per step (RuntimeOptions::profile).
+  std::vector<StepProfile> profile() const { return executor_->profile(); }
+
+private:
+  PackageExecutor(std::shared_ptr<const LoadedPackage> package, const LoopGraph &graph)
+      : package_(std::move(package)), graph_(graph) {}
+  Expected<std::span<const TensorRef>> bind(std::span<const TensorRef> userInputs);
+
+  std::shared_ptr<const LoadedPackage> package_;
+  std::shared_ptr<const WeightBinding> weights_;
+  const LoopGraph &graph_;
+  std::unique_ptr<Executor> executor_;
+  /// Every graph input: weights filled in at creation, user inputs per call.
+  std::vector<TensorRef> inputs_;
+  std::vector<size_t> userSlots_;
+};
+
+} // namespace gc
+
+#endif // GC_PACKAGE_PACKAGEREADER_H
