@@ -1,7 +1,7 @@
 //===- Compile.cpp - The whole chain in one process -----------------------===//
 #include "gc/Driver/Compile.h"
 
-#include "gc/Bytecode/ModuleIO.h"
+#include "gc/ModuleIO/ModuleIO.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
 #include "gc/Package/Compression.h"

@@ -4,7 +4,7 @@
 #include "Metadata.h"
 #include "PackageFormat.h"
 
-#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/GraphFile/FlatBufferIO.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/Compression.h"
 #include "gc/Package/Linker.h"

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gc/Bytecode/FlatBufferIO.h"
-#include "gc/Bytecode/graph_generated.h"
+#include "gc/GraphFile/FlatBufferIO.h"
+#include "gc/GraphFile/graph_generated.h"
 #include "gc/IR/Printer.h"
 #include "gc/IR/Verifier.h"
 

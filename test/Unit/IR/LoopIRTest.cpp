@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gc/Bytecode/FlatBufferIO.h"
-#include "gc/Bytecode/ModuleIO.h"
-#include "gc/Bytecode/graph_generated.h"
+#include "gc/GraphFile/FlatBufferIO.h"
+#include "gc/ModuleIO/ModuleIO.h"
+#include "gc/GraphFile/graph_generated.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/IR/Printer.h"
 #include "gc/IR/Verifier.h"
