@@ -8,7 +8,7 @@
 #ifndef GC_FUZZ_ROUNDTRIP_H
 #define GC_FUZZ_ROUNDTRIP_H
 
-#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/GraphFile/FlatBufferIO.h"
 #include "gc/IR/Printer.h"
 #include "gc/Parser/Parser.h"
 

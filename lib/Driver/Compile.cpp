@@ -1,8 +1,7 @@
 //===- Compile.cpp - The whole chain in one process -----------------------===//
 #include "gc/Driver/Compile.h"
 
-#include "gc/Bytecode/FlatBufferIO.h"
-#include "gc/Bytecode/ModuleIO.h"
+#include "gc/ModuleIO/ModuleIO.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
 #include "gc/Package/Compression.h"
@@ -76,7 +75,8 @@ private:
   Expected<std::unique_ptr<Module>> runPhase(Phase phase, std::unique_ptr<Module> m);
   Error runPasses(Phase phase, Module &m, std::vector<std::unique_ptr<Pass>> passes);
   Expected<std::unique_ptr<Module>> handOff(Phase phase, std::unique_ptr<Module> m);
-  Expected<std::unique_ptr<Module>> handOffInMemory(Module &m, const std::string &path);
+  Expected<std::unique_ptr<Module>> handOffInMemory(std::unique_ptr<Module> m,
+                                                    const std::string &path);
 
   const std::string &input_;
   const CompileOptions &options_;
@@ -189,7 +189,7 @@ Expected<std::unique_ptr<Module>> Compilation::handOff(Phase phase,
   std::string path = options_.stagePath(*phaseInfo(phase).level);
   return timed(phase, "hand-off", [&]() -> Expected<std::unique_ptr<Module>> {
     if (!options_.writeStages)
-      return handOffInMemory(*m, path);
+      return handOffInMemory(std::move(m), path);
     if (Error e = writeModuleFile(*m, path, FileFormat::Binary))
       return e;
     return readModuleFile(path);
@@ -200,26 +200,21 @@ Expected<std::unique_ptr<Module>> Compilation::handOff(Phase phase,
 /// weight paths rebased to the file's directory as writeModuleFile rebases
 /// them, and constants still in memory named as the blob it would write
 /// beside the file. Their bytes stay in memory (loadWeights and the
-/// packager read them from there), so nothing touches the disk.
-Expected<std::unique_ptr<Module>> Compilation::handOffInMemory(Module &m,
-                                                               const std::string &path) {
+/// packager read them from there), so nothing touches the disk. Nothing else
+/// reads `m`, so it is changed in place rather than copied.
+Expected<std::unique_ptr<Module>>
+Compilation::handOffInMemory(std::unique_ptr<Module> m, const std::string &path) {
   std::string dir = parentDirectory(path);
-  for (WeightSource &s : m.weightSources())
+  for (WeightSource &s : m->weightSources())
     if (!s.path.empty())
-      s.path = relativePath(resolvePath(s.path, m.sourceBaseDir()), dir);
-  if (const auto &pending = m.pendingBlob())
-    if (std::string &blob = m.weightSources()[pending->source].path; blob.empty())
+      s.path = relativePath(resolvePath(s.path, m->sourceBaseDir()), dir);
+  if (const auto &pending = m->pendingBlob())
+    if (std::string &blob = m->weightSources()[pending->source].path; blob.empty())
       blob = relativePath(path + ".weights", dir);
-  std::string bytes = writeModuleFlatBuffer(m);
-  Expected<std::unique_ptr<Module>> next = readModuleFlatBuffer(
-      std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()), path);
-  if (!next)
-    return next;
-  (**next).setSourceBaseDir(dir);
-  (**next).pendingBlob() = std::move(m.pendingBlob());
-  if (Error e = verifyModule(**next))
+  m->setSourceBaseDir(dir);
+  if (Error e = verifyModule(*m))
     return e.withContext("'" + path + "'");
-  return next;
+  return m;
 }
 
 std::string hex(const std::array<uint8_t, 32> &digest) {

@@ -3,6 +3,8 @@
 #include "gc/IR/LoopIR.h"
 
 #include <array>
+#include <cassert>
+#include <unordered_map>
 
 namespace gc {
 
@@ -82,6 +84,129 @@ void Graph::addOutput(Value *v, OutputSpec spec) {
 
 Module::Module() = default;
 Module::~Module() = default;
+
+namespace {
+
+/// Copies one module into another. Expressions and values are pointers into
+/// the source, so each is translated to its counterpart in the copy.
+class ModuleCloner {
+public:
+  ModuleCloner(const Module &from, Module &to) : from_(from), to_(to) {}
+
+  void run() {
+    to_.setLevel(from_.level());
+    to_.setProducer(from_.producer());
+    to_.setSourceBaseDir(from_.sourceBaseDir());
+    for (const auto &[name, range] : from_.syms().ranges())
+      to_.syms().setRange(name, range);
+    to_.weightSources() = from_.weightSources();
+    for (const Weight &w : from_.weights()) {
+      Weight &copy = to_.weights().emplace_back(w);
+      remap(copy.type);
+    }
+    to_.pendingBlob() = from_.pendingBlob();
+    for (const auto &g : from_.graphs())
+      cloneGraph(*g);
+    for (const auto &g : from_.loopGraphs())
+      cloneLoopGraph(*g);
+  }
+
+private:
+  void remap(const SymExpr *&e) {
+    if (!e)
+      return;
+    auto [it, fresh] = exprs_.try_emplace(e, nullptr);
+    if (fresh)
+      it->second = to_.syms().copyOf(e);
+    e = it->second;
+  }
+  void remap(std::vector<const SymExpr *> &exprs) {
+    for (const SymExpr *&e : exprs)
+      remap(e);
+  }
+  void remap(TensorType &t) {
+    remap(t.sizes);
+    remap(t.strides);
+    remap(t.storageOffset);
+  }
+  Type copy(const Type &t) {
+    Type out = t;
+    remap(out.tensor);
+    return out;
+  }
+
+  void cloneGraph(const Graph &g) {
+    Graph &out = to_.addGraph(g.name());
+    std::unordered_map<const Value *, Value *> values;
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      const Value *v = g.inputs()[i];
+      values[v] = out.addInput(v->name(), copy(v->type()), g.inputSpecs()[i]);
+    }
+    for (const auto &n : g.nodes()) {
+      std::vector<std::pair<std::string, Type>> results;
+      for (const Value *v : n->results())
+        results.emplace_back(v->name(), copy(v->type()));
+      // Arguments are translated once every node is in: SSA order makes
+      // that unnecessary for a verified graph, but a copy should not depend
+      // on it.
+      Node *node = out.addNode(n->op(), n->args(), std::move(results), n->resultForm());
+      for (size_t i = 0; i < n->results().size(); ++i)
+        values[n->results()[i]] = node->results()[i];
+    }
+    auto translate = [&values](const Value *v) -> Value * {
+      if (!v)
+        return nullptr; // an absent optional tensor or a constant SymInt
+      auto it = values.find(v);
+      assert(it != values.end() && "a value of another graph");
+      return it->second;
+    };
+    for (const auto &n : out.nodes())
+      for (NamedArg &a : n->args())
+        for (Value *&v : a.value.values)
+          v = translate(v);
+    for (size_t i = 0; i < g.outputs().size(); ++i)
+      out.addOutput(translate(g.outputs()[i]), g.outputSpecs()[i]);
+  }
+
+  void cloneLoopGraph(const LoopGraph &g) {
+    LoopGraph &out = to_.addLoopGraph(g.name);
+    out = g;
+    for (Buffer &b : out.buffers) {
+      remap(b.sizes);
+      remap(b.strides);
+    }
+    for (LoopBinding &b : out.inputs)
+      remap(b.type);
+    for (LoopNode &n : out.nodes) {
+      remap(n.ranges);
+      remap(n.reductionRanges);
+      for (BodyOp &op : n.body.ops)
+        remap(op.index);
+      remap(n.storeIndex);
+      for (BufferView &v : n.inputs)
+        remap(v.type);
+      for (BufferView &v : n.outputs)
+        remap(v.type);
+    }
+    for (LoopBinding &b : out.outputs)
+      remap(b.type);
+    for (KernelGroup &k : out.plan.kernels)
+      remap(k.parallelRanges);
+  }
+
+  const Module &from_;
+  Module &to_;
+  /// Lookups only, never iterated, so the copy does not depend on addresses.
+  std::unordered_map<const SymExpr *, const SymExpr *> exprs_;
+};
+
+} // namespace
+
+std::unique_ptr<Module> Module::clone() const {
+  auto copy = std::make_unique<Module>();
+  ModuleCloner(*this, *copy).run();
+  return copy;
+}
 
 LoopGraph &Module::addLoopGraph(std::string name) {
   loopGraphs_.push_back(std::make_unique<LoopGraph>());

@@ -13,6 +13,7 @@
 #include <array>
 #include <functional>
 #include <numeric>
+#include <unordered_map>
 
 namespace gc {
 
@@ -573,6 +574,25 @@ const SymExpr *SymContext::min(const SymExpr *a, const SymExpr *b) {
 }
 const SymExpr *SymContext::max(const SymExpr *a, const SymExpr *b) {
   return impl_->minMax(SymExpr::Kind::Max, a, b);
+}
+
+const SymExpr *SymContext::copyOf(const SymExpr *e) {
+  // Operands may be shared (min(x, y) and max(x, y) under one floordiv), so
+  // each is copied once, or nesting would cost exponential time.
+  std::unordered_map<const SymExpr *, const SymExpr *> copied;
+  auto copy = [&](auto &self, const SymExpr *from) -> const SymExpr * {
+    if (auto it = copied.find(from); it != copied.end())
+      return it->second;
+    std::vector<const SymExpr *> ops;
+    ops.reserve(from->operands().size());
+    for (const SymExpr *op : from->operands())
+      ops.push_back(self(self, op));
+    const SymExpr *to =
+        impl_->intern(from->kind(), from->constant(), from->symbolName(), ops);
+    copied.emplace(from, to);
+    return to;
+  };
+  return copy(copy, e);
 }
 
 std::optional<SymRange> SymContext::range(const std::string &name) const {

@@ -12,7 +12,7 @@
 #include "PackageFormat.h"
 #include "WeightBinder.h"
 
-#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/GraphFile/FlatBufferIO.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/Compression.h"
 #include "gc/Package/SharedLibrary.h"

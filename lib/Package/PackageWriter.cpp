@@ -4,7 +4,7 @@
 #include "Metadata.h"
 #include "PackageFormat.h"
 
-#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/GraphFile/FlatBufferIO.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/Compression.h"
 #include "gc/Package/Linker.h"
@@ -186,15 +186,11 @@ Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> ext
 /// `weightOffsets` (source 0), those of the archive (`external`) at their
 /// offsets in it (source kArchiveSource, whose path the reader fills in),
 /// no object code (the shared libraries replace it).
-Expected<std::unique_ptr<Module>> packagedModule(const Module &m,
-                                                 const std::vector<uint64_t> &weightOffsets,
-                                                 std::optional<uint32_t> external) {
-  std::string bytes = writeModuleFlatBuffer(m);
-  Expected<std::unique_ptr<Module>> copy = readModuleFlatBuffer(
-      std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()), "<module>");
-  if (!copy)
-    return copy.error();
-  Module &p = **copy;
+std::unique_ptr<Module> packagedModule(const Module &m,
+                                       const std::vector<uint64_t> &weightOffsets,
+                                       std::optional<uint32_t> external) {
+  std::unique_ptr<Module> copy = m.clone();
+  Module &p = *copy;
   p.pendingBlob().reset();
   p.weightSources() = {WeightSource{WeightSource::Kind::Archive, ""}};
   if (external)
@@ -238,9 +234,7 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   for (uint64_t &o : offsets)
     o += *base;
 
-  Expected<std::unique_ptr<Module>> packaged = packagedModule(m, offsets, externalSource);
-  if (!packaged)
-    return packaged.error();
+  std::unique_ptr<Module> packaged = packagedModule(m, offsets, externalSource);
 
   std::vector<std::pair<std::string, std::string>> libraries;
   for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
@@ -254,11 +248,11 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
       return library.error().withContext("graph @" + g.name);
     libraries.emplace_back(kernelsEntry(i), compressZstd(*library));
   }
-  std::string metadata = compressZstd(package::packageMetadata(**packaged, options));
-  std::string module = compressZstd(writeModuleFlatBuffer(**packaged));
+  std::string metadata = compressZstd(package::packageMetadata(*packaged, options));
+  std::string module = compressZstd(writeModuleFlatBuffer(*packaged));
   std::string externalTable;
   if (*external)
-    externalTable = compressZstd(externalJson(**packaged, **external));
+    externalTable = compressZstd(externalJson(*packaged, **external));
 
   uint64_t total =
       *base + weights->size() + metadata.size() + module.size() + externalTable.size();

@@ -1,7 +1,7 @@
 //===- ModelRunner.cpp - Running a graph of any level ---------------------===//
 #include "gc/Tools/ModelRunner.h"
 
-#include "gc/Bytecode/ModuleIO.h"
+#include "gc/ModuleIO/ModuleIO.h"
 #include "gc/Codegen/ObjectLoader.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Lower/LoopInterpreter.h"

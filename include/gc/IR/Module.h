@@ -239,6 +239,12 @@ public:
   Module(const Module &) = delete;
   Module &operator=(const Module &) = delete;
 
+  /// A deep copy: every field, graph and loop graph, in the same order, with
+  /// expressions re-interned in the copy's own SymContext and arguments
+  /// pointing at the copy's values, so either module can change or go away
+  /// without the other noticing. Prints and writes the same bytes as this.
+  std::unique_ptr<Module> clone() const;
+
   Level level() const { return level_; }
   void setLevel(Level l) { level_ = l; }
   SymContext &syms() { return syms_; }

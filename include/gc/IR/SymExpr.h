@@ -114,6 +114,11 @@ public:
   const SymExpr *min(const SymExpr *a, const SymExpr *b);
   const SymExpr *max(const SymExpr *a, const SymExpr *b);
 
+  /// This context's expression equal to `e`, which may belong to another
+  /// context (Module::clone). `e` is canonical already, so it is copied node
+  /// by node, not rebuilt through add and mul.
+  const SymExpr *copyOf(const SymExpr *e);
+
   /// Ranges of symbols, in name order. A symbol used in an expression need
   /// not have a range; its range is then [0, kUnbounded].
   void setRange(const std::string &name, SymRange r) { ranges_[name] = r; }

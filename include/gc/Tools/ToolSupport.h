@@ -2,7 +2,7 @@
 #ifndef GC_TOOLS_TOOLSUPPORT_H
 #define GC_TOOLS_TOOLSUPPORT_H
 
-#include "gc/Bytecode/ModuleIO.h"
+#include "gc/ModuleIO/ModuleIO.h"
 #include "gc/Driver/Pipeline.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gc/Bytecode/FlatBufferIO.h"
-#include "gc/Bytecode/graph_generated.h"
+#include "gc/GraphFile/FlatBufferIO.h"
+#include "gc/GraphFile/graph_generated.h"
 #include "gc/IR/Printer.h"
 #include "gc/IR/Verifier.h"
 
@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 
 using namespace gc;
 
@@ -616,6 +617,131 @@ TEST(FlatBufferIOTest, RejectsBadExpressions) {
       n.push_back(op(fbb, fb::SymKind::FloorDiv, {i, 0}));
   });
   EXPECT_NE(readError(deep).find("is nested too deeply"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Module::clone at the graph levels
+//===----------------------------------------------------------------------===//
+
+/// Copying an expression into its own context gives the same pointer; one of
+/// another context would come back as a new one.
+void expectOwnExpressions(Module &m) {
+  auto own = [&m](const TensorType &t, const std::string &where) {
+    for (const SymExpr *e : t.sizes)
+      EXPECT_EQ(m.syms().copyOf(e), e) << where << " size " << e->str();
+    for (const SymExpr *e : t.strides)
+      EXPECT_EQ(m.syms().copyOf(e), e) << where << " stride " << e->str();
+    if (t.storageOffset) {
+      EXPECT_EQ(m.syms().copyOf(t.storageOffset), t.storageOffset) << where;
+    }
+  };
+  for (const Weight &w : m.weights())
+    own(w.type, w.name);
+  for (const auto &g : m.graphs()) {
+    for (const Value *v : g->inputs())
+      own(v->type().tensor, v->name());
+    for (const auto &n : g->nodes())
+      for (const Value *v : n->results())
+        own(v->type().tensor, v->name());
+  }
+}
+
+/// Every value an argument or output names is one of `g`'s own.
+void expectOwnValues(const Graph &g) {
+  std::set<const Value *> values(g.inputs().begin(), g.inputs().end());
+  for (const auto &n : g.nodes()) {
+    for (const NamedArg &a : n->args())
+      for (const Value *v : a.value.values)
+        EXPECT_TRUE(!v || values.count(v)) << g.name() << ": argument " << a.name;
+    for (const Value *v : n->results()) {
+      EXPECT_EQ(v->definingNode(), n.get()) << v->name();
+      values.insert(v);
+    }
+  }
+  for (const Value *v : g.outputs())
+    EXPECT_TRUE(values.count(v)) << g.name() << ": output " << v->name();
+}
+
+TEST(CloneTest, GraphLevelsCopyEveryField) {
+  for (Level level : {Level::Aten, Level::Core, Level::Joint, Level::Partitioned}) {
+    std::unique_ptr<Module> m = buildModule();
+    m->setLevel(level);
+    m->setSourceBaseDir("build/stages");
+    m->pendingBlob() = Module::PendingBlob{1, std::string("\0\1\2", 3)};
+    std::unique_ptr<Module> c = m->clone();
+    EXPECT_EQ(printModule(*c), printModule(*m)) << levelName(level);
+    EXPECT_EQ(writeModuleFlatBuffer(*c), writeModuleFlatBuffer(*m)) << levelName(level);
+    EXPECT_EQ(c->level(), level);
+    EXPECT_EQ(c->producer(), m->producer());
+    EXPECT_EQ(c->sourceBaseDir(), "build/stages");
+    EXPECT_EQ(c->syms().ranges(), m->syms().ranges());
+    EXPECT_EQ(c->weightSources(), m->weightSources());
+    ASSERT_TRUE(c->pendingBlob());
+    EXPECT_EQ(c->pendingBlob()->source, 1u);
+    EXPECT_EQ(c->pendingBlob()->bytes, std::string("\0\1\2", 3));
+    expectOwnExpressions(*c);
+    ASSERT_EQ(c->graphs().size(), m->graphs().size());
+    for (size_t i = 0; i < c->graphs().size(); ++i) {
+      expectOwnValues(*c->graphs()[i]);
+      EXPECT_EQ(c->graphs()[i]->inputSpecs(), m->graphs()[i]->inputSpecs());
+      EXPECT_EQ(c->graphs()[i]->outputSpecs(), m->graphs()[i]->outputSpecs());
+    }
+  }
+}
+
+TEST(CloneTest, EmptyModule) {
+  Module m;
+  std::unique_ptr<Module> c = m.clone();
+  EXPECT_EQ(printModule(*c), printModule(m));
+  EXPECT_EQ(writeModuleFlatBuffer(*c), writeModuleFlatBuffer(m));
+  EXPECT_FALSE(c->pendingBlob());
+}
+
+TEST(CloneTest, ChangingTheCloneLeavesTheOriginal) {
+  std::unique_ptr<Module> m = buildModule();
+  std::string text = printModule(*m), bytes = writeModuleFlatBuffer(*m);
+  std::unique_ptr<Module> c = m->clone();
+  Graph &g = *c->graphs()[0];
+  Value *x = g.inputs()[0];
+  g.addNode(ops::aten_neg_default, {{"self", false, Arg::tensor(x)}}, {{"neg", x->type()}});
+  x->type().tensor.sizes[0] = c->syms().symbol("s9");
+  g.nodes()[1]->args()[0].value = Arg::tensor(x);
+  g.outputSpec(0).target = "renamed";
+  c->weights()[0].name = "renamed.weight";
+  c->weightSources()[0].path = "other.pt2";
+  c->syms().setRange("s9", {1, 3});
+  c->addGraph("extra");
+  c->setProducer("someone else");
+  EXPECT_NE(printModule(*c), text);
+  EXPECT_EQ(printModule(*m), text);
+  EXPECT_EQ(writeModuleFlatBuffer(*m), bytes);
+}
+
+TEST(CloneTest, TheCloneOutlivesTheOriginal) {
+  std::unique_ptr<Module> m = buildModule();
+  std::string text = printModule(*m), bytes = writeModuleFlatBuffer(*m);
+  std::unique_ptr<Module> c = m->clone();
+  m.reset();
+  EXPECT_EQ(printModule(*c), text);
+  EXPECT_EQ(writeModuleFlatBuffer(*c), bytes);
+}
+
+TEST(CloneTest, CopiesSharedExpressionsOnce) {
+  // Each level shares its operands with the next, so a copy that followed
+  // every path would take 2^60 steps.
+  Module m;
+  SymContext &sc = m.syms();
+  const SymExpr *e = sc.symbol("s0");
+  for (int i = 0; i < 60; ++i)
+    e = sc.floorDiv(sc.max(e, sc.symbol("s1")), sc.min(e, sc.symbol("s2")));
+  Module other;
+  const SymExpr *copy = other.syms().copyOf(e);
+  // (Printing or comparing them would walk every path; the copy of the
+  // graph modules above checks contents.)
+  EXPECT_NE(copy, e);
+  EXPECT_EQ(copy->kind(), SymExpr::Kind::FloorDiv);
+  EXPECT_EQ(other.syms().copyOf(e), copy);
+  EXPECT_EQ(other.syms().copyOf(copy), copy);
 }
 
 } // namespace

@@ -1,6 +1,12 @@
 //===- ModuleIO.h - Reading and writing graph files -------------*- C++ -*-===//
-#ifndef GC_BYTECODE_MODULEIO_H
-#define GC_BYTECODE_MODULEIO_H
+//
+// Graph files on disk in either form: the binary one (GraphFile/FlatBufferIO.h)
+// or the text one (the parser and the printer). This layer sits above both,
+// so that neither form depends on the other.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_MODULEIO_MODULEIO_H
+#define GC_MODULEIO_MODULEIO_H
 
 #include "gc/IR/Module.h"
 
@@ -25,4 +31,4 @@ Error writeModuleFile(Module &m, const std::string &path, FileFormat format);
 
 } // namespace gc
 
-#endif // GC_BYTECODE_MODULEIO_H
+#endif // GC_MODULEIO_MODULEIO_H

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/GraphFile/FlatBufferIO.h"
 
-#include "gc/Bytecode/graph_generated.h"
+#include "gc/GraphFile/graph_generated.h"
 #include "gc/IR/LoopIR.h"
 
 #include <algorithm>

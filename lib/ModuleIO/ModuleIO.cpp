@@ -1,7 +1,7 @@
 //===- ModuleIO.cpp - Reading and writing graph files ---------------------===//
-#include "gc/Bytecode/ModuleIO.h"
+#include "gc/ModuleIO/ModuleIO.h"
 
-#include "gc/Bytecode/FlatBufferIO.h"
+#include "gc/GraphFile/FlatBufferIO.h"
 #include "gc/IR/Printer.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Parser/Parser.h"

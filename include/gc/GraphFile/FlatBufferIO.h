@@ -1,6 +1,6 @@
 //===- FlatBufferIO.h - The binary graph file -------------------*- C++ -*-===//
-#ifndef GC_BYTECODE_FLATBUFFERIO_H
-#define GC_BYTECODE_FLATBUFFERIO_H
+#ifndef GC_GRAPHFILE_FLATBUFFERIO_H
+#define GC_GRAPHFILE_FLATBUFFERIO_H
 
 #include "gc/IR/Module.h"
 
@@ -30,4 +30,4 @@ readModuleFlatBuffer(std::span<const uint8_t> bytes, std::string_view fileName);
 
 } // namespace gc
 
-#endif // GC_BYTECODE_FLATBUFFERIO_H
+#endif // GC_GRAPHFILE_FLATBUFFERIO_H
