@@ -5,12 +5,67 @@
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
+#include <string>
 #include <unordered_set>
 
 namespace gc {
 
 namespace {
+
+/// What is wrong with an argument that holds constants only (numbers,
+/// strings, dtypes, formats, devices), or nothing: a graph node's and a
+/// loop call's arguments hold them alike, and the printer indexes them
+/// without looking.
+std::optional<std::string> badConstant(const Arg &v) {
+  auto count = [](size_t have, const char *what) -> std::optional<std::string> {
+    if (have == 1)
+      return std::nullopt;
+    return "has " + std::to_string(have) + " " + what + ", expected 1";
+  };
+  auto isBool = [](int64_t b) { return b == 0 || b == 1; };
+  switch (v.kind) {
+  case ArgKind::Int:
+    return count(v.ints.size(), "integers");
+  case ArgKind::Bool:
+    if (auto bad = count(v.ints.size(), "integers"))
+      return bad;
+    [[fallthrough]];
+  case ArgKind::Bools:
+    if (!std::all_of(v.ints.begin(), v.ints.end(), isBool))
+      return "holds a non-boolean";
+    return std::nullopt;
+  case ArgKind::Float:
+    return count(v.floats.size(), "floats");
+  case ArgKind::String:
+    return count(v.strings.size(), "strings");
+  case ArgKind::ScalarType:
+    if (auto bad = count(v.ints.size(), "integers"))
+      return bad;
+    if (v.ints[0] < 0 || v.ints[0] >= kNumDTypes)
+      return "is not a dtype";
+    return std::nullopt;
+  case ArgKind::MemoryFormat:
+  case ArgKind::Layout: {
+    if (auto bad = count(v.ints.size(), "integers"))
+      return bad;
+    bool layout = v.kind == ArgKind::Layout;
+    if (v.ints[0] < 0 || v.ints[0] >= (layout ? kNumLayouts : kNumMemoryFormats))
+      return layout ? "is not a layout" : "is not a memory format";
+    return std::nullopt;
+  }
+  case ArgKind::None:
+  case ArgKind::Ints:
+  case ArgKind::Floats:
+  case ArgKind::Strings:
+  case ArgKind::Device:
+    return std::nullopt;
+  default:
+    return "has an unknown kind";
+  }
+}
 
 class GraphVerifier {
 public:
@@ -116,8 +171,6 @@ private:
     };
     using K = Type::Kind;
     switch (v.kind) {
-    case ArgKind::None:
-      return Error::success();
     case ArgKind::Tensor:
       GC_RETURN_IF_ERROR(count(v.values.size(), 1, "values"));
       return checkUse(n, a, v.values[0], false, K::Tensor);
@@ -125,26 +178,6 @@ private:
     case ArgKind::OptionalTensors:
       for (const Value *x : v.values)
         GC_RETURN_IF_ERROR(checkUse(n, a, x, v.kind == ArgKind::OptionalTensors, K::Tensor));
-      return Error::success();
-    case ArgKind::Int:
-      return count(v.ints.size(), 1, "integers");
-    case ArgKind::Bool:
-      GC_RETURN_IF_ERROR(count(v.ints.size(), 1, "integers"));
-      [[fallthrough]];
-    case ArgKind::Bools:
-      for (int64_t b : v.ints)
-        if (b != 0 && b != 1)
-          return failAt(n) << "argument '" << a.name << "' holds a non-boolean";
-      return Error::success();
-    case ArgKind::Ints:
-      return Error::success();
-    case ArgKind::Float:
-      return count(v.floats.size(), 1, "floats");
-    case ArgKind::Floats:
-      return Error::success();
-    case ArgKind::String:
-      return count(v.strings.size(), 1, "strings");
-    case ArgKind::Strings:
       return Error::success();
     case ArgKind::SymInt:
     case ArgKind::SymInts:
@@ -159,24 +192,11 @@ private:
       GC_RETURN_IF_ERROR(count(v.values.size(), 1, "values"));
       return checkUse(n, a, v.values[0], false,
                       v.kind == ArgKind::SymFloat ? K::SymFloat : K::SymBool);
-    case ArgKind::ScalarType:
-      GC_RETURN_IF_ERROR(count(v.ints.size(), 1, "integers"));
-      if (v.ints[0] < 0 || v.ints[0] >= kNumDTypes)
-        return failAt(n) << "argument '" << a.name << "' is not a dtype";
-      return Error::success();
-    case ArgKind::MemoryFormat:
-    case ArgKind::Layout: {
-      GC_RETURN_IF_ERROR(count(v.ints.size(), 1, "integers"));
-      bool layout = v.kind == ArgKind::Layout;
-      if (v.ints[0] < 0 || v.ints[0] >= (layout ? kNumLayouts : kNumMemoryFormats))
-        return failAt(n) << "argument '" << a.name << "' is not a "
-                         << (layout ? "layout" : "memory format");
+    default:
+      if (std::optional<std::string> bad = badConstant(v))
+        return failAt(n) << "argument '" << a.name << "' " << *bad;
       return Error::success();
     }
-    case ArgKind::Device:
-      return Error::success();
-    }
-    return failAt(n) << "argument '" << a.name << "' has an unknown kind";
   }
 
   Error checkNode(const Node &n) {
@@ -456,6 +476,9 @@ private:
       if (v.kind == ArgKind::Tensor && v.ints.size() != 1)
         return failAt(n) << "argument '" << a.name << "' has " << v.ints.size()
                          << " inputs, expected 1";
+      if (!tensors && v.kind != ArgKind::SymInt && v.kind != ArgKind::SymInts)
+        if (std::optional<std::string> bad = badConstant(v))
+          return failAt(n) << "argument '" << a.name << "' " << *bad;
       int64_t lowest = v.kind == ArgKind::OptionalTensors ? -1 : 0;
       for (size_t i = 0; tensors && i < v.ints.size(); ++i)
         if (v.ints[i] < lowest || v.ints[i] >= static_cast<int64_t>(n.inputs.size()))

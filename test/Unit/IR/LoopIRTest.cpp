@@ -552,6 +552,18 @@ LoopNode &node(LoopGraph &g, std::string_view name) {
   return g.nodes[0];
 }
 
+TEST(LoopIRVerifierTest, CallArgumentWithoutItsConstant) {
+  // Found by graph-fuzzer: a loop call's float argument with no float read
+  // and verified, and printing it read past the empty list.
+  EXPECT_EQ(damaged(Level::Loops,
+                    [](Module &, LoopGraph &g) {
+                      for (LoopArg &a : node(g, "gather").args)
+                        if (a.name == "scale")
+                          a.value.floats.clear();
+                    }),
+            "loop graph @forward: node 'gather': argument 'scale' has 0 floats, expected 1");
+}
+
 TEST(LoopIRVerifierTest, BufferIndexOutOfRange) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { node(g, "add").output = 42; }),
             "loop graph @forward: node 'add': its output is buffer 42, but the graph has 9");
