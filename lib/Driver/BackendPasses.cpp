@@ -3,7 +3,7 @@
 
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Printer.h"
-#include "gc/Runtime/MemoryPlanner.h"
+#include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/SHA256.h"
 
 namespace gc {
@@ -147,7 +147,7 @@ void planGraphMemory(LoopGraph &graph) {
       allStatic &= staticBytes(b).has_value();
   // Lifetimes do not depend on sizes: a symbolic graph still records its
   // frees, and the runtime places its buffers once the sizes are known.
-  ArenaLayout layout = planArena(graph, [&](uint32_t b) -> int64_t {
+  ArenaLayout layout = planArena(arenaProblem(graph), [&](uint32_t b) -> int64_t {
     return allStatic ? *staticBytes(graph.buffers[b]) : 1;
   });
   Plan &plan = graph.plan;

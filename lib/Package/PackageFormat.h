@@ -12,12 +12,14 @@ inline constexpr const char *kFormatEntry = "archive_format";
 inline constexpr const char *kVersionEntry = "version";
 inline constexpr const char *kWeightsEntry = "weights";
 inline constexpr const char *kMetadataEntry = "metadata.json.zst";
-inline constexpr const char *kModuleEntry = "module.gcm.zst";
+/// The runtime plan (formats/plan.fbs), zstd; format 2.0 replaced the
+/// module's graph file (module.gcm.zst) with it.
+inline constexpr const char *kPlanEntry = "plan.gcpl.zst";
 /// Present in packages made with --weights=external (format 1.1): the
 /// source archive's path and, per weight it holds, where (docs/package.md).
 inline constexpr const char *kExternalWeightsEntry = "external_weights.json.zst";
 /// In such a package, the module's weight source that stands for the
-/// archive; source 0 is the package itself.
+/// archive when the plan is built; source 0 is the package itself.
 inline constexpr uint32_t kArchiveSource = 1;
 /// Weights start on this boundary within the file.
 inline constexpr uint64_t kAlignment = 64;

@@ -3,7 +3,7 @@
 // Everything in a package is checked before it is used: the format and
 // version, every entry's presence, method, CRC-32 (the weights excepted:
 // they may be large and are covered by their own SHA-256, which gc-package
-// checked) and decompressed size, the module, and every weight's place.
+// checked) and decompressed size, the runtime plan, and every weight's place.
 // A failure names the package file and the entry.
 //
 //===----------------------------------------------------------------------===//
@@ -12,8 +12,6 @@
 #include "PackageFormat.h"
 #include "WeightBinder.h"
 
-#include "gc/GraphFile/FlatBufferIO.h"
-#include "gc/IR/LoopIR.h"
 #include "gc/Package/Compression.h"
 #include "gc/Package/SharedLibrary.h"
 #include "gc/Support/Zip.h"
@@ -61,25 +59,22 @@ std::optional<std::pair<uint32_t, uint32_t>> parseVersion(std::string_view text)
 
 /// Whether every element the weight's layout addresses lies in its bytes,
 /// so that running never reads past them.
-bool fitsItsBytes(const Weight &w) {
-  if (!w.type.storageOffset || !w.type.storageOffset->isConst() ||
-      w.type.strides.size() != w.type.rank())
-    return false;
-  int64_t last = w.type.storageOffset->constant();
+bool fitsItsBytes(const plan::Weight &w) {
+  int64_t last = w.storage_offset();
   if (last < 0)
     return false;
-  for (size_t d = 0; d < w.type.rank(); ++d) {
-    const SymExpr *size = w.type.sizes[d], *stride = w.type.strides[d];
-    if (!size->isConst() || !stride->isConst() || size->constant() < 0 || stride->constant() < 0)
+  for (size_t d = 0; d < w.sizes()->size(); ++d) {
+    int64_t size = w.sizes()->Get(d), stride = w.strides()->Get(d);
+    if (size < 0 || stride < 0)
       return false;
-    if (size->constant() == 0)
+    if (size == 0)
       return true;
     int64_t reach = 0;
-    if (__builtin_mul_overflow(size->constant() - 1, stride->constant(), &reach) ||
+    if (__builtin_mul_overflow(size - 1, stride, &reach) ||
         __builtin_add_overflow(last, reach, &last))
       return false;
   }
-  return static_cast<uint64_t>(last + 1) * dtypeSize(w.type.dtype) <= w.bytes;
+  return static_cast<uint64_t>(last + 1) * dtypeSize(dtypeOf(w.dtype())) <= w.bytes();
 }
 
 } // namespace
@@ -109,36 +104,34 @@ public:
       return weights.error();
     weights_ = zip_.find(kWeightsEntry);
 
-    Expected<std::string_view> moduleFrame = entry(kModuleEntry, true);
-    if (!moduleFrame)
-      return moduleFrame.error();
-    Expected<std::string> moduleBytes =
-        decompressZstd(*moduleFrame, maxDecompressed(*moduleFrame), where(kModuleEntry));
-    if (!moduleBytes)
-      return moduleBytes.error();
-    Expected<std::unique_ptr<Module>> module = readModuleFlatBuffer(
-        std::span(reinterpret_cast<const uint8_t *>(moduleBytes->data()), moduleBytes->size()),
-        where(kModuleEntry));
-    if (!module)
-      return module.error();
-    pkg->module_ = module.take();
+    Expected<std::string_view> planFrame = entry(kPlanEntry, true);
+    if (!planFrame)
+      return planFrame.error();
+    Expected<std::string> planBytes =
+        decompressZstd(*planFrame, maxDecompressed(*planFrame), where(kPlanEntry));
+    if (!planBytes)
+      return planBytes.error();
+    Expected<std::shared_ptr<const RuntimePlan>> plan =
+        RuntimePlan::read(planBytes.take(), where(kPlanEntry));
+    if (!plan)
+      return plan.error();
+    pkg->plan_ = plan.take();
     bool external = zip_.find(kExternalWeightsEntry) != nullptr;
-    GC_RETURN_IF_ERROR(checkModule(*pkg->module_, external));
+    GC_RETURN_IF_ERROR(checkWeights(pkg->plan(), external));
     std::string archive;
     if (external) {
-      Expected<std::string> named = readExternal(*pkg->module_, pkg->external_);
+      Expected<std::string> named = readExternal(*pkg, pkg->external_);
       if (!named)
         return named.error();
       archive = resolvePath(*named, parentDirectory(zip_.path()));
     }
 
-    const auto &graphs = pkg->module_->loopGraphs();
-    for (size_t i = 0; i < graphs.size(); ++i) {
-      if (graphs[i]->plan.kernels.empty()) {
+    for (const plan::Graph *g : *pkg->plan().graphs()) {
+      std::string name = g->kernel_library()->str();
+      if (name.empty()) {
         pkg->kernels_.push_back(std::make_unique<NoKernels>());
         continue;
       }
-      std::string name = kernelsEntry(i);
       Expected<std::string_view> frame = entry(name, true);
       if (!frame)
         return frame.error();
@@ -158,8 +151,6 @@ public:
                          << "with --weights=external takes them from another archive ('"
                          << options_.weightsFile << "')";
     pkg->archivePath_ = own ? archive : options_.weightsFile;
-    if (external)
-      pkg->module_->weightSources()[kArchiveSource].path = pkg->archivePath_;
     Expected<std::shared_ptr<const WeightBinding>> weights =
         WeightBinder::bind(*pkg, pkg->archivePath_, own);
     if (!weights)
@@ -204,41 +195,32 @@ private:
     return Error::success();
   }
 
-  /// The module must be a plan whose weights all lie, aligned, inside the
-  /// weights entry, but for those of the archive source when the package
-  /// has external weights; source 0 becomes the package file.
-  Error checkModule(Module &m, bool external) const {
-    if (m.level() != Level::Kernels)
-      return makeError() << where(kModuleEntry) << ": the module is at the "
-                         << levelName(m.level()) << " level, not kernels";
-    size_t maxSources = external ? kArchiveSource + 1 : 1;
-    if (m.weightSources().size() > maxSources)
-      return makeError() << where(kModuleEntry) << ": the module names "
-                         << m.weightSources().size() << " weight sources, not "
-                         << (external ? "the package and its archive" : "the package alone");
+  /// Every weight must lie, aligned, inside the weights entry, but for
+  /// those in the archive when the package has external weights.
+  Error checkWeights(const plan::Plan &p, bool external) const {
     uint64_t begin = weights_->dataOffset, end = begin + weights_->compressedSize;
-    for (const Weight &w : m.weights()) {
-      bool inArchive = external && w.source == kArchiveSource;
-      if (!inArchive && (w.source != 0 || w.offset < begin || w.offset > end ||
-                         w.bytes > end - w.offset || w.offset % kAlignment != 0))
-        return makeError() << where(kModuleEntry) << ": weight '" << w.name << "' ("
-                           << w.bytes << " bytes at offset " << w.offset
+    for (const plan::Weight *w : *p.weights()) {
+      bool inArchive = w->in_archive();
+      if (inArchive && !external)
+        return makeError() << where(kPlanEntry) << ": weight '" << w->name()->str()
+                           << "' is in an archive, but the package names none";
+      if (!inArchive && (w->offset() < begin || w->offset() > end ||
+                         w->bytes() > end - w->offset() || w->offset() % kAlignment != 0))
+        return makeError() << where(kPlanEntry) << ": weight '" << w->name()->str() << "' ("
+                           << w->bytes() << " bytes at offset " << w->offset()
                            << ") is not an aligned part of the weights entry";
-      if (!fitsItsBytes(w))
-        return makeError() << where(kModuleEntry) << ": weight '" << w.name
-                           << "' has a layout that is symbolic or reaches past its "
-                           << w.bytes << " bytes";
+      if (!fitsItsBytes(*w))
+        return makeError() << where(kPlanEntry) << ": weight '" << w->name()->str()
+                           << "' has a layout that reaches past its " << w->bytes() << " bytes";
     }
-    if (!m.weightSources().empty())
-      m.weightSources()[0].path = zip_.path();
-    m.setSourceBaseDir(".");
     return Error::success();
   }
 
   /// The external weights table: the archive's path (relative to the
-  /// package's directory) and one record per weight of the archive source,
-  /// each agreeing with the module's weight of that name.
-  Expected<std::string> readExternal(const Module &m, std::vector<ExternalWeight> &out) const {
+  /// package's directory) and one record per weight in the archive, each
+  /// agreeing with the plan's weight of that name.
+  Expected<std::string> readExternal(const LoadedPackage &pkg,
+                                     std::vector<ExternalWeight> &out) const {
     Expected<std::string_view> frame = entry(kExternalWeightsEntry, true);
     if (!frame)
       return frame.error();
@@ -264,17 +246,18 @@ private:
       return makeError() << where(kExternalWeightsEntry) << ": malformed: " << e.what();
     }
     size_t inArchive = 0;
-    for (const Weight &w : m.weights())
-      inArchive += w.source == kArchiveSource;
+    for (const plan::Weight *w : *pkg.plan().weights())
+      inArchive += w->in_archive();
     if (inArchive != out.size())
       return makeError() << where(kExternalWeightsEntry) << ": lists " << out.size()
-                         << " weights, but the module has " << inArchive << " in the archive";
+                         << " weights, but the plan has " << inArchive << " in the archive";
     for (const ExternalWeight &x : out) {
-      const Weight *w = m.weight(x.name);
-      if (!w || w->source != kArchiveSource || w->bytes != x.bytes ||
-          x.offset > x.entryBytes || x.bytes > x.entryBytes - x.offset)
+      std::optional<size_t> i = pkg.findWeight(x.name);
+      const plan::Weight *w = i ? pkg.plan().weights()->Get(*i) : nullptr;
+      if (!w || !w->in_archive() || w->bytes() != x.bytes || x.offset > x.entryBytes ||
+          x.bytes > x.entryBytes - x.offset)
         return makeError() << where(kExternalWeightsEntry) << ": weight '" << x.name
-                           << "' does not agree with the module";
+                           << "' does not agree with the plan";
     }
     return archive;
   }
@@ -286,8 +269,16 @@ private:
 
 LoadedPackage::~LoadedPackage() = default;
 
-std::span<const uint8_t> LoadedPackage::weightBytes(const Weight &w) const {
-  return weights_->bytes(&w - module_->weights().data());
+std::span<const uint8_t> LoadedPackage::weightBytes(size_t weight) const {
+  return weights_->bytes(weight);
+}
+
+std::optional<size_t> LoadedPackage::findWeight(std::string_view name) const {
+  const auto &weights = *plan().weights();
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (weights.Get(i)->name()->string_view() == name)
+      return i;
+  return std::nullopt;
 }
 
 Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile> file,

@@ -4,10 +4,10 @@
 #include "Metadata.h"
 #include "PackageFormat.h"
 
-#include "gc/GraphFile/FlatBufferIO.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/Compression.h"
 #include "gc/Package/Linker.h"
+#include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"
 
@@ -182,9 +182,9 @@ Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> ext
   return blob;
 }
 
-/// A copy of `m` as the package holds it: weights in the package itself at
-/// `weightOffsets` (source 0), those of the archive (`external`) at their
-/// offsets in it (source kArchiveSource, whose path the reader fills in),
+/// A copy of `m` as the package describes it (in its plan and metadata):
+/// weights in the package itself at `weightOffsets` (source 0), those of
+/// the archive (`external`) at their offsets in it (source kArchiveSource),
 /// no object code (the shared libraries replace it).
 std::unique_ptr<Module> packagedModule(const Module &m,
                                        const std::vector<uint64_t> &weightOffsets,
@@ -249,13 +249,20 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
     libraries.emplace_back(kernelsEntry(i), compressZstd(*library));
   }
   std::string metadata = compressZstd(package::packageMetadata(*packaged, options));
-  std::string module = compressZstd(writeModuleFlatBuffer(*packaged));
+  PlanOptions planOptions;
+  if (externalSource)
+    planOptions.archiveSource = kArchiveSource;
+  planOptions.kernelLibrary = [](size_t graph) { return kernelsEntry(graph); };
+  Expected<std::string> plan = buildRuntimePlan(*packaged, planOptions);
+  if (!plan)
+    return plan.error();
+  std::string planFrame = compressZstd(*plan);
   std::string externalTable;
   if (*external)
     externalTable = compressZstd(externalJson(*packaged, **external));
 
   uint64_t total =
-      *base + weights->size() + metadata.size() + module.size() + externalTable.size();
+      *base + weights->size() + metadata.size() + planFrame.size() + externalTable.size();
   for (const auto &[name, bytes] : libraries)
     total += bytes.size();
   // Headers and padding take a little more; leave them ample room.
@@ -267,7 +274,7 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   addHead(zip);
   zip.add(kWeightsEntry, *weights);
   zip.add(kMetadataEntry, metadata);
-  zip.add(kModuleEntry, module);
+  zip.add(kPlanEntry, planFrame);
   for (const auto &[name, bytes] : libraries)
     zip.add(name, bytes);
   if (*external)

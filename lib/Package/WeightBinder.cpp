@@ -14,7 +14,7 @@
 
 #include "PackageFormat.h"
 
-#include "gc/IR/LoopIR.h"
+#include "gc/Runtime/StridedLayout.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"
 
@@ -65,18 +65,18 @@ struct AlignedFree {
 
 Expected<std::shared_ptr<const WeightBinding>>
 WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own) {
-  const Module &m = p.module();
+  const auto &weights = *p.plan().weights();
   auto b = std::make_shared<WeightBinding>();
-  b->bytes_.resize(m.weights().size());
+  b->bytes_.resize(weights.size());
   b->owners_.push_back(p.file_);
   bool external = !p.external_.empty();
   size_t held = 0;
-  const Weight *firstHeld = nullptr;
-  for (size_t i = 0; i < m.weights().size(); ++i) {
-    const Weight &w = m.weights()[i];
-    if (external && w.source == kArchiveSource)
+  const plan::Weight *firstHeld = nullptr;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const plan::Weight &w = *weights.Get(i);
+    if (w.in_archive())
       continue;
-    b->bytes_[i] = p.file_->bytes().subspan(w.offset, w.bytes);
+    b->bytes_[i] = p.file_->bytes().subspan(w.offset(), w.bytes());
     if (!held++)
       firstHeld = &w;
   }
@@ -92,7 +92,7 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
   if (!own && held)
     return makeError() << package << " holds " << held << " constant" << (held == 1 ? "" : "s")
                        << " that --freeze computed from its archive's weights at compile time "
-                       << "(such as '" << firstHeld->name << "'), which '" << archive
+                       << "(such as '" << firstHeld->name()->str() << "'), which '" << archive
                        << "' would not change; compile without --freeze to swap archives";
   Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(archive);
   if (!file)
@@ -106,8 +106,8 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
   std::vector<std::string_view> views;
   std::vector<const std::string *> digests;
   for (const ExternalWeight &x : p.external_) {
-    const Weight *w = m.weight(x.name);
-    size_t index = w - m.weights().data();
+    size_t index = *p.findWeight(x.name); // the reader checked the table
+    const plan::Weight &w = *weights.Get(index);
     auto fail = [&]() {
       return std::move(makeError() << package << ": weight '" << x.name << "': the archive '"
                                    << archive << "' ");
@@ -125,7 +125,7 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
       return fail() << "has " << e->compressedSize << " bytes in entry '" << x.entry
                     << "', too few for " << x.bytes << " bytes at offset " << x.offset;
     uint64_t at = e->dataOffset + x.offset;
-    uint64_t align = w->offset % kAlignment == 0 ? kAlignment : dtypeSize(w->type.dtype);
+    uint64_t align = w.offset() % kAlignment == 0 ? kAlignment : dtypeSize(dtypeOf(w.dtype()));
     if (at % align != 0)
       return fail() << "has entry '" << x.entry << "' at offset " << at
                     << ", not aligned to " << align << " bytes";
@@ -147,16 +147,14 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
 Expected<std::shared_ptr<const WeightBinding>>
 WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
                       const std::string &name, const TensorRef &value) {
-  const Module &m = p.module();
   std::string package = "'" + p.file_->path() + "'";
-  const Weight *w = m.weight(name);
-  if (!w)
+  std::optional<size_t> index = p.findWeight(name);
+  if (!index)
     return makeError() << package << " has no weight '" << name << "'";
-  const TensorType &t = w->type;
-  std::vector<int64_t> sizes;
-  for (const SymExpr *s : t.sizes)
-    sizes.push_back(s->constant());
-  if (value.dtype != t.dtype || value.sizes != sizes) {
+  const plan::Weight &w = *p.plan().weights()->Get(*index);
+  DType dtype = dtypeOf(w.dtype());
+  std::vector<int64_t> sizes(w.sizes()->begin(), w.sizes()->end());
+  if (value.dtype != dtype || value.sizes != sizes) {
     auto shape = [](const std::vector<int64_t> &s) {
       std::string out = "[";
       for (size_t i = 0; i < s.size(); ++i)
@@ -164,7 +162,7 @@ WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
       return out + "]";
     };
     return makeError() << package << ": weight '" << name << "' must be "
-                       << dtypeName(t.dtype) << shape(sizes) << ", got "
+                       << dtypeName(dtype) << shape(sizes) << ", got "
                        << dtypeName(value.dtype) << shape(value.sizes);
   }
   if (!value.strides.empty() && value.strides.size() != sizes.size())
@@ -178,38 +176,23 @@ WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
 
   // A copy in the weight's own layout (strides and storage offset), which
   // the plan was compiled for.
-  std::shared_ptr<void> memory(::operator new(std::max<uint64_t>(w->bytes, 1),
+  std::shared_ptr<void> memory(::operator new(std::max<uint64_t>(w.bytes(), 1),
                                               std::align_val_t(kAlignment)),
                                AlignedFree());
-  std::memset(memory.get(), 0, w->bytes);
-  size_t element = dtypeSize(t.dtype);
+  std::memset(memory.get(), 0, w.bytes());
+  size_t element = dtypeSize(dtype);
   std::vector<int64_t> from = value.strides, to;
   if (from.empty()) {
     from.assign(sizes.size(), 1);
     for (size_t d = sizes.size(); d-- > 1;)
       from[d - 1] = from[d] * std::max<int64_t>(sizes[d], 1);
   }
-  for (const SymExpr *s : t.strides)
-    to.push_back(s->constant());
-  std::vector<int64_t> index(sizes.size(), 0);
+  to.assign(w.strides()->begin(), w.strides()->end());
   const auto *src = static_cast<const char *>(value.data);
-  auto *dst = static_cast<char *>(memory.get()) + t.storageOffset->constant() * element;
-  for (int64_t n = 0; n < elements; ++n) {
-    int64_t a = 0, b = 0;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      a += index[d] * from[d];
-      b += index[d] * to[d];
-    }
-    std::memcpy(dst + b * element, src + a * element, element);
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++index[d] < sizes[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  auto *dst = static_cast<char *>(memory.get()) + w.storage_offset() * element;
+  copyStrided(dst, to, src, from, sizes, element);
   auto b = std::make_shared<WeightBinding>(current);
-  b->bytes_[w - m.weights().data()] =
-      std::span(static_cast<const uint8_t *>(memory.get()), w->bytes);
+  b->bytes_[*index] = std::span(static_cast<const uint8_t *>(memory.get()), w.bytes());
   b->owners_.push_back(std::move(memory));
   return std::shared_ptr<const WeightBinding>(std::move(b));
 }

@@ -15,38 +15,9 @@ using Dims = memory::dims;
 
 constexpr int64_t kF32Bytes = 4;
 
-const LoopArg *findArg(const LoopNode &node, std::string_view name) {
-  for (const LoopArg &a : node.args)
-    if (a.name == name)
-      return &a;
-  return nullptr;
-}
-
-/// The index into node.inputs of a tensor argument, or nullopt for None.
-std::optional<size_t> tensorArg(const LoopNode &node, std::string_view name) {
-  const LoopArg *a = findArg(node, name);
-  if (!a || a->value.kind != ArgKind::Tensor || a->value.ints.empty() || a->value.ints[0] < 0 ||
-      static_cast<size_t>(a->value.ints[0]) >= node.inputs.size())
-    return std::nullopt;
-  return static_cast<size_t>(a->value.ints[0]);
-}
-
-/// An int list argument with `n` entries; a one-entry list stands for all.
-std::optional<Dims> intsArg(const LoopNode &node, std::string_view name, size_t n) {
-  const LoopArg *a = findArg(node, name);
-  if (!a)
-    return std::nullopt;
-  const std::vector<int64_t> &v = a->value.ints;
-  if (v.size() == n)
-    return Dims(v.begin(), v.end());
-  if (v.size() == 1)
-    return Dims(n, v[0]);
-  return std::nullopt;
-}
-
-int64_t intArg(const LoopNode &node, std::string_view name, int64_t dflt) {
-  const LoopArg *a = findArg(node, name);
-  return a && !a->value.ints.empty() ? a->value.ints[0] : dflt;
+/// Torch's per-dimension list as oneDNN's dims.
+Dims dimsOf(const flatbuffers::Vector<int64_t> *v) {
+  return v ? Dims(v->begin(), v->end()) : Dims();
 }
 
 memory::desc plainDesc(const StridedLayout &l) {
@@ -59,7 +30,7 @@ memory::desc plainDesc(const StridedLayout &l) {
 /// reorder between them.
 struct Operand {
   int arg = 0;         ///< DNNL_ARG_*
-  uint32_t buffer = 0; ///< LoopGraph buffer
+  uint32_t buffer = 0; ///< plan buffer
   int64_t byteOffset = 0;
   memory user;
   std::optional<memory> own;
@@ -107,42 +78,44 @@ private:
 /// Views of one call, checked for what every primitive here needs: f32, no
 /// empty tensor.
 struct Views {
-  const LoopNode &node;
+  const plan::OpStep &step;
   const std::vector<StridedLayout> &inputs;
   const std::vector<StridedLayout> &outputs;
   const std::vector<bool> &constant;
 
   bool usable() const {
-    auto ok = [](const BufferView &v, const StridedLayout &l) {
-      return v.type.dtype == DType::Float32 && l.numel() > 0;
+    auto ok = [](const plan::View *v, const StridedLayout &l) {
+      return v->dtype() == plan::DType::Float32 && l.numel() > 0;
     };
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (!ok(node.inputs[i], inputs[i]))
+      if (!ok(step.inputs()->Get(i), inputs[i]))
         return false;
-    return outputs.size() == 1 && ok(node.outputs[0], outputs[0]);
+    return outputs.size() == 1 && ok(step.outputs()->Get(0), outputs[0]);
   }
   Operand input(size_t i, int arg, const dnnl::engine &eng) const {
-    return {arg,   node.inputs[i].buffer, inputs[i].offset * kF32Bytes,
+    return {arg,   step.inputs()->Get(i)->buffer(), inputs[i].offset * kF32Bytes,
             memory(plainDesc(inputs[i]), eng, nullptr), {}, {}, false,
             i < constant.size() && constant[i]};
   }
   Operand output(int arg, const dnnl::engine &eng) const {
-    return {arg, node.outputs[0].buffer, outputs[0].offset * kF32Bytes,
+    return {arg, step.outputs()->Get(0)->buffer(), outputs[0].offset * kF32Bytes,
             memory(plainDesc(outputs[0]), eng, nullptr), {}, {}, true};
   }
 };
 
-/// The post-ops of `node` as oneDNN post-ops on a result of rank `rank`
+/// The post-ops of the step as oneDNN post-ops on a result of rank `rank`
 /// whose bias runs along `biasDim`; binary post-ops add their operands.
 std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t biasDim,
                                          const dnnl::engine &eng, std::vector<Operand> &operands) {
   dnnl::post_ops po;
-  for (const PostOp &p : v.node.postOps) {
+  const auto *postOps = v.step.dnnl()->post_ops();
+  for (size_t k = 0; postOps && k < postOps->size(); ++k) {
+    const plan::PostOp &p = *postOps->Get(k);
     int index = po.len();
     int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1;
-    switch (p.kind) {
-    case PostOp::Kind::AddBias: {
-      const StridedLayout &bias = v.inputs[p.input];
+    switch (p.kind()) {
+    case plan::PostOpKind::AddBias: {
+      const StridedLayout &bias = v.inputs[p.input()];
       if (bias.sizes.size() != 1)
         return std::nullopt;
       Dims dims(rank, 1), strides(rank, 1);
@@ -150,25 +123,25 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
       strides[biasDim] = bias.strides[0];
       memory::desc md(dims, memory::data_type::f32, strides);
       po.append_binary(dnnl::algorithm::binary_add, md);
-      operands.push_back({arg, v.node.inputs[p.input].buffer, bias.offset * kF32Bytes,
+      operands.push_back({arg, v.step.inputs()->Get(p.input())->buffer(), bias.offset * kF32Bytes,
                           memory(md, eng, nullptr), {}, {}, false, false});
       break;
     }
-    case PostOp::Kind::Add: {
-      if (v.inputs[p.input].sizes != v.outputs[0].sizes)
+    case plan::PostOpKind::Add: {
+      if (v.inputs[p.input()].sizes != v.outputs[0].sizes)
         return std::nullopt;
-      Operand op = v.input(p.input, arg, eng);
+      Operand op = v.input(p.input(), arg, eng);
       po.append_binary(dnnl::algorithm::binary_add, op.user.get_desc());
       operands.push_back(std::move(op));
       break;
     }
-    case PostOp::Kind::Relu:
+    case plan::PostOpKind::Relu:
       po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
       break;
-    case PostOp::Kind::GeluErf:
+    case plan::PostOpKind::GeluErf:
       po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
       break;
-    case PostOp::Kind::GeluTanh:
+    case plan::PostOpKind::GeluTanh:
       po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
       break;
     }
@@ -184,13 +157,14 @@ void bindLayout(Operand &op, const memory::desc &wanted, const dnnl::engine &eng
   op.reorder = op.isOutput ? dnnl::reorder(*op.own, op.user) : dnnl::reorder(op.user, *op.own);
 }
 
-std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, size_t rank, const dnnl::engine &eng,
+std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
                                         dnnl::stream &stream) {
-  std::optional<size_t> a = tensorArg(v.node, "self"), b = tensorArg(v.node, "mat2");
-  if (!a || !b || v.inputs[*a].sizes.size() != rank || v.inputs[*b].sizes.size() != rank ||
-      v.outputs[0].sizes.size() != rank)
+  size_t a = v.step.dnnl()->src(), b = v.step.dnnl()->weights();
+  size_t rank = v.outputs[0].sizes.size();
+  if ((rank != 2 && rank != 3) || v.inputs[a].sizes.size() != rank ||
+      v.inputs[b].sizes.size() != rank)
     return nullptr;
-  std::vector<Operand> ops = {v.input(*a, DNNL_ARG_SRC, eng), v.input(*b, DNNL_ARG_WEIGHTS, eng),
+  std::vector<Operand> ops = {v.input(a, DNNL_ARG_SRC, eng), v.input(b, DNNL_ARG_WEIGHTS, eng),
                               v.output(DNNL_ARG_DST, eng)};
   std::optional<dnnl::post_ops> po = makePostOps(v, rank, rank - 1, eng, ops);
   if (!po)
@@ -211,28 +185,28 @@ std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, size_t rank, const dnnl:
 
 std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine &eng,
                                              dnnl::stream &stream) {
-  std::optional<size_t> x = tensorArg(v.node, "input"), w = tensorArg(v.node, "weight");
-  std::optional<size_t> bias = tensorArg(v.node, "bias");
-  if (!x || !w || intArg(v.node, "transposed", 0) != 0)
-    return nullptr;
-  const StridedLayout &src = v.inputs[*x], &wei = v.inputs[*w], &dst = v.outputs[0];
+  const plan::DnnlCall &call = *v.step.dnnl();
+  size_t x = call.src(), w = call.weights();
+  std::optional<size_t> bias;
+  if (call.bias() >= 0)
+    bias = static_cast<size_t>(call.bias());
+  const StridedLayout &src = v.inputs[x], &wei = v.inputs[w], &dst = v.outputs[0];
   size_t rank = src.sizes.size();
   if (rank < 3 || rank > 5 || wei.sizes.size() != rank || dst.sizes.size() != rank)
     return nullptr;
   size_t spatial = rank - 2;
-  std::optional<Dims> stride = intsArg(v.node, "stride", spatial);
-  std::optional<Dims> padding = intsArg(v.node, "padding", spatial);
-  std::optional<Dims> dilation = intsArg(v.node, "dilation", spatial);
-  int64_t groups = intArg(v.node, "groups", 1);
+  Dims stride = dimsOf(call.stride()), padding = dimsOf(call.padding());
+  Dims dilates = dimsOf(call.dilation());
+  int64_t groups = call.groups();
   int64_t outChannels = wei.sizes[0];
-  if (!stride || !padding || !dilation || groups < 1 || outChannels % groups != 0)
+  if (stride.size() != spatial || padding.size() != spatial || dilates.size() != spatial ||
+      groups < 1 || outChannels % groups != 0)
     return nullptr;
   // oneDNN counts dilation from 0 (no gap), torch from 1.
-  Dims dilates = *dilation;
   for (int64_t &d : dilates)
     d -= 1;
 
-  std::vector<Operand> ops = {v.input(*x, DNNL_ARG_SRC, eng), v.input(*w, DNNL_ARG_WEIGHTS, eng),
+  std::vector<Operand> ops = {v.input(x, DNNL_ARG_SRC, eng), v.input(w, DNNL_ARG_WEIGHTS, eng),
                               v.output(DNNL_ARG_DST, eng)};
   if (groups > 1) {
     // Weights [O, I/g, k...] seen as [g, O/g, I/g, k...].
@@ -273,7 +247,7 @@ std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine 
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
           plainOrAny(ops[0].user, plainActs),
           plainOrAny(ops[1].user, c == Choice::AllPlain || !ops[1].constant), biasDesc,
-          plainOrAny(ops[2].user, plainActs), *stride, dilates, *padding, *padding);
+          plainOrAny(ops[2].user, plainActs), stride, dilates, padding, padding);
       pd.emplace(desc, attr, eng);
     } catch (const dnnl::error &) {
       if (c == Choice::AllPlain)
@@ -299,25 +273,21 @@ struct DnnlContext::Impl {
 DnnlContext::DnnlContext() : impl_(std::make_unique<Impl>()) {}
 DnnlContext::~DnnlContext() = default;
 
-bool DnnlContext::supports(OpId op) {
-  return op == ops::aten_mm_default || op == ops::aten_bmm_default || op == ops::aten_convolution_default;
-}
-
-std::unique_ptr<DnnlCall> DnnlContext::prepare(const LoopNode &node,
+std::unique_ptr<DnnlCall> DnnlContext::prepare(const plan::OpStep &step,
                                                const std::vector<StridedLayout> &inputs,
                                                const std::vector<StridedLayout> &outputs,
                                                const std::vector<bool> &constant) {
-  Views v{node, inputs, outputs, constant};
-  if (!v.usable())
+  Views v{step, inputs, outputs, constant};
+  if (!step.dnnl() || !v.usable())
     return nullptr;
   // A primitive oneDNN refuses to make means the reference kernel runs.
   try {
-    if (node.op == ops::aten_mm_default)
-      return prepareMatmul(v, 2, impl_->engine, impl_->stream);
-    if (node.op == ops::aten_bmm_default)
-      return prepareMatmul(v, 3, impl_->engine, impl_->stream);
-    if (node.op == ops::aten_convolution_default)
+    switch (step.dnnl()->primitive()) {
+    case plan::DnnlPrimitive::Matmul:
+      return prepareMatmul(v, impl_->engine, impl_->stream);
+    case plan::DnnlPrimitive::Convolution:
       return prepareConvolution(v, impl_->engine, impl_->stream);
+    }
   } catch (const dnnl::error &) {
     return nullptr;
   }

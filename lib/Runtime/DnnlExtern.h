@@ -8,9 +8,8 @@
 #ifndef GC_LIB_RUNTIME_DNNLEXTERN_H
 #define GC_LIB_RUNTIME_DNNLEXTERN_H
 
-#include "StridedLayout.h"
-
-#include "gc/IR/LoopIR.h"
+#include "gc/Runtime/RuntimePlan.h"
+#include "gc/Runtime/StridedLayout.h"
 
 #include <memory>
 
@@ -31,16 +30,12 @@ public:
   DnnlContext(const DnnlContext &) = delete;
   DnnlContext &operator=(const DnnlContext &) = delete;
 
-  /// Whether oneDNN can run `op` at all; other extern ops take the
-  /// reference kernel.
-  static bool supports(OpId op);
-
-  /// The call for `node` with these input and output view layouts, or null
-  /// when oneDNN cannot do it (a dtype other than f32, a transposed
-  /// convolution, an empty tensor, a layout no primitive accepts).
+  /// The call `step` describes (its `dnnl` is set) with these input and
+  /// output view layouts, or null when oneDNN cannot do it (a dtype other
+  /// than f32, an empty tensor, a layout no primitive accepts).
   /// `constant` marks the inputs whose contents never change (weights):
   /// a layout oneDNN derives from them is made once per data address.
-  std::unique_ptr<DnnlCall> prepare(const LoopNode &node, const std::vector<StridedLayout> &inputs,
+  std::unique_ptr<DnnlCall> prepare(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
                                     const std::vector<StridedLayout> &outputs,
                                     const std::vector<bool> &constant);
 

@@ -9,20 +9,24 @@
 #include "gc/Runtime/Runtime.h"
 
 #include "DnnlExtern.h"
-#include "ReferenceStep.h"
-#include "StridedLayout.h"
 
 #include "gc/Runtime/MemoryPlanner.h"
+#include "gc/Runtime/StridedLayout.h"
 #include "gc/Runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <new>
+#include <set>
 
 namespace gc {
 
 namespace {
+
+using plan::BufferKind;
+using plan::StepKind;
+using Programs = flatbuffers::Vector<flatbuffers::Offset<plan::SizeProgram>>;
 
 /// Below this much work (loop points times body operations) a kernel runs
 /// on the calling thread:
@@ -71,16 +75,53 @@ StridedLayout callerLayout(const TensorRef &t) {
   return l;
 }
 
+/// Evaluates each program of `list`.
+Expected<std::vector<int64_t>> evaluateAll(const Programs *list,
+                                           std::span<const int64_t> symbols) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; list && i < list->size(); ++i) {
+    Expected<int64_t> v = evaluate(*list->Get(i), symbols);
+    if (!v)
+      return v.error();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+Expected<StridedLayout> evaluateLayout(const Programs *sizes, const Programs *strides,
+                                       const plan::SizeProgram *offset,
+                                       std::span<const int64_t> symbols) {
+  Expected<std::vector<int64_t>> sz = evaluateAll(sizes, symbols);
+  if (!sz)
+    return sz.error();
+  Expected<std::vector<int64_t>> st = evaluateAll(strides, symbols);
+  if (!st)
+    return st.error();
+  StridedLayout l{sz.take(), st.take(), 0};
+  if (offset) {
+    Expected<int64_t> off = evaluate(*offset, symbols);
+    if (!off)
+      return off.error();
+    l.offset = *off;
+  }
+  for (size_t d = 0; d < l.sizes.size(); ++d)
+    if (l.sizes[d] < 0 || l.strides[d] < 0)
+      return makeError() << "negative size or stride in a layout";
+  if (l.offset < 0)
+    return makeError() << "negative storage offset " << l.offset;
+  return l;
+}
+
 /// A step with its symbol-dependent data evaluated.
 struct StepInstance {
   int64_t iterations = 1; ///< Kernel: the first parallel range
   bool parallel = false;  ///< Kernel: worth splitting across threads
-  std::vector<StridedLayout> inputs, outputs; ///< Extern/Fallback views
+  std::vector<StridedLayout> inputs, outputs; ///< op step views
   std::unique_ptr<DnnlCall> dnnl;             ///< Extern, when oneDNN takes it
 };
 
 struct Instance {
-  std::vector<int64_t> symbols; ///< per Plan::symbols
+  std::vector<int64_t> symbols; ///< per kernel symbol
   std::vector<StridedLayout> buffers;
   std::vector<int64_t> bufferBytes;
   std::vector<int64_t> offsets; ///< arena offsets, -1 if not in the arena
@@ -91,8 +132,11 @@ struct Instance {
 
 class ExecutorImpl final : public Executor {
 public:
-  ExecutorImpl(const Module &module, const LoopGraph &graph, const RuntimeOptions &options)
-      : module_(module), graph_(graph), pool_(options.threads), profiling_(options.profile) {}
+  ExecutorImpl(std::shared_ptr<const RuntimePlan> plan, const plan::Graph &graph,
+               const RuntimeOptions &options)
+      : planFile_(std::move(plan)), plan_(planFile_->root()), graph_(graph),
+        numBuffers_(graph.buffers()->size()), pool_(options.threads),
+        fallbackLoader_(options.fallback), profiling_(options.profile) {}
 
   Error init(const KernelLibrary &kernels);
 
@@ -102,14 +146,21 @@ public:
   std::vector<StepProfile> profile() const override { return profile_; }
 
 private:
-  Error checkStructure() const;
+  const plan::Buffer &buffer(size_t b) const { return *graph_.buffers()->Get(b); }
+  const plan::Binding &input(size_t i) const { return *graph_.inputs()->Get(i); }
+  const plan::Binding &output(size_t j) const { return *graph_.outputs()->Get(j); }
+  const plan::Step &step(size_t s) const { return *graph_.steps()->Get(s); }
+  /// Every symbol a size of this graph reads must be bound by an input.
+  Error checkSymbolsBound() const;
+  /// The fallback call of op step `s`, made on first need.
+  Error prepareFallback(size_t s);
   /// The arena layout when every intermediate's size is static, else
   /// nullopt (then each symbol binding gets its own).
   std::optional<ArenaLayout> staticArena() const;
   std::string inputName(size_t i) const;
-  Expected<SymbolValues> bindInputs(std::span<const TensorRef> inputs) const;
-  Expected<Instance *> instanceFor(const SymbolValues &values);
-  Expected<std::unique_ptr<Instance>> makeInstance(const SymbolValues &values);
+  Expected<std::vector<int64_t>> bindInputs(std::span<const TensorRef> inputs) const;
+  Expected<Instance *> instanceFor(const std::vector<int64_t> &values);
+  Expected<std::unique_ptr<Instance>> makeInstance(const std::vector<int64_t> &values);
   Expected<std::vector<StridedLayout>> checkOutputs(const Instance &inst,
                                                     std::span<const TensorRef> outputs) const;
   /// Which caller tensors go through scratch: copied in before the steps,
@@ -123,12 +174,16 @@ private:
                       const std::vector<StridedLayout> &outLayouts);
   Error runStep(size_t s, StepInstance &step, char *const *buffers, const int64_t *symbols);
 
-  const Module &module_;
-  const LoopGraph &graph_;
+  std::shared_ptr<const RuntimePlan> planFile_;
+  const plan::Plan &plan_;
+  const plan::Graph &graph_;
+  size_t numBuffers_;
   ThreadPool pool_;
   DnnlContext dnnl_;
-  std::vector<KernelEntryFn> kernelFns_; ///< per KernelGroup
-  std::vector<std::unique_ptr<ReferenceStep>> reference_; ///< per step; null for kernels
+  std::function<Expected<const FallbackComponent *>()> fallbackLoader_;
+  std::vector<KernelEntryFn> kernelFns_; ///< per step; null for op steps
+  std::vector<std::unique_ptr<FallbackCall>> fallbacks_; ///< per step, once needed
+  ArenaProblem arenaProblem_;
   std::optional<ArenaLayout> staticArena_;
   std::map<std::vector<int64_t>, std::unique_ptr<Instance>> instances_;
   AlignedBuffer arena_, scratch_;
@@ -137,169 +192,237 @@ private:
   std::vector<StepProfile> profile_;
 };
 
-Error ExecutorImpl::checkStructure() const {
-  const Plan &plan = graph_.plan;
-  size_t numBuffers = graph_.buffers.size();
-  auto checkView = [&](const BufferView &v) { return v.buffer < numBuffers; };
-  for (const LoopNode &n : graph_.nodes) {
-    if (n.kind == LoopNode::Kind::Pointwise || n.kind == LoopNode::Kind::Reduction) {
-      if (n.output >= numBuffers)
-        return makeError() << "node '" << n.name << "' writes buffer " << n.output << " of "
-                           << numBuffers;
-      for (const BodyOp &op : n.body.ops)
-        if (op.kind == BodyOp::Kind::Load && op.buffer >= numBuffers)
-          return makeError() << "node '" << n.name << "' reads buffer " << op.buffer << " of "
-                             << numBuffers;
+Error ExecutorImpl::checkSymbolsBound() const {
+  std::vector<bool> bound(plan_.symbols() ? plan_.symbols()->size() : 0, false);
+  for (const plan::Binding *b : *graph_.inputs())
+    for (const plan::SizeProgram *p : *b->view()->sizes())
+      if (std::optional<uint32_t> slot = boundSymbol(*p))
+        bound[*slot] = true;
+  std::optional<int64_t> unbound;
+  auto visit = [&](const plan::SizeProgram *p) {
+    for (size_t i = 0; p && i < p->code()->size(); ++i) {
+      const plan::SizeInsn *insn = p->code()->Get(i);
+      if (insn->op() == plan::SizeOp::Symbol && !bound[insn->arg()] && !unbound)
+        unbound = insn->arg();
+    }
+  };
+  auto visitAll = [&](const Programs *list) {
+    for (size_t i = 0; list && i < list->size(); ++i)
+      visit(list->Get(i));
+  };
+  auto visitView = [&](const plan::View *v) {
+    visitAll(v->sizes());
+    visitAll(v->strides());
+    visit(v->offset());
+  };
+  for (const plan::Buffer *b : *graph_.buffers()) {
+    visitAll(b->sizes());
+    visitAll(b->strides());
+  }
+  for (const auto *list : {graph_.inputs(), graph_.outputs()})
+    for (const plan::Binding *b : *list)
+      visitView(b->view());
+  for (const plan::Step *st : *graph_.steps()) {
+    if (const plan::KernelStep *k = st->detail_as_KernelStep()) {
+      visit(k->parallel_range());
+      visit(k->work());
       continue;
     }
-    if (!std::all_of(n.inputs.begin(), n.inputs.end(), checkView) ||
-        !std::all_of(n.outputs.begin(), n.outputs.end(), checkView))
-      return makeError() << "node '" << n.name << "' has a view of a missing buffer";
+    const plan::OpStep &op = *st->detail_as_OpStep();
+    for (const auto *views : {op.inputs(), op.outputs()})
+      for (size_t i = 0; views && i < views->size(); ++i)
+        visitView(views->Get(i));
   }
-  for (const KernelGroup &k : plan.kernels)
-    for (uint32_t n : k.nodes)
-      if (n >= graph_.nodes.size())
-        return makeError() << "kernel '" << k.name << "' runs missing node " << n;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const PlanStep &step = plan.steps[s];
-    size_t limit = step.kind == PlanStep::Kind::Kernel ? plan.kernels.size() : graph_.nodes.size();
-    if (step.index >= limit)
-      return makeError() << "plan step " << s << " refers to missing "
-                         << (step.kind == PlanStep::Kind::Kernel ? "kernel " : "node ")
-                         << step.index;
-  }
-  for (const LoopBinding &b : graph_.inputs)
-    if (b.buffer >= numBuffers)
-      return makeError() << "input '" << b.name << "' is bound to missing buffer " << b.buffer;
-  for (const LoopBinding &b : graph_.outputs)
-    if (b.buffer >= numBuffers)
-      return makeError() << "output '" << b.name << "' is bound to missing buffer " << b.buffer;
+  if (graph_.kernel_symbols())
+    for (uint32_t slot : *graph_.kernel_symbols())
+      if (!bound[slot] && !unbound)
+        unbound = slot;
+  if (unbound)
+    return makeError() << "size symbol " << plan_.symbols()->Get(*unbound)->name()->str()
+                       << " is not the size of any input";
+  return Error::success();
+}
+
+Error ExecutorImpl::prepareFallback(size_t s) {
+  if (fallbacks_[s])
+    return Error::success();
+  const plan::OpStep &op = *step(s).detail_as_OpStep();
+  std::string what = "node '" + step(s).name()->str() + "' (" + op.op()->str() + ")";
+  if (!op.fallback() || op.fallback()->size() == 0)
+    return makeError() << what << ": oneDNN cannot run it and the plan has no fallback for it";
+  if (!fallbackLoader_)
+    return makeError() << what << " needs the fallback component, which is not available";
+  Expected<const FallbackComponent *> component = fallbackLoader_();
+  if (!component)
+    return component.error().withContext(what);
+  Expected<std::unique_ptr<FallbackCall>> call =
+      (*component)->prepare(std::span(op.fallback()->data(), op.fallback()->size()));
+  if (!call)
+    return call.error();
+  fallbacks_[s] = call.take();
   return Error::success();
 }
 
 Error ExecutorImpl::init(const KernelLibrary &kernels) {
-  GC_RETURN_IF_ERROR(checkStructure());
-  const Plan &plan = graph_.plan;
-  for (const KernelGroup &k : plan.kernels) {
-    KernelEntryFn fn = kernels.lookup(k.name);
-    if (!fn)
-      return makeError() << "kernel '" << k.name << "' is not in the kernel library";
-    kernelFns_.push_back(fn);
-  }
-  for (const PlanStep &step : plan.steps) {
-    reference_.emplace_back();
-    if (step.kind == PlanStep::Kind::Kernel)
+  GC_RETURN_IF_ERROR(checkSymbolsBound());
+  size_t numSteps = graph_.steps() ? graph_.steps()->size() : 0;
+  kernelFns_.assign(numSteps, nullptr);
+  fallbacks_.resize(numSteps);
+  arenaProblem_.intermediate.resize(numBuffers_);
+  for (size_t b = 0; b < numBuffers_; ++b)
+    arenaProblem_.intermediate[b] = buffer(b).kind() == BufferKind::Intermediate;
+  for (const plan::Binding *b : *graph_.outputs())
+    arenaProblem_.outputs.push_back(b->view()->buffer());
+  // Steps that can only run on the fallback component load it now, so
+  // that a package needing it fails here, naming every op it needs.
+  std::vector<size_t> needFallback;
+  for (size_t s = 0; s < numSteps; ++s) {
+    const plan::Step &st = step(s);
+    auto &uses = arenaProblem_.uses.emplace_back();
+    if (st.uses())
+      uses.assign(st.uses()->begin(), st.uses()->end());
+    auto &inplace = arenaProblem_.inplace.emplace_back();
+    if (st.inplace())
+      for (const plan::InplacePair *p : *st.inplace())
+        inplace.emplace_back(p->output(), p->input());
+    if (const plan::KernelStep *k = st.detail_as_KernelStep()) {
+      kernelFns_[s] = kernels.lookup(k->entry()->str());
+      if (!kernelFns_[s])
+        return makeError() << "kernel '" << k->entry()->str() << "' is not in the kernel library";
       continue;
-    const LoopNode &node = graph_.nodes[step.index];
-    Expected<std::unique_ptr<ReferenceStep>> ref = ReferenceStep::create(node);
-    if (!ref)
-      return ref.error();
-    reference_.back() = ref.take();
+    }
+    if (!st.detail_as_OpStep()->dnnl())
+      needFallback.push_back(s);
   }
-
+  if (!needFallback.empty() && fallbackLoader_) {
+    // Loaded once: the first failure tells the whole story.
+    if (Expected<const FallbackComponent *> c = fallbackLoader_(); !c) {
+      std::set<std::string> ops;
+      for (size_t s : needFallback)
+        ops.insert(step(s).detail_as_OpStep()->op()->str());
+      std::string list;
+      for (const std::string &op : ops)
+        list += (list.empty() ? "" : ", ") + op;
+      return makeError() << needFallback.size()
+                         << (needFallback.size() == 1 ? " step runs" : " steps run")
+                         << " on the fallback component (" << list
+                         << "): " << c.error().message();
+    }
+  }
+  for (size_t s : needFallback)
+    GC_RETURN_IF_ERROR(prepareFallback(s));
   staticArena_ = staticArena();
   return Error::success();
 }
 
 std::optional<ArenaLayout> ExecutorImpl::staticArena() const {
-  const Plan &plan = graph_.plan;
-  std::vector<int64_t> bytes(graph_.buffers.size(), 0);
-  for (size_t b = 0; b < graph_.buffers.size(); ++b) {
-    const Buffer &buf = graph_.buffers[b];
-    if (buf.kind != BufferKind::Intermediate)
+  std::vector<int64_t> bytes(numBuffers_, 0);
+  for (size_t b = 0; b < numBuffers_; ++b) {
+    const plan::Buffer &buf = buffer(b);
+    if (buf.kind() != BufferKind::Intermediate)
       continue;
-    Expected<StridedLayout> l = evaluateLayout(buf.sizes, buf.strides, {});
+    // A layout that reads a symbol is not static.
+    std::vector<int64_t> none;
+    for (const auto *list : {buf.sizes(), buf.strides()})
+      for (const plan::SizeProgram *p : *list)
+        for (const plan::SizeInsn *insn : *p->code())
+          if (insn->op() == plan::SizeOp::Symbol)
+            return std::nullopt;
+    Expected<StridedLayout> l = evaluateLayout(buf.sizes(), buf.strides(), nullptr, none);
     if (!l)
       return std::nullopt;
-    bytes[b] = l->extent() * dtypeSize(buf.dtype);
+    bytes[b] = l->extent() * dtypeSize(dtypeOf(buf.dtype()));
   }
   // The plan's placements are taken when they hold every buffer the steps
   // use; a plan without them (or with too small ones) gets ours.
-  ArenaLayout ours = planArena(graph_, [&](uint32_t b) { return bytes[b]; });
-  std::vector<const BufferPlacement *> given(graph_.buffers.size(), nullptr);
-  for (const BufferPlacement &p : plan.placements)
-    if (p.buffer < given.size())
-      given[p.buffer] = &p;
-  bool planCovers = !plan.placements.empty();
+  ArenaLayout ours = planArena(arenaProblem_, [&](uint32_t b) { return bytes[b]; });
+  std::vector<const plan::Placement *> given(numBuffers_, nullptr);
+  if (graph_.placements())
+    for (const plan::Placement *p : *graph_.placements())
+      given[p->buffer()] = p;
+  bool planCovers = graph_.placements() && graph_.placements()->size() > 0;
   for (size_t b = 0; b < given.size() && planCovers; ++b) {
     if (ours.offsets[b] < 0)
       continue;
-    const BufferPlacement *p = given[b];
-    planCovers = p && p->offset >= 0 && p->offset % kAlignment == 0 && p->bytes >= bytes[b] &&
-                 p->offset + p->bytes <= plan.arenaBytes;
+    const plan::Placement *p = given[b];
+    planCovers = p && p->offset() >= 0 && p->offset() % kAlignment == 0 &&
+                 p->bytes() >= bytes[b] && p->offset() + p->bytes() <= graph_.arena_bytes();
   }
   if (planCovers) {
     for (size_t b = 0; b < given.size(); ++b)
-      ours.offsets[b] = ours.offsets[b] < 0 ? -1 : given[b]->offset;
-    ours.arenaBytes = plan.arenaBytes;
+      ours.offsets[b] = ours.offsets[b] < 0 ? -1 : given[b]->offset();
+    ours.arenaBytes = graph_.arena_bytes();
   }
   return ours;
 }
 
 std::string ExecutorImpl::inputName(size_t i) const {
-  if (i < graph_.inputSpecs.size() && !graph_.inputSpecs[i].target.empty())
-    return graph_.inputSpecs[i].target;
-  return graph_.inputs[i].name;
+  if (input(i).target()->size())
+    return input(i).target()->str();
+  return input(i).name()->str();
 }
 
-Expected<SymbolValues> ExecutorImpl::bindInputs(std::span<const TensorRef> inputs) const {
-  if (inputs.size() != graph_.inputs.size())
-    return makeError() << "expected " << graph_.inputs.size() << " inputs, got " << inputs.size();
-  SymbolValues values;
+Expected<std::vector<int64_t>> ExecutorImpl::bindInputs(std::span<const TensorRef> inputs) const {
+  size_t numInputs = graph_.inputs()->size();
+  if (inputs.size() != numInputs)
+    return makeError() << "expected " << numInputs << " inputs, got " << inputs.size();
+  size_t numSymbols = plan_.symbols() ? plan_.symbols()->size() : 0;
+  std::vector<int64_t> values(numSymbols, 0);
+  std::vector<bool> bound(numSymbols, false);
   auto mismatch = [&](size_t i) -> Error {
-    const TensorType &want = graph_.inputs[i].type;
+    const plan::View &want = *input(i).view();
     return makeError() << "input '" << inputName(i) << "': expected "
-                       << typeText(want.dtype, want.sizes) << ", got "
+                       << typeText(want.dtype(), want.sizes(), plan_) << ", got "
                        << typeText(inputs[i].dtype, inputs[i].sizes);
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorType &want = graph_.inputs[i].type;
+    const plan::View &want = *input(i).view();
     const TensorRef &got = inputs[i];
-    if (got.dtype != want.dtype || got.sizes.size() != want.rank())
+    size_t rank = want.sizes()->size();
+    if (got.dtype != dtypeOf(want.dtype()) || got.sizes.size() != rank)
       return mismatch(i);
     if (!got.strides.empty() && got.strides.size() != got.sizes.size())
       return makeError() << "input '" << inputName(i) << "': " << got.strides.size()
                          << " strides for " << got.sizes.size() << " dimensions";
     if (!got.data && callerLayout(got).numel() != 0)
       return makeError() << "input '" << inputName(i) << "': no data";
-    for (size_t d = 0; d < want.rank(); ++d) {
-      if (!want.sizes[d]->isSymbol())
+    for (size_t d = 0; d < rank; ++d) {
+      std::optional<uint32_t> slot = boundSymbol(*want.sizes()->Get(d));
+      if (!slot)
         continue;
-      const std::string &sym = want.sizes[d]->symbolName();
+      const plan::Symbol &sym = *plan_.symbols()->Get(*slot);
       int64_t size = got.sizes[d];
-      auto [it, inserted] = values.emplace(sym, size);
-      if (!inserted && it->second != size)
+      if (bound[*slot] && values[*slot] != size)
         return makeError() << "input '" << inputName(i) << "': dimension " << d << " is " << size
-                           << ", but " << sym << " is already " << it->second;
-      std::optional<SymRange> r = module_.syms().range(sym);
-      if (r && (size < r->min || size > r->max))
+                           << ", but " << sym.name()->str() << " is already " << values[*slot];
+      bound[*slot] = true;
+      values[*slot] = size;
+      if (size < sym.min() || size > sym.max())
         return makeError() << "input '" << inputName(i) << "': dimension " << d << " is " << size
-                           << ", outside the range [" << r->min << ", "
-                           << (r->max == SymRange::kUnbounded ? std::string("inf")
-                                                              : std::to_string(r->max))
-                           << "] of " << sym;
+                           << ", outside the range [" << sym.min() << ", "
+                           << (sym.max() == INT64_MAX ? std::string("inf")
+                                                      : std::to_string(sym.max()))
+                           << "] of " << sym.name()->str();
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::optional<std::vector<int64_t>> sizes = evaluateAll(graph_.inputs[i].type.sizes, values);
+    Expected<std::vector<int64_t>> sizes = evaluateAll(input(i).view()->sizes(), values);
     if (!sizes || *sizes != inputs[i].sizes)
       return mismatch(i);
   }
-  for (const std::string &sym : graph_.plan.symbols)
-    if (!values.count(sym))
-      return makeError() << "size symbol " << sym << " is not the size of any input";
   return values;
 }
 
-Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const SymbolValues &values) {
+Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const std::vector<int64_t> &values) {
   auto inst = std::make_unique<Instance>();
-  for (const std::string &sym : graph_.plan.symbols)
-    inst->symbols.push_back(values.at(sym));
-  for (const Buffer &buf : graph_.buffers) {
-    Expected<StridedLayout> l = evaluateLayout(buf.sizes, buf.strides, values);
+  if (graph_.kernel_symbols())
+    for (uint32_t slot : *graph_.kernel_symbols())
+      inst->symbols.push_back(values[slot]);
+  for (const plan::Buffer *buf : *graph_.buffers()) {
+    Expected<StridedLayout> l = evaluateLayout(buf->sizes(), buf->strides(), nullptr, values);
     if (!l)
-      return l.error().withContext("buffer '" + buf.name + "'");
-    inst->bufferBytes.push_back(l->extent() * dtypeSize(buf.dtype));
+      return l.error().withContext("buffer '" + buf->name()->str() + "'");
+    inst->bufferBytes.push_back(l->extent() * dtypeSize(dtypeOf(buf->dtype())));
     inst->buffers.push_back(l.take());
   }
   if (staticArena_) {
@@ -307,91 +430,72 @@ Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const SymbolValue
     inst->arenaBytes = staticArena_->arenaBytes;
   } else {
     ArenaLayout layout =
-        planArena(graph_, [&](uint32_t b) { return inst->bufferBytes[b]; });
+        planArena(arenaProblem_, [&](uint32_t b) { return inst->bufferBytes[b]; });
     inst->offsets = std::move(layout.offsets);
     inst->arenaBytes = layout.arenaBytes;
   }
   // A view reaching past its buffer would read or write memory nobody
   // planned for it; a corrupt file must not get that far.
-  auto viewOf = [&](uint32_t buffer, const TensorType &type,
-                    const std::string &what) -> Expected<StridedLayout> {
-    Expected<StridedLayout> l = evaluateLayout(type, values);
+  auto viewOf = [&](const plan::View &v, const std::string &what) -> Expected<StridedLayout> {
+    Expected<StridedLayout> l = evaluateLayout(v.sizes(), v.strides(), v.offset(), values);
     if (!l)
       return l.error().withContext(what);
-    if (l->extent() > inst->buffers[buffer].extent())
-      return makeError() << what << ": its view " << typeText(type.dtype, l->sizes)
-                         << " reaches past buffer '" << graph_.buffers[buffer].name << "'";
+    if (l->extent() > inst->buffers[v.buffer()].extent())
+      return makeError() << what << ": its view " << typeText(dtypeOf(v.dtype()), l->sizes)
+                         << " reaches past buffer '" << buffer(v.buffer()).name()->str() << "'";
     return l;
   };
-  auto views = [&](const std::vector<LoopBinding> &bindings,
-                   std::vector<StridedLayout> &out) -> Error {
-    for (const LoopBinding &b : bindings) {
-      Expected<StridedLayout> l = viewOf(b.buffer, b.type, "binding '" + b.name + "'");
+  for (const auto &[bindings, out] : {std::pair{graph_.inputs(), &inst->inputViews},
+                                      std::pair{graph_.outputs(), &inst->outputViews}})
+    for (const plan::Binding *b : *bindings) {
+      Expected<StridedLayout> l = viewOf(*b->view(), "binding '" + b->name()->str() + "'");
       if (!l)
         return l.error();
-      out.push_back(l.take());
+      out->push_back(l.take());
     }
-    return Error::success();
-  };
-  GC_RETURN_IF_ERROR(views(graph_.inputs, inst->inputViews));
-  GC_RETURN_IF_ERROR(views(graph_.outputs, inst->outputViews));
 
-  const Plan &plan = graph_.plan;
-  for (const PlanStep &step : plan.steps) {
+  for (size_t s = 0; s < kernelFns_.size(); ++s) {
+    const plan::Step &st = step(s);
     StepInstance &si = inst->steps.emplace_back();
-    if (step.kind == PlanStep::Kind::Kernel) {
-      const KernelGroup &k = plan.kernels[step.index];
-      if (!k.parallelRanges.empty()) {
-        std::optional<int64_t> n = evaluate(k.parallelRanges[0], values);
+    if (const plan::KernelStep *k = st.detail_as_KernelStep()) {
+      if (k->parallel_range()) {
+        Expected<int64_t> n = evaluate(*k->parallel_range(), values);
         if (!n)
-          return makeError() << "kernel '" << k.name << "': cannot evaluate its parallel range "
-                             << k.parallelRanges[0]->str();
+          return n.error().withContext("kernel '" + k->entry()->str() + "'");
         si.iterations = *n;
       }
-      int64_t work = 0;
-      for (uint32_t n : k.nodes) {
-        const LoopNode &node = graph_.nodes[n];
-        int64_t points = 1;
-        for (const auto *ranges : {&node.ranges, &node.reductionRanges})
-          for (const SymExpr *r : *ranges)
-            points *= evaluate(r, values).value_or(1);
-        // A point of an erf-heavy body costs many times one of a copy.
-        work += points * static_cast<int64_t>(1 + node.body.ops.size());
-      }
-      si.parallel = si.iterations > 1 && work >= kParallelWork && pool_.size() > 1;
+      Expected<int64_t> work = evaluate(*k->work(), values);
+      if (!work)
+        return work.error().withContext("kernel '" + k->entry()->str() + "'");
+      si.parallel = si.iterations > 1 && *work >= kParallelWork && pool_.size() > 1;
       continue;
     }
-    const LoopNode &node = graph_.nodes[step.index];
-    for (const auto &[views, out] : {std::pair{&node.inputs, &si.inputs},
-                                     std::pair{&node.outputs, &si.outputs}})
-      for (const BufferView &v : *views) {
-        Expected<StridedLayout> l = viewOf(v.buffer, v.type, "node '" + node.name + "'");
+    const plan::OpStep &op = *st.detail_as_OpStep();
+    std::string what = "node '" + st.name()->str() + "'";
+    for (const auto &[views, out] : {std::pair{op.inputs(), &si.inputs},
+                                     std::pair{op.outputs(), &si.outputs}})
+      for (size_t i = 0; views && i < views->size(); ++i) {
+        Expected<StridedLayout> l = viewOf(*views->Get(i), what);
         if (!l)
           return l.error();
         out->push_back(l.take());
       }
-    if (step.kind == PlanStep::Kind::Extern && DnnlContext::supports(node.op)) {
-      // Parameters and constants do not change while the executor lives,
-      // so what oneDNN derives from them (reordered weights) is kept.
-      std::vector<bool> constant;
-      for (const BufferView &v : node.inputs) {
-        bool isConstant = false;
-        for (size_t i = 0; i < graph_.inputs.size(); ++i)
-          isConstant |= graph_.inputs[i].buffer == v.buffer &&
-                        (graph_.inputSpecs[i].kind == InputKind::Parameter ||
-                         graph_.inputSpecs[i].kind == InputKind::Constant);
-        constant.push_back(isConstant);
-      }
-      si.dnnl = dnnl_.prepare(node, si.inputs, si.outputs, constant);
-    }
+    if (!op.dnnl())
+      continue;
+    // Weights do not change while the executor lives, so what oneDNN
+    // derives from them (reordered weights) is kept.
+    std::vector<bool> constant;
+    for (size_t i = 0; op.inputs() && i < op.inputs()->size(); ++i)
+      constant.push_back(buffer(op.inputs()->Get(i)->buffer()).kind() == BufferKind::Weight);
+    si.dnnl = dnnl_.prepare(op, si.inputs, si.outputs, constant);
+    if (!si.dnnl)
+      GC_RETURN_IF_ERROR(prepareFallback(s));
   }
   return inst;
 }
 
-Expected<Instance *> ExecutorImpl::instanceFor(const SymbolValues &values) {
-  std::vector<int64_t> key;
-  for (const auto &[name, v] : values)
-    key.push_back(v);
+Expected<Instance *> ExecutorImpl::instanceFor(const std::vector<int64_t> &values) {
+  const std::vector<int64_t> &key = values;
   auto it = instances_.find(key);
   if (it != instances_.end())
     return it->second.get();
@@ -400,29 +504,27 @@ Expected<Instance *> ExecutorImpl::instanceFor(const SymbolValues &values) {
   Expected<std::unique_ptr<Instance>> inst = makeInstance(values);
   if (!inst)
     return inst.error();
-  return instances_.emplace(std::move(key), inst.take()).first->second.get();
+  return instances_.emplace(key, inst.take()).first->second.get();
 }
 
 Expected<std::vector<std::vector<int64_t>>>
 ExecutorImpl::outputSizes(std::span<const TensorRef> inputs) {
-  Expected<SymbolValues> values = bindInputs(inputs);
+  Expected<std::vector<int64_t>> values = bindInputs(inputs);
   if (!values)
     return values.error();
   std::vector<std::vector<int64_t>> out;
-  for (const LoopBinding &b : graph_.outputs) {
-    std::optional<std::vector<int64_t>> sizes = evaluateAll(b.type.sizes, *values);
+  for (const plan::Binding *b : *graph_.outputs()) {
+    Expected<std::vector<int64_t>> sizes = evaluateAll(b->view()->sizes(), *values);
     if (!sizes)
-      return makeError() << "output '" << b.name << "': cannot evaluate its sizes";
-    out.push_back(std::move(*sizes));
+      return sizes.error().withContext("output '" + b->name()->str() + "'");
+    out.push_back(sizes.take());
   }
   return out;
 }
 
 Error ExecutorImpl::runStep(size_t s, StepInstance &step, char *const *buffers,
                             const int64_t *symbols) {
-  const PlanStep &ps = graph_.plan.steps[s];
-  if (ps.kind == PlanStep::Kind::Kernel) {
-    KernelEntryFn fn = kernelFns_[ps.index];
+  if (KernelEntryFn fn = kernelFns_[s]) {
     if (step.iterations <= 0)
       return Error::success();
     if (!step.parallel) {
@@ -433,30 +535,38 @@ Error ExecutorImpl::runStep(size_t s, StepInstance &step, char *const *buffers,
                       [&](int64_t begin, int64_t end) { fn(buffers, symbols, begin, end); });
     return Error::success();
   }
+  const plan::Step &st = this->step(s);
   if (step.dnnl)
-    return step.dnnl->run(buffers).withContext("node '" + graph_.nodes[ps.index].name + "'");
-  return reference_[s]->run(buffers, step.inputs, step.outputs);
+    return step.dnnl->run(buffers).withContext("node '" + st.name()->str() + "'");
+  // The fallback component takes each view's buffer base, inputs first.
+  const plan::OpStep &op = *st.detail_as_OpStep();
+  std::vector<char *> bases;
+  for (const auto *views : {op.inputs(), op.outputs()})
+    for (size_t i = 0; views && i < views->size(); ++i)
+      bases.push_back(buffers[views->Get(i)->buffer()]);
+  return fallbacks_[s]->run(bases.data(), step.inputs, step.outputs);
 }
 
 Expected<std::vector<StridedLayout>>
 ExecutorImpl::checkOutputs(const Instance &inst, std::span<const TensorRef> outputs) const {
-  if (outputs.size() != graph_.outputs.size())
-    return makeError() << "expected " << graph_.outputs.size() << " outputs, got "
-                       << outputs.size();
+  size_t numOutputs = graph_.outputs()->size();
+  if (outputs.size() != numOutputs)
+    return makeError() << "expected " << numOutputs << " outputs, got " << outputs.size();
   std::vector<StridedLayout> layouts;
   for (size_t j = 0; j < outputs.size(); ++j) {
-    const LoopBinding &b = graph_.outputs[j];
+    const plan::Binding &b = output(j);
+    DType dtype = dtypeOf(b.view()->dtype());
     const TensorRef &got = outputs[j];
-    if (got.dtype != b.type.dtype || got.sizes != inst.outputViews[j].sizes)
-      return makeError() << "output '" << b.name << "': expected "
-                         << typeText(b.type.dtype, inst.outputViews[j].sizes) << ", got "
+    if (got.dtype != dtype || got.sizes != inst.outputViews[j].sizes)
+      return makeError() << "output '" << b.name()->str() << "': expected "
+                         << typeText(dtype, inst.outputViews[j].sizes) << ", got "
                          << typeText(got.dtype, got.sizes);
     if (!got.strides.empty() && got.strides.size() != got.sizes.size())
-      return makeError() << "output '" << b.name << "': " << got.strides.size()
+      return makeError() << "output '" << b.name()->str() << "': " << got.strides.size()
                          << " strides for " << got.sizes.size() << " dimensions";
     layouts.push_back(callerLayout(got));
     if (!got.data && layouts.back().numel() != 0)
-      return makeError() << "output '" << b.name << "': no data";
+      return makeError() << "output '" << b.name()->str() << "': no data";
   }
   return layouts;
 }
@@ -465,11 +575,11 @@ ExecutorImpl::Copies ExecutorImpl::placeBuffers(const Instance &inst,
                                                 std::span<const TensorRef> inputs,
                                                 std::span<const TensorRef> outputs,
                                                 const std::vector<StridedLayout> &outLayouts) {
-  size_t numBuffers = graph_.buffers.size();
+  size_t numBuffers = numBuffers_;
   bufferPtrs_.assign(numBuffers, nullptr);
   char *arena = arena_.reserve(std::max<int64_t>(inst.arenaBytes, 1));
   for (size_t b = 0; b < numBuffers; ++b)
-    if (graph_.buffers[b].kind == BufferKind::Intermediate && inst.offsets[b] >= 0)
+    if (buffer(b).kind() == BufferKind::Intermediate && inst.offsets[b] >= 0)
       bufferPtrs_[b] = arena + inst.offsets[b];
 
   // Caller memory is used in place when its layout is the buffer's; the
@@ -484,7 +594,7 @@ ExecutorImpl::Copies ExecutorImpl::placeBuffers(const Instance &inst,
     }
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    uint32_t b = graph_.inputs[i].buffer;
+    uint32_t b = input(i).view()->buffer();
     const StridedLayout &buf = inst.buffers[b];
     if (!bufferPtrs_[b] && inst.inputViews[i].sameMemoryAs(buf) &&
         callerLayout(inputs[i]).sameMemoryAs(buf)) {
@@ -495,16 +605,16 @@ ExecutorImpl::Copies ExecutorImpl::placeBuffers(const Instance &inst,
     needScratch(b);
   }
   for (size_t j = 0; j < outputs.size(); ++j) {
-    uint32_t b = graph_.outputs[j].buffer;
+    uint32_t b = output(j).view()->buffer();
     const StridedLayout &buf = inst.buffers[b];
-    if (graph_.buffers[b].kind == BufferKind::Output && !bufferPtrs_[b] &&
+    if (buffer(b).kind() == BufferKind::Output && !bufferPtrs_[b] &&
         inst.outputViews[j].sameMemoryAs(buf) && outLayouts[j].sameMemoryAs(buf)) {
       bufferPtrs_[b] = static_cast<char *>(outputs[j].data);
       copies.out[j] = false;
     }
   }
   for (size_t b = 0; b < numBuffers; ++b)
-    if (graph_.buffers[b].kind == BufferKind::Output && !bufferPtrs_[b])
+    if (buffer(b).kind() == BufferKind::Output && !bufferPtrs_[b])
       needScratch(b);
   char *scratch = scratch_.reserve(std::max<size_t>(scratchBytes, 1));
   for (size_t b = 0; b < numBuffers; ++b) {
@@ -517,7 +627,7 @@ ExecutorImpl::Copies ExecutorImpl::placeBuffers(const Instance &inst,
 }
 
 Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
-  Expected<SymbolValues> values = bindInputs(inputs);
+  Expected<std::vector<int64_t>> values = bindInputs(inputs);
   if (!values)
     return values.error();
   Expected<Instance *> found = instanceFor(*values);
@@ -535,15 +645,13 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
       continue;
     const StridedLayout &view = inst.inputViews[i];
     unsigned elem = dtypeSize(inputs[i].dtype);
-    copyStrided(bufferPtrs_[graph_.inputs[i].buffer] + view.offset * elem, view.strides,
+    copyStrided(bufferPtrs_[input(i).view()->buffer()] + view.offset * elem, view.strides,
                 static_cast<const char *>(inputs[i].data), callerLayout(inputs[i]).strides,
                 view.sizes, elem);
   }
   if (profiling_ && profile_.empty())
-    for (const PlanStep &ps : graph_.plan.steps)
-      profile_.push_back({ps.kind == PlanStep::Kind::Kernel ? graph_.plan.kernels[ps.index].name
-                                                            : graph_.nodes[ps.index].name,
-                          ps.kind, 0, 0});
+    for (size_t s = 0; s < kernelFns_.size(); ++s)
+      profile_.push_back({step(s).name()->str(), step(s).kind(), 0, 0});
   for (size_t s = 0; s < inst.steps.size(); ++s) {
     auto start = profiling_ ? std::chrono::steady_clock::now()
                             : std::chrono::steady_clock::time_point();
@@ -563,7 +671,7 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
     const StridedLayout &view = inst.outputViews[j];
     unsigned elem = dtypeSize(outputs[j].dtype);
     copyStrided(static_cast<char *>(outputs[j].data), (*outLayouts)[j].strides,
-                bufferPtrs_[graph_.outputs[j].buffer] + view.offset * elem, view.strides,
+                bufferPtrs_[output(j).view()->buffer()] + view.offset * elem, view.strides,
                 view.sizes, elem);
   }
   return Error::success();
@@ -571,15 +679,15 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
 
 } // namespace
 
-const char *stepKindName(PlanStep::Kind k) {
-  static const char *const kNames[] = {"kernel", "extern", "fallback"};
-  return kNames[static_cast<size_t>(k)];
-}
-
-Expected<std::unique_ptr<Executor>> Executor::create(const Module &module, const LoopGraph &graph,
-                                                     const KernelLibrary &kernels,
+Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const RuntimePlan> plan,
+                                                     size_t graph, const KernelLibrary &kernels,
                                                      const RuntimeOptions &options) {
-  auto exec = std::make_unique<ExecutorImpl>(module, graph, options);
+  const auto *graphs = plan->root().graphs();
+  size_t numGraphs = graphs ? graphs->size() : 0;
+  if (graph >= numGraphs)
+    return makeError() << "the plan has " << numGraphs << " graphs, no graph " << graph;
+  const plan::Graph &g = *graphs->Get(graph);
+  auto exec = std::make_unique<ExecutorImpl>(std::move(plan), g, options);
   GC_RETURN_IF_ERROR(exec->init(kernels));
   return std::unique_ptr<Executor>(std::move(exec));
 }

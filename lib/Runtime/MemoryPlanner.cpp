@@ -32,55 +32,35 @@ struct Lifetimes {
   }
 };
 
-Lifetimes computeLifetimes(const LoopGraph &graph) {
-  Lifetimes life(graph.buffers.size());
-  const Plan &plan = graph.plan;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const PlanStep &step = plan.steps[s];
-    int64_t at = static_cast<int64_t>(s);
-    auto visitNode = [&](const LoopNode &node) {
-      if (node.kind == LoopNode::Kind::Pointwise || node.kind == LoopNode::Kind::Reduction) {
-        for (const BodyOp &op : node.body.ops)
-          if (op.kind == BodyOp::Kind::Load)
-            life.touch(op.buffer, at);
-        life.touch(node.output, at);
-        return;
-      }
-      for (const BufferView &v : node.inputs)
-        life.touch(v.buffer, at);
-      for (const BufferView &v : node.outputs)
-        life.touch(v.buffer, at);
-    };
-    if (step.kind == PlanStep::Kind::Kernel) {
-      for (uint32_t n : plan.kernels[step.index].nodes)
-        visitNode(graph.nodes[n]);
-    } else {
-      visitNode(graph.nodes[step.index]);
-    }
-  }
+Lifetimes computeLifetimes(const ArenaProblem &problem) {
+  Lifetimes life(problem.intermediate.size());
+  for (size_t s = 0; s < problem.uses.size(); ++s)
+    for (uint32_t b : problem.uses[s])
+      life.touch(b, static_cast<int64_t>(s));
   return life;
 }
 
 } // namespace
 
-ArenaLayout planArena(const LoopGraph &graph, const std::function<int64_t(uint32_t)> &bytesOf) {
-  const Plan &plan = graph.plan;
-  size_t numBuffers = graph.buffers.size();
-  Lifetimes life = computeLifetimes(graph);
+ArenaLayout planArena(const ArenaProblem &problem,
+                      const std::function<int64_t(uint32_t)> &bytesOf) {
+  size_t numBuffers = problem.intermediate.size();
+  size_t numSteps = problem.uses.size();
+  Lifetimes life = computeLifetimes(problem);
 
   // Graph outputs are read after the last step.
-  int64_t end = static_cast<int64_t>(plan.steps.size());
-  for (const LoopBinding &b : graph.outputs)
-    if (life.first[b.buffer] >= 0)
-      life.last[b.buffer] = end;
+  int64_t end = static_cast<int64_t>(numSteps);
+  for (uint32_t b : problem.outputs)
+    if (life.first[b] >= 0)
+      life.last[b] = end;
 
   ArenaLayout layout;
   layout.offsets.assign(numBuffers, -1);
-  layout.frees.assign(plan.steps.size(), {});
+  layout.frees.assign(numSteps, {});
   std::vector<int64_t> bytes(numBuffers, 0);
   std::vector<bool> placed(numBuffers, false);
   for (uint32_t b = 0; b < numBuffers; ++b) {
-    if (graph.buffers[b].kind != BufferKind::Intermediate || life.first[b] < 0)
+    if (!problem.intermediate[b] || life.first[b] < 0)
       continue;
     placed[b] = true;
     bytes[b] = alignUp(bytesOf(b));
@@ -98,16 +78,15 @@ ArenaLayout planArena(const LoopGraph &graph, const std::function<int64_t(uint32
     return b;
   };
   std::vector<bool> donated(numBuffers, false), received(numBuffers, false);
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    for (const InplacePair &p : plan.steps[s].inplace) {
+  for (size_t s = 0; s < problem.inplace.size(); ++s) {
+    for (auto [output, input] : problem.inplace[s]) {
       int64_t at = static_cast<int64_t>(s);
-      if (p.input >= numBuffers || p.output >= numBuffers || p.input == p.output ||
-          !placed[p.input] || !placed[p.output] || donated[p.input] || received[p.output] ||
-          life.last[p.input] != at || life.first[p.output] != at ||
-          bytesOf(p.input) != bytesOf(p.output))
+      if (input >= numBuffers || output >= numBuffers || input == output || !placed[input] ||
+          !placed[output] || donated[input] || received[output] || life.last[input] != at ||
+          life.first[output] != at || bytesOf(input) != bytesOf(output))
         continue;
-      donated[p.input] = received[p.output] = true;
-      parent[root(p.output)] = root(p.input);
+      donated[input] = received[output] = true;
+      parent[root(output)] = root(input);
     }
   }
 

@@ -1,5 +1,5 @@
 //===- StridedLayout.cpp - Evaluated layouts and strided copies -----------===//
-#include "StridedLayout.h"
+#include "gc/Runtime/StridedLayout.h"
 
 #include <cstring>
 
@@ -28,45 +28,6 @@ bool StridedLayout::sameMemoryAs(const StridedLayout &o) const {
     if (sizes[d] > 1 && strides[d] != o.strides[d])
       return false;
   return true;
-}
-
-std::optional<std::vector<int64_t>> evaluateAll(const std::vector<const SymExpr *> &exprs,
-                                                const SymbolValues &values) {
-  std::vector<int64_t> out;
-  out.reserve(exprs.size());
-  for (const SymExpr *e : exprs) {
-    std::optional<int64_t> v = evaluate(e, values);
-    if (!v)
-      return std::nullopt;
-    out.push_back(*v);
-  }
-  return out;
-}
-
-Expected<StridedLayout> evaluateLayout(const std::vector<const SymExpr *> &sizes,
-                                       const std::vector<const SymExpr *> &strides,
-                                       const SymbolValues &values) {
-  std::optional<std::vector<int64_t>> sz = evaluateAll(sizes, values);
-  std::optional<std::vector<int64_t>> st = evaluateAll(strides, values);
-  if (!sz || !st || sz->size() != st->size())
-    return makeError() << "cannot evaluate the layout " << typeText(DType::Float32, sizes);
-  for (size_t d = 0; d < sz->size(); ++d)
-    if ((*sz)[d] < 0 || (*st)[d] < 0)
-      return makeError() << "negative size or stride in a layout";
-  return StridedLayout{std::move(*sz), std::move(*st), 0};
-}
-
-Expected<StridedLayout> evaluateLayout(const TensorType &type, const SymbolValues &values) {
-  Expected<StridedLayout> l = evaluateLayout(type.sizes, type.strides, values);
-  if (!l)
-    return l;
-  if (type.storageOffset) {
-    std::optional<int64_t> off = evaluate(type.storageOffset, values);
-    if (!off || *off < 0)
-      return makeError() << "cannot evaluate the storage offset " << type.storageOffset->str();
-    l->offset = *off;
-  }
-  return l;
 }
 
 namespace {
@@ -101,14 +62,6 @@ void copyStrided(char *dst, const std::vector<int64_t> &dstStrides, const char *
     return;
   }
   copyDim(dst, dstStrides.data(), src, srcStrides.data(), sizes.data(), sizes.size(), elemBytes);
-}
-
-std::string typeText(DType dtype, const std::vector<const SymExpr *> &sizes) {
-  std::string s(dtypeName(dtype));
-  s += '[';
-  for (size_t d = 0; d < sizes.size(); ++d)
-    s += (d ? ", " : "") + sizes[d]->str();
-  return s + ']';
 }
 
 std::string typeText(DType dtype, const std::vector<int64_t> &sizes) {

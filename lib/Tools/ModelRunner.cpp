@@ -6,6 +6,7 @@
 #include "gc/IR/LoopIR.h"
 #include "gc/Lower/LoopInterpreter.h"
 #include "gc/Package/PackageReader.h"
+#include "gc/Plan/PlanBuilder.h"
 #include "gc/Runtime/Runtime.h"
 
 namespace gc {
@@ -64,10 +65,11 @@ TensorRef refOf(const Tensor &t) {
   return TensorRef{base + t.offset() * dtypeSize(t.dtype()), t.dtype(), t.sizes(), t.strides()};
 }
 
-/// Runs `exec` (an Executor or a PackageExecutor) on `inputs` into fresh
-/// output tensors of the sizes it asks for.
+/// Runs `exec` (an Executor or a PackageExecutor) of plan graph `g` on
+/// `inputs` into fresh output tensors of the sizes it asks for.
 template <typename Exec>
-Expected<RunResult> runOnRuntime(Exec &exec, const LoopGraph &g,
+Expected<RunResult> runOnRuntime(Exec &exec, const plan::Graph &g,
+                                 const std::vector<OutputSpec> &outputSpecs,
                                  const std::vector<TensorRef> &inputs) {
   Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(inputs);
   if (!sizes)
@@ -75,16 +77,28 @@ Expected<RunResult> runOnRuntime(Exec &exec, const LoopGraph &g,
   RunResult r;
   std::vector<TensorRef> outputs;
   for (size_t i = 0; i < sizes->size(); ++i) {
-    r.outputs.push_back(Tensor::zeros(g.outputs[i].type.dtype, (*sizes)[i]));
+    r.outputs.push_back(Tensor::zeros(dtypeOf(g.outputs()->Get(i)->view()->dtype()), (*sizes)[i]));
     outputs.push_back(refOf(r.outputs.back()));
   }
   if (Error e = exec.run(inputs, outputs))
     return e;
-  collectMutatedBuffers(g.outputSpecs, r);
+  collectMutatedBuffers(outputSpecs, r);
   return r;
 }
 
-/// A kernel plan on the runtime, with its object code linked in process.
+/// The runtime's options for a tool, which links the fallback component.
+RuntimeOptions runtimeOptions(const RunnerOptions &options) {
+  RuntimeOptions ro;
+  ro.threads = options.threads;
+  ro.profile = options.profile;
+  ro.fallback = []() -> Expected<const FallbackComponent *> {
+    return &linkedFallbackComponent();
+  };
+  return ro;
+}
+
+/// A kernel plan on the runtime, with its object code linked in process:
+/// the module's runtime plan, made here as gc-package makes it.
 class PlanRunner final : public ModelRunner {
 public:
   static Expected<std::unique_ptr<ModelRunner>> create(const Module &m, const LoopGraph &g,
@@ -95,10 +109,20 @@ public:
     if (!kernels)
       return kernels.error().withContext("graph @" + g.name);
     runner->kernels_ = kernels.take();
-    RuntimeOptions ro;
-    ro.threads = options.threads;
-    ro.profile = options.profile;
-    Expected<std::unique_ptr<Executor>> exec = Executor::create(m, g, *runner->kernels_, ro);
+    Expected<std::string> bytes = buildRuntimePlan(m);
+    if (!bytes)
+      return bytes.error();
+    Expected<std::shared_ptr<const RuntimePlan>> plan =
+        RuntimePlan::read(bytes.take(), "the runtime plan of graph @" + g.name);
+    if (!plan)
+      return plan.error();
+    runner->plan_ = plan.take();
+    size_t index = 0;
+    while (m.loopGraphs()[index].get() != &g)
+      ++index;
+    runner->planGraph_ = runner->plan_->root().graphs()->Get(index);
+    Expected<std::unique_ptr<Executor>> exec =
+        Executor::create(runner->plan_, index, *runner->kernels_, runtimeOptions(options));
     if (!exec)
       return exec.error().withContext("graph @" + g.name);
     runner->executor_ = exec.take();
@@ -133,37 +157,58 @@ public:
     if (user != userInputs.size())
       return makeError() << "graph @" << graph_.name << " takes " << user << " user inputs, but "
                          << userInputs.size() << " were given";
-    return runOnRuntime(*executor_, graph_, inputs);
+    return runOnRuntime(*executor_, *planGraph_, graph_.outputSpecs, inputs);
   }
   std::vector<StepProfile> profile() const override { return executor_->profile(); }
 
 private:
   explicit PlanRunner(const LoopGraph &g) : graph_(g) {}
   const LoopGraph &graph_;
+  std::shared_ptr<const RuntimePlan> plan_;
+  const plan::Graph *planGraph_ = nullptr;
   std::unique_ptr<KernelLibrary> kernels_;
   std::unique_ptr<Executor> executor_;
   std::vector<Tensor> weights_;
 };
 
 /// A graph of a package, on the runtime with the package's own kernels and
-/// its weights in place.
+/// its weights in place. The roles come from the plan's bindings.
 class PackageRunner final : public ModelRunner {
 public:
-  explicit PackageRunner(std::unique_ptr<PackageExecutor> exec) : exec_(std::move(exec)) {}
-  const std::vector<InputSpec> &inputSpecs() const override { return exec_->graph().inputSpecs; }
-  const std::vector<OutputSpec> &outputSpecs() const override {
-    return exec_->graph().outputSpecs;
+  static Expected<std::unique_ptr<ModelRunner>> create(std::unique_ptr<PackageExecutor> exec) {
+    auto runner = std::unique_ptr<PackageRunner>(new PackageRunner(std::move(exec)));
+    const plan::Graph &g = runner->exec_->graph();
+    for (const plan::Binding *b : *g.inputs()) {
+      std::optional<InputKind> kind = parseInputKind(b->role()->string_view());
+      if (!kind)
+        return makeError() << graphLabel(g) << ": input '" << b->name()->str()
+                           << "' has unknown role '" << b->role()->str() << "'";
+      runner->inputSpecs_.push_back(InputSpec{*kind, b->target()->str()});
+    }
+    for (const plan::Binding *b : *g.outputs()) {
+      std::optional<OutputKind> kind = parseOutputKind(b->role()->string_view());
+      if (!kind)
+        return makeError() << graphLabel(g) << ": output '" << b->name()->str()
+                           << "' has unknown role '" << b->role()->str() << "'";
+      runner->outputSpecs_.push_back(OutputSpec{*kind, b->target()->str()});
+    }
+    return std::unique_ptr<ModelRunner>(std::move(runner));
   }
+  const std::vector<InputSpec> &inputSpecs() const override { return inputSpecs_; }
+  const std::vector<OutputSpec> &outputSpecs() const override { return outputSpecs_; }
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
     std::vector<TensorRef> inputs;
     for (const Tensor &t : userInputs)
       inputs.push_back(refOf(t));
-    return runOnRuntime(*exec_, exec_->graph(), inputs);
+    return runOnRuntime(*exec_, exec_->graph(), outputSpecs_, inputs);
   }
   std::vector<StepProfile> profile() const override { return exec_->profile(); }
 
 private:
+  explicit PackageRunner(std::unique_ptr<PackageExecutor> exec) : exec_(std::move(exec)) {}
   std::unique_ptr<PackageExecutor> exec_;
+  std::vector<InputSpec> inputSpecs_;
+  std::vector<OutputSpec> outputSpecs_;
 };
 
 /// A runner that also owns the module it runs.
@@ -190,19 +235,18 @@ Expected<std::unique_ptr<ModelRunner>> openPackageRunner(std::shared_ptr<MappedF
   if (!pkg)
     return pkg.error();
   std::shared_ptr<const LoadedPackage> shared = pkg.take();
-  const auto &graphs = shared->module().loopGraphs();
+  const auto &graphs = *shared->plan().graphs();
   size_t index = 0;
-  while (!graphName.empty() && index < graphs.size() && graphs[index]->name != graphName)
+  while (!graphName.empty() && index < graphs.size() &&
+         graphs.Get(index)->name()->string_view() != graphName)
     ++index;
   if (index == graphs.size())
     return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
-  RuntimeOptions ro;
-  ro.threads = options.threads;
-  ro.profile = options.profile;
-  Expected<std::unique_ptr<PackageExecutor>> exec = PackageExecutor::create(shared, index, ro);
+  Expected<std::unique_ptr<PackageExecutor>> exec =
+      PackageExecutor::create(shared, index, runtimeOptions(options));
   if (!exec)
     return exec.error();
-  return std::unique_ptr<ModelRunner>(new PackageRunner(exec.take()));
+  return PackageRunner::create(exec.take());
 }
 
 } // namespace

@@ -1,13 +1,16 @@
 //===- gcrt.cpp - The gc runtime's C API ----------------------------------===//
 //
-// A thin layer over gcPackage: handles own C++ objects, errors become a
-// status and a thread-local message, and no exception crosses into C.
+// A thin layer over gcPackageReader: handles own C++ objects, errors become
+// a status and a thread-local message, and no exception crosses into C.
+// The fallback component is loaded from beside this library, and only for
+// a plan that needs it.
 //
 //===----------------------------------------------------------------------===//
 #include "gcrt/gcrt.h"
 
-#include "gc/IR/LoopIR.h"
 #include "gc/Package/PackageReader.h"
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <memory>
@@ -51,24 +54,28 @@ struct TensorInfo {
   DType dtype = DType::Float32;
   std::vector<int64_t> sizes, minSizes, maxSizes;
 
-  TensorInfo(const SymContext &syms, const std::string &name, std::string_view role,
-             const std::string &target, const TensorType &type)
-      : name(name), role(role), target(target), dtype(type.dtype) {
-    for (const SymExpr *s : type.sizes) {
-      if (s->isConst()) {
-        sizes.push_back(s->constant());
-        minSizes.push_back(s->constant());
-        maxSizes.push_back(s->constant());
+  TensorInfo(const plan::Plan &p, const plan::Binding &b)
+      : name(b.name()->str()), role(b.role()->str()), target(b.target()->str()),
+        dtype(dtypeOf(b.view()->dtype())) {
+    for (const plan::SizeProgram *s : *b.view()->sizes()) {
+      const plan::SizeInsn &first = *s->code()->Get(0);
+      if (s->code()->size() == 1 && first.op() == plan::SizeOp::Const) {
+        sizes.push_back(first.arg());
+        minSizes.push_back(first.arg());
+        maxSizes.push_back(first.arg());
         continue;
       }
       // Only a plain symbol has a known range; a compound size is reported
       // as unbounded rather than guessed.
-      SymRange r;
-      if (s->isSymbol())
-        r = syms.range(s->symbolName()).value_or(SymRange());
+      int64_t min = 0, max = -1;
+      if (std::optional<uint32_t> slot = boundSymbol(*s)) {
+        const plan::Symbol &sym = *p.symbols()->Get(*slot);
+        min = sym.min();
+        max = sym.max() == INT64_MAX ? -1 : sym.max();
+      }
       sizes.push_back(-1);
-      minSizes.push_back(r.min);
-      maxSizes.push_back(r.max == SymRange::kUnbounded ? -1 : r.max);
+      minSizes.push_back(min);
+      maxSizes.push_back(max);
     }
   }
   gcrt_tensor_info view() const {
@@ -108,23 +115,44 @@ struct gcrt_context {
 
 namespace {
 
+/// The fallback component, libgcrt_fallback.so from this library's own
+/// directory, loaded on the first call and kept for the process.
+Expected<const FallbackComponent *> loadFallbackComponent() {
+  static const Expected<const FallbackComponent *> component =
+      []() -> Expected<const FallbackComponent *> {
+    Dl_info self;
+    if (!dladdr(reinterpret_cast<void *>(&gcrt_last_error), &self) || !self.dli_fname)
+      return makeError() << "cannot tell where libgcrt is, to find libgcrt_fallback.so";
+    std::string dir = self.dli_fname;
+    dir = dir.find('/') == std::string::npos ? "." : dir.substr(0, dir.rfind('/'));
+    std::string path = dir + "/libgcrt_fallback.so";
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      return makeError() << "the fallback component '" << path
+                         << "' cannot be loaded (it is installed beside libgcrt): " << dlerror();
+    auto entry = reinterpret_cast<FallbackEntryFn>(dlsym(handle, kFallbackEntry));
+    if (!entry)
+      return makeError() << "'" << path << "' has no " << kFallbackEntry
+                         << " (a fallback component of another gc?)";
+    return entry();
+  }();
+  return component;
+}
+
 gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_package **out) {
   if (!loaded)
     return fail(GCRT_ERROR_PACKAGE, loaded.error().message());
   auto handle = std::make_unique<gcrt_package>();
   handle->package = loaded.take();
   handle->weights = handle->package->weights();
-  const Module &m = handle->package->module();
-  for (const auto &g : m.loopGraphs()) {
-    GraphInfo info{g->name, {}, {}};
-    for (size_t i = 0; i < g->inputs.size(); ++i)
-      if (g->inputSpecs[i].kind == InputKind::UserInput)
-        info.inputs.emplace_back(m.syms(), g->inputs[i].name, inputKindName(InputKind::UserInput),
-                                 g->inputSpecs[i].target, g->inputs[i].type);
-    for (size_t i = 0; i < g->outputs.size(); ++i)
-      info.outputs.emplace_back(m.syms(), g->outputs[i].name,
-                                outputKindName(g->outputSpecs[i].kind),
-                                g->outputSpecs[i].target, g->outputs[i].type);
+  const plan::Plan &p = handle->package->plan();
+  for (const plan::Graph *g : *p.graphs()) {
+    GraphInfo info{g->name()->str(), {}, {}};
+    for (const plan::Binding *b : *g->inputs())
+      if (b->weight() < 0)
+        info.inputs.emplace_back(p, *b);
+    for (const plan::Binding *b : *g->outputs())
+      info.outputs.emplace_back(p, *b);
     handle->graphs.push_back(std::move(info));
   }
   *out = handle.release();
@@ -232,7 +260,7 @@ gcrt_status gcrt_package_set_weight(gcrt_package *package, const char *name,
   return guarded([&] {
     if (!package || !name || !value)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_set_weight: null argument");
-    if (!package->package->module().weight(name))
+    if (!package->package->findWeight(name))
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "'" + package->package->file().path() +
                                                    "' has no weight '" + name + "'");
     Expected<std::vector<TensorRef>> ref = refsOf(value, 1, "weight value");
@@ -307,6 +335,7 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
     RuntimeOptions options;
     options.threads = threads;
     options.profile = flags & GCRT_CONTEXT_PROFILE;
+    options.fallback = loadFallbackComponent;
     Expected<std::unique_ptr<PackageExecutor>> exec =
         PackageExecutor::create(package->package, graph, options, package->weights);
     if (!exec)
@@ -367,16 +396,17 @@ gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t nu
     if (!context || (num_outputs && !outputs))
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run: null argument");
     PackageExecutor &exec = *context->executor;
-    const LoopGraph &g = exec.graph();
+    const plan::Graph &g = exec.graph();
+    size_t numOutputs = g.outputs()->size();
     Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input");
     if (!in)
       return fail(GCRT_ERROR_INPUT, in.error().message());
     Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(*in);
     if (!sizes)
       return fail(GCRT_ERROR_INPUT, sizes.error().message());
-    if (num_outputs != g.outputs.size())
-      return fail(GCRT_ERROR_INPUT, "graph @" + g.name + " has " +
-                                        std::to_string(g.outputs.size()) + " outputs, but " +
+    if (num_outputs != numOutputs)
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " has " + std::to_string(numOutputs) +
+                                        " outputs, but " +
                                         std::to_string(num_outputs) + " were given");
     context->memory.resize(num_outputs);
     context->sizes = *sizes;
@@ -384,7 +414,8 @@ gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t nu
     std::vector<TensorRef> out;
     for (size_t i = 0; i < num_outputs; ++i) {
       gcrt_tensor &t = outputs[i];
-      DType dtype = g.outputs[i].type.dtype;
+      const plan::Binding &binding = *g.outputs()->Get(i);
+      DType dtype = dtypeOf(binding.view()->dtype());
       const std::vector<int64_t> &want = context->sizes[i];
       if (!t.data) {
         int64_t elements = 1;
@@ -398,7 +429,7 @@ gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t nu
       } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
                  (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {
         return fail(GCRT_ERROR_INPUT,
-                    "output " + std::to_string(i) + " ('" + g.outputs[i].name + "') must be " +
+                    "output " + std::to_string(i) + " ('" + binding.name()->str() + "') must be " +
                         std::string(dtypeName(dtype)) + " of rank " +
                         std::to_string(want.size()) + " with the sizes gcrt_output_sizes gives");
       }

@@ -10,15 +10,15 @@
 //                        (with --weights=external: only those the source
 //                        archive does not hold)
 //   metadata.json.zst    inputs, outputs, symbols, versions, target, flags
-//   module.gcm.zst       the module's graph file, without object code
+//   plan.gcpl.zst        the runtime plan (formats/plan.fbs): all libgcrt
+//                        reads to run the graphs
 //   kernels/<i>.so.zst   loop graph i's kernels, linked as a shared library
 //   external_weights.json.zst   --weights=external only: the source archive
 //                        and, per weight it holds, entry, offset, size,
 //                        dtype, shape and SHA-256
 //
 // Entries are stored and 64-byte aligned, so the weights are used in place
-// in the mapped file. The module's weights name the package itself as their
-// source, at their offsets in the file.
+// in the mapped file. The plan's weights give their offsets in the file.
 //
 // This header says what every package is; PackageWriter.h makes them (the
 // compiler's side) and PackageReader.h opens and runs them (libgcrt's side),
@@ -39,9 +39,10 @@ namespace gc {
 /// The format this build writes. A reader accepts the same major version
 /// and any minor version up to its own.
 inline constexpr const char *kPackageFormat = "gc-package";
-inline constexpr uint32_t kPackageMajor = 1;
-/// 1.1 added external weights (an external_weights.json.zst entry).
-inline constexpr uint32_t kPackageMinor = 1;
+/// 1.1 added external weights (an external_weights.json.zst entry); 2.0
+/// replaced the module's graph file with the runtime plan.
+inline constexpr uint32_t kPackageMajor = 2;
+inline constexpr uint32_t kPackageMinor = 0;
 
 /// Where a package's weights live.
 enum class WeightsMode : uint8_t {

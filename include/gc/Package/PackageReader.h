@@ -2,13 +2,13 @@
 //
 // The runtime's side of packages (Package.h): open one, bind its weights
 // (in place, from its source archive, or swapped), and run its graphs.
-// libgcrt is built on this and nothing of the writer.
+// libgcrt is built on this and nothing of the writer; it reads the runtime
+// plan and no compiler IR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_PACKAGE_PACKAGEREADER_H
 #define GC_PACKAGE_PACKAGEREADER_H
 
-#include "gc/IR/Module.h"
 #include "gc/Package/Package.h"
 #include "gc/Runtime/Runtime.h"
 #include "gc/Support/Error.h"
@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,8 +25,8 @@ namespace gc {
 
 class LoadedPackage;
 
-/// The bytes every weight of a package is bound to, by index into
-/// module().weights(), and what keeps them alive (the mapped package, the
+/// The bytes every weight of a package is bound to, by index into the
+/// plan's weights, and what keeps them alive (the mapped package, the
 /// mapped archive, copies the caller set). Immutable once made: a new
 /// binding replaces it, and executors keep the one they were made with.
 class WeightBinding {
@@ -40,7 +41,7 @@ private:
   std::vector<std::shared_ptr<const void>> owners_;
 };
 
-/// A package opened for running: its module, its kernels loaded, its
+/// A package opened for running: its plan, its kernels loaded, its
 /// weights bound. Everything is validated when it is opened.
 class LoadedPackage {
 public:
@@ -48,13 +49,16 @@ public:
   LoadedPackage(const LoadedPackage &) = delete;
   LoadedPackage &operator=(const LoadedPackage &) = delete;
 
-  const Module &module() const { return *module_; }
+  const plan::Plan &plan() const { return plan_->root(); }
+  const std::shared_ptr<const RuntimePlan> &planFile() const { return plan_; }
   const MappedFile &file() const { return *file_; }
-  /// The kernels of module().loopGraphs()[graph].
+  /// The kernels of plan graph `graph`.
   const KernelLibrary &kernels(size_t graph) const { return *kernels_[graph]; }
-  /// The bytes of a weight of module() as the package was opened: in place
+  /// The index of the weight named `name` in the plan, if any.
+  std::optional<size_t> findWeight(std::string_view name) const;
+  /// The bytes of plan weight `weight` as the package was opened: in place
   /// in the package, or in the mapped source archive.
-  std::span<const uint8_t> weightBytes(const Weight &w) const;
+  std::span<const uint8_t> weightBytes(size_t weight) const;
   /// The binding made when the package was opened.
   const std::shared_ptr<const WeightBinding> &weights() const { return weights_; }
   /// The weights the source archive holds (empty for an embedded package),
@@ -67,7 +71,7 @@ private:
   friend struct WeightBinder;
   LoadedPackage() = default;
   std::shared_ptr<MappedFile> file_;
-  std::unique_ptr<Module> module_;
+  std::shared_ptr<const RuntimePlan> plan_;
   std::vector<std::unique_ptr<KernelLibrary>> kernels_;
   std::shared_ptr<const WeightBinding> weights_;
   std::vector<ExternalWeight> external_;
@@ -82,9 +86,8 @@ struct OpenOptions {
   std::string weightsFile;
 };
 
-/// Opens the package at `path` ("-" reads stdin). The module's weight
-/// source is `path`, so loadWeights() works on it too. Errors name the file
-/// and the entry. External weights are mapped from the archive, whose path
+/// Opens the package at `path` ("-" reads stdin). Errors name the file and
+/// the entry. External weights are mapped from the archive, whose path
 /// the package gives relative to its own directory, and checked against
 /// their SHA-256.
 Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path,
@@ -115,14 +118,14 @@ bindWeight(const LoadedPackage &package, const WeightBinding &current, const std
 /// concurrently.
 class PackageExecutor {
 public:
-  /// `graph` indexes module().loopGraphs().
+  /// `graph` indexes the plan's graphs.
   /// `weights` (null: the package's own) binds the graph's weights; the
   /// executor keeps it alive.
   static Expected<std::unique_ptr<PackageExecutor>>
   create(std::shared_ptr<const LoadedPackage> package, size_t graph,
          const RuntimeOptions &options, std::shared_ptr<const WeightBinding> weights = nullptr);
 
-  const LoopGraph &graph() const { return graph_; }
+  const plan::Graph &graph() const { return graph_; }
   /// One per user input, in order.
   Expected<std::vector<std::vector<int64_t>>> outputSizes(std::span<const TensorRef> userInputs);
   /// `outputs` has one per graph output, of the sizes outputSizes gives.
@@ -131,13 +134,13 @@ public:
   std::vector<StepProfile> profile() const { return executor_->profile(); }
 
 private:
-  PackageExecutor(std::shared_ptr<const LoadedPackage> package, const LoopGraph &graph)
+  PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)
       : package_(std::move(package)), graph_(graph) {}
   Expected<std::span<const TensorRef>> bind(std::span<const TensorRef> userInputs);
 
   std::shared_ptr<const LoadedPackage> package_;
   std::shared_ptr<const WeightBinding> weights_;
-  const LoopGraph &graph_;
+  const plan::Graph &graph_;
   std::unique_ptr<Executor> executor_;
   /// Every graph input: weights filled in at creation, user inputs per call.
   std::vector<TensorRef> inputs_;

@@ -1,18 +1,21 @@
 //===- Runtime.h - Executing a kernel plan ----------------------*- C++ -*-===//
 //
-// The runtime runs the plan gc-codegen made for a LoopGraph: kernels from
+// The runtime runs a graph of a runtime plan (RuntimePlan.h): kernels from
 // compiled object code, extern calls (oneDNN matmul and convolution), and
-// reference kernels for fallbacks, over buffers that live in one arena. It
-// links no LLVM: where the kernels' code comes from is a KernelLibrary.
+// reference kernels for fallbacks (the optional fallback component), over
+// buffers that live in one arena. It links no LLVM and no compiler IR: where
+// the kernels' code comes from is a KernelLibrary.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_RUNTIME_RUNTIME_H
 #define GC_RUNTIME_RUNTIME_H
 
-#include "gc/IR/LoopIR.h"
+#include "gc/Runtime/Fallback.h"
+#include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,7 +24,7 @@
 namespace gc {
 
 /// The entry point of a compiled kernel. `buffers` has one base pointer per
-/// LoopGraph buffer (by index), `symbols` one value per Plan::symbols, and
+/// plan buffer (by index), `symbols` one value per kernel symbol, and
 /// the kernel runs the part [begin, end) of its group's first parallel
 /// range (the whole range if the group has none: begin 0, end 1).
 using KernelEntryFn = void (*)(char *const *buffers, const int64_t *symbols,
@@ -50,27 +53,28 @@ struct RuntimeOptions {
   unsigned threads = 0;
   /// Time every step of every run (Executor::profile).
   bool profile = false;
+  /// Gives the fallback component when a step needs it (null: none is
+  /// available). Called at creation for fallback steps, and later for an
+  /// extern step only if oneDNN declines its shapes.
+  std::function<Expected<const FallbackComponent *>()> fallback;
 };
 
 /// Where the time of the runs went, per plan step (RuntimeOptions::profile).
 struct StepProfile {
   std::string name; ///< the kernel's name, or the extern/fallback node's
-  PlanStep::Kind kind = PlanStep::Kind::Kernel;
+  plan::StepKind kind = plan::StepKind::Kernel;
   int64_t runs = 0;
   double seconds = 0;    ///< all runs together
   double minSeconds = 0; ///< the fastest run (free of first-run costs)
 };
-/// "kernel", "extern" or "fallback": how profiles name a step's kind.
-const char *stepKindName(PlanStep::Kind k);
-
-/// A LoopGraph at the Kernels level, ready to run many times. Not safe to
-/// run from two threads at once; make one Executor per thread.
+/// A graph of a runtime plan, ready to run many times. Not safe to run from
+/// two threads at once; make one Executor per thread.
 class Executor {
 public:
-  /// Resolves every kernel and prepares every extern and fallback step.
-  /// `graph` and `module` must outlive the executor.
-  static Expected<std::unique_ptr<Executor>> create(const Module &module, const LoopGraph &graph,
-                                                    const KernelLibrary &kernels,
+  /// Resolves every kernel and prepares every extern and fallback step of
+  /// plan graph `graph`. `kernels` must outlive the executor.
+  static Expected<std::unique_ptr<Executor>> create(std::shared_ptr<const RuntimePlan> plan,
+                                                    size_t graph, const KernelLibrary &kernels,
                                                     const RuntimeOptions &options);
   virtual ~Executor() = default;
 
@@ -79,8 +83,8 @@ public:
   virtual Expected<std::vector<std::vector<int64_t>>>
   outputSizes(std::span<const TensorRef> inputs) = 0;
 
-  /// Runs the plan. `inputs`: one per LoopGraph input (user inputs and
-  /// weights alike), in order. `outputs`: one per LoopGraph output, with
+  /// Runs the plan. `inputs`: one per graph input (user inputs and
+  /// weights alike), in order. `outputs`: one per graph output, with
   /// the sizes outputSizes gave, any strides. Errors name the input or step.
   virtual Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
 

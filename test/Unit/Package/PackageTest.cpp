@@ -136,9 +136,11 @@ TEST_F(PackageTest, RunsWithWeightsInPlace) {
   Expected<std::unique_ptr<LoadedPackage>> pkg = open(build());
   ASSERT_TRUE(bool(pkg)) << pkg.error().message();
   std::shared_ptr<const LoadedPackage> shared = pkg.take();
-  const Weight &w = *shared->module().weight("w");
-  EXPECT_EQ(w.offset % 64, 0u);
-  EXPECT_EQ(shared->weightBytes(w).data(), shared->file().bytes().data() + w.offset);
+  std::optional<size_t> wi = shared->findWeight("w");
+  ASSERT_TRUE(wi.has_value());
+  const plan::Weight &w = *shared->plan().weights()->Get(*wi);
+  EXPECT_EQ(w.offset() % 64, 0u);
+  EXPECT_EQ(shared->weightBytes(*wi).data(), shared->file().bytes().data() + w.offset());
 
   auto exec = PackageExecutor::create(shared, 0, RuntimeOptions{1});
   ASSERT_TRUE(bool(exec)) << exec.error().message();
@@ -172,10 +174,10 @@ TEST_F(PackageTest, EntriesAreStoredAlignedAndCompressed) {
     EXPECT_EQ(e.dataOffset % 64, 0u) << e.name;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"archive_format", "version", "weights",
-                                             "metadata.json.zst", "module.gcm.zst",
+                                             "metadata.json.zst", "plan.gcpl.zst",
                                              "kernels/0.so.zst"}));
   // zstd's magic number starts each compressed section.
-  EXPECT_EQ(zip->read(*zip->find("module.gcm.zst"))->substr(0, 4), "\x28\xb5\x2f\xfd");
+  EXPECT_EQ(zip->read(*zip->find("plan.gcpl.zst"))->substr(0, 4), "\x28\xb5\x2f\xfd");
   EXPECT_EQ(*zip->read(*zip->find("archive_format")), "gc-package");
 }
 
@@ -210,7 +212,7 @@ TEST_F(PackageTest, CorruptOrTruncatedPackagesAreErrors) {
   }
   // A flipped byte inside each checked entry fails its CRC-32.
   Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", good));
-  for (const char *name : {"metadata.json.zst", "module.gcm.zst", "kernels/0.so.zst"}) {
+  for (const char *name : {"metadata.json.zst", "plan.gcpl.zst", "kernels/0.so.zst"}) {
     std::string bad = good;
     bad[zip->find(name)->dataOffset + 5] ^= 0x40;
     auto pkg = open(bad);
@@ -219,10 +221,10 @@ TEST_F(PackageTest, CorruptOrTruncatedPackagesAreErrors) {
               std::string::npos)
         << pkg.error().message();
   }
-  // Valid zip, valid CRC, but not zstd or not a module inside.
-  auto notZstd = open(withEntry(good, "module.gcm.zst", "garbage"));
+  // Valid zip, valid CRC, but not zstd or not a plan inside.
+  auto notZstd = open(withEntry(good, "plan.gcpl.zst", "garbage"));
   ASSERT_FALSE(bool(notZstd));
-  EXPECT_NE(notZstd.error().message().find("entry 'module.gcm.zst': not a zstd frame"),
+  EXPECT_NE(notZstd.error().message().find("entry 'plan.gcpl.zst': not a zstd frame"),
             std::string::npos)
       << notZstd.error().message();
   auto notFormat = open(withEntry(good, "archive_format", "something-else"));
@@ -232,16 +234,14 @@ TEST_F(PackageTest, CorruptOrTruncatedPackagesAreErrors) {
 
 TEST_F(PackageTest, OtherVersionsAreErrorsNamingBoth) {
   std::string good = build();
-  for (const char *v : {"2.0\n", "1.9\n"}) {
+  // 1.x packages held the compiler's graph file, which libgcrt no longer reads.
+  for (const char *v : {"3.0\n", "2.1\n", "1.1\n", "1.0\n"}) {
     auto pkg = open(withEntry(good, "version", v));
     ASSERT_FALSE(bool(pkg));
     std::string want = std::string("is a version ") + std::string(v, 3) +
-                       " package; this gc reads version 1.0 to 1.1";
+                       " package; this gc reads version 2.0 to 2.0";
     EXPECT_NE(pkg.error().message().find(want), std::string::npos) << pkg.error().message();
   }
-  // 1.0 packages (embedded weights only) are still read.
-  auto old = open(withEntry(good, "version", "1.0\n"));
-  EXPECT_TRUE(bool(old)) << old.error().message();
   auto garbled = open(withEntry(good, "version", "one"));
   ASSERT_FALSE(bool(garbled));
   EXPECT_NE(garbled.error().message().find("not a version"), std::string::npos);

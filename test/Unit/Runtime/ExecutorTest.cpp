@@ -62,7 +62,7 @@ struct AddGraph : LoopGraphMaker {
     lib.fns["add_kernel"] = addKernel;
   }
   std::unique_ptr<Executor> make(unsigned threads = 2) {
-    auto e = Executor::create(module, graph, lib, {threads});
+    auto e = executor(lib, {threads});
     EXPECT_TRUE(bool(e)) << (e ? "" : e.error().message());
     return e ? e.take() : nullptr;
   }
@@ -160,7 +160,7 @@ TEST(Executor, OutputErrors) {
 TEST(Executor, MissingKernelIsNamed) {
   AddGraph g;
   g.lib.fns.clear();
-  auto e = Executor::create(g.module, g.graph, g.lib, {});
+  auto e = g.executor(g.lib, {});
   ASSERT_FALSE(bool(e));
   EXPECT_EQ(e.error().message(), "kernel 'add_kernel' is not in the kernel library");
 }
@@ -198,7 +198,7 @@ struct RowSumGraph : LoopGraphMaker {
 
 TEST(Executor, IntermediateInTheArenaAndAnOutputView) {
   RowSumGraph g;
-  auto e = Executor::create(g.module, g.graph, g.lib, {1});
+  auto e = g.executor(g.lib, {1});
   ASSERT_TRUE(bool(e)) << e.error().message();
   auto exec = e.take();
   for (int64_t rows : {6, 9, 50000}) {
@@ -232,7 +232,10 @@ TEST(Executor, RunsWithThePlansPlacements) {
   g.graph.plan.symbols.clear();
   for (KernelGroup &k : g.graph.plan.kernels)
     k.parallelRanges = {g.k(8)};
-  auto e = Executor::create(g.module, g.graph, g.lib, {1});
+  for (LoopNode &n : g.graph.nodes)
+    for (const SymExpr *&r : n.ranges)
+      r = r->isConst() ? r : g.k(8);
+  auto e = g.executor(g.lib, {1});
   ASSERT_TRUE(bool(e)) << e.error().message();
   std::vector<float> x = randomFloats(8 * kCols, 6), out(8);
   Error err = (*e)->run(std::vector<TensorRef>{ref(x, {8, kCols})},
@@ -248,7 +251,7 @@ TEST(Executor, OutputAliasingAnInput) {
   uint32_t x = g.input("x", DType::Float32, g.ks({2, 3}));
   g.output("xt", x, g.view(DType::Float32, g.ks({3, 2}), g.ks({1, 3})));
   FakeLibrary lib;
-  auto e = Executor::create(g.module, g.graph, lib, {});
+  auto e = g.executor(lib, {});
   ASSERT_TRUE(bool(e)) << e.error().message();
   std::vector<float> in = {1, 2, 3, 4, 5, 6}, out(6);
   Error err = (*e)->run(std::vector<TensorRef>{ref(in, {2, 3})},
@@ -266,7 +269,7 @@ TEST(Executor, FallbackStepRunsTheReferenceKernel) {
   n.args = {tensorArg("self", 0), intArg("dim", 1)};
   g.output("out", out, g.whole(out).type);
   FakeLibrary lib;
-  auto e = Executor::create(g.module, g.graph, lib, {});
+  auto e = g.executor(lib, {});
   ASSERT_TRUE(bool(e)) << e.error().message();
   std::vector<float> in = randomFloats(15, 7), result(15);
   Error err = (*e)->run(std::vector<TensorRef>{ref(in, {3, 5})},
@@ -291,7 +294,7 @@ TEST(Executor, ViewPastItsBufferIsRefused) {
   n.args = {tensorArg("self", 0)};
   g.output("out", out, g.whole(out).type);
   FakeLibrary lib;
-  auto e = Executor::create(g.module, g.graph, lib, {});
+  auto e = g.executor(lib, {});
   ASSERT_TRUE(bool(e)) << e.error().message();
   std::vector<float> in(4), result(4);
   Error err = (*e)->run(std::vector<TensorRef>{ref(in, {4})}, std::vector<TensorRef>{ref(result, {4})});
@@ -304,7 +307,7 @@ TEST(Executor, FallbackWithoutReferenceKernelFailsAtCreate) {
   uint32_t x = g.input("x", DType::Float32, g.ks({3}));
   g.callNode(LoopNode::Kind::Fallback, ops::aten_copy__default, {g.whole(x)}, {g.whole(x)});
   FakeLibrary lib;
-  auto e = Executor::create(g.module, g.graph, lib, {});
+  auto e = g.executor(lib, {});
   ASSERT_FALSE(bool(e));
   EXPECT_EQ(e.error().message(),
             "node 'n0' (aten.copy_.default): no reference kernel for aten.copy_.default");

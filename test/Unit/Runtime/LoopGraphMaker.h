@@ -3,6 +3,7 @@
 #define GC_TEST_UNIT_RUNTIME_LOOPGRAPHMAKER_H
 
 #include "gc/IR/LoopIR.h"
+#include "gc/Plan/PlanBuilder.h"
 #include "gc/Runtime/Runtime.h"
 
 #include <map>
@@ -17,7 +18,27 @@ using Exprs = std::vector<const SymExpr *>;
 /// A module with one loop graph, and shorthands to fill it.
 class LoopGraphMaker {
 public:
-  LoopGraphMaker() : graph(module.addLoopGraph("g")) {}
+  LoopGraphMaker() : graph(module.addLoopGraph("g")) { module.setLevel(Level::Kernels); }
+
+  /// The graph's runtime plan, as gc-package makes it.
+  Expected<std::shared_ptr<const RuntimePlan>> runtimePlan() const {
+    Expected<std::string> bytes = buildRuntimePlan(module);
+    if (!bytes)
+      return bytes.error();
+    return RuntimePlan::read(bytes.take(), "plan");
+  }
+  /// An executor of that plan, with the fallback component linked in.
+  Expected<std::unique_ptr<Executor>> executor(const KernelLibrary &lib,
+                                               RuntimeOptions options = {}) const {
+    Expected<std::shared_ptr<const RuntimePlan>> plan = runtimePlan();
+    if (!plan)
+      return plan.error();
+    if (!options.fallback)
+      options.fallback = []() -> Expected<const FallbackComponent *> {
+        return &linkedFallbackComponent();
+      };
+    return Executor::create(plan.take(), 0, lib, options);
+  }
 
   const SymExpr *k(int64_t v) { return module.syms().constant(v); }
   const SymExpr *sym(const std::string &name) { return module.syms().symbol(name); }

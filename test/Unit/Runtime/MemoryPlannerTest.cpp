@@ -30,7 +30,7 @@ struct Chain : LoopGraphMaker {
     callNode(LoopNode::Kind::Fallback, ops::aten_neg_default, {whole(from)}, {whole(to)});
   }
   ArenaLayout plan() {
-    return planArena(graph, [&](uint32_t buf) {
+    return planArena(arenaProblem(graph), [&](uint32_t buf) {
       return static_cast<int64_t>(400 * (buf == b ? 2 : 1));
     });
   }
@@ -57,7 +57,7 @@ TEST(MemoryPlanner, DisjointLifetimesShareOverlappingDoNot) {
 
 TEST(MemoryPlanner, OffsetsAreAligned) {
   Chain g(3); // 12 bytes each
-  ArenaLayout l = planArena(g.graph, [](uint32_t) { return int64_t{12}; });
+  ArenaLayout l = planArena(arenaProblem(g.graph), [](uint32_t) { return int64_t{12}; });
   for (uint32_t b : {g.a, g.b, g.c})
     EXPECT_EQ(l.offsets[b] % 64, 0) << b;
   EXPECT_NE(l.offsets[g.a], l.offsets[g.b]);
@@ -67,7 +67,7 @@ TEST(MemoryPlanner, OffsetsAreAligned) {
 TEST(MemoryPlanner, InplacePairHonouredWhenTheInputDies) {
   Chain g;
   g.graph.plan.steps[2].inplace.push_back({g.c, g.b});
-  ArenaLayout sizes = planArena(g.graph, [](uint32_t) { return int64_t{400}; });
+  ArenaLayout sizes = planArena(arenaProblem(g.graph), [](uint32_t) { return int64_t{400}; });
   EXPECT_EQ(sizes.offsets[g.c], sizes.offsets[g.b]);
   EXPECT_NE(sizes.offsets[g.a], sizes.offsets[g.b]);
   EXPECT_EQ(sizes.arenaBytes, 2 * 448);
@@ -78,7 +78,7 @@ TEST(MemoryPlanner, InplacePairIgnoredWhenTheInputLivesOn) {
   g.graph.plan.steps[2].inplace.push_back({g.c, g.b});
   // b is read again by the last step, so c cannot take its memory.
   g.graph.nodes[3].inputs.push_back(g.whole(g.b));
-  ArenaLayout l = planArena(g.graph, [](uint32_t) { return int64_t{400}; });
+  ArenaLayout l = planArena(arenaProblem(g.graph), [](uint32_t) { return int64_t{400}; });
   EXPECT_NE(l.offsets[g.c], l.offsets[g.b]);
   EXPECT_FALSE(overlap(l.offsets[g.c], 400, l.offsets[g.b], 400));
 }
@@ -93,7 +93,7 @@ TEST(MemoryPlanner, InplacePairIgnoredForDifferentSizes) {
 TEST(MemoryPlanner, IntermediateBoundToAnOutputLivesToTheEnd) {
   Chain g;
   g.output("a", g.a, g.whole(g.a).type);
-  ArenaLayout l = planArena(g.graph, [](uint32_t) { return int64_t{400}; });
+  ArenaLayout l = planArena(arenaProblem(g.graph), [](uint32_t) { return int64_t{400}; });
   EXPECT_NE(l.offsets[g.a], l.offsets[g.c]);
   for (const auto &f : l.frees)
     EXPECT_EQ(std::count(f.begin(), f.end(), g.a), 0);
@@ -126,7 +126,7 @@ TEST(MemoryPlanner, ManyBuffersNeverOverlapWhileAlive) {
     g.callNode(LoopNode::Kind::Fallback, ops::aten_add_Tensor, ins, {g.whole(t[i])});
   }
   auto bytesOf = [](uint32_t b) { return int64_t{100 + 37 * (b % 5)}; };
-  ArenaLayout l = planArena(g.graph, bytesOf);
+  ArenaLayout l = planArena(arenaProblem(g.graph), bytesOf);
   auto lifeOf = [&](int i) {
     int last = i;
     for (int j = i + 1; j < 12; ++j)

@@ -1,18 +1,14 @@
 //===- StridedLayout.h - Evaluated layouts and strided copies ---*- C++ -*-===//
-#ifndef GC_LIB_RUNTIME_STRIDEDLAYOUT_H
-#define GC_LIB_RUNTIME_STRIDEDLAYOUT_H
+#ifndef GC_RUNTIME_STRIDEDLAYOUT_H
+#define GC_RUNTIME_STRIDEDLAYOUT_H
 
-#include "gc/IR/Type.h"
-#include "gc/Support/Error.h"
+#include "gc/Support/DType.h"
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace gc {
-
-using SymbolValues = std::map<std::string, int64_t>;
 
 /// A tensor layout with every size, stride and offset evaluated (elements).
 struct StridedLayout {
@@ -30,26 +26,15 @@ struct StridedLayout {
   bool operator==(const StridedLayout &) const = default;
 };
 
-/// Evaluates a list of expressions; nullopt if one cannot be evaluated.
-std::optional<std::vector<int64_t>> evaluateAll(const std::vector<const SymExpr *> &exprs,
-                                                const SymbolValues &values);
-/// The layout of `type` (a null storage offset is 0).
-Expected<StridedLayout> evaluateLayout(const TensorType &type, const SymbolValues &values);
-/// The layout of a buffer: its sizes and strides at offset 0.
-Expected<StridedLayout> evaluateLayout(const std::vector<const SymExpr *> &sizes,
-                                       const std::vector<const SymExpr *> &strides,
-                                       const SymbolValues &values);
-
 /// Copies the elements of `sizes` from `src` (strides `srcStrides`) to `dst`
 /// (strides `dstStrides`), `elemBytes` bytes each; strides in elements.
 void copyStrided(char *dst, const std::vector<int64_t> &dstStrides, const char *src,
                  const std::vector<int64_t> &srcStrides, const std::vector<int64_t> &sizes,
                  unsigned elemBytes);
 
-/// "f32[s0, 64]"
-std::string typeText(DType dtype, const std::vector<const SymExpr *> &sizes);
+/// "f32[2, 64]"
 std::string typeText(DType dtype, const std::vector<int64_t> &sizes);
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_STRIDEDLAYOUT_H
+#endif // GC_RUNTIME_STRIDEDLAYOUT_H

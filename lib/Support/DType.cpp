@@ -1,5 +1,5 @@
 //===- DType.cpp - Element types, devices, layouts ------------------------===//
-#include "gc/IR/DType.h"
+#include "gc/Support/DType.h"
 
 #include <array>
 #include <charconv>

@@ -6,10 +6,10 @@
 // results, after the node's post-ops, copied back into the output views.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_REFERENCESTEP_H
-#define GC_LIB_RUNTIME_REFERENCESTEP_H
+#ifndef GC_LIB_RUNTIMEFALLBACK_REFERENCESTEP_H
+#define GC_LIB_RUNTIMEFALLBACK_REFERENCESTEP_H
 
-#include "StridedLayout.h"
+#include "gc/Runtime/StridedLayout.h"
 
 #include "gc/IR/LoopIR.h"
 #include "gc/Interp/ReferenceCall.h"
@@ -36,4 +36,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_REFERENCESTEP_H
+#endif // GC_LIB_RUNTIMEFALLBACK_REFERENCESTEP_H

@@ -1,0 +1,71 @@
+//===- RuntimePlan.h - The plan libgcrt runs --------------------*- C++ -*-===//
+//
+// A runtime plan (formats/plan.fbs, docs/formats.md) says everything the
+// runtime needs to run a package's graphs, with no compiler IR: buffers and
+// views whose sizes are size programs over symbol slots, bindings, steps
+// (kernels, oneDNN calls, fallbacks for the optional fallback component),
+// and arena placements. gc-package writes one (lib/Plan); the runtime reads
+// it through the generated accessors, once checked here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_RUNTIME_RUNTIMEPLAN_H
+#define GC_RUNTIME_RUNTIMEPLAN_H
+
+#include "gc/Runtime/plan_generated.h"
+#include "gc/Support/DType.h"
+#include "gc/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace gc {
+
+/// The plan format this build writes and reads: a reader takes the same
+/// major version and any minor version up to its own.
+inline constexpr uint32_t kPlanMajor = 1;
+inline constexpr uint32_t kPlanMinor = 0;
+
+/// A plan whose bytes verified (structure, version, every index, every
+/// size program). Immutable; shared by the executors of its graphs.
+class RuntimePlan {
+public:
+  /// Checks `bytes`; errors are prefixed with `where` (the file and entry).
+  static Expected<std::shared_ptr<const RuntimePlan>> read(std::string bytes,
+                                                           const std::string &where);
+  const plan::Plan &root() const { return *plan::GetPlan(bytes_.data()); }
+  const std::string &bytes() const { return bytes_; }
+
+private:
+  explicit RuntimePlan(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::string bytes_;
+};
+
+/// The value of `program` for these symbol values (by slot); an error for a
+/// zero divisor. The program must have been checked (RuntimePlan::read).
+Expected<int64_t> evaluate(const plan::SizeProgram &program, std::span<const int64_t> symbols);
+
+/// The program as an expression for messages: "s0", "2*s0 + 1",
+/// "floordiv(s0, 2)", with the plan's symbol names.
+std::string sizeText(const plan::SizeProgram &program, const plan::Plan &plan);
+/// "f32[s0, 64]"
+std::string typeText(plan::DType dtype,
+                     const flatbuffers::Vector<flatbuffers::Offset<plan::SizeProgram>> *sizes,
+                     const plan::Plan &plan);
+
+/// The symbol slot `program` binds when it is one Symbol instruction.
+std::optional<uint32_t> boundSymbol(const plan::SizeProgram &program);
+
+inline DType dtypeOf(plan::DType t) { return static_cast<DType>(t); }
+
+/// "kernel", "extern" or "fallback": how profiles name a step's kind.
+const char *stepKindName(plan::StepKind k);
+
+/// "graph @NAME"
+std::string graphLabel(const plan::Graph &g);
+
+} // namespace gc
+
+#endif // GC_RUNTIME_RUNTIMEPLAN_H

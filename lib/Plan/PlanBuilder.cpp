@@ -1,0 +1,480 @@
+//===- PlanBuilder.cpp - Runtime plans from kernels-level modules ---------===//
+//
+// Sizes become postfix programs over symbol slots; each plan step becomes a
+// kernel call, a described oneDNN call, or an op for the fallback
+// component, with the buffers it uses. Slots are handed out as symbols are
+// first met, kernel symbols first, so the plan depends only on the module.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Plan/PlanBuilder.h"
+
+#include "gc/Runtime/RuntimePlan.h"
+#include "gc/RuntimeFallback/FallbackPayload.h"
+
+#include <map>
+
+namespace gc {
+
+namespace {
+
+namespace fb = plan;
+using flatbuffers::Offset;
+using Insns = std::vector<fb::SizeInsn>;
+
+static_assert(static_cast<int>(fb::DType::MAX) + 1 == kNumDTypes &&
+                  static_cast<int>(fb::DType::Float32) == static_cast<int>(DType::Float32),
+              "the plan's dtypes are numbered as gc::DType");
+
+const LoopArg *findArg(const LoopNode &node, std::string_view name) {
+  for (const LoopArg &a : node.args)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+/// The index into node.inputs of a tensor argument, or nullopt for None.
+std::optional<uint32_t> tensorArg(const LoopNode &node, std::string_view name) {
+  const LoopArg *a = findArg(node, name);
+  if (!a || a->value.kind != ArgKind::Tensor || a->value.ints.empty() || a->value.ints[0] < 0 ||
+      static_cast<size_t>(a->value.ints[0]) >= node.inputs.size())
+    return std::nullopt;
+  return static_cast<uint32_t>(a->value.ints[0]);
+}
+
+/// An int list argument with `n` entries; a one-entry list stands for all.
+std::optional<std::vector<int64_t>> intsArg(const LoopNode &node, std::string_view name,
+                                            size_t n) {
+  const LoopArg *a = findArg(node, name);
+  if (!a)
+    return std::nullopt;
+  const std::vector<int64_t> &v = a->value.ints;
+  if (v.size() == n)
+    return v;
+  if (v.size() == 1)
+    return std::vector<int64_t>(n, v[0]);
+  return std::nullopt;
+}
+
+int64_t intArg(const LoopNode &node, std::string_view name, int64_t dflt) {
+  const LoopArg *a = findArg(node, name);
+  return a && !a->value.ints.empty() ? a->value.ints[0] : dflt;
+}
+
+fb::PostOpKind postOpKind(PostOp::Kind k) {
+  switch (k) {
+  case PostOp::Kind::AddBias:
+    return fb::PostOpKind::AddBias;
+  case PostOp::Kind::Add:
+    return fb::PostOpKind::Add;
+  case PostOp::Kind::Relu:
+    return fb::PostOpKind::Relu;
+  case PostOp::Kind::GeluErf:
+    return fb::PostOpKind::GeluErf;
+  case PostOp::Kind::GeluTanh:
+    return fb::PostOpKind::GeluTanh;
+  }
+  return fb::PostOpKind::AddBias;
+}
+
+fb::StepKind stepKind(PlanStep::Kind k) {
+  switch (k) {
+  case PlanStep::Kind::Kernel:
+    return fb::StepKind::Kernel;
+  case PlanStep::Kind::Extern:
+    return fb::StepKind::Extern;
+  case PlanStep::Kind::Fallback:
+    return fb::StepKind::Fallback;
+  }
+  return fb::StepKind::Kernel;
+}
+
+fb::BufferKind bufferKind(BufferKind k) {
+  switch (k) {
+  case BufferKind::Input:
+    return fb::BufferKind::Input;
+  case BufferKind::Output:
+    return fb::BufferKind::Output;
+  case BufferKind::Intermediate:
+    return fb::BufferKind::Intermediate;
+  }
+  return fb::BufferKind::Intermediate;
+}
+
+fb::DType dtypeOf(DType t) { return static_cast<fb::DType>(t); }
+
+class PlanBuilder {
+public:
+  PlanBuilder(const Module &m, const PlanOptions &options) : m_(m), options_(options) {}
+
+  Expected<std::string> build() {
+    if (m_.level() != Level::Kernels)
+      return makeError() << "a runtime plan needs a module at the kernels level, not "
+                         << levelName(m_.level());
+    // Kernel symbols take the first slots, graph by graph.
+    for (const auto &g : m_.loopGraphs())
+      for (const std::string &sym : g->plan.symbols)
+        slot(sym);
+    std::vector<Offset<fb::Weight>> weights;
+    for (const Weight &w : m_.weights()) {
+      Expected<Offset<fb::Weight>> fw = weight(w);
+      if (!fw)
+        return fw.error();
+      weights.push_back(*fw);
+    }
+    std::vector<Offset<fb::Graph>> graphs;
+    for (size_t i = 0; i < m_.loopGraphs().size(); ++i) {
+      Expected<Offset<fb::Graph>> g = graph(*m_.loopGraphs()[i], i);
+      if (!g)
+        return g.error().withContext("graph @" + m_.loopGraphs()[i]->name);
+      graphs.push_back(*g);
+    }
+    std::vector<Offset<fb::Symbol>> symbols;
+    for (const std::string &name : symbolNames_) {
+      SymRange r = m_.syms().range(name).value_or(SymRange());
+      symbols.push_back(fb::CreateSymbol(fbb_, fbb_.CreateString(name), r.min, r.max));
+    }
+    fb::PlanVersion version(kPlanMajor, kPlanMinor);
+    auto root = fb::CreatePlan(fbb_, &version, fbb_.CreateVector(symbols),
+                               fbb_.CreateVector(weights), fbb_.CreateVector(graphs));
+    fbb_.Finish(root, fb::PlanIdentifier());
+    return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), fbb_.GetSize());
+  }
+
+private:
+  uint32_t slot(const std::string &name) {
+    auto [it, added] = slots_.emplace(name, static_cast<uint32_t>(symbolNames_.size()));
+    if (added)
+      symbolNames_.push_back(name);
+    return it->second;
+  }
+
+  void append(const SymExpr *e, Insns &out) {
+    switch (e->kind()) {
+    case SymExpr::Kind::Const:
+      out.emplace_back(fb::SizeOp::Const, e->constant());
+      return;
+    case SymExpr::Kind::Symbol:
+      out.emplace_back(fb::SizeOp::Symbol, slot(e->symbolName()));
+      return;
+    default:
+      break;
+    }
+    static constexpr fb::SizeOp kOps[] = {fb::SizeOp::Const,    fb::SizeOp::Symbol,
+                                          fb::SizeOp::Add,      fb::SizeOp::Mul,
+                                          fb::SizeOp::FloorDiv, fb::SizeOp::Mod,
+                                          fb::SizeOp::Min,      fb::SizeOp::Max};
+    fb::SizeOp op = kOps[static_cast<size_t>(e->kind())];
+    auto operands = e->operands();
+    append(operands[0], out);
+    for (const SymExpr *o : operands.subspan(1)) {
+      append(o, out);
+      out.emplace_back(op, 0);
+    }
+  }
+
+  Offset<fb::SizeProgram> program(const Insns &code) {
+    return fb::CreateSizeProgram(fbb_, fbb_.CreateVectorOfStructs(code));
+  }
+  Offset<fb::SizeProgram> program(const SymExpr *e) {
+    Insns code;
+    append(e, code);
+    return program(code);
+  }
+  Offset<flatbuffers::Vector<Offset<fb::SizeProgram>>>
+  programs(const std::vector<const SymExpr *> &exprs) {
+    std::vector<Offset<fb::SizeProgram>> out;
+    for (const SymExpr *e : exprs)
+      out.push_back(program(e));
+    return fbb_.CreateVector(out);
+  }
+
+  Offset<fb::View> view(uint32_t buffer, const TensorType &t) {
+    auto sizes = programs(t.sizes), strides = programs(t.strides);
+    Offset<fb::SizeProgram> offset;
+    if (t.storageOffset && !(t.storageOffset->isConst() && t.storageOffset->constant() == 0))
+      offset = program(t.storageOffset);
+    return fb::CreateView(fbb_, buffer, dtypeOf(t.dtype), sizes, strides, offset);
+  }
+
+  Expected<Offset<fb::Weight>> weight(const Weight &w) {
+    std::vector<int64_t> sizes, strides;
+    for (const auto &[exprs, out] : {std::pair{&w.type.sizes, &sizes}, {&w.type.strides, &strides}})
+      for (const SymExpr *e : *exprs) {
+        if (!e->isConst())
+          return makeError() << "weight '" << w.name << "' has a symbolic layout";
+        out->push_back(e->constant());
+      }
+    const SymExpr *offset = w.type.storageOffset;
+    if (offset && !offset->isConst())
+      return makeError() << "weight '" << w.name << "' has a symbolic storage offset";
+    bool inArchive = options_.archiveSource && w.source == *options_.archiveSource;
+    return fb::CreateWeight(fbb_, fbb_.CreateString(w.name), dtypeOf(w.type.dtype),
+                            fbb_.CreateVector(sizes), fbb_.CreateVector(strides),
+                            offset ? offset->constant() : 0, inArchive, w.offset, w.bytes);
+  }
+
+  Offset<fb::Binding> binding(const LoopBinding &b, std::string_view role,
+                              const std::string &target, int32_t weight) {
+    auto name = fbb_.CreateString(b.name);
+    auto roleName = fbb_.CreateString(role);
+    auto targetName = fbb_.CreateString(target);
+    auto v = view(b.buffer, b.type);
+    return fb::CreateBinding(fbb_, name, roleName, targetName, v, weight);
+  }
+
+  /// The oneDNN call of an Extern node, when oneDNN has a primitive for its
+  /// op and dtypes; otherwise the step runs on the fallback component.
+  Offset<fb::DnnlCall> dnnlCall(const LoopNode &node) {
+    for (const auto *views : {&node.inputs, &node.outputs})
+      for (const BufferView &v : *views)
+        if (v.type.dtype != DType::Float32)
+          return 0;
+    if (node.outputs.size() != 1)
+      return 0;
+    std::vector<fb::PostOp> postOps;
+    for (const PostOp &p : node.postOps) {
+      if (p.input >= node.inputs.size())
+        return 0;
+      postOps.emplace_back(postOpKind(p.kind), p.input);
+    }
+    if (node.op == ops::aten_mm_default || node.op == ops::aten_bmm_default) {
+      std::optional<uint32_t> a = tensorArg(node, "self"), b = tensorArg(node, "mat2");
+      if (!a || !b)
+        return 0;
+      auto po = fbb_.CreateVectorOfStructs(postOps);
+      fb::DnnlCallBuilder d(fbb_);
+      d.add_primitive(fb::DnnlPrimitive::Matmul);
+      d.add_src(*a);
+      d.add_weights(*b);
+      d.add_post_ops(po);
+      return d.Finish();
+    }
+    if (node.op != ops::aten_convolution_default)
+      return 0;
+    std::optional<uint32_t> x = tensorArg(node, "input"), w = tensorArg(node, "weight");
+    if (!x || !w || intArg(node, "transposed", 0) != 0 || node.inputs[*x].type.rank() < 3)
+      return 0;
+    size_t spatial = node.inputs[*x].type.rank() - 2;
+    auto stride = intsArg(node, "stride", spatial), padding = intsArg(node, "padding", spatial);
+    auto dilation = intsArg(node, "dilation", spatial);
+    if (!stride || !padding || !dilation)
+      return 0;
+    std::optional<uint32_t> bias = tensorArg(node, "bias");
+    auto st = fbb_.CreateVector(*stride), pa = fbb_.CreateVector(*padding);
+    auto di = fbb_.CreateVector(*dilation);
+    auto po = fbb_.CreateVectorOfStructs(postOps);
+    return fb::CreateDnnlCall(fbb_, fb::DnnlPrimitive::Convolution, *x, *w,
+                              bias ? static_cast<int32_t>(*bias) : -1, st, pa, di,
+                              intArg(node, "groups", 1), po);
+  }
+
+  /// One loop point's cost for the runtime's threading choice: the points
+  /// of each node times its body's operations.
+  Insns work(const LoopGraph &g, const KernelGroup &k) {
+    Insns code{{fb::SizeOp::Const, 0}};
+    for (uint32_t n : k.nodes) {
+      const LoopNode &node = g.nodes[n];
+      code.emplace_back(fb::SizeOp::Const, static_cast<int64_t>(1 + node.body.ops.size()));
+      for (const auto *ranges : {&node.ranges, &node.reductionRanges})
+        for (const SymExpr *r : *ranges) {
+          append(r, code);
+          code.emplace_back(fb::SizeOp::Mul, 0);
+        }
+      code.emplace_back(fb::SizeOp::Add, 0);
+    }
+    return code;
+  }
+
+  Expected<Offset<fb::Step>> step(const LoopGraph &g, const PlanStep &ps,
+                                  const std::vector<uint32_t> &uses) {
+    const Plan &plan = g.plan;
+    std::string name;
+    Offset<void> detail;
+    fb::StepDetail type;
+    if (ps.kind == PlanStep::Kind::Kernel) {
+      if (ps.index >= plan.kernels.size())
+        return makeError() << "a step runs missing kernel " << ps.index;
+      const KernelGroup &k = plan.kernels[ps.index];
+      for (uint32_t n : k.nodes)
+        if (n >= g.nodes.size())
+          return makeError() << "kernel '" << k.name << "' runs missing node " << n;
+      name = k.name;
+      auto entry = fbb_.CreateString(k.name);
+      Offset<fb::SizeProgram> range;
+      if (!k.parallelRanges.empty())
+        range = program(k.parallelRanges[0]);
+      auto w = program(work(g, k));
+      detail = fb::CreateKernelStep(fbb_, entry, range, w).Union();
+      type = fb::StepDetail::KernelStep;
+    } else {
+      if (ps.index >= g.nodes.size())
+        return makeError() << "a step runs missing node " << ps.index;
+      const LoopNode &node = g.nodes[ps.index];
+      name = node.name;
+      auto op = fbb_.CreateString(opString(node.op));
+      std::vector<Offset<fb::View>> ins, outs;
+      for (const BufferView &v : node.inputs)
+        ins.push_back(view(v.buffer, v.type));
+      for (const BufferView &v : node.outputs)
+        outs.push_back(view(v.buffer, v.type));
+      auto inputs = fbb_.CreateVector(ins), outputs = fbb_.CreateVector(outs);
+      Offset<fb::DnnlCall> dnnl;
+      if (ps.kind == PlanStep::Kind::Extern)
+        dnnl = dnnlCall(node);
+      std::string payload = encodeFallbackPayload(node);
+      auto fallback = fbb_.CreateVector(reinterpret_cast<const uint8_t *>(payload.data()),
+                                        payload.size());
+      detail = fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback).Union();
+      type = fb::StepDetail::OpStep;
+    }
+    std::vector<fb::InplacePair> inplace;
+    for (const InplacePair &p : ps.inplace)
+      inplace.emplace_back(p.output, p.input);
+    auto stepName = fbb_.CreateString(name);
+    auto usesVec = fbb_.CreateVector(uses);
+    auto inplaceVec = fbb_.CreateVectorOfStructs(inplace);
+    return fb::CreateStep(fbb_, stepName, stepKind(ps.kind), type, detail, usesVec, inplaceVec);
+  }
+
+  Expected<Offset<fb::Graph>> graph(const LoopGraph &g, size_t index) {
+    size_t numBuffers = g.buffers.size();
+    auto inRange = [&](uint32_t b) { return b < numBuffers; };
+    // What the runtime treats as constant: inputs bound to parameters and
+    // constants.
+    std::vector<bool> weightBuffer(numBuffers, false);
+    std::vector<int32_t> inputWeight;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const LoopBinding &b = g.inputs[i];
+      InputKind kind = i < g.inputSpecs.size() ? g.inputSpecs[i].kind : InputKind::UserInput;
+      if (!inRange(b.buffer))
+        return makeError() << "input '" << b.name << "' is bound to missing buffer " << b.buffer;
+      inputWeight.push_back(-1);
+      if (kind == InputKind::UserInput)
+        continue;
+      const Weight *w = m_.weight(g.inputSpecs[i].target);
+      if (!w)
+        return makeError() << "the module has no weight '" << g.inputSpecs[i].target
+                           << "' for input '" << b.name << "'";
+      inputWeight.back() = static_cast<int32_t>(w - m_.weights().data());
+      weightBuffer[b.buffer] =
+          weightBuffer[b.buffer] || kind == InputKind::Parameter || kind == InputKind::Constant;
+    }
+    for (const LoopBinding &b : g.outputs)
+      if (!inRange(b.buffer))
+        return makeError() << "output '" << b.name << "' is bound to missing buffer " << b.buffer;
+    for (const LoopNode &n : g.nodes)
+      for (const auto *views : {&n.inputs, &n.outputs})
+        for (const BufferView &v : *views)
+          if (!inRange(v.buffer))
+            return makeError() << "node '" << n.name << "' has a view of missing buffer "
+                               << v.buffer;
+
+    std::vector<Offset<fb::Buffer>> buffers;
+    for (size_t b = 0; b < numBuffers; ++b) {
+      const Buffer &buf = g.buffers[b];
+      auto name = fbb_.CreateString(buf.name);
+      auto sizes = programs(buf.sizes), strides = programs(buf.strides);
+      fb::BufferKind kind = weightBuffer[b] ? fb::BufferKind::Weight : bufferKind(buf.kind);
+      buffers.push_back(fb::CreateBuffer(fbb_, name, kind, dtypeOf(buf.dtype), sizes, strides));
+    }
+    std::vector<Offset<fb::Binding>> inputs, outputs;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      InputKind kind = i < g.inputSpecs.size() ? g.inputSpecs[i].kind : InputKind::UserInput;
+      std::string target = i < g.inputSpecs.size() ? g.inputSpecs[i].target : "";
+      inputs.push_back(binding(g.inputs[i], inputKindName(kind), target, inputWeight[i]));
+    }
+    for (size_t i = 0; i < g.outputs.size(); ++i) {
+      OutputKind kind = i < g.outputSpecs.size() ? g.outputSpecs[i].kind : OutputKind::UserOutput;
+      std::string target = i < g.outputSpecs.size() ? g.outputSpecs[i].target : "";
+      outputs.push_back(binding(g.outputs[i], outputKindName(kind), target, -1));
+    }
+    ArenaProblem problem = arenaProblem(g);
+    std::vector<Offset<fb::Step>> steps;
+    for (size_t s = 0; s < g.plan.steps.size(); ++s) {
+      Expected<Offset<fb::Step>> st = step(g, g.plan.steps[s], problem.uses[s]);
+      if (!st)
+        return st.error();
+      steps.push_back(*st);
+    }
+    std::vector<uint32_t> kernelSymbols;
+    for (const std::string &sym : g.plan.symbols)
+      kernelSymbols.push_back(slot(sym));
+    std::vector<fb::Placement> placements;
+    for (const BufferPlacement &p : g.plan.placements) {
+      if (!inRange(p.buffer))
+        return makeError() << "a placement of missing buffer " << p.buffer;
+      placements.emplace_back(p.buffer, p.offset, p.bytes);
+    }
+    std::string library = options_.kernelLibrary && !g.plan.kernels.empty()
+                              ? options_.kernelLibrary(index)
+                              : std::string();
+    auto name = fbb_.CreateString(g.name);
+    auto bufferVec = fbb_.CreateVector(buffers);
+    auto inputVec = fbb_.CreateVector(inputs), outputVec = fbb_.CreateVector(outputs);
+    auto stepVec = fbb_.CreateVector(steps);
+    auto symVec = fbb_.CreateVector(kernelSymbols);
+    auto placementVec = fbb_.CreateVectorOfStructs(placements);
+    auto target = fbb_.CreateString(g.plan.target);
+    auto lib = fbb_.CreateString(library);
+    return fb::CreateGraph(fbb_, name, bufferVec, inputVec, outputVec, stepVec, symVec,
+                           placementVec, g.plan.arenaBytes, target, lib);
+  }
+
+  const Module &m_;
+  const PlanOptions &options_;
+  flatbuffers::FlatBufferBuilder fbb_;
+  std::map<std::string, uint32_t> slots_;
+  std::vector<std::string> symbolNames_;
+};
+
+} // namespace
+
+Expected<std::string> buildRuntimePlan(const Module &m, const PlanOptions &options) {
+  return PlanBuilder(m, options).build();
+}
+
+ArenaProblem arenaProblem(const LoopGraph &graph) {
+  ArenaProblem p;
+  size_t numBuffers = graph.buffers.size();
+  for (const Buffer &b : graph.buffers)
+    p.intermediate.push_back(b.kind == BufferKind::Intermediate);
+  for (const LoopBinding &b : graph.outputs)
+    if (b.buffer < numBuffers)
+      p.outputs.push_back(b.buffer);
+  const Plan &plan = graph.plan;
+  for (const PlanStep &step : plan.steps) {
+    std::vector<uint32_t> &uses = p.uses.emplace_back();
+    // A step's writes and reads both count, since a step may read what it
+    // writes; each buffer once, in first-use order.
+    auto use = [&](uint32_t b) {
+      if (b < numBuffers && std::find(uses.begin(), uses.end(), b) == uses.end())
+        uses.push_back(b);
+    };
+    auto visitNode = [&](const LoopNode &node) {
+      if (node.kind == LoopNode::Kind::Pointwise || node.kind == LoopNode::Kind::Reduction) {
+        for (const BodyOp &op : node.body.ops)
+          if (op.kind == BodyOp::Kind::Load)
+            use(op.buffer);
+        use(node.output);
+        return;
+      }
+      for (const auto *views : {&node.inputs, &node.outputs})
+        for (const BufferView &v : *views)
+          use(v.buffer);
+    };
+    if (step.kind == PlanStep::Kind::Kernel) {
+      if (step.index < plan.kernels.size())
+        for (uint32_t n : plan.kernels[step.index].nodes)
+          if (n < graph.nodes.size())
+            visitNode(graph.nodes[n]);
+    } else if (step.index < graph.nodes.size()) {
+      visitNode(graph.nodes[step.index]);
+    }
+    auto &inplace = p.inplace.emplace_back();
+    for (const InplacePair &pair : step.inplace)
+      inplace.emplace_back(pair.output, pair.input);
+  }
+  return p;
+}
+
+} // namespace gc

@@ -1,0 +1,362 @@
+//===- RuntimePlan.cpp - Checking a runtime plan --------------------------===//
+//
+// FlatBuffers' verifier proves that every offset lies inside the bytes; the
+// checks here prove what the runtime then takes for granted: enums in range,
+// every buffer, input, symbol and weight index inside its table, and every
+// size program well formed. Each failure is one message naming the graph and
+// the place.
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Runtime/RuntimePlan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <optional>
+
+namespace gc {
+
+namespace {
+
+using namespace plan;
+
+template <typename T> size_t sizeOf(const flatbuffers::Vector<T> *v) { return v ? v->size() : 0; }
+
+/// `v`, or an empty vector for an absent field: a FlatBuffers vector is its
+/// length followed by its elements, so a zero length is an empty one.
+template <typename T> const flatbuffers::Vector<T> &orEmpty(const flatbuffers::Vector<T> *v) {
+  alignas(8) static const uint32_t kEmpty[2] = {0, 0};
+  return v ? *v : *reinterpret_cast<const flatbuffers::Vector<T> *>(kEmpty);
+}
+
+/// Checks one graph of a plan; `fail` starts a message naming the graph.
+class GraphChecker {
+public:
+  GraphChecker(const Plan &plan, const Graph &graph) : plan_(plan), graph_(graph) {}
+
+  Error check() {
+    if (!graph_.name())
+      return makeError() << "a graph has no name";
+    size_t numBuffers = sizeOf(graph_.buffers());
+    for (size_t b = 0; b < numBuffers; ++b) {
+      const Buffer &buf = *graph_.buffers()->Get(b);
+      std::string what = "buffer " + std::to_string(b);
+      if (!buf.name() || buf.kind() > BufferKind::MAX)
+        return fail() << what << " has no name or an unknown kind";
+      GC_RETURN_IF_ERROR(checkDType(buf.dtype(), what));
+      GC_RETURN_IF_ERROR(checkLayout(buf.sizes(), buf.strides(), what));
+    }
+    for (const auto *list : {graph_.inputs(), graph_.outputs()})
+      for (size_t i = 0; i < sizeOf(list); ++i) {
+        const Binding &b = *list->Get(i);
+        std::string what = std::string(list == graph_.inputs() ? "input " : "output ") +
+                           std::to_string(i);
+        if (!b.name() || !b.role() || !b.target())
+          return fail() << what << " has no name, role or target";
+        GC_RETURN_IF_ERROR(checkView(b.view(), what));
+        if (b.weight() < -1 || b.weight() >= static_cast<int64_t>(sizeOf(plan_.weights())) ||
+            (list == graph_.outputs() && b.weight() != -1))
+          return fail() << what << " ('" << b.name()->str() << "') is bound to missing weight "
+                        << b.weight();
+      }
+    for (size_t s = 0; s < sizeOf(graph_.steps()); ++s)
+      GC_RETURN_IF_ERROR(checkStep(*graph_.steps()->Get(s), s));
+    for (uint32_t slot : orEmpty(graph_.kernel_symbols()))
+      if (slot >= sizeOf(plan_.symbols()))
+        return fail() << "kernels take missing symbol " << slot;
+    for (const Placement *p : orEmpty(graph_.placements()))
+      if (p->buffer() >= numBuffers)
+        return fail() << "placement of missing buffer " << p->buffer();
+    return Error::success();
+  }
+
+private:
+  ErrorBuilder fail() const {
+    ErrorBuilder e;
+    e << graphLabel(graph_) << ": ";
+    return e;
+  }
+
+  Error checkDType(plan::DType t, const std::string &what) const {
+    if (static_cast<int>(t) >= kNumDTypes)
+      return fail() << what << " has unknown dtype " << static_cast<int>(t);
+    return Error::success();
+  }
+
+  /// A program must leave one value, never pop an empty stack, and name
+  /// only symbols the plan has.
+  Error checkProgram(const SizeProgram *p, const std::string &what) const {
+    if (!p)
+      return fail() << what << ": a size program is missing";
+    int64_t depth = 0;
+    for (const SizeInsn *insn : orEmpty(p->code())) {
+      switch (insn->op()) {
+      case SizeOp::Const:
+        ++depth;
+        break;
+      case SizeOp::Symbol:
+        if (insn->arg() < 0 || static_cast<uint64_t>(insn->arg()) >= sizeOf(plan_.symbols()))
+          return fail() << what << ": a size program reads missing symbol " << insn->arg();
+        ++depth;
+        break;
+      case SizeOp::Add:
+      case SizeOp::Mul:
+      case SizeOp::FloorDiv:
+      case SizeOp::Mod:
+      case SizeOp::Min:
+      case SizeOp::Max:
+        if (depth < 2)
+          return fail() << what << ": a size program pops an empty stack";
+        --depth;
+        break;
+      default:
+        return fail() << what << ": a size program has unknown operation "
+                      << static_cast<int>(insn->op());
+      }
+    }
+    if (depth != 1)
+      return fail() << what << ": a size program leaves " << depth << " values, not 1";
+    return Error::success();
+  }
+
+  Error checkPrograms(const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *list,
+                      const std::string &what) const {
+    for (const SizeProgram *p : orEmpty(list))
+      GC_RETURN_IF_ERROR(checkProgram(p, what));
+    return Error::success();
+  }
+
+  Error checkLayout(const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *sizes,
+                    const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *strides,
+                    const std::string &what) const {
+    if (sizeOf(sizes) != sizeOf(strides))
+      return fail() << what << " has " << sizeOf(sizes) << " sizes but " << sizeOf(strides)
+                    << " strides";
+    GC_RETURN_IF_ERROR(checkPrograms(sizes, what));
+    return checkPrograms(strides, what);
+  }
+
+  Error checkView(const View *v, const std::string &what) const {
+    if (!v)
+      return fail() << what << " has no view";
+    if (v->buffer() >= sizeOf(graph_.buffers()))
+      return fail() << what << " views missing buffer " << v->buffer() << " of "
+                    << sizeOf(graph_.buffers());
+    GC_RETURN_IF_ERROR(checkDType(v->dtype(), what));
+    GC_RETURN_IF_ERROR(checkLayout(v->sizes(), v->strides(), what));
+    return v->offset() ? checkProgram(v->offset(), what) : Error::success();
+  }
+
+  Error checkStep(const Step &step, size_t s) const {
+    std::string what = "step " + std::to_string(s);
+    if (!step.name() || step.kind() > StepKind::MAX)
+      return fail() << what << " has no name or an unknown kind";
+    what += " ('" + step.name()->str() + "')";
+    size_t numBuffers = sizeOf(graph_.buffers());
+    for (uint32_t b : orEmpty(step.uses()))
+      if (b >= numBuffers)
+        return fail() << what << " uses missing buffer " << b;
+    for (const InplacePair *p : orEmpty(step.inplace()))
+      if (p->input() >= numBuffers || p->output() >= numBuffers)
+        return fail() << what << " pairs missing buffers in place";
+    if (const KernelStep *k = step.detail_as_KernelStep()) {
+      if (step.kind() != StepKind::Kernel || !k->entry() || !k->work())
+        return fail() << what << " is a kernel without an entry point or work";
+      if (k->parallel_range())
+        GC_RETURN_IF_ERROR(checkProgram(k->parallel_range(), what));
+      return checkProgram(k->work(), what);
+    }
+    const OpStep *op = step.detail_as_OpStep();
+    if (!op || step.kind() == StepKind::Kernel || !op->op())
+      return fail() << what << " has no op or a kind that does not match it";
+    for (const auto *views : {op->inputs(), op->outputs()})
+      for (size_t i = 0; i < sizeOf(views); ++i)
+        GC_RETURN_IF_ERROR(checkView(views->Get(i), what));
+    if (step.kind() == StepKind::Fallback && sizeOf(op->fallback()) == 0)
+      return fail() << what << " is a fallback without a payload";
+    if (const DnnlCall *d = op->dnnl()) {
+      size_t numInputs = sizeOf(op->inputs());
+      bool bad = d->primitive() > DnnlPrimitive::MAX || d->src() >= numInputs ||
+                 d->weights() >= numInputs || d->bias() < -1 ||
+                 d->bias() >= static_cast<int64_t>(numInputs) || sizeOf(op->outputs()) != 1;
+      for (const PostOp *p : orEmpty(d->post_ops()))
+        bad |= p->kind() > PostOpKind::MAX || p->input() >= numInputs;
+      if (bad)
+        return fail() << what << " has a oneDNN call on missing operands";
+    }
+    return Error::success();
+  }
+
+  const Plan &plan_;
+  const Graph &graph_;
+};
+
+Error checkVersion(const uint8_t *data, size_t size) {
+  // The version alone first, so that a newer plan is told apart from a
+  // corrupt one even if the rest of its layout changed.
+  flatbuffers::Verifier verifier(data, size);
+  flatbuffers::uoffset_t rootOffset = size >= 8 ? verifier.VerifyOffset(0) : 0;
+  if (!rootOffset || !flatbuffers::BufferHasIdentifier(data, PlanIdentifier()))
+    return makeError() << "not a gc runtime plan";
+  const auto *root = reinterpret_cast<const flatbuffers::Table *>(data + rootOffset);
+  if (!root->VerifyTableStart(verifier) ||
+      !root->VerifyField<PlanVersion>(verifier, Plan::VT_VERSION, alignof(PlanVersion)))
+    return makeError() << "corrupt runtime plan (bad root table)";
+  const auto *v = root->GetStruct<const PlanVersion *>(Plan::VT_VERSION);
+  if (!v)
+    return makeError() << "corrupt runtime plan (no version)";
+  if (v->major_version() != kPlanMajor || v->minor_version() > kPlanMinor)
+    return makeError() << "runtime plan version " << v->major_version() << "."
+                       << v->minor_version() << "; this gc reads " << kPlanMajor << ".0 to "
+                       << kPlanMajor << "." << kPlanMinor;
+  return Error::success();
+}
+
+} // namespace
+
+Expected<std::shared_ptr<const RuntimePlan>> RuntimePlan::read(std::string bytes,
+                                                               const std::string &where) {
+  const auto *data = reinterpret_cast<const uint8_t *>(bytes.data());
+  if (Error e = checkVersion(data, bytes.size()))
+    return e.withContext(where);
+  flatbuffers::Verifier::Options options;
+  // A table takes at least 4 bytes: the bound keeps a hostile plan of
+  // shared tables from making verification quadratic.
+  options.max_tables = static_cast<flatbuffers::uoffset_t>(bytes.size() / 4 + 1);
+  flatbuffers::Verifier verifier(data, bytes.size(), options);
+  if (!VerifyPlanBuffer(verifier))
+    return makeError() << where << ": corrupt runtime plan (its structure does not verify)";
+  const Plan &root = *GetPlan(data);
+  for (const Symbol *s : orEmpty(root.symbols()))
+    if (!s->name() || s->min() > s->max())
+      return makeError() << where << ": a symbol has no name or an empty range";
+  for (const Weight *w : orEmpty(root.weights()))
+    if (!w->name() || static_cast<int>(w->dtype()) >= kNumDTypes ||
+        sizeOf(w->sizes()) != sizeOf(w->strides()))
+      return makeError() << where << ": a weight has no name, an unknown dtype or a bad layout";
+  for (const Graph *g : orEmpty(root.graphs()))
+    if (Error e = GraphChecker(root, *g).check())
+      return e.withContext(where);
+  return std::shared_ptr<const RuntimePlan>(new RuntimePlan(std::move(bytes)));
+}
+
+Expected<int64_t> evaluate(const SizeProgram &program, std::span<const int64_t> symbols) {
+  // Size programs are short (a handful of instructions); a fixed stack
+  // keeps evaluation free of allocation, and a longer one spills.
+  int64_t small[16];
+  std::vector<int64_t> large;
+  const auto *code = program.code();
+  int64_t *stack = small;
+  if (code->size() > 16) {
+    large.resize(code->size());
+    stack = large.data();
+  }
+  size_t top = 0;
+  for (const SizeInsn *insn : *code) {
+    int64_t arg = insn->arg();
+    if (insn->op() == SizeOp::Const) {
+      stack[top++] = arg;
+      continue;
+    }
+    if (insn->op() == SizeOp::Symbol) {
+      stack[top++] = symbols[arg];
+      continue;
+    }
+    int64_t b = stack[--top], &a = stack[top - 1];
+    switch (insn->op()) {
+    case SizeOp::Add:
+      a = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      break;
+    case SizeOp::Mul:
+      a = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      break;
+    case SizeOp::FloorDiv:
+    case SizeOp::Mod: {
+      if (b == 0)
+        return makeError() << "a size divides by zero";
+      // -1 separately: INT64_MIN / -1 overflows.
+      int64_t q = b == -1 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : a / b;
+      int64_t r = b == -1 ? 0 : a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) {
+        --q;
+        r += b;
+      }
+      a = insn->op() == SizeOp::FloorDiv ? q : r;
+      break;
+    }
+    case SizeOp::Min:
+      a = std::min(a, b);
+      break;
+    default:
+      a = std::max(a, b);
+      break;
+    }
+  }
+  return stack[0];
+}
+
+std::optional<uint32_t> boundSymbol(const SizeProgram &program) {
+  const auto *code = program.code();
+  if (code && code->size() == 1 && code->Get(0)->op() == SizeOp::Symbol)
+    return static_cast<uint32_t>(code->Get(0)->arg());
+  return std::nullopt;
+}
+
+std::string sizeText(const SizeProgram &program, const Plan &plan) {
+  std::vector<std::string> stack;
+  for (const SizeInsn *insn : *program.code()) {
+    switch (insn->op()) {
+    case SizeOp::Const:
+      stack.push_back(std::to_string(insn->arg()));
+      continue;
+    case SizeOp::Symbol:
+      stack.push_back(plan.symbols()->Get(insn->arg())->name()->str());
+      continue;
+    default:
+      break;
+    }
+    std::string b = std::move(stack.back());
+    stack.pop_back();
+    std::string &a = stack.back();
+    auto factor = [](const std::string &t) {
+      return t.find(" + ") == std::string::npos ? t : "(" + t + ")";
+    };
+    switch (insn->op()) {
+    case SizeOp::Add:
+      a = b[0] == '-' ? a + " - " + b.substr(1) : a + " + " + b;
+      break;
+    case SizeOp::Mul:
+      a = a == "-1" ? "-" + factor(b) : factor(a) + "*" + factor(b);
+      break;
+    default: {
+      // "floordiv(a, b)", as SymExpr prints it.
+      std::string name = EnumNameSizeOp(insn->op());
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      a = name + "(" + a + ", " + b + ")";
+      break;
+    }
+    }
+  }
+  return stack.empty() ? "?" : stack.back();
+}
+
+std::string typeText(plan::DType dtype,
+                     const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *sizes,
+                     const Plan &plan) {
+  std::string s(dtypeName(dtypeOf(dtype)));
+  s += '[';
+  for (size_t d = 0; d < sizeOf(sizes); ++d)
+    s += (d ? ", " : "") + sizeText(*sizes->Get(d), plan);
+  return s + ']';
+}
+
+const char *stepKindName(StepKind k) {
+  static const char *const kNames[] = {"kernel", "extern", "fallback"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StepKind::MAX) + 1);
+  return kNames[static_cast<size_t>(k)];
+}
+
+std::string graphLabel(const Graph &g) { return "graph @" + (g.name() ? g.name()->str() : ""); }
+
+} // namespace gc

@@ -1,0 +1,7 @@
+//===- Entry.cpp - libgcrt_fallback.so's one exported function ------------===//
+#include "gc/Runtime/Fallback.h"
+
+extern "C" __attribute__((visibility("default"))) const gc::FallbackComponent *
+gc_fallback_component_v1() {
+  return &gc::linkedFallbackComponent();
+}

@@ -1,0 +1,48 @@
+//===- FallbackComponent.cpp - Reference kernels for plan steps -----------===//
+#include "ReferenceStep.h"
+
+#include "gc/Runtime/Fallback.h"
+#include "gc/RuntimeFallback/FallbackPayload.h"
+
+namespace gc {
+
+namespace {
+
+/// A ReferenceStep with the module its node lives in.
+class ReferenceFallback final : public FallbackCall {
+public:
+  ReferenceFallback(std::unique_ptr<Module> module, std::unique_ptr<ReferenceStep> step)
+      : module_(std::move(module)), step_(std::move(step)) {}
+  Error run(char *const *bases, const std::vector<StridedLayout> &inputs,
+            const std::vector<StridedLayout> &outputs) const override {
+    return step_->run(bases, inputs, outputs);
+  }
+
+private:
+  std::unique_ptr<Module> module_;
+  std::unique_ptr<ReferenceStep> step_;
+};
+
+class ReferenceComponent final : public FallbackComponent {
+public:
+  Expected<std::unique_ptr<FallbackCall>>
+  prepare(std::span<const uint8_t> payload) const override {
+    Expected<std::unique_ptr<Module>> m = decodeFallbackPayload(payload);
+    if (!m)
+      return m.error();
+    Expected<std::unique_ptr<ReferenceStep>> step =
+        ReferenceStep::create((*m)->loopGraphs()[0]->nodes[0]);
+    if (!step)
+      return step.error();
+    return std::unique_ptr<FallbackCall>(new ReferenceFallback(m.take(), step.take()));
+  }
+};
+
+} // namespace
+
+const FallbackComponent &linkedFallbackComponent() {
+  static const ReferenceComponent component;
+  return component;
+}
+
+} // namespace gc

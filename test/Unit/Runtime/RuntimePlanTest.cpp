@@ -1,0 +1,186 @@
+//===- RuntimePlanTest.cpp - Plans: size programs, checks, determinism ----===//
+#include "LoopGraphMaker.h"
+
+#include <gtest/gtest.h>
+
+using namespace gc;
+using namespace gc::test;
+
+namespace {
+
+/// x: f32[s0] in, neg(x) out, on the fallback component; tests change the
+/// output buffer's size.
+struct SizedGraph : LoopGraphMaker {
+  SizedGraph() {
+    module.syms().setRange("s0", {0, 1000});
+    uint32_t x = input("x", DType::Float32, {sym("s0")});
+    uint32_t out = buffer("out", BufferKind::Output, DType::Float32, {sym("s0")});
+    callNode(LoopNode::Kind::Fallback, ops::aten_neg_default, {whole(x)}, {whole(out)}).args = {
+        tensorArg("self", 0)};
+    output("out", out, whole(out).type);
+  }
+  /// The plan's bytes, to damage.
+  std::string bytes() {
+    Expected<std::string> b = buildRuntimePlan(module);
+    EXPECT_TRUE(bool(b)) << (b ? "" : b.error().message());
+    return b ? *b : "";
+  }
+};
+
+plan::Plan &mutablePlan(std::string &bytes) { return *plan::GetMutablePlan(bytes.data()); }
+
+plan::Step *firstStep(std::string &bytes) {
+  return mutablePlan(bytes).mutable_graphs()->GetMutableObject(0)->mutable_steps()->GetMutableObject(0);
+}
+
+std::string readError(std::string bytes) {
+  Expected<std::shared_ptr<const RuntimePlan>> p = RuntimePlan::read(std::move(bytes), "'p'");
+  return p ? "" : p.error().message();
+}
+
+TEST(RuntimePlan, SizeProgramsEvaluateAsTheirExpressions) {
+  auto exprs = [](SymContext &c) {
+    const SymExpr *s0 = c.symbol("s0");
+    return std::vector<const SymExpr *>{
+        c.add(c.mul(c.constant(3), s0), c.constant(-7)),
+        c.floorDiv(c.sub(s0, c.constant(9)), c.constant(4)),
+        c.mod(c.sub(s0, c.constant(9)), c.constant(4)),
+        c.floorDiv(s0, c.constant(-3)),
+        c.max(c.min(s0, c.constant(10)), c.constant(2)),
+        c.mul(s0, c.mul(s0, c.constant(1ll << 40))), // wraps around, as SymExpr does
+    };
+  };
+  for (size_t i = 0; i < 6; ++i) {
+    SizedGraph g;
+    const SymExpr *e = exprs(g.module.syms())[i];
+    g.graph.buffers[1].sizes[0] = e;
+    Expected<std::shared_ptr<const RuntimePlan>> p = g.runtimePlan();
+    ASSERT_TRUE(bool(p)) << p.error().message();
+    const plan::Plan &root = (*p)->root();
+    const plan::SizeProgram &prog = *root.graphs()->Get(0)->buffers()->Get(1)->sizes()->Get(0);
+    EXPECT_EQ(sizeText(prog, root), e->str());
+    for (int64_t v : {0, 1, 5, 9, 13, 1000, -11}) {
+      std::vector<int64_t> symbols(root.symbols()->size(), 0);
+      symbols[*boundSymbol(*root.graphs()->Get(0)->inputs()->Get(0)->view()->sizes()->Get(0))] = v;
+      Expected<int64_t> got = evaluate(prog, symbols);
+      ASSERT_TRUE(bool(got)) << got.error().message();
+      EXPECT_EQ(*got, *gc::evaluate(e, {{"s0", v}})) << e->str() << " at s0 = " << v;
+    }
+  }
+}
+
+TEST(RuntimePlan, DivisionByZeroIsAnError) {
+  SizedGraph g;
+  SymContext &c = g.module.syms();
+  g.graph.buffers[1].sizes[0] = c.floorDiv(c.constant(8), c.sub(c.symbol("s0"), c.constant(3)));
+  Expected<std::shared_ptr<const RuntimePlan>> p = g.runtimePlan();
+  ASSERT_TRUE(bool(p)) << p.error().message();
+  const plan::SizeProgram &prog =
+      *(*p)->root().graphs()->Get(0)->buffers()->Get(1)->sizes()->Get(0);
+  Expected<int64_t> bad = evaluate(prog, std::vector<int64_t>{3});
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(bad.error().message(), "a size divides by zero");
+  EXPECT_EQ(*evaluate(prog, std::vector<int64_t>{5}), 4);
+}
+
+TEST(RuntimePlan, SameModuleGivesSameBytes) {
+  SizedGraph a, b;
+  std::string bytes = a.bytes();
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes, b.bytes());
+  EXPECT_EQ(readError(bytes), "");
+}
+
+TEST(RuntimePlan, CorruptPlansAreErrors) {
+  SizedGraph g;
+  std::string good = g.bytes();
+  EXPECT_EQ(readError("garbage, not a plan"), "'p': not a gc runtime plan");
+  std::string cut = good.substr(0, good.size() / 2);
+  EXPECT_NE(readError(cut), "");
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x55;
+  flipped[flipped.size() / 3] ^= 0x55;
+  // Either the structure or a check catches it; nothing crashes.
+  (void)readError(flipped);
+}
+
+TEST(RuntimePlan, NewerVersionsAreErrorsNamingBoth) {
+  SizedGraph g;
+  std::string bytes = g.bytes();
+  const_cast<plan::PlanVersion *>(mutablePlan(bytes).version())->mutate_major_version(2);
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 2.0; this gc reads 1.0 to 1.0");
+}
+
+TEST(RuntimePlan, OutOfRangeIndicesAreErrors) {
+  SizedGraph g;
+  std::string bytes = g.bytes();
+  // (Only fields that differ from their defaults are stored, and so mutable.)
+  plan::Graph &graph = *mutablePlan(bytes).mutable_graphs()->GetMutableObject(0);
+  ASSERT_TRUE(graph.mutable_outputs()->GetMutableObject(0)->mutable_view()->mutate_buffer(9));
+  EXPECT_EQ(readError(bytes), "'p': graph @g: output 0 views missing buffer 9 of 2");
+
+  bytes = g.bytes();
+  plan::Step &step = *firstStep(bytes);
+  step.mutable_uses()->Mutate(0, 7); // a required vector: always stored
+  EXPECT_EQ(readError(bytes), "'p': graph @g: step 0 ('n0') uses missing buffer 7");
+
+  bytes = g.bytes();
+  auto &op = *static_cast<plan::OpStep *>(firstStep(bytes)->mutable_detail());
+  ASSERT_TRUE(op.mutable_outputs()->GetMutableObject(0)->mutate_buffer(5));
+  EXPECT_EQ(readError(bytes), "'p': graph @g: step 0 ('n0') views missing buffer 5 of 2");
+}
+
+TEST(RuntimePlan, BadSizeProgramsAreErrors) {
+  SizedGraph g;
+  auto firstInsn = [](std::string &bytes) {
+    return const_cast<plan::SizeInsn *>(mutablePlan(bytes)
+                                            .mutable_graphs()
+                                            ->GetMutableObject(0)
+                                            ->mutable_buffers()
+                                            ->GetMutableObject(0)
+                                            ->mutable_sizes()
+                                            ->GetMutableObject(0)
+                                            ->code()
+                                            ->Get(0));
+  };
+  std::string bytes = g.bytes();
+  firstInsn(bytes)->mutate_op(plan::SizeOp::Add); // structs are always stored
+  EXPECT_EQ(readError(bytes), "'p': graph @g: buffer 0: a size program pops an empty stack");
+  bytes = g.bytes();
+  firstInsn(bytes)->mutate_arg(5);
+  EXPECT_EQ(readError(bytes), "'p': graph @g: buffer 0: a size program reads missing symbol 5");
+  bytes = g.bytes();
+  firstInsn(bytes)->mutate_op(static_cast<plan::SizeOp>(42));
+  EXPECT_EQ(readError(bytes), "'p': graph @g: buffer 0: a size program has unknown operation 42");
+}
+
+TEST(RuntimePlan, FallbackComponentMissingNamesTheOps) {
+  SizedGraph g;
+  FakeLibrary lib;
+  RuntimeOptions options;
+  options.fallback = []() -> Expected<const FallbackComponent *> {
+    return makeError() << "'libgcrt_fallback.so' cannot be loaded";
+  };
+  Expected<std::unique_ptr<Executor>> e = g.executor(lib, options);
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(e.error().message(), "1 step runs on the fallback component (aten.neg.default): "
+                                 "'libgcrt_fallback.so' cannot be loaded");
+}
+
+TEST(RuntimePlan, PlansWithoutFallbacksNeverAskForTheComponent) {
+  LoopGraphMaker g;
+  uint32_t x = g.input("x", DType::Float32, g.ks({2, 3}));
+  g.output("xt", x, g.view(DType::Float32, g.ks({3, 2}), g.ks({1, 3})));
+  FakeLibrary lib;
+  RuntimeOptions options;
+  bool asked = false;
+  options.fallback = [&]() -> Expected<const FallbackComponent *> {
+    asked = true;
+    return makeError() << "absent";
+  };
+  Expected<std::unique_ptr<Executor>> e = g.executor(lib, options);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  EXPECT_FALSE(asked);
+}
+
+} // namespace
