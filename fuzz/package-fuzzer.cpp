@@ -6,16 +6,40 @@
 // smallest) it is run once on one thread. A status other than OK is fine; a
 // crash, a sanitizer report or a hang is not.
 //
-// Most mutations stop at the CRC-32 of the entry they touch; the graph-file
-// fuzzer reaches the module reader behind it directly.
+// Mutations of a whole package mostly stop at the CRC-32 of the entry they
+// touch. So an input that is a runtime plan (file identifier GCPL, as a
+// package's plan.gcpl.zst holds it decompressed) is first wrapped in a
+// well-formed package, and mutations reach the plan reader, the weights'
+// checks and the executor behind them.
 //
 //===----------------------------------------------------------------------===//
 #include "gcrt/gcrt.h"
 
+#include "PackageFormat.h"
+
+#include "gc/Package/Compression.h"
+#include "gc/Package/Package.h"
+#include "gc/Support/Zip.h"
+
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace {
+
+/// The plan `plan` as the only content of a package: no weights, no
+/// kernels, empty metadata. Level 1: the fuzzer's time goes to the reader.
+std::string wrapPlan(std::string_view plan) {
+  using namespace gc;
+  ZipWriter zip(package::kAlignment);
+  zip.add(package::kFormatEntry, kPackageFormat);
+  zip.add(package::kVersionEntry,
+          std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor) + "\n");
+  zip.add(package::kWeightsEntry, "");
+  zip.add(package::kMetadataEntry, compressZstd("{}", 1));
+  zip.add(package::kPlanEntry, compressZstd(plan, 1));
+  return zip.finish();
+}
 
 /// Zero inputs for graph 0; false if a size is unbounded or too large to be
 /// worth a run.
@@ -44,6 +68,12 @@ bool makeInputs(const gcrt_package *pkg, std::vector<std::vector<int64_t>> &size
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string wrapped;
+  if (size >= 8 && std::string_view(reinterpret_cast<const char *>(data) + 4, 4) == "GCPL") {
+    wrapped = wrapPlan(std::string_view(reinterpret_cast<const char *>(data), size));
+    data = reinterpret_cast<const uint8_t *>(wrapped.data());
+    size = wrapped.size();
+  }
   gcrt_package *pkg = nullptr;
   if (gcrt_package_load_memory(data, size, "fuzz.gcpkg", &pkg) != GCRT_OK)
     return 0;

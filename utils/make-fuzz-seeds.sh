@@ -1,7 +1,8 @@
 #!/bin/sh
 # Seeds for the graph-file and package fuzzers (docs/fuzzing.md): the graph
 # files of small corpus models at every level (aten, core, joint,
-# partitioned, loops, kernels) and their packages.
+# partitioned, loops, kernels), their packages, and the packages' runtime
+# plans alone (which the package fuzzer wraps in packages).
 #
 # usage: make-fuzz-seeds.sh BUILD_DIR OUT_DIR   (writes OUT_DIR/graph, OUT_DIR/package)
 set -eu
@@ -16,6 +17,8 @@ for m in mlp mlp_dynamic tinylm sdpa_attention convnet; do
   "$bin/gc-lower" "$g.core.gcm" -o "$g.loops.gcm"
   "$bin/gc-codegen" "$g.loops.gcm" -o "$g.kernels.gcm"
   "$bin/gc-package" "$g.kernels.gcm" -o "$out/package/$m.gcpkg"
+  python3 -c "import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read('plan.gcpl.zst'))" \
+    "$out/package/$m.gcpkg" | zstd -dq > "$out/package/$m.gcpl"
 done
 # The training levels, from mlp.
 "$bin/gc-opt" "$out/graph/mlp.aten.gcm" --joint -o "$out/graph/mlp.joint.gcm"

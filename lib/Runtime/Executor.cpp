@@ -255,8 +255,12 @@ Error ExecutorImpl::prepareFallback(size_t s) {
   Expected<const FallbackComponent *> component = fallbackLoader_();
   if (!component)
     return component.error().withContext(what);
-  Expected<std::unique_ptr<FallbackCall>> call =
-      (*component)->prepare(std::span(op.fallback()->data(), op.fallback()->size()));
+  std::vector<DType> inputs, outputs;
+  for (const auto &[views, out] : {std::pair{op.inputs(), &inputs}, {op.outputs(), &outputs}})
+    for (const plan::View *v : *views)
+      out->push_back(dtypeOf(v->dtype()));
+  Expected<std::unique_ptr<FallbackCall>> call = (*component)->prepare(
+      std::span(op.fallback()->data(), op.fallback()->size()), inputs, outputs);
   if (!call)
     return call.error();
   fallbacks_[s] = call.take();
@@ -536,8 +540,12 @@ Error ExecutorImpl::runStep(size_t s, StepInstance &step, char *const *buffers,
     return Error::success();
   }
   const plan::Step &st = this->step(s);
-  if (step.dnnl)
-    return step.dnnl->run(buffers).withContext("node '" + st.name()->str() + "'");
+  if (step.dnnl) {
+    // The step's name is only spelled out on failure.
+    if (Error e = step.dnnl->run(buffers))
+      return e.withContext("node '" + st.name()->str() + "'");
+    return Error::success();
+  }
   // The fallback component takes each view's buffer base, inputs first.
   const plan::OpStep &op = *st.detail_as_OpStep();
   std::vector<char *> bases;

@@ -26,12 +26,22 @@ private:
 class ReferenceComponent final : public FallbackComponent {
 public:
   Expected<std::unique_ptr<FallbackCall>>
-  prepare(std::span<const uint8_t> payload) const override {
+  prepare(std::span<const uint8_t> payload, const std::vector<DType> &inputs,
+          const std::vector<DType> &outputs) const override {
     Expected<std::unique_ptr<Module>> m = decodeFallbackPayload(payload);
     if (!m)
       return m.error();
-    Expected<std::unique_ptr<ReferenceStep>> step =
-        ReferenceStep::create((*m)->loopGraphs()[0]->nodes[0]);
+    const LoopNode &node = (*m)->loopGraphs()[0]->nodes[0];
+    auto dtypes = [](const std::vector<BufferView> &views) {
+      std::vector<DType> out;
+      for (const BufferView &v : views)
+        out.push_back(v.type.dtype);
+      return out;
+    };
+    if (dtypes(node.inputs) != inputs || dtypes(node.outputs) != outputs)
+      return makeError() << "node '" << node.name
+                         << "': its fallback payload does not match the step's views";
+    Expected<std::unique_ptr<ReferenceStep>> step = ReferenceStep::create(node);
     if (!step)
       return step.error();
     return std::unique_ptr<FallbackCall>(new ReferenceFallback(m.take(), step.take()));

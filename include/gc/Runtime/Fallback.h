@@ -34,9 +34,12 @@ public:
 class FallbackComponent {
 public:
   virtual ~FallbackComponent() = default;
-  /// The call a plan step's payload describes.
+  /// The call a plan step's payload describes. `inputs` and `outputs` are
+  /// the dtypes of the step's views, which the payload's must match (the
+  /// runtime checked the views against their buffers, not the payload).
   virtual Expected<std::unique_ptr<FallbackCall>>
-  prepare(std::span<const uint8_t> payload) const = 0;
+  prepare(std::span<const uint8_t> payload, const std::vector<DType> &inputs,
+          const std::vector<DType> &outputs) const = 0;
 };
 
 /// The function libgcrt_fallback.so exports (C linkage, no arguments),

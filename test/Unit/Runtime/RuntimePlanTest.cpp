@@ -167,6 +167,23 @@ TEST(RuntimePlan, FallbackComponentMissingNamesTheOps) {
                                  "'libgcrt_fallback.so' cannot be loaded");
 }
 
+TEST(RuntimePlan, FallbackPayloadMustMatchItsViews) {
+  SizedGraph g;
+  std::string bytes = g.bytes();
+  auto &op = *static_cast<plan::OpStep *>(firstStep(bytes)->mutable_detail());
+  ASSERT_TRUE(op.mutable_inputs()->GetMutableObject(0)->mutate_dtype(plan::DType::Float64));
+  Expected<std::shared_ptr<const RuntimePlan>> p = RuntimePlan::read(bytes, "'p'");
+  ASSERT_TRUE(bool(p)) << p.error().message();
+  FakeLibrary lib;
+  RuntimeOptions options;
+  options.fallback = []() -> Expected<const FallbackComponent *> {
+    return &linkedFallbackComponent();
+  };
+  Expected<std::unique_ptr<Executor>> e = Executor::create(p.take(), 0, lib, options);
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(e.error().message(), "node 'n0': its fallback payload does not match the step's views");
+}
+
 TEST(RuntimePlan, PlansWithoutFallbacksNeverAskForTheComponent) {
   LoopGraphMaker g;
   uint32_t x = g.input("x", DType::Float32, g.ks({2, 3}));
