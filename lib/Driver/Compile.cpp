@@ -6,6 +6,7 @@
 #include "gc/Import/Importer.h"
 #include "gc/Package/Compression.h"
 #include "gc/Pass/Pass.h"
+#include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/SHA256.h"
 
 #include <cstdio>
@@ -260,6 +261,10 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   auto flag = [&field](std::string_view name, bool on) { field(name, on ? "1" : "0"); };
   field("entry", "gc-compile package 1");
   field("gc", GC_VERSION);
+  // A build that writes another package or plan format must not be handed
+  // packages of the old one.
+  field("package-format", std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor));
+  field("plan-format", std::to_string(kPlanMajor) + "." + std::to_string(kPlanMinor));
   field("model", options.modelName);
   field("passes", p.passes ? "list:" + *p.passes : "core");
   flag("freeze", p.core.freeze);

@@ -112,6 +112,40 @@ Expected<StridedLayout> evaluateLayout(const Programs *sizes, const Programs *st
   return l;
 }
 
+/// A binding's size decoded once, so that a run checks and evaluates it
+/// without reading its program: a constant, a symbol it binds, or else a
+/// program.
+struct Size {
+  int64_t constant = 0;
+  int32_t binds = -1;
+  const plan::SizeProgram *program = nullptr;
+
+  explicit Size(const plan::SizeProgram &p) {
+    if (std::optional<uint32_t> slot = boundSymbol(p)) {
+      binds = static_cast<int32_t>(*slot);
+    } else if (p.code()->size() == 1 && p.code()->Get(0)->op() == plan::SizeOp::Const) {
+      constant = p.code()->Get(0)->arg();
+    } else {
+      program = &p;
+    }
+  }
+  Expected<int64_t> value(std::span<const int64_t> symbols) const {
+    if (binds >= 0)
+      return symbols[binds];
+    return program ? evaluate(*program, symbols) : Expected<int64_t>(constant);
+  }
+};
+
+std::vector<std::vector<Size>> decodeSizes(const flatbuffers::Vector<flatbuffers::Offset<plan::Binding>> &bindings) {
+  std::vector<std::vector<Size>> out;
+  for (const plan::Binding *b : bindings) {
+    std::vector<Size> &sizes = out.emplace_back();
+    for (const plan::SizeProgram *p : *b->view()->sizes())
+      sizes.emplace_back(*p);
+  }
+  return out;
+}
+
 /// A step with its symbol-dependent data evaluated.
 struct StepInstance {
   int64_t iterations = 1; ///< Kernel: the first parallel range
@@ -185,6 +219,7 @@ private:
   std::vector<std::unique_ptr<FallbackCall>> fallbacks_; ///< per step, once needed
   ArenaProblem arenaProblem_;
   std::optional<ArenaLayout> staticArena_;
+  std::vector<std::vector<Size>> inputSizes_, outputSizes_; ///< per binding
   std::map<std::vector<int64_t>, std::unique_ptr<Instance>> instances_;
   AlignedBuffer arena_, scratch_;
   std::vector<char *> bufferPtrs_;
@@ -269,6 +304,8 @@ Error ExecutorImpl::prepareFallback(size_t s) {
 
 Error ExecutorImpl::init(const KernelLibrary &kernels) {
   GC_RETURN_IF_ERROR(checkSymbolsBound());
+  inputSizes_ = decodeSizes(*graph_.inputs());
+  outputSizes_ = decodeSizes(*graph_.outputs());
   size_t numSteps = graph_.steps() ? graph_.steps()->size() : 0;
   kernelFns_.assign(numSteps, nullptr);
   fallbacks_.resize(numSteps);
@@ -391,16 +428,17 @@ Expected<std::vector<int64_t>> ExecutorImpl::bindInputs(std::span<const TensorRe
     if (!got.data && callerLayout(got).numel() != 0)
       return makeError() << "input '" << inputName(i) << "': no data";
     for (size_t d = 0; d < rank; ++d) {
-      std::optional<uint32_t> slot = boundSymbol(*want.sizes()->Get(d));
-      if (!slot)
+      int32_t binds = inputSizes_[i][d].binds;
+      if (binds < 0)
         continue;
-      const plan::Symbol &sym = *plan_.symbols()->Get(*slot);
+      auto slot = static_cast<size_t>(binds);
+      const plan::Symbol &sym = *plan_.symbols()->Get(slot);
       int64_t size = got.sizes[d];
-      if (bound[*slot] && values[*slot] != size)
+      if (bound[slot] && values[slot] != size)
         return makeError() << "input '" << inputName(i) << "': dimension " << d << " is " << size
-                           << ", but " << sym.name()->str() << " is already " << values[*slot];
-      bound[*slot] = true;
-      values[*slot] = size;
+                           << ", but " << sym.name()->str() << " is already " << values[slot];
+      bound[slot] = true;
+      values[slot] = size;
       if (size < sym.min() || size > sym.max())
         return makeError() << "input '" << inputName(i) << "': dimension " << d << " is " << size
                            << ", outside the range [" << sym.min() << ", "
@@ -409,11 +447,13 @@ Expected<std::vector<int64_t>> ExecutorImpl::bindInputs(std::span<const TensorRe
                            << "] of " << sym.name()->str();
     }
   }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Expected<std::vector<int64_t>> sizes = evaluateAll(input(i).view()->sizes(), values);
-    if (!sizes || *sizes != inputs[i].sizes)
-      return mismatch(i);
-  }
+  // The guards, now that every symbol is bound.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t d = 0; d < inputs[i].sizes.size(); ++d) {
+      Expected<int64_t> want = inputSizes_[i][d].value(values);
+      if (!want || *want != inputs[i].sizes[d])
+        return mismatch(i);
+    }
   return values;
 }
 
@@ -517,11 +557,14 @@ ExecutorImpl::outputSizes(std::span<const TensorRef> inputs) {
   if (!values)
     return values.error();
   std::vector<std::vector<int64_t>> out;
-  for (const plan::Binding *b : *graph_.outputs()) {
-    Expected<std::vector<int64_t>> sizes = evaluateAll(b->view()->sizes(), *values);
-    if (!sizes)
-      return sizes.error().withContext("output '" + b->name()->str() + "'");
-    out.push_back(sizes.take());
+  for (size_t j = 0; j < outputSizes_.size(); ++j) {
+    std::vector<int64_t> &sizes = out.emplace_back();
+    for (const Size &size : outputSizes_[j]) {
+      Expected<int64_t> v = size.value(*values);
+      if (!v)
+        return v.error().withContext("output '" + output(j).name()->str() + "'");
+      sizes.push_back(*v);
+    }
   }
   return out;
 }
