@@ -166,6 +166,7 @@ const DerivativeEntry kEntries[] = {
     {ops::aten_bitwise_or_Tensor, nullptr, "none (integer)"},
     {ops::aten_ceil_default, nullptr, "0 (piecewise constant)"},
     {ops::aten_clone_default, dIdentity, "g"},
+    {ops::aten_detach_default, nullptr, "none (cut from autograd)"},
     {ops::aten__to_copy_default, dIdentity, "g, cast back to x's dtype"},
     {ops::aten_div_Tensor, dDiv, "self: g / other; other: -g * y / other"},
     {ops::aten_div_Tensor_mode, dDivMode, "as div.Tensor; 0 when rounded"},

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gc {
 
@@ -588,8 +589,153 @@ private:
     fail(where + " is not supported");
   }
 
+  /// Imports one node of the graph being read into `g`: an ATen op becomes a
+  /// node; a higher-order op that only sets a mode around its subgraph is
+  /// inlined (inlineRegion).
+  void importNode(Graph &g, const json &node) {
+    std::string name = node.contains("name") && node["name"].is_string()
+                           ? node["name"].get<std::string>()
+                           : std::string("?");
+    const std::string &target = asString(field(node, "target", "node '" + name + "'"), name);
+    std::string where = "node '" + name + "' (" + target + ")";
+    static const std::string kTorchOps = "torch.ops.";
+    std::string op = target.rfind(kTorchOps, 0) == 0 ? target.substr(kTorchOps.size()) : target;
+    if (op == "higher_order.wrap_with_set_grad_enabled") {
+      inlineGradModeRegion(g, node, where);
+      return;
+    }
+    // Control flow (cond, while_loop, map, scan) and the other higher-order
+    // ops hold subgraphs that gc's graphs cannot express yet.
+    if (op.rfind("higher_order.", 0) == 0)
+      fail(where + ": this higher-order op is not supported yet (it holds a subgraph that "
+                   "gc cannot inline); gc inlines wrap_with_set_grad_enabled only");
+    std::optional<OpId> id = lookupOp(op);
+    if (!id)
+      fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
+    std::vector<NamedArg> args;
+    for (const json &in : field(node, "inputs", where)) {
+      NamedArg na;
+      na.name = asString(field(in, "name", where), where);
+      auto kind = in.find("kind");
+      na.keywordOnly = kind != in.end() && kind->is_number_integer() && kind->get<int64_t>() == 2;
+      na.value = argument(field(in, "arg", where), where + ", argument '" + na.name + "'");
+      args.push_back(std::move(na));
+    }
+    auto [res, form] = results(field(node, "outputs", where), where);
+    std::vector<std::string> names;
+    for (auto &r : res) {
+      if (values_.count(r.first))
+        fail(where + ": defines '" + r.first + "' a second time");
+      names.push_back(r.first);
+      r.first = valueName(r.first);
+    }
+    Node *n = g.addNode(*id, std::move(args), std::move(res), form);
+    for (size_t i = 0; i < names.size(); ++i)
+      values_[names[i]] = n->results()[i];
+  }
+
+  /// The name of a new value of the graph, given its name in the exported
+  /// graph or subgraph that defines it. A value of an inlined subgraph keeps
+  /// its own name unless the top-level graph (or an earlier inlined value)
+  /// has it; then it takes "<subgraph>_<name>", numbered if need be.
+  std::string valueName(const std::string &name) {
+    std::string chosen = name;
+    if (!regionPrefixes_.empty())
+      for (int k = 1; topLevelNames_.count(chosen) || usedNames_.count(chosen); ++k)
+        chosen = regionPrefixes_.back() + "_" + name + (k > 1 ? "_" + std::to_string(k) : "");
+    usedNames_.insert(chosen);
+    return chosen;
+  }
+
+  /// torch.ops.higher_order.wrap_with_set_grad_enabled(enabled, subgraph,
+  /// *operands): runs the subgraph with autograd switched on or off. A graph
+  /// of gc is one function with no grad mode, so the subgraph's nodes are
+  /// inlined in place. With grad disabled, each result passes through
+  /// aten.detach, which the joint graph treats as cutting the gradient, as
+  /// torch's autograd does for values made under no_grad.
+  void inlineGradModeRegion(Graph &g, const json &node, const std::string &where) {
+    const json &inputs = field(node, "inputs", where);
+    if (!inputs.is_array() || inputs.size() < 2)
+      fail(where + ": expected (enabled, subgraph, operands...)");
+    Arg enabled = argument(field(inputs[0], "arg", where), where + ", argument 'enabled'");
+    if (enabled.kind != ArgKind::Bool)
+      fail(where + ": argument 'enabled' is not a boolean");
+    auto [kind, sub] = unionMember(field(inputs[1], "arg", where), where + ", argument 'subgraph'");
+    if (kind != "as_graph")
+      fail(where + ": argument 'subgraph' is not a graph");
+    std::string subName = asString(field(*sub, "name", where), where);
+    const json &body = field(*sub, "graph", where);
+    std::string inner = where + ", subgraph '" + subName + "'";
+
+    // Operands, read in the enclosing scope.
+    std::vector<Value *> operands;
+    for (size_t i = 2; i < inputs.size(); ++i) {
+      Arg a = argument(field(inputs[i], "arg", where), where + ", operand " + std::to_string(i - 2));
+      if ((a.kind != ArgKind::Tensor && a.kind != ArgKind::SymInt) || a.values.size() != 1 ||
+          !a.values[0])
+        fail(where + ": operand " + std::to_string(i - 2) + " is not a tensor or symbolic int");
+      operands.push_back(a.values[0]);
+    }
+    const json &params = field(body, "inputs", inner);
+    if (!params.is_array() || params.size() != operands.size())
+      fail(inner + ": takes " + std::to_string(params.is_array() ? params.size() : 0) +
+           " inputs, the node passes " + std::to_string(operands.size()));
+
+    // The subgraph's own scope: its parameters stand for the operands, and
+    // its values' metadata is its own.
+    std::unordered_map<std::string, Value *> saved = std::move(values_);
+    values_.clear();
+    const json *savedMeta = tensorValues_;
+    regionPrefixes_.push_back(subName);
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto [pk, pv] = unionMember(params[i], inner + " input");
+      if (pk != "as_tensor" && pk != "as_sym_int")
+        fail(inner + ": input " + std::to_string(i) + " is a '" + pk + "'");
+      std::string pname = asString(pk == "as_tensor" ? field(*pv, "name", inner)
+                                                     : field(*pv, "as_name", inner),
+                                   inner);
+      values_[pname] = operands[i];
+    }
+    tensorValues_ = &field(body, "tensor_values", inner);
+    for (const json &n : field(body, "nodes", inner))
+      importNode(g, n);
+    std::vector<Value *> produced;
+    for (const json &o : field(body, "outputs", inner)) {
+      auto [ok, ov] = unionMember(o, inner + " output");
+      if (ok != "as_tensor")
+        fail(inner + ": an output of kind '" + ok + "' is not supported");
+      produced.push_back(lookup(asString(field(*ov, "name", inner), inner), inner + " output"));
+    }
+    regionPrefixes_.pop_back();
+    tensorValues_ = savedMeta;
+    values_ = std::move(saved);
+
+    // The node's results name the subgraph's outputs in the enclosing graph.
+    auto [res, form] = results(field(node, "outputs", where), where);
+    if (res.size() != produced.size())
+      fail(where + ": has " + std::to_string(res.size()) + " results, its subgraph returns " +
+           std::to_string(produced.size()));
+    bool gradEnabled = enabled.ints.at(0) != 0;
+    for (size_t i = 0; i < res.size(); ++i) {
+      const std::string &outer = res[i].first;
+      if (values_.count(outer))
+        fail(where + ": defines '" + outer + "' a second time");
+      Value *v = produced[i];
+      if (!gradEnabled && v->type().kind == Type::Kind::Tensor &&
+          isFloatingPoint(v->type().tensor.dtype))
+        v = g.addNode(ops::aten_detach_default, {NamedArg{"self", false, Arg::tensor(v)}},
+                      {{valueName(outer), res[i].second}}, ResultForm::Single)
+                ->results()[0];
+      values_[outer] = v;
+    }
+  }
+
   void readGraph(const json &graph, const json &signature) {
     tensorValues_ = &field(graph, "tensor_values", "graph");
+    for (const char *kind : {"tensor_values", "sym_int_values", "sym_float_values", "sym_bool_values"})
+      if (auto it = graph.find(kind); it != graph.end() && it->is_object())
+        for (const auto &[name, meta] : it->items())
+          topLevelNames_.insert(name);
     Graph &g = module_->addGraph("forward");
 
     const json &inputSpecs = field(signature, "input_specs", "signature");
@@ -599,44 +745,11 @@ private:
       if (values_.count(name))
         fail("graph input '" + name + "' appears twice");
       values_[name] = g.addInput(name, valueType(name, "graph input"), s);
+      usedNames_.insert(name);
     }
 
-    for (const json &node : field(graph, "nodes", "graph")) {
-      std::string name = node.contains("name") && node["name"].is_string()
-                             ? node["name"].get<std::string>()
-                             : std::string("?");
-      const std::string &target = asString(field(node, "target", "node '" + name + "'"), name);
-      std::string where = "node '" + name + "' (" + target + ")";
-      static const std::string kTorchOps = "torch.ops.";
-      std::string op = target.rfind(kTorchOps, 0) == 0 ? target.substr(kTorchOps.size()) : target;
-      // Higher-order ops (control flow, grad-mode and autocast regions) hold
-      // subgraphs, which gc's graphs cannot express yet.
-      if (op.rfind("higher_order.", 0) == 0)
-        fail(where + ": higher-order ops are not supported yet (this one holds a subgraph); "
-                     "gc reads graphs of ATen ops only");
-      std::optional<OpId> id = lookupOp(op);
-      if (!id)
-        fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
-      std::vector<NamedArg> args;
-      for (const json &in : field(node, "inputs", where)) {
-        NamedArg na;
-        na.name = asString(field(in, "name", where), where);
-        auto kind = in.find("kind");
-        na.keywordOnly = kind != in.end() && kind->is_number_integer() && kind->get<int64_t>() == 2;
-        na.value = argument(field(in, "arg", where), where + ", argument '" + na.name + "'");
-        args.push_back(std::move(na));
-      }
-      auto [res, form] = results(field(node, "outputs", where), where);
-      std::vector<std::string> names;
-      for (auto &r : res) {
-        if (values_.count(r.first))
-          fail(where + ": defines '" + r.first + "' a second time");
-        names.push_back(r.first);
-      }
-      Node *n = g.addNode(*id, std::move(args), std::move(res), form);
-      for (size_t i = 0; i < names.size(); ++i)
-        values_[names[i]] = n->results()[i];
-    }
+    for (const json &node : field(graph, "nodes", "graph"))
+      importNode(g, node);
 
     const json &outputSpecs = field(signature, "output_specs", "signature");
     for (const json &spec : outputSpecs) {
@@ -656,6 +769,13 @@ private:
   const json *tensorValues_ = nullptr;
   int64_t schemaMinor_ = 0;
   std::unordered_map<std::string, Value *> values_;
+  /// The names of the subgraphs being inlined, innermost last.
+  std::vector<std::string> regionPrefixes_;
+  /// Every name the top-level graph's metadata gives a value: an inlined
+  /// value never takes one of them.
+  std::unordered_set<std::string> topLevelNames_;
+  /// The names of the graph's values so far.
+  std::unordered_set<std::string> usedNames_;
 };
 
 } // namespace

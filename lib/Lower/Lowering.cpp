@@ -361,6 +361,7 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_squeeze_dims, &GraphLowerer::view},
         OpLowering{ops::aten_unsqueeze_default, &GraphLowerer::view},
         OpLowering{ops::aten_alias_default, &GraphLowerer::view},
+        OpLowering{ops::aten_detach_default, &GraphLowerer::view},
         OpLowering{ops::aten_clone_default, &GraphLowerer::view},
         OpLowering{ops::aten__to_copy_default, &GraphLowerer::toCopy},
         OpLowering{ops::aten_cat_default, &GraphLowerer::cat},
@@ -844,7 +845,7 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
     return static_cast<size_t>(w);
   };
   IndexMap map;
-  if (op == ops::aten_alias_default || op == ops::aten_clone_default) {
+  if (isOneOf(op, {ops::aten_alias_default, ops::aten_detach_default, ops::aten_clone_default})) {
     define(n.results()[0], base);
     return Error::success();
   } else if (op == ops::aten_view_default || op == ops::aten_reshape_default ||

@@ -2,9 +2,9 @@
 #include "gc/Tools/RunMain.h"
 
 #include "gc/Tools/ModelRunner.h"
-#include "gc/Interp/Compare.h"
+#include "gc/Tensor/Compare.h"
 #include "gc/Interp/Interpreter.h"
-#include "gc/Interp/Npy.h"
+#include "gc/Tensor/Npy.h"
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 

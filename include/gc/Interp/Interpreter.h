@@ -3,7 +3,8 @@
 #define GC_INTERP_INTERPRETER_H
 
 #include "gc/IR/Module.h"
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Tensor.h"
+#include "gc/Tensor/Weights.h"
 #include "gc/Support/Error.h"
 
 #include <map>
@@ -12,13 +13,6 @@
 #include <vector>
 
 namespace gc {
-
-/// Loads the module's weights from their sources (resolved against the
-/// module's source base directory), as owned tensors. Errors name the weight
-/// and the missing or short source. With `names`, loads only those weights.
-/// A pending blob (Module::pendingBlob) is read from memory.
-Expected<std::map<std::string, Tensor>> loadWeights(const Module &m,
-                                                    std::span<const std::string> names = {});
 
 /// Checks a user input against its type in a signature (dtype, rank, and
 /// every size a symbol names: equal to the symbol's value bound so far, in

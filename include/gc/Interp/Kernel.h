@@ -13,12 +13,11 @@
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/Module.h"
 #include "gc/IR/OpRegistry.h"
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Tensor.h"
 
 #include <map>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,8 +27,8 @@ namespace gc {
 /// What a kernel throws when it cannot run (a bad argument, an unsupported
 /// case). The interpreter catches it and reports it with the node's name;
 /// it never leaves the interpreter.
-struct KernelError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct KernelError : TensorError {
+  using TensorError::TensorError;
 };
 [[noreturn]] void kernelFail(const std::string &message);
 

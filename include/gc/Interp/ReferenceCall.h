@@ -12,7 +12,7 @@
 #define GC_INTERP_REFERENCECALL_H
 
 #include "gc/IR/LoopIR.h"
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Tensor.h"
 #include "gc/Support/Error.h"
 
 #include <memory>

@@ -9,7 +9,7 @@
 #define GC_LOWER_LOOPINTERPRETER_H
 
 #include "gc/IR/LoopIR.h"
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Tensor.h"
 #include "gc/Support/Error.h"
 
 #include <map>

@@ -726,6 +726,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_clone_default, clone},
     {ops::aten_contiguous_default, contiguous},
     {ops::aten_alias_default, alias},
+    {ops::aten_detach_default, alias},
     {ops::aten_to_dtype_layout, toDTypeLayout},
     {ops::aten__assert_tensor_metadata_default, assertTensorMetadata},
     {ops::aten_dropout_default, dropout<false>},

@@ -401,7 +401,6 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_broadcast_tensors_default, decomposeBroadcastTensors},
     {ops::aten_chunk_default, decomposeChunk},
     {ops::aten_contiguous_default, decomposeContiguous},
-    {ops::aten_detach_default, decomposeIdentity},
     {ops::aten_diff_default, decomposeDiff},
     {ops::aten_embedding_default, decomposeEmbedding},
     {ops::aten_empty_memory_format, decomposeZeros},

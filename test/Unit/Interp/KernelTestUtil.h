@@ -117,13 +117,14 @@ inline Tensor runNode1(const KernelRegistry &registry, OpId op,
   return out.at(0);
 }
 
-/// Expects running `op` to throw a KernelError whose message holds `fragment`.
+/// Expects running `op` to throw a KernelError (or a TensorError from a
+/// tensor operation it made) whose message holds `fragment`.
 inline void expectFailsWith(const KernelRegistry &registry, OpId op,
                             const std::vector<TestArg> &args, const std::string &fragment) {
   try {
     runNode(registry, op, args);
     ADD_FAILURE() << op << " did not fail";
-  } catch (const KernelError &e) {
+  } catch (const TensorError &e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
   }
 }

@@ -3,8 +3,8 @@
 #define GC_TEST_UNIT_LOWER_LOWERTESTUTIL_H
 
 #include "gc/IR/LoopIR.h"
-#include "gc/Interp/Compare.h"
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Compare.h"
+#include "gc/Tensor/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
 #include "gc/Interp/Interpreter.h"
-#include "gc/Interp/Npy.h"
+#include "gc/Tensor/Npy.h"
 #include "gc/Lower/LoopInterpreter.h"
 #include "gc/Lower/Lowering.h"
 #include "gc/Pass/Pass.h"

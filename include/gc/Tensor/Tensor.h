@@ -1,19 +1,22 @@
-//===- Tensor.h - Tensors of the reference interpreter ----------*- C++ -*-===//
+//===- Tensor.h - Strided tensors on the host -------------------*- C++ -*-===//
 //
 // A tensor is a strided view of a shared storage, as in PyTorch: views share
 // the storage of their base, so writes through one are seen through the
-// other. The interpreter values clarity over speed; elements are read and
-// written as double (floating types) or int64 (integer types and bool).
+// other. The reference interpreter, the tools' .npy inputs and outputs and
+// result comparison all use it; it values clarity over speed: elements are
+// read and written as double (floating types) or int64 (integer types and
+// bool).
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_INTERP_TENSOR_H
-#define GC_INTERP_TENSOR_H
+#ifndef GC_TENSOR_TENSOR_H
+#define GC_TENSOR_TENSOR_H
 
 #include "gc/IR/DType.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,14 @@ private:
 };
 
 using Shape = std::vector<int64_t>;
+
+/// What a tensor operation throws when asked for something its storage
+/// cannot give (a view outside it, a copy between shapes that do not
+/// broadcast). The reference kernels throw a subclass (KernelError); the
+/// interpreter reports both against the node that ran.
+struct TensorError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// Row-major strides of `sizes`, computed as torch does.
 Shape contiguousStrides(const Shape &sizes);
@@ -109,4 +120,4 @@ float bfloat16ToFloat(uint16_t b);
 
 } // namespace gc
 
-#endif // GC_INTERP_TENSOR_H
+#endif // GC_TENSOR_TENSOR_H

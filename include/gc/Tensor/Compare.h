@@ -1,8 +1,8 @@
 //===- Compare.h - Comparing results with references ------------*- C++ -*-===//
-#ifndef GC_INTERP_COMPARE_H
-#define GC_INTERP_COMPARE_H
+#ifndef GC_TENSOR_COMPARE_H
+#define GC_TENSOR_COMPARE_H
 
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Tensor.h"
 
 #include <string>
 
@@ -23,4 +23,4 @@ Comparison compareTensors(const Tensor &actual, const Tensor &expected, double r
 
 } // namespace gc
 
-#endif // GC_INTERP_COMPARE_H
+#endif // GC_TENSOR_COMPARE_H

@@ -1,8 +1,8 @@
 //===- Npy.h - Reading and writing NumPy .npy files -------------*- C++ -*-===//
-#ifndef GC_INTERP_NPY_H
-#define GC_INTERP_NPY_H
+#ifndef GC_TENSOR_NPY_H
+#define GC_TENSOR_NPY_H
 
-#include "gc/Interp/Tensor.h"
+#include "gc/Tensor/Tensor.h"
 #include "gc/Support/Error.h"
 
 #include <string>
@@ -19,4 +19,4 @@ std::string encodeNpy(const Tensor &t);
 
 } // namespace gc
 
-#endif // GC_INTERP_NPY_H
+#endif // GC_TENSOR_NPY_H

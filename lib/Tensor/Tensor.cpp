@@ -1,13 +1,15 @@
-//===- Tensor.cpp - Tensors of the reference interpreter ------------------===//
-#include "gc/Interp/Tensor.h"
-
-#include "gc/Interp/Kernel.h"
+//===- Tensor.cpp - Strided tensors on the host ---------------------------===//
+#include "gc/Tensor/Tensor.h"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 
 namespace gc {
+
+namespace {
+[[noreturn]] void tensorFail(const std::string &message) { throw TensorError(message); }
+} // namespace
 
 Shape contiguousStrides(const Shape &sizes) {
   Shape strides(sizes.size());
@@ -83,13 +85,13 @@ bool Tensor::isContiguous() const {
 
 Tensor Tensor::asStrided(Shape sizes, Shape strides, int64_t offset) const {
   if (sizes.size() != strides.size())
-    kernelFail("view with " + std::to_string(sizes.size()) + " sizes and " +
+    tensorFail("view with " + std::to_string(sizes.size()) + " sizes and " +
                std::to_string(strides.size()) + " strides");
   int64_t lo = offset, hi = offset;
   bool empty = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0)
-      kernelFail("view with a negative size " + shapeString(sizes));
+      tensorFail("view with a negative size " + shapeString(sizes));
     if (sizes[i] == 0)
       empty = true;
     else if (strides[i] >= 0)
@@ -99,7 +101,7 @@ Tensor Tensor::asStrided(Shape sizes, Shape strides, int64_t offset) const {
   }
   int64_t capacity = static_cast<int64_t>(storage_->size() / dtypeSize(dtype_));
   if (!empty && (lo < 0 || hi >= capacity))
-    kernelFail("view " + shapeString(sizes) + " runs outside its storage");
+    tensorFail("view " + shapeString(sizes) + " runs outside its storage");
   Tensor t = *this;
   t.sizes_ = std::move(sizes);
   t.strides_ = std::move(strides);
@@ -217,14 +219,14 @@ void Tensor::copyFrom(const Tensor &src) {
   // Broadcast src to this shape: align trailing dimensions, stride 0 where
   // src has size 1 or lacks the dimension.
   if (srcSizes.size() > sizes_.size())
-    kernelFail("cannot copy " + shapeString(srcSizes) + " into " + shapeString(sizes_));
+    tensorFail("cannot copy " + shapeString(srcSizes) + " into " + shapeString(sizes_));
   size_t lead = sizes_.size() - srcSizes.size();
   Shape strides(sizes_.size(), 0);
   for (size_t i = 0; i < srcSizes.size(); ++i) {
     if (srcSizes[i] == sizes_[lead + i])
       strides[lead + i] = src.strides()[i];
     else if (srcSizes[i] != 1)
-      kernelFail("cannot copy " + shapeString(srcSizes) + " into " + shapeString(sizes_));
+      tensorFail("cannot copy " + shapeString(srcSizes) + " into " + shapeString(sizes_));
   }
   Tensor from = src;
   from.sizes_ = sizes_;

@@ -7,7 +7,7 @@
 // padded with spaces to a multiple of 64 bytes, then the raw data.
 //
 //===----------------------------------------------------------------------===//
-#include "gc/Interp/Npy.h"
+#include "gc/Tensor/Npy.h"
 
 #include "gc/Support/FileSystem.h"
 

@@ -1,5 +1,5 @@
 //===- Compare.cpp - Comparing results with references --------------------===//
-#include "gc/Interp/Compare.h"
+#include "gc/Tensor/Compare.h"
 
 #include <cmath>
 
