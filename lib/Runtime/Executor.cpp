@@ -25,7 +25,6 @@ namespace gc {
 namespace {
 
 using plan::BufferKind;
-using plan::StepKind;
 using Programs = flatbuffers::Vector<flatbuffers::Offset<plan::SizeProgram>>;
 
 /// Below this much work (loop points times body operations) a kernel runs
@@ -136,7 +135,8 @@ struct Size {
   }
 };
 
-std::vector<std::vector<Size>> decodeSizes(const flatbuffers::Vector<flatbuffers::Offset<plan::Binding>> &bindings) {
+std::vector<std::vector<Size>>
+decodeSizes(const flatbuffers::Vector<flatbuffers::Offset<plan::Binding>> &bindings) {
   std::vector<std::vector<Size>> out;
   for (const plan::Binding *b : bindings) {
     std::vector<Size> &sizes = out.emplace_back();
@@ -286,7 +286,8 @@ Error ExecutorImpl::prepareFallback(size_t s) {
   if (!op.fallback() || op.fallback()->size() == 0)
     return makeError() << what << ": oneDNN cannot run it and the plan has no fallback for it";
   if (!fallbackLoader_)
-    return makeError() << what << " needs the fallback component, which is not available";
+    return makeError() << what << ": oneDNN cannot run it and this program has no fallback "
+                       << "component";
   Expected<const FallbackComponent *> component = fallbackLoader_();
   if (!component)
     return component.error().withContext(what);
@@ -335,9 +336,14 @@ Error ExecutorImpl::init(const KernelLibrary &kernels) {
     if (!st.detail_as_OpStep()->dnnl())
       needFallback.push_back(s);
   }
-  if (!needFallback.empty() && fallbackLoader_) {
-    // Loaded once: the first failure tells the whole story.
-    if (Expected<const FallbackComponent *> c = fallbackLoader_(); !c) {
+  if (!needFallback.empty()) {
+    // Asked for once up front, so that a missing component is one error
+    // naming every op that needs it.
+    Expected<const FallbackComponent *> c =
+        fallbackLoader_ ? fallbackLoader_()
+                        : Expected<const FallbackComponent *>(
+                              makeError() << "this program has no fallback component");
+    if (!c) {
       std::set<std::string> ops;
       for (size_t s : needFallback)
         ops.insert(step(s).detail_as_OpStep()->op()->str());
