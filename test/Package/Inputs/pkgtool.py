@@ -12,13 +12,21 @@ usage:
                                          float32 weights (or weight FQN alone) are
                                          multiplied by SCALE, CRCs updated: the same
                                          architecture with other weights, without torch
+  pkgtool.py replan PKG OUT HOW          the runtime plan (plan.gcpl.zst) damaged, recompressed
+                                         with the zstd tool and stored again, CRCs and offsets
+                                         updated (the entries before it keep their places):
+                                         HOW is garbage (bytes that are no plan), half (its
+                                         first half) or version (its major version made 9)
   pkgtool.py list PKG                    per entry: name, method, data offset modulo 64
   pkgtool.py compare GOT.npy WANT.npy    exit 1 unless allclose (1e-4) float32 arrays
 """
 import io
 import json
+import os
 import struct
+import subprocess
 import sys
+import tempfile
 import zipfile
 import zlib
 
@@ -83,6 +91,58 @@ def reweight(data, scale, only):
     assert done, "no float32 weight to scale"
 
 
+def zstd(args, data):
+    """`zstd ARGS` from a file (so that a compressed frame declares its size)."""
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "in"), os.path.join(d, "out")
+        with open(src, "wb") as f:
+            f.write(data)
+        subprocess.run(["zstd", "-q", *args, src, "-o", dst], check=True)
+        with open(dst, "rb") as f:
+            return f.read()
+
+
+def damage_plan(plan, how):
+    if how == "garbage":
+        return b"this is not a runtime plan at all"
+    if how == "half":
+        return plan[:len(plan) // 2]
+    assert how == "version", how
+    # The root table's first field is the PlanVersion struct: major, minor.
+    plan = bytearray(plan)
+    root = struct.unpack_from("<I", plan, 0)[0]
+    vtable = root - struct.unpack_from("<i", plan, root)[0]
+    field = struct.unpack_from("<H", plan, vtable + 4)[0]
+    struct.pack_into("<I", plan, root + field, 9)
+    return bytes(plan)
+
+
+def replace_entry(data, name, new):
+    """`data` with entry `name`'s stored bytes replaced by `new`, of any size;
+    the later entries and the central directory move."""
+    local, start, central, size = entry_offsets(data, name)
+    assert struct.unpack_from("<H", data, local + 6)[0] & 8 == 0, "data descriptor"
+    crc = zlib.crc32(new) & 0xFFFFFFFF
+    header = bytearray(data[local:start])
+    struct.pack_into("<III", header, 14, crc, len(new), len(new))
+    delta = len(new) - size
+    eocd = data.rindex(b"PK\x05\x06")
+    cd_start, = struct.unpack_from("<I", data, eocd + 16)
+    out = bytearray(data[:local] + header + new + data[start + size:cd_start])
+    cd = bytearray(data[cd_start:eocd])
+    at = 0
+    while at < len(cd):
+        offset, = struct.unpack_from("<I", cd, at + 42)
+        if cd_start + at == central:
+            struct.pack_into("<III", cd, at + 16, crc, len(new), len(new))
+        elif offset > local:
+            struct.pack_into("<I", cd, at + 42, offset + delta)
+        at += 46 + sum(struct.unpack_from("<HHH", cd, at + 28))
+    end = bytearray(data[eocd:])
+    struct.pack_into("<I", end, 16, cd_start + delta)
+    return bytes(out + cd + end)
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "compare":
@@ -115,6 +175,11 @@ def main():
         crc = zlib.crc32(text) & 0xFFFFFFFF
         struct.pack_into("<I", data, local + 14, crc)
         struct.pack_into("<I", data, central + 16, crc)
+    elif cmd == "replan":
+        _, start, _, size = entry_offsets(bytes(data), "plan.gcpl.zst")
+        plan = zstd(["-d"], bytes(data[start:start + size]))
+        frame = zstd(["-19"], damage_plan(plan, sys.argv[4]))
+        data = replace_entry(bytes(data), "plan.gcpl.zst", frame)
     elif cmd == "reweight":
         reweight(data, float(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
     else:
