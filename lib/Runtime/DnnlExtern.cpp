@@ -1,4 +1,4 @@
-//===- DnnlExtern.cpp - Extern nodes run by oneDNN ------------------------===//
+//===- DnnlExtern.cpp - Extern steps run by oneDNN ------------------------===//
 #include "DnnlExtern.h"
 
 #include <oneapi/dnnl/dnnl.hpp>

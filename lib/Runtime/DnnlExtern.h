@@ -1,4 +1,4 @@
-//===- DnnlExtern.h - Extern nodes run by oneDNN ----------------*- C++ -*-===//
+//===- DnnlExtern.h - Extern steps run by oneDNN ----------------*- C++ -*-===//
 //
 // Matrix products and convolutions, with their post-ops fused, as oneDNN
 // primitives. A primitive is made for one set of evaluated layouts and kept

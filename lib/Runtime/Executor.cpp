@@ -78,7 +78,7 @@ StridedLayout callerLayout(const TensorRef &t) {
 Expected<std::vector<int64_t>> evaluateAll(const Programs *list,
                                            std::span<const int64_t> symbols) {
   std::vector<int64_t> out;
-  for (size_t i = 0; list && i < list->size(); ++i) {
+  for (size_t i = 0; i < list->size(); ++i) {
     Expected<int64_t> v = evaluate(*list->Get(i), symbols);
     if (!v)
       return v.error();
@@ -228,22 +228,23 @@ private:
 };
 
 Error ExecutorImpl::checkSymbolsBound() const {
-  std::vector<bool> bound(plan_.symbols() ? plan_.symbols()->size() : 0, false);
+  std::vector<bool> bound(plan_.symbols()->size(), false);
   for (const plan::Binding *b : *graph_.inputs())
     for (const plan::SizeProgram *p : *b->view()->sizes())
       if (std::optional<uint32_t> slot = boundSymbol(*p))
         bound[*slot] = true;
   std::optional<int64_t> unbound;
+  // `p` may be an absent optional program (an offset, a parallel range).
   auto visit = [&](const plan::SizeProgram *p) {
-    for (size_t i = 0; p && i < p->code()->size(); ++i) {
-      const plan::SizeInsn *insn = p->code()->Get(i);
+    if (!p)
+      return;
+    for (const plan::SizeInsn *insn : *p->code())
       if (insn->op() == plan::SizeOp::Symbol && !bound[insn->arg()] && !unbound)
         unbound = insn->arg();
-    }
   };
   auto visitAll = [&](const Programs *list) {
-    for (size_t i = 0; list && i < list->size(); ++i)
-      visit(list->Get(i));
+    for (const plan::SizeProgram *p : *list)
+      visit(p);
   };
   auto visitView = [&](const plan::View *v) {
     visitAll(v->sizes());
@@ -265,13 +266,12 @@ Error ExecutorImpl::checkSymbolsBound() const {
     }
     const plan::OpStep &op = *st->detail_as_OpStep();
     for (const auto *views : {op.inputs(), op.outputs()})
-      for (size_t i = 0; views && i < views->size(); ++i)
-        visitView(views->Get(i));
+      for (const plan::View *v : *views)
+        visitView(v);
   }
-  if (graph_.kernel_symbols())
-    for (uint32_t slot : *graph_.kernel_symbols())
-      if (!bound[slot] && !unbound)
-        unbound = slot;
+  for (uint32_t slot : *graph_.kernel_symbols())
+    if (!bound[slot] && !unbound)
+      unbound = slot;
   if (unbound)
     return makeError() << "size symbol " << plan_.symbols()->Get(*unbound)->name()->str()
                        << " is not the size of any input";
@@ -307,7 +307,7 @@ Error ExecutorImpl::init(const KernelLibrary &kernels) {
   GC_RETURN_IF_ERROR(checkSymbolsBound());
   inputSizes_ = decodeSizes(*graph_.inputs());
   outputSizes_ = decodeSizes(*graph_.outputs());
-  size_t numSteps = graph_.steps() ? graph_.steps()->size() : 0;
+  size_t numSteps = graph_.steps()->size();
   kernelFns_.assign(numSteps, nullptr);
   fallbacks_.resize(numSteps);
   arenaProblem_.intermediate.resize(numBuffers_);
@@ -320,13 +320,10 @@ Error ExecutorImpl::init(const KernelLibrary &kernels) {
   std::vector<size_t> needFallback;
   for (size_t s = 0; s < numSteps; ++s) {
     const plan::Step &st = step(s);
-    auto &uses = arenaProblem_.uses.emplace_back();
-    if (st.uses())
-      uses.assign(st.uses()->begin(), st.uses()->end());
+    arenaProblem_.uses.emplace_back(st.uses()->begin(), st.uses()->end());
     auto &inplace = arenaProblem_.inplace.emplace_back();
-    if (st.inplace())
-      for (const plan::InplacePair *p : *st.inplace())
-        inplace.emplace_back(p->output(), p->input());
+    for (const plan::InplacePair *p : *st.inplace())
+      inplace.emplace_back(p->output(), p->input());
     if (const plan::KernelStep *k = st.detail_as_KernelStep()) {
       kernelFns_[s] = kernels.lookup(k->entry()->str());
       if (!kernelFns_[s])
@@ -384,10 +381,9 @@ std::optional<ArenaLayout> ExecutorImpl::staticArena() const {
   // use; a plan without them (or with too small ones) gets ours.
   ArenaLayout ours = planArena(arenaProblem_, [&](uint32_t b) { return bytes[b]; });
   std::vector<const plan::Placement *> given(numBuffers_, nullptr);
-  if (graph_.placements())
-    for (const plan::Placement *p : *graph_.placements())
-      given[p->buffer()] = p;
-  bool planCovers = graph_.placements() && graph_.placements()->size() > 0;
+  for (const plan::Placement *p : *graph_.placements())
+    given[p->buffer()] = p;
+  bool planCovers = graph_.placements()->size() > 0;
   for (size_t b = 0; b < given.size() && planCovers; ++b) {
     if (ours.offsets[b] < 0)
       continue;
@@ -413,7 +409,7 @@ Expected<std::vector<int64_t>> ExecutorImpl::bindInputs(std::span<const TensorRe
   size_t numInputs = graph_.inputs()->size();
   if (inputs.size() != numInputs)
     return makeError() << "expected " << numInputs << " inputs, got " << inputs.size();
-  size_t numSymbols = plan_.symbols() ? plan_.symbols()->size() : 0;
+  size_t numSymbols = plan_.symbols()->size();
   std::vector<int64_t> values(numSymbols, 0);
   std::vector<bool> bound(numSymbols, false);
   auto mismatch = [&](size_t i) -> Error {
@@ -465,9 +461,8 @@ Expected<std::vector<int64_t>> ExecutorImpl::bindInputs(std::span<const TensorRe
 
 Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const std::vector<int64_t> &values) {
   auto inst = std::make_unique<Instance>();
-  if (graph_.kernel_symbols())
-    for (uint32_t slot : *graph_.kernel_symbols())
-      inst->symbols.push_back(values[slot]);
+  for (uint32_t slot : *graph_.kernel_symbols())
+    inst->symbols.push_back(values[slot]);
   for (const plan::Buffer *buf : *graph_.buffers()) {
     Expected<StridedLayout> l = evaluateLayout(buf->sizes(), buf->strides(), nullptr, values);
     if (!l)
@@ -524,8 +519,8 @@ Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const std::vector
     std::string what = "node '" + st.name()->str() + "'";
     for (const auto &[views, out] : {std::pair{op.inputs(), &si.inputs},
                                      std::pair{op.outputs(), &si.outputs}})
-      for (size_t i = 0; views && i < views->size(); ++i) {
-        Expected<StridedLayout> l = viewOf(*views->Get(i), what);
+      for (const plan::View *v : *views) {
+        Expected<StridedLayout> l = viewOf(*v, what);
         if (!l)
           return l.error();
         out->push_back(l.take());
@@ -535,8 +530,8 @@ Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const std::vector
     // Weights do not change while the executor lives, so what oneDNN
     // derives from them (reordered weights) is kept.
     std::vector<bool> constant;
-    for (size_t i = 0; op.inputs() && i < op.inputs()->size(); ++i)
-      constant.push_back(buffer(op.inputs()->Get(i)->buffer()).kind() == BufferKind::Weight);
+    for (const plan::View *v : *op.inputs())
+      constant.push_back(buffer(v->buffer()).kind() == BufferKind::Weight);
     si.dnnl = dnnl_.prepare(op, si.inputs, si.outputs, constant);
     if (!si.dnnl)
       GC_RETURN_IF_ERROR(prepareFallback(s));
@@ -599,8 +594,8 @@ Error ExecutorImpl::runStep(size_t s, StepInstance &step, char *const *buffers,
   const plan::OpStep &op = *st.detail_as_OpStep();
   std::vector<char *> bases;
   for (const auto *views : {op.inputs(), op.outputs()})
-    for (size_t i = 0; views && i < views->size(); ++i)
-      bases.push_back(buffers[views->Get(i)->buffer()]);
+    for (const plan::View *v : *views)
+      bases.push_back(buffers[v->buffer()]);
   return fallbacks_[s]->run(bases.data(), step.inputs, step.outputs);
 }
 
@@ -739,11 +734,10 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
 Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const RuntimePlan> plan,
                                                      size_t graph, const KernelLibrary &kernels,
                                                      const RuntimeOptions &options) {
-  const auto *graphs = plan->root().graphs();
-  size_t numGraphs = graphs ? graphs->size() : 0;
-  if (graph >= numGraphs)
-    return makeError() << "the plan has " << numGraphs << " graphs, no graph " << graph;
-  const plan::Graph &g = *graphs->Get(graph);
+  const auto &graphs = *plan->root().graphs();
+  if (graph >= graphs.size())
+    return makeError() << "the plan has " << graphs.size() << " graphs, no graph " << graph;
+  const plan::Graph &g = *graphs.Get(graph);
   auto exec = std::make_unique<ExecutorImpl>(std::move(plan), g, options);
   GC_RETURN_IF_ERROR(exec->init(kernels));
   return std::unique_ptr<Executor>(std::move(exec));

@@ -1,10 +1,10 @@
 //===- RuntimePlan.cpp - Checking a runtime plan --------------------------===//
 //
-// FlatBuffers' verifier proves that every offset lies inside the bytes; the
-// checks here prove what the runtime then takes for granted: enums in range,
-// every buffer, input, symbol and weight index inside its table, and every
-// size program well formed. Each failure is one message naming the graph and
-// the place.
+// FlatBuffers' verifier proves that every offset lies inside the bytes and
+// that every required field is there; the checks here prove what the
+// runtime then takes for granted: enums in range, every buffer, input,
+// symbol and weight index inside its table, and every size program well
+// formed. Each failure is one message naming the graph and the place.
 //
 //===----------------------------------------------------------------------===//
 #include "gc/Runtime/RuntimePlan.h"
@@ -20,51 +20,41 @@ namespace {
 
 using namespace plan;
 
+/// The size of an optional vector field.
 template <typename T> size_t sizeOf(const flatbuffers::Vector<T> *v) { return v ? v->size() : 0; }
 
-/// `v`, or an empty vector for an absent field: a FlatBuffers vector is its
-/// length followed by its elements, so a zero length is an empty one.
-template <typename T> const flatbuffers::Vector<T> &orEmpty(const flatbuffers::Vector<T> *v) {
-  alignas(8) static const uint32_t kEmpty[2] = {0, 0};
-  return v ? *v : *reinterpret_cast<const flatbuffers::Vector<T> *>(kEmpty);
-}
-
-/// Checks one graph of a plan; `fail` starts a message naming the graph.
+/// Checks one graph of a plan; fail() starts a message naming the graph.
 class GraphChecker {
 public:
   GraphChecker(const Plan &plan, const Graph &graph) : plan_(plan), graph_(graph) {}
 
   Error check() {
-    if (!graph_.name())
-      return makeError() << "a graph has no name";
-    size_t numBuffers = sizeOf(graph_.buffers());
+    size_t numBuffers = graph_.buffers()->size();
     for (size_t b = 0; b < numBuffers; ++b) {
       const Buffer &buf = *graph_.buffers()->Get(b);
       std::string what = "buffer " + std::to_string(b);
-      if (!buf.name() || buf.kind() > BufferKind::MAX)
-        return fail() << what << " has no name or an unknown kind";
+      if (buf.kind() > BufferKind::MAX)
+        return fail() << what << " has an unknown kind";
       GC_RETURN_IF_ERROR(checkDType(buf.dtype(), what));
-      GC_RETURN_IF_ERROR(checkLayout(buf.sizes(), buf.strides(), what));
+      GC_RETURN_IF_ERROR(checkLayout(*buf.sizes(), *buf.strides(), what));
     }
     for (const auto *list : {graph_.inputs(), graph_.outputs()})
-      for (size_t i = 0; i < sizeOf(list); ++i) {
+      for (size_t i = 0; i < list->size(); ++i) {
         const Binding &b = *list->Get(i);
         std::string what = std::string(list == graph_.inputs() ? "input " : "output ") +
                            std::to_string(i);
-        if (!b.name() || !b.role() || !b.target())
-          return fail() << what << " has no name, role or target";
-        GC_RETURN_IF_ERROR(checkView(b.view(), what));
-        if (b.weight() < -1 || b.weight() >= static_cast<int64_t>(sizeOf(plan_.weights())) ||
+        GC_RETURN_IF_ERROR(checkView(*b.view(), what));
+        if (b.weight() < -1 || b.weight() >= static_cast<int64_t>(plan_.weights()->size()) ||
             (list == graph_.outputs() && b.weight() != -1))
           return fail() << what << " ('" << b.name()->str() << "') is bound to missing weight "
                         << b.weight();
       }
-    for (size_t s = 0; s < sizeOf(graph_.steps()); ++s)
+    for (size_t s = 0; s < graph_.steps()->size(); ++s)
       GC_RETURN_IF_ERROR(checkStep(*graph_.steps()->Get(s), s));
-    for (uint32_t slot : orEmpty(graph_.kernel_symbols()))
-      if (slot >= sizeOf(plan_.symbols()))
+    for (uint32_t slot : *graph_.kernel_symbols())
+      if (slot >= plan_.symbols()->size())
         return fail() << "kernels take missing symbol " << slot;
-    for (const Placement *p : orEmpty(graph_.placements()))
+    for (const Placement *p : *graph_.placements())
       if (p->buffer() >= numBuffers)
         return fail() << "placement of missing buffer " << p->buffer();
     return Error::success();
@@ -85,17 +75,15 @@ private:
 
   /// A program must leave one value, never pop an empty stack, and name
   /// only symbols the plan has.
-  Error checkProgram(const SizeProgram *p, const std::string &what) const {
-    if (!p)
-      return fail() << what << ": a size program is missing";
+  Error checkProgram(const SizeProgram &p, const std::string &what) const {
     int64_t depth = 0;
-    for (const SizeInsn *insn : orEmpty(p->code())) {
+    for (const SizeInsn *insn : *p.code()) {
       switch (insn->op()) {
       case SizeOp::Const:
         ++depth;
         break;
       case SizeOp::Symbol:
-        if (insn->arg() < 0 || static_cast<uint64_t>(insn->arg()) >= sizeOf(plan_.symbols()))
+        if (insn->arg() < 0 || static_cast<uint64_t>(insn->arg()) >= plan_.symbols()->size())
           return fail() << what << ": a size program reads missing symbol " << insn->arg();
         ++depth;
         break;
@@ -119,68 +107,67 @@ private:
     return Error::success();
   }
 
-  Error checkPrograms(const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *list,
+  Error checkPrograms(const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> &list,
                       const std::string &what) const {
-    for (const SizeProgram *p : orEmpty(list))
-      GC_RETURN_IF_ERROR(checkProgram(p, what));
+    for (const SizeProgram *p : list)
+      GC_RETURN_IF_ERROR(checkProgram(*p, what));
     return Error::success();
   }
 
-  Error checkLayout(const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *sizes,
-                    const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> *strides,
+  Error checkLayout(const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> &sizes,
+                    const flatbuffers::Vector<flatbuffers::Offset<SizeProgram>> &strides,
                     const std::string &what) const {
-    if (sizeOf(sizes) != sizeOf(strides))
-      return fail() << what << " has " << sizeOf(sizes) << " sizes but " << sizeOf(strides)
+    if (sizes.size() != strides.size())
+      return fail() << what << " has " << sizes.size() << " sizes but " << strides.size()
                     << " strides";
     GC_RETURN_IF_ERROR(checkPrograms(sizes, what));
     return checkPrograms(strides, what);
   }
 
-  Error checkView(const View *v, const std::string &what) const {
-    if (!v)
-      return fail() << what << " has no view";
-    if (v->buffer() >= sizeOf(graph_.buffers()))
-      return fail() << what << " views missing buffer " << v->buffer() << " of "
-                    << sizeOf(graph_.buffers());
-    GC_RETURN_IF_ERROR(checkDType(v->dtype(), what));
-    GC_RETURN_IF_ERROR(checkLayout(v->sizes(), v->strides(), what));
-    return v->offset() ? checkProgram(v->offset(), what) : Error::success();
+  Error checkView(const View &v, const std::string &what) const {
+    if (v.buffer() >= graph_.buffers()->size())
+      return fail() << what << " views missing buffer " << v.buffer() << " of "
+                    << graph_.buffers()->size();
+    GC_RETURN_IF_ERROR(checkDType(v.dtype(), what));
+    GC_RETURN_IF_ERROR(checkLayout(*v.sizes(), *v.strides(), what));
+    return v.offset() ? checkProgram(*v.offset(), what) : Error::success();
   }
 
   Error checkStep(const Step &step, size_t s) const {
-    std::string what = "step " + std::to_string(s);
-    if (!step.name() || step.kind() > StepKind::MAX)
-      return fail() << what << " has no name or an unknown kind";
-    what += " ('" + step.name()->str() + "')";
-    size_t numBuffers = sizeOf(graph_.buffers());
-    for (uint32_t b : orEmpty(step.uses()))
+    std::string what = "step " + std::to_string(s) + " ('" + step.name()->str() + "')";
+    if (step.kind() > StepKind::MAX)
+      return fail() << what << " has an unknown kind";
+    size_t numBuffers = graph_.buffers()->size();
+    for (uint32_t b : *step.uses())
       if (b >= numBuffers)
         return fail() << what << " uses missing buffer " << b;
-    for (const InplacePair *p : orEmpty(step.inplace()))
+    for (const InplacePair *p : *step.inplace())
       if (p->input() >= numBuffers || p->output() >= numBuffers)
         return fail() << what << " pairs missing buffers in place";
     if (const KernelStep *k = step.detail_as_KernelStep()) {
-      if (step.kind() != StepKind::Kernel || !k->entry() || !k->work())
-        return fail() << what << " is a kernel without an entry point or work";
+      if (step.kind() != StepKind::Kernel)
+        return fail() << what << " is a kernel of another kind";
       if (k->parallel_range())
-        GC_RETURN_IF_ERROR(checkProgram(k->parallel_range(), what));
-      return checkProgram(k->work(), what);
+        GC_RETURN_IF_ERROR(checkProgram(*k->parallel_range(), what));
+      return checkProgram(*k->work(), what);
     }
     const OpStep *op = step.detail_as_OpStep();
-    if (!op || step.kind() == StepKind::Kernel || !op->op())
+    if (!op || step.kind() == StepKind::Kernel)
       return fail() << what << " has no op or a kind that does not match it";
     for (const auto *views : {op->inputs(), op->outputs()})
-      for (size_t i = 0; i < sizeOf(views); ++i)
-        GC_RETURN_IF_ERROR(checkView(views->Get(i), what));
+      for (const View *v : *views)
+        GC_RETURN_IF_ERROR(checkView(*v, what));
     if (step.kind() == StepKind::Fallback && sizeOf(op->fallback()) == 0)
       return fail() << what << " is a fallback without a payload";
     if (const DnnlCall *d = op->dnnl()) {
-      size_t numInputs = sizeOf(op->inputs());
+      size_t numInputs = op->inputs()->size();
       bool bad = d->primitive() > DnnlPrimitive::MAX || d->src() >= numInputs ||
                  d->weights() >= numInputs || d->bias() < -1 ||
-                 d->bias() >= static_cast<int64_t>(numInputs) || sizeOf(op->outputs()) != 1;
-      for (const PostOp *p : orEmpty(d->post_ops()))
-        bad |= p->kind() > PostOpKind::MAX || p->input() >= numInputs;
+                 d->bias() >= static_cast<int64_t>(numInputs) || op->outputs()->size() != 1;
+      for (size_t k = 0; k < sizeOf(d->post_ops()); ++k) {
+        const PostOp &p = *d->post_ops()->Get(k);
+        bad |= p.kind() > PostOpKind::MAX || p.input() >= numInputs;
+      }
       if (bad)
         return fail() << what << " has a oneDNN call on missing operands";
     }
@@ -227,14 +214,14 @@ Expected<std::shared_ptr<const RuntimePlan>> RuntimePlan::read(std::string bytes
   if (!VerifyPlanBuffer(verifier))
     return makeError() << where << ": corrupt runtime plan (its structure does not verify)";
   const Plan &root = *GetPlan(data);
-  for (const Symbol *s : orEmpty(root.symbols()))
-    if (!s->name() || s->min() > s->max())
-      return makeError() << where << ": a symbol has no name or an empty range";
-  for (const Weight *w : orEmpty(root.weights()))
-    if (!w->name() || static_cast<int>(w->dtype()) >= kNumDTypes ||
-        sizeOf(w->sizes()) != sizeOf(w->strides()))
-      return makeError() << where << ": a weight has no name, an unknown dtype or a bad layout";
-  for (const Graph *g : orEmpty(root.graphs()))
+  for (const Symbol *s : *root.symbols())
+    if (s->min() > s->max())
+      return makeError() << where << ": symbol " << s->name()->str() << " has an empty range";
+  for (const Weight *w : *root.weights())
+    if (static_cast<int>(w->dtype()) >= kNumDTypes || w->sizes()->size() != w->strides()->size())
+      return makeError() << where << ": weight '" << w->name()->str()
+                         << "' has an unknown dtype or a bad layout";
+  for (const Graph *g : *root.graphs())
     if (Error e = GraphChecker(root, *g).check())
       return e.withContext(where);
   return std::shared_ptr<const RuntimePlan>(new RuntimePlan(std::move(bytes)));
@@ -297,7 +284,7 @@ Expected<int64_t> evaluate(const SizeProgram &program, std::span<const int64_t> 
 
 std::optional<uint32_t> boundSymbol(const SizeProgram &program) {
   const auto *code = program.code();
-  if (code && code->size() == 1 && code->Get(0)->op() == SizeOp::Symbol)
+  if (code->size() == 1 && code->Get(0)->op() == SizeOp::Symbol)
     return static_cast<uint32_t>(code->Get(0)->arg());
   return std::nullopt;
 }
@@ -346,7 +333,7 @@ std::string typeText(plan::DType dtype,
                      const Plan &plan) {
   std::string s(dtypeName(dtypeOf(dtype)));
   s += '[';
-  for (size_t d = 0; d < sizeOf(sizes); ++d)
+  for (size_t d = 0; d < sizes->size(); ++d)
     s += (d ? ", " : "") + sizeText(*sizes->Get(d), plan);
   return s + ']';
 }
@@ -357,6 +344,6 @@ const char *stepKindName(StepKind k) {
   return kNames[static_cast<size_t>(k)];
 }
 
-std::string graphLabel(const Graph &g) { return "graph @" + (g.name() ? g.name()->str() : ""); }
+std::string graphLabel(const Graph &g) { return "graph @" + g.name()->str(); }
 
 } // namespace gc
