@@ -388,8 +388,10 @@ std::optional<ArenaLayout> ExecutorImpl::staticArena() const {
     if (ours.offsets[b] < 0)
       continue;
     const plan::Placement *p = given[b];
+    // Compared without a sum, which a corrupt plan could overflow.
     planCovers = p && p->offset() >= 0 && p->offset() % kAlignment == 0 &&
-                 p->bytes() >= bytes[b] && p->offset() + p->bytes() <= graph_.arena_bytes();
+                 p->bytes() >= bytes[b] && p->bytes() <= graph_.arena_bytes() &&
+                 p->offset() <= graph_.arena_bytes() - p->bytes();
   }
   if (planCovers) {
     for (size_t b = 0; b < given.size(); ++b)
