@@ -13,6 +13,7 @@
 #include <cctype>
 #include <iterator>
 #include <optional>
+#include <type_traits>
 
 namespace gc {
 
@@ -22,6 +23,14 @@ using namespace plan;
 
 /// The size of an optional vector field.
 template <typename T> size_t sizeOf(const flatbuffers::Vector<T> *v) { return v ? v->size() : 0; }
+
+/// Whether the elements of `v` (absent or empty: none) lie on their
+/// alignment. FlatBuffers' verifier checks a vector's length word, not its
+/// 8-byte elements, which a corrupt plan may misplace.
+template <typename T> bool aligned(const flatbuffers::Vector<T> *v) {
+  using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(Element) == 0;
+}
 
 /// Checks one graph of a plan; fail() starts a message naming the graph.
 class GraphChecker {
@@ -54,6 +63,8 @@ public:
     for (uint32_t slot : *graph_.kernel_symbols())
       if (slot >= plan_.symbols()->size())
         return fail() << "kernels take missing symbol " << slot;
+    if (!aligned(graph_.placements()))
+      return fail() << "the placements are misaligned";
     for (const Placement *p : *graph_.placements())
       if (p->buffer() >= numBuffers)
         return fail() << "placement of missing buffer " << p->buffer();
@@ -76,6 +87,8 @@ private:
   /// A program must leave one value, never pop an empty stack, and name
   /// only symbols the plan has.
   Error checkProgram(const SizeProgram &p, const std::string &what) const {
+    if (!aligned(p.code()))
+      return fail() << what << ": a size program is misaligned";
     int64_t depth = 0;
     for (const SizeInsn *insn : *p.code()) {
       switch (insn->op()) {
@@ -160,6 +173,8 @@ private:
     if (step.kind() == StepKind::Fallback && sizeOf(op->fallback()) == 0)
       return fail() << what << " is a fallback without a payload";
     if (const DnnlCall *d = op->dnnl()) {
+      if (!aligned(d->stride()) || !aligned(d->padding()) || !aligned(d->dilation()))
+        return fail() << what << " has a misaligned oneDNN call";
       size_t numInputs = op->inputs()->size();
       bool bad = d->primitive() > DnnlPrimitive::MAX || d->src() >= numInputs ||
                  d->weights() >= numInputs || d->bias() < -1 ||
@@ -218,7 +233,8 @@ Expected<std::shared_ptr<const RuntimePlan>> RuntimePlan::read(std::string bytes
     if (s->min() > s->max())
       return makeError() << where << ": symbol " << s->name()->str() << " has an empty range";
   for (const Weight *w : *root.weights())
-    if (static_cast<int>(w->dtype()) >= kNumDTypes || w->sizes()->size() != w->strides()->size())
+    if (static_cast<int>(w->dtype()) >= kNumDTypes || w->sizes()->size() != w->strides()->size() ||
+        !aligned(w->sizes()) || !aligned(w->strides()))
       return makeError() << where << ": weight '" << w->name()->str()
                          << "' has an unknown dtype or a bad layout";
   for (const Graph *g : *root.graphs())
