@@ -11,6 +11,7 @@
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/RuntimeFallback/FallbackPayload.h"
 
+#include <algorithm>
 #include <map>
 
 namespace gc {
@@ -148,7 +149,10 @@ private:
     return it->second;
   }
 
+  /// `e` in postfix: an n-ary sum, product, min or max as n - 1 binary
+  /// instructions after its first operand.
   void append(const SymExpr *e, Insns &out) {
+    fb::SizeOp op = fb::SizeOp::Add;
     switch (e->kind()) {
     case SymExpr::Kind::Const:
       out.emplace_back(fb::SizeOp::Const, e->constant());
@@ -156,14 +160,25 @@ private:
     case SymExpr::Kind::Symbol:
       out.emplace_back(fb::SizeOp::Symbol, slot(e->symbolName()));
       return;
-    default:
+    case SymExpr::Kind::Add:
+      op = fb::SizeOp::Add;
+      break;
+    case SymExpr::Kind::Mul:
+      op = fb::SizeOp::Mul;
+      break;
+    case SymExpr::Kind::FloorDiv:
+      op = fb::SizeOp::FloorDiv;
+      break;
+    case SymExpr::Kind::Mod:
+      op = fb::SizeOp::Mod;
+      break;
+    case SymExpr::Kind::Min:
+      op = fb::SizeOp::Min;
+      break;
+    case SymExpr::Kind::Max:
+      op = fb::SizeOp::Max;
       break;
     }
-    static constexpr fb::SizeOp kOps[] = {fb::SizeOp::Const,    fb::SizeOp::Symbol,
-                                          fb::SizeOp::Add,      fb::SizeOp::Mul,
-                                          fb::SizeOp::FloorDiv, fb::SizeOp::Mod,
-                                          fb::SizeOp::Min,      fb::SizeOp::Max};
-    fb::SizeOp op = kOps[static_cast<size_t>(e->kind())];
     auto operands = e->operands();
     append(operands[0], out);
     for (const SymExpr *o : operands.subspan(1)) {
