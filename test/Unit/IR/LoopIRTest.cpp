@@ -348,10 +348,10 @@ TEST(LoopIRTest, ReaderRefusesBadExpressionIndicesAndEnums) {
   };
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               return fb::CreateLoopNode(fbb, fb::LoopNodeKind::Pointwise, fbb.CreateString("p"),
-                                        fbb.CreateVector(std::vector<uint32_t>{0, 7}));
+                                        fbb.CreateVector(std::vector<int32_t>{0, 7}));
             }),
-            "'t.gcm': loop graph @g: node 0 ('p'): range 1: expression index 7 is out of "
-            "range (the file has 1)");
+            "'t.gcm': loop_graphs[0].nodes[0].ranges[1]: expression index 7 is out of range "
+            "(the file has 1)");
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               auto op = fb::CreateBodyOp(fbb, fb::BodyOpKind::Load, fb::DType::Float32,
                                          static_cast<uint8_t>(ScalarOp::Add), 0, 0, 3);
@@ -359,12 +359,12 @@ TEST(LoopIRTest, ReaderRefusesBadExpressionIndicesAndEnums) {
               return fb::CreateLoopNode(fbb, fb::LoopNodeKind::Pointwise, fbb.CreateString("p"),
                                         0, 0, fb::ReduceKind::Sum, body);
             }),
-            "'t.gcm': loop graph @g: node 0 ('p'): body operation 0: index: expression index 3 "
-            "is out of range (the file has 1)");
+            "'t.gcm': loop_graphs[0].nodes[0].body.ops[0].index: expression index 3 is out of "
+            "range (the file has 1)");
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               return fb::CreateLoopNode(fbb, static_cast<fb::LoopNodeKind>(9));
             }),
-            "'t.gcm': loop graph @g: node 0 (''): unknown kind or reduction");
+            "'t.gcm': loop_graphs[0].nodes[0].kind: unknown value 9");
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               auto op = fb::CreateBodyOp(fbb, fb::BodyOpKind::Compute, fb::DType::Float32,
                                          static_cast<uint8_t>(kNumScalarOps));
@@ -372,8 +372,8 @@ TEST(LoopIRTest, ReaderRefusesBadExpressionIndicesAndEnums) {
               return fb::CreateLoopNode(fbb, fb::LoopNodeKind::Pointwise, fbb.CreateString("p"),
                                         0, 0, fb::ReduceKind::Sum, body);
             }),
-            "'t.gcm': loop graph @g: node 0 ('p'): body operation 0: unknown kind, dtype or "
-            "scalar op");
+            "'t.gcm': loop_graphs[0].nodes[0].body.ops[0].op: unknown value " +
+                std::to_string(kNumScalarOps));
 }
 
 TEST(LoopIRTest, ScalarOpNumbersAreStable) {
