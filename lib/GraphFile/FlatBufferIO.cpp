@@ -46,6 +46,13 @@ template <class M>
 constexpr bool kScalar = std::is_arithmetic_v<M> || (std::is_enum_v<M> && !std::is_same_v<M, OpId>) ||
                          std::is_same_v<M, const SymExpr *> || std::is_same_v<M, Device>;
 
+/// The value a scalar field takes when the file leaves it out: an enum's
+/// first value, as in every FlatBuffers schema, else the IR struct's default
+/// (graph.fbs gives the same: persistent = true, offset = -1, ...).
+template <class M> M fileDefault(const M &structDefault) {
+  return std::is_enum_v<M> ? M{} : structDefault;
+}
+
 /// What a scalar is stored as: enums as their underlying type, bools as
 /// bytes (a hostile byte other than 0 or 1 must not become a bool).
 template <class M> auto underlying(M v) {
@@ -110,7 +117,7 @@ private:
     static const T defaults{};
     forEachField<T>([&](size_t id, const auto &f) {
       if constexpr (kScalar<std::remove_cvref_t<decltype(v.*f.member)>>)
-        addScalar(id, v.*f.member, defaults.*f.member);
+        addScalar(id, v.*f.member, fileDefault(defaults.*f.member));
       else
         addOffset(id, offsets[id]);
       return true;
@@ -325,7 +332,7 @@ private:
     [[maybe_unused]] static const T defaults{};
     Error e = Error::success();
     forEachField<T>([&](size_t id, const auto &f) {
-      e = field(&t, id, f.name, out.*f.member, defaults.*f.member,
+      e = field(&t, id, f.name, out.*f.member, fileDefault(defaults.*f.member),
                 typename std::remove_cvref_t<decltype(f)>::Codec{});
       return !e;
     });

@@ -9,7 +9,7 @@
 
 #include "gc/IR/Printer.h"
 
-#include "gc/IR/LoopIR.h"
+#include "gc/IR/Fields.h"
 #include "gc/Support/SHA256.h"
 
 #include <algorithm>
@@ -43,22 +43,26 @@ private:
   void printValueRef(const Value *v);
   void printInputSpec(const InputSpec &spec);
   void printOutputSpec(const OutputSpec &spec);
-  void printBuffer(const Buffer &b);
-  void printBufferRef(const LoopGraph &g, uint32_t buffer);
-  void printBinding(const LoopGraph &g, std::string_view what,
-                    const LoopBinding &b);
-  void printLoopNode(const LoopGraph &g, const LoopNode &n);
-  void printBody(const LoopGraph &g, const Body &body);
-  void printBodyOp(const LoopGraph &g, const BodyOp &op);
-  void printViews(const LoopGraph &g, const std::vector<BufferView> &views);
-  void printNodeRef(const LoopGraph &g, uint32_t node);
-  void printPlan(const LoopGraph &g, const Plan &p);
+  // The field-driven form of loop graphs.
+  template <Structured T> void printField(const T &v, Plain, int indent);
+  template <class M> void printField(const std::vector<M> &v, auto codec, int indent);
+  template <class M> void printField(const M &v, auto codec, int indent);
+  template <class M> static bool isDefault(const M &v, const M &def) {
+    // -0.0 is not the default 0.
+    if constexpr (std::is_same_v<M, double>)
+      return v == def && std::signbit(v) == std::signbit(def);
+    else
+      return v == def;
+  }
+  void printBufferRef(uint32_t buffer);
   void printString(std::string_view s);
   void printFloat(double d);
   void printBool(int64_t b) { out_ += b ? "true" : "false"; }
   void printInt(int64_t i) { out_ += std::to_string(i); }
 
   std::string out_;
+  /// The loop graph being printed, whose buffers references name.
+  const LoopGraph *graph_ = nullptr;
   // Contiguity is decided by building contiguousStrides for a copy of the
   // sizes in a context of our own: the module's context is const here, and
   // canonical form makes structural equality across contexts the same test
@@ -507,329 +511,88 @@ void Printer::printGraph(const Graph &g) {
 }
 
 //===----------------------------------------------------------------------===//
-// Loop graphs
+// Loop graphs: the field-driven form
 //===----------------------------------------------------------------------===//
+// A declared struct (gc/IR/Fields.h) prints as {field=value, ...}, leaving
+// out fields that hold their default except `kind`, which says what the
+// others mean (a buffer reference left out is the first buffer). A list of structs puts each element on a line of its own.
+// Tensor types and call arguments keep the syntax they have in graphs.
 
-void Printer::printBufferRef(const LoopGraph &g, uint32_t buffer) {
+void Printer::printLoopGraph(const LoopGraph &g) {
+  graph_ = &g;
+  out_ += "  loops ";
+  printField(g, Plain{}, 2);
+  out_ += '\n';
+}
+
+template <Structured T> void Printer::printField(const T &v, Plain, int indent) {
+  static const T defaults{};
+  out_ += '{';
+  bool first = true;
+  forEachField<T>([&](size_t, const auto &f) {
+    using Codec = typename std::remove_cvref_t<decltype(f)>::Codec;
+    if (f.name != "kind" &&
+        isDefault(v.*f.member, defaults.*f.member))
+      return true;
+    out_ += first ? "" : ", ";
+    first = false;
+    out_ += f.name;
+    out_ += '=';
+    printField(v.*f.member, Codec{}, indent);
+    return true;
+  });
+  out_ += '}';
+}
+
+template <class M> void Printer::printField(const std::vector<M> &v, auto codec, int indent) {
+  out_ += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (Structured<M>) {
+      out_ += '\n' + std::string(indent + 2, ' ');
+      printField(v[i], codec, indent + 2);
+    } else {
+      out_ += i ? ", " : "";
+      printField(v[i], codec, indent);
+    }
+  }
+  if constexpr (Structured<M>)
+    out_ += '\n' + std::string(indent, ' ');
+  out_ += ']';
+}
+
+template <class M> void Printer::printField(const M &v, auto codec, int) {
+  if constexpr (std::is_same_v<M, bool>)
+    printBool(v);
+  else if constexpr (std::is_same_v<M, double>)
+    printFloat(v);
+  else if constexpr (std::is_same_v<M, OpId>)
+    out_ += opName(v);
+  else if constexpr (std::is_enum_v<M>)
+    out_ += EnumInfo<M>::name(v);
+  else if constexpr (std::is_same_v<decltype(codec), BufferRef>)
+    printBufferRef(v);
+  else if constexpr (std::is_integral_v<M>)
+    printInt(static_cast<int64_t>(v));
+  else if constexpr (std::is_same_v<M, const SymExpr *>)
+    out_ += v ? v->str() : "none";
+  else if constexpr (std::is_same_v<M, TensorType>)
+    printTensorType(v);
+  else if constexpr (std::is_same_v<M, Arg>)
+    printArg(v, /*loopArg=*/true);
+  else if constexpr (std::is_same_v<decltype(codec), Bytes>)
+    out_ += "<" + std::to_string(v.size()) + " bytes, sha256 " + sha256Hex(v) + ">";
+  else
+    printString(v);
+}
+
+void Printer::printBufferRef(uint32_t buffer) {
   // Indices are checked by the verifier, not here; an unverified module
   // still prints, with what is wrong visible.
   out_ += '%';
-  if (buffer < g.buffers.size())
-    out_ += g.buffers[buffer].name;
+  if (buffer < graph_->buffers.size())
+    out_ += graph_->buffers[buffer].name;
   else
     out_ += "<buffer " + std::to_string(buffer) + ">";
-}
-
-void Printer::printNodeRef(const LoopGraph &g, uint32_t node) {
-  if (node < g.nodes.size())
-    printString(g.nodes[node].name);
-  else
-    out_ += "<node " + std::to_string(node) + ">";
-}
-
-void Printer::printBuffer(const Buffer &b) {
-  out_ += "    buffer %";
-  out_ += b.name;
-  out_ += " : ";
-  TensorType t;
-  t.dtype = b.dtype;
-  t.sizes = b.sizes;
-  t.strides = b.strides;
-  printTensorType(t);
-  switch (b.kind) {
-  case BufferKind::Input:
-    out_ += " input";
-    break;
-  case BufferKind::Output:
-    out_ += " output";
-    break;
-  case BufferKind::Intermediate:
-    out_ += " intermediate";
-    break;
-  }
-  if (b.flexible)
-    out_ += " flexible";
-  out_ += '\n';
-}
-
-void Printer::printBinding(const LoopGraph &g, std::string_view what,
-                           const LoopBinding &b) {
-  out_ += "    ";
-  out_ += what;
-  out_ += ' ';
-  printString(b.name);
-  out_ += " = ";
-  printBufferRef(g, b.buffer);
-  out_ += " : ";
-  printTensorType(b.type);
-  out_ += ' ';
-}
-
-void Printer::printBodyOp(const LoopGraph &g, const BodyOp &op) {
-  auto valueRef = [&](int64_t i) {
-    out_ += '%';
-    printInt(i);
-  };
-  switch (op.kind) {
-  case BodyOp::Kind::Load:
-    out_ += "load ";
-    printBufferRef(g, op.buffer);
-    out_ += '[';
-    out_ += op.index ? op.index->str() : "none";
-    out_ += ']';
-    if (!op.indirect.empty()) {
-      out_ += " indirect(";
-      for (size_t i = 0; i < op.indirect.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        valueRef(op.indirect[i]);
-      }
-      out_ += ')';
-    }
-    // The value where masked off; kept even without a mask so that the
-    // text holds every field a load has.
-    if (op.mask >= 0 || op.constant != 0 || std::signbit(op.constant)) {
-      out_ += " mask(";
-      if (op.mask >= 0)
-        valueRef(op.mask);
-      else
-        out_ += "none";
-      out_ += ", ";
-      printFloat(op.constant);
-      out_ += ')';
-    }
-    break;
-  case BodyOp::Kind::Const:
-    out_ += "const ";
-    printFloat(op.constant);
-    break;
-  case BodyOp::Kind::Index:
-    out_ += "index ";
-    out_ += op.index ? op.index->str() : "none";
-    break;
-  case BodyOp::Kind::Compute:
-  case BodyOp::Kind::Cast:
-    out_ += op.kind == BodyOp::Kind::Cast ? "cast" : scalarOpName(op.op);
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      out_ += i ? ", " : " ";
-      valueRef(op.operands[i]);
-    }
-    break;
-  }
-  out_ += " : ";
-  out_ += dtypeName(op.dtype);
-}
-
-void Printer::printBody(const LoopGraph &g, const Body &body) {
-  out_ += "{\n";
-  for (size_t i = 0; i < body.ops.size(); ++i) {
-    out_ += "      %";
-    printInt(static_cast<int64_t>(i));
-    out_ += " = ";
-    printBodyOp(g, body.ops[i]);
-    out_ += '\n';
-  }
-  out_ += "      yield %";
-  printInt(body.result);
-  out_ += "\n    }";
-}
-
-void Printer::printViews(const LoopGraph &g,
-                         const std::vector<BufferView> &views) {
-  out_ += '(';
-  for (size_t i = 0; i < views.size(); ++i) {
-    if (i)
-      out_ += ", ";
-    printBufferRef(g, views[i].buffer);
-    out_ += " : ";
-    printTensorType(views[i].type);
-  }
-  out_ += ')';
-}
-
-void Printer::printLoopNode(const LoopGraph &g, const LoopNode &n) {
-  out_ += "    ";
-  switch (n.kind) {
-  case LoopNode::Kind::Pointwise:
-  case LoopNode::Kind::Reduction:
-    if (n.kind == LoopNode::Kind::Pointwise) {
-      out_ += "pointwise ";
-    } else {
-      out_ += "reduction ";
-      out_ += reduceKindName(n.reduce);
-      out_ += ' ';
-    }
-    printString(n.name);
-    out_ += ' ';
-    printExprList(n.ranges);
-    if (n.kind == LoopNode::Kind::Reduction) {
-      out_ += " over ";
-      printExprList(n.reductionRanges);
-    }
-    out_ += " -> ";
-    printBufferRef(g, n.output);
-    out_ += '[';
-    out_ += n.storeIndex ? n.storeIndex->str() : "none";
-    out_ += ']';
-    break;
-  case LoopNode::Kind::Extern:
-  case LoopNode::Kind::Fallback: {
-    out_ += n.kind == LoopNode::Kind::Extern ? "extern " : "fallback ";
-    printString(n.name);
-    out_ += ' ';
-    out_ += opName(n.op);
-    printCallArgs(n.args, /*loopArgs=*/true);
-    out_ += " inputs";
-    printViews(g, n.inputs);
-    out_ += " -> ";
-    printViews(g, n.outputs);
-    if (!n.postOps.empty()) {
-      out_ += " post_ops(";
-      for (size_t i = 0; i < n.postOps.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        const PostOp &p = n.postOps[i];
-        switch (p.kind) {
-        case PostOp::Kind::AddBias:
-          out_ += "add_bias($" + std::to_string(p.input) + ")";
-          break;
-        case PostOp::Kind::Add:
-          out_ += "add($" + std::to_string(p.input) + ")";
-          break;
-        case PostOp::Kind::Relu:
-          out_ += "relu";
-          break;
-        case PostOp::Kind::GeluErf:
-          out_ += "gelu_erf";
-          break;
-        case PostOp::Kind::GeluTanh:
-          out_ += "gelu_tanh";
-          break;
-        }
-      }
-      out_ += ')';
-    }
-    break;
-  }
-  }
-  if (!n.origin.empty()) {
-    out_ += " origin(";
-    printString(n.origin);
-    out_ += ')';
-  }
-  if (n.kind == LoopNode::Kind::Pointwise ||
-      n.kind == LoopNode::Kind::Reduction) {
-    out_ += ' ';
-    printBody(g, n.body);
-  }
-  out_ += '\n';
-}
-
-void Printer::printPlan(const LoopGraph &g, const Plan &p) {
-  out_ += "    plan target(";
-  printString(p.target);
-  out_ += ") {\n";
-  if (!p.symbols.empty()) {
-    out_ += "      symbols(";
-    for (size_t i = 0; i < p.symbols.size(); ++i) {
-      if (i)
-        out_ += ", ";
-      out_ += p.symbols[i];
-    }
-    out_ += ")\n";
-  }
-  for (const KernelGroup &k : p.kernels) {
-    out_ += "      kernel ";
-    printString(k.name);
-    out_ += " nodes(";
-    for (size_t i = 0; i < k.nodes.size(); ++i) {
-      if (i)
-        out_ += ", ";
-      printNodeRef(g, k.nodes[i]);
-    }
-    out_ += ") parallel ";
-    printExprList(k.parallelRanges);
-    out_ += '\n';
-  }
-  for (const PlanStep &s : p.steps) {
-    out_ += "      step ";
-    if (s.kind == PlanStep::Kind::Kernel) {
-      out_ += "kernel ";
-      if (s.index < p.kernels.size())
-        printString(p.kernels[s.index].name);
-      else
-        out_ += "<kernel " + std::to_string(s.index) + ">";
-    } else {
-      out_ += s.kind == PlanStep::Kind::Extern ? "extern " : "fallback ";
-      printNodeRef(g, s.index);
-    }
-    if (!s.frees.empty()) {
-      out_ += " frees(";
-      for (size_t i = 0; i < s.frees.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        printBufferRef(g, s.frees[i]);
-      }
-      out_ += ')';
-    }
-    if (!s.inplace.empty()) {
-      out_ += " inplace(";
-      for (size_t i = 0; i < s.inplace.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        printBufferRef(g, s.inplace[i].output);
-        out_ += " <- ";
-        printBufferRef(g, s.inplace[i].input);
-      }
-      out_ += ')';
-    }
-    out_ += '\n';
-  }
-  for (const BufferPlacement &pl : p.placements) {
-    out_ += "      place ";
-    printBufferRef(g, pl.buffer);
-    out_ += " offset(";
-    printInt(pl.offset);
-    out_ += ") bytes(";
-    printInt(pl.bytes);
-    out_ += ")\n";
-  }
-  out_ += "      arena_bytes(";
-  printInt(p.arenaBytes);
-  out_ += ") intermediate_bytes(";
-  printInt(p.intermediateBytes);
-  out_ += ")\n      object_code(bytes(";
-  printInt(static_cast<int64_t>(p.objectCode.size()));
-  out_ += "), sha256(";
-  printString(sha256Hex(p.objectCode));
-  out_ += ")) object_hash(";
-  printString(p.objectHash);
-  out_ += ")\n    }\n";
-}
-
-void Printer::printLoopGraph(const LoopGraph &g) {
-  out_ += "  loops @";
-  out_ += g.name;
-  out_ += " {\n";
-  for (const Buffer &b : g.buffers)
-    printBuffer(b);
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    printBinding(g, "input", g.inputs[i]);
-    if (i < g.inputSpecs.size())
-      printInputSpec(g.inputSpecs[i]);
-    out_ += '\n';
-  }
-  for (const LoopNode &n : g.nodes)
-    printLoopNode(g, n);
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    printBinding(g, "output", g.outputs[i]);
-    if (i < g.outputSpecs.size())
-      printOutputSpec(g.outputSpecs[i]);
-    out_ += '\n';
-  }
-  if (g.plan != Plan{})
-    printPlan(g, g.plan);
-  out_ += "  }\n";
 }
 
 void Printer::printSymbolRanges(const Module &m) {

@@ -16,7 +16,10 @@
 
 #include "gc/Parser/Parser.h"
 
-#include "gc/IR/LoopIR.h"
+#include "gc/IR/Fields.h"
+
+#include <algorithm>
+#include <utility>
 
 #include <cassert>
 #include <charconv>
@@ -108,18 +111,11 @@ private:
 
   // Loop graphs (the Loops level).
   Error parseLoopGraph();
-  Error parseBuffer(LoopGraph &g);
-  Error parseBufferRef(uint32_t &out);
-  Error parseBinding(LoopBinding &out);
-  Error parseLoopNode(LoopGraph &g, LoopNode::Kind kind);
-  Error parseCall(LoopNode &n);
-  Error parseViews(std::vector<BufferView> &out);
-  Error parseBody(Body &out);
-  Error parseBodyOp(BodyOp &op, size_t defined);
-  Error parseBodyRef(size_t defined, uint32_t &out);
+  template <Structured T> Error parseField(T &out, Plain);
+  template <class M> Error parseField(std::vector<M> &out, auto codec);
+  template <class M> Error parseField(M &out, auto codec);
+  /// A loop call's tensor argument: one of its node's inputs, "$N".
   Error parseInputRef(bool allowNone, int64_t &out);
-  Error parseDTypeName(DType &out);
-  Error parseDouble(double &out);
 
   std::string_view text_;
   std::string_view file_;
@@ -127,8 +123,8 @@ private:
   Module &m_;
   /// The current graph's values by name.
   std::unordered_map<std::string, Value *> values_;
-  /// The current loop graph's buffers by name.
-  std::unordered_map<std::string, uint32_t> buffers_;
+  /// The loop graph being read, whose buffers references name.
+  LoopGraph *loopGraph_ = nullptr;
   /// Arguments of a loop node name its inputs ("$0") instead of values.
   bool loopArgs_ = false;
 };
@@ -924,48 +920,31 @@ Error Parser::parseGraph() {
 }
 
 //===----------------------------------------------------------------------===//
-// Loop graphs
+// Loop graphs: the field-driven form (lib/IR/Printer.cpp prints it)
 //===----------------------------------------------------------------------===//
 
-Error Parser::parseDTypeName(DType &out) {
+Error Parser::parseLoopGraph() {
   skipTrivia();
   size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseIdentifier(name, "dtype"));
-  std::optional<DType> dtype = parseDType(name);
-  if (!dtype)
-    return error(at, "unknown dtype '" + name + "'");
-  out = *dtype;
+  LoopGraph &g = m_.addLoopGraph("");
+  loopGraph_ = &g;
+  GC_RETURN_IF_ERROR(parseField(g, Plain{}));
+  size_t same = 0;
+  for (const auto &other : m_.loopGraphs())
+    same += other->name == g.name;
+  if (m_.graph(g.name) || same > 1)
+    return error(at, "redefinition of graph '@" + g.name + "'");
   return Error::success();
 }
 
-Error Parser::parseDouble(double &out) {
-  Number n;
-  GC_RETURN_IF_ERROR(parseNumber(n));
-  out = n.isFloat ? n.d : static_cast<double>(n.i);
-  return Error::success();
-}
-
-Error Parser::parseBufferRef(uint32_t &out) {
-  skipTrivia();
-  size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseSigilName('%', name));
-  auto it = buffers_.find(name);
-  if (it == buffers_.end())
-    return error(at, "use of undefined buffer '%" + name + "'");
-  out = it->second;
-  return Error::success();
-}
-
+/// Fields in any order, each at most once; absent ones keep their default.
 Error Parser::parseInputRef(bool allowNone, int64_t &out) {
   if (allowNone && acceptKeyword("none")) {
     out = -1;
     return Error::success();
   }
   if (!accept('$'))
-    return errorHere(allowNone ? "expected node input '$N' or 'none'"
-                               : "expected node input '$N'");
+    return errorHere(allowNone ? "expected node input '$N' or 'none'" : "expected node input '$N'");
   uint64_t index;
   size_t at = pos_;
   GC_RETURN_IF_ERROR(parseUnsigned(index));
@@ -975,286 +954,94 @@ Error Parser::parseInputRef(bool allowNone, int64_t &out) {
   return Error::success();
 }
 
-Error Parser::parseBodyRef(size_t defined, uint32_t &out) {
-  skipTrivia();
-  size_t at = pos_;
-  if (!accept('%'))
-    return errorHere("expected body value '%N'");
-  uint64_t index;
-  GC_RETURN_IF_ERROR(parseUnsigned(index));
-  if (index >= defined)
-    return error(at, "use of undefined body value '%" + std::to_string(index) + "'");
-  out = static_cast<uint32_t>(index);
-  return Error::success();
-}
-
-Error Parser::parseBuffer(LoopGraph &g) {
-  skipTrivia();
-  size_t at = pos_;
-  Buffer b;
-  GC_RETURN_IF_ERROR(parseSigilName('%', b.name));
-  if (buffers_.count(b.name))
-    return error(at, "redefinition of buffer '%" + b.name + "'");
-  GC_RETURN_IF_ERROR(expect(':'));
-  skipTrivia();
-  size_t typeAt = pos_;
-  Type type;
-  GC_RETURN_IF_ERROR(parseType(type));
-  const TensorType &t = type.tensor;
-  // A buffer is plain memory: only its sizes and strides are its own.
-  if (!type.isTensor() || t.device != Device{} || t.requiresGrad ||
-      !t.storageOffset->isConst() || t.storageOffset->constant() != 0)
-    return error(typeAt, "a buffer's type has only a dtype, sizes and strides");
-  b.dtype = t.dtype;
-  b.sizes = t.sizes;
-  b.strides = t.strides;
-  skipTrivia();
-  size_t kindAt = pos_;
-  std::string kind;
-  GC_RETURN_IF_ERROR(parseIdentifier(kind, "buffer kind"));
-  if (kind == "input")
-    b.kind = BufferKind::Input;
-  else if (kind == "output")
-    b.kind = BufferKind::Output;
-  else if (kind == "intermediate")
-    b.kind = BufferKind::Intermediate;
-  else
-    return error(kindAt, "unknown buffer kind '" + kind + "'");
-  b.flexible = acceptKeyword("flexible");
-  buffers_[b.name] = static_cast<uint32_t>(g.buffers.size());
-  g.buffers.push_back(std::move(b));
-  return Error::success();
-}
-
-Error Parser::parseBinding(LoopBinding &out) {
-  GC_RETURN_IF_ERROR(parseString(out.name));
-  GC_RETURN_IF_ERROR(expect('='));
-  GC_RETURN_IF_ERROR(parseBufferRef(out.buffer));
-  GC_RETURN_IF_ERROR(expect(':'));
-  skipTrivia();
-  size_t typeAt = pos_;
-  Type type;
-  GC_RETURN_IF_ERROR(parseType(type));
-  if (!type.isTensor())
-    return error(typeAt, "expected a tensor type");
-  out.type = std::move(type.tensor);
-  return Error::success();
-}
-
-Error Parser::parseViews(std::vector<BufferView> &out) {
-  GC_RETURN_IF_ERROR(expect('('));
-  if (accept(')'))
-    return Error::success();
-  do {
-    BufferView &v = out.emplace_back();
-    GC_RETURN_IF_ERROR(parseBufferRef(v.buffer));
-    GC_RETURN_IF_ERROR(expect(':'));
+template <Structured T> Error Parser::parseField(T &out, Plain) {
+  GC_RETURN_IF_ERROR(expect('{'));
+  std::vector<bool> seen(std::tuple_size_v<std::remove_cvref_t<decltype(kFields<T>)>>);
+  while (!accept('}')) {
     skipTrivia();
-    size_t typeAt = pos_;
+    size_t at = pos_;
+    std::string name;
+    GC_RETURN_IF_ERROR(parseIdentifier(name, "field name"));
+    Error e = error(at, "unknown field '" + name + "'");
+    forEachField<T>([&](size_t id, const auto &f) {
+      if (f.name != name)
+        return true;
+      e = seen[id] ? error(at, "duplicate field '" + name + "'") : expect('=');
+      if (!e)
+        e = parseField(out.*f.member, typename std::remove_cvref_t<decltype(f)>::Codec{});
+      seen[id] = true;
+      return false;
+    });
+    GC_RETURN_IF_ERROR(std::move(e));
+    accept(',');
+  }
+  return Error::success();
+}
+
+template <class M> Error Parser::parseField(std::vector<M> &out, auto codec) {
+  GC_RETURN_IF_ERROR(expect('['));
+  while (!accept(']')) {
+    GC_RETURN_IF_ERROR(parseField(out.emplace_back(), codec));
+    if (!Structured<M> && peek() != ']')
+      GC_RETURN_IF_ERROR(expect(','));
+    else
+      accept(',');
+  }
+  return Error::success();
+}
+
+template <class M> Error Parser::parseField(M &out, auto codec) {
+  skipTrivia();
+  size_t at = pos_;
+  if constexpr (std::is_same_v<M, bool>) {
+    if (!acceptKeyword("true") && !acceptKeyword("false"))
+      return errorHere("expected 'true' or 'false'");
+    out = text_.substr(at, 4) == "true";
+  } else if constexpr (std::is_same_v<M, double>) {
+    Number n;
+    GC_RETURN_IF_ERROR(parseNumber(n));
+    out = n.isFloat ? n.d : static_cast<double>(n.i);
+  } else if constexpr (std::is_same_v<M, OpId>) {
+    return parseOpName(out);
+  } else if constexpr (std::is_enum_v<M>) {
+    std::string name;
+    GC_RETURN_IF_ERROR(parseIdentifier(name, "a name"));
+    std::optional<M> e = parseEnum<M>(name);
+    if (!e)
+      return error(at, "unknown name '" + name + "'");
+    out = *e;
+  } else if constexpr (std::is_same_v<decltype(codec), BufferRef>) {
+    std::string name;
+    GC_RETURN_IF_ERROR(parseSigilName('%', name));
+    const auto &buffers = loopGraph_->buffers;
+    auto it = std::find_if(buffers.begin(), buffers.end(),
+                           [&](const Buffer &b) { return b.name == name; });
+    if (it == buffers.end())
+      return error(at, "use of undefined buffer '%" + name + "'");
+    out = static_cast<uint32_t>(it - buffers.begin());
+  } else if constexpr (std::is_integral_v<M>) {
+    int64_t i;
+    GC_RETURN_IF_ERROR(parseInt(i));
+    if (!std::in_range<M>(i))
+      return error(at, "number out of range");
+    out = static_cast<M>(i);
+  } else if constexpr (std::is_same_v<M, const SymExpr *>) {
+    return parseExpr(",]}", out);
+  } else if constexpr (std::is_same_v<M, TensorType>) {
     Type type;
     GC_RETURN_IF_ERROR(parseType(type));
     if (!type.isTensor())
-      return error(typeAt, "expected a tensor type");
-    v.type = std::move(type.tensor);
-  } while (accept(','));
-  return expect(')');
-}
-
-Error Parser::parseBodyOp(BodyOp &op, size_t defined) {
-  skipTrivia();
-  size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseIdentifier(name, "body operation"));
-  if (name == "load") {
-    op.kind = BodyOp::Kind::Load;
-    GC_RETURN_IF_ERROR(parseBufferRef(op.buffer));
-    GC_RETURN_IF_ERROR(expect('['));
-    GC_RETURN_IF_ERROR(parseExpr("]", op.index));
-    GC_RETURN_IF_ERROR(expect(']'));
-    if (acceptKeyword("indirect")) {
-      GC_RETURN_IF_ERROR(expect('('));
-      do {
-        GC_RETURN_IF_ERROR(parseBodyRef(defined, op.indirect.emplace_back()));
-      } while (accept(','));
-      GC_RETURN_IF_ERROR(expect(')'));
-    }
-    if (acceptKeyword("mask")) {
-      GC_RETURN_IF_ERROR(expect('('));
-      if (!acceptKeyword("none")) {
-        uint32_t mask;
-        GC_RETURN_IF_ERROR(parseBodyRef(defined, mask));
-        op.mask = static_cast<int32_t>(mask);
-      }
-      GC_RETURN_IF_ERROR(expect(','));
-      GC_RETURN_IF_ERROR(parseDouble(op.constant));
-      GC_RETURN_IF_ERROR(expect(')'));
-    }
-  } else if (name == "const") {
-    op.kind = BodyOp::Kind::Const;
-    GC_RETURN_IF_ERROR(parseDouble(op.constant));
-  } else if (name == "index") {
-    op.kind = BodyOp::Kind::Index;
-    GC_RETURN_IF_ERROR(parseExpr(":", op.index));
+      return error(at, "expected a tensor type");
+    out = std::move(type.tensor);
+  } else if constexpr (std::is_same_v<M, Arg>) {
+    loopArgs_ = true;
+    Error e = parseArg(out);
+    loopArgs_ = false;
+    return e;
+  } else if constexpr (std::is_same_v<decltype(codec), Bytes>) {
+    return error(at, "object code cannot be read from text; read the binary file");
   } else {
-    std::optional<ScalarOp> scalar = parseScalarOp(name);
-    if (name != "cast" && !scalar)
-      return error(at, "unknown body operation '" + name + "'");
-    op.kind = scalar ? BodyOp::Kind::Compute : BodyOp::Kind::Cast;
-    if (scalar)
-      op.op = *scalar;
-    do {
-      GC_RETURN_IF_ERROR(parseBodyRef(defined, op.operands.emplace_back()));
-    } while (accept(','));
-  }
-  GC_RETURN_IF_ERROR(expect(':'));
-  return parseDTypeName(op.dtype);
-}
-
-Error Parser::parseBody(Body &out) {
-  GC_RETURN_IF_ERROR(expect('{'));
-  while (!acceptKeyword("yield")) {
-    skipTrivia();
-    size_t at = pos_;
-    std::string name;
-    GC_RETURN_IF_ERROR(parseSigilName('%', name));
-    // Body values are numbered in order, so a use names its definition.
-    std::string want = std::to_string(out.ops.size());
-    if (name != want)
-      return error(at, "expected body value '%" + want + "'");
-    GC_RETURN_IF_ERROR(expect('='));
-    BodyOp op;
-    GC_RETURN_IF_ERROR(parseBodyOp(op, out.ops.size()));
-    out.ops.push_back(std::move(op));
-  }
-  GC_RETURN_IF_ERROR(parseBodyRef(out.ops.size(), out.result));
-  return expect('}');
-}
-
-Error Parser::parseCall(LoopNode &n) {
-  GC_RETURN_IF_ERROR(parseOpName(n.op));
-  std::vector<NamedArg> args;
-  loopArgs_ = true;
-  Error e = parseCallArgs(args);
-  loopArgs_ = false;
-  GC_RETURN_IF_ERROR(std::move(e));
-  for (NamedArg &a : args)
-    n.args.push_back({std::move(a.name), a.keywordOnly, std::move(a.value)});
-  GC_RETURN_IF_ERROR(expectKeyword("inputs"));
-  GC_RETURN_IF_ERROR(parseViews(n.inputs));
-  GC_RETURN_IF_ERROR(expect('-'));
-  GC_RETURN_IF_ERROR(expect('>'));
-  GC_RETURN_IF_ERROR(parseViews(n.outputs));
-  if (!acceptKeyword("post_ops"))
-    return Error::success();
-  GC_RETURN_IF_ERROR(expect('('));
-  do {
-    skipTrivia();
-    size_t at = pos_;
-    std::string name;
-    GC_RETURN_IF_ERROR(parseIdentifier(name, "post-op"));
-    PostOp &p = n.postOps.emplace_back();
-    if (name == "add_bias" || name == "add") {
-      p.kind = name == "add" ? PostOp::Kind::Add : PostOp::Kind::AddBias;
-      GC_RETURN_IF_ERROR(expect('('));
-      int64_t input;
-      GC_RETURN_IF_ERROR(parseInputRef(/*allowNone=*/false, input));
-      p.input = static_cast<uint32_t>(input);
-      GC_RETURN_IF_ERROR(expect(')'));
-    } else if (name == "relu") {
-      p.kind = PostOp::Kind::Relu;
-    } else if (name == "gelu_erf") {
-      p.kind = PostOp::Kind::GeluErf;
-    } else if (name == "gelu_tanh") {
-      p.kind = PostOp::Kind::GeluTanh;
-    } else {
-      return error(at, "unknown post-op '" + name + "'");
-    }
-  } while (accept(','));
-  return expect(')');
-}
-
-Error Parser::parseLoopNode(LoopGraph &g, LoopNode::Kind kind) {
-  LoopNode n;
-  n.kind = kind;
-  if (kind == LoopNode::Kind::Reduction) {
-    skipTrivia();
-    size_t at = pos_;
-    std::string reduce;
-    GC_RETURN_IF_ERROR(parseIdentifier(reduce, "reduction kind"));
-    std::optional<ReduceKind> r = parseReduceKind(reduce);
-    if (!r)
-      return error(at, "unknown reduction kind '" + reduce + "'");
-    n.reduce = *r;
-  }
-  skipTrivia();
-  size_t nameAt = pos_;
-  GC_RETURN_IF_ERROR(parseString(n.name));
-  for (const LoopNode &prev : g.nodes)
-    if (prev.name == n.name)
-      return error(nameAt, "redefinition of node \"" + n.name + "\"");
-  bool loops = kind == LoopNode::Kind::Pointwise || kind == LoopNode::Kind::Reduction;
-  if (loops) {
-    GC_RETURN_IF_ERROR(parseExprList(n.ranges));
-    if (kind == LoopNode::Kind::Reduction) {
-      GC_RETURN_IF_ERROR(expectKeyword("over"));
-      GC_RETURN_IF_ERROR(parseExprList(n.reductionRanges));
-    }
-    GC_RETURN_IF_ERROR(expect('-'));
-    GC_RETURN_IF_ERROR(expect('>'));
-    GC_RETURN_IF_ERROR(parseBufferRef(n.output));
-    GC_RETURN_IF_ERROR(expect('['));
-    GC_RETURN_IF_ERROR(parseExpr("]", n.storeIndex));
-    GC_RETURN_IF_ERROR(expect(']'));
-  } else {
-    GC_RETURN_IF_ERROR(parseCall(n));
-  }
-  if (acceptKeyword("origin")) {
-    GC_RETURN_IF_ERROR(expect('('));
-    GC_RETURN_IF_ERROR(parseString(n.origin));
-    GC_RETURN_IF_ERROR(expect(')'));
-  }
-  if (loops)
-    GC_RETURN_IF_ERROR(parseBody(n.body));
-  g.nodes.push_back(std::move(n));
-  return Error::success();
-}
-
-Error Parser::parseLoopGraph() {
-  skipTrivia();
-  size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseSigilName('@', name));
-  if (m_.graph(name) || m_.loopGraph(name))
-    return error(at, "redefinition of graph '@" + name + "'");
-  LoopGraph &g = m_.addLoopGraph(name);
-  buffers_.clear();
-  GC_RETURN_IF_ERROR(expect('{'));
-  while (!accept('}')) {
-    skipTrivia();
-    size_t itemAt = pos_;
-    if (acceptKeyword("buffer")) {
-      GC_RETURN_IF_ERROR(parseBuffer(g));
-    } else if (acceptKeyword("input")) {
-      GC_RETURN_IF_ERROR(parseBinding(g.inputs.emplace_back()));
-      GC_RETURN_IF_ERROR(parseInputSpec(g.inputSpecs.emplace_back()));
-    } else if (acceptKeyword("output")) {
-      GC_RETURN_IF_ERROR(parseBinding(g.outputs.emplace_back()));
-      GC_RETURN_IF_ERROR(parseOutputSpec(g.outputSpecs.emplace_back()));
-    } else if (acceptKeyword("pointwise")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Pointwise));
-    } else if (acceptKeyword("reduction")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Reduction));
-    } else if (acceptKeyword("extern")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Extern));
-    } else if (acceptKeyword("fallback")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Fallback));
-    } else if (peekIdentifier() == "plan") {
-      return error(itemAt, "a plan cannot be read from text (it leaves out the "
-                           "object code); read the binary file");
-    } else {
-      return errorHere("expected 'buffer', 'input', 'output', 'pointwise', "
-                       "'reduction', 'extern', 'fallback' or '}'");
-    }
+    return parseString(out);
   }
   return Error::success();
 }
