@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <unordered_map>
 
 namespace gc {
 namespace {
@@ -32,12 +31,12 @@ public:
 private:
   void printTensorType(const TensorType &t);
   bool hasContiguousStrides(const TensorType &t);
-  const SymExpr *importExpr(const SymExpr *e);
   void printExprList(const std::vector<const SymExpr *> &exprs);
   void printGraph(const Graph &g);
   void printInput(const Value *v, const InputSpec &spec);
   void printNode(const Node &n);
   void printArg(const Arg &a, bool loopArg);
+  void printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg);
   template <typename NamedArgT>
   void printCallArgs(const std::vector<NamedArgT> &args, bool loopArgs);
   void printValueRef(const Value *v);
@@ -68,63 +67,21 @@ private:
   // canonical form makes structural equality across contexts the same test
   // as pointer equality within one.
   SymContext scratch_;
-  std::unordered_map<const SymExpr *, const SymExpr *> imported_;
 };
-
-const SymExpr *Printer::importExpr(const SymExpr *e) {
-  if (auto it = imported_.find(e); it != imported_.end())
-    return it->second;
-  const SymExpr *r = nullptr;
-  auto ops = e->operands();
-  switch (e->kind()) {
-  case SymExpr::Kind::Const:
-    r = scratch_.constant(e->constant());
-    break;
-  case SymExpr::Kind::Symbol:
-    r = scratch_.symbol(e->symbolName());
-    break;
-  case SymExpr::Kind::Add:
-  case SymExpr::Kind::Mul:
-  case SymExpr::Kind::Min:
-  case SymExpr::Kind::Max: {
-    r = importExpr(ops[0]);
-    for (size_t i = 1; i < ops.size(); ++i) {
-      const SymExpr *o = importExpr(ops[i]);
-      switch (e->kind()) {
-      case SymExpr::Kind::Add:
-        r = scratch_.add(r, o);
-        break;
-      case SymExpr::Kind::Mul:
-        r = scratch_.mul(r, o);
-        break;
-      case SymExpr::Kind::Min:
-        r = scratch_.min(r, o);
-        break;
-      default:
-        r = scratch_.max(r, o);
-        break;
-      }
-    }
-    break;
-  }
-  case SymExpr::Kind::FloorDiv:
-    r = scratch_.floorDiv(importExpr(ops[0]), importExpr(ops[1]));
-    break;
-  case SymExpr::Kind::Mod:
-    r = scratch_.mod(importExpr(ops[0]), importExpr(ops[1]));
-    break;
-  }
-  imported_.emplace(e, r);
-  return r;
-}
 
 bool Printer::hasContiguousStrides(const TensorType &t) {
   if (t.strides.size() != t.sizes.size())
     return false;
   std::vector<const SymExpr *> sizes;
-  sizes.reserve(t.sizes.size());
-  for (const SymExpr *s : t.sizes)
-    sizes.push_back(importExpr(s));
+  // Parsing a canonical expression's text rebuilds it here; an expression
+  // that does not parse (a bad symbol name in an unverified module) keeps
+  // its strides printed.
+  for (const SymExpr *s : t.sizes) {
+    Expected<const SymExpr *> e = scratch_.parse(s->str());
+    if (!e)
+      return false;
+    sizes.push_back(*e);
+  }
   std::vector<const SymExpr *> expected = contiguousStrides(scratch_, sizes);
   for (size_t i = 0; i < expected.size(); ++i)
     if (SymExpr::compare(t.strides[i], expected[i]) != 0)
@@ -180,20 +137,10 @@ void Printer::printTensorType(const TensorType &t) {
 }
 
 void Printer::printType(const Type &t) {
-  switch (t.kind) {
-  case Type::Kind::Tensor:
+  if (t.isTensor())
     printTensorType(t.tensor);
-    return;
-  case Type::Kind::SymInt:
-    out_ += "sym_int";
-    return;
-  case Type::Kind::SymFloat:
-    out_ += "sym_float";
-    return;
-  case Type::Kind::SymBool:
-    out_ += "sym_bool";
-    return;
-  }
+  else
+    out_ += EnumInfo<Type::Kind>::name(t.kind);
 }
 
 void Printer::printString(std::string_view s) {
@@ -248,131 +195,85 @@ void Printer::printValueRef(const Value *v) {
 }
 
 void Printer::printArg(const Arg &a, bool loopArg) {
-  // Lists of the unprefixed kinds are told apart by their first element, so
-  // only an empty one needs its kind spelled out.
-  auto list = [&](std::string_view emptyPrefix, size_t n, auto &&element) {
-    if (n == 0) {
-      out_ += emptyPrefix;
-      out_ += "[]";
-      return;
-    }
-    out_ += '[';
-    for (size_t i = 0; i < n; ++i) {
-      if (i)
-        out_ += ", ";
-      element(i);
-    }
-    out_ += ']';
-  };
-  // A loop argument's tensors are indices into its node's inputs, in `ints`.
-  auto tensorRef = [&](size_t i) {
-    if (!loopArg) {
-      printValueRef(i < a.values.size() ? a.values[i] : nullptr);
-    } else if (i < a.ints.size() && a.ints[i] >= 0) {
-      out_ += '$';
-      printInt(a.ints[i]);
-    } else {
-      out_ += "none";
-    }
-  };
-  size_t numTensors = loopArg ? a.ints.size() : a.values.size();
-  // A SymInt entry is the value if there is one, else the constant.
-  auto symInt = [&](size_t i) {
-    if (i < a.values.size() && a.values[i])
-      printValueRef(a.values[i]);
-    else
-      printInt(a.ints[i]);
-  };
-
-  switch (a.kind) {
-  case ArgKind::None:
+  const ArgSyntax &syntax = kArgSyntax[static_cast<size_t>(a.kind)];
+  if (a.kind == ArgKind::None) {
     out_ += "none";
     return;
-  case ArgKind::Tensor:
-    tensorRef(0);
-    return;
-  case ArgKind::Tensors:
-    list("tensors", numTensors, tensorRef);
-    return;
-  case ArgKind::OptionalTensors:
-    out_ += "opt_tensors[";
-    for (size_t i = 0; i < numTensors; ++i) {
-      if (i)
-        out_ += ", ";
-      tensorRef(i);
-    }
-    out_ += ']';
-    return;
-  case ArgKind::Int:
-    printInt(a.ints[0]);
-    return;
-  case ArgKind::Ints:
-    list("ints", a.ints.size(), [&](size_t i) { printInt(a.ints[i]); });
-    return;
-  case ArgKind::Float:
-    printFloat(a.floats[0]);
-    return;
-  case ArgKind::Floats:
-    list("floats", a.floats.size(), [&](size_t i) { printFloat(a.floats[i]); });
-    return;
-  case ArgKind::Bool:
-    printBool(a.ints[0]);
-    return;
-  case ArgKind::Bools:
-    list("bools", a.ints.size(), [&](size_t i) { printBool(a.ints[i]); });
-    return;
-  case ArgKind::String:
-    printString(a.strings[0]);
-    return;
-  case ArgKind::Strings:
-    list("strings", a.strings.size(), [&](size_t i) { printString(a.strings[i]); });
-    return;
-  case ArgKind::SymInt:
-    out_ += "symint(";
-    symInt(0);
-    out_ += ')';
-    return;
-  case ArgKind::SymInts: {
-    out_ += "symints[";
-    size_t n = std::max(a.values.size(), a.ints.size());
-    for (size_t i = 0; i < n; ++i) {
-      if (i)
-        out_ += ", ";
-      symInt(i);
-    }
-    out_ += ']';
-    return;
   }
-  case ArgKind::SymFloat:
-    out_ += "symfloat(";
-    printValueRef(a.values.empty() ? nullptr : a.values[0]);
-    out_ += ')';
-    return;
-  case ArgKind::SymBool:
-    out_ += "symbool(";
-    printValueRef(a.values.empty() ? nullptr : a.values[0]);
-    out_ += ')';
-    return;
-  case ArgKind::ScalarType:
-    out_ += "dtype(";
-    out_ += dtypeName(static_cast<DType>(a.ints[0]));
-    out_ += ')';
-    return;
-  case ArgKind::MemoryFormat:
-    out_ += "memory_format(";
-    out_ += memoryFormatName(static_cast<MemoryFormat>(a.ints[0]));
-    out_ += ')';
-    return;
-  case ArgKind::Layout:
-    out_ += "layout(";
-    out_ += layoutName(static_cast<Layout>(a.ints[0]));
-    out_ += ')';
-    return;
-  case ArgKind::Device:
-    out_ += "device(";
+  // A loop argument's tensors are indices into its node's inputs, in `ints`.
+  size_t n = 1;
+  if (syntax.list) {
+    switch (syntax.elem) {
+    case ArgElem::Tensor:
+      n = loopArg ? a.ints.size() : a.values.size();
+      break;
+    case ArgElem::Float:
+      n = a.floats.size();
+      break;
+    case ArgElem::String:
+      n = a.strings.size();
+      break;
+    default: // A SymInt is a value or an integer; the others are integers.
+      n = std::max(a.values.size(), a.ints.size());
+      break;
+    }
+  }
+  if (!syntax.bare || n == 0)
+    out_ += syntax.keyword;
+  out_ += syntax.list ? "[" : syntax.bare ? "" : "(";
+  for (size_t i = 0; i < n; ++i) {
+    out_ += i ? ", " : "";
+    printArgElement(a, syntax.elem, i, loopArg);
+  }
+  out_ += syntax.list ? "]" : syntax.bare ? "" : ")";
+}
+
+void Printer::printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg) {
+  const Value *value = i < a.values.size() ? a.values[i] : nullptr;
+  switch (elem) {
+  case ArgElem::None:
+    break;
+  case ArgElem::Tensor:
+    if (!loopArg)
+      printValueRef(value);
+    else if (i < a.ints.size() && a.ints[i] >= 0)
+      out_ += '$' + std::to_string(a.ints[i]);
+    else
+      out_ += "none";
+    break;
+  case ArgElem::Int:
+    printInt(a.ints[i]);
+    break;
+  case ArgElem::Float:
+    printFloat(a.floats[i]);
+    break;
+  case ArgElem::Bool:
+    printBool(a.ints[i]);
+    break;
+  case ArgElem::String:
+    printString(a.strings[i]);
+    break;
+  case ArgElem::SymInt:
+    if (value)
+      printValueRef(value);
+    else
+      printInt(a.ints[i]);
+    break;
+  case ArgElem::Value:
+    printValueRef(value);
+    break;
+  case ArgElem::DType:
+    out_ += dtypeName(static_cast<DType>(a.ints[i]));
+    break;
+  case ArgElem::MemoryFormat:
+    out_ += memoryFormatName(static_cast<MemoryFormat>(a.ints[i]));
+    break;
+  case ArgElem::Layout:
+    out_ += layoutName(static_cast<Layout>(a.ints[i]));
+    break;
+  case ArgElem::Device:
     out_ += deviceName(a.device);
-    out_ += ')';
-    return;
+    break;
   }
 }
 

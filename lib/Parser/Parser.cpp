@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <utility>
 
-#include <cassert>
 #include <charconv>
 #include <unordered_map>
 
@@ -101,9 +100,8 @@ private:
   Error parseNode(Graph &g);
   Error parseReturn(Graph &g);
   Error parseArg(Arg &out);
-  Error parseListElements(ArgKind kind, Arg &out);
+  Error parseArgElement(const ArgSyntax &syntax, Arg &out);
   Error parseValueRef(Value *&out, bool allowNone);
-  Error parseEnumArg(std::string_view what, Arg &out);
   Error parseCallArgs(std::vector<NamedArg> &args);
   Error parseInputSpec(InputSpec &spec);
   Error parseOutputSpec(OutputSpec &spec);
@@ -502,67 +500,58 @@ Error Parser::parseValueRef(Value *&out, bool allowNone) {
   return Error::success();
 }
 
-Error Parser::parseListElements(ArgKind kind, Arg &out) {
-  // The opening '[' is consumed.
-  out.kind = kind;
+Error Parser::parseArg(Arg &out) {
+  out = Arg{};
+  skipTrivia();
+  size_t start = pos_;
+  std::string_view id = peekIdentifier();
+  auto keyword = std::find_if(std::begin(kArgSyntax), std::end(kArgSyntax),
+                              [&](const ArgSyntax &s) { return !s.keyword.empty() && s.keyword == id; });
+  const ArgSyntax *syntax = keyword == std::end(kArgSyntax) ? nullptr : keyword;
+  if (syntax) {
+    pos_ += id.size();
+    if (syntax->kind == ArgKind::None)
+      return Error::success();
+    GC_RETURN_IF_ERROR(expect(syntax->list ? '[' : '('));
+  } else {
+    // No keyword: the (first) element tells the kind.
+    bool list = accept('[');
+    char c = peek();
+    std::string_view word = peekIdentifier();
+    std::optional<ArgElem> elem;
+    if (c == '%' || (c == '$' && loopArgs_)) {
+      elem = ArgElem::Tensor;
+    } else if (c == '"') {
+      elem = ArgElem::String;
+    } else if (word == "true" || word == "false") {
+      elem = ArgElem::Bool;
+    } else if (c == '-' || isDigit(c) || word == "inf" || word == "nan") {
+      size_t save = pos_;
+      Number n;
+      GC_RETURN_IF_ERROR(parseNumber(n));
+      pos_ = save;
+      elem = n.isFloat ? ArgElem::Float : ArgElem::Int;
+    } else if (list && c == ']') {
+      return error(start, "an empty list needs its kind, as in 'ints[]' or 'tensors[]'");
+    } else if (list) {
+      return errorHere("expected list element");
+    } else {
+      return error(start, id.empty() ? std::string("expected argument value")
+                                     : "expected argument value, got '" + std::string(id) + "'");
+    }
+    syntax = std::find_if(std::begin(kArgSyntax), std::end(kArgSyntax), [&](const ArgSyntax &s) {
+      return s.bare && s.list == list && s.elem == *elem;
+    });
+  }
+  out.kind = syntax->kind;
+  if (!syntax->list) {
+    GC_RETURN_IF_ERROR(parseArgElement(*syntax, out));
+    return syntax->bare ? Error::success() : expect(')');
+  }
   if (accept(']'))
     return Error::success();
   while (true) {
-    switch (kind) {
-    case ArgKind::Tensors:
-    case ArgKind::OptionalTensors: {
-      bool allowNone = kind == ArgKind::OptionalTensors;
-      if (loopArgs_) {
-        GC_RETURN_IF_ERROR(parseInputRef(allowNone, out.ints.emplace_back()));
-        break;
-      }
-      Value *v;
-      GC_RETURN_IF_ERROR(parseValueRef(v, allowNone));
-      out.values.push_back(v);
-      break;
-    }
-    case ArgKind::Ints: {
-      int64_t i;
-      GC_RETURN_IF_ERROR(parseInt(i));
-      out.ints.push_back(i);
-      break;
-    }
-    case ArgKind::Floats: {
-      Number n;
-      GC_RETURN_IF_ERROR(parseNumber(n));
-      out.floats.push_back(n.isFloat ? n.d : static_cast<double>(n.i));
-      break;
-    }
-    case ArgKind::Bools:
-      if (acceptKeyword("true"))
-        out.ints.push_back(1);
-      else if (acceptKeyword("false"))
-        out.ints.push_back(0);
-      else
-        return errorHere("expected 'true' or 'false'");
-      break;
-    case ArgKind::Strings:
-      out.strings.emplace_back();
-      GC_RETURN_IF_ERROR(parseString(out.strings.back()));
-      break;
-    case ArgKind::SymInts: {
-      // Values and constants stay parallel: one of them is meaningful.
-      Value *v = nullptr;
-      int64_t i = 0;
-      if (peek() == '%')
-        GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-      else
-        GC_RETURN_IF_ERROR(parseInt(i));
-      // Loop arguments hold constants only, and no values at all.
-      if (!loopArgs_)
-        out.values.push_back(v);
-      out.ints.push_back(i);
-      break;
-    }
-    default:
-      assert(false && "not a list kind");
-      break;
-    }
+    GC_RETURN_IF_ERROR(parseArgElement(*syntax, out));
     if (accept(']'))
       return Error::success();
     if (!accept(','))
@@ -570,149 +559,70 @@ Error Parser::parseListElements(ArgKind kind, Arg &out) {
   }
 }
 
-Error Parser::parseEnumArg(std::string_view what, Arg &out) {
-  GC_RETURN_IF_ERROR(expect('('));
-  std::string_view raw;
-  size_t at;
-  parseRaw(")", raw, at);
-  auto unknown = [&] {
-    return error(at, "unknown " + std::string(what) + " '" + std::string(raw) +
-                         "'");
-  };
-  if (what == "dtype") {
-    std::optional<DType> t = parseDType(raw);
-    if (!t)
-      return unknown();
-    out = Arg::scalarType(*t);
-  } else if (what == "memory_format") {
-    std::optional<MemoryFormat> f = parseMemoryFormat(raw);
-    if (!f)
-      return unknown();
-    out.kind = ArgKind::MemoryFormat;
-    out.ints = {static_cast<int64_t>(*f)};
-  } else if (what == "layout") {
-    std::optional<Layout> l = parseLayout(raw);
-    if (!l)
-      return unknown();
-    out.kind = ArgKind::Layout;
-    out.ints = {static_cast<int64_t>(*l)};
-  } else {
-    std::optional<Device> d = parseDevice(raw);
-    if (!d)
-      return unknown();
-    out.kind = ArgKind::Device;
-    out.device = *d;
-  }
-  return expect(')');
-}
-
-Error Parser::parseArg(Arg &out) {
-  out = Arg{};
-  char c = peek();
-  if (c == '$' && loopArgs_) {
-    out.kind = ArgKind::Tensor;
-    return parseInputRef(/*allowNone=*/false, out.ints.emplace_back());
-  }
-  if (c == '%') {
-    Value *v;
-    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-    out = Arg::tensor(v);
-    return Error::success();
-  }
-  if (c == '"') {
-    std::string s;
-    GC_RETURN_IF_ERROR(parseString(s));
-    out = Arg::string(std::move(s));
-    return Error::success();
-  }
-  if (c == '-' || isDigit(c)) {
-    Number n;
-    GC_RETURN_IF_ERROR(parseNumber(n));
-    out = n.isFloat ? Arg::real(n.d) : Arg::integer(n.i);
-    return Error::success();
-  }
-  if (c == '[') {
-    // An unprefixed list: its first element tells the kind.
-    size_t open = pos_++;
-    char first = peek();
-    std::string_view id = peekIdentifier();
-    ArgKind kind;
-    if (first == '%' || (first == '$' && loopArgs_)) {
-      kind = ArgKind::Tensors;
-    } else if (first == '"') {
-      kind = ArgKind::Strings;
-    } else if (id == "true" || id == "false") {
-      kind = ArgKind::Bools;
-    } else if (first == '-' || isDigit(first) || id == "inf" || id == "nan") {
-      size_t save = pos_;
-      Number n;
-      GC_RETURN_IF_ERROR(parseNumber(n));
-      pos_ = save;
-      kind = n.isFloat ? ArgKind::Floats : ArgKind::Ints;
-    } else if (first == ']') {
-      return error(open, "an empty list needs its kind, as in 'ints[]' or "
-                         "'tensors[]'");
-    } else {
-      return errorHere("expected list element");
-    }
-    return parseListElements(kind, out);
-  }
-
+Error Parser::parseArgElement(const ArgSyntax &syntax, Arg &out) {
   skipTrivia();
-  size_t start = pos_;
-  std::string id;
-  GC_RETURN_IF_ERROR(parseIdentifier(id, "argument value"));
-  if (id == "none")
+  size_t at = pos_;
+  switch (syntax.elem) {
+  case ArgElem::None:
     return Error::success();
-  if (id == "true" || id == "false") {
-    out = Arg::boolean(id == "true");
-    return Error::success();
+  case ArgElem::Tensor: {
+    bool allowNone = syntax.kind == ArgKind::OptionalTensors;
+    if (loopArgs_)
+      return parseInputRef(allowNone, out.ints.emplace_back());
+    return parseValueRef(out.values.emplace_back(), allowNone);
   }
-  if (id == "inf" || id == "nan") {
-    pos_ = start;
+  case ArgElem::Int:
+    return parseInt(out.ints.emplace_back());
+  case ArgElem::Float: {
     Number n;
     GC_RETURN_IF_ERROR(parseNumber(n));
-    out = Arg::real(n.d);
+    out.floats.push_back(n.isFloat ? n.d : static_cast<double>(n.i));
     return Error::success();
   }
-  static const std::pair<std::string_view, ArgKind> kListPrefixes[] = {
-      {"tensors", ArgKind::Tensors}, {"opt_tensors", ArgKind::OptionalTensors},
-      {"ints", ArgKind::Ints},       {"floats", ArgKind::Floats},
-      {"bools", ArgKind::Bools},     {"strings", ArgKind::Strings},
-      {"symints", ArgKind::SymInts},
-  };
-  for (const auto &[prefix, kind] : kListPrefixes) {
-    if (id != prefix)
-      continue;
-    GC_RETURN_IF_ERROR(expect('['));
-    return parseListElements(kind, out);
-  }
-  if (id == "symint") {
-    GC_RETURN_IF_ERROR(expect('('));
+  case ArgElem::Bool:
+    if (!acceptKeyword("true") && !acceptKeyword("false"))
+      return errorHere("expected 'true' or 'false'");
+    out.ints.push_back(text_.substr(at, 4) == "true");
+    return Error::success();
+  case ArgElem::String:
+    return parseString(out.strings.emplace_back());
+  case ArgElem::SymInt: {
+    // Values and constants stay parallel: one of them is meaningful. Loop
+    // arguments hold constants only, and no values at all.
     Value *v = nullptr;
     int64_t i = 0;
-    if (peek() == '%')
-      GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-    else
-      GC_RETURN_IF_ERROR(parseInt(i));
-    out.kind = ArgKind::SymInt;
+    GC_RETURN_IF_ERROR(peek() == '%' ? parseValueRef(v, /*allowNone=*/false) : parseInt(i));
     if (!loopArgs_)
-      out.values = {v};
-    out.ints = {i};
-    return expect(')');
+      out.values.push_back(v);
+    out.ints.push_back(i);
+    return Error::success();
   }
-  if (id == "symfloat" || id == "symbool") {
-    GC_RETURN_IF_ERROR(expect('('));
-    Value *v;
-    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-    out.kind = id == "symfloat" ? ArgKind::SymFloat : ArgKind::SymBool;
-    out.values = {v};
-    return expect(')');
+  case ArgElem::Value:
+    return parseValueRef(out.values.emplace_back(), /*allowNone=*/false);
+  default:
+    break;
   }
-  if (id == "dtype" || id == "memory_format" || id == "layout" ||
-      id == "device")
-    return parseEnumArg(id, out);
-  return error(start, "expected argument value, got '" + id + "'");
+  // A name, taken as raw text: device names hold ':'.
+  std::string_view raw;
+  parseRaw(")", raw, at);
+  std::optional<int64_t> value;
+  if (syntax.elem == ArgElem::DType) {
+    if (std::optional<DType> t = parseDType(raw))
+      value = static_cast<int64_t>(*t);
+  } else if (syntax.elem == ArgElem::MemoryFormat) {
+    if (std::optional<MemoryFormat> f = parseMemoryFormat(raw))
+      value = static_cast<int64_t>(*f);
+  } else if (syntax.elem == ArgElem::Layout) {
+    if (std::optional<Layout> l = parseLayout(raw))
+      value = static_cast<int64_t>(*l);
+  } else if (std::optional<Device> d = parseDevice(raw)) {
+    out.device = *d;
+    return Error::success();
+  }
+  if (!value)
+    return error(at, "unknown " + std::string(syntax.keyword) + " '" + std::string(raw) + "'");
+  out.ints.push_back(*value);
+  return Error::success();
 }
 
 //===----------------------------------------------------------------------===//

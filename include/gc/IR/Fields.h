@@ -178,6 +178,51 @@ GC_ENUM_NAMES(ArgKind, "none", "tensor", "tensors", "optional_tensors", "int", "
 #undef GC_ENUM_FN
 #undef GC_ENUM_NAMES
 
+/// How an argument of each ArgKind is written in the text form
+/// (docs/formats.md, "Arguments"): its keyword and what each element is.
+/// A `bare` list may leave its keyword out when it has elements, since the
+/// first one tells the kind; a bare scalar has no keyword, and the others
+/// are written `keyword(element)`. The printer and the parser both read
+/// this table.
+enum class ArgElem : uint8_t {
+  None, Tensor, Int, Float, Bool, String, SymInt, Value, DType, MemoryFormat, Layout, Device
+};
+struct ArgSyntax {
+  ArgKind kind;
+  std::string_view keyword;
+  ArgElem elem;
+  bool list, bare;
+};
+inline constexpr ArgSyntax kArgSyntax[] = {
+    {ArgKind::None, "none", ArgElem::None, false, false},
+    {ArgKind::Tensor, "", ArgElem::Tensor, false, true},
+    {ArgKind::Tensors, "tensors", ArgElem::Tensor, true, true},
+    {ArgKind::OptionalTensors, "opt_tensors", ArgElem::Tensor, true, false},
+    {ArgKind::Int, "", ArgElem::Int, false, true},
+    {ArgKind::Ints, "ints", ArgElem::Int, true, true},
+    {ArgKind::Float, "", ArgElem::Float, false, true},
+    {ArgKind::Floats, "floats", ArgElem::Float, true, true},
+    {ArgKind::Bool, "", ArgElem::Bool, false, true},
+    {ArgKind::Bools, "bools", ArgElem::Bool, true, true},
+    {ArgKind::String, "", ArgElem::String, false, true},
+    {ArgKind::Strings, "strings", ArgElem::String, true, true},
+    {ArgKind::SymInt, "symint", ArgElem::SymInt, false, false},
+    {ArgKind::SymInts, "symints", ArgElem::SymInt, true, false},
+    {ArgKind::SymFloat, "symfloat", ArgElem::Value, false, false},
+    {ArgKind::SymBool, "symbool", ArgElem::Value, false, false},
+    {ArgKind::ScalarType, "dtype", ArgElem::DType, false, false},
+    {ArgKind::MemoryFormat, "memory_format", ArgElem::MemoryFormat, false, false},
+    {ArgKind::Layout, "layout", ArgElem::Layout, false, false},
+    {ArgKind::Device, "device", ArgElem::Device, false, false},
+};
+// Indexed by kind.
+static_assert([] {
+  for (size_t i = 0; i < std::size(kArgSyntax); ++i)
+    if (static_cast<size_t>(kArgSyntax[i].kind) != i)
+      return false;
+  return std::size(kArgSyntax) == EnumInfo<ArgKind>::count;
+}());
+
 /// The value of E named `name`, if any.
 template <class E> std::optional<E> parseEnum(std::string_view name) {
   for (size_t i = 0; i < EnumInfo<E>::count; ++i)

@@ -547,8 +547,9 @@ TEST(LoopIRTest, ParseErrors) {
   EXPECT_EQ(parseError("nodes=[{kind=extern, op=aten.frob.default}]"),
             "t.gcir:2:44: 'aten.frob.default' is not an op gc knows (docs/ops.md lists those "
             "it does)");
+  // A loop node's tensor arguments are its inputs, never graph values.
   EXPECT_EQ(parseError("nodes=[{args=[{name=\"self\", value=%x}]}]"),
-            "t.gcir:2:54: use of undefined value '%x'");
+            "t.gcir:2:54: expected node input '$N'");
   EXPECT_EQ(parseError("inputs=[{name=\"x\", type=sym_int}]"),
             "t.gcir:2:44: expected a tensor type");
   EXPECT_EQ(parseError("plan={object_code=<7 bytes>}"),
