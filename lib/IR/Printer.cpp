@@ -473,7 +473,7 @@ template <class M> void Printer::printField(const M &v, auto codec, int) {
   else if constexpr (std::is_same_v<decltype(codec), BufferRef>)
     printBufferRef(v);
   else if constexpr (std::is_integral_v<M>)
-    printInt(static_cast<int64_t>(v));
+    out_ += std::to_string(v);
   else if constexpr (std::is_same_v<M, const SymExpr *>)
     out_ += v ? v->str() : "none";
   else if constexpr (std::is_same_v<M, TensorType>)
@@ -524,8 +524,9 @@ void Printer::printModule(const Module &m) {
   printSymbolRanges(m);
 
   for (const WeightSource &s : m.weightSources()) {
-    out_ += s.kind == WeightSource::Kind::Archive ? "  source archive "
-                                                  : "  source blob ";
+    out_ += "  source ";
+    out_ += EnumInfo<WeightSource::Kind>::name(s.kind);
+    out_ += ' ';
     printString(s.path);
     out_ += '\n';
   }
@@ -535,11 +536,19 @@ void Printer::printModule(const Module &m) {
     printString(w.name);
     out_ += " : ";
     printTensorType(w.type);
-    out_ += " = source(" + std::to_string(w.source) + ") offset(" +
-            std::to_string(w.offset) + ") bytes(" + std::to_string(w.bytes) +
-            ") sha256(";
-    printString(w.sha256);
-    out_ += ")\n";
+    out_ += " =";
+    // The fields after the name and the type, as `field(value)` in order.
+    forEachField<Weight>([&](size_t id, const auto &f) {
+      if (id < 2)
+        return true;
+      out_ += ' ';
+      out_ += f.name;
+      out_ += '(';
+      printField(w.*f.member, Plain{}, 0);
+      out_ += ')';
+      return true;
+    });
+    out_ += '\n';
   }
 
   for (const auto &g : m.graphs())

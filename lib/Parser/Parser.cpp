@@ -77,6 +77,8 @@ private:
   bool acceptKeyword(std::string_view kw);
   Error expectKeyword(std::string_view kw);
   Error parseIdentifier(std::string &out, std::string_view what);
+  /// A value of E by its name in the text form (EnumInfo<E>).
+  template <class E> Error parseName(E &out, std::string_view what);
   /// An op name that OpDefs.def defines.
   Error parseOpName(OpId &out);
   Error parseSigilName(char sigil, std::string &out);
@@ -194,6 +196,18 @@ Error Parser::parseIdentifier(std::string &out, std::string_view what) {
     return errorHere("expected " + std::string(what));
   out = id;
   pos_ += id.size();
+  return Error::success();
+}
+
+template <class E> Error Parser::parseName(E &out, std::string_view what) {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, what));
+  std::optional<E> e = parseEnum<E>(name);
+  if (!e)
+    return error(at, "unknown " + std::string(what) + " '" + name + "'");
+  out = *e;
   return Error::success();
 }
 
@@ -406,10 +420,9 @@ Error Parser::parseType(Type &out) {
   size_t start = pos_;
   std::string name;
   GC_RETURN_IF_ERROR(parseIdentifier(name, "type"));
-  if (name == "sym_int" || name == "sym_float" || name == "sym_bool") {
-    out = Type::makeScalar(name == "sym_int"     ? Type::Kind::SymInt
-                           : name == "sym_float" ? Type::Kind::SymFloat
-                                                 : Type::Kind::SymBool);
+  if (std::optional<Type::Kind> kind = parseEnum<Type::Kind>(name);
+      kind && kind != Type::Kind::Tensor) {
+    out = Type::makeScalar(*kind);
     return Error::success();
   }
   std::optional<DType> dtype = parseDType(name);
@@ -651,14 +664,7 @@ Error Parser::parseInput(Graph &g) {
 }
 
 Error Parser::parseInputSpec(InputSpec &spec) {
-  skipTrivia();
-  size_t kindAt = pos_;
-  std::string kindName;
-  GC_RETURN_IF_ERROR(parseIdentifier(kindName, "input kind"));
-  std::optional<InputKind> kind = parseInputKind(kindName);
-  if (!kind)
-    return error(kindAt, "unknown input kind '" + kindName + "'");
-  spec.kind = *kind;
+  GC_RETURN_IF_ERROR(parseName(spec.kind, "input kind"));
   if (accept('(')) {
     GC_RETURN_IF_ERROR(parseString(spec.target));
     if (accept(',')) {
@@ -781,14 +787,7 @@ Error Parser::parseReturn(Graph &g) {
 }
 
 Error Parser::parseOutputSpec(OutputSpec &spec) {
-  skipTrivia();
-  size_t kindAt = pos_;
-  std::string kindName;
-  GC_RETURN_IF_ERROR(parseIdentifier(kindName, "output kind"));
-  std::optional<OutputKind> kind = parseOutputKind(kindName);
-  if (!kind)
-    return error(kindAt, "unknown output kind '" + kindName + "'");
-  spec.kind = *kind;
+  GC_RETURN_IF_ERROR(parseName(spec.kind, "output kind"));
   if (accept('(')) {
     GC_RETURN_IF_ERROR(parseString(spec.target));
     GC_RETURN_IF_ERROR(expect(')'));
@@ -914,12 +913,7 @@ template <class M> Error Parser::parseField(M &out, auto codec) {
   } else if constexpr (std::is_same_v<M, OpId>) {
     return parseOpName(out);
   } else if constexpr (std::is_enum_v<M>) {
-    std::string name;
-    GC_RETURN_IF_ERROR(parseIdentifier(name, "a name"));
-    std::optional<M> e = parseEnum<M>(name);
-    if (!e)
-      return error(at, "unknown name '" + name + "'");
-    out = *e;
+    return parseName(out, "name");
   } else if constexpr (std::is_same_v<decltype(codec), BufferRef>) {
     std::string name;
     GC_RETURN_IF_ERROR(parseSigilName('%', name));
@@ -930,8 +924,11 @@ template <class M> Error Parser::parseField(M &out, auto codec) {
       return error(at, "use of undefined buffer '%" + name + "'");
     out = static_cast<uint32_t>(it - buffers.begin());
   } else if constexpr (std::is_integral_v<M>) {
-    int64_t i;
-    GC_RETURN_IF_ERROR(parseInt(i));
+    std::conditional_t<std::is_unsigned_v<M>, uint64_t, int64_t> i;
+    if constexpr (std::is_unsigned_v<M>)
+      GC_RETURN_IF_ERROR(parseUnsigned(i));
+    else
+      GC_RETURN_IF_ERROR(parseInt(i));
     if (!std::in_range<M>(i))
       return error(at, "number out of range");
     out = static_cast<M>(i);
@@ -983,12 +980,7 @@ Error Parser::parseSymbol() {
 
 Error Parser::parseSource() {
   WeightSource s;
-  if (acceptKeyword("archive"))
-    s.kind = WeightSource::Kind::Archive;
-  else if (acceptKeyword("blob"))
-    s.kind = WeightSource::Kind::Blob;
-  else
-    return errorHere("expected 'archive' or 'blob'");
+  GC_RETURN_IF_ERROR(parseName(s.kind, "weight source kind"));
   GC_RETURN_IF_ERROR(parseString(s.path));
   m_.weightSources().push_back(std::move(s));
   return Error::success();
@@ -998,34 +990,23 @@ Error Parser::parseWeight() {
   Weight w;
   GC_RETURN_IF_ERROR(parseString(w.name));
   GC_RETURN_IF_ERROR(expect(':'));
-  skipTrivia();
-  size_t typeAt = pos_;
-  Type type;
-  GC_RETURN_IF_ERROR(parseType(type));
-  if (!type.isTensor())
-    return error(typeAt, "a weight must have a tensor type");
-  w.type = std::move(type.tensor);
+  GC_RETURN_IF_ERROR(parseField(w.type, Plain{}));
   GC_RETURN_IF_ERROR(expect('='));
-
-  auto field = [&](std::string_view kw, uint64_t &out) -> Error {
-    GC_RETURN_IF_ERROR(expectKeyword(kw));
-    GC_RETURN_IF_ERROR(expect('('));
-    GC_RETURN_IF_ERROR(parseUnsigned(out));
-    return expect(')');
-  };
-  uint64_t source;
-  skipTrivia();
-  size_t sourceAt = pos_;
-  GC_RETURN_IF_ERROR(field("source", source));
-  if (source > UINT32_MAX)
-    return error(sourceAt, "source index out of range");
-  w.source = static_cast<uint32_t>(source);
-  GC_RETURN_IF_ERROR(field("offset", w.offset));
-  GC_RETURN_IF_ERROR(field("bytes", w.bytes));
-  GC_RETURN_IF_ERROR(expectKeyword("sha256"));
-  GC_RETURN_IF_ERROR(expect('('));
-  GC_RETURN_IF_ERROR(parseString(w.sha256));
-  GC_RETURN_IF_ERROR(expect(')'));
+  // The fields after the name and the type, as `field(value)` in order.
+  Error e = Error::success();
+  forEachField<Weight>([&](size_t id, const auto &f) {
+    if (id < 2)
+      return true;
+    e = expectKeyword(f.name);
+    if (!e)
+      e = expect('(');
+    if (!e)
+      e = parseField(w.*f.member, Plain{});
+    if (!e)
+      e = expect(')');
+    return !e;
+  });
+  GC_RETURN_IF_ERROR(std::move(e));
   m_.weights().push_back(std::move(w));
   return Error::success();
 }
@@ -1036,15 +1017,12 @@ Error Parser::parseModule() {
   GC_RETURN_IF_ERROR(expect('('));
   skipTrivia();
   size_t levelAt = pos_;
-  std::string levelText;
-  GC_RETURN_IF_ERROR(parseIdentifier(levelText, "level name"));
-  std::optional<Level> level = parseLevel(levelText);
-  if (!level)
-    return error(levelAt, "unknown level '" + levelText + "'");
-  if (*level == Level::Kernels)
+  Level level;
+  GC_RETURN_IF_ERROR(parseName(level, "level"));
+  if (level == Level::Kernels)
     return error(levelAt, "the text of a kernels module is for reading only (it "
                           "leaves out the object code); read the binary file");
-  m_.setLevel(*level);
+  m_.setLevel(level);
   GC_RETURN_IF_ERROR(expect(')'));
   if (acceptKeyword("producer")) {
     GC_RETURN_IF_ERROR(expect('('));

@@ -543,7 +543,7 @@ TEST(LoopIRTest, ParseErrors) {
   EXPECT_EQ(parseError("nodes=[{kind=pointwise, output=%b}]"),
             "t.gcir:2:51: use of undefined buffer '%b'");
   EXPECT_EQ(parseError(buf + "nodes=[{kind=pointwise, output=%b, body={result=-1}}]"),
-            "t.gcir:2:127: number out of range");
+            "t.gcir:2:127: expected unsigned integer");
   EXPECT_EQ(parseError("nodes=[{kind=extern, op=aten.frob.default}]"),
             "t.gcir:2:44: 'aten.frob.default' is not an op gc knows (docs/ops.md lists those "
             "it does)");
