@@ -252,17 +252,12 @@ private:
 // Reading
 //===----------------------------------------------------------------------===//
 
-/// Symbol names must print and parse back in the text form.
+/// Symbol names must print and parse back in the text form: the name alone
+/// must parse as that symbol (which refuses "min", "2x", "a.b", ...).
 bool isValidSymbolName(std::string_view name) {
-  auto identStart = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  };
-  if (name.empty() || !identStart(name[0]))
-    return false;
-  for (char c : name)
-    if (!identStart(c) && !(c >= '0' && c <= '9'))
-      return false;
-  return name != "floordiv" && name != "mod" && name != "min" && name != "max";
+  SymContext scratch;
+  Expected<const SymExpr *> e = scratch.parse(name);
+  return e && (*e)->isSymbol() && (*e)->symbolName() == name;
 }
 
 /// Rebuilds a module from a verified buffer. Errors name the path of the

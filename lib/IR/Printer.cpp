@@ -31,7 +31,6 @@ public:
 private:
   void printTensorType(const TensorType &t);
   bool hasContiguousStrides(const TensorType &t);
-  void printExprList(const std::vector<const SymExpr *> &exprs);
   void printGraph(const Graph &g);
   void printInput(const Value *v, const InputSpec &spec);
   void printNode(const Node &n);
@@ -89,19 +88,9 @@ bool Printer::hasContiguousStrides(const TensorType &t) {
   return true;
 }
 
-void Printer::printExprList(const std::vector<const SymExpr *> &exprs) {
-  out_ += '[';
-  for (size_t i = 0; i < exprs.size(); ++i) {
-    if (i)
-      out_ += ", ";
-    out_ += exprs[i]->str();
-  }
-  out_ += ']';
-}
-
 void Printer::printTensorType(const TensorType &t) {
   out_ += dtypeName(t.dtype);
-  printExprList(t.sizes);
+  printField(t.sizes, Plain{}, 0);
 
   // The suffix lists only what differs from the default, in a fixed order.
   // A null storage offset prints as the default 0: a module never holds one.
@@ -121,7 +110,7 @@ void Printer::printTensorType(const TensorType &t) {
   };
   if (stridesDiffer) {
     field("strides=");
-    printExprList(t.strides);
+    printField(t.strides, Plain{}, 0);
   }
   if (offsetDiffers) {
     field("offset=");
@@ -282,26 +271,19 @@ void Printer::printCallArgs(const std::vector<NamedArgT> &args, bool loopArgs) {
   // Positional-or-keyword arguments first, then after ';' the keyword-only
   // ones, as in the op's schema.
   out_ += '(';
-  bool first = true;
-  for (const NamedArgT &a : args) {
-    if (a.keywordOnly)
-      continue;
-    if (!first)
-      out_ += ", ";
-    first = false;
-    out_ += a.name;
-    out_ += '=';
-    printArg(a.value, loopArgs);
-  }
-  bool anyKeywordOnly = false;
-  for (const NamedArgT &a : args) {
-    if (!a.keywordOnly)
-      continue;
-    out_ += anyKeywordOnly ? ", " : "; ";
-    anyKeywordOnly = true;
-    out_ += a.name;
-    out_ += '=';
-    printArg(a.value, loopArgs);
+  bool any = false;
+  for (bool keywordOnly : {false, true}) {
+    bool firstOfGroup = true;
+    for (const NamedArgT &a : args) {
+      if (a.keywordOnly != keywordOnly)
+        continue;
+      out_ += keywordOnly && firstOfGroup ? "; " : any ? ", " : "";
+      firstOfGroup = false;
+      any = true;
+      out_ += a.name;
+      out_ += '=';
+      printArg(a.value, loopArgs);
+    }
   }
   out_ += ')';
 }
@@ -416,7 +398,8 @@ void Printer::printGraph(const Graph &g) {
 //===----------------------------------------------------------------------===//
 // A declared struct (gc/IR/Fields.h) prints as {field=value, ...}, leaving
 // out fields that hold their default except `kind`, which says what the
-// others mean (a buffer reference left out is the first buffer). A list of structs puts each element on a line of its own.
+// others mean (a buffer reference left out is the first buffer). A list of
+// structs puts each element on a line of its own.
 // Tensor types and call arguments keep the syntax they have in graphs.
 
 void Printer::printLoopGraph(const LoopGraph &g) {

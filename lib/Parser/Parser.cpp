@@ -33,8 +33,6 @@ bool isIdentStart(char c) {
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 /// Identifiers may hold dots so that op names ("aten.add.Tensor") are one.
 bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c) || c == '.'; }
-/// What follows '%' or '@': torch names, which may start with a digit.
-bool isNameChar(char c) { return isIdentChar(c); }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -89,7 +87,6 @@ private:
   void parseRaw(std::string_view terminators, std::string_view &out,
                 size_t &at);
   Error parseExpr(std::string_view terminators, const SymExpr *&out);
-  Error parseExprList(std::vector<const SymExpr *> &out);
 
   // Grammar.
   Error parseSymbol();
@@ -227,7 +224,8 @@ Error Parser::parseSigilName(char sigil, std::string &out) {
     return errorHere(std::string(sigil == '%' ? "expected value name '%...'"
                                               : "expected graph name '@...'"));
   size_t end = pos_ + 1;
-  while (end < text_.size() && isNameChar(text_[end]))
+  // Torch names may start with a digit.
+  while (end < text_.size() && isIdentChar(text_[end]))
     ++end;
   if (end == pos_ + 1)
     return error(pos_, std::string("expected a name after '") + sigil + "'");
@@ -395,22 +393,6 @@ Error Parser::parseExpr(std::string_view terminators, const SymExpr *&out) {
   return Error::success();
 }
 
-Error Parser::parseExprList(std::vector<const SymExpr *> &out) {
-  GC_RETURN_IF_ERROR(expect('['));
-  out.clear();
-  if (accept(']'))
-    return Error::success();
-  while (true) {
-    const SymExpr *e;
-    GC_RETURN_IF_ERROR(parseExpr(",]", e));
-    out.push_back(e);
-    if (accept(']'))
-      return Error::success();
-    if (!accept(','))
-      return errorHere("expected ',' or ']'");
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -430,7 +412,7 @@ Error Parser::parseType(Type &out) {
     return error(start, "unknown dtype '" + name + "'");
   TensorType t;
   t.dtype = *dtype;
-  GC_RETURN_IF_ERROR(parseExprList(t.sizes));
+  GC_RETURN_IF_ERROR(parseField(t.sizes, Plain{}));
   bool explicitStrides = false;
   if (peek() == '{')
     GC_RETURN_IF_ERROR(parseTypeSuffix(t, explicitStrides));
@@ -462,7 +444,7 @@ Error Parser::parseTypeSuffix(TensorType &t, bool &explicitStrides) {
       GC_RETURN_IF_ERROR(once(explicitStrides));
       GC_RETURN_IF_ERROR(expect('='));
       size_t at = (skipTrivia(), pos_);
-      GC_RETURN_IF_ERROR(parseExprList(t.strides));
+      GC_RETURN_IF_ERROR(parseField(t.strides, Plain{}));
       if (t.strides.size() != t.sizes.size())
         return error(at, "expected " + std::to_string(t.sizes.size()) +
                              " strides, got " +
@@ -888,15 +870,16 @@ template <Structured T> Error Parser::parseField(T &out, Plain) {
 }
 
 template <class M> Error Parser::parseField(std::vector<M> &out, auto codec) {
+  // Elements are separated by ','; structs, printed one a line, may leave it
+  // out. No trailing ','.
+  out.clear();
   GC_RETURN_IF_ERROR(expect('['));
-  while (!accept(']')) {
+  if (accept(']'))
+    return Error::success();
+  do {
     GC_RETURN_IF_ERROR(parseField(out.emplace_back(), codec));
-    if (!Structured<M> && peek() != ']')
-      GC_RETURN_IF_ERROR(expect(','));
-    else
-      accept(',');
-  }
-  return Error::success();
+  } while (accept(',') || (Structured<M> && peek() != ']'));
+  return accept(']') ? Error::success() : errorHere("expected ',' or ']'");
 }
 
 template <class M> Error Parser::parseField(M &out, auto codec) {

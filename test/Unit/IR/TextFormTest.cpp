@@ -737,6 +737,13 @@ module level(aten) {
      "t.gcir:3:31: expected 1 strides, got 2"},
     {R"(
 module level(aten) {
+  graph @g(%x: f32[2,] user_input("x")) {
+    return
+  }
+})",
+     "t.gcir:3:22: expected expression"},
+    {R"(
+module level(aten) {
   graph @g(%x: f32[2, 3]{strides=[1]} user_input("x")) {
     return
   }
