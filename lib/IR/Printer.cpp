@@ -410,7 +410,7 @@ void Printer::printLoopGraph(const LoopGraph &g) {
 }
 
 template <Structured T> void Printer::printField(const T &v, Plain, int indent) {
-  static const T defaults{};
+  [[maybe_unused]] static const T defaults{}; // unused where T has no fields to skip
   out_ += '{';
   bool first = true;
   forEachField<T>([&](size_t, const auto &f) {

@@ -1000,7 +1000,7 @@ Error Parser::parseModule() {
   GC_RETURN_IF_ERROR(expect('('));
   skipTrivia();
   size_t levelAt = pos_;
-  Level level;
+  Level level = Level::Aten;
   GC_RETURN_IF_ERROR(parseName(level, "level"));
   if (level == Level::Kernels)
     return error(levelAt, "the text of a kernels module is for reading only (it "
