@@ -1,7 +1,9 @@
 //===- ObjectCache.cpp - Kernel object code by content hash ---------------===//
 #include "gc/Driver/ObjectCache.h"
 
+#include "gc/Support/BuildId.h"
 #include "gc/Support/FileSystem.h"
+#include "gc/Support/SHA256.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -21,8 +23,13 @@ ObjectCache ObjectCache::fromEnvironment() {
 }
 
 std::string ObjectCache::path(const std::string &key) const {
+  // The key says what was compiled and how; the build ID says which gc
+  // compiled it. Without it a rebuilt gc of the same version would reuse
+  // the results of its predecessor. (Packages and plans record the key
+  // alone, so their bytes do not depend on the build.)
+  std::string file = sha256Hex(key + "\n" + std::string(executableBuildId()));
   // Two-level fan-out keeps directories small, as git's object store does.
-  return dir_ + "/objects/" + key.substr(0, 2) + "/" + key.substr(2) + ".o";
+  return dir_ + "/objects/" + file.substr(0, 2) + "/" + file.substr(2) + ".o";
 }
 
 std::optional<std::string> ObjectCache::lookup(const std::string &key) const {

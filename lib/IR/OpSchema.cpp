@@ -192,6 +192,14 @@ bool isCoreOp(OpId op) { return opDef(op).core; }
 
 bool returnsView(OpId op) { return opSchema(op).returnsView; }
 
+bool OpSchema::computesSizes() const {
+  return !returns.empty() && std::all_of(returns.begin(), returns.end(), [](const std::string &r) {
+           return r == "SymInt" || r == "SymBool" || r == "SymFloat";
+         });
+}
+
+bool computesSizes(OpId op) { return opSchema(op).computesSizes(); }
+
 std::ostream &operator<<(std::ostream &os, OpId op) { return os << opName(op); }
 
 } // namespace gc

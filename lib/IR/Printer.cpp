@@ -9,13 +9,12 @@
 
 #include "gc/IR/Printer.h"
 
-#include "gc/IR/LoopIR.h"
+#include "gc/IR/Fields.h"
 #include "gc/Support/SHA256.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <unordered_map>
 
 namespace gc {
 namespace {
@@ -32,95 +31,56 @@ public:
 private:
   void printTensorType(const TensorType &t);
   bool hasContiguousStrides(const TensorType &t);
-  const SymExpr *importExpr(const SymExpr *e);
-  void printExprList(const std::vector<const SymExpr *> &exprs);
   void printGraph(const Graph &g);
   void printInput(const Value *v, const InputSpec &spec);
   void printNode(const Node &n);
   void printArg(const Arg &a, bool loopArg);
+  void printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg);
   template <typename NamedArgT>
   void printCallArgs(const std::vector<NamedArgT> &args, bool loopArgs);
   void printValueRef(const Value *v);
   void printInputSpec(const InputSpec &spec);
   void printOutputSpec(const OutputSpec &spec);
-  void printBuffer(const Buffer &b);
-  void printBufferRef(const LoopGraph &g, uint32_t buffer);
-  void printBinding(const LoopGraph &g, std::string_view what,
-                    const LoopBinding &b);
-  void printLoopNode(const LoopGraph &g, const LoopNode &n);
-  void printBody(const LoopGraph &g, const Body &body);
-  void printBodyOp(const LoopGraph &g, const BodyOp &op);
-  void printViews(const LoopGraph &g, const std::vector<BufferView> &views);
-  void printNodeRef(const LoopGraph &g, uint32_t node);
-  void printPlan(const LoopGraph &g, const Plan &p);
+  // The field-driven form of loop graphs.
+  template <Structured T> void printField(const T &v, Plain, int indent);
+  template <class M> void printField(const std::vector<M> &v, auto codec, int indent);
+  template <class M> void printField(const M &v, auto codec, int indent);
+  template <class M> static bool isDefault(const M &v, const M &def) {
+    // -0.0 is not the default 0.
+    if constexpr (std::is_same_v<M, double>)
+      return v == def && std::signbit(v) == std::signbit(def);
+    else
+      return v == def;
+  }
+  void printBufferRef(uint32_t buffer);
   void printString(std::string_view s);
   void printFloat(double d);
   void printBool(int64_t b) { out_ += b ? "true" : "false"; }
   void printInt(int64_t i) { out_ += std::to_string(i); }
 
   std::string out_;
+  /// The loop graph being printed, whose buffers references name.
+  const LoopGraph *graph_ = nullptr;
   // Contiguity is decided by building contiguousStrides for a copy of the
   // sizes in a context of our own: the module's context is const here, and
   // canonical form makes structural equality across contexts the same test
   // as pointer equality within one.
   SymContext scratch_;
-  std::unordered_map<const SymExpr *, const SymExpr *> imported_;
 };
-
-const SymExpr *Printer::importExpr(const SymExpr *e) {
-  if (auto it = imported_.find(e); it != imported_.end())
-    return it->second;
-  const SymExpr *r = nullptr;
-  auto ops = e->operands();
-  switch (e->kind()) {
-  case SymExpr::Kind::Const:
-    r = scratch_.constant(e->constant());
-    break;
-  case SymExpr::Kind::Symbol:
-    r = scratch_.symbol(e->symbolName());
-    break;
-  case SymExpr::Kind::Add:
-  case SymExpr::Kind::Mul:
-  case SymExpr::Kind::Min:
-  case SymExpr::Kind::Max: {
-    r = importExpr(ops[0]);
-    for (size_t i = 1; i < ops.size(); ++i) {
-      const SymExpr *o = importExpr(ops[i]);
-      switch (e->kind()) {
-      case SymExpr::Kind::Add:
-        r = scratch_.add(r, o);
-        break;
-      case SymExpr::Kind::Mul:
-        r = scratch_.mul(r, o);
-        break;
-      case SymExpr::Kind::Min:
-        r = scratch_.min(r, o);
-        break;
-      default:
-        r = scratch_.max(r, o);
-        break;
-      }
-    }
-    break;
-  }
-  case SymExpr::Kind::FloorDiv:
-    r = scratch_.floorDiv(importExpr(ops[0]), importExpr(ops[1]));
-    break;
-  case SymExpr::Kind::Mod:
-    r = scratch_.mod(importExpr(ops[0]), importExpr(ops[1]));
-    break;
-  }
-  imported_.emplace(e, r);
-  return r;
-}
 
 bool Printer::hasContiguousStrides(const TensorType &t) {
   if (t.strides.size() != t.sizes.size())
     return false;
   std::vector<const SymExpr *> sizes;
-  sizes.reserve(t.sizes.size());
-  for (const SymExpr *s : t.sizes)
-    sizes.push_back(importExpr(s));
+  // Parsing a canonical expression's text rebuilds it here; an expression
+  // that does not parse (a bad symbol name in an unverified module) keeps
+  // its strides printed.
+  for (const SymExpr *s : t.sizes) {
+    Expected<const SymExpr *> e = scratch_.parse(s->str());
+    if (!e)
+      return false;
+    sizes.push_back(*e);
+  }
   std::vector<const SymExpr *> expected = contiguousStrides(scratch_, sizes);
   for (size_t i = 0; i < expected.size(); ++i)
     if (SymExpr::compare(t.strides[i], expected[i]) != 0)
@@ -128,19 +88,9 @@ bool Printer::hasContiguousStrides(const TensorType &t) {
   return true;
 }
 
-void Printer::printExprList(const std::vector<const SymExpr *> &exprs) {
-  out_ += '[';
-  for (size_t i = 0; i < exprs.size(); ++i) {
-    if (i)
-      out_ += ", ";
-    out_ += exprs[i]->str();
-  }
-  out_ += ']';
-}
-
 void Printer::printTensorType(const TensorType &t) {
   out_ += dtypeName(t.dtype);
-  printExprList(t.sizes);
+  printField(t.sizes, Plain{}, 0);
 
   // The suffix lists only what differs from the default, in a fixed order.
   // A null storage offset prints as the default 0: a module never holds one.
@@ -160,7 +110,7 @@ void Printer::printTensorType(const TensorType &t) {
   };
   if (stridesDiffer) {
     field("strides=");
-    printExprList(t.strides);
+    printField(t.strides, Plain{}, 0);
   }
   if (offsetDiffers) {
     field("offset=");
@@ -176,20 +126,10 @@ void Printer::printTensorType(const TensorType &t) {
 }
 
 void Printer::printType(const Type &t) {
-  switch (t.kind) {
-  case Type::Kind::Tensor:
+  if (t.isTensor())
     printTensorType(t.tensor);
-    return;
-  case Type::Kind::SymInt:
-    out_ += "sym_int";
-    return;
-  case Type::Kind::SymFloat:
-    out_ += "sym_float";
-    return;
-  case Type::Kind::SymBool:
-    out_ += "sym_bool";
-    return;
-  }
+  else
+    out_ += EnumInfo<Type::Kind>::name(t.kind);
 }
 
 void Printer::printString(std::string_view s) {
@@ -244,131 +184,85 @@ void Printer::printValueRef(const Value *v) {
 }
 
 void Printer::printArg(const Arg &a, bool loopArg) {
-  // Lists of the unprefixed kinds are told apart by their first element, so
-  // only an empty one needs its kind spelled out.
-  auto list = [&](std::string_view emptyPrefix, size_t n, auto &&element) {
-    if (n == 0) {
-      out_ += emptyPrefix;
-      out_ += "[]";
-      return;
-    }
-    out_ += '[';
-    for (size_t i = 0; i < n; ++i) {
-      if (i)
-        out_ += ", ";
-      element(i);
-    }
-    out_ += ']';
-  };
-  // A loop argument's tensors are indices into its node's inputs, in `ints`.
-  auto tensorRef = [&](size_t i) {
-    if (!loopArg) {
-      printValueRef(i < a.values.size() ? a.values[i] : nullptr);
-    } else if (i < a.ints.size() && a.ints[i] >= 0) {
-      out_ += '$';
-      printInt(a.ints[i]);
-    } else {
-      out_ += "none";
-    }
-  };
-  size_t numTensors = loopArg ? a.ints.size() : a.values.size();
-  // A SymInt entry is the value if there is one, else the constant.
-  auto symInt = [&](size_t i) {
-    if (i < a.values.size() && a.values[i])
-      printValueRef(a.values[i]);
-    else
-      printInt(a.ints[i]);
-  };
-
-  switch (a.kind) {
-  case ArgKind::None:
+  const ArgSyntax &syntax = kArgSyntax[static_cast<size_t>(a.kind)];
+  if (a.kind == ArgKind::None) {
     out_ += "none";
     return;
-  case ArgKind::Tensor:
-    tensorRef(0);
-    return;
-  case ArgKind::Tensors:
-    list("tensors", numTensors, tensorRef);
-    return;
-  case ArgKind::OptionalTensors:
-    out_ += "opt_tensors[";
-    for (size_t i = 0; i < numTensors; ++i) {
-      if (i)
-        out_ += ", ";
-      tensorRef(i);
-    }
-    out_ += ']';
-    return;
-  case ArgKind::Int:
-    printInt(a.ints[0]);
-    return;
-  case ArgKind::Ints:
-    list("ints", a.ints.size(), [&](size_t i) { printInt(a.ints[i]); });
-    return;
-  case ArgKind::Float:
-    printFloat(a.floats[0]);
-    return;
-  case ArgKind::Floats:
-    list("floats", a.floats.size(), [&](size_t i) { printFloat(a.floats[i]); });
-    return;
-  case ArgKind::Bool:
-    printBool(a.ints[0]);
-    return;
-  case ArgKind::Bools:
-    list("bools", a.ints.size(), [&](size_t i) { printBool(a.ints[i]); });
-    return;
-  case ArgKind::String:
-    printString(a.strings[0]);
-    return;
-  case ArgKind::Strings:
-    list("strings", a.strings.size(), [&](size_t i) { printString(a.strings[i]); });
-    return;
-  case ArgKind::SymInt:
-    out_ += "symint(";
-    symInt(0);
-    out_ += ')';
-    return;
-  case ArgKind::SymInts: {
-    out_ += "symints[";
-    size_t n = std::max(a.values.size(), a.ints.size());
-    for (size_t i = 0; i < n; ++i) {
-      if (i)
-        out_ += ", ";
-      symInt(i);
-    }
-    out_ += ']';
-    return;
   }
-  case ArgKind::SymFloat:
-    out_ += "symfloat(";
-    printValueRef(a.values.empty() ? nullptr : a.values[0]);
-    out_ += ')';
-    return;
-  case ArgKind::SymBool:
-    out_ += "symbool(";
-    printValueRef(a.values.empty() ? nullptr : a.values[0]);
-    out_ += ')';
-    return;
-  case ArgKind::ScalarType:
-    out_ += "dtype(";
-    out_ += dtypeName(static_cast<DType>(a.ints[0]));
-    out_ += ')';
-    return;
-  case ArgKind::MemoryFormat:
-    out_ += "memory_format(";
-    out_ += memoryFormatName(static_cast<MemoryFormat>(a.ints[0]));
-    out_ += ')';
-    return;
-  case ArgKind::Layout:
-    out_ += "layout(";
-    out_ += layoutName(static_cast<Layout>(a.ints[0]));
-    out_ += ')';
-    return;
-  case ArgKind::Device:
-    out_ += "device(";
+  // A loop argument's tensors are indices into its node's inputs, in `ints`.
+  size_t n = 1;
+  if (syntax.list) {
+    switch (syntax.elem) {
+    case ArgElem::Tensor:
+      n = loopArg ? a.ints.size() : a.values.size();
+      break;
+    case ArgElem::Float:
+      n = a.floats.size();
+      break;
+    case ArgElem::String:
+      n = a.strings.size();
+      break;
+    default: // A SymInt is a value or an integer; the others are integers.
+      n = std::max(a.values.size(), a.ints.size());
+      break;
+    }
+  }
+  if (!syntax.bare || n == 0)
+    out_ += syntax.keyword;
+  out_ += syntax.list ? "[" : syntax.bare ? "" : "(";
+  for (size_t i = 0; i < n; ++i) {
+    out_ += i ? ", " : "";
+    printArgElement(a, syntax.elem, i, loopArg);
+  }
+  out_ += syntax.list ? "]" : syntax.bare ? "" : ")";
+}
+
+void Printer::printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg) {
+  const Value *value = i < a.values.size() ? a.values[i] : nullptr;
+  switch (elem) {
+  case ArgElem::None:
+    break;
+  case ArgElem::Tensor:
+    if (!loopArg)
+      printValueRef(value);
+    else if (i < a.ints.size() && a.ints[i] >= 0)
+      out_ += '$' + std::to_string(a.ints[i]);
+    else
+      out_ += "none";
+    break;
+  case ArgElem::Int:
+    printInt(a.ints[i]);
+    break;
+  case ArgElem::Float:
+    printFloat(a.floats[i]);
+    break;
+  case ArgElem::Bool:
+    printBool(a.ints[i]);
+    break;
+  case ArgElem::String:
+    printString(a.strings[i]);
+    break;
+  case ArgElem::SymInt:
+    if (value)
+      printValueRef(value);
+    else
+      printInt(a.ints[i]);
+    break;
+  case ArgElem::Value:
+    printValueRef(value);
+    break;
+  case ArgElem::DType:
+    out_ += dtypeName(static_cast<DType>(a.ints[i]));
+    break;
+  case ArgElem::MemoryFormat:
+    out_ += memoryFormatName(static_cast<MemoryFormat>(a.ints[i]));
+    break;
+  case ArgElem::Layout:
+    out_ += layoutName(static_cast<Layout>(a.ints[i]));
+    break;
+  case ArgElem::Device:
     out_ += deviceName(a.device);
-    out_ += ')';
-    return;
+    break;
   }
 }
 
@@ -377,26 +271,19 @@ void Printer::printCallArgs(const std::vector<NamedArgT> &args, bool loopArgs) {
   // Positional-or-keyword arguments first, then after ';' the keyword-only
   // ones, as in the op's schema.
   out_ += '(';
-  bool first = true;
-  for (const NamedArgT &a : args) {
-    if (a.keywordOnly)
-      continue;
-    if (!first)
-      out_ += ", ";
-    first = false;
-    out_ += a.name;
-    out_ += '=';
-    printArg(a.value, loopArgs);
-  }
-  bool anyKeywordOnly = false;
-  for (const NamedArgT &a : args) {
-    if (!a.keywordOnly)
-      continue;
-    out_ += anyKeywordOnly ? ", " : "; ";
-    anyKeywordOnly = true;
-    out_ += a.name;
-    out_ += '=';
-    printArg(a.value, loopArgs);
+  bool any = false;
+  for (bool keywordOnly : {false, true}) {
+    bool firstOfGroup = true;
+    for (const NamedArgT &a : args) {
+      if (a.keywordOnly != keywordOnly)
+        continue;
+      out_ += keywordOnly && firstOfGroup ? "; " : any ? ", " : "";
+      firstOfGroup = false;
+      any = true;
+      out_ += a.name;
+      out_ += '=';
+      printArg(a.value, loopArgs);
+    }
   }
   out_ += ')';
 }
@@ -507,329 +394,89 @@ void Printer::printGraph(const Graph &g) {
 }
 
 //===----------------------------------------------------------------------===//
-// Loop graphs
+// Loop graphs: the field-driven form
 //===----------------------------------------------------------------------===//
+// A declared struct (gc/IR/Fields.h) prints as {field=value, ...}, leaving
+// out fields that hold their default except `kind`, which says what the
+// others mean (a buffer reference left out is the first buffer). A list of
+// structs puts each element on a line of its own.
+// Tensor types and call arguments keep the syntax they have in graphs.
 
-void Printer::printBufferRef(const LoopGraph &g, uint32_t buffer) {
+void Printer::printLoopGraph(const LoopGraph &g) {
+  graph_ = &g;
+  out_ += "  loops ";
+  printField(g, Plain{}, 2);
+  out_ += '\n';
+}
+
+template <Structured T> void Printer::printField(const T &v, Plain, int indent) {
+  [[maybe_unused]] static const T defaults{}; // unused where T has no fields to skip
+  out_ += '{';
+  bool first = true;
+  forEachField<T>([&](size_t, const auto &f) {
+    using Codec = typename std::remove_cvref_t<decltype(f)>::Codec;
+    if (f.name != "kind" &&
+        isDefault(v.*f.member, defaults.*f.member))
+      return true;
+    out_ += first ? "" : ", ";
+    first = false;
+    out_ += f.name;
+    out_ += '=';
+    printField(v.*f.member, Codec{}, indent);
+    return true;
+  });
+  out_ += '}';
+}
+
+template <class M> void Printer::printField(const std::vector<M> &v, auto codec, int indent) {
+  out_ += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (Structured<M>) {
+      out_ += '\n' + std::string(indent + 2, ' ');
+      printField(v[i], codec, indent + 2);
+    } else {
+      out_ += i ? ", " : "";
+      printField(v[i], codec, indent);
+    }
+  }
+  if constexpr (Structured<M>)
+    out_ += '\n' + std::string(indent, ' ');
+  out_ += ']';
+}
+
+template <class M> void Printer::printField(const M &v, auto codec, int) {
+  if constexpr (std::is_same_v<M, bool>)
+    printBool(v);
+  else if constexpr (std::is_same_v<M, double>)
+    printFloat(v);
+  else if constexpr (std::is_same_v<M, OpId>)
+    out_ += opName(v);
+  else if constexpr (std::is_enum_v<M>)
+    out_ += EnumInfo<M>::name(v);
+  else if constexpr (std::is_same_v<decltype(codec), BufferRef>)
+    printBufferRef(v);
+  else if constexpr (std::is_integral_v<M>)
+    out_ += std::to_string(v);
+  else if constexpr (std::is_same_v<M, const SymExpr *>)
+    out_ += v ? v->str() : "none";
+  else if constexpr (std::is_same_v<M, TensorType>)
+    printTensorType(v);
+  else if constexpr (std::is_same_v<M, Arg>)
+    printArg(v, /*loopArg=*/true);
+  else if constexpr (std::is_same_v<decltype(codec), Bytes>)
+    out_ += "<" + std::to_string(v.size()) + " bytes, sha256 " + sha256Hex(v) + ">";
+  else
+    printString(v);
+}
+
+void Printer::printBufferRef(uint32_t buffer) {
   // Indices are checked by the verifier, not here; an unverified module
   // still prints, with what is wrong visible.
   out_ += '%';
-  if (buffer < g.buffers.size())
-    out_ += g.buffers[buffer].name;
+  if (buffer < graph_->buffers.size())
+    out_ += graph_->buffers[buffer].name;
   else
     out_ += "<buffer " + std::to_string(buffer) + ">";
-}
-
-void Printer::printNodeRef(const LoopGraph &g, uint32_t node) {
-  if (node < g.nodes.size())
-    printString(g.nodes[node].name);
-  else
-    out_ += "<node " + std::to_string(node) + ">";
-}
-
-void Printer::printBuffer(const Buffer &b) {
-  out_ += "    buffer %";
-  out_ += b.name;
-  out_ += " : ";
-  TensorType t;
-  t.dtype = b.dtype;
-  t.sizes = b.sizes;
-  t.strides = b.strides;
-  printTensorType(t);
-  switch (b.kind) {
-  case BufferKind::Input:
-    out_ += " input";
-    break;
-  case BufferKind::Output:
-    out_ += " output";
-    break;
-  case BufferKind::Intermediate:
-    out_ += " intermediate";
-    break;
-  }
-  if (b.flexible)
-    out_ += " flexible";
-  out_ += '\n';
-}
-
-void Printer::printBinding(const LoopGraph &g, std::string_view what,
-                           const LoopBinding &b) {
-  out_ += "    ";
-  out_ += what;
-  out_ += ' ';
-  printString(b.name);
-  out_ += " = ";
-  printBufferRef(g, b.buffer);
-  out_ += " : ";
-  printTensorType(b.type);
-  out_ += ' ';
-}
-
-void Printer::printBodyOp(const LoopGraph &g, const BodyOp &op) {
-  auto valueRef = [&](int64_t i) {
-    out_ += '%';
-    printInt(i);
-  };
-  switch (op.kind) {
-  case BodyOp::Kind::Load:
-    out_ += "load ";
-    printBufferRef(g, op.buffer);
-    out_ += '[';
-    out_ += op.index ? op.index->str() : "none";
-    out_ += ']';
-    if (!op.indirect.empty()) {
-      out_ += " indirect(";
-      for (size_t i = 0; i < op.indirect.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        valueRef(op.indirect[i]);
-      }
-      out_ += ')';
-    }
-    // The value where masked off; kept even without a mask so that the
-    // text holds every field a load has.
-    if (op.mask >= 0 || op.constant != 0 || std::signbit(op.constant)) {
-      out_ += " mask(";
-      if (op.mask >= 0)
-        valueRef(op.mask);
-      else
-        out_ += "none";
-      out_ += ", ";
-      printFloat(op.constant);
-      out_ += ')';
-    }
-    break;
-  case BodyOp::Kind::Const:
-    out_ += "const ";
-    printFloat(op.constant);
-    break;
-  case BodyOp::Kind::Index:
-    out_ += "index ";
-    out_ += op.index ? op.index->str() : "none";
-    break;
-  case BodyOp::Kind::Compute:
-  case BodyOp::Kind::Cast:
-    out_ += op.kind == BodyOp::Kind::Cast ? "cast" : scalarOpName(op.op);
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      out_ += i ? ", " : " ";
-      valueRef(op.operands[i]);
-    }
-    break;
-  }
-  out_ += " : ";
-  out_ += dtypeName(op.dtype);
-}
-
-void Printer::printBody(const LoopGraph &g, const Body &body) {
-  out_ += "{\n";
-  for (size_t i = 0; i < body.ops.size(); ++i) {
-    out_ += "      %";
-    printInt(static_cast<int64_t>(i));
-    out_ += " = ";
-    printBodyOp(g, body.ops[i]);
-    out_ += '\n';
-  }
-  out_ += "      yield %";
-  printInt(body.result);
-  out_ += "\n    }";
-}
-
-void Printer::printViews(const LoopGraph &g,
-                         const std::vector<BufferView> &views) {
-  out_ += '(';
-  for (size_t i = 0; i < views.size(); ++i) {
-    if (i)
-      out_ += ", ";
-    printBufferRef(g, views[i].buffer);
-    out_ += " : ";
-    printTensorType(views[i].type);
-  }
-  out_ += ')';
-}
-
-void Printer::printLoopNode(const LoopGraph &g, const LoopNode &n) {
-  out_ += "    ";
-  switch (n.kind) {
-  case LoopNode::Kind::Pointwise:
-  case LoopNode::Kind::Reduction:
-    if (n.kind == LoopNode::Kind::Pointwise) {
-      out_ += "pointwise ";
-    } else {
-      out_ += "reduction ";
-      out_ += reduceKindName(n.reduce);
-      out_ += ' ';
-    }
-    printString(n.name);
-    out_ += ' ';
-    printExprList(n.ranges);
-    if (n.kind == LoopNode::Kind::Reduction) {
-      out_ += " over ";
-      printExprList(n.reductionRanges);
-    }
-    out_ += " -> ";
-    printBufferRef(g, n.output);
-    out_ += '[';
-    out_ += n.storeIndex ? n.storeIndex->str() : "none";
-    out_ += ']';
-    break;
-  case LoopNode::Kind::Extern:
-  case LoopNode::Kind::Fallback: {
-    out_ += n.kind == LoopNode::Kind::Extern ? "extern " : "fallback ";
-    printString(n.name);
-    out_ += ' ';
-    out_ += opName(n.op);
-    printCallArgs(n.args, /*loopArgs=*/true);
-    out_ += " inputs";
-    printViews(g, n.inputs);
-    out_ += " -> ";
-    printViews(g, n.outputs);
-    if (!n.postOps.empty()) {
-      out_ += " post_ops(";
-      for (size_t i = 0; i < n.postOps.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        const PostOp &p = n.postOps[i];
-        switch (p.kind) {
-        case PostOp::Kind::AddBias:
-          out_ += "add_bias($" + std::to_string(p.input) + ")";
-          break;
-        case PostOp::Kind::Add:
-          out_ += "add($" + std::to_string(p.input) + ")";
-          break;
-        case PostOp::Kind::Relu:
-          out_ += "relu";
-          break;
-        case PostOp::Kind::GeluErf:
-          out_ += "gelu_erf";
-          break;
-        case PostOp::Kind::GeluTanh:
-          out_ += "gelu_tanh";
-          break;
-        }
-      }
-      out_ += ')';
-    }
-    break;
-  }
-  }
-  if (!n.origin.empty()) {
-    out_ += " origin(";
-    printString(n.origin);
-    out_ += ')';
-  }
-  if (n.kind == LoopNode::Kind::Pointwise ||
-      n.kind == LoopNode::Kind::Reduction) {
-    out_ += ' ';
-    printBody(g, n.body);
-  }
-  out_ += '\n';
-}
-
-void Printer::printPlan(const LoopGraph &g, const Plan &p) {
-  out_ += "    plan target(";
-  printString(p.target);
-  out_ += ") {\n";
-  if (!p.symbols.empty()) {
-    out_ += "      symbols(";
-    for (size_t i = 0; i < p.symbols.size(); ++i) {
-      if (i)
-        out_ += ", ";
-      out_ += p.symbols[i];
-    }
-    out_ += ")\n";
-  }
-  for (const KernelGroup &k : p.kernels) {
-    out_ += "      kernel ";
-    printString(k.name);
-    out_ += " nodes(";
-    for (size_t i = 0; i < k.nodes.size(); ++i) {
-      if (i)
-        out_ += ", ";
-      printNodeRef(g, k.nodes[i]);
-    }
-    out_ += ") parallel ";
-    printExprList(k.parallelRanges);
-    out_ += '\n';
-  }
-  for (const PlanStep &s : p.steps) {
-    out_ += "      step ";
-    if (s.kind == PlanStep::Kind::Kernel) {
-      out_ += "kernel ";
-      if (s.index < p.kernels.size())
-        printString(p.kernels[s.index].name);
-      else
-        out_ += "<kernel " + std::to_string(s.index) + ">";
-    } else {
-      out_ += s.kind == PlanStep::Kind::Extern ? "extern " : "fallback ";
-      printNodeRef(g, s.index);
-    }
-    if (!s.frees.empty()) {
-      out_ += " frees(";
-      for (size_t i = 0; i < s.frees.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        printBufferRef(g, s.frees[i]);
-      }
-      out_ += ')';
-    }
-    if (!s.inplace.empty()) {
-      out_ += " inplace(";
-      for (size_t i = 0; i < s.inplace.size(); ++i) {
-        if (i)
-          out_ += ", ";
-        printBufferRef(g, s.inplace[i].output);
-        out_ += " <- ";
-        printBufferRef(g, s.inplace[i].input);
-      }
-      out_ += ')';
-    }
-    out_ += '\n';
-  }
-  for (const BufferPlacement &pl : p.placements) {
-    out_ += "      place ";
-    printBufferRef(g, pl.buffer);
-    out_ += " offset(";
-    printInt(pl.offset);
-    out_ += ") bytes(";
-    printInt(pl.bytes);
-    out_ += ")\n";
-  }
-  out_ += "      arena_bytes(";
-  printInt(p.arenaBytes);
-  out_ += ") intermediate_bytes(";
-  printInt(p.intermediateBytes);
-  out_ += ")\n      object_code(bytes(";
-  printInt(static_cast<int64_t>(p.objectCode.size()));
-  out_ += "), sha256(";
-  printString(sha256Hex(p.objectCode));
-  out_ += ")) object_hash(";
-  printString(p.objectHash);
-  out_ += ")\n    }\n";
-}
-
-void Printer::printLoopGraph(const LoopGraph &g) {
-  out_ += "  loops @";
-  out_ += g.name;
-  out_ += " {\n";
-  for (const Buffer &b : g.buffers)
-    printBuffer(b);
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    printBinding(g, "input", g.inputs[i]);
-    if (i < g.inputSpecs.size())
-      printInputSpec(g.inputSpecs[i]);
-    out_ += '\n';
-  }
-  for (const LoopNode &n : g.nodes)
-    printLoopNode(g, n);
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    printBinding(g, "output", g.outputs[i]);
-    if (i < g.outputSpecs.size())
-      printOutputSpec(g.outputSpecs[i]);
-    out_ += '\n';
-  }
-  if (g.plan != Plan{})
-    printPlan(g, g.plan);
-  out_ += "  }\n";
 }
 
 void Printer::printSymbolRanges(const Module &m) {
@@ -860,8 +507,9 @@ void Printer::printModule(const Module &m) {
   printSymbolRanges(m);
 
   for (const WeightSource &s : m.weightSources()) {
-    out_ += s.kind == WeightSource::Kind::Archive ? "  source archive "
-                                                  : "  source blob ";
+    out_ += "  source ";
+    out_ += EnumInfo<WeightSource::Kind>::name(s.kind);
+    out_ += ' ';
     printString(s.path);
     out_ += '\n';
   }
@@ -871,11 +519,19 @@ void Printer::printModule(const Module &m) {
     printString(w.name);
     out_ += " : ";
     printTensorType(w.type);
-    out_ += " = source(" + std::to_string(w.source) + ") offset(" +
-            std::to_string(w.offset) + ") bytes(" + std::to_string(w.bytes) +
-            ") sha256(";
-    printString(w.sha256);
-    out_ += ")\n";
+    out_ += " =";
+    // The fields after the name and the type, as `field(value)` in order.
+    forEachField<Weight>([&](size_t id, const auto &f) {
+      if (id < 2)
+        return true;
+      out_ += ' ';
+      out_ += f.name;
+      out_ += '(';
+      printField(w.*f.member, Plain{}, 0);
+      out_ += ')';
+      return true;
+    });
+    out_ += '\n';
   }
 
   for (const auto &g : m.graphs())

@@ -188,7 +188,9 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
                          << " results, the graph has " << node->results().size();
     for (size_t i = 0; i < results.size(); ++i) {
       const Value *r = node->results()[i];
-      if (r->type().kind == Type::Kind::SymInt) {
+      // Symbolic ints and bools are kept as numbers; a size computation's
+      // kernel returns its value as a 0-dim tensor.
+      if (r->type().kind == Type::Kind::SymInt || r->type().kind == Type::Kind::SymBool) {
         symInts[r] = results[i].toInts().at(0);
         continue;
       }

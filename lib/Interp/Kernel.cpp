@@ -94,6 +94,7 @@ const KernelRegistry &referenceKernels() {
     registerIndexingKernels(r);
     registerNNKernels(r);
     registerCoreKernels(r);
+    registerSizeKernels(r);
     return r;
   }();
   return registry;

@@ -18,7 +18,9 @@
 #include "gc/IR/IndexSimplify.h"
 #include "gc/IR/OpId.h"
 #include "gc/IR/OpRegistry.h"
+#include "gc/IR/OpSchema.h"
 #include "gc/IR/TypePromotion.h"
+#include "gc/Ops/ShapeInference.h"
 
 #include <functional>
 #include <limits>
@@ -186,10 +188,13 @@ public:
   Error externCall(const Node &n, const OpLowering &e);
 
 private:
+  /// A tensor, a constant number, or a symbolic int (a size the model's
+  /// symbols give, read as an index expression).
   struct Operand {
     LoweredPtr tensor;
     Number number;
     PromotionOperand promotion;
+    const SymExpr *symbolic = nullptr;
   };
 
   static std::vector<LoweredPtr> tensorsOf(std::initializer_list<const Operand *> operands) {
@@ -461,6 +466,9 @@ GraphLowerer::Operand GraphLowerer::operand(const Node &n, const char *name) con
     return Operand{t, {}, {t->dtype, t->sizes.empty() ? PromotionOperand::Rank::ZeroDim
                                                        : PromotionOperand::Rank::Tensor}};
   }
+  if (a && a->value.kind == ArgKind::SymInt && a->value.values.at(0))
+    return Operand{nullptr, {}, {DType::Int64, PromotionOperand::Rank::Scalar},
+                   symIntOf(sx_, *a->value.values[0])};
   std::optional<Number> num = numberArg(a);
   if (!num)
     throw LowerError(std::string("argument '") + name + "' is neither a tensor nor a number");
@@ -471,6 +479,8 @@ uint32_t GraphLowerer::emitOperand(BodyBuilder &b, const Operand &o, const Exprs
                                    DType dtype) const {
   if (o.tensor)
     return b.cast(emitBroadcast(b, *o.tensor, idx), dtype);
+  if (o.symbolic)
+    return b.cast(b.index(o.symbolic), dtype);
   return b.cast(b.constant(o.number.dtype, o.number.value), dtype);
 }
 
@@ -1246,6 +1256,10 @@ bool reducedPrecision(const Node &n) {
 }
 
 Error GraphLowerer::lowerNode(const Node &n) {
+  // A size computation has nothing to run: where a node uses its value,
+  // lowering reads it as an expression (symIntOf).
+  if (computesSizes(n.op()))
+    return Error::success();
   const OpLowering *l = lowerings().find(n.op());
   if (!l || reducedPrecision(n))
     return fallback(n);
@@ -1365,6 +1379,13 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
   return report;
 }
 
-std::vector<OpId> loweredOps() { return lowerings().ops(); }
+std::vector<OpId> loweredOps() {
+  std::vector<OpId> ops = lowerings().ops();
+  for (const OpSchema &s : allOpSchemas())
+    if (s.core && s.computesSizes())
+      ops.push_back(s.id);
+  std::sort(ops.begin(), ops.end(), [](OpId a, OpId b) { return opName(a) < opName(b); });
+  return ops;
+}
 
 } // namespace gc

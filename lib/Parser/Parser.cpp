@@ -16,9 +16,11 @@
 
 #include "gc/Parser/Parser.h"
 
-#include "gc/IR/LoopIR.h"
+#include "gc/IR/Fields.h"
 
-#include <cassert>
+#include <algorithm>
+#include <utility>
+
 #include <charconv>
 #include <unordered_map>
 
@@ -31,8 +33,6 @@ bool isIdentStart(char c) {
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 /// Identifiers may hold dots so that op names ("aten.add.Tensor") are one.
 bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c) || c == '.'; }
-/// What follows '%' or '@': torch names, which may start with a digit.
-bool isNameChar(char c) { return isIdentChar(c); }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -75,6 +75,8 @@ private:
   bool acceptKeyword(std::string_view kw);
   Error expectKeyword(std::string_view kw);
   Error parseIdentifier(std::string &out, std::string_view what);
+  /// A value of E by its name in the text form (EnumInfo<E>).
+  template <class E> Error parseName(E &out, std::string_view what);
   /// An op name that OpDefs.def defines.
   Error parseOpName(OpId &out);
   Error parseSigilName(char sigil, std::string &out);
@@ -85,7 +87,6 @@ private:
   void parseRaw(std::string_view terminators, std::string_view &out,
                 size_t &at);
   Error parseExpr(std::string_view terminators, const SymExpr *&out);
-  Error parseExprList(std::vector<const SymExpr *> &out);
 
   // Grammar.
   Error parseSymbol();
@@ -98,9 +99,8 @@ private:
   Error parseNode(Graph &g);
   Error parseReturn(Graph &g);
   Error parseArg(Arg &out);
-  Error parseListElements(ArgKind kind, Arg &out);
+  Error parseArgElement(const ArgSyntax &syntax, Arg &out);
   Error parseValueRef(Value *&out, bool allowNone);
-  Error parseEnumArg(std::string_view what, Arg &out);
   Error parseCallArgs(std::vector<NamedArg> &args);
   Error parseInputSpec(InputSpec &spec);
   Error parseOutputSpec(OutputSpec &spec);
@@ -108,18 +108,11 @@ private:
 
   // Loop graphs (the Loops level).
   Error parseLoopGraph();
-  Error parseBuffer(LoopGraph &g);
-  Error parseBufferRef(uint32_t &out);
-  Error parseBinding(LoopBinding &out);
-  Error parseLoopNode(LoopGraph &g, LoopNode::Kind kind);
-  Error parseCall(LoopNode &n);
-  Error parseViews(std::vector<BufferView> &out);
-  Error parseBody(Body &out);
-  Error parseBodyOp(BodyOp &op, size_t defined);
-  Error parseBodyRef(size_t defined, uint32_t &out);
+  template <Structured T> Error parseField(T &out, Plain);
+  template <class M> Error parseField(std::vector<M> &out, auto codec);
+  template <class M> Error parseField(M &out, auto codec);
+  /// A loop call's tensor argument: one of its node's inputs, "$N".
   Error parseInputRef(bool allowNone, int64_t &out);
-  Error parseDTypeName(DType &out);
-  Error parseDouble(double &out);
 
   std::string_view text_;
   std::string_view file_;
@@ -127,8 +120,8 @@ private:
   Module &m_;
   /// The current graph's values by name.
   std::unordered_map<std::string, Value *> values_;
-  /// The current loop graph's buffers by name.
-  std::unordered_map<std::string, uint32_t> buffers_;
+  /// The loop graph being read, whose buffers references name.
+  LoopGraph *loopGraph_ = nullptr;
   /// Arguments of a loop node name its inputs ("$0") instead of values.
   bool loopArgs_ = false;
 };
@@ -203,6 +196,18 @@ Error Parser::parseIdentifier(std::string &out, std::string_view what) {
   return Error::success();
 }
 
+template <class E> Error Parser::parseName(E &out, std::string_view what) {
+  skipTrivia();
+  size_t at = pos_;
+  std::string name;
+  GC_RETURN_IF_ERROR(parseIdentifier(name, what));
+  std::optional<E> e = parseEnum<E>(name);
+  if (!e)
+    return error(at, "unknown " + std::string(what) + " '" + name + "'");
+  out = *e;
+  return Error::success();
+}
+
 Error Parser::parseOpName(OpId &out) {
   size_t at = pos_;
   std::string name;
@@ -219,7 +224,8 @@ Error Parser::parseSigilName(char sigil, std::string &out) {
     return errorHere(std::string(sigil == '%' ? "expected value name '%...'"
                                               : "expected graph name '@...'"));
   size_t end = pos_ + 1;
-  while (end < text_.size() && isNameChar(text_[end]))
+  // Torch names may start with a digit.
+  while (end < text_.size() && isIdentChar(text_[end]))
     ++end;
   if (end == pos_ + 1)
     return error(pos_, std::string("expected a name after '") + sigil + "'");
@@ -387,22 +393,6 @@ Error Parser::parseExpr(std::string_view terminators, const SymExpr *&out) {
   return Error::success();
 }
 
-Error Parser::parseExprList(std::vector<const SymExpr *> &out) {
-  GC_RETURN_IF_ERROR(expect('['));
-  out.clear();
-  if (accept(']'))
-    return Error::success();
-  while (true) {
-    const SymExpr *e;
-    GC_RETURN_IF_ERROR(parseExpr(",]", e));
-    out.push_back(e);
-    if (accept(']'))
-      return Error::success();
-    if (!accept(','))
-      return errorHere("expected ',' or ']'");
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -412,10 +402,9 @@ Error Parser::parseType(Type &out) {
   size_t start = pos_;
   std::string name;
   GC_RETURN_IF_ERROR(parseIdentifier(name, "type"));
-  if (name == "sym_int" || name == "sym_float" || name == "sym_bool") {
-    out = Type::makeScalar(name == "sym_int"     ? Type::Kind::SymInt
-                           : name == "sym_float" ? Type::Kind::SymFloat
-                                                 : Type::Kind::SymBool);
+  if (std::optional<Type::Kind> kind = parseEnum<Type::Kind>(name);
+      kind && kind != Type::Kind::Tensor) {
+    out = Type::makeScalar(*kind);
     return Error::success();
   }
   std::optional<DType> dtype = parseDType(name);
@@ -423,7 +412,7 @@ Error Parser::parseType(Type &out) {
     return error(start, "unknown dtype '" + name + "'");
   TensorType t;
   t.dtype = *dtype;
-  GC_RETURN_IF_ERROR(parseExprList(t.sizes));
+  GC_RETURN_IF_ERROR(parseField(t.sizes, Plain{}));
   bool explicitStrides = false;
   if (peek() == '{')
     GC_RETURN_IF_ERROR(parseTypeSuffix(t, explicitStrides));
@@ -455,7 +444,7 @@ Error Parser::parseTypeSuffix(TensorType &t, bool &explicitStrides) {
       GC_RETURN_IF_ERROR(once(explicitStrides));
       GC_RETURN_IF_ERROR(expect('='));
       size_t at = (skipTrivia(), pos_);
-      GC_RETURN_IF_ERROR(parseExprList(t.strides));
+      GC_RETURN_IF_ERROR(parseField(t.strides, Plain{}));
       if (t.strides.size() != t.sizes.size())
         return error(at, "expected " + std::to_string(t.sizes.size()) +
                              " strides, got " +
@@ -506,67 +495,58 @@ Error Parser::parseValueRef(Value *&out, bool allowNone) {
   return Error::success();
 }
 
-Error Parser::parseListElements(ArgKind kind, Arg &out) {
-  // The opening '[' is consumed.
-  out.kind = kind;
+Error Parser::parseArg(Arg &out) {
+  out = Arg{};
+  skipTrivia();
+  size_t start = pos_;
+  std::string_view id = peekIdentifier();
+  auto keyword = std::find_if(std::begin(kArgSyntax), std::end(kArgSyntax),
+                              [&](const ArgSyntax &s) { return !s.keyword.empty() && s.keyword == id; });
+  const ArgSyntax *syntax = keyword == std::end(kArgSyntax) ? nullptr : keyword;
+  if (syntax) {
+    pos_ += id.size();
+    if (syntax->kind == ArgKind::None)
+      return Error::success();
+    GC_RETURN_IF_ERROR(expect(syntax->list ? '[' : '('));
+  } else {
+    // No keyword: the (first) element tells the kind.
+    bool list = accept('[');
+    char c = peek();
+    std::string_view word = peekIdentifier();
+    std::optional<ArgElem> elem;
+    if (c == '%' || (c == '$' && loopArgs_)) {
+      elem = ArgElem::Tensor;
+    } else if (c == '"') {
+      elem = ArgElem::String;
+    } else if (word == "true" || word == "false") {
+      elem = ArgElem::Bool;
+    } else if (c == '-' || isDigit(c) || word == "inf" || word == "nan") {
+      size_t save = pos_;
+      Number n;
+      GC_RETURN_IF_ERROR(parseNumber(n));
+      pos_ = save;
+      elem = n.isFloat ? ArgElem::Float : ArgElem::Int;
+    } else if (list && c == ']') {
+      return error(start, "an empty list needs its kind, as in 'ints[]' or 'tensors[]'");
+    } else if (list) {
+      return errorHere("expected list element");
+    } else {
+      return error(start, id.empty() ? std::string("expected argument value")
+                                     : "expected argument value, got '" + std::string(id) + "'");
+    }
+    syntax = std::find_if(std::begin(kArgSyntax), std::end(kArgSyntax), [&](const ArgSyntax &s) {
+      return s.bare && s.list == list && s.elem == *elem;
+    });
+  }
+  out.kind = syntax->kind;
+  if (!syntax->list) {
+    GC_RETURN_IF_ERROR(parseArgElement(*syntax, out));
+    return syntax->bare ? Error::success() : expect(')');
+  }
   if (accept(']'))
     return Error::success();
   while (true) {
-    switch (kind) {
-    case ArgKind::Tensors:
-    case ArgKind::OptionalTensors: {
-      bool allowNone = kind == ArgKind::OptionalTensors;
-      if (loopArgs_) {
-        GC_RETURN_IF_ERROR(parseInputRef(allowNone, out.ints.emplace_back()));
-        break;
-      }
-      Value *v;
-      GC_RETURN_IF_ERROR(parseValueRef(v, allowNone));
-      out.values.push_back(v);
-      break;
-    }
-    case ArgKind::Ints: {
-      int64_t i;
-      GC_RETURN_IF_ERROR(parseInt(i));
-      out.ints.push_back(i);
-      break;
-    }
-    case ArgKind::Floats: {
-      Number n;
-      GC_RETURN_IF_ERROR(parseNumber(n));
-      out.floats.push_back(n.isFloat ? n.d : static_cast<double>(n.i));
-      break;
-    }
-    case ArgKind::Bools:
-      if (acceptKeyword("true"))
-        out.ints.push_back(1);
-      else if (acceptKeyword("false"))
-        out.ints.push_back(0);
-      else
-        return errorHere("expected 'true' or 'false'");
-      break;
-    case ArgKind::Strings:
-      out.strings.emplace_back();
-      GC_RETURN_IF_ERROR(parseString(out.strings.back()));
-      break;
-    case ArgKind::SymInts: {
-      // Values and constants stay parallel: one of them is meaningful.
-      Value *v = nullptr;
-      int64_t i = 0;
-      if (peek() == '%')
-        GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-      else
-        GC_RETURN_IF_ERROR(parseInt(i));
-      // Loop arguments hold constants only, and no values at all.
-      if (!loopArgs_)
-        out.values.push_back(v);
-      out.ints.push_back(i);
-      break;
-    }
-    default:
-      assert(false && "not a list kind");
-      break;
-    }
+    GC_RETURN_IF_ERROR(parseArgElement(*syntax, out));
     if (accept(']'))
       return Error::success();
     if (!accept(','))
@@ -574,149 +554,70 @@ Error Parser::parseListElements(ArgKind kind, Arg &out) {
   }
 }
 
-Error Parser::parseEnumArg(std::string_view what, Arg &out) {
-  GC_RETURN_IF_ERROR(expect('('));
-  std::string_view raw;
-  size_t at;
-  parseRaw(")", raw, at);
-  auto unknown = [&] {
-    return error(at, "unknown " + std::string(what) + " '" + std::string(raw) +
-                         "'");
-  };
-  if (what == "dtype") {
-    std::optional<DType> t = parseDType(raw);
-    if (!t)
-      return unknown();
-    out = Arg::scalarType(*t);
-  } else if (what == "memory_format") {
-    std::optional<MemoryFormat> f = parseMemoryFormat(raw);
-    if (!f)
-      return unknown();
-    out.kind = ArgKind::MemoryFormat;
-    out.ints = {static_cast<int64_t>(*f)};
-  } else if (what == "layout") {
-    std::optional<Layout> l = parseLayout(raw);
-    if (!l)
-      return unknown();
-    out.kind = ArgKind::Layout;
-    out.ints = {static_cast<int64_t>(*l)};
-  } else {
-    std::optional<Device> d = parseDevice(raw);
-    if (!d)
-      return unknown();
-    out.kind = ArgKind::Device;
-    out.device = *d;
-  }
-  return expect(')');
-}
-
-Error Parser::parseArg(Arg &out) {
-  out = Arg{};
-  char c = peek();
-  if (c == '$' && loopArgs_) {
-    out.kind = ArgKind::Tensor;
-    return parseInputRef(/*allowNone=*/false, out.ints.emplace_back());
-  }
-  if (c == '%') {
-    Value *v;
-    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-    out = Arg::tensor(v);
-    return Error::success();
-  }
-  if (c == '"') {
-    std::string s;
-    GC_RETURN_IF_ERROR(parseString(s));
-    out = Arg::string(std::move(s));
-    return Error::success();
-  }
-  if (c == '-' || isDigit(c)) {
-    Number n;
-    GC_RETURN_IF_ERROR(parseNumber(n));
-    out = n.isFloat ? Arg::real(n.d) : Arg::integer(n.i);
-    return Error::success();
-  }
-  if (c == '[') {
-    // An unprefixed list: its first element tells the kind.
-    size_t open = pos_++;
-    char first = peek();
-    std::string_view id = peekIdentifier();
-    ArgKind kind;
-    if (first == '%' || (first == '$' && loopArgs_)) {
-      kind = ArgKind::Tensors;
-    } else if (first == '"') {
-      kind = ArgKind::Strings;
-    } else if (id == "true" || id == "false") {
-      kind = ArgKind::Bools;
-    } else if (first == '-' || isDigit(first) || id == "inf" || id == "nan") {
-      size_t save = pos_;
-      Number n;
-      GC_RETURN_IF_ERROR(parseNumber(n));
-      pos_ = save;
-      kind = n.isFloat ? ArgKind::Floats : ArgKind::Ints;
-    } else if (first == ']') {
-      return error(open, "an empty list needs its kind, as in 'ints[]' or "
-                         "'tensors[]'");
-    } else {
-      return errorHere("expected list element");
-    }
-    return parseListElements(kind, out);
-  }
-
+Error Parser::parseArgElement(const ArgSyntax &syntax, Arg &out) {
   skipTrivia();
-  size_t start = pos_;
-  std::string id;
-  GC_RETURN_IF_ERROR(parseIdentifier(id, "argument value"));
-  if (id == "none")
+  size_t at = pos_;
+  switch (syntax.elem) {
+  case ArgElem::None:
     return Error::success();
-  if (id == "true" || id == "false") {
-    out = Arg::boolean(id == "true");
-    return Error::success();
+  case ArgElem::Tensor: {
+    bool allowNone = syntax.kind == ArgKind::OptionalTensors;
+    if (loopArgs_)
+      return parseInputRef(allowNone, out.ints.emplace_back());
+    return parseValueRef(out.values.emplace_back(), allowNone);
   }
-  if (id == "inf" || id == "nan") {
-    pos_ = start;
+  case ArgElem::Int:
+    return parseInt(out.ints.emplace_back());
+  case ArgElem::Float: {
     Number n;
     GC_RETURN_IF_ERROR(parseNumber(n));
-    out = Arg::real(n.d);
+    out.floats.push_back(n.isFloat ? n.d : static_cast<double>(n.i));
     return Error::success();
   }
-  static const std::pair<std::string_view, ArgKind> kListPrefixes[] = {
-      {"tensors", ArgKind::Tensors}, {"opt_tensors", ArgKind::OptionalTensors},
-      {"ints", ArgKind::Ints},       {"floats", ArgKind::Floats},
-      {"bools", ArgKind::Bools},     {"strings", ArgKind::Strings},
-      {"symints", ArgKind::SymInts},
-  };
-  for (const auto &[prefix, kind] : kListPrefixes) {
-    if (id != prefix)
-      continue;
-    GC_RETURN_IF_ERROR(expect('['));
-    return parseListElements(kind, out);
-  }
-  if (id == "symint") {
-    GC_RETURN_IF_ERROR(expect('('));
+  case ArgElem::Bool:
+    if (!acceptKeyword("true") && !acceptKeyword("false"))
+      return errorHere("expected 'true' or 'false'");
+    out.ints.push_back(text_.substr(at, 4) == "true");
+    return Error::success();
+  case ArgElem::String:
+    return parseString(out.strings.emplace_back());
+  case ArgElem::SymInt: {
+    // Values and constants stay parallel: one of them is meaningful. Loop
+    // arguments hold constants only, and no values at all.
     Value *v = nullptr;
     int64_t i = 0;
-    if (peek() == '%')
-      GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-    else
-      GC_RETURN_IF_ERROR(parseInt(i));
-    out.kind = ArgKind::SymInt;
+    GC_RETURN_IF_ERROR(peek() == '%' ? parseValueRef(v, /*allowNone=*/false) : parseInt(i));
     if (!loopArgs_)
-      out.values = {v};
-    out.ints = {i};
-    return expect(')');
+      out.values.push_back(v);
+    out.ints.push_back(i);
+    return Error::success();
   }
-  if (id == "symfloat" || id == "symbool") {
-    GC_RETURN_IF_ERROR(expect('('));
-    Value *v;
-    GC_RETURN_IF_ERROR(parseValueRef(v, /*allowNone=*/false));
-    out.kind = id == "symfloat" ? ArgKind::SymFloat : ArgKind::SymBool;
-    out.values = {v};
-    return expect(')');
+  case ArgElem::Value:
+    return parseValueRef(out.values.emplace_back(), /*allowNone=*/false);
+  default:
+    break;
   }
-  if (id == "dtype" || id == "memory_format" || id == "layout" ||
-      id == "device")
-    return parseEnumArg(id, out);
-  return error(start, "expected argument value, got '" + id + "'");
+  // A name, taken as raw text: device names hold ':'.
+  std::string_view raw;
+  parseRaw(")", raw, at);
+  std::optional<int64_t> value;
+  if (syntax.elem == ArgElem::DType) {
+    if (std::optional<DType> t = parseDType(raw))
+      value = static_cast<int64_t>(*t);
+  } else if (syntax.elem == ArgElem::MemoryFormat) {
+    if (std::optional<MemoryFormat> f = parseMemoryFormat(raw))
+      value = static_cast<int64_t>(*f);
+  } else if (syntax.elem == ArgElem::Layout) {
+    if (std::optional<Layout> l = parseLayout(raw))
+      value = static_cast<int64_t>(*l);
+  } else if (std::optional<Device> d = parseDevice(raw)) {
+    out.device = *d;
+    return Error::success();
+  }
+  if (!value)
+    return error(at, "unknown " + std::string(syntax.keyword) + " '" + std::string(raw) + "'");
+  out.ints.push_back(*value);
+  return Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -745,14 +646,7 @@ Error Parser::parseInput(Graph &g) {
 }
 
 Error Parser::parseInputSpec(InputSpec &spec) {
-  skipTrivia();
-  size_t kindAt = pos_;
-  std::string kindName;
-  GC_RETURN_IF_ERROR(parseIdentifier(kindName, "input kind"));
-  std::optional<InputKind> kind = parseInputKind(kindName);
-  if (!kind)
-    return error(kindAt, "unknown input kind '" + kindName + "'");
-  spec.kind = *kind;
+  GC_RETURN_IF_ERROR(parseName(spec.kind, "input kind"));
   if (accept('(')) {
     GC_RETURN_IF_ERROR(parseString(spec.target));
     if (accept(',')) {
@@ -875,14 +769,7 @@ Error Parser::parseReturn(Graph &g) {
 }
 
 Error Parser::parseOutputSpec(OutputSpec &spec) {
-  skipTrivia();
-  size_t kindAt = pos_;
-  std::string kindName;
-  GC_RETURN_IF_ERROR(parseIdentifier(kindName, "output kind"));
-  std::optional<OutputKind> kind = parseOutputKind(kindName);
-  if (!kind)
-    return error(kindAt, "unknown output kind '" + kindName + "'");
-  spec.kind = *kind;
+  GC_RETURN_IF_ERROR(parseName(spec.kind, "output kind"));
   if (accept('(')) {
     GC_RETURN_IF_ERROR(parseString(spec.target));
     GC_RETURN_IF_ERROR(expect(')'));
@@ -924,48 +811,31 @@ Error Parser::parseGraph() {
 }
 
 //===----------------------------------------------------------------------===//
-// Loop graphs
+// Loop graphs: the field-driven form (lib/IR/Printer.cpp prints it)
 //===----------------------------------------------------------------------===//
 
-Error Parser::parseDTypeName(DType &out) {
+Error Parser::parseLoopGraph() {
   skipTrivia();
   size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseIdentifier(name, "dtype"));
-  std::optional<DType> dtype = parseDType(name);
-  if (!dtype)
-    return error(at, "unknown dtype '" + name + "'");
-  out = *dtype;
+  LoopGraph &g = m_.addLoopGraph("");
+  loopGraph_ = &g;
+  GC_RETURN_IF_ERROR(parseField(g, Plain{}));
+  size_t same = 0;
+  for (const auto &other : m_.loopGraphs())
+    same += other->name == g.name;
+  if (m_.graph(g.name) || same > 1)
+    return error(at, "redefinition of graph '@" + g.name + "'");
   return Error::success();
 }
 
-Error Parser::parseDouble(double &out) {
-  Number n;
-  GC_RETURN_IF_ERROR(parseNumber(n));
-  out = n.isFloat ? n.d : static_cast<double>(n.i);
-  return Error::success();
-}
-
-Error Parser::parseBufferRef(uint32_t &out) {
-  skipTrivia();
-  size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseSigilName('%', name));
-  auto it = buffers_.find(name);
-  if (it == buffers_.end())
-    return error(at, "use of undefined buffer '%" + name + "'");
-  out = it->second;
-  return Error::success();
-}
-
+/// Fields in any order, each at most once; absent ones keep their default.
 Error Parser::parseInputRef(bool allowNone, int64_t &out) {
   if (allowNone && acceptKeyword("none")) {
     out = -1;
     return Error::success();
   }
   if (!accept('$'))
-    return errorHere(allowNone ? "expected node input '$N' or 'none'"
-                               : "expected node input '$N'");
+    return errorHere(allowNone ? "expected node input '$N' or 'none'" : "expected node input '$N'");
   uint64_t index;
   size_t at = pos_;
   GC_RETURN_IF_ERROR(parseUnsigned(index));
@@ -975,286 +845,93 @@ Error Parser::parseInputRef(bool allowNone, int64_t &out) {
   return Error::success();
 }
 
-Error Parser::parseBodyRef(size_t defined, uint32_t &out) {
-  skipTrivia();
-  size_t at = pos_;
-  if (!accept('%'))
-    return errorHere("expected body value '%N'");
-  uint64_t index;
-  GC_RETURN_IF_ERROR(parseUnsigned(index));
-  if (index >= defined)
-    return error(at, "use of undefined body value '%" + std::to_string(index) + "'");
-  out = static_cast<uint32_t>(index);
+template <Structured T> Error Parser::parseField(T &out, Plain) {
+  GC_RETURN_IF_ERROR(expect('{'));
+  std::vector<bool> seen(std::tuple_size_v<std::remove_cvref_t<decltype(kFields<T>)>>);
+  while (!accept('}')) {
+    skipTrivia();
+    size_t at = pos_;
+    std::string name;
+    GC_RETURN_IF_ERROR(parseIdentifier(name, "field name"));
+    Error e = error(at, "unknown field '" + name + "'");
+    forEachField<T>([&](size_t id, const auto &f) {
+      if (f.name != name)
+        return true;
+      e = seen[id] ? error(at, "duplicate field '" + name + "'") : expect('=');
+      if (!e)
+        e = parseField(out.*f.member, typename std::remove_cvref_t<decltype(f)>::Codec{});
+      seen[id] = true;
+      return false;
+    });
+    GC_RETURN_IF_ERROR(std::move(e));
+    accept(',');
+  }
   return Error::success();
 }
 
-Error Parser::parseBuffer(LoopGraph &g) {
-  skipTrivia();
-  size_t at = pos_;
-  Buffer b;
-  GC_RETURN_IF_ERROR(parseSigilName('%', b.name));
-  if (buffers_.count(b.name))
-    return error(at, "redefinition of buffer '%" + b.name + "'");
-  GC_RETURN_IF_ERROR(expect(':'));
-  skipTrivia();
-  size_t typeAt = pos_;
-  Type type;
-  GC_RETURN_IF_ERROR(parseType(type));
-  const TensorType &t = type.tensor;
-  // A buffer is plain memory: only its sizes and strides are its own.
-  if (!type.isTensor() || t.device != Device{} || t.requiresGrad ||
-      !t.storageOffset->isConst() || t.storageOffset->constant() != 0)
-    return error(typeAt, "a buffer's type has only a dtype, sizes and strides");
-  b.dtype = t.dtype;
-  b.sizes = t.sizes;
-  b.strides = t.strides;
-  skipTrivia();
-  size_t kindAt = pos_;
-  std::string kind;
-  GC_RETURN_IF_ERROR(parseIdentifier(kind, "buffer kind"));
-  if (kind == "input")
-    b.kind = BufferKind::Input;
-  else if (kind == "output")
-    b.kind = BufferKind::Output;
-  else if (kind == "intermediate")
-    b.kind = BufferKind::Intermediate;
-  else
-    return error(kindAt, "unknown buffer kind '" + kind + "'");
-  b.flexible = acceptKeyword("flexible");
-  buffers_[b.name] = static_cast<uint32_t>(g.buffers.size());
-  g.buffers.push_back(std::move(b));
-  return Error::success();
-}
-
-Error Parser::parseBinding(LoopBinding &out) {
-  GC_RETURN_IF_ERROR(parseString(out.name));
-  GC_RETURN_IF_ERROR(expect('='));
-  GC_RETURN_IF_ERROR(parseBufferRef(out.buffer));
-  GC_RETURN_IF_ERROR(expect(':'));
-  skipTrivia();
-  size_t typeAt = pos_;
-  Type type;
-  GC_RETURN_IF_ERROR(parseType(type));
-  if (!type.isTensor())
-    return error(typeAt, "expected a tensor type");
-  out.type = std::move(type.tensor);
-  return Error::success();
-}
-
-Error Parser::parseViews(std::vector<BufferView> &out) {
-  GC_RETURN_IF_ERROR(expect('('));
-  if (accept(')'))
+template <class M> Error Parser::parseField(std::vector<M> &out, auto codec) {
+  // Elements are separated by ','; structs, printed one a line, may leave it
+  // out. No trailing ','.
+  out.clear();
+  GC_RETURN_IF_ERROR(expect('['));
+  if (accept(']'))
     return Error::success();
   do {
-    BufferView &v = out.emplace_back();
-    GC_RETURN_IF_ERROR(parseBufferRef(v.buffer));
-    GC_RETURN_IF_ERROR(expect(':'));
-    skipTrivia();
-    size_t typeAt = pos_;
+    GC_RETURN_IF_ERROR(parseField(out.emplace_back(), codec));
+  } while (accept(',') || (Structured<M> && peek() != ']'));
+  return accept(']') ? Error::success() : errorHere("expected ',' or ']'");
+}
+
+template <class M> Error Parser::parseField(M &out, auto codec) {
+  skipTrivia();
+  size_t at = pos_;
+  if constexpr (std::is_same_v<M, bool>) {
+    if (!acceptKeyword("true") && !acceptKeyword("false"))
+      return errorHere("expected 'true' or 'false'");
+    out = text_.substr(at, 4) == "true";
+  } else if constexpr (std::is_same_v<M, double>) {
+    Number n;
+    GC_RETURN_IF_ERROR(parseNumber(n));
+    out = n.isFloat ? n.d : static_cast<double>(n.i);
+  } else if constexpr (std::is_same_v<M, OpId>) {
+    return parseOpName(out);
+  } else if constexpr (std::is_enum_v<M>) {
+    return parseName(out, "name");
+  } else if constexpr (std::is_same_v<decltype(codec), BufferRef>) {
+    std::string name;
+    GC_RETURN_IF_ERROR(parseSigilName('%', name));
+    const auto &buffers = loopGraph_->buffers;
+    auto it = std::find_if(buffers.begin(), buffers.end(),
+                           [&](const Buffer &b) { return b.name == name; });
+    if (it == buffers.end())
+      return error(at, "use of undefined buffer '%" + name + "'");
+    out = static_cast<uint32_t>(it - buffers.begin());
+  } else if constexpr (std::is_integral_v<M>) {
+    std::conditional_t<std::is_unsigned_v<M>, uint64_t, int64_t> i;
+    if constexpr (std::is_unsigned_v<M>)
+      GC_RETURN_IF_ERROR(parseUnsigned(i));
+    else
+      GC_RETURN_IF_ERROR(parseInt(i));
+    if (!std::in_range<M>(i))
+      return error(at, "number out of range");
+    out = static_cast<M>(i);
+  } else if constexpr (std::is_same_v<M, const SymExpr *>) {
+    return parseExpr(",]}", out);
+  } else if constexpr (std::is_same_v<M, TensorType>) {
     Type type;
     GC_RETURN_IF_ERROR(parseType(type));
     if (!type.isTensor())
-      return error(typeAt, "expected a tensor type");
-    v.type = std::move(type.tensor);
-  } while (accept(','));
-  return expect(')');
-}
-
-Error Parser::parseBodyOp(BodyOp &op, size_t defined) {
-  skipTrivia();
-  size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseIdentifier(name, "body operation"));
-  if (name == "load") {
-    op.kind = BodyOp::Kind::Load;
-    GC_RETURN_IF_ERROR(parseBufferRef(op.buffer));
-    GC_RETURN_IF_ERROR(expect('['));
-    GC_RETURN_IF_ERROR(parseExpr("]", op.index));
-    GC_RETURN_IF_ERROR(expect(']'));
-    if (acceptKeyword("indirect")) {
-      GC_RETURN_IF_ERROR(expect('('));
-      do {
-        GC_RETURN_IF_ERROR(parseBodyRef(defined, op.indirect.emplace_back()));
-      } while (accept(','));
-      GC_RETURN_IF_ERROR(expect(')'));
-    }
-    if (acceptKeyword("mask")) {
-      GC_RETURN_IF_ERROR(expect('('));
-      if (!acceptKeyword("none")) {
-        uint32_t mask;
-        GC_RETURN_IF_ERROR(parseBodyRef(defined, mask));
-        op.mask = static_cast<int32_t>(mask);
-      }
-      GC_RETURN_IF_ERROR(expect(','));
-      GC_RETURN_IF_ERROR(parseDouble(op.constant));
-      GC_RETURN_IF_ERROR(expect(')'));
-    }
-  } else if (name == "const") {
-    op.kind = BodyOp::Kind::Const;
-    GC_RETURN_IF_ERROR(parseDouble(op.constant));
-  } else if (name == "index") {
-    op.kind = BodyOp::Kind::Index;
-    GC_RETURN_IF_ERROR(parseExpr(":", op.index));
+      return error(at, "expected a tensor type");
+    out = std::move(type.tensor);
+  } else if constexpr (std::is_same_v<M, Arg>) {
+    loopArgs_ = true;
+    Error e = parseArg(out);
+    loopArgs_ = false;
+    return e;
+  } else if constexpr (std::is_same_v<decltype(codec), Bytes>) {
+    return error(at, "object code cannot be read from text; read the binary file");
   } else {
-    std::optional<ScalarOp> scalar = parseScalarOp(name);
-    if (name != "cast" && !scalar)
-      return error(at, "unknown body operation '" + name + "'");
-    op.kind = scalar ? BodyOp::Kind::Compute : BodyOp::Kind::Cast;
-    if (scalar)
-      op.op = *scalar;
-    do {
-      GC_RETURN_IF_ERROR(parseBodyRef(defined, op.operands.emplace_back()));
-    } while (accept(','));
-  }
-  GC_RETURN_IF_ERROR(expect(':'));
-  return parseDTypeName(op.dtype);
-}
-
-Error Parser::parseBody(Body &out) {
-  GC_RETURN_IF_ERROR(expect('{'));
-  while (!acceptKeyword("yield")) {
-    skipTrivia();
-    size_t at = pos_;
-    std::string name;
-    GC_RETURN_IF_ERROR(parseSigilName('%', name));
-    // Body values are numbered in order, so a use names its definition.
-    std::string want = std::to_string(out.ops.size());
-    if (name != want)
-      return error(at, "expected body value '%" + want + "'");
-    GC_RETURN_IF_ERROR(expect('='));
-    BodyOp op;
-    GC_RETURN_IF_ERROR(parseBodyOp(op, out.ops.size()));
-    out.ops.push_back(std::move(op));
-  }
-  GC_RETURN_IF_ERROR(parseBodyRef(out.ops.size(), out.result));
-  return expect('}');
-}
-
-Error Parser::parseCall(LoopNode &n) {
-  GC_RETURN_IF_ERROR(parseOpName(n.op));
-  std::vector<NamedArg> args;
-  loopArgs_ = true;
-  Error e = parseCallArgs(args);
-  loopArgs_ = false;
-  GC_RETURN_IF_ERROR(std::move(e));
-  for (NamedArg &a : args)
-    n.args.push_back({std::move(a.name), a.keywordOnly, std::move(a.value)});
-  GC_RETURN_IF_ERROR(expectKeyword("inputs"));
-  GC_RETURN_IF_ERROR(parseViews(n.inputs));
-  GC_RETURN_IF_ERROR(expect('-'));
-  GC_RETURN_IF_ERROR(expect('>'));
-  GC_RETURN_IF_ERROR(parseViews(n.outputs));
-  if (!acceptKeyword("post_ops"))
-    return Error::success();
-  GC_RETURN_IF_ERROR(expect('('));
-  do {
-    skipTrivia();
-    size_t at = pos_;
-    std::string name;
-    GC_RETURN_IF_ERROR(parseIdentifier(name, "post-op"));
-    PostOp &p = n.postOps.emplace_back();
-    if (name == "add_bias" || name == "add") {
-      p.kind = name == "add" ? PostOp::Kind::Add : PostOp::Kind::AddBias;
-      GC_RETURN_IF_ERROR(expect('('));
-      int64_t input;
-      GC_RETURN_IF_ERROR(parseInputRef(/*allowNone=*/false, input));
-      p.input = static_cast<uint32_t>(input);
-      GC_RETURN_IF_ERROR(expect(')'));
-    } else if (name == "relu") {
-      p.kind = PostOp::Kind::Relu;
-    } else if (name == "gelu_erf") {
-      p.kind = PostOp::Kind::GeluErf;
-    } else if (name == "gelu_tanh") {
-      p.kind = PostOp::Kind::GeluTanh;
-    } else {
-      return error(at, "unknown post-op '" + name + "'");
-    }
-  } while (accept(','));
-  return expect(')');
-}
-
-Error Parser::parseLoopNode(LoopGraph &g, LoopNode::Kind kind) {
-  LoopNode n;
-  n.kind = kind;
-  if (kind == LoopNode::Kind::Reduction) {
-    skipTrivia();
-    size_t at = pos_;
-    std::string reduce;
-    GC_RETURN_IF_ERROR(parseIdentifier(reduce, "reduction kind"));
-    std::optional<ReduceKind> r = parseReduceKind(reduce);
-    if (!r)
-      return error(at, "unknown reduction kind '" + reduce + "'");
-    n.reduce = *r;
-  }
-  skipTrivia();
-  size_t nameAt = pos_;
-  GC_RETURN_IF_ERROR(parseString(n.name));
-  for (const LoopNode &prev : g.nodes)
-    if (prev.name == n.name)
-      return error(nameAt, "redefinition of node \"" + n.name + "\"");
-  bool loops = kind == LoopNode::Kind::Pointwise || kind == LoopNode::Kind::Reduction;
-  if (loops) {
-    GC_RETURN_IF_ERROR(parseExprList(n.ranges));
-    if (kind == LoopNode::Kind::Reduction) {
-      GC_RETURN_IF_ERROR(expectKeyword("over"));
-      GC_RETURN_IF_ERROR(parseExprList(n.reductionRanges));
-    }
-    GC_RETURN_IF_ERROR(expect('-'));
-    GC_RETURN_IF_ERROR(expect('>'));
-    GC_RETURN_IF_ERROR(parseBufferRef(n.output));
-    GC_RETURN_IF_ERROR(expect('['));
-    GC_RETURN_IF_ERROR(parseExpr("]", n.storeIndex));
-    GC_RETURN_IF_ERROR(expect(']'));
-  } else {
-    GC_RETURN_IF_ERROR(parseCall(n));
-  }
-  if (acceptKeyword("origin")) {
-    GC_RETURN_IF_ERROR(expect('('));
-    GC_RETURN_IF_ERROR(parseString(n.origin));
-    GC_RETURN_IF_ERROR(expect(')'));
-  }
-  if (loops)
-    GC_RETURN_IF_ERROR(parseBody(n.body));
-  g.nodes.push_back(std::move(n));
-  return Error::success();
-}
-
-Error Parser::parseLoopGraph() {
-  skipTrivia();
-  size_t at = pos_;
-  std::string name;
-  GC_RETURN_IF_ERROR(parseSigilName('@', name));
-  if (m_.graph(name) || m_.loopGraph(name))
-    return error(at, "redefinition of graph '@" + name + "'");
-  LoopGraph &g = m_.addLoopGraph(name);
-  buffers_.clear();
-  GC_RETURN_IF_ERROR(expect('{'));
-  while (!accept('}')) {
-    skipTrivia();
-    size_t itemAt = pos_;
-    if (acceptKeyword("buffer")) {
-      GC_RETURN_IF_ERROR(parseBuffer(g));
-    } else if (acceptKeyword("input")) {
-      GC_RETURN_IF_ERROR(parseBinding(g.inputs.emplace_back()));
-      GC_RETURN_IF_ERROR(parseInputSpec(g.inputSpecs.emplace_back()));
-    } else if (acceptKeyword("output")) {
-      GC_RETURN_IF_ERROR(parseBinding(g.outputs.emplace_back()));
-      GC_RETURN_IF_ERROR(parseOutputSpec(g.outputSpecs.emplace_back()));
-    } else if (acceptKeyword("pointwise")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Pointwise));
-    } else if (acceptKeyword("reduction")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Reduction));
-    } else if (acceptKeyword("extern")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Extern));
-    } else if (acceptKeyword("fallback")) {
-      GC_RETURN_IF_ERROR(parseLoopNode(g, LoopNode::Kind::Fallback));
-    } else if (peekIdentifier() == "plan") {
-      return error(itemAt, "a plan cannot be read from text (it leaves out the "
-                           "object code); read the binary file");
-    } else {
-      return errorHere("expected 'buffer', 'input', 'output', 'pointwise', "
-                       "'reduction', 'extern', 'fallback' or '}'");
-    }
+    return parseString(out);
   }
   return Error::success();
 }
@@ -1286,12 +963,7 @@ Error Parser::parseSymbol() {
 
 Error Parser::parseSource() {
   WeightSource s;
-  if (acceptKeyword("archive"))
-    s.kind = WeightSource::Kind::Archive;
-  else if (acceptKeyword("blob"))
-    s.kind = WeightSource::Kind::Blob;
-  else
-    return errorHere("expected 'archive' or 'blob'");
+  GC_RETURN_IF_ERROR(parseName(s.kind, "weight source kind"));
   GC_RETURN_IF_ERROR(parseString(s.path));
   m_.weightSources().push_back(std::move(s));
   return Error::success();
@@ -1301,34 +973,23 @@ Error Parser::parseWeight() {
   Weight w;
   GC_RETURN_IF_ERROR(parseString(w.name));
   GC_RETURN_IF_ERROR(expect(':'));
-  skipTrivia();
-  size_t typeAt = pos_;
-  Type type;
-  GC_RETURN_IF_ERROR(parseType(type));
-  if (!type.isTensor())
-    return error(typeAt, "a weight must have a tensor type");
-  w.type = std::move(type.tensor);
+  GC_RETURN_IF_ERROR(parseField(w.type, Plain{}));
   GC_RETURN_IF_ERROR(expect('='));
-
-  auto field = [&](std::string_view kw, uint64_t &out) -> Error {
-    GC_RETURN_IF_ERROR(expectKeyword(kw));
-    GC_RETURN_IF_ERROR(expect('('));
-    GC_RETURN_IF_ERROR(parseUnsigned(out));
-    return expect(')');
-  };
-  uint64_t source;
-  skipTrivia();
-  size_t sourceAt = pos_;
-  GC_RETURN_IF_ERROR(field("source", source));
-  if (source > UINT32_MAX)
-    return error(sourceAt, "source index out of range");
-  w.source = static_cast<uint32_t>(source);
-  GC_RETURN_IF_ERROR(field("offset", w.offset));
-  GC_RETURN_IF_ERROR(field("bytes", w.bytes));
-  GC_RETURN_IF_ERROR(expectKeyword("sha256"));
-  GC_RETURN_IF_ERROR(expect('('));
-  GC_RETURN_IF_ERROR(parseString(w.sha256));
-  GC_RETURN_IF_ERROR(expect(')'));
+  // The fields after the name and the type, as `field(value)` in order.
+  Error e = Error::success();
+  forEachField<Weight>([&](size_t id, const auto &f) {
+    if (id < 2)
+      return true;
+    e = expectKeyword(f.name);
+    if (!e)
+      e = expect('(');
+    if (!e)
+      e = parseField(w.*f.member, Plain{});
+    if (!e)
+      e = expect(')');
+    return !e;
+  });
+  GC_RETURN_IF_ERROR(std::move(e));
   m_.weights().push_back(std::move(w));
   return Error::success();
 }
@@ -1339,15 +1000,12 @@ Error Parser::parseModule() {
   GC_RETURN_IF_ERROR(expect('('));
   skipTrivia();
   size_t levelAt = pos_;
-  std::string levelText;
-  GC_RETURN_IF_ERROR(parseIdentifier(levelText, "level name"));
-  std::optional<Level> level = parseLevel(levelText);
-  if (!level)
-    return error(levelAt, "unknown level '" + levelText + "'");
-  if (*level == Level::Kernels)
+  Level level = Level::Aten;
+  GC_RETURN_IF_ERROR(parseName(level, "level"));
+  if (level == Level::Kernels)
     return error(levelAt, "the text of a kernels module is for reading only (it "
                           "leaves out the object code); read the binary file");
-  m_.setLevel(*level);
+  m_.setLevel(level);
   GC_RETURN_IF_ERROR(expect(')'));
   if (acceptKeyword("producer")) {
     GC_RETURN_IF_ERROR(expect('('));

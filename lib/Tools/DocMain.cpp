@@ -37,7 +37,15 @@ struct Concern {
   bool forAten = true;
 
   bool covers(const OpSchema &op) const { return ops.count(op.id) > 0; }
-  bool applies(const OpSchema &op) const { return op.core ? forCore : forAten; }
+  /// Whether ops that compute sizes need an entry (no gradient flows
+  /// through an integer size).
+  bool forSizes = true;
+
+  bool applies(const OpSchema &op) const {
+    if (op.computesSizes() && !forSizes)
+      return false;
+    return op.core ? forCore : forAten;
+  }
 };
 
 std::vector<Concern> concerns() {
@@ -45,7 +53,8 @@ std::vector<Concern> concerns() {
   return {{"shape function", set(shapeFunctions().ops())},
           {"reference kernel", set(referenceKernels().ops())},
           {"decomposition", set(decompositions().ops()), /*forCore=*/false},
-          {"derivative", set(derivatives().ops()), /*forCore=*/true, /*forAten=*/false},
+          {"derivative", set(derivatives().ops()), /*forCore=*/true, /*forAten=*/false,
+           /*forSizes=*/false},
           {"lowering", set(loweredOps()), /*forCore=*/true, /*forAten=*/false}};
 }
 

@@ -46,6 +46,11 @@ struct OpSchema {
   std::string schema; ///< the schema as written, "(Tensor self, ...) -> Tensor"
 
   const ArgDef *arg(std::string_view name) const;
+  /// Every result is a SymInt, SymBool or SymFloat: the op computes sizes
+  /// from sizes (sym_size, operator.mul, ...). Lowering reads such a value
+  /// as an expression over the model's symbols where it is used; nothing
+  /// runs it, and nothing differentiates it.
+  bool computesSizes() const;
 };
 
 /// Parses ATen's schema notation, "(Tensor self, *, Scalar alpha=1) -> Tensor",
@@ -61,6 +66,8 @@ const OpSchema &opSchema(OpId op);
 bool isCoreOp(OpId op);
 /// True if `op` returns a view of an argument.
 bool returnsView(OpId op);
+/// OpSchema::computesSizes of `op`.
+bool computesSizes(OpId op);
 
 } // namespace gc
 

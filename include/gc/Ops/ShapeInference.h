@@ -84,6 +84,12 @@ Expected<std::vector<Type>> inferResultTypes(OpId op,
 
 // Helpers for shape functions.
 
+/// The expression of a symbolic int value, read from the node that computes
+/// it: sym_size and its kin read a tensor's type, Python's integer operators
+/// combine other values. Other sources are an error (thrown; inferResultTypes and lowering
+/// report it against the node).
+const SymExpr *symIntOf(SymContext &syms, const Value &v);
+
 /// A contiguous tensor type of `dtype` and `sizes` on `device`.
 TensorType contiguousType(SymContext &syms, DType dtype, std::vector<const SymExpr *> sizes,
                           Device device = {});

@@ -182,7 +182,10 @@ const TensorType &nodeTensor(const Node &n, std::string_view name) {
 
 } // namespace
 
+} // namespace shape
+
 const SymExpr *symIntOf(SymContext &syms, const Value &v) {
+  using namespace shape;
   const Node *n = v.definingNode();
   if (!n)
     shapeFail("symbolic int %" + v.name() + " is a graph input; gc sizes only with symbols");
@@ -219,6 +222,8 @@ const SymExpr *symIntOf(SymContext &syms, const Value &v) {
     return syms.mod(a, b);
   shapeFail("cannot tell the value of symbolic int %" + v.name() + " computed by " + std::string(opName(op)));
 }
+
+namespace shape {
 
 const SymExpr *symInt(const ShapeContext &ctx, std::string_view name) {
   const Arg *a = ctx.arg(name);

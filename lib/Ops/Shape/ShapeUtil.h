@@ -43,10 +43,6 @@ int64_t constantSize(const SymExpr *e, const std::string &what);
 /// The device of the first tensor among `operands` (CPU if none).
 Device deviceOf(std::span<const TensorType *const> operands);
 
-/// The expression of a symbolic int value, read from the node that computes
-/// it: sym_size and its kin read a tensor's type, Python's integer operators
-/// combine other values. Other sources are an error.
-const SymExpr *symIntOf(SymContext &syms, const Value &v);
 /// An `int` or `SymInt` argument as an expression.
 const SymExpr *symInt(const ShapeContext &ctx, std::string_view name);
 /// An `int[]` or `SymInt[]` argument as expressions, symbolic entries

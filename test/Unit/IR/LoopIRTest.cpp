@@ -348,10 +348,10 @@ TEST(LoopIRTest, ReaderRefusesBadExpressionIndicesAndEnums) {
   };
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               return fb::CreateLoopNode(fbb, fb::LoopNodeKind::Pointwise, fbb.CreateString("p"),
-                                        fbb.CreateVector(std::vector<uint32_t>{0, 7}));
+                                        fbb.CreateVector(std::vector<int32_t>{0, 7}));
             }),
-            "'t.gcm': loop graph @g: node 0 ('p'): range 1: expression index 7 is out of "
-            "range (the file has 1)");
+            "'t.gcm': loop_graphs[0].nodes[0].ranges[1]: expression index 7 is out of range "
+            "(the file has 1)");
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               auto op = fb::CreateBodyOp(fbb, fb::BodyOpKind::Load, fb::DType::Float32,
                                          static_cast<uint8_t>(ScalarOp::Add), 0, 0, 3);
@@ -359,12 +359,12 @@ TEST(LoopIRTest, ReaderRefusesBadExpressionIndicesAndEnums) {
               return fb::CreateLoopNode(fbb, fb::LoopNodeKind::Pointwise, fbb.CreateString("p"),
                                         0, 0, fb::ReduceKind::Sum, body);
             }),
-            "'t.gcm': loop graph @g: node 0 ('p'): body operation 0: index: expression index 3 "
-            "is out of range (the file has 1)");
+            "'t.gcm': loop_graphs[0].nodes[0].body.ops[0].index: expression index 3 is out of "
+            "range (the file has 1)");
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               return fb::CreateLoopNode(fbb, static_cast<fb::LoopNodeKind>(9));
             }),
-            "'t.gcm': loop graph @g: node 0 (''): unknown kind or reduction");
+            "'t.gcm': loop_graphs[0].nodes[0].kind: unknown value 9");
   EXPECT_EQ(read([](flatbuffers::FlatBufferBuilder &fbb) {
               auto op = fb::CreateBodyOp(fbb, fb::BodyOpKind::Compute, fb::DType::Float32,
                                          static_cast<uint8_t>(kNumScalarOps));
@@ -372,8 +372,8 @@ TEST(LoopIRTest, ReaderRefusesBadExpressionIndicesAndEnums) {
               return fb::CreateLoopNode(fbb, fb::LoopNodeKind::Pointwise, fbb.CreateString("p"),
                                         0, 0, fb::ReduceKind::Sum, body);
             }),
-            "'t.gcm': loop graph @g: node 0 ('p'): body operation 0: unknown kind, dtype or "
-            "scalar op");
+            "'t.gcm': loop_graphs[0].nodes[0].body.ops[0].op: unknown value " +
+                std::to_string(kNumScalarOps));
 }
 
 TEST(LoopIRTest, ScalarOpNumbersAreStable) {
@@ -395,48 +395,94 @@ constexpr std::string_view kExpectedText = R"(module level(loops) producer("gc-l
   symbol s0 in [2, 1024]
   source archive "model.pt2"
   weight "fc.weight" : f32[8, 16] = source(0) offset(0) bytes(512) sha256("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")
-  loops @forward {
-    buffer %x : f32[s0, 8] input
-    buffer %w : f32[8, 16] input
-    buffer %buf0 : f32[s0, 16] intermediate flexible
-    buffer %idx : i64[4] input
-    buffer %buf1 : f32[s0] intermediate
-    buffer %out : f32[s0, 16] output
-    buffer %cum : f32[s0, 16]{strides=[1, s0]} output
-    buffer %bias : f32[16] input
-    buffer %gathered : f32[s0, 4] output
-    input "x" = %x : f32[s0, 8] user_input("x")
-    input "p_fc_weight" = %w : f32[8, 16] parameter("fc.weight")
-    input "idx" = %idx : i64[4] user_input("idx")
-    input "bias" = %bias : f32[16] user_input("", nonpersistent)
-    extern "mm" aten.mm.default(self=$0, mat2=$1) inputs(%x : f32[s0, 8], %w : f32[8, 16], %bias : f32[16]) -> (%buf0 : f32[s0, 16]) post_ops(add_bias($2), add($0), relu, gelu_erf, gelu_tanh) origin("linear")
-    pointwise "add" [s0, 16] -> %out[16*i0 + i1] origin("add_1") {
-      %0 = load %buf0[16*i0 + i1] : f32
-      %1 = load %idx[mod(i1, 4)] : i64
-      %2 = index i1 : i64
-      %3 = const 4.0 : i64
-      %4 = lt %2, %3 : bool
-      %5 = load %x[8*i0 + t0] indirect(%1) mask(%4, -inf) : f32
-      %6 = add %0, %5 : f32
-      %7 = where %4, %6, %0 : f32
-      %8 = cast %7 : f64
-      %9 = sigmoid %8 : f64
-      %10 = cast %9 : f32
-      %11 = const 0.5 : f32
-      %12 = const -0.0 : f32
-      yield %10
-    }
-    reduction argmax "rowsum" [s0] over [16] -> %buf1[i0] {
-      %0 = load %out[16*i0 + r0] : f32
-      %1 = exp %0 : f32
-      yield %1
-    }
-    fallback "cumsum" aten.cumsum.default(self=$0, dim=1; dtype=none) inputs(%out : f32[s0, 16]) -> (%cum : f32[s0, 16]{strides=[1, s0]})
-    fallback "gather" aten.index.Tensor(self=$0, indices=opt_tensors[none, $1], more=[$0, $1], none_of_them=tensors[], size=symints[2, 3], scale=0.25; mode="a \"b\"") inputs(%x : f32[s0, 8], %idx : i64[4]) -> (%gathered : f32[s0, 4]{offset=2})
-    output "out" = %out : f32[s0, 16] user_output
-    output "cum" = %cum : f32[s0, 16]{strides=[1, s0]} user_output alias_of(%x)
-    output "gathered" = %gathered : f32[s0, 4] user_input_mutation("idx")
-  }
+  loops {name="forward", buffers=[
+    {name="x", kind=input, sizes=[s0, 8], strides=[8, 1]}
+    {name="w", kind=input, sizes=[8, 16], strides=[16, 1]}
+    {name="buf0", kind=intermediate, sizes=[s0, 16], strides=[16, 1], flexible=true}
+    {name="idx", kind=input, dtype=i64, sizes=[4], strides=[1]}
+    {name="buf1", kind=intermediate, sizes=[s0], strides=[1]}
+    {name="out", kind=output, sizes=[s0, 16], strides=[16, 1]}
+    {name="cum", kind=output, sizes=[s0, 16], strides=[1, s0]}
+    {name="bias", kind=input, sizes=[16], strides=[1]}
+    {name="gathered", kind=output, sizes=[s0, 4], strides=[4, 1]}
+  ], inputs=[
+    {name="x", type=f32[s0, 8]}
+    {name="p_fc_weight", buffer=%w, type=f32[8, 16]}
+    {name="idx", buffer=%idx, type=i64[4]}
+    {name="bias", buffer=%bias, type=f32[16]}
+  ], input_specs=[
+    {kind=user_input, target="x"}
+    {kind=parameter, target="fc.weight"}
+    {kind=user_input, target="idx"}
+    {kind=user_input, persistent=false}
+  ], nodes=[
+    {kind=extern, name="mm", op=aten.mm.default, args=[
+      {name="self", value=$0}
+      {name="mat2", value=$1}
+    ], inputs=[
+      {type=f32[s0, 8]}
+      {buffer=%w, type=f32[8, 16]}
+      {buffer=%bias, type=f32[16]}
+    ], outputs=[
+      {buffer=%buf0, type=f32[s0, 16]}
+    ], post_ops=[
+      {kind=add_bias, input=2}
+      {kind=add}
+      {kind=relu}
+      {kind=gelu_erf}
+      {kind=gelu_tanh}
+    ], origin="linear"}
+    {kind=pointwise, name="add", ranges=[s0, 16], body={ops=[
+      {kind=load, buffer=%buf0, index=16*i0 + i1}
+      {kind=load, dtype=i64, buffer=%idx, index=mod(i1, 4)}
+      {kind=index, dtype=i64, index=i1}
+      {kind=const, dtype=i64, constant=4.0}
+      {kind=compute, dtype=bool, op=lt, operands=[2, 3]}
+      {kind=load, index=8*i0 + t0, indirect=[1], mask=4, constant=-inf}
+      {kind=compute, operands=[0, 5]}
+      {kind=compute, op=where, operands=[4, 6, 0]}
+      {kind=cast, dtype=f64, operands=[7]}
+      {kind=compute, dtype=f64, op=sigmoid, operands=[8]}
+      {kind=cast, operands=[9]}
+      {kind=const, constant=0.5}
+      {kind=const, constant=-0.0}
+    ], result=10}, output=%out, store_index=16*i0 + i1, origin="add_1"}
+    {kind=reduction, name="rowsum", ranges=[s0], reduction_ranges=[16], reduce=argmax, body={ops=[
+      {kind=load, buffer=%out, index=16*i0 + r0}
+      {kind=compute, op=exp, operands=[0]}
+    ], result=1}, output=%buf1, store_index=i0}
+    {kind=fallback, name="cumsum", op=aten.cumsum.default, args=[
+      {name="self", value=$0}
+      {name="dim", value=1}
+      {name="dtype", keyword_only=true}
+    ], inputs=[
+      {buffer=%out, type=f32[s0, 16]}
+    ], outputs=[
+      {buffer=%cum, type=f32[s0, 16]{strides=[1, s0]}}
+    ]}
+    {kind=fallback, name="gather", op=aten.index.Tensor, args=[
+      {name="self", value=$0}
+      {name="indices", value=opt_tensors[none, $1]}
+      {name="more", value=[$0, $1]}
+      {name="none_of_them", value=tensors[]}
+      {name="size", value=symints[2, 3]}
+      {name="scale", value=0.25}
+      {name="mode", keyword_only=true, value="a \"b\""}
+    ], inputs=[
+      {type=f32[s0, 8]}
+      {buffer=%idx, type=i64[4]}
+    ], outputs=[
+      {buffer=%gathered, type=f32[s0, 4]{offset=2}}
+    ]}
+  ], outputs=[
+    {name="out", buffer=%out, type=f32[s0, 16]}
+    {name="cum", buffer=%cum, type=f32[s0, 16]{strides=[1, s0]}}
+    {name="gathered", buffer=%gathered, type=f32[s0, 4]}
+  ], output_specs=[
+    {kind=user_output}
+    {kind=user_output, alias_of="x"}
+    {kind=user_input_mutation, target="idx"}
+  ]}
 }
 )";
 
@@ -458,18 +504,16 @@ TEST(LoopIRTest, TextRoundTrip) {
 TEST(LoopIRTest, PrintsThePlan) {
   std::string text = printModule(*buildModule(Level::Kernels));
   for (std::string_view line : {
-           "    plan target(\"x86-64-v3\") {\n",
-           "      symbols(s0)\n",
-           "      kernel \"kernel_add\" nodes(\"add\") parallel [s0]\n",
-           "      step extern \"mm\"\n",
-           "      step kernel \"kernel_add\" frees(%buf0) inplace(%out <- %buf0)\n",
-           "      step fallback \"cumsum\" frees(%buf1)\n",
-           "      place %buf0 offset(-1) bytes(0)\n",
-           "      place %buf1 offset(0) bytes(64)\n",
-           "      arena_bytes(64) intermediate_bytes(128)\n",
-           "      object_code(bytes(7), sha256(\""})
+           "  ], plan={kernels=[\n",
+           "    {name=\"kernel_add\", nodes=[1], parallel_ranges=[s0]}\n",
+           "  ], steps=[\n    {kind=extern}\n",
+           "    {kind=kernel, frees=[%buf0], inplace=[\n      {output=%out, input=%buf0}\n    ]}\n",
+           "    {kind=fallback, index=3, frees=[%buf1]}\n",
+           "  ], placements=[\n    {buffer=%buf0}\n    {buffer=%buf1, offset=0, bytes=64}\n",
+           "symbols=[\"s0\"], arena_bytes=64, intermediate_bytes=128, target=\"x86-64-v3\", "
+           "object_code=<7 bytes, sha256 "})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\nin\n" << text;
-  EXPECT_NE(text.find("object_hash(\"" + std::string(64, 'c') + "\")"), std::string::npos);
+  EXPECT_NE(text.find("object_hash=\"" + std::string(64, 'c') + "\""), std::string::npos);
 }
 
 TEST(LoopIRTest, KernelsTextIsRefused) {
@@ -482,34 +526,37 @@ TEST(LoopIRTest, KernelsTextIsRefused) {
 }
 
 TEST(LoopIRTest, ParseErrors) {
-  auto parseError = [](std::string body) {
-    std::string text = "module level(loops) {\n  loops @g {\n" + body + "\n  }\n}\n";
+  auto parseError = [](std::string fields) {
+    std::string text = "module level(loops) {\n  loops {name=\"g\", " + fields + "}\n}\n";
     Expected<std::unique_ptr<Module>> m = parseModule(text, "t.gcir");
     return m ? std::string() : m.error().message();
   };
-  EXPECT_EQ(parseError("    buffer %a : f32[4] input\n    buffer %a : f32[4] input"),
-            "t.gcir:4:12: redefinition of buffer '%a'");
-  EXPECT_EQ(parseError("    buffer %a : f32[4] temporary"),
-            "t.gcir:3:24: unknown buffer kind 'temporary'");
-  EXPECT_EQ(parseError("    buffer %a : f32[4]{offset=1} input"),
-            "t.gcir:3:17: a buffer's type has only a dtype, sizes and strides");
-  EXPECT_EQ(parseError("    pointwise \"p\" [4] -> %b[i0] {\n      yield %0\n    }"),
-            "t.gcir:3:26: use of undefined buffer '%b'");
-  std::string buf = "    buffer %b : f32[4] output\n";
-  EXPECT_EQ(parseError(buf + "    pointwise \"p\" [4] -> %b[i0] {\n      %1 = const 1.0 : f32"),
-            "t.gcir:5:7: expected body value '%0'");
-  EXPECT_EQ(parseError(buf + "    pointwise \"p\" [4] -> %b[i0] {\n      %0 = neg %0 : f32"),
-            "t.gcir:5:16: use of undefined body value '%0'");
-  EXPECT_EQ(parseError(buf + "    pointwise \"p\" [4] -> %b[i0] {\n      %0 = frob : f32"),
-            "t.gcir:5:12: unknown body operation 'frob'");
-  EXPECT_EQ(parseError(buf + "    reduction most \"r\" [4] over [2] -> %b[i0] {"),
-            "t.gcir:4:15: unknown reduction kind 'most'");
-  EXPECT_EQ(parseError(buf + "    extern \"e\" aten.mm.default(self=$0) inputs() -> () "
-                             "post_ops(swish)"),
-            "t.gcir:4:65: unknown post-op 'swish'");
-  EXPECT_EQ(parseError("    plan target(\"x86-64\") {}"),
-            "t.gcir:3:5: a plan cannot be read from text (it leaves out the object code); "
-            "read the binary file");
+  std::string buf = "buffers=[{name=\"b\", kind=output, sizes=[4], strides=[1]}], ";
+  EXPECT_EQ(parseError("colour=1"), "t.gcir:2:20: unknown field 'colour'");
+  EXPECT_EQ(parseError("name=\"h\""), "t.gcir:2:20: duplicate field 'name'");
+  EXPECT_EQ(parseError("buffers=[{name=\"b\", kind=temporary}]"),
+            "t.gcir:2:45: unknown name 'temporary'");
+  EXPECT_EQ(parseError("buffers=[{name=\"b\" sizes=[4+]}]"),
+            "t.gcir:2:46: invalid expression '4+': at column 3: expected an expression, got "
+            "the end of the expression");
+  EXPECT_EQ(parseError("buffers=[{flexible=maybe}]"), "t.gcir:2:39: expected 'true' or 'false'");
+  EXPECT_EQ(parseError("nodes=[{kind=pointwise, output=%b}]"),
+            "t.gcir:2:51: use of undefined buffer '%b'");
+  EXPECT_EQ(parseError(buf + "nodes=[{kind=pointwise, output=%b, body={result=-1}}]"),
+            "t.gcir:2:127: expected unsigned integer");
+  EXPECT_EQ(parseError("nodes=[{kind=extern, op=aten.frob.default}]"),
+            "t.gcir:2:44: 'aten.frob.default' is not an op gc knows (docs/ops.md lists those "
+            "it does)");
+  // A loop node's tensor arguments are its inputs, never graph values.
+  EXPECT_EQ(parseError("nodes=[{args=[{name=\"self\", value=%x}]}]"),
+            "t.gcir:2:54: expected node input '$N'");
+  EXPECT_EQ(parseError("inputs=[{name=\"x\", type=sym_int}]"),
+            "t.gcir:2:44: expected a tensor type");
+  EXPECT_EQ(parseError("plan={object_code=<7 bytes>}"),
+            "t.gcir:2:38: object code cannot be read from text; read the binary file");
+  EXPECT_EQ(parseError("output_specs=[{kind=user_output alias_of=\"x\"}"),
+            "t.gcir:2:65: expected '{'");
+  EXPECT_EQ(parseError("nodes=[{kind=pointwise}], name=\"g\"").empty(), false);
 }
 
 TEST(LoopIRTest, ModuleFilesRoundTrip) {

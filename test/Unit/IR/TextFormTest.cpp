@@ -737,6 +737,13 @@ module level(aten) {
      "t.gcir:3:31: expected 1 strides, got 2"},
     {R"(
 module level(aten) {
+  graph @g(%x: f32[2,] user_input("x")) {
+    return
+  }
+})",
+     "t.gcir:3:22: expected expression"},
+    {R"(
+module level(aten) {
   graph @g(%x: f32[2, 3]{strides=[1]} user_input("x")) {
     return
   }
@@ -868,7 +875,7 @@ module level(aten) {
 module level(aten) {
   weight "w" : sym_int = source(0) offset(0) bytes(0) sha256("")
 })",
-     "t.gcir:3:16: a weight must have a tensor type"},
+     "t.gcir:3:16: expected a tensor type"},
     {R"(
 module level(aten) {
   weight "w" : f32[2] = source(-1) offset(0) bytes(0) sha256("")
@@ -878,7 +885,7 @@ module level(aten) {
 module level(aten) {
   source tarball "x"
 })",
-     "t.gcir:3:10: expected 'archive' or 'blob'"},
+     "t.gcir:3:10: unknown weight source kind 'tarball'"},
     {R"(
 module level(aten) {
   graph @g() {

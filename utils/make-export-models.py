@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Exports the test models whose graphs hold higher-order ops (issue 14).
+"""Exports the test models for what torch.export records beyond plain ATen
+ops (issue 14): higher-order ops and size arithmetic on symbolic sizes.
 
-usage: make-hop-models.py OUTDIR
+usage: make-export-models.py OUTDIR
 
 gradmode: a linear layer beside a branch computed under torch.no_grad(),
 which torch.export records as torch.ops.higher_order.wrap_with_set_grad_enabled
@@ -13,7 +14,13 @@ Writes OUTDIR/gradmode/: model.pt2, in0.npy, out0.npy, tangent0.npy and
 grad.param.<name>.npy for every parameter (zeros where PyTorch's gradient is
 None), grad.in0.npy for the user input, and provenance.json. Needs
 torch; the test suite does not: it uses the committed files in
-test/Models/Inputs/gradmode.
+test/Models/Inputs/<model>.
+
+symsize: a reshape and a scale computed from the batch size, a dynamic
+dimension (2 to 64), which torch.export records as aten.sym_size.int and
+Python's operator.mul / operator.floordiv on it. Writes OUTDIR/symsize/:
+model.pt2, in0.npy/out0.npy (batch 4), in1.npy/out1.npy (batch 7),
+in2.npy (batch 1, outside the exported range) and provenance.json.
 """
 import argparse
 import json
@@ -38,15 +45,55 @@ class GradMode(nn.Module):
         return torch.tanh(h * s + h)
 
 
+class SymSize(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(12, 5)
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = x.reshape(b, 3, 12).sum(1)
+        return self.l(y).reshape(b * 5) * (b // 2)
+
+
 def save(path, t):
     np.save(path, t.detach().cpu().numpy())
+
+
+def export_symsize(outdir):
+    out = os.path.join(outdir, "symsize")
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    model = SymSize().eval()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    ep = torch.export.export(model, (torch.randn(4, 6, 6),), dynamic_shapes={"x": {0: batch}})
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert "aten.sym_size.int" in targets, targets
+    for n in ep.graph.nodes:
+        n.meta.pop("stack_trace", None)
+    torch.export.save(ep, os.path.join(out, "model.pt2"))
+    for i, b in enumerate([4, 7]):
+        x = torch.randn(b, 6, 6)
+        save(os.path.join(out, "in%d.npy" % i), x)
+        with torch.no_grad():
+            save(os.path.join(out, "out%d.npy" % i), model(x))
+    save(os.path.join(out, "in2.npy"), torch.randn(1, 6, 6))
+    with open(os.path.join(out, "provenance.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "script": "utils/make-export-models.py",
+                   "ops": sorted(set(targets))}, f, indent=1)
+        f.write("\n")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir")
     args = ap.parse_args()
-    out = os.path.join(args.outdir, "gradmode")
+    export_gradmode(args.outdir)
+    export_symsize(args.outdir)
+
+
+def export_gradmode(outdir):
+    out = os.path.join(outdir, "gradmode")
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     model = GradMode()
@@ -71,7 +118,7 @@ def main():
         grad = p.grad if p.grad is not None else torch.zeros_like(p)
         save(os.path.join(out, "grad.param." + name + ".npy"), grad)
     with open(os.path.join(out, "provenance.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "script": "utils/make-hop-models.py",
+        json.dump({"torch": torch.__version__, "script": "utils/make-export-models.py",
                    "higher_order_ops": sorted({t for t in targets if not t.startswith("aten.")})}, f, indent=1)
         f.write("\n")
 
