@@ -1,6 +1,8 @@
 //===- Module.cpp - Module, graph, node and value -------------------------===//
 #include "gc/IR/Module.h"
+
 #include "gc/IR/LoopIR.h"
+#include "gc/Support/EnumNames.h"
 
 #include <array>
 #include <cassert>
@@ -22,15 +24,6 @@ constexpr std::array<std::string_view, 9> kOutputKindNames = {
     "user_output",        "loss_output",          "buffer_mutation",
     "user_input_mutation", "parameter_mutation",  "gradient_to_parameter",
     "gradient_to_user_input", "token", "saved_for_backward"};
-
-template <typename E, size_t N>
-std::optional<E> findName(const std::array<std::string_view, N> &names,
-                          std::string_view s) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == s)
-      return static_cast<E>(i);
-  return std::nullopt;
-}
 } // namespace
 
 std::string_view inputKindName(InputKind k) {

@@ -1,6 +1,8 @@
 //===- DType.cpp - Element types, devices, layouts ------------------------===//
 #include "gc/Support/DType.h"
 
+#include "gc/Support/EnumNames.h"
+
 #include <array>
 #include <charconv>
 
@@ -35,14 +37,6 @@ constexpr std::array<std::string_view, kNumLayouts> kLayoutNames = {
 constexpr std::array<std::string_view, kNumMemoryFormats> kMemoryFormatNames = {
     "unknown", "contiguous", "channels_last", "channels_last_3d", "preserve"};
 
-template <typename E, size_t N>
-std::optional<E> findName(const std::array<std::string_view, N> &names,
-                          std::string_view name) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == name)
-      return static_cast<E>(i);
-  return std::nullopt;
-}
 } // namespace
 
 std::string_view dtypeName(DType t) { return row(t).name; }

@@ -1,20 +1,12 @@
 //===- PromotionTest.cpp - torch's type promotion and broadcasting --------===//
 #include "gc/Interp/Promotion.h"
 
+#include "KernelTestUtil.h"
+
 #include <gtest/gtest.h>
 
 using namespace gc;
-
-namespace {
-
-Tensor iota(DType t, Shape sizes) {
-  Tensor x = Tensor::zeros(t, sizes);
-  for (int64_t i = 0; i < x.numel(); ++i)
-    x.storeDouble(i, static_cast<double>(i));
-  return x;
-}
-
-} // namespace
+using gc::test::make;
 
 TEST(Promotion, PromoteTypes) {
   EXPECT_EQ(promoteTypes(DType::UInt8, DType::Int8), DType::Int16);
@@ -46,7 +38,7 @@ TEST(Promotion, BroadcastShapes) {
   EXPECT_EQ(broadcastShapes({3, 1}, {4}), (Shape{3, 4}));
   EXPECT_EQ(broadcastShapes({}, {2, 0}), (Shape{2, 0}));
   EXPECT_THROW(broadcastShapes({3}, {4}), std::exception);
-  Tensor b = broadcastTo(iota(DType::Float32, {3, 1}), {2, 3, 4});
+  Tensor b = broadcastTo(make(DType::Float32, {3, 1}, {0, 1, 2}), {2, 3, 4});
   EXPECT_EQ(b.strides(), (Shape{0, 1, 0}));
   EXPECT_EQ(b.getDouble({1, 2, 3}), 2);
 }
