@@ -398,20 +398,64 @@ Value *Emit::logSoftmax(Value *x, int64_t dim) {
 }
 
 ArgValue Emit::sizeArg(const Sizes &sizes) {
-  Dims ints;
-  bool inferred = false;
-  for (const SymExpr *s : sizes) {
-    if (s->isConst()) {
-      ints.push_back(s->constant());
-      continue;
-    }
-    if (inferred)
-      rewriteFail("the sizes " + sizesString(sizes) +
-                  " have more than one symbolic size; gc cannot yet pass those as arguments");
-    inferred = true;
-    ints.push_back(-1);
+  size_t symbolic = 0;
+  for (const SymExpr *s : sizes)
+    symbolic += !s->isConst();
+  if (symbolic <= 1) {
+    Dims ints;
+    for (const SymExpr *s : sizes)
+      ints.push_back(s->isConst() ? s->constant() : -1);
+    return ArgValue(ints);
   }
-  return ArgValue(ints);
+  Arg a;
+  a.kind = ArgKind::SymInts;
+  for (const SymExpr *s : sizes) {
+    a.values.push_back(s->isConst() ? nullptr : sizeValue(s));
+    a.ints.push_back(s->isConst() ? s->constant() : 0);
+  }
+  return ArgValue(std::move(a));
+}
+
+Value *Emit::sizeValue(const SymExpr *e) {
+  auto operand = [this](const SymExpr *x) {
+    if (x->isConst())
+      return Arg::integer(x->constant());
+    Arg a;
+    a.kind = ArgKind::SymInt;
+    a.values.push_back(sizeValue(x));
+    a.ints.push_back(0);
+    return a;
+  };
+  switch (e->kind()) {
+  case SymExpr::Kind::Symbol:
+    for (Value *in : b_.graph().inputs()) {
+      if (!in->type().isTensor())
+        continue;
+      const auto &sizes = in->type().tensor.sizes;
+      for (size_t d = 0; d < sizes.size(); ++d)
+        if (sizes[d] == e)
+          return op(ops::aten_sym_size_int, {{"self", in}, {"dim", static_cast<int64_t>(d)}});
+    }
+    rewriteFail("no graph input has the size " + e->str() + " as a dimension");
+  case SymExpr::Kind::Add:
+  case SymExpr::Kind::Mul: {
+    OpId combine = e->kind() == SymExpr::Kind::Add ? ops::_operator_add : ops::_operator_mul;
+    auto terms = e->operands();
+    Value *acc = nullptr;
+    Arg first = operand(terms[0]);
+    for (size_t i = 1; i < terms.size(); ++i) {
+      Arg lhs = acc ? Arg{ArgKind::SymInt, {acc}, {0}, {}, {}, {}} : first;
+      acc = op(combine, {{"a", ArgValue(lhs)}, {"b", ArgValue(operand(terms[i]))}});
+    }
+    return acc;
+  }
+  case SymExpr::Kind::FloorDiv:
+  case SymExpr::Kind::Mod:
+    return op(e->kind() == SymExpr::Kind::FloorDiv ? ops::_operator_floordiv : ops::_operator_mod,
+              {{"a", ArgValue(operand(e->operands()[0]))}, {"b", ArgValue(operand(e->operands()[1]))}});
+  default:
+    rewriteFail("the size " + e->str() + " cannot be computed by a node yet (min or max)");
+  }
 }
 
 Value *Emit::reshape(Value *x, const Sizes &sizes, std::optional<ArgValue> size) {

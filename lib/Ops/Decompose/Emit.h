@@ -154,9 +154,15 @@ public:
   /// torch.matmul with its broadcasting, through mm and bmm.
   Value *matmul(Value *a, Value *b);
 
-  /// A size argument for `sizes`: ints, with -1 for at most one symbolic
-  /// size (view and reshape infer it); fails for more.
+  /// A size argument for `sizes`: ints, with -1 for one symbolic size (view
+  /// and reshape infer it); with more, a SymInt[] whose symbolic entries are
+  /// computed by sizeValue.
   ArgValue sizeArg(const Sizes &sizes);
+  /// A node computing the size expression `e` (not a constant): each symbol
+  /// read with sym_size from a graph input that has it as a dimension,
+  /// combined with Python's integer operators. Fails for min and max, and
+  /// for a symbol no input has.
+  Value *sizeValue(const SymExpr *e);
 
 private:
   GraphBuilder &b_;

@@ -8,6 +8,7 @@
 #include "ShapeUtil.h"
 #include "gc/IR/ShapeMath.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace gc {
@@ -31,6 +32,37 @@ std::string sizesText(const Sizes &sizes) {
   return out + "]";
 }
 
+/// total // known for two products of sizes: the factors of `known` that
+/// `total` has cancel first (sizes are never 0 where a -1 is inferred), so
+/// that [s0, s1, -1, 8] of 32*s0*s1 elements infers 4, where the general
+/// division by a symbolic divisor would stay unsimplified.
+const SymExpr *divideSizes(SymContext &syms, const SymExpr *total, const SymExpr *known) {
+  auto factors = [](const SymExpr *e) {
+    std::vector<const SymExpr *> f;
+    if (e->kind() == SymExpr::Kind::Mul)
+      f.assign(e->operands().begin(), e->operands().end());
+    else
+      f.push_back(e);
+    return f;
+  };
+  std::vector<const SymExpr *> rest = factors(total);
+  const SymExpr *divisor = syms.constant(1);
+  for (const SymExpr *d : factors(known)) {
+    if (d->isConst()) {
+      divisor = syms.mul(divisor, d);
+      continue;
+    }
+    auto it = std::find(rest.begin(), rest.end(), d);
+    if (it == rest.end())
+      return syms.floorDiv(total, known);
+    rest.erase(it);
+  }
+  const SymExpr *dividend = syms.constant(1);
+  for (const SymExpr *f : rest)
+    dividend = syms.mul(dividend, f);
+  return syms.floorDiv(dividend, divisor);
+}
+
 /// `sizes` with a -1 entry inferred from `total` elements; the element
 /// count must match.
 Sizes inferViewSizes(SymContext &syms, const Sizes &requested, const SymExpr *total) {
@@ -52,7 +84,7 @@ Sizes inferViewSizes(SymContext &syms, const Sizes &requested, const SymExpr *to
   if (inferred) {
     if (known->isConst() && known->constant() == 0)
       shapeFail("cannot infer a -1 size among sizes with 0 elements");
-    sizes[*inferred] = syms.floorDiv(total, known);
+    sizes[*inferred] = divideSizes(syms, total, known);
     known = syms.mul(known, sizes[*inferred]);
   }
   std::optional<int> same = compareSizes(syms, known, total);
