@@ -21,6 +21,17 @@ dimension (2 to 64), which torch.export records as aten.sym_size.int and
 Python's operator.mul / operator.floordiv on it. Writes OUTDIR/symsize/:
 model.pt2, in0.npy/out0.npy (batch 4), in1.npy/out1.npy (batch 7),
 in2.npy (batch 1, outside the exported range) and provenance.json.
+
+autocast: a linear layer and pointwise ops in a torch.autocast("cpu",
+bfloat16) region, a layer norm after it, which torch.export records as
+torch.ops.higher_order.wrap_with_autocast around a subgraph whose ops see
+float32 inputs. Writes OUTDIR/autocast/: model.pt2, in0.npy, out0.npy and
+provenance.json.
+
+checkpoint: two linear layers under torch.utils.checkpoint (non-reentrant),
+trained: torch.export inlines the checkpointed function, so this checks
+that gc computes the same gradients through it. Writes OUTDIR/checkpoint/
+like gradmode.
 """
 import argparse
 import json
@@ -54,6 +65,32 @@ class SymSize(nn.Module):
         b = x.shape[0]
         y = x.reshape(b, 3, 12).sum(1)
         return self.l(y).reshape(b * 5) * (b // 2)
+
+
+class Autocast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.n = nn.LayerNorm(16)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.a(x)
+            z = torch.relu(y) * 2
+        return self.n(z.float()) + y
+
+
+class Checkpointed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.b = nn.Linear(16, 8)
+
+    def block(self, x):
+        return torch.relu(self.b(torch.tanh(self.a(x))))
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False) + x
 
 
 def save(path, t):
@@ -90,17 +127,46 @@ def main():
     args = ap.parse_args()
     export_gradmode(args.outdir)
     export_symsize(args.outdir)
+    export_autocast(args.outdir)
+    export_trained(Checkpointed, "checkpoint", args.outdir, None)
 
 
-def export_gradmode(outdir):
-    out = os.path.join(outdir, "gradmode")
+def export_autocast(outdir):
+    out = os.path.join(outdir, "autocast")
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
-    model = GradMode()
+    model = Autocast().eval()
     x = torch.randn(4, 8)
     ep = torch.export.export(model, (x,))
     targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
-    assert any("wrap_with_set_grad_enabled" in t for t in targets), targets
+    assert any("wrap_with_autocast" in t for t in targets), targets
+    for n in ep.graph.nodes:
+        n.meta.pop("stack_trace", None)
+    torch.export.save(ep, os.path.join(out, "model.pt2"))
+    save(os.path.join(out, "in0.npy"), x)
+    with torch.no_grad():
+        save(os.path.join(out, "out0.npy"), model(x))
+    with open(os.path.join(out, "provenance.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "script": "utils/make-export-models.py",
+                   "higher_order_ops": sorted({t for t in targets if not t.startswith("aten.")})}, f, indent=1)
+        f.write("\n")
+
+
+def export_gradmode(outdir):
+    export_trained(GradMode, "gradmode", outdir, "wrap_with_set_grad_enabled")
+
+
+def export_trained(cls, name, outdir, expected_op):
+    """Exports cls() on a [4, 8] input with its output, a tangent and the
+    gradients PyTorch computes for them."""
+    out = os.path.join(outdir, name)
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    model = cls()
+    x = torch.randn(4, 8)
+    ep = torch.export.export(model, (x,))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert expected_op is None or any(expected_op in t for t in targets), targets
     for n in ep.graph.nodes:  # keep machine paths out of the archive
         n.meta.pop("stack_trace", None)
     torch.export.save(ep, os.path.join(out, "model.pt2"))

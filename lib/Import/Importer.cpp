@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Import/Importer.h"
 
+#include "Autocast.h"
+
 #include "gc/Import/SympyExpr.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Support/SHA256.h"
@@ -19,6 +21,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -590,8 +594,8 @@ private:
   }
 
   /// Imports one node of the graph being read into `g`: an ATen op becomes a
-  /// node; a higher-order op that only sets a mode around its subgraph is
-  /// inlined (inlineRegion).
+  /// node; a higher-order op that only sets a mode around its subgraph, or
+  /// only marks it, is inlined (inlineRegion).
   void importNode(Graph &g, const json &node) {
     std::string name = node.contains("name") && node["name"].is_string()
                            ? node["name"].get<std::string>()
@@ -604,11 +608,25 @@ private:
       inlineGradModeRegion(g, node, where);
       return;
     }
+    if (op == "higher_order.wrap_with_autocast") {
+      inlineAutocastRegion(g, node, where);
+      return;
+    }
+    // invoke_subgraph(subgraph, identifier, *operands) and
+    // tag_activation_checkpoint(subgraph, *operands) mean "call this
+    // subgraph"; the marks ask for sharing or recomputation, which gc's
+    // partitioner decides for itself.
+    if (op == "higher_order.invoke_subgraph" || op == "higher_order.tag_activation_checkpoint") {
+      size_t firstOperand = op == "higher_order.invoke_subgraph" ? 2 : 1;
+      bindResults(g, node, where, inlineRegion(g, node, where, 0, firstOperand), false);
+      return;
+    }
     // Control flow (cond, while_loop, map, scan) and the other higher-order
     // ops hold subgraphs that gc's graphs cannot express yet.
     if (op.rfind("higher_order.", 0) == 0)
       fail(where + ": this higher-order op is not supported yet (it holds a subgraph that "
-                   "gc cannot inline); gc inlines wrap_with_set_grad_enabled only");
+                   "gc cannot inline); gc inlines wrap_with_set_grad_enabled, "
+                   "wrap_with_autocast, invoke_subgraph and tag_activation_checkpoint");
     std::optional<OpId> id = lookupOp(op);
     if (!id)
       fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
@@ -621,6 +639,8 @@ private:
       na.value = argument(field(in, "arg", where), where + ", argument '" + na.name + "'");
       args.push_back(std::move(na));
     }
+    if (!autocast_.empty() && autocast_.back().enabled)
+      applyAutocast(g, *id, args);
     auto [res, form] = results(field(node, "outputs", where), where);
     std::vector<std::string> names;
     for (auto &r : res) {
@@ -647,33 +667,30 @@ private:
     return chosen;
   }
 
-  /// torch.ops.higher_order.wrap_with_set_grad_enabled(enabled, subgraph,
-  /// *operands): runs the subgraph with autograd switched on or off. A graph
-  /// of gc is one function with no grad mode, so the subgraph's nodes are
-  /// inlined in place. With grad disabled, each result passes through
-  /// aten.detach, which the joint graph treats as cutting the gradient, as
-  /// torch's autograd does for values made under no_grad.
-  void inlineGradModeRegion(Graph &g, const json &node, const std::string &where) {
+  /// Inlines the subgraph that input `subgraphArg` of the higher-order
+  /// `node` holds, called on inputs `firstOperand`... of the node (tensors
+  /// or symbolic ints, read in the enclosing scope); returns the values of
+  /// the subgraph's outputs.
+  std::vector<Value *> inlineRegion(Graph &g, const json &node, const std::string &where,
+                                    size_t subgraphArg, size_t firstOperand) {
     const json &inputs = field(node, "inputs", where);
-    if (!inputs.is_array() || inputs.size() < 2)
-      fail(where + ": expected (enabled, subgraph, operands...)");
-    Arg enabled = argument(field(inputs[0], "arg", where), where + ", argument 'enabled'");
-    if (enabled.kind != ArgKind::Bool)
-      fail(where + ": argument 'enabled' is not a boolean");
-    auto [kind, sub] = unionMember(field(inputs[1], "arg", where), where + ", argument 'subgraph'");
+    if (!inputs.is_array() || inputs.size() < firstOperand)
+      fail(where + ": expected at least " + std::to_string(firstOperand) + " arguments");
+    auto [kind, sub] =
+        unionMember(field(inputs[subgraphArg], "arg", where), where + ", argument 'subgraph'");
     if (kind != "as_graph")
-      fail(where + ": argument 'subgraph' is not a graph");
+      fail(where + ": argument " + std::to_string(subgraphArg) + " is not a graph");
     std::string subName = asString(field(*sub, "name", where), where);
     const json &body = field(*sub, "graph", where);
     std::string inner = where + ", subgraph '" + subName + "'";
 
-    // Operands, read in the enclosing scope.
     std::vector<Value *> operands;
-    for (size_t i = 2; i < inputs.size(); ++i) {
-      Arg a = argument(field(inputs[i], "arg", where), where + ", operand " + std::to_string(i - 2));
+    for (size_t i = firstOperand; i < inputs.size(); ++i) {
+      std::string which = "operand " + std::to_string(i - firstOperand);
+      Arg a = argument(field(inputs[i], "arg", where), where + ", " + which);
       if ((a.kind != ArgKind::Tensor && a.kind != ArgKind::SymInt) || a.values.size() != 1 ||
           !a.values[0])
-        fail(where + ": operand " + std::to_string(i - 2) + " is not a tensor or symbolic int");
+        fail(where + ": " + which + " is not a tensor or symbolic int");
       operands.push_back(a.values[0]);
     }
     const json &params = field(body, "inputs", inner);
@@ -709,24 +726,140 @@ private:
     regionPrefixes_.pop_back();
     tensorValues_ = savedMeta;
     values_ = std::move(saved);
+    return produced;
+  }
 
-    // The node's results name the subgraph's outputs in the enclosing graph.
+  /// Makes the results of the higher-order `node` name the values its
+  /// inlined subgraph `produced`; `detach` passes each floating-point one
+  /// through aten.detach first.
+  void bindResults(Graph &g, const json &node, const std::string &where,
+                   const std::vector<Value *> &produced, bool detach) {
     auto [res, form] = results(field(node, "outputs", where), where);
     if (res.size() != produced.size())
       fail(where + ": has " + std::to_string(res.size()) + " results, its subgraph returns " +
            std::to_string(produced.size()));
-    bool gradEnabled = enabled.ints.at(0) != 0;
     for (size_t i = 0; i < res.size(); ++i) {
       const std::string &outer = res[i].first;
       if (values_.count(outer))
         fail(where + ": defines '" + outer + "' a second time");
       Value *v = produced[i];
-      if (!gradEnabled && v->type().kind == Type::Kind::Tensor &&
+      if (detach && v->type().kind == Type::Kind::Tensor &&
           isFloatingPoint(v->type().tensor.dtype))
         v = g.addNode(ops::aten_detach_default, {NamedArg{"self", false, Arg::tensor(v)}},
                       {{valueName(outer), res[i].second}}, ResultForm::Single)
                 ->results()[0];
       values_[outer] = v;
+    }
+  }
+
+  /// torch.ops.higher_order.wrap_with_set_grad_enabled(enabled, subgraph,
+  /// *operands): runs the subgraph with autograd switched on or off. A graph
+  /// of gc is one function with no grad mode, so the subgraph's nodes are
+  /// inlined in place. With grad disabled, each result passes through
+  /// aten.detach, which the joint graph treats as cutting the gradient, as
+  /// torch's autograd does for values made under no_grad.
+  void inlineGradModeRegion(Graph &g, const json &node, const std::string &where) {
+    const json &inputs = field(node, "inputs", where);
+    if (!inputs.is_array() || inputs.size() < 2)
+      fail(where + ": expected (enabled, subgraph, operands...)");
+    Arg enabled = argument(field(inputs[0], "arg", where), where + ", argument 'enabled'");
+    if (enabled.kind != ArgKind::Bool)
+      fail(where + ": argument 'enabled' is not a boolean");
+    bindResults(g, node, where, inlineRegion(g, node, where, 1, 2), enabled.ints.at(0) == 0);
+  }
+
+  /// An autocast region being inlined.
+  struct AutocastScope {
+    AutocastDevice device;
+    DType lower; ///< the region's lower-precision dtype
+    bool enabled;
+    /// Casts made in the region so far, so that a weight used twice is cast
+    /// once, as autocast's cast cache does.
+    std::map<std::pair<Value *, DType>, Value *> casts;
+  };
+
+  /// torch.ops.higher_order.wrap_with_autocast(device_type, dtype, enabled,
+  /// cache_enabled, subgraph, *operands): runs the subgraph under autocast.
+  /// The subgraph's ops are inlined with the casts autocast makes (Autocast.h)
+  /// written out as aten._to_copy nodes; the subgraph's metadata already
+  /// gives their results the dtypes those casts lead to.
+  void inlineAutocastRegion(Graph &g, const json &node, const std::string &where) {
+    const json &inputs = field(node, "inputs", where);
+    if (!inputs.is_array() || inputs.size() < 5)
+      fail(where + ": expected (device_type, dtype, enabled, cache_enabled, subgraph, operands...)");
+    Arg deviceType = argument(field(inputs[0], "arg", where), where + ", argument 'device_type'");
+    Arg dtypeArg = argument(field(inputs[1], "arg", where), where + ", argument 'dtype'");
+    Arg enabled = argument(field(inputs[2], "arg", where), where + ", argument 'enabled'");
+    if (deviceType.kind != ArgKind::String || enabled.kind != ArgKind::Bool ||
+        (dtypeArg.kind != ArgKind::ScalarType && dtypeArg.kind != ArgKind::None))
+      fail(where + ": expected a device type string, a dtype or None, and a boolean 'enabled'");
+    std::optional<AutocastDevice> device = autocastDevice(deviceType.strings.at(0));
+    if (!device)
+      fail(where + ": autocast on device '" + deviceType.strings.at(0) +
+           "' is not supported (gc knows the rules of 'cpu' and 'cuda')");
+    // torch's defaults when the region names no dtype.
+    DType lower = dtypeArg.kind == ArgKind::ScalarType
+                      ? static_cast<DType>(dtypeArg.ints.at(0))
+                      : (*device == AutocastDevice::Cpu ? DType::BFloat16 : DType::Float16);
+    if (lower != DType::BFloat16 && lower != DType::Float16)
+      fail(where + ": autocast to " + std::string(dtypeName(lower)) +
+           " is not supported (float16 or bfloat16)");
+    autocast_.push_back(AutocastScope{*device, lower, enabled.ints.at(0) != 0, {}});
+    std::vector<Value *> produced = inlineRegion(g, node, where, 4, 5);
+    autocast_.pop_back();
+    bindResults(g, node, where, produced, false);
+  }
+
+  /// Casts the floating-point tensor arguments of a call of `op` as the
+  /// innermost autocast region's rule for it says.
+  void applyAutocast(Graph &g, OpId op, std::vector<NamedArg> &args) {
+    AutocastScope &scope = autocast_.back();
+    AutocastRule rule = autocastRule(op, scope.device);
+    if (rule == AutocastRule::Keep)
+      return;
+    // A call that chooses its own dtype is left alone, as autocast leaves it.
+    for (const NamedArg &a : args)
+      if (a.name == "dtype" && a.value.kind != ArgKind::None)
+        return;
+    std::vector<Value **> tensors;
+    for (NamedArg &a : args)
+      if (a.value.kind == ArgKind::Tensor || a.value.kind == ArgKind::Tensors ||
+          a.value.kind == ArgKind::OptionalTensors)
+        for (Value *&v : a.value.values)
+          if (v && v->type().kind == Type::Kind::Tensor && isFloatingPoint(v->type().tensor.dtype))
+            tensors.push_back(&v);
+    auto dtypeOf = [](Value *v) { return v->type().tensor.dtype; };
+    std::optional<DType> to;
+    if (rule == AutocastRule::Lower) {
+      to = scope.lower;
+    } else if (rule == AutocastRule::Float32) {
+      to = DType::Float32;
+    } else {
+      std::set<DType> seen;
+      for (Value **v : tensors)
+        seen.insert(dtypeOf(*v));
+      if (seen.size() > 1)
+        to = seen.count(DType::Float64) ? DType::Float64 : DType::Float32;
+    }
+    if (!to)
+      return;
+    for (Value **v : tensors) {
+      // Lower and Float32 leave float64 alone: autocast casts only the
+      // floating types narrower than double.
+      if (dtypeOf(*v) == *to || (rule != AutocastRule::Widest && dtypeOf(*v) == DType::Float64))
+        continue;
+      Value *&cast = scope.casts[{*v, *to}];
+      if (!cast) {
+        TensorType t = (*v)->type().tensor;
+        t.dtype = *to;
+        cast = g.addNode(ops::aten__to_copy_default,
+                         {NamedArg{"self", false, Arg::tensor(*v)},
+                          NamedArg{"dtype", true, Arg::scalarType(*to)}},
+                         {{valueName((*v)->name() + "_autocast"), Type::makeTensor(std::move(t))}},
+                         ResultForm::Single)
+                   ->results()[0];
+      }
+      *v = cast;
     }
   }
 
@@ -771,6 +904,8 @@ private:
   std::unordered_map<std::string, Value *> values_;
   /// The names of the subgraphs being inlined, innermost last.
   std::vector<std::string> regionPrefixes_;
+  /// The autocast regions being inlined, innermost last.
+  std::vector<AutocastScope> autocast_;
   /// Every name the top-level graph's metadata gives a value: an inlined
   /// value never takes one of them.
   std::unordered_set<std::string> topLevelNames_;

@@ -575,8 +575,9 @@ Results contiguous(const OpCall &call) {
 
 Results alias(const OpCall &call) { return {call.tensor("self")}; }
 
-/// to.dtype_layout: self itself when no conversion or copy is asked for.
-Results toDTypeLayout(const OpCall &call) {
+/// to.dtype and to.dtype_layout: self itself when no conversion or copy is
+/// asked for.
+Results toDType(const OpCall &call) {
   Tensor self = call.tensor("self");
   DType dtype = call.dtype("dtype").value_or(self.dtype());
   if (dtype == self.dtype() && !call.boolean("copy", false))
@@ -727,7 +728,8 @@ const KernelEntry kKernels[] = {
     {ops::aten_contiguous_default, contiguous},
     {ops::aten_alias_default, alias},
     {ops::aten_detach_default, alias},
-    {ops::aten_to_dtype_layout, toDTypeLayout},
+    {ops::aten_to_dtype, toDType},
+    {ops::aten_to_dtype_layout, toDType},
     {ops::aten__assert_tensor_metadata_default, assertTensorMetadata},
     {ops::aten_dropout_default, dropout<false>},
     {ops::aten_dropout__default, dropout<true>, "self"},
