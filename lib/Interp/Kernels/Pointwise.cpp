@@ -575,8 +575,9 @@ Results contiguous(const OpCall &call) {
 
 Results alias(const OpCall &call) { return {call.tensor("self")}; }
 
-/// to.dtype and to.dtype_layout: self itself when no conversion or copy is
-/// asked for.
+/// to.device, to.dtype and to.dtype_layout: self itself when no conversion
+/// or copy is asked for. The interpreter holds every tensor in host memory,
+/// so the device changes nothing.
 Results toDType(const OpCall &call) {
   Tensor self = call.tensor("self");
   DType dtype = call.dtype("dtype").value_or(self.dtype());
@@ -641,7 +642,9 @@ const KernelEntry kKernels[] = {
     {ops::aten_pow_Tensor_Scalar, power},
     {ops::aten_pow_Tensor_Tensor, power},
     {ops::aten_pow_Scalar, power},
+    {ops::aten_max_other, binary<kMax>},
     {ops::aten_maximum_default, binary<kMax>},
+    {ops::aten_min_other, binary<kMin>},
     {ops::aten_minimum_default, binary<kMin>},
     {ops::aten_fmod_Tensor, binary<kFmod>},
     {ops::aten_fmod_Scalar, binary<kFmod>},
@@ -728,6 +731,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_contiguous_default, contiguous},
     {ops::aten_alias_default, alias},
     {ops::aten_detach_default, alias},
+    {ops::aten_to_device, toDType},
     {ops::aten_to_dtype, toDType},
     {ops::aten_to_dtype_layout, toDType},
     {ops::aten__assert_tensor_metadata_default, assertTensorMetadata},

@@ -175,6 +175,8 @@ Results decomposeMulScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_
 Results decomposeDivScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_div_Tensor); }
 Results decomposeAnd(RewriteContext &ctx) { return renamed(ctx, ops::aten_bitwise_and_Tensor); }
 Results decomposeOr(RewriteContext &ctx) { return renamed(ctx, ops::aten_bitwise_or_Tensor); }
+Results decomposeMaxOther(RewriteContext &ctx) { return renamed(ctx, ops::aten_maximum_default); }
+Results decomposeMinOther(RewriteContext &ctx) { return renamed(ctx, ops::aten_minimum_default); }
 
 /// A binary Scalar overload whose Tensor overload needs a tensor `other`.
 Results withWrappedOther(RewriteContext &ctx, OpId op) {
@@ -246,6 +248,8 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_clamp_min_Tensor, decomposeClamp},
     {ops::aten_clamp_min_default, decomposeClamp},
     {ops::aten_div_Scalar, decomposeDivScalar},
+    {ops::aten_max_other, decomposeMaxOther},
+    {ops::aten_min_other, decomposeMinOther},
     {ops::aten_div_Scalar_mode, decomposeDivScalarMode},
     {ops::aten_fmod_Scalar, decomposeFmodScalar},
     {ops::aten_gelu_default, decomposeGelu},
