@@ -32,8 +32,17 @@ checkpoint: two linear layers under torch.utils.checkpoint (non-reentrant),
 trained: torch.export inlines the checkpointed function, so this checks
 that gc computes the same gradients through it. Writes OUTDIR/checkpoint/
 like gradmode.
+
+structured: a call with nested arguments (a tensor, a pair of tensors and a
+keyword dict) returning a registered dataclass that holds a list with a dict
+in it, so that the exported in_spec and out_spec name inputs and outputs by
+paths: x, pair[0], pair[1], extra['scale']; .total, .parts[0],
+.parts[1]['relu']. Writes OUTDIR/structured/: model.pt2, in<i>.npy per user
+input and out<i>.npy per user output (in flattening order) and
+provenance.json.
 """
 import argparse
+import dataclasses
 import json
 import os
 
@@ -93,6 +102,23 @@ class Checkpointed(nn.Module):
         return torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False) + x
 
 
+@dataclasses.dataclass
+class StructuredOut:
+    total: torch.Tensor
+    parts: list
+
+
+class Structured(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+
+    def forward(self, x, pair, *, extra):
+        a, b = pair
+        return StructuredOut(total=self.l(x) + a * extra["scale"],
+                             parts=[a * b, {"relu": torch.relu(x)}])
+
+
 def save(path, t):
     np.save(path, t.detach().cpu().numpy())
 
@@ -129,6 +155,31 @@ def main():
     export_symsize(args.outdir)
     export_autocast(args.outdir)
     export_trained(Checkpointed, "checkpoint", args.outdir, None)
+    export_structured(args.outdir)
+
+
+def export_structured(outdir):
+    out = os.path.join(outdir, "structured")
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    torch.export.register_dataclass(StructuredOut, serialized_type_name="gc_test.StructuredOut")
+    model = Structured().eval()
+    args = (torch.randn(2, 4), (torch.randn(2, 4), torch.randn(2, 4)))
+    kwargs = {"extra": {"scale": torch.randn(4)}}
+    ep = torch.export.export(model, args, kwargs)
+    for n in ep.graph.nodes:
+        n.meta.pop("stack_trace", None)
+    torch.export.save(ep, os.path.join(out, "model.pt2"))
+    for i, t in enumerate(torch.utils._pytree.tree_leaves((args, kwargs))):
+        save(os.path.join(out, "in%d.npy" % i), t)
+    with torch.no_grad():
+        result = model(*args, **kwargs)
+    for i, t in enumerate(torch.utils._pytree.tree_leaves(result)):
+        save(os.path.join(out, "out%d.npy" % i), t)
+    with open(os.path.join(out, "provenance.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "script": "utils/make-export-models.py",
+                   "in_spec": str(ep.call_spec.in_spec), "out_spec": str(ep.call_spec.out_spec)}, f, indent=1)
+        f.write("\n")
 
 
 def export_autocast(outdir):

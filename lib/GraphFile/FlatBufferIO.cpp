@@ -236,7 +236,7 @@ private:
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       const OutputSpec &spec = g.outputSpecs()[i];
       const Value *v = g.outputs()[i];
-      file.outputs.push_back({v ? valueIndex_.at(v) : -1, spec.kind, spec.target, spec.aliasOf});
+      file.outputs.push_back({v ? valueIndex_.at(v) : -1, spec.kind, spec.target, spec.aliasOf, spec.path});
     }
     return table(file);
   }
@@ -613,7 +613,7 @@ private:
       if (o.value != -1 && (o.value < 0 || static_cast<size_t>(o.value) >= values.size()))
         return fail() << "output " << i << " is value " << o.value
                       << ", which is out of range (the graph has " << values.size() << ")";
-      graph.addOutput(o.value == -1 ? nullptr : defined_[o.value], {o.kind, o.target, o.aliasOf});
+      graph.addOutput(o.value == -1 ? nullptr : defined_[o.value], {o.kind, o.target, o.aliasOf, o.path});
     }
     path_.clear();
     return Error::success();

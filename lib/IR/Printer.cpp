@@ -41,6 +41,8 @@ private:
   void printValueRef(const Value *v);
   void printInputSpec(const InputSpec &spec);
   void printOutputSpec(const OutputSpec &spec);
+  /// ` path("...")` after a spec, if it has a path.
+  void printPath(const std::string &path);
   // The field-driven form of loop graphs.
   template <Structured T> void printField(const T &v, Plain, int indent);
   template <class M> void printField(const std::vector<M> &v, auto codec, int indent);
@@ -340,12 +342,21 @@ void Printer::printInput(const Value *v, const InputSpec &spec) {
 
 void Printer::printInputSpec(const InputSpec &spec) {
   out_ += inputKindName(spec.kind);
-  if (spec.target.empty() && spec.persistent)
+  if (!spec.target.empty() || !spec.persistent) {
+    out_ += '(';
+    printString(spec.target);
+    if (!spec.persistent)
+      out_ += ", nonpersistent";
+    out_ += ')';
+  }
+  printPath(spec.path);
+}
+
+void Printer::printPath(const std::string &path) {
+  if (path.empty())
     return;
-  out_ += '(';
-  printString(spec.target);
-  if (!spec.persistent)
-    out_ += ", nonpersistent";
+  out_ += " path(";
+  printString(path);
   out_ += ')';
 }
 
@@ -361,6 +372,7 @@ void Printer::printOutputSpec(const OutputSpec &spec) {
     out_ += spec.aliasOf;
     out_ += ')';
   }
+  printPath(spec.path);
 }
 
 void Printer::printGraph(const Graph &g) {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -136,6 +137,7 @@ private:
     readWeights("weights", "model_weights_config.json");
     readWeights("constants", "model_constants_config.json");
     const json &gm = field(program, "graph_module", modelEntry);
+    readCallStructure(gm);
     readGraph(field(gm, "graph", "graph_module"), field(gm, "signature", "graph_module"));
 
     if (Error e = verifyModule(*module_))
@@ -863,6 +865,117 @@ private:
     }
   }
 
+  // ---- the call's structure ----
+
+  /// The paths of a pytree spec's leaves, in flattening order, each
+  /// `prefix` followed by the accessors that reach it: [i] for tuples, lists
+  /// and named tuples, ['key'] for dicts, .name for other registered types
+  /// (dataclasses, Hugging Face's ModelOutput), whose context lists their
+  /// field names (a dataclass's first list: fields that hold values). A node is {"type", "context", "children_spec"}; a leaf
+  /// has type null.
+  void treeLeafPaths(const json &spec, const std::string &prefix, const std::string &where,
+                     std::vector<std::string> &out) {
+    const json &type = field(spec, "type", where);
+    const json &children = field(spec, "children_spec", where);
+    if (!children.is_array())
+      fail(where + ": 'children_spec' is not a list");
+    if (type.is_null()) {
+      out.push_back(prefix);
+      return;
+    }
+    const std::string &typeName = asString(type, where + ".type");
+    // The context is itself JSON in a string: a dict's keys, a dataclass's
+    // field names, or something else (a named tuple's class) that indices
+    // reach as well.
+    json keys;
+    if (const json &ctx = field(spec, "context", where); ctx.is_string()) {
+      keys = json::parse(ctx.get_ref<const std::string &>(), nullptr, false);
+      if (keys.is_object() && keys.contains("dict_context")) // collections.defaultdict
+        keys = keys["dict_context"];
+      // A dataclass: [names of the fields with values, names of those None].
+      if (keys.is_array() && keys.size() == 2 && keys[0].is_array() &&
+          keys[0].size() == children.size())
+        keys = json(keys[0]);
+    }
+    bool named = keys.is_array() && keys.size() == children.size() &&
+                 std::all_of(keys.begin(), keys.end(), [](const json &k) {
+                   return k.is_string() || k.is_number_integer();
+                 });
+    bool dictLike = typeName == "builtins.dict" || typeName == "collections.OrderedDict" ||
+                    typeName == "collections.defaultdict";
+    for (size_t i = 0; i < children.size(); ++i) {
+      std::string step = "[" + std::to_string(i) + "]";
+      if (named && (dictLike || keys[i].is_number_integer()))
+        step = keys[i].is_string() ? "['" + keys[i].get<std::string>() + "']"
+                                   : "[" + std::to_string(keys[i].get<int64_t>()) + "]";
+      else if (named && typeName != "builtins.tuple" && typeName != "builtins.list")
+        step = "." + keys[i].get<std::string>();
+      treeLeafPaths(children[i], prefix + step, where, out);
+    }
+  }
+
+  /// A spec as torch writes it: the JSON text of [protocol, tree].
+  json treeSpec(const json &text, const std::string &where) {
+    json spec = json::parse(asString(text, where), nullptr, false);
+    if (!spec.is_array() || spec.size() != 2 || !spec[0].is_number_integer() || spec[0] != 1)
+      fail(where + ": not a pytree spec of protocol 1");
+    return spec[1];
+  }
+
+  /// Names each user input and output by its place in the exported call
+  /// (InputSpec::path, OutputSpec::path), from the root module's in_spec
+  /// and out_spec. Inputs are (args, kwargs): a positional argument is named
+  /// by forward_arg_names, a keyword one by its key. An archive without a
+  /// call graph (hand-made ones) leaves the paths empty.
+  void readCallStructure(const json &gm) {
+    auto calls = gm.find("module_call_graph");
+    if (calls == gm.end() || !calls->is_array() || calls->empty())
+      return;
+    const json &root = (*calls)[0];
+    auto sig = root.find("signature");
+    if (sig == root.end() || sig->is_null())
+      return;
+    std::string where = "module_call_graph signature";
+    std::vector<std::string> argNames;
+    if (auto names = sig->find("forward_arg_names"); names != sig->end() && names->is_array())
+      for (const json &n : *names)
+        argNames.push_back(asString(n, where + ".forward_arg_names"));
+
+    std::vector<std::string> inputs;
+    json in = treeSpec(field(*sig, "in_spec", where), where + ".in_spec");
+    const json &top = field(in, "children_spec", where + ".in_spec");
+    if (!top.is_array() || top.size() != 2)
+      fail(where + ".in_spec: expected the pair (args, kwargs)");
+    const json &args = field(top[0], "children_spec", where + ".in_spec args");
+    for (size_t i = 0; i < args.size(); ++i)
+      treeLeafPaths(args[i], i < argNames.size() ? argNames[i] : "args[" + std::to_string(i) + "]",
+                    where + ".in_spec", inputs);
+    std::vector<std::string> kwargPaths;
+    treeLeafPaths(top[1], "", where + ".in_spec", kwargPaths);
+    for (std::string &p : kwargPaths) // ['name']... -> name...
+      inputs.push_back(p.size() > 4 && p.compare(0, 2, "['") == 0
+                           ? p.substr(2, p.find("']") - 2) + p.substr(p.find("']") + 2)
+                           : p);
+    std::vector<std::string> outputs;
+    treeLeafPaths(treeSpec(field(*sig, "out_spec", where), where + ".out_spec"), "",
+                  where + ".out_spec", outputs);
+
+    inputPaths_ = std::move(inputs);
+    outputPaths_ = std::move(outputs);
+  }
+
+  /// The path of the next user input or output the graph reads, from the
+  /// call structure, or "" without one; `count` says how many it had.
+  std::string nextPath(const std::optional<std::vector<std::string>> &paths, size_t &count,
+                       const char *what) {
+    if (!paths)
+      return {};
+    if (count >= paths->size())
+      fail("module_call_graph signature: the call structure has " +
+           std::to_string(paths->size()) + " " + what + ", the graph more");
+    return (*paths)[count++];
+  }
+
   void readGraph(const json &graph, const json &signature) {
     tensorValues_ = &field(graph, "tensor_values", "graph");
     for (const char *kind : {"tensor_values", "sym_int_values", "sym_float_values", "sym_bool_values"})
@@ -871,10 +984,13 @@ private:
           topLevelNames_.insert(name);
     Graph &g = module_->addGraph("forward");
 
+    size_t userInputs = 0, userOutputs = 0;
     const json &inputSpecs = field(signature, "input_specs", "signature");
     for (const json &spec : inputSpecs) {
       std::string name;
       InputSpec s = inputSpec(spec, name);
+      if (s.kind == InputKind::UserInput)
+        s.path = nextPath(inputPaths_, userInputs, "inputs");
       if (values_.count(name))
         fail("graph input '" + name + "' appears twice");
       values_[name] = g.addInput(name, valueType(name, "graph input"), s);
@@ -888,8 +1004,16 @@ private:
     for (const json &spec : outputSpecs) {
       std::string name;
       OutputSpec s = outputSpec(spec, name);
+      if (s.kind == OutputKind::UserOutput)
+        s.path = nextPath(outputPaths_, userOutputs, "outputs");
       g.addOutput(lookup(name, "graph output"), s);
     }
+    if ((inputPaths_ && userInputs != inputPaths_->size()) ||
+        (outputPaths_ && userOutputs != outputPaths_->size()))
+      fail("module_call_graph signature: the call structure has " +
+           std::to_string(inputPaths_->size()) + " inputs and " +
+           std::to_string(outputPaths_->size()) + " outputs, the graph " +
+           std::to_string(userInputs) + " and " + std::to_string(userOutputs));
   }
 
   std::shared_ptr<MappedFile> file_;
@@ -904,6 +1028,9 @@ private:
   std::unordered_map<std::string, Value *> values_;
   /// The names of the subgraphs being inlined, innermost last.
   std::vector<std::string> regionPrefixes_;
+  /// The paths of the user inputs and outputs in the exported call, if the
+  /// archive records its structure (readCallStructure).
+  std::optional<std::vector<std::string>> inputPaths_, outputPaths_;
   /// The autocast regions being inlined, innermost last.
   std::vector<AutocastScope> autocast_;
   /// Every name the top-level graph's metadata gives a value: an inlined

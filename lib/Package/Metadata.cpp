@@ -19,12 +19,14 @@ Json shapeJson(const std::vector<const SymExpr *> &sizes) {
 }
 
 Json tensorJson(const std::string &name, std::string_view kind, const std::string &target,
-                const TensorType &type) {
+                const std::string &path, const TensorType &type) {
   Json j;
   j["name"] = name;
   j["kind"] = kind;
   if (!target.empty())
     j["target"] = target;
+  if (!path.empty())
+    j["path"] = path;
   j["dtype"] = dtypeName(type.dtype);
   j["shape"] = shapeJson(type.sizes);
   return j;
@@ -40,7 +42,7 @@ Json graphJson(const LoopGraph &g) {
   for (size_t i = 0; i < g.inputs.size(); ++i)
     if (g.inputSpecs[i].kind == InputKind::UserInput)
       inputs.push_back(tensorJson(g.inputs[i].name, inputKindName(g.inputSpecs[i].kind),
-                                  g.inputSpecs[i].target, g.inputs[i].type));
+                                  g.inputSpecs[i].target, g.inputSpecs[i].path, g.inputs[i].type));
   j["inputs"] = inputs;
   Json weights = Json::array();
   for (size_t i = 0; i < g.inputs.size(); ++i)
@@ -50,8 +52,8 @@ Json graphJson(const LoopGraph &g) {
   Json outputs = Json::array(), mutated = Json::array();
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const OutputSpec &spec = g.outputSpecs[i];
-    outputs.push_back(
-        tensorJson(g.outputs[i].name, outputKindName(spec.kind), spec.target, g.outputs[i].type));
+    outputs.push_back(tensorJson(g.outputs[i].name, outputKindName(spec.kind), spec.target,
+                                 spec.path, g.outputs[i].type));
     if (spec.kind == OutputKind::BufferMutation)
       mutated.push_back(spec.target);
   }

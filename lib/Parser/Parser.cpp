@@ -104,6 +104,8 @@ private:
   Error parseCallArgs(std::vector<NamedArg> &args);
   Error parseInputSpec(InputSpec &spec);
   Error parseOutputSpec(OutputSpec &spec);
+  /// An optional ` path("...")` after an input or output spec.
+  Error parsePath(std::string &path);
   Error defineValue(const std::string &name, size_t at);
 
   // Loop graphs (the Loops level).
@@ -655,7 +657,15 @@ Error Parser::parseInputSpec(InputSpec &spec) {
     }
     GC_RETURN_IF_ERROR(expect(')'));
   }
-  return Error::success();
+  return parsePath(spec.path);
+}
+
+Error Parser::parsePath(std::string &path) {
+  if (!acceptKeyword("path"))
+    return Error::success();
+  GC_RETURN_IF_ERROR(expect('('));
+  GC_RETURN_IF_ERROR(parseString(path));
+  return expect(')');
 }
 
 Error Parser::parseCallArgs(std::vector<NamedArg> &args) {
@@ -779,7 +789,7 @@ Error Parser::parseOutputSpec(OutputSpec &spec) {
     GC_RETURN_IF_ERROR(parseSigilName('%', spec.aliasOf));
     GC_RETURN_IF_ERROR(expect(')'));
   }
-  return Error::success();
+  return parsePath(spec.path);
 }
 
 Error Parser::parseGraph() {

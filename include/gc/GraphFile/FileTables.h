@@ -41,7 +41,7 @@ struct FileNode {
 struct FileOutput {
   int32_t value = 0;
   OutputKind kind = OutputKind::UserOutput;
-  std::string target, aliasOf;
+  std::string target, aliasOf, path;
 };
 struct FileGraph {
   std::string name;
@@ -64,7 +64,8 @@ template <> inline constexpr auto kFields<FileNode> = std::tuple(
     field("results", &FileNode::results));
 template <> inline constexpr auto kFields<FileOutput> = std::tuple(
     field("value", &FileOutput::value), field("kind", &FileOutput::kind),
-    field("target", &FileOutput::target), field("alias_of", &FileOutput::aliasOf));
+    field("target", &FileOutput::target), field("alias_of", &FileOutput::aliasOf),
+    field("path", &FileOutput::path));
 template <> inline constexpr auto kFields<FileGraph> = std::tuple(
     field("name", &FileGraph::name), field("values", &FileGraph::values),
     field("inputs", &FileGraph::inputs), field("nodes", &FileGraph::nodes),

@@ -77,10 +77,10 @@ template <> inline constexpr auto kFields<NamedArg> =
                field("value", &NamedArg::value));
 template <> inline constexpr auto kFields<InputSpec> =
     std::tuple(field("kind", &InputSpec::kind), field("target", &InputSpec::target),
-               field("persistent", &InputSpec::persistent));
+               field("persistent", &InputSpec::persistent), field("path", &InputSpec::path));
 template <> inline constexpr auto kFields<OutputSpec> =
     std::tuple(field("kind", &OutputSpec::kind), field("target", &OutputSpec::target),
-               field("alias_of", &OutputSpec::aliasOf));
+               field("alias_of", &OutputSpec::aliasOf), field("path", &OutputSpec::path));
 template <> inline constexpr auto kFields<WeightSource> =
     std::tuple(field("kind", &WeightSource::kind), field("path", &WeightSource::path));
 template <> inline constexpr auto kFields<Weight> = std::tuple(

@@ -159,6 +159,10 @@ struct InputSpec {
   std::string target;
   /// Buffers only: whether the buffer is in the state dict.
   bool persistent = true;
+  /// User inputs: where the input sits in the exported call's arguments, as
+  /// Python would reach it ("ids", "batch['mask']", "pair[1]"); empty when
+  /// the archive records no call structure.
+  std::string path;
   bool operator==(const InputSpec &) const = default;
 };
 
@@ -171,6 +175,11 @@ struct OutputSpec {
   /// so that a runtime can hand out a view of that input instead of a copy,
   /// as AOTAutograd's runtime wrapper does; empty for a fresh tensor.
   std::string aliasOf;
+  /// User outputs: where the output sits in what the exported call returns,
+  /// as Python would reach it from the result ("[0]", ".logits",
+  /// "['parts'][1]"); empty for a lone tensor or when the archive records no
+  /// call structure.
+  std::string path;
   bool operator==(const OutputSpec &) const = default;
 };
 
