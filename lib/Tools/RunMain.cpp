@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace gc {
 
@@ -30,6 +31,8 @@ struct RunOptions {
   double atol = 1e-4;
   bool writeBuffers = false;
   std::string graph;
+  unsigned runs = 0;
+  bool expectRuns = false;
   unsigned bench = 0;
   unsigned threads = 0;
   bool profile = false;
@@ -42,13 +45,21 @@ size_t countUserInputs(const ModelRunner &g) {
   return n;
 }
 
-Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner &g) {
+/// The directory of run `k`'s files: --inputs-dir itself, or with --runs
+/// its run<k>/.
+std::string runDir(const RunOptions &o, unsigned k) {
+  return o.runs ? o.inputsDir + "/run" + std::to_string(k) : o.inputsDir;
+}
+
+/// The user inputs of run `k`: the --input files (the same every run), or
+/// in<i>.npy of the run's directory.
+Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner &g, unsigned k) {
   std::vector<std::string> paths = o.inputs;
   if (!o.inputsDir.empty()) {
     if (!paths.empty())
       return makeError() << "give inputs either with --input or with --inputs-dir, not both";
     for (size_t i = 0; i < countUserInputs(g); ++i)
-      paths.push_back(o.inputsDir + "/in" + std::to_string(i) + ".npy");
+      paths.push_back(runDir(o, k) + "/in" + std::to_string(i) + ".npy");
   }
   std::vector<Tensor> out;
   for (const std::string &p : paths) {
@@ -152,19 +163,21 @@ Expected<size_t> checkGrads(const RunOptions &o, const ModelRunner &g, const Run
   return failures;
 }
 
-/// Prints one line per expected output; returns how many did not match.
-Expected<size_t> checkOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
+/// Prints one line per expected output, `files` one per user output, each
+/// labelled `prefix` + "out<k>"; returns how many did not match.
+Expected<size_t> checkOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r,
+                              const std::vector<std::string> &files, const std::string &prefix) {
   std::vector<size_t> userOutputs;
   for (size_t i = 0; i < g.outputSpecs().size(); ++i)
     if (g.outputSpecs()[i].kind == OutputKind::UserOutput)
       userOutputs.push_back(i);
-  if (o.expects.size() != userOutputs.size())
+  if (files.size() != userOutputs.size())
     return makeError() << "the graph has " << userOutputs.size() << " user outputs, but "
-                       << o.expects.size() << " --expect files were given";
+                       << files.size() << " --expect files were given";
   size_t failures = 0;
-  for (size_t k = 0; k < o.expects.size(); ++k) {
-    Expected<bool> ok =
-        checkOne("out" + std::to_string(k), r.outputs[userOutputs[k]], o.expects[k], o);
+  for (size_t k = 0; k < files.size(); ++k) {
+    Expected<bool> ok = checkOne(prefix + "out" + std::to_string(k), r.outputs[userOutputs[k]],
+                                 files[k], o);
     if (!ok)
       return ok.error();
     failures += !*ok;
@@ -235,6 +248,14 @@ int runMain(int argc, char **argv) {
   app.add_flag("--write-buffers", o.writeBuffers,
                "Also write the buffers the graph mutates, as buffer_after.<name>.npy");
   app.add_option("--graph", o.graph, "Which graph of the module to run (default: the first)");
+  app.add_option("--runs", o.runs,
+                 "Run N times in a row, each run reading the buffers the one before mutated; "
+                 "with --inputs-dir DIR, run k reads DIR/run<k>/in<i>.npy. --expect, "
+                 "--expect-buffer and --output-dir see the last run")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_flag("--expect-runs", o.expectRuns,
+               "With --runs and --inputs-dir DIR: check run k's user outputs against "
+               "DIR/run<k>/out0.npy, out1.npy, ...");
   app.add_option("--bench", o.bench,
                  "Also time N runs after a warm-up run and print min, median and p90");
   app.add_flag("--profile", o.profile,
@@ -246,6 +267,8 @@ int runMain(int argc, char **argv) {
     return exitCode;
   if (o.writeBuffers && o.outputDir.empty())
     return reportError(tool, makeError() << "--write-buffers needs --output-dir");
+  if (o.expectRuns && (!o.runs || o.inputsDir.empty()))
+    return reportError(tool, makeError() << "--expect-runs needs --runs and --inputs-dir");
 
   RunnerOptions ro;
   ro.threads = o.threads;
@@ -254,23 +277,42 @@ int runMain(int argc, char **argv) {
   if (!runner)
     return reportError(tool, runner.error());
   const ModelRunner &g = **runner;
-  Expected<std::vector<Tensor>> inputs = readInputs(o, g);
-  if (!inputs)
-    return reportError(tool, inputs.error());
-  Expected<RunResult> r = (*runner)->run(*inputs);
-  if (!r)
-    return reportError(tool, r.error().withContext("'" + o.input + "'"));
+  size_t failures = 0, checks = 0;
+  std::optional<RunResult> r;
+  std::vector<Tensor> inputs;
+  for (unsigned k = 0; k < std::max(o.runs, 1u); ++k) {
+    Expected<std::vector<Tensor>> in = readInputs(o, g, k);
+    if (!in)
+      return reportError(tool, in.error());
+    inputs = in.take();
+    Expected<RunResult> result = (*runner)->run(inputs);
+    if (!result)
+      return reportError(tool, result.error().withContext(
+                                   "'" + o.input + "'" +
+                                   (o.runs ? ", run " + std::to_string(k) : std::string())));
+    r = result.take();
+    if (!o.expectRuns)
+      continue;
+    std::vector<std::string> files;
+    for (const OutputSpec &spec : g.outputSpecs())
+      if (spec.kind == OutputKind::UserOutput)
+        files.push_back(runDir(o, k) + "/out" + std::to_string(files.size()) + ".npy");
+    Expected<size_t> f = checkOutputs(o, g, *r, files, "run" + std::to_string(k) + " ");
+    if (!f)
+      return reportError(tool, f.error());
+    failures += *f;
+    checks += files.size();
+  }
   if (o.bench)
-    if (Error e = bench(**runner, *inputs, o.bench))
+    if (Error e = bench(**runner, inputs, o.bench))
       return reportError(tool, e.withContext("'" + o.input + "'"));
   if (o.profile)
     printProfile((*runner)->profile());
   if (!o.outputDir.empty())
     if (Error e = writeOutputs(o, g, *r))
       return reportError(tool, e);
-  size_t failures = 0;
   if (!o.expects.empty()) {
-    Expected<size_t> f = checkOutputs(o, g, *r);
+    Expected<size_t> f = checkOutputs(o, g, *r, o.expects, "");
     if (!f)
       return reportError(tool, f.error());
     failures += *f;
@@ -286,7 +328,8 @@ int runMain(int argc, char **argv) {
   if (failures)
     return reportError(
         tool, makeError() << failures << " of "
-                          << o.expects.size() + o.expectBuffers.size() + o.expectGrads.size()
+                          << checks + o.expects.size() + o.expectBuffers.size() +
+                                 o.expectGrads.size()
                           << " checks do not match within rtol " << o.rtol << ", atol " << o.atol);
   return 0;
 }
