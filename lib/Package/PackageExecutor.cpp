@@ -90,6 +90,21 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
         continue;
       if (role == kBufferMutationRole && in.role()->string_view() == kBufferRole &&
           in.weight() >= 0) {
+        // The new value is copied over the old one, so it must be the same
+        // tensor type; a plan that says otherwise is refused, not trusted.
+        const plan::View &v = *out.view();
+        const TensorRef &w = exec->inputs_[i];
+        bool same = dtypeOf(v.dtype()) == w.dtype && v.sizes()->size() == w.sizes.size();
+        for (size_t d = 0; same && d < w.sizes.size(); ++d) {
+          const plan::SizeProgram &size = *v.sizes()->Get(d);
+          same = size.code()->size() == 1 && size.code()->Get(0)->op() == plan::SizeOp::Const &&
+                 size.code()->Get(0)->arg() == w.sizes[d];
+        }
+        if (!same)
+          return makeError() << graphLabel(g) << ": output '" << out.name()->str()
+                             << "' gives buffer '" << target << "' a new value of type "
+                             << typeText(v.dtype(), v.sizes(), p) << ", but the buffer is "
+                             << typeText(w.dtype, w.sizes);
         State s;
         s.name = std::string(target);
         s.input = i;

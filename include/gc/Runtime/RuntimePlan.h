@@ -60,8 +60,8 @@ std::string typeText(plan::DType dtype,
 std::optional<uint32_t> boundSymbol(const plan::SizeProgram &program);
 
 /// The binding roles the runtime acts on, as the IR names InputKind::Buffer,
-/// OutputKind::BufferMutation and OutputKind::UserInputMutation (the plan
-/// builder checks that they agree).
+/// OutputKind::BufferMutation and OutputKind::UserInputMutation; libgcrt
+/// does not link the IR library, so test/Unit/Package checks they agree.
 inline constexpr std::string_view kBufferRole = "buffer";
 inline constexpr std::string_view kBufferMutationRole = "buffer_mutation";
 inline constexpr std::string_view kUserInputMutationRole = "user_input_mutation";
