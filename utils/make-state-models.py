@@ -11,12 +11,15 @@ previous one left:
             buffers k_cache and v_cache [1, 4, 8, 8]; each call writes the
             step's key and value at position `pos` (copy_ through a one-hot
             mask) and attends to positions 0..pos. Four steps, pos = 0..3.
+  input_mutation  doubles its user input x in place and returns x + y; one
+            call, after which x (input_after.x.npy) holds the doubled value.
 
 usage: make-state-models.py OUTDIR [MODEL ...]
 
 Writes OUTDIR/<model>/: model.pt2 (exported from the module's initial state),
-run<k>/in<i>.npy and run<k>/out<i>.npy for call k, buffer_after.<fqn>.npy
-(each buffer the calls changed, after the last call) and provenance.json.
+run<k>/in<i>.npy and run<k>/out<i>.npy for call k, run<k>/input_after.<name>.npy
+for each user input the call changed, buffer_after.<fqn>.npy (each buffer the
+calls changed, after the last call) and provenance.json.
 Needs torch; the test suite does not: it uses the committed files in
 test/Models/Inputs/<model>.
 """
@@ -70,6 +73,12 @@ class KvCache(torch.nn.Module):
         return self.out(y.transpose(1, 2).reshape(1, 1, EMBED))
 
 
+class InputMutation(torch.nn.Module):
+    def forward(self, x, y):
+        x.mul_(2)
+        return x + y
+
+
 def bn_train():
     model = BnTrain().train()
     runs = [(torch.randn(2, 3, 6, 6),), (torch.randn(2, 3, 6, 6) * 2 + 1,)]
@@ -82,14 +91,20 @@ def kv_cache():
     return model, runs
 
 
-MODELS = {"bn_train": bn_train, "kv_cache": kv_cache}
+def input_mutation():
+    return InputMutation(), [(torch.randn(3, 4), torch.randn(3, 4))]
+
+
+MODELS = {"bn_train": bn_train, "kv_cache": kv_cache, "input_mutation": input_mutation}
 
 
 def export(name, outdir):
     torch.manual_seed(0)
     model, runs = MODELS[name]()
-    # Exported from a copy, so that the calls below start from the same state.
-    ep = torch.export.export(copy.deepcopy(model), runs[0])
+    # Exported from copies, so that the calls below start from the same state.
+    ep = torch.export.export(copy.deepcopy(model), copy.deepcopy(runs[0]))
+    names = [s.arg.name for s in ep.graph_signature.input_specs
+             if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
     for n in ep.graph.nodes:  # keep machine paths out of the archive
         n.meta.pop("stack_trace", None)
     out = os.path.join(outdir, name)
@@ -102,9 +117,13 @@ def export(name, outdir):
         for k, args in enumerate(runs):
             d = os.path.join(out, "run%d" % k)
             os.makedirs(d, exist_ok=True)
-            for i, a in enumerate(args):
+            given = [a.clone() for a in args]
+            for i, a in enumerate(given):
                 np.save(os.path.join(d, "in%d.npy" % i), a.numpy())
             np.save(os.path.join(d, "out0.npy"), model(*args).numpy())
+            for name, a, b in zip(names, args, given):
+                if not torch.equal(a, b):
+                    np.save(os.path.join(d, "input_after.%s.npy" % name), a.numpy())
     buffers = dict(model.named_buffers())
     mutated = sorted(k for k in buffers if not torch.equal(before[k], buffers[k]))
     for fqn in mutated:

@@ -74,9 +74,21 @@ Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner 
 /// Writes out<i>.npy per user output, saved<i>.npy per value a forward
 /// graph saves for its backward graph (in output order, so that they can be
 /// passed back as the backward graph's first inputs), grad.<target>.npy per
-/// gradient and, with --write-buffers, buffer_after.<name>.npy per mutated
-/// buffer.
-Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
+/// gradient, input_after.<name>.npy per user input the graph writes (the
+/// caller's tensor, which the runner updated) and, with --write-buffers,
+/// buffer_after.<name>.npy per mutated buffer.
+Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r,
+                   const std::vector<Tensor> &inputs) {
+  size_t k = 0;
+  for (const InputSpec &in : g.inputSpecs()) {
+    if (in.kind != InputKind::UserInput)
+      continue;
+    for (const OutputSpec &out : g.outputSpecs())
+      if (out.kind == OutputKind::UserInputMutation && out.target == in.target && k < inputs.size())
+        GC_RETURN_IF_ERROR(writeFileAtomic(o.outputDir + "/input_after." + in.target + ".npy",
+                                           encodeNpy(inputs[k])));
+    ++k;
+  }
   size_t user = 0;
   size_t saved = 0;
   for (size_t i = 0; i < r.outputs.size(); ++i) {
@@ -237,7 +249,8 @@ int runMain(int argc, char **argv) {
   app.add_option("--input", o.inputs, "An input .npy file, once per user input, in order");
   app.add_option("--inputs-dir", o.inputsDir, "A directory holding in0.npy, in1.npy, ...");
   app.add_option("--output-dir", o.outputDir,
-                 "Write out0.npy, out1.npy, ... there (and saved<i>.npy, grad.<target>.npy)");
+                 "Write out0.npy, out1.npy, ... there (and saved<i>.npy, grad.<target>.npy, "
+                 "input_after.<name>.npy)");
   app.add_option("--expect", o.expects, "An expected output .npy, once per user output");
   app.add_option("--expect-buffer", o.expectBuffers,
                  "NAME=FILE: the expected value of a buffer the graph mutates");
@@ -309,7 +322,7 @@ int runMain(int argc, char **argv) {
   if (o.profile)
     printProfile((*runner)->profile());
   if (!o.outputDir.empty())
-    if (Error e = writeOutputs(o, g, *r))
+    if (Error e = writeOutputs(o, g, *r, inputs))
       return reportError(tool, e);
   if (!o.expects.empty()) {
     Expected<size_t> f = checkOutputs(o, g, *r, o.expects, "");

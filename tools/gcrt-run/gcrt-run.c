@@ -32,8 +32,9 @@ static const char kUsage[] =
     "  --weight NAME FILE replace weight NAME (a parameter or buffer, as the model\n"
     "                     names it) by the .npy FILE; repeatable\n"
     "  -o DIR             write out<k>.npy per user output, and saved<k>.npy,\n"
-    "                     grad.<target>.npy, buffer_after.<target>.npy for\n"
-    "                     values saved for backward, gradients, mutated buffers\n"
+    "                     grad.<target>.npy, buffer_after.<target>.npy,\n"
+    "                     input_after.<target>.npy for values saved for\n"
+    "                     backward, gradients, mutated buffers and inputs\n"
     "  --expect FILE...   an expected .npy per user output, in order; prints\n"
     "                     'out<k>: max abs error A, max rel error R: pass|FAIL'\n"
     "  --rtol R, --atol A tolerances of --expect (default 1e-4 each): an element\n"
@@ -288,6 +289,8 @@ static void outputName(char *out, size_t capacity, const gcrt_tensor_info *info,
     snprintf(out, capacity, "grad.%s", info->target);
   else if (strcmp(role, "buffer_mutation") == 0)
     snprintf(out, capacity, "buffer_after.%s", info->target);
+  else if (strcmp(role, "user_input_mutation") == 0)
+    snprintf(out, capacity, "input_after.%s", info->target);
   else
     out[0] = 0;
 }
@@ -419,8 +422,19 @@ static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys
 }
 
 /* Writes and checks the outputs; returns the number of mismatches, or -1. */
-static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_tensor *out,
-                  size_t numOut) {
+/* The user input whose target is `target`: what gcrt_run copied a mutated
+ * input's new value into. */
+static const gcrt_tensor *inputFor(gcrt_package *pkg, size_t graph, const gcrt_tensor *in,
+                                   const char *target) {
+  gcrt_tensor_info info;
+  for (size_t k = 0; k < gcrt_input_count(pkg, graph); ++k)
+    if (gcrt_input_info(pkg, graph, k, &info) == GCRT_OK && strcmp(info.target, target) == 0)
+      return &in[k];
+  return NULL;
+}
+
+static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_tensor *in,
+                  const gcrt_tensor *out, size_t numOut) {
   size_t user = 0, saved = 0, users = 0;
   char name[512], path[4096], message[1024];
   gcrt_tensor_info info;
@@ -437,8 +451,14 @@ static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_
     size_t userBefore = user;
     outputName(name, sizeof name, &info, &user, &saved);
     if (o->outDir && name[0]) {
+      /* A mutated input is written from the caller's memory, which shows
+       * that gcrt_run copied it back. */
+      const gcrt_tensor *value = &out[i];
+      if (strcmp(info.role, "user_input_mutation") == 0 &&
+          !(value = inputFor(pkg, graph, in, info.target)))
+        return error("'%s': no user input '%s'", o->package, info.target) * -1;
       snprintf(path, sizeof path, "%s/%s.npy", o->outDir, name);
-      if (!npyWrite(path, &out[i], message, sizeof message))
+      if (!npyWrite(path, value, message, sizeof message))
         return error("%s", message) * -1;
     }
     if (o->numExpects && user != userBefore) {
@@ -592,7 +612,7 @@ int main(int argc, char **argv) {
   int failures = runAll(pkg, graph, ctx, &o, npys, in, out, numOut);
   if (failures < 0)
     goto done;
-  int more = finish(pkg, graph, &o, out, numOut);
+  int more = finish(pkg, graph, &o, in, out, numOut);
   if (more < 0)
     goto done;
   failures += more;
