@@ -13,6 +13,8 @@ previous one left:
             mask) and attends to positions 0..pos. Four steps, pos = 0..3.
   input_mutation  doubles its user input x in place and returns x + y; one
             call, after which x (input_after.x.npy) holds the doubled value.
+  aliased_output  returns x transposed (a view of its input), x + 1 and
+            x[1] (another view); one call.
 
 usage: make-state-models.py OUTDIR [MODEL ...]
 
@@ -79,6 +81,11 @@ class InputMutation(torch.nn.Module):
         return x + y
 
 
+class AliasedOutput(torch.nn.Module):
+    def forward(self, x):
+        return x.t(), x + 1, x[1]
+
+
 def bn_train():
     model = BnTrain().train()
     runs = [(torch.randn(2, 3, 6, 6),), (torch.randn(2, 3, 6, 6) * 2 + 1,)]
@@ -95,7 +102,12 @@ def input_mutation():
     return InputMutation(), [(torch.randn(3, 4), torch.randn(3, 4))]
 
 
-MODELS = {"bn_train": bn_train, "kv_cache": kv_cache, "input_mutation": input_mutation}
+def aliased_output():
+    return AliasedOutput(), [(torch.randn(3, 4),)]
+
+
+MODELS = {"bn_train": bn_train, "kv_cache": kv_cache, "input_mutation": input_mutation,
+          "aliased_output": aliased_output}
 
 
 def export(name, outdir):
@@ -120,7 +132,9 @@ def export(name, outdir):
             given = [a.clone() for a in args]
             for i, a in enumerate(given):
                 np.save(os.path.join(d, "in%d.npy" % i), a.numpy())
-            np.save(os.path.join(d, "out0.npy"), model(*args).numpy())
+            results = model(*args)
+            for j, r in enumerate(results if isinstance(results, tuple) else (results,)):
+                np.save(os.path.join(d, "out%d.npy" % j), r.numpy())
             for name, a, b in zip(names, args, given):
                 if not torch.equal(a, b):
                     np.save(os.path.join(d, "input_after.%s.npy" % name), a.numpy())
