@@ -388,15 +388,19 @@ TEST_F(PackageTest, MutatedUserInputIsCopiedBackAndAliasesRefused) {
   gcrt_package_free(pkg);
 }
 
-/// A buffer's new value must have the buffer's type, since the runtime
-/// copies it over the old one: y (f32[s0]) as the new w (f32[4]) is refused
-/// when the context is made, naming both.
+/// A mutated buffer is a plain input of the plan, not a Weight. Its new
+/// value must have the buffer's type, since the runtime copies it over the
+/// old one: y (f32[s0]) as the new w (f32[4]) is refused when the context
+/// is made, naming both.
 TEST_F(PackageTest, BufferMutationOfAnotherTypeIsRefused) {
   LoopGraph &g = *m_.loopGraphs()[0];
   g.inputSpecs[1] = InputSpec{InputKind::Buffer, "w"};
   g.outputSpecs[0] = OutputSpec{OutputKind::BufferMutation, "w", ""};
   Expected<std::unique_ptr<LoadedPackage>> pkg = open(build());
   ASSERT_TRUE(bool(pkg)) << pkg.error().message();
+  // A buffer that changes between runs is no Weight, whose derived data
+  // oneDNN would keep.
+  EXPECT_EQ((*pkg)->plan().graphs()->Get(0)->buffers()->Get(1)->kind(), plan::BufferKind::Input);
   Expected<std::unique_ptr<PackageExecutor>> exec =
       PackageExecutor::create(std::shared_ptr<const LoadedPackage>(pkg.take()), 0, {});
   ASSERT_FALSE(bool(exec));
