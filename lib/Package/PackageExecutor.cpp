@@ -156,7 +156,8 @@ Error PackageExecutor::checkAliasing(std::span<const TensorRef> userInputs) cons
           written->second < other->first)
         continue;
       auto name = [&](size_t u) {
-        return graph_.inputs()->Get(userSlots_[u])->target()->str();
+        const plan::Binding &b = *graph_.inputs()->Get(userSlots_[u]);
+        return b.target()->size() ? b.target()->str() : b.name()->str();
       };
       return makeError() << graphLabel(graph_) << ": user inputs '" << name(m.userInput)
                          << "' and '" << name(i) << "' share memory, and the graph writes '"

@@ -74,19 +74,20 @@ Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner 
 /// Writes out<i>.npy per user output, saved<i>.npy per value a forward
 /// graph saves for its backward graph (in output order, so that they can be
 /// passed back as the backward graph's first inputs), grad.<target>.npy per
-/// gradient, input_after.<name>.npy per user input the graph writes (the
-/// caller's tensor, which the runner updated) and, with --write-buffers,
-/// buffer_after.<name>.npy per mutated buffer.
+/// gradient, input_after.<name>.npy per user input the run changed (the
+/// caller's tensor: an in-place graph's kernels wrote it, a functional
+/// graph's runner copied its user_input_mutation output back; `given` holds
+/// the inputs as read) and, with --write-buffers, buffer_after.<name>.npy
+/// per mutated buffer.
 Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r,
-                   const std::vector<Tensor> &inputs) {
+                   const std::vector<Tensor> &given, const std::vector<Tensor> &inputs) {
   size_t k = 0;
   for (const InputSpec &in : g.inputSpecs()) {
     if (in.kind != InputKind::UserInput)
       continue;
-    for (const OutputSpec &out : g.outputSpecs())
-      if (out.kind == OutputKind::UserInputMutation && out.target == in.target && k < inputs.size())
-        GC_RETURN_IF_ERROR(writeFileAtomic(o.outputDir + "/input_after." + in.target + ".npy",
-                                           encodeNpy(inputs[k])));
+    if (k < inputs.size() && !compareTensors(inputs[k], given[k], 0, 0).pass)
+      GC_RETURN_IF_ERROR(writeFileAtomic(o.outputDir + "/input_after." + in.target + ".npy",
+                                         encodeNpy(inputs[k])));
     ++k;
   }
   size_t user = 0;
@@ -292,12 +293,15 @@ int runMain(int argc, char **argv) {
   const ModelRunner &g = **runner;
   size_t failures = 0, checks = 0;
   std::optional<RunResult> r;
-  std::vector<Tensor> inputs;
+  std::vector<Tensor> inputs, given;
   for (unsigned k = 0; k < std::max(o.runs, 1u); ++k) {
     Expected<std::vector<Tensor>> in = readInputs(o, g, k);
     if (!in)
       return reportError(tool, in.error());
     inputs = in.take();
+    given.clear();
+    for (const Tensor &t : inputs)
+      given.push_back(t.clone());
     Expected<RunResult> result = (*runner)->run(inputs);
     if (!result)
       return reportError(tool, result.error().withContext(
@@ -322,7 +326,7 @@ int runMain(int argc, char **argv) {
   if (o.profile)
     printProfile((*runner)->profile());
   if (!o.outputDir.empty())
-    if (Error e = writeOutputs(o, g, *r, inputs))
+    if (Error e = writeOutputs(o, g, *r, given, inputs))
       return reportError(tool, e);
   if (!o.expects.empty()) {
     Expected<size_t> f = checkOutputs(o, g, *r, o.expects, "");
