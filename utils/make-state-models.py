@@ -9,8 +9,8 @@ previous one left:
             change on every call. Two calls, on two different inputs.
   kv_cache  one decoder attention layer (4 heads of 8) with registered
             buffers k_cache and v_cache [1, 4, 8, 8]; each call writes the
-            step's key and value at position `pos` (copy_ through a one-hot
-            mask) and attends to positions 0..pos. Four steps, pos = 0..3.
+            step's key and value at position `pos` (index_copy_) and attends
+            to positions 0..pos. Four steps, pos = 0..3.
   input_mutation  doubles its user input x in place and returns x + y; one
             call, after which x (input_after.x.npy) holds the doubled value.
   aliased_output  returns x transposed (a view of its input), x + 1 and
@@ -63,11 +63,9 @@ class KvCache(torch.nn.Module):
         q, k, v = self.qkv(x).split(EMBED, dim=-1)
         heads = lambda t: t.view(1, 1, HEADS, HEAD_DIM).transpose(1, 2)
         q, k, v = heads(q), heads(k), heads(v)
-        # Written in place at `pos` through a one-hot mask and copy_ (gc has
-        # no lowering of index_copy_ yet).
-        at = (torch.arange(MAX_LEN) == pos).view(1, 1, MAX_LEN, 1)
-        self.k_cache.copy_(torch.where(at, k, self.k_cache))
-        self.v_cache.copy_(torch.where(at, v, self.v_cache))
+        # Written in place at `pos`, as transformers' StaticCache does.
+        self.k_cache.index_copy_(2, pos, k)
+        self.v_cache.index_copy_(2, pos, v)
         scores = q @ self.k_cache.transpose(2, 3) / HEAD_DIM ** 0.5
         visible = torch.arange(MAX_LEN) <= pos
         scores = scores.masked_fill(~visible, float("-inf"))
