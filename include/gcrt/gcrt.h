@@ -4,9 +4,10 @@
  * and its handles are opaque:
  *
  *   gcrt_package  a loaded package (read-only; share it between threads)
- *   gcrt_context  one graph of a package ready to run, with its own memory
- *                 and threads; one context runs one call at a time, and
- *                 separate contexts may run at the same time
+ *   gcrt_context  one graph of a package ready to run, with its own memory,
+ *                 threads and state (the buffers the graph mutates); one
+ *                 context runs one call at a time, and separate contexts
+ *                 may run at the same time, each with its own state
  *
  * Every function that can fail returns a gcrt_status; on failure,
  * gcrt_last_error() gives a message for the calling thread that names the
@@ -26,8 +27,11 @@ extern "C" {
 /* 2 added gcrt_dtype_size, gcrt_dtype_name, gcrt_context_create_with_flags
  * and gcrt_context_profile. 3 added packages with external weights (format
  * 1.1): gcrt_package_load_file_with_weights, gcrt_package_set_weights_file
- * and gcrt_package_set_weight. */
-#define GCRT_API_VERSION 3
+ * and gcrt_package_set_weight. 4 added state kept between runs (mutated
+ * buffers written back, mutated user inputs copied back, aliased inputs
+ * refused): gcrt_context_read_buffer, gcrt_context_write_buffer and
+ * gcrt_context_reset_buffers. */
+#define GCRT_API_VERSION 4
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -196,9 +200,36 @@ GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tens
 /* Runs the graph. For each output: if `data` is non-null it is the
  * caller's memory, whose dtype and sizes must match (any strides);
  * otherwise the context allocates it and fills in data, dtype, rank, sizes
- * and strides, valid until the context's next run or its end. */
+ * and strides, valid until the context's next run or its end.
+ *
+ * State (API version 4). Each buffer the graph mutates (an output with
+ * role "buffer_mutation", its target the buffer's name) is kept by the
+ * context: it starts as the package's value of that buffer, every run
+ * reads the current value, and a run that succeeds makes the buffer's
+ * output the next run's value; a failed run leaves every buffer as it was.
+ * The buffer_mutation outputs are still returned. A user input the graph
+ * writes (an output with role "user_input_mutation") gets its new value
+ * copied back into the caller's input memory, so the caller must not pass
+ * read-only memory for it; if it shares memory with another user input,
+ * the run is refused (GCRT_ERROR_INPUT, naming both). */
 GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs,
                                  size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs);
+
+/* A context's buffers (API version 4). `name` is the buffer's name as the
+ * exported program has it (the target of its "buffer_mutation" output,
+ * whose gcrt_output_info gives its dtype and sizes). gcrt_context_read_buffer
+ * copies the current value into `into` (caller memory, any strides);
+ * gcrt_context_write_buffer makes a copy of `value` the current value (a KV
+ * cache primed or cleared, say); both want the buffer's dtype and sizes,
+ * else GCRT_ERROR_INPUT naming the buffer. A name the graph does not mutate
+ * is GCRT_ERROR_INVALID_ARGUMENT. gcrt_context_reset_buffers sets every
+ * buffer back to the value the context started from. None may run at the
+ * same time as gcrt_run on the same context. */
+GCRT_EXPORT gcrt_status gcrt_context_read_buffer(gcrt_context *context, const char *name,
+                                                 const gcrt_tensor *into);
+GCRT_EXPORT gcrt_status gcrt_context_write_buffer(gcrt_context *context, const char *name,
+                                                  const gcrt_tensor *value);
+GCRT_EXPORT gcrt_status gcrt_context_reset_buffers(gcrt_context *context);
 
 #ifdef __cplusplus
 }

@@ -52,8 +52,13 @@ Json graphJson(const LoopGraph &g) {
   Json outputs = Json::array(), mutated = Json::array();
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const OutputSpec &spec = g.outputSpecs[i];
-    outputs.push_back(tensorJson(g.outputs[i].name, outputKindName(spec.kind), spec.target,
-                                 spec.path, g.outputs[i].type));
+    Json out = tensorJson(g.outputs[i].name, outputKindName(spec.kind), spec.target, spec.path,
+                          g.outputs[i].type);
+    // The runtime returns a copy; this tells a caller that PyTorch's result
+    // was the input itself or a view of it, so writes to one show in the other.
+    if (!spec.aliasOf.empty())
+      out["alias_of"] = spec.aliasOf;
+    outputs.push_back(out);
     if (spec.kind == OutputKind::BufferMutation)
       mutated.push_back(spec.target);
   }

@@ -20,6 +20,32 @@ void collectMutatedBuffers(const std::vector<OutputSpec> &specs, RunResult &r) {
       r.mutatedBuffers[specs[i].target] = r.outputs[i];
 }
 
+/// What a run leaves for the next one: each buffer it mutated becomes the
+/// value the next run reads, and each user input a functional graph writes
+/// (a user_input_mutation output) gets its new value copied into the
+/// caller's tensor, as torch would have written it in place.
+void carryState(const std::vector<InputSpec> &inputSpecs,
+                const std::vector<OutputSpec> &outputSpecs, const std::vector<Tensor> &userInputs,
+                const RunResult &r, std::map<std::string, Tensor> &weights) {
+  for (const auto &[name, t] : r.mutatedBuffers)
+    weights[name] = t;
+  for (size_t j = 0; j < outputSpecs.size(); ++j) {
+    if (outputSpecs[j].kind != OutputKind::UserInputMutation)
+      continue;
+    size_t user = 0;
+    for (const InputSpec &in : inputSpecs) {
+      if (in.kind != InputKind::UserInput)
+        continue;
+      if (in.target == outputSpecs[j].target && user < userInputs.size()) {
+        // A handle on the caller's storage: the caller's tensor changes.
+        Tensor into = userInputs[user];
+        into.copyFrom(r.outputs[j]);
+      }
+      ++user;
+    }
+  }
+}
+
 class GraphRunner final : public ModelRunner {
 public:
   GraphRunner(const Module &m, const Graph &g, std::map<std::string, Tensor> weights)
@@ -27,7 +53,10 @@ public:
   const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs(); }
   const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs(); }
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
-    return runGraph(module_, graph_, userInputs, weights_);
+    Expected<RunResult> r = runGraph(module_, graph_, userInputs, weights_);
+    if (r)
+      carryState(graph_.inputSpecs(), graph_.outputSpecs(), userInputs, *r, weights_);
+    return r;
   }
 
 private:
@@ -49,6 +78,7 @@ public:
     RunResult r;
     r.outputs = outputs.take();
     collectMutatedBuffers(graph_.outputSpecs, r);
+    carryState(graph_.inputSpecs, graph_.outputSpecs, userInputs, r, weights_);
     return r;
   }
 
@@ -126,15 +156,11 @@ public:
     if (!exec)
       return exec.error().withContext("graph @" + g.name);
     runner->executor_ = exec.take();
-    for (size_t i = 0; i < g.inputs.size(); ++i) {
-      if (g.inputSpecs[i].kind == InputKind::UserInput)
-        continue;
-      auto it = weights.find(g.inputSpecs[i].target);
-      if (it == weights.end())
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputSpecs[i].kind != InputKind::UserInput && !weights.count(g.inputSpecs[i].target))
         return makeError() << "graph @" << g.name << ": no weight '" << g.inputSpecs[i].target
                            << "' for input '" << g.inputs[i].name << "'";
-      runner->weights_.push_back(it->second);
-    }
+    runner->weights_ = std::move(weights);
     return std::unique_ptr<ModelRunner>(std::move(runner));
   }
 
@@ -143,10 +169,10 @@ public:
 
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
     std::vector<TensorRef> inputs;
-    size_t user = 0, weight = 0;
+    size_t user = 0;
     for (const InputSpec &spec : graph_.inputSpecs) {
       if (spec.kind != InputKind::UserInput) {
-        inputs.push_back(refOf(weights_[weight++]));
+        inputs.push_back(refOf(weights_.at(spec.target)));
         continue;
       }
       if (user == userInputs.size())
@@ -157,7 +183,10 @@ public:
     if (user != userInputs.size())
       return makeError() << "graph @" << graph_.name << " takes " << user << " user inputs, but "
                          << userInputs.size() << " were given";
-    return runOnRuntime(*executor_, *planGraph_, graph_.outputSpecs, inputs);
+    Expected<RunResult> r = runOnRuntime(*executor_, *planGraph_, graph_.outputSpecs, inputs);
+    if (r)
+      carryState(graph_.inputSpecs, graph_.outputSpecs, userInputs, *r, weights_);
+    return r;
   }
   std::vector<StepProfile> profile() const override { return executor_->profile(); }
 
@@ -168,7 +197,7 @@ private:
   const plan::Graph *planGraph_ = nullptr;
   std::unique_ptr<KernelLibrary> kernels_;
   std::unique_ptr<Executor> executor_;
-  std::vector<Tensor> weights_;
+  std::map<std::string, Tensor> weights_;
 };
 
 /// A graph of a package, on the runtime with the package's own kernels and

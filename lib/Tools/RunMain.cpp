@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace gc {
 
@@ -30,6 +31,8 @@ struct RunOptions {
   double atol = 1e-4;
   bool writeBuffers = false;
   std::string graph;
+  unsigned runs = 0;
+  bool expectRuns = false;
   unsigned bench = 0;
   unsigned threads = 0;
   bool profile = false;
@@ -42,13 +45,21 @@ size_t countUserInputs(const ModelRunner &g) {
   return n;
 }
 
-Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner &g) {
+/// The directory of run `k`'s files: --inputs-dir itself, or with --runs
+/// its run<k>/.
+std::string runDir(const RunOptions &o, unsigned k) {
+  return o.runs ? o.inputsDir + "/run" + std::to_string(k) : o.inputsDir;
+}
+
+/// The user inputs of run `k`: the --input files (the same every run), or
+/// in<i>.npy of the run's directory.
+Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner &g, unsigned k) {
   std::vector<std::string> paths = o.inputs;
   if (!o.inputsDir.empty()) {
     if (!paths.empty())
       return makeError() << "give inputs either with --input or with --inputs-dir, not both";
     for (size_t i = 0; i < countUserInputs(g); ++i)
-      paths.push_back(o.inputsDir + "/in" + std::to_string(i) + ".npy");
+      paths.push_back(runDir(o, k) + "/in" + std::to_string(i) + ".npy");
   }
   std::vector<Tensor> out;
   for (const std::string &p : paths) {
@@ -63,9 +74,22 @@ Expected<std::vector<Tensor>> readInputs(const RunOptions &o, const ModelRunner 
 /// Writes out<i>.npy per user output, saved<i>.npy per value a forward
 /// graph saves for its backward graph (in output order, so that they can be
 /// passed back as the backward graph's first inputs), grad.<target>.npy per
-/// gradient and, with --write-buffers, buffer_after.<name>.npy per mutated
-/// buffer.
-Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
+/// gradient, input_after.<name>.npy per user input the run changed (the
+/// caller's tensor: an in-place graph's kernels wrote it, a functional
+/// graph's runner copied its user_input_mutation output back; `given` holds
+/// the inputs as read) and, with --write-buffers, buffer_after.<name>.npy
+/// per mutated buffer.
+Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r,
+                   const std::vector<Tensor> &given, const std::vector<Tensor> &inputs) {
+  size_t k = 0;
+  for (const InputSpec &in : g.inputSpecs()) {
+    if (in.kind != InputKind::UserInput)
+      continue;
+    if (k < inputs.size() && !compareTensors(inputs[k], given[k], 0, 0).pass)
+      GC_RETURN_IF_ERROR(writeFileAtomic(o.outputDir + "/input_after." + in.target + ".npy",
+                                         encodeNpy(inputs[k])));
+    ++k;
+  }
   size_t user = 0;
   size_t saved = 0;
   for (size_t i = 0; i < r.outputs.size(); ++i) {
@@ -152,19 +176,21 @@ Expected<size_t> checkGrads(const RunOptions &o, const ModelRunner &g, const Run
   return failures;
 }
 
-/// Prints one line per expected output; returns how many did not match.
-Expected<size_t> checkOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r) {
+/// Prints one line per expected output, `files` one per user output, each
+/// labelled `prefix` + "out<k>"; returns how many did not match.
+Expected<size_t> checkOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r,
+                              const std::vector<std::string> &files, const std::string &prefix) {
   std::vector<size_t> userOutputs;
   for (size_t i = 0; i < g.outputSpecs().size(); ++i)
     if (g.outputSpecs()[i].kind == OutputKind::UserOutput)
       userOutputs.push_back(i);
-  if (o.expects.size() != userOutputs.size())
+  if (files.size() != userOutputs.size())
     return makeError() << "the graph has " << userOutputs.size() << " user outputs, but "
-                       << o.expects.size() << " --expect files were given";
+                       << files.size() << " --expect files were given";
   size_t failures = 0;
-  for (size_t k = 0; k < o.expects.size(); ++k) {
-    Expected<bool> ok =
-        checkOne("out" + std::to_string(k), r.outputs[userOutputs[k]], o.expects[k], o);
+  for (size_t k = 0; k < files.size(); ++k) {
+    Expected<bool> ok = checkOne(prefix + "out" + std::to_string(k), r.outputs[userOutputs[k]],
+                                 files[k], o);
     if (!ok)
       return ok.error();
     failures += !*ok;
@@ -224,7 +250,8 @@ int runMain(int argc, char **argv) {
   app.add_option("--input", o.inputs, "An input .npy file, once per user input, in order");
   app.add_option("--inputs-dir", o.inputsDir, "A directory holding in0.npy, in1.npy, ...");
   app.add_option("--output-dir", o.outputDir,
-                 "Write out0.npy, out1.npy, ... there (and saved<i>.npy, grad.<target>.npy)");
+                 "Write out0.npy, out1.npy, ... there (and saved<i>.npy, grad.<target>.npy, "
+                 "input_after.<name>.npy)");
   app.add_option("--expect", o.expects, "An expected output .npy, once per user output");
   app.add_option("--expect-buffer", o.expectBuffers,
                  "NAME=FILE: the expected value of a buffer the graph mutates");
@@ -235,6 +262,14 @@ int runMain(int argc, char **argv) {
   app.add_flag("--write-buffers", o.writeBuffers,
                "Also write the buffers the graph mutates, as buffer_after.<name>.npy");
   app.add_option("--graph", o.graph, "Which graph of the module to run (default: the first)");
+  app.add_option("--runs", o.runs,
+                 "Run N times in a row, each run reading the buffers the one before mutated; "
+                 "with --inputs-dir DIR, run k reads DIR/run<k>/in<i>.npy. --expect, "
+                 "--expect-buffer and --output-dir see the last run")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_flag("--expect-runs", o.expectRuns,
+               "With --runs and --inputs-dir DIR: check run k's user outputs against "
+               "DIR/run<k>/out0.npy, out1.npy, ...");
   app.add_option("--bench", o.bench,
                  "Also time N runs after a warm-up run and print min, median and p90");
   app.add_flag("--profile", o.profile,
@@ -246,6 +281,8 @@ int runMain(int argc, char **argv) {
     return exitCode;
   if (o.writeBuffers && o.outputDir.empty())
     return reportError(tool, makeError() << "--write-buffers needs --output-dir");
+  if (o.expectRuns && (!o.runs || o.inputsDir.empty()))
+    return reportError(tool, makeError() << "--expect-runs needs --runs and --inputs-dir");
 
   RunnerOptions ro;
   ro.threads = o.threads;
@@ -254,23 +291,45 @@ int runMain(int argc, char **argv) {
   if (!runner)
     return reportError(tool, runner.error());
   const ModelRunner &g = **runner;
-  Expected<std::vector<Tensor>> inputs = readInputs(o, g);
-  if (!inputs)
-    return reportError(tool, inputs.error());
-  Expected<RunResult> r = (*runner)->run(*inputs);
-  if (!r)
-    return reportError(tool, r.error().withContext("'" + o.input + "'"));
+  size_t failures = 0, checks = 0;
+  std::optional<RunResult> r;
+  std::vector<Tensor> inputs, given;
+  for (unsigned k = 0; k < std::max(o.runs, 1u); ++k) {
+    Expected<std::vector<Tensor>> in = readInputs(o, g, k);
+    if (!in)
+      return reportError(tool, in.error());
+    inputs = in.take();
+    given.clear();
+    for (const Tensor &t : inputs)
+      given.push_back(t.clone());
+    Expected<RunResult> result = (*runner)->run(inputs);
+    if (!result)
+      return reportError(tool, result.error().withContext(
+                                   "'" + o.input + "'" +
+                                   (o.runs ? ", run " + std::to_string(k) : std::string())));
+    r = result.take();
+    if (!o.expectRuns)
+      continue;
+    std::vector<std::string> files;
+    for (const OutputSpec &spec : g.outputSpecs())
+      if (spec.kind == OutputKind::UserOutput)
+        files.push_back(runDir(o, k) + "/out" + std::to_string(files.size()) + ".npy");
+    Expected<size_t> f = checkOutputs(o, g, *r, files, "run" + std::to_string(k) + " ");
+    if (!f)
+      return reportError(tool, f.error());
+    failures += *f;
+    checks += files.size();
+  }
   if (o.bench)
-    if (Error e = bench(**runner, *inputs, o.bench))
+    if (Error e = bench(**runner, inputs, o.bench))
       return reportError(tool, e.withContext("'" + o.input + "'"));
   if (o.profile)
     printProfile((*runner)->profile());
   if (!o.outputDir.empty())
-    if (Error e = writeOutputs(o, g, *r))
+    if (Error e = writeOutputs(o, g, *r, given, inputs))
       return reportError(tool, e);
-  size_t failures = 0;
   if (!o.expects.empty()) {
-    Expected<size_t> f = checkOutputs(o, g, *r);
+    Expected<size_t> f = checkOutputs(o, g, *r, o.expects, "");
     if (!f)
       return reportError(tool, f.error());
     failures += *f;
@@ -286,7 +345,8 @@ int runMain(int argc, char **argv) {
   if (failures)
     return reportError(
         tool, makeError() << failures << " of "
-                          << o.expects.size() + o.expectBuffers.size() + o.expectGrads.size()
+                          << checks + o.expects.size() + o.expectBuffers.size() +
+                                 o.expectGrads.size()
                           << " checks do not match within rtol " << o.rtol << ", atol " << o.atol);
   return 0;
 }

@@ -202,6 +202,37 @@ std::vector<int64_t> contiguous(const std::vector<int64_t> &sizes) {
 
 } // namespace
 
+namespace {
+
+/// Runs `body` on buffer `name` of `context` with `tensor` as the runtime's;
+/// an unknown name is an invalid argument, the rest a bad value.
+template <typename F>
+gcrt_status onBuffer(gcrt_context *context, const char *name, const gcrt_tensor *tensor,
+                     const char *function, F &&body) {
+  return guarded([&] {
+    if (!context || !name || !tensor)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string(function) + ": null argument");
+    PackageExecutor &exec = *context->executor;
+    std::vector<std::string> names = exec.bufferNames();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string known;
+      for (const std::string &n : names)
+        known += (known.empty() ? "" : ", ") + n;
+      return fail(GCRT_ERROR_INVALID_ARGUMENT,
+                  graphLabel(exec.graph()) + " mutates no buffer '" + name + "' (" +
+                      (known.empty() ? "it mutates none" : "it mutates " + known) + ")");
+    }
+    Expected<std::vector<TensorRef>> ref = refsOf(tensor, 1, "tensor");
+    if (!ref)
+      return fail(GCRT_ERROR_INPUT, "buffer '" + std::string(name) + "': " + ref.error().message());
+    if (Error e = body(exec, (*ref)[0]))
+      return fail(GCRT_ERROR_INPUT, e.message());
+    return GCRT_OK;
+  });
+}
+
+} // namespace
+
 extern "C" {
 
 const char *gcrt_last_error(void) { return lastError.c_str(); }
@@ -437,8 +468,35 @@ gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t nu
     Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output");
     if (!refs)
       return fail(GCRT_ERROR_INPUT, refs.error().message());
+    if (Error e = exec.checkAliasing(*in))
+      return fail(GCRT_ERROR_INPUT, e.message());
     if (Error e = exec.run(*in, *refs))
       return fail(GCRT_ERROR_RUNTIME, e.message());
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_context_read_buffer(gcrt_context *context, const char *name,
+                                     const gcrt_tensor *into) {
+  return onBuffer(context, name, into, "gcrt_context_read_buffer",
+                  [&](PackageExecutor &exec, const TensorRef &t) {
+                    return exec.readBuffer(name, t);
+                  });
+}
+
+gcrt_status gcrt_context_write_buffer(gcrt_context *context, const char *name,
+                                      const gcrt_tensor *value) {
+  return onBuffer(context, name, value, "gcrt_context_write_buffer",
+                  [&](PackageExecutor &exec, const TensorRef &t) {
+                    return exec.writeBuffer(name, t);
+                  });
+}
+
+gcrt_status gcrt_context_reset_buffers(gcrt_context *context) {
+  return guarded([&] {
+    if (!context)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_reset_buffers: null argument");
+    context->executor->resetBuffers();
     return GCRT_OK;
   });
 }

@@ -32,12 +32,25 @@ static const char kUsage[] =
     "  --weight NAME FILE replace weight NAME (a parameter or buffer, as the model\n"
     "                     names it) by the .npy FILE; repeatable\n"
     "  -o DIR             write out<k>.npy per user output, and saved<k>.npy,\n"
-    "                     grad.<target>.npy, buffer_after.<target>.npy for\n"
-    "                     values saved for backward, gradients, mutated buffers\n"
+    "                     grad.<target>.npy, buffer_after.<target>.npy,\n"
+    "                     input_after.<target>.npy for values saved for\n"
+    "                     backward, gradients, mutated buffers and inputs\n"
     "  --expect FILE...   an expected .npy per user output, in order; prints\n"
     "                     'out<k>: max abs error A, max rel error R: pass|FAIL'\n"
     "  --rtol R, --atol A tolerances of --expect (default 1e-4 each): an element\n"
     "                     passes if |got - want| <= A + R * |want|\n"
+    "  --runs N           run N times in a row on one context, each run reading the\n"
+    "                     buffers the one before mutated (-o and --expect see the\n"
+    "                     last run)\n"
+    "  --inputs-dir DIR   with --runs, instead of IN files: run k reads\n"
+    "                     DIR/run<k>/in0.npy, in1.npy, ...\n"
+    "  --expect-runs      check run k's user outputs against DIR/run<k>/out<j>.npy\n"
+    "  --set-buffer NAME=FILE  make FILE the value of the mutated buffer NAME\n"
+    "                     before the first run; repeatable\n"
+    "  --reset-before K   set every mutated buffer back to the package's value\n"
+    "                     before run K (counted from 0)\n"
+    "  --expect-buffer NAME=FILE  check the mutated buffer NAME after the last run\n"
+    "                     (read with gcrt_context_read_buffer); repeatable\n"
     "  --bench N          also time N runs after a warm-up run\n"
     "  --threads T        worker threads (default 0: one per hardware thread)\n"
     "  --profile          print the time each plan step took\n"
@@ -47,14 +60,16 @@ static const char kUsage[] =
     "command line.\n";
 
 typedef struct Options {
-  const char *package, *graph, *outDir, *weights;
+  const char *package, *graph, *outDir, *weights, *inputsDir;
   const char **inputs, **expects;
   /* --weight NAME FILE: names and files, in pairs. */
   const char **weightSets;
-  size_t numInputs, numExpects, numWeightSets;
+  /* --set-buffer and --expect-buffer: NAME=FILE each. */
+  const char **setBuffers, **expectBuffers;
+  size_t numInputs, numExpects, numWeightSets, numSetBuffers, numExpectBuffers;
   double rtol, atol;
-  unsigned long bench, threads;
-  int profile;
+  unsigned long bench, threads, runs, resetBefore;
+  int profile, expectRuns, reset;
 } Options;
 
 static int error(const char *format, ...) {
@@ -90,14 +105,18 @@ static int parseOptions(int argc, char **argv, Options *o) {
   o->inputs = calloc((size_t)argc, sizeof *o->inputs);
   o->expects = calloc((size_t)argc, sizeof *o->expects);
   o->weightSets = calloc((size_t)argc, sizeof *o->weightSets);
-  if (!o->inputs || !o->expects || !o->weightSets)
+  o->setBuffers = calloc((size_t)argc, sizeof *o->setBuffers);
+  o->expectBuffers = calloc((size_t)argc, sizeof *o->expectBuffers);
+  if (!o->inputs || !o->expects || !o->weightSets || !o->setBuffers || !o->expectBuffers)
     return error("out of memory") + 1;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     int isValueOption = strcmp(a, "--graph") == 0 || strcmp(a, "-o") == 0 ||
                         strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0 ||
                         strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
-                        strcmp(a, "--weights") == 0;
+                        strcmp(a, "--weights") == 0 || strcmp(a, "--runs") == 0 ||
+                        strcmp(a, "--inputs-dir") == 0 || strcmp(a, "--set-buffer") == 0 ||
+                        strcmp(a, "--expect-buffer") == 0 || strcmp(a, "--reset-before") == 0;
     if (isValueOption && i + 1 == argc)
       return error("%s needs a value (gcrt-run --help)", a) + 1;
     if (strcmp(a, "--weight") == 0 && i + 2 >= argc)
@@ -107,6 +126,22 @@ static int parseOptions(int argc, char **argv, Options *o) {
       return -1;
     } else if (strcmp(a, "--profile") == 0) {
       o->profile = 1;
+    } else if (strcmp(a, "--expect-runs") == 0) {
+      o->expectRuns = 1;
+    } else if (strcmp(a, "--inputs-dir") == 0) {
+      o->inputsDir = argv[++i];
+    } else if (strcmp(a, "--set-buffer") == 0 || strcmp(a, "--expect-buffer") == 0) {
+      if (!strchr(argv[i + 1], '='))
+        return error("%s takes NAME=FILE, got '%s'", a, argv[i + 1]) + 1;
+      if (a[2] == 's')
+        o->setBuffers[o->numSetBuffers++] = argv[++i];
+      else
+        o->expectBuffers[o->numExpectBuffers++] = argv[++i];
+    } else if (strcmp(a, "--runs") == 0 || strcmp(a, "--reset-before") == 0) {
+      if (parseCount(a, argv[i + 1], a[4] == 'n' ? &o->runs : &o->resetBefore))
+        return 2;
+      o->reset |= a[4] == 's';
+      ++i;
     } else if (strcmp(a, "--expect") == 0) {
       /* Greedy, as in gc-run: every following argument up to an option. */
       if (i + 1 == argc || argv[i + 1][0] == '-')
@@ -142,6 +177,16 @@ static int parseOptions(int argc, char **argv, Options *o) {
     fputs(kUsage, stderr);
     return 2;
   }
+  if (o->runs == 0 && (o->inputsDir || o->expectRuns || o->reset))
+    return error("--inputs-dir, --expect-runs and --reset-before need --runs") + 1;
+  if (o->inputsDir && o->numInputs)
+    return error("give inputs either as files or with --inputs-dir, not both") + 1;
+  if (o->expectRuns && !o->inputsDir)
+    return error("--expect-runs needs --inputs-dir") + 1;
+  if (o->reset && o->resetBefore >= o->runs)
+    return error("--reset-before %lu: there are only %lu runs", o->resetBefore, o->runs) + 1;
+  if (o->runs == 0)
+    o->runs = 1;
   return 0;
 }
 
@@ -244,6 +289,8 @@ static void outputName(char *out, size_t capacity, const gcrt_tensor_info *info,
     snprintf(out, capacity, "grad.%s", info->target);
   else if (strcmp(role, "buffer_mutation") == 0)
     snprintf(out, capacity, "buffer_after.%s", info->target);
+  else if (strcmp(role, "user_input_mutation") == 0)
+    snprintf(out, capacity, "input_after.%s", info->target);
   else
     out[0] = 0;
 }
@@ -322,6 +369,29 @@ static int setWeights(gcrt_package *pkg, const Options *o) {
   return 0;
 }
 
+/* Reads the inputs of run `run` (the IN files, or DIR/run<k>/in<i>.npy)
+ * into `npys`, freeing the previous run's, and checks them. */
+static int readInputs(gcrt_package *pkg, size_t graph, const Options *o, unsigned long run,
+                      Npy *npys, gcrt_tensor *in) {
+  size_t numIn = gcrt_input_count(pkg, graph);
+  char path[4096], message[1024];
+  gcrt_tensor_info info;
+  for (size_t i = 0; i < numIn; ++i) {
+    if (o->inputsDir)
+      snprintf(path, sizeof path, "%s/run%lu/in%zu.npy", o->inputsDir, run, i);
+    else
+      snprintf(path, sizeof path, "%s", o->inputs[i]);
+    npyFree(&npys[i]);
+    if (!npyRead(path, &npys[i], message, sizeof message))
+      return error("%s", message);
+    in[i] = npys[i].tensor;
+    gcrt_input_info(pkg, graph, i, &info);
+    if (!checkInput(path, i, &info, &in[i]))
+      return 1;
+  }
+  return 0;
+}
+
 /* Finds the graph, prints its signature and checks the inputs against it. */
 static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys,
                    gcrt_tensor *in) {
@@ -344,25 +414,27 @@ static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys
     formatType(type, sizeof type, &info);
     printf("%s %zu: %s (%s) %s\n", isInput ? "input" : "output", k, info.name, info.role, type);
   }
-  if (o->numInputs != numIn)
+  if (!o->inputsDir && o->numInputs != numIn)
     return error("'%s': graph '%s' takes %zu user input%s, but %zu .npy file%s given", o->package,
                  gcrt_graph_name(pkg, *graph), numIn, numIn == 1 ? "" : "s", o->numInputs,
                  o->numInputs == 1 ? " was" : "s were");
-  char message[1024];
-  for (size_t i = 0; i < numIn; ++i) {
-    if (!npyRead(o->inputs[i], &npys[i], message, sizeof message))
-      return error("%s", message);
-    in[i] = npys[i].tensor;
-    gcrt_input_info(pkg, *graph, i, &info);
-    if (!checkInput(o->inputs[i], i, &info, &in[i]))
-      return 1;
-  }
-  return 0;
+  return o->inputsDir ? 0 : readInputs(pkg, *graph, o, 0, npys, in);
 }
 
 /* Writes and checks the outputs; returns the number of mismatches, or -1. */
-static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_tensor *out,
-                  size_t numOut) {
+/* The user input whose target is `target`: what gcrt_run copied a mutated
+ * input's new value into. */
+static const gcrt_tensor *inputFor(gcrt_package *pkg, size_t graph, const gcrt_tensor *in,
+                                   const char *target) {
+  gcrt_tensor_info info;
+  for (size_t k = 0; k < gcrt_input_count(pkg, graph); ++k)
+    if (gcrt_input_info(pkg, graph, k, &info) == GCRT_OK && strcmp(info.target, target) == 0)
+      return &in[k];
+  return NULL;
+}
+
+static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_tensor *in,
+                  const gcrt_tensor *out, size_t numOut) {
   size_t user = 0, saved = 0, users = 0;
   char name[512], path[4096], message[1024];
   gcrt_tensor_info info;
@@ -379,8 +451,14 @@ static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_
     size_t userBefore = user;
     outputName(name, sizeof name, &info, &user, &saved);
     if (o->outDir && name[0]) {
+      /* A mutated input is written from the caller's memory, which shows
+       * that gcrt_run copied it back. */
+      const gcrt_tensor *value = &out[i];
+      if (strcmp(info.role, "user_input_mutation") == 0 &&
+          !(value = inputFor(pkg, graph, in, info.target)))
+        return error("'%s': no user input '%s'", o->package, info.target) * -1;
       snprintf(path, sizeof path, "%s/%s.npy", o->outDir, name);
-      if (!npyWrite(path, &out[i], message, sizeof message))
+      if (!npyWrite(path, value, message, sizeof message))
         return error("%s", message) * -1;
     }
     if (o->numExpects && user != userBefore) {
@@ -394,6 +472,96 @@ static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_
   return failures;
 }
 
+/* Splits "NAME=FILE" into `name` (room for `capacity`) and the file. */
+static const char *splitPair(const char *pair, char *name, size_t capacity) {
+  const char *eq = strchr(pair, '=');
+  snprintf(name, capacity, "%.*s", (int)(eq - pair), pair);
+  return eq + 1;
+}
+
+/* --set-buffer: each FILE becomes the value of its buffer. */
+static int setBuffers(gcrt_context *ctx, const Options *o) {
+  for (size_t i = 0; i < o->numSetBuffers; ++i) {
+    char name[512], message[1024];
+    const char *path = splitPair(o->setBuffers[i], name, sizeof name);
+    Npy npy = {0};
+    if (!npyRead(path, &npy, message, sizeof message))
+      return error("%s", message);
+    gcrt_status status = gcrt_context_write_buffer(ctx, name, &npy.tensor);
+    npyFree(&npy);
+    if (status != GCRT_OK)
+      return error("'%s': %s", path, gcrt_last_error());
+  }
+  return 0;
+}
+
+/* --expect-buffer: reads each buffer into memory shaped as its FILE and
+ * compares; returns the number of mismatches, or -1. */
+static int checkBuffers(gcrt_context *ctx, const Options *o) {
+  int failures = 0;
+  for (size_t i = 0; i < o->numExpectBuffers; ++i) {
+    char name[512], label[600], message[1024];
+    const char *path = splitPair(o->expectBuffers[i], name, sizeof name);
+    Npy want = {0};
+    if (!npyRead(path, &want, message, sizeof message))
+      return error("%s", message) * -1;
+    gcrt_tensor got = want.tensor;
+    got.strides = NULL;
+    got.data = malloc(npyNumel(&got) * gcrt_dtype_size(got.dtype) + 1);
+    if (!got.data || gcrt_context_read_buffer(ctx, name, &got) != GCRT_OK) {
+      int status = got.data ? error("'%s': %s", o->package, gcrt_last_error())
+                            : error("out of memory");
+      free(got.data);
+      npyFree(&want);
+      return -status;
+    }
+    snprintf(label, sizeof label, "buffer %s", name);
+    failures += !compare(label, &got, &want.tensor, o->rtol, o->atol);
+    free(got.data);
+    npyFree(&want);
+  }
+  return failures;
+}
+
+/* Runs `o->runs` times, reading each run's inputs and checking its outputs
+ * with --expect-runs; returns the number of mismatches, or -1. */
+static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Options *o, Npy *npys,
+                  gcrt_tensor *in, gcrt_tensor *out, size_t numOut) {
+  size_t numIn = gcrt_input_count(pkg, graph);
+  int failures = 0;
+  for (unsigned long k = 0; k < o->runs; ++k) {
+    if (o->inputsDir && readInputs(pkg, graph, o, k, npys, in))
+      return -1;
+    if (o->reset && k == o->resetBefore && gcrt_context_reset_buffers(ctx) != GCRT_OK)
+      return error("'%s': %s", o->package, gcrt_last_error()) * -1;
+    for (size_t j = 0; j < numOut; ++j)
+      out[j] = (gcrt_tensor){0};
+    if (gcrt_run(ctx, in, numIn, out, numOut) != GCRT_OK) {
+      if (o->runs > 1)
+        return error("'%s', run %lu: %s", o->package, k, gcrt_last_error()) * -1;
+      return error("'%s': %s", o->package, gcrt_last_error()) * -1;
+    }
+    if (!o->expectRuns)
+      continue;
+    gcrt_tensor_info info;
+    size_t user = 0;
+    for (size_t j = 0; j < numOut; ++j) {
+      gcrt_output_info(pkg, graph, j, &info);
+      if (strcmp(info.role, "user_output") != 0)
+        continue;
+      char path[4096], label[64], message[1024];
+      snprintf(path, sizeof path, "%s/run%lu/out%zu.npy", o->inputsDir, k, user);
+      snprintf(label, sizeof label, "run%lu out%zu", k, user++);
+      Npy want = {0};
+      if (!npyRead(path, &want, message, sizeof message))
+        return error("%s", message) * -1;
+      failures += !compare(label, &out[j], &want.tensor, o->rtol, o->atol);
+      npyFree(&want);
+    }
+  }
+  return failures;
+}
+
 int main(int argc, char **argv) {
   Options o = {.rtol = 1e-4, .atol = 1e-4};
   int status = parseOptions(argc, argv, &o);
@@ -401,20 +569,27 @@ int main(int argc, char **argv) {
     free(o.inputs);
     free(o.expects);
     free(o.weightSets);
+    free(o.setBuffers);
+    free(o.expectBuffers);
     return status < 0 ? 0 : status;
   }
   gcrt_package *pkg = NULL;
   gcrt_context *ctx = NULL;
-  Npy *npys = calloc(o.numInputs + 1, sizeof *npys);
-  gcrt_tensor *in = calloc(o.numInputs + 1, sizeof *in), *out = NULL;
-  size_t graph = 0, numOut = 0;
+  Npy *npys = NULL;
+  gcrt_tensor *in = NULL, *out = NULL;
+  size_t graph = 0, numOut = 0, slots = o.numInputs;
   status = 1;
-  if (!npys || !in) {
-    error("out of memory");
-    goto done;
-  }
   if (gcrt_package_load_file_with_weights(o.package, o.weights, &pkg) != GCRT_OK) {
     error("%s", gcrt_last_error());
+    goto done;
+  }
+  /* Room for the inputs of any graph, before we know which one runs. */
+  for (size_t g = 0; g < gcrt_graph_count(pkg); ++g)
+    slots = gcrt_input_count(pkg, g) > slots ? gcrt_input_count(pkg, g) : slots;
+  npys = calloc(slots + 1, sizeof *npys);
+  in = calloc(slots + 1, sizeof *in);
+  if (!npys || !in) {
+    error("out of memory");
     goto done;
   }
   if (setWeights(pkg, &o))
@@ -428,26 +603,41 @@ int main(int argc, char **argv) {
     goto done;
   }
   if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads,
-                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK ||
-      gcrt_run(ctx, in, o.numInputs, out, numOut) != GCRT_OK) {
+                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK) {
     error("'%s': %s", o.package, gcrt_last_error());
     goto done;
   }
-  int failures = finish(pkg, graph, &o, out, numOut);
+  if (setBuffers(ctx, &o))
+    goto done;
+  int failures = runAll(pkg, graph, ctx, &o, npys, in, out, numOut);
   if (failures < 0)
     goto done;
-  if (o.bench && bench(ctx, in, o.numInputs, out, numOut, o.bench, o.package))
+  int more = finish(pkg, graph, &o, in, out, numOut);
+  if (more < 0)
+    goto done;
+  failures += more;
+  more = checkBuffers(ctx, &o);
+  if (more < 0)
+    goto done;
+  failures += more;
+  if (o.bench && bench(ctx, in, gcrt_input_count(pkg, graph), out, numOut, o.bench, o.package))
     goto done;
   if (o.profile && printProfile(ctx))
     goto done;
   if (failures) {
-    error("%d of %zu checks do not match within rtol %g, atol %g", failures, o.numExpects,
-          o.rtol, o.atol);
+    size_t checks = o.numExpects + o.numExpectBuffers;
+    for (size_t j = 0; o.expectRuns && j < numOut; ++j) {
+      gcrt_tensor_info info;
+      gcrt_output_info(pkg, graph, j, &info);
+      checks += o.runs * (strcmp(info.role, "user_output") == 0);
+    }
+    error("%d of %zu checks do not match within rtol %g, atol %g", failures, checks, o.rtol,
+          o.atol);
     goto done;
   }
   status = 0;
 done:
-  for (size_t i = 0; npys && i < o.numInputs; ++i)
+  for (size_t i = 0; npys && i < slots; ++i)
     npyFree(&npys[i]);
   free(npys);
   free(in);
@@ -455,6 +645,8 @@ done:
   free(o.inputs);
   free(o.expects);
   free(o.weightSets);
+  free(o.setBuffers);
+  free(o.expectBuffers);
   gcrt_context_free(ctx);
   gcrt_package_free(pkg);
   return status;

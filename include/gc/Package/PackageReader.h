@@ -116,6 +116,12 @@ bindWeight(const LoadedPackage &package, const WeightBinding &current, const std
 /// inputs, with the package's weights bound in place. Not safe to run from
 /// two threads at once; separate executors over one package may run
 /// concurrently.
+///
+/// The buffers the graph mutates are the executor's state: each starts as
+/// its weight's value, every run reads the current value, and a run that
+/// succeeds makes the buffer's mutation output the new one (a failed run
+/// leaves it). User inputs the graph mutates get their new values copied
+/// back into the caller's memory.
 class PackageExecutor {
 public:
   /// `graph` indexes the plan's graphs.
@@ -133,10 +139,42 @@ public:
   /// Time per step (RuntimeOptions::profile).
   std::vector<StepProfile> profile() const { return executor_->profile(); }
 
+  /// An error naming both inputs if two user inputs share memory and the
+  /// graph writes one of them: the copy back would clobber the other.
+  /// run() checks it too.
+  Error checkAliasing(std::span<const TensorRef> userInputs) const;
+  /// The mutated buffers' names (their FQNs), in the plan's input order.
+  std::vector<std::string> bufferNames() const;
+  /// Copies the current value of buffer `name` into `into`, which must have
+  /// its dtype and sizes (any strides). Errors name the buffer.
+  Error readBuffer(std::string_view name, const TensorRef &into) const;
+  /// Makes a copy of `value` (the buffer's dtype and sizes, any strides) the
+  /// current value of buffer `name`.
+  Error writeBuffer(std::string_view name, const TensorRef &value);
+  /// Every mutated buffer back to its weight's value.
+  void resetBuffers();
+
 private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)
       : package_(std::move(package)), graph_(graph) {}
   Expected<std::span<const TensorRef>> bind(std::span<const TensorRef> userInputs);
+
+  /// A mutated buffer: the graph input that reads it, the output that gives
+  /// its new value, its weight's value, and its current value (contiguous,
+  /// 64-byte aligned, in `bytes`).
+  struct State {
+    std::string name;
+    size_t input = 0, output = 0;
+    TensorRef initial, ref;
+    std::shared_ptr<uint8_t[]> bytes;
+  };
+  const State *findState(std::string_view name) const;
+  Error checkBufferValue(const State &s, const TensorRef &t) const;
+  /// A user input the graph writes: its index among the user inputs and the
+  /// output with its new value.
+  struct InputMutation {
+    size_t userInput = 0, output = 0;
+  };
 
   std::shared_ptr<const LoadedPackage> package_;
   std::shared_ptr<const WeightBinding> weights_;
@@ -145,6 +183,8 @@ private:
   /// Every graph input: weights filled in at creation, user inputs per call.
   std::vector<TensorRef> inputs_;
   std::vector<size_t> userSlots_;
+  std::vector<State> state_;
+  std::vector<InputMutation> inputMutations_;
 };
 
 } // namespace gc

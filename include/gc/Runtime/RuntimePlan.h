@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace gc {
 
@@ -57,6 +58,13 @@ std::string typeText(plan::DType dtype,
 
 /// The symbol slot `program` binds when it is one Symbol instruction.
 std::optional<uint32_t> boundSymbol(const plan::SizeProgram &program);
+
+/// The binding roles the runtime acts on, as the IR names InputKind::Buffer,
+/// OutputKind::BufferMutation and OutputKind::UserInputMutation; libgcrt
+/// does not link the IR library, so test/Unit/Package checks they agree.
+inline constexpr std::string_view kBufferRole = "buffer";
+inline constexpr std::string_view kBufferMutationRole = "buffer_mutation";
+inline constexpr std::string_view kUserInputMutationRole = "user_input_mutation";
 
 inline DType dtypeOf(plan::DType t) { return static_cast<DType>(t); }
 

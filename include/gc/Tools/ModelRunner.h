@@ -31,6 +31,9 @@ public:
   virtual const std::vector<InputSpec> &inputSpecs() const = 0;
   virtual const std::vector<OutputSpec> &outputSpecs() const = 0;
   /// Runs once. May be called many times (benchmarks); weights stay loaded.
+  /// Runs carry state, as a package's context does: the buffers one run
+  /// mutates are what the next one reads, and a user input the graph writes
+  /// gets its new value in the caller's tensor.
   virtual Expected<RunResult> run(const std::vector<Tensor> &userInputs) = 0;
   /// Kernel plans run with RunnerOptions::profile: the time of each step so
   /// far. Empty for interpreters.

@@ -370,9 +370,10 @@ Results decomposeEmbedding(RewriteContext &ctx) {
   return finish(ctx, {indexAlong(e, ctx.value("weight"), 0, ctx.value("indices"))});
 }
 
-/// index_add: scatter_add of alpha * source with the index spread over
-/// source's shape.
-Results decomposeIndexAdd(RewriteContext &ctx) {
+/// index_add and index_copy: `scatter` (scatter_add or scatter.src) of
+/// source into self, with the index spread over source's shape; index_add
+/// scales source by alpha first.
+Results scatterAlongIndex(RewriteContext &ctx, OpId scatter) {
   Emit e(ctx);
   Value *x = self(ctx), *source = ctx.value("source"), *index = ctx.value("index");
   int64_t dim = wrappedDim(ctx, x, "dim", 0);
@@ -385,11 +386,19 @@ Results decomposeIndexAdd(RewriteContext &ctx) {
   Sizes along(rankOf(source), e.syms().constant(1));
   along[dim] = sizesOf(index)[0];
   Value *spread = e.expand(e.reshape(index, along), sizesOf(source));
-  Value *out = e.op(ops::aten_scatter_add_default, {{"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
-                                                 {"dim", dim},
-                                                 {"index", spread},
-                                                 {"src", source}});
+  Value *out = e.op(scatter, {{"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
+                              {"dim", dim},
+                              {"index", spread},
+                              {"src", source}});
   return finish(ctx, {rankOf(x) == 0 ? e.squeeze(out, {0}) : out});
+}
+
+Results decomposeIndexAdd(RewriteContext &ctx) {
+  return scatterAlongIndex(ctx, ops::aten_scatter_add_default);
+}
+
+Results decomposeIndexCopy(RewriteContext &ctx) {
+  return scatterAlongIndex(ctx, ops::aten_scatter_src);
 }
 
 const DecompositionEntry kShapeDecompositions[] = {
@@ -408,6 +417,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
     {ops::aten_full_like_default, decomposeFullLike},
     {ops::aten_index_add_default, decomposeIndexAdd},
+    {ops::aten_index_copy_default, decomposeIndexCopy},
     {ops::aten_index_select_default, decomposeIndexSelect},
     {ops::aten_lift_fresh_copy_default, decomposeIdentity},
     {ops::aten_movedim_int, decomposeMovedim},

@@ -18,6 +18,7 @@ usage:
                                          HOW is garbage (bytes that are no plan), half (its
                                          first half) or version (its major version made 9)
   pkgtool.py list PKG                    per entry: name, method, data offset modulo 64
+  pkgtool.py cat PKG ENTRY               ENTRY's text (a .zst entry decompressed)
   pkgtool.py compare GOT.npy WANT.npy    exit 1 unless allclose (1e-4) float32 arrays
 """
 import io
@@ -160,6 +161,11 @@ def main():
         for info in zipfile.ZipFile(io.BytesIO(bytes(data))).infolist():
             _, start, _, _ = entry_offsets(bytes(data), info.filename)
             print(info.filename, info.compress_type, start % 64)
+        return
+    if cmd == "cat":
+        _, start, _, size = entry_offsets(bytes(data), sys.argv[3])
+        text = bytes(data[start:start + size])
+        sys.stdout.write((zstd(["-d"], text) if sys.argv[3].endswith(".zst") else text).decode())
         return
     out = sys.argv[3]
     if cmd == "truncate":

@@ -341,6 +341,83 @@ TEST_F(PackageTest, CApi) {
   EXPECT_NE(std::string(gcrt_last_error()).find("t.gcpkg"), std::string::npos);
 }
 
+/// A user input the graph writes (z, x * s0, stands for x's new value) is
+/// copied back into the caller's memory after each run; if it shares memory
+/// with another user input (w, made one here), the run is refused.
+TEST_F(PackageTest, MutatedUserInputIsCopiedBackAndAliasesRefused) {
+  LoopGraph &g = *m_.loopGraphs()[0];
+  g.inputSpecs[1] = InputSpec{InputKind::UserInput, "w"};
+  g.outputSpecs[1] = OutputSpec{OutputKind::UserInputMutation, "x", ""};
+  std::string bytes = build();
+  gcrt_package *pkg = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
+      << gcrt_last_error();
+  gcrt_context *ctx = nullptr;
+  ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  float mem[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+  int64_t four = 4;
+  gcrt_tensor in[2] = {{mem, GCRT_FLOAT32, 1, &four, nullptr},
+                       {mem + 4, GCRT_FLOAT32, 1, &four, nullptr}};
+  for (float scale : {4.0f, 16.0f}) {
+    gcrt_tensor out[2] = {};
+    ASSERT_EQ(gcrt_run(ctx, in, 2, out, 2), GCRT_OK) << gcrt_last_error();
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(mem[i], (i + 1) * scale);
+      EXPECT_EQ(mem[i + 4], 10 * (i + 1)); // w is read, not written
+    }
+  }
+  gcrt_tensor out[2] = {};
+  in[1].data = mem + 2;
+  EXPECT_EQ(gcrt_run(ctx, in, 2, out, 2), GCRT_ERROR_INPUT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("user inputs 'x' and 'w' share memory"),
+            std::string::npos)
+      << gcrt_last_error();
+  EXPECT_EQ(mem[0], 16); // refused before anything ran
+
+  // This graph has no state; the buffer calls say so.
+  gcrt_tensor t{mem, GCRT_FLOAT32, 1, &four, nullptr};
+  EXPECT_EQ(gcrt_context_read_buffer(ctx, "w", &t), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("mutates no buffer 'w' (it mutates none)"),
+            std::string::npos)
+      << gcrt_last_error();
+  EXPECT_EQ(gcrt_context_write_buffer(ctx, "w", &t), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_context_read_buffer(nullptr, "w", &t), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_context_reset_buffers(ctx), GCRT_OK);
+  EXPECT_EQ(gcrt_context_reset_buffers(nullptr), GCRT_ERROR_INVALID_ARGUMENT);
+  gcrt_context_free(ctx);
+  gcrt_package_free(pkg);
+}
+
+/// A mutated buffer is a plain input of the plan, not a Weight. Its new
+/// value must have the buffer's type, since the runtime copies it over the
+/// old one: y (f32[s0]) as the new w (f32[4]) is refused when the context
+/// is made, naming both.
+TEST_F(PackageTest, BufferMutationOfAnotherTypeIsRefused) {
+  LoopGraph &g = *m_.loopGraphs()[0];
+  g.inputSpecs[1] = InputSpec{InputKind::Buffer, "w"};
+  g.outputSpecs[0] = OutputSpec{OutputKind::BufferMutation, "w", ""};
+  Expected<std::unique_ptr<LoadedPackage>> pkg = open(build());
+  ASSERT_TRUE(bool(pkg)) << pkg.error().message();
+  // A buffer that changes between runs is no Weight, whose derived data
+  // oneDNN would keep.
+  EXPECT_EQ((*pkg)->plan().graphs()->Get(0)->buffers()->Get(1)->kind(), plan::BufferKind::Input);
+  Expected<std::unique_ptr<PackageExecutor>> exec =
+      PackageExecutor::create(std::shared_ptr<const LoadedPackage>(pkg.take()), 0, {});
+  ASSERT_FALSE(bool(exec));
+  EXPECT_NE(exec.error().message().find("output 'y' gives buffer 'w' a new value of type f32[s0], "
+                                        "but the buffer is f32[4]"),
+            std::string::npos)
+      << exec.error().message();
+}
+
+/// The runtime recognizes state by role names it cannot take from the IR
+/// library (libgcrt does not link it); they must be the IR's.
+TEST(PlanRoles, AreTheIRNames) {
+  EXPECT_EQ(kBufferRole, inputKindName(InputKind::Buffer));
+  EXPECT_EQ(kBufferMutationRole, outputKindName(OutputKind::BufferMutation));
+  EXPECT_EQ(kUserInputMutationRole, outputKindName(OutputKind::UserInputMutation));
+}
+
 TEST(CApi, DTypes) {
   EXPECT_EQ(gcrt_dtype_size(GCRT_BOOL), 1u);
   EXPECT_EQ(gcrt_dtype_size(GCRT_BFLOAT16), 2u);
