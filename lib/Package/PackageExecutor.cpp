@@ -19,6 +19,8 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
   for (size_t i = 0; i < g.inputs()->size(); ++i) {
     const plan::Binding &in = *g.inputs()->Get(i);
     exec->inputs_.emplace_back();
+    if (in.generator() != plan::GeneratorPart::None)
+      continue;
     if (in.weight() < 0) {
       exec->userSlots_.push_back(i);
       continue;
@@ -49,6 +51,7 @@ Expected<std::span<const TensorRef>> PackageExecutor::bind(std::span<const Tenso
                        << " were given";
   for (size_t i = 0; i < userSlots_.size(); ++i)
     inputs_[userSlots_[i]] = userInputs[i];
+  generator_.bind(graph_, inputs_);
   return std::span<const TensorRef>(inputs_);
 }
 
@@ -68,7 +71,9 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
   if (outputs.size() != graph_.outputs()->size())
     return makeError() << graphLabel(graph_) << " has " << graph_.outputs()->size()
                        << " outputs, but " << outputs.size() << " were given";
-  return executor_->run(*inputs, outputs);
+  GC_RETURN_IF_ERROR(executor_->run(*inputs, outputs));
+  generator_.advance(graph_);
+  return Error::success();
 }
 
 } // namespace gc

@@ -33,6 +33,8 @@ struct RunOptions {
   unsigned bench = 0;
   unsigned threads = 0;
   bool profile = false;
+  uint64_t seed = RandomState::kDefaultSeed;
+  unsigned runs = 1;
 };
 
 size_t countUserInputs(const ModelRunner &g) {
@@ -241,6 +243,12 @@ int runMain(int argc, char **argv) {
                "Kernel plans and packages: print the time each plan step took");
   app.add_option("--threads", o.threads,
                  "Kernel plans: worker threads (default: one per hardware thread)");
+  app.add_option("--seed", o.seed,
+                 "The seed of the generator random ops draw from (default 0; docs/random.md)");
+  app.add_option("--runs", o.runs,
+                 "Run N times in one context and check and write the last run's results "
+                 "(random ops draw fresh numbers each run)")
+      ->check(CLI::PositiveNumber);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
@@ -250,6 +258,7 @@ int runMain(int argc, char **argv) {
   RunnerOptions ro;
   ro.threads = o.threads;
   ro.profile = o.profile;
+  ro.seed = o.seed;
   Expected<std::unique_ptr<ModelRunner>> runner = openModelRunner(o.input, o.graph, ro);
   if (!runner)
     return reportError(tool, runner.error());
@@ -258,6 +267,8 @@ int runMain(int argc, char **argv) {
   if (!inputs)
     return reportError(tool, inputs.error());
   Expected<RunResult> r = (*runner)->run(*inputs);
+  for (unsigned i = 1; r && i < o.runs; ++i)
+    r = (*runner)->run(*inputs);
   if (!r)
     return reportError(tool, r.error().withContext("'" + o.input + "'"));
   if (o.bench)

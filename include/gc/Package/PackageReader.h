@@ -132,6 +132,9 @@ public:
   Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs);
   /// Time per step (RuntimeOptions::profile).
   std::vector<StepProfile> profile() const { return executor_->profile(); }
+  /// The generator state the graph's random numbers come from: set the
+  /// seed or the offset here; each run moves the offset on.
+  RandomState &randomState() { return generator_.state; }
 
 private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)
@@ -145,6 +148,7 @@ private:
   /// Every graph input: weights filled in at creation, user inputs per call.
   std::vector<TensorRef> inputs_;
   std::vector<size_t> userSlots_;
+  GeneratorBinding generator_;
 };
 
 } // namespace gc
