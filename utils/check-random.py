@@ -9,9 +9,10 @@ usage:
       PyTorch), and the kept fraction of the nonzero HIDDEN elements is
       within TOL (default 0.01, 1%) of 1 - P, relatively.
   check-random.py stats OUT.npy MEAN VAR LOW HIGH
-      OUT's mean is within 1% of sqrt(VAR) (at least 0.001) of MEAN, its
-      variance within 2% of VAR, and every element in [LOW, HIGH]. For an
-      integer OUT, LOW and HIGH must both occur.
+      OUT's N elements have a mean within 5 standard errors of MEAN
+      (5 sqrt(VAR / N)), a variance within 5 sqrt(2 / N) VAR of VAR (5
+      standard errors for a normal or lighter tail), and every element in
+      [LOW, HIGH]. For an integer OUT, LOW and HIGH must both occur.
 
 Prints one line per check and exits 1 if one fails.
 """
@@ -43,10 +44,11 @@ def check_dropout(out_path, hidden_path, p, tol):
 def check_stats(out_path, mean, var, low, high):
     out = np.load(out_path)
     values = out.astype(np.float64)
+    n = values.size
     got_mean, got_var = values.mean(), values.var()
-    ok = report("mean", abs(got_mean - mean) <= max(0.01 * var ** 0.5, 0.001),
+    ok = report("mean", abs(got_mean - mean) <= 5 * (var / n) ** 0.5,
                 "%.4f, want %.4f" % (got_mean, mean))
-    ok = report("variance", abs(got_var - var) <= 0.02 * var,
+    ok = report("variance", abs(got_var - var) <= 5 * (2 / n) ** 0.5 * var,
                 "%.4f, want %.4f" % (got_var, var)) and ok
     lo, hi = values.min(), values.max()
     in_range = lo >= low and hi <= high
