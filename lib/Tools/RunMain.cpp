@@ -244,11 +244,18 @@ int runMain(int argc, char **argv) {
   app.add_option("--threads", o.threads,
                  "Kernel plans: worker threads (default: one per hardware thread)");
   app.add_option("--seed", o.seed,
-                 "The seed of the generator random ops draw from (default 0; docs/random.md)");
+                 "The seed of the generator random ops draw from (default 0; docs/random.md)")
+      ->check(CLI::Validator(
+          [](std::string &s) {
+            // CLI11 would wrap a negative number around into the unsigned range.
+            return s.starts_with("-") ? "takes an integer in [0, 2^64), got '" + s + "'"
+                                      : std::string();
+          },
+          "SEED"));
   app.add_option("--runs", o.runs,
                  "Run N times in one context and check and write the last run's results "
                  "(random ops draw fresh numbers each run)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1u, 1000000u));
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
