@@ -30,7 +30,9 @@ extern "C" {
  * and gcrt_package_set_weight. 4 added state kept between runs (mutated
  * buffers written back, mutated user inputs copied back, aliased inputs
  * refused): gcrt_context_read_buffer, gcrt_context_write_buffer and
- * gcrt_context_reset_buffers. */
+ * gcrt_context_reset_buffers; and each context's random-number generator
+ * state: gcrt_context_set_seed, gcrt_context_get_seed,
+ * gcrt_context_set_offset and gcrt_context_get_offset. */
 #define GCRT_API_VERSION 4
 
 #if defined(__GNUC__)
@@ -160,6 +162,22 @@ GCRT_EXPORT gcrt_status gcrt_output_info(const gcrt_package *package, size_t gra
 GCRT_EXPORT gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
                                             gcrt_context **out);
 GCRT_EXPORT void gcrt_context_free(gcrt_context *context);
+
+/* Random numbers (API version 4). A graph with random ops (dropout, rand,
+ * randn, randint, bernoulli, ...) takes no seed or offset input: each
+ * context owns a generator state, a 64-bit seed (0 when the context is
+ * made) and a 64-bit offset (0 then), the Philox-4x32-10 counter where the
+ * next run's numbers start. Each successful gcrt_run moves the offset past
+ * the numbers that run drew, so runs draw fresh numbers; a context with the
+ * same seed and offset gives the same results. gcrt_context_set_seed sets
+ * the seed and resets the offset to 0; gcrt_context_set_offset resumes a
+ * stream where a saved gcrt_context_get_offset left it. A null context or
+ * out-pointer is GCRT_ERROR_INVALID_ARGUMENT. A graph without random ops
+ * ignores both. */
+GCRT_EXPORT gcrt_status gcrt_context_set_seed(gcrt_context *context, uint64_t seed);
+GCRT_EXPORT gcrt_status gcrt_context_get_seed(const gcrt_context *context, uint64_t *seed);
+GCRT_EXPORT gcrt_status gcrt_context_set_offset(gcrt_context *context, uint64_t offset);
+GCRT_EXPORT gcrt_status gcrt_context_get_offset(const gcrt_context *context, uint64_t *offset);
 
 /* Flags for gcrt_context_create_with_flags (API version 2). */
 enum {

@@ -18,8 +18,8 @@ const NamedArg *Node::arg(std::string_view name) const {
 }
 
 namespace {
-constexpr std::array<std::string_view, 5> kInputKindNames = {
-    "user_input", "parameter", "buffer", "constant", "token"};
+constexpr std::array<std::string_view, 7> kInputKindNames = {
+    "user_input", "parameter", "buffer", "constant", "token", "rng_seed", "rng_offset"};
 constexpr std::array<std::string_view, 9> kOutputKindNames = {
     "user_output",        "loss_output",          "buffer_mutation",
     "user_input_mutation", "parameter_mutation",  "gradient_to_parameter",

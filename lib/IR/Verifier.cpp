@@ -67,6 +67,18 @@ std::optional<std::string> badConstant(const Arg &v) {
   }
 }
 
+/// What is wrong with a generator input of kind `k` and type `t` (one that
+/// is not a tensor: null), if anything: it must be an i64[], and a graph
+/// has at most one input of each generator kind (`seen` collects them).
+std::optional<std::string> generatorInputProblem(const TensorType *t, InputKind k,
+                                                 std::set<InputKind> &seen) {
+  if (!t || t->dtype != DType::Int64 || !t->sizes.empty())
+    return "is the generator's " + std::string(inputKindName(k)) + ", which must be an i64[]";
+  if (!seen.insert(k).second)
+    return "is a second " + std::string(inputKindName(k)) + " input";
+  return std::nullopt;
+}
+
 class GraphVerifier {
 public:
   GraphVerifier(const Module &m, const Graph &g) : module_(m), graph_(g) {}
@@ -128,6 +140,10 @@ private:
 
   Error checkInput(const Value *v, const InputSpec &spec) {
     GC_RETURN_IF_ERROR(define(v));
+    if (isGeneratorInput(spec.kind))
+      if (auto problem = generatorInputProblem(
+              v->type().isTensor() ? &v->type().tensor : nullptr, spec.kind, generatorInputs_))
+        return fail() << "input %" << v->name() << " " << *problem;
     bool needsWeight = spec.kind == InputKind::Parameter ||
                        spec.kind == InputKind::Buffer ||
                        spec.kind == InputKind::Constant;
@@ -254,6 +270,7 @@ private:
 
   const Module &module_;
   const Graph &graph_;
+  std::set<InputKind> generatorInputs_;
   std::unordered_set<const Value *> defined_;
   std::unordered_set<std::string> names_;
 };
@@ -312,8 +329,9 @@ private:
     if (graph_.inputs.size() != graph_.inputSpecs.size() ||
         graph_.outputs.size() != graph_.outputSpecs.size())
       return fail() << "inputs or outputs do not line up with their specs";
+    std::set<InputKind> generatorInputs;
     for (size_t i = 0; i < graph_.inputs.size(); ++i)
-      GC_RETURN_IF_ERROR(checkInput(graph_.inputs[i], graph_.inputSpecs[i]));
+      GC_RETURN_IF_ERROR(checkInput(graph_.inputs[i], graph_.inputSpecs[i], generatorInputs));
     names.clear();
     for (const LoopNode &n : graph_.nodes) {
       if (!names.insert(n.name).second)
@@ -373,8 +391,12 @@ private:
     return checkType(b.type, desc);
   }
 
-  Error checkInput(const LoopBinding &b, const InputSpec &spec) const {
+  Error checkInput(const LoopBinding &b, const InputSpec &spec,
+                   std::set<InputKind> &generatorInputs) const {
     GC_RETURN_IF_ERROR(checkBinding(b, "input"));
+    if (isGeneratorInput(spec.kind))
+      if (auto problem = generatorInputProblem(&b.type, spec.kind, generatorInputs))
+        return fail() << "input '" << b.name << "' " << *problem;
     bool needsWeight = spec.kind == InputKind::Parameter || spec.kind == InputKind::Buffer ||
                        spec.kind == InputKind::Constant;
     if (needsWeight && !module_.weight(spec.target))

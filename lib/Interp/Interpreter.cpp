@@ -116,9 +116,16 @@ Error bindInputSizes(const Module &m, const std::string &name, const TensorType 
   return Error::success();
 }
 
+Tensor generatorInput(InputKind k, const RandomState &rng) {
+  Tensor t = Tensor::zeros(DType::Int64, {});
+  t.storeInt(0, static_cast<int64_t>(k == InputKind::RngSeed ? rng.seed : rng.offset));
+  return t;
+}
+
 Expected<RunResult> runGraph(const Module &m, const Graph &graph,
                              const std::vector<Tensor> &userInputs,
-                             const std::map<std::string, Tensor> &weights) {
+                             const std::map<std::string, Tensor> &weights,
+                             const RandomState &rng) {
   std::unordered_map<const Value *, Tensor> tensors;
   std::unordered_map<const Value *, int64_t> symInts;
   std::map<std::string, Tensor> buffers;
@@ -142,6 +149,10 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
       const Tensor &t = userInputs[next++];
       GC_RETURN_IF_ERROR(bindInputSizes(m, spec.target, v->type().tensor, t, bindings));
       tensors[v] = t;
+      continue;
+    }
+    if (isGeneratorInput(spec.kind)) {
+      tensors[v] = generatorInput(spec.kind, rng);
       continue;
     }
     auto it = weights.find(spec.target);

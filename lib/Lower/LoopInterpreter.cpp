@@ -579,7 +579,8 @@ Memory inputMemory(const Tensor &t, const Shape &strides) {
 
 Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph &graph,
                                            const std::vector<Tensor> &userInputs,
-                                           const std::map<std::string, Tensor> &weights) {
+                                           const std::map<std::string, Tensor> &weights,
+                                           const RandomState &rng) {
   if (graph.inputs.size() != graph.inputSpecs.size())
     return makeError() << "graph '" << graph.name << "': " << graph.inputs.size()
                        << " input bindings for " << graph.inputSpecs.size() << " inputs";
@@ -595,6 +596,8 @@ Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph
         return makeError() << "too few user inputs: got " << userInputs.size();
       t = userInputs[next++];
       GC_RETURN_IF_ERROR(bindInputSizes(module, spec.target, in.type, t, bindings));
+    } else if (isGeneratorInput(spec.kind)) {
+      t = generatorInput(spec.kind, rng);
     } else {
       auto it = weights.find(spec.target);
       if (it == weights.end())

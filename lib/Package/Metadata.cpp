@@ -2,6 +2,7 @@
 #include "Metadata.h"
 
 #include "gc/IR/LoopIR.h"
+#include "gc/IR/Random.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,9 +47,12 @@ Json graphJson(const LoopGraph &g) {
   j["inputs"] = inputs;
   Json weights = Json::array();
   for (size_t i = 0; i < g.inputs.size(); ++i)
-    if (g.inputSpecs[i].kind != InputKind::UserInput)
+    if (g.inputSpecs[i].kind != InputKind::UserInput && !isGeneratorInput(g.inputSpecs[i].kind))
       weights.push_back(g.inputSpecs[i].target);
   j["weights"] = weights;
+  // Random numbers come from the context's generator, not from inputs.
+  if (Expected<int64_t> draws = randomDraws(g))
+    j["random_draws"] = *draws;
   Json outputs = Json::array(), mutated = Json::array();
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const OutputSpec &spec = g.outputSpecs[i];

@@ -64,6 +64,8 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
   for (size_t i = 0; i < g.inputs()->size(); ++i) {
     const plan::Binding &in = *g.inputs()->Get(i);
     exec->inputs_.emplace_back();
+    if (in.generator() != plan::GeneratorPart::None)
+      continue;
     if (in.weight() < 0) {
       exec->userSlots_.push_back(i);
       continue;
@@ -140,6 +142,7 @@ Expected<std::span<const TensorRef>> PackageExecutor::bind(std::span<const Tenso
                        << " were given";
   for (size_t i = 0; i < userSlots_.size(); ++i)
     inputs_[userSlots_[i]] = userInputs[i];
+  generator_.bind(graph_, inputs_);
   return std::span<const TensorRef>(inputs_);
 }
 
@@ -190,6 +193,7 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
     copyTensor(s.ref, outputs[s.output]);
   for (const InputMutation &m : inputMutations_)
     copyTensor(userInputs[m.userInput], outputs[m.output]);
+  generator_.advance(graph_);
   return Error::success();
 }
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Plan/PlanBuilder.h"
 
+#include "gc/IR/Random.h"
+
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/RuntimeFallback/FallbackPayload.h"
 
@@ -229,12 +231,13 @@ private:
   }
 
   Offset<fb::Binding> binding(const LoopBinding &b, std::string_view role,
-                              const std::string &target, int32_t weight) {
+                              const std::string &target, int32_t weight,
+                              fb::GeneratorPart generator = fb::GeneratorPart::None) {
     auto name = fbb_.CreateString(b.name);
     auto roleName = fbb_.CreateString(role);
     auto targetName = fbb_.CreateString(target);
     auto v = view(b.buffer, b.type);
-    return fb::CreateBinding(fbb_, name, roleName, targetName, v, weight);
+    return fb::CreateBinding(fbb_, name, roleName, targetName, v, weight, generator);
   }
 
   /// The oneDNN call of an Extern node, when oneDNN has a primitive for its
@@ -364,7 +367,7 @@ private:
       if (!inRange(b.buffer))
         return makeError() << "input '" << b.name << "' is bound to missing buffer " << b.buffer;
       inputWeight.push_back(-1);
-      if (kind == InputKind::UserInput)
+      if (kind == InputKind::UserInput || isGeneratorInput(kind))
         continue;
       const Weight *w = m_.weight(g.inputSpecs[i].target);
       if (!w)
@@ -396,7 +399,11 @@ private:
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       InputKind kind = i < g.inputSpecs.size() ? g.inputSpecs[i].kind : InputKind::UserInput;
       std::string target = i < g.inputSpecs.size() ? g.inputSpecs[i].target : "";
-      inputs.push_back(binding(g.inputs[i], inputKindName(kind), target, inputWeight[i]));
+      fb::GeneratorPart generator = kind == InputKind::RngSeed     ? fb::GeneratorPart::Seed
+                                    : kind == InputKind::RngOffset ? fb::GeneratorPart::Offset
+                                                                   : fb::GeneratorPart::None;
+      inputs.push_back(
+          binding(g.inputs[i], inputKindName(kind), target, inputWeight[i], generator));
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       OutputKind kind = i < g.outputSpecs.size() ? g.outputSpecs[i].kind : OutputKind::UserOutput;
@@ -431,8 +438,11 @@ private:
     auto placementVec = fbb_.CreateVectorOfStructs(placements);
     auto target = fbb_.CreateString(g.plan.target);
     auto lib = fbb_.CreateString(library);
+    Expected<int64_t> draws = randomDraws(g);
+    if (!draws)
+      return draws.error();
     return fb::CreateGraph(fbb_, name, bufferVec, inputVec, outputVec, stepVec, symVec,
-                           placementVec, g.plan.arenaBytes, target, lib);
+                           placementVec, g.plan.arenaBytes, target, lib, *draws);
   }
 
   const Module &m_;

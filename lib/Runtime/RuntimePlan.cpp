@@ -57,7 +57,10 @@ public:
             (list == graph_.outputs() && b.weight() != -1))
           return fail() << what << " ('" << b.name()->str() << "') is bound to missing weight "
                         << b.weight();
+        GC_RETURN_IF_ERROR(checkGenerator(b, list == graph_.inputs(), what));
       }
+    if (graph_.random_draws() < 0)
+      return fail() << "draws " << graph_.random_draws() << " random numbers";
     for (size_t s = 0; s < graph_.steps()->size(); ++s)
       GC_RETURN_IF_ERROR(checkStep(*graph_.steps()->Get(s), s));
     for (uint32_t slot : *graph_.kernel_symbols())
@@ -72,6 +75,18 @@ public:
   }
 
 private:
+  /// A generator input is an i64[] of no weight; nothing else is one.
+  Error checkGenerator(const Binding &b, bool input, const std::string &what) const {
+    if (b.generator() == GeneratorPart::None)
+      return Error::success();
+    const View &v = *b.view();
+    if (b.generator() > GeneratorPart::MAX || !input || b.weight() != -1 ||
+        v.dtype() != plan::DType::Int64 || v.sizes()->size() != 0)
+      return fail() << what << " ('" << b.name()->str()
+                    << "') is a bad generator input: it must be an input i64[] of no weight";
+    return Error::success();
+  }
+
   ErrorBuilder fail() const {
     ErrorBuilder e;
     e << graphLabel(graph_) << ": ";

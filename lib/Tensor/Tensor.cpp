@@ -215,6 +215,15 @@ void Tensor::storeInt(int64_t i, int64_t v) {
 }
 
 void Tensor::copyFrom(const Tensor &src) {
+  // The common case, a whole contiguous tensor of the same dtype, is one
+  // block (memmove: a snapshot copy even where the two overlap).
+  if (src.dtype() == dtype_ && src.sizes() == sizes_ && isContiguous() && src.isContiguous()) {
+    size_t elem = dtypeSize(dtype_);
+    if (size_t bytes = static_cast<size_t>(numel()) * elem)
+      std::memmove(storage_->data() + offset_ * elem, src.storage_->data() + src.offset_ * elem,
+                   bytes);
+    return;
+  }
   Shape srcSizes = src.sizes();
   // Broadcast src to this shape: align trailing dimensions, stride 0 where
   // src has size 1 or lacks the dimension.

@@ -4,6 +4,7 @@
 #include "gc/ModuleIO/ModuleIO.h"
 #include "gc/Codegen/ObjectLoader.h"
 #include "gc/IR/LoopIR.h"
+#include "gc/IR/Random.h"
 #include "gc/Lower/LoopInterpreter.h"
 #include "gc/Package/PackageReader.h"
 #include "gc/Plan/PlanBuilder.h"
@@ -46,16 +47,29 @@ void carryState(const std::vector<InputSpec> &inputSpecs,
   }
 }
 
+/// Moves `rng`'s offset past the numbers a run of `g` drew.
+template <typename G> Error advance(RandomState &rng, const G &g) {
+  Expected<int64_t> draws = randomDraws(g);
+  if (!draws)
+    return draws.error();
+  rng.offset += static_cast<uint64_t>(*draws);
+  return Error::success();
+}
+
 class GraphRunner final : public ModelRunner {
 public:
-  GraphRunner(const Module &m, const Graph &g, std::map<std::string, Tensor> weights)
-      : module_(m), graph_(g), weights_(std::move(weights)) {}
+  GraphRunner(const Module &m, const Graph &g, std::map<std::string, Tensor> weights,
+              uint64_t seed)
+      : module_(m), graph_(g), weights_(std::move(weights)), rng_{seed, 0} {}
   const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs(); }
   const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs(); }
+  RandomState &randomState() override { return rng_; }
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
-    Expected<RunResult> r = runGraph(module_, graph_, userInputs, weights_);
-    if (r)
+    Expected<RunResult> r = runGraph(module_, graph_, userInputs, weights_, rng_);
+    if (r) {
       carryState(graph_.inputSpecs(), graph_.outputSpecs(), userInputs, *r, weights_);
+      GC_RETURN_IF_ERROR(advance(rng_, graph_));
+    }
     return r;
   }
 
@@ -63,18 +77,23 @@ private:
   const Module &module_;
   const Graph &graph_;
   std::map<std::string, Tensor> weights_;
+  RandomState rng_;
 };
 
 class LoopGraphRunner final : public ModelRunner {
 public:
-  LoopGraphRunner(const Module &m, const LoopGraph &g, std::map<std::string, Tensor> weights)
-      : module_(m), graph_(g), weights_(std::move(weights)) {}
+  LoopGraphRunner(const Module &m, const LoopGraph &g, std::map<std::string, Tensor> weights,
+                  uint64_t seed)
+      : module_(m), graph_(g), weights_(std::move(weights)), rng_{seed, 0} {}
   const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs; }
   const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs; }
+  RandomState &randomState() override { return rng_; }
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
-    Expected<std::vector<Tensor>> outputs = runLoopGraph(module_, graph_, userInputs, weights_);
+    Expected<std::vector<Tensor>> outputs =
+        runLoopGraph(module_, graph_, userInputs, weights_, rng_);
     if (!outputs)
       return outputs.error();
+    GC_RETURN_IF_ERROR(advance(rng_, graph_));
     RunResult r;
     r.outputs = outputs.take();
     collectMutatedBuffers(graph_.outputSpecs, r);
@@ -86,6 +105,7 @@ private:
   const Module &module_;
   const LoopGraph &graph_;
   std::map<std::string, Tensor> weights_;
+  RandomState rng_;
 };
 
 TensorRef refOf(const Tensor &t) {
@@ -135,6 +155,7 @@ public:
                                                        std::map<std::string, Tensor> weights,
                                                        const RunnerOptions &options) {
     auto runner = std::unique_ptr<PlanRunner>(new PlanRunner(g));
+    runner->generator_.state.seed = options.seed;
     Expected<std::unique_ptr<KernelLibrary>> kernels = loadObjectCode(g.plan.objectCode);
     if (!kernels)
       return kernels.error().withContext("graph @" + g.name);
@@ -157,7 +178,8 @@ public:
       return exec.error().withContext("graph @" + g.name);
     runner->executor_ = exec.take();
     for (size_t i = 0; i < g.inputs.size(); ++i)
-      if (g.inputSpecs[i].kind != InputKind::UserInput && !weights.count(g.inputSpecs[i].target))
+      if (g.inputSpecs[i].kind != InputKind::UserInput && !isGeneratorInput(g.inputSpecs[i].kind) &&
+          !weights.count(g.inputSpecs[i].target))
         return makeError() << "graph @" << g.name << ": no weight '" << g.inputSpecs[i].target
                            << "' for input '" << g.inputs[i].name << "'";
     runner->weights_ = std::move(weights);
@@ -166,11 +188,16 @@ public:
 
   const std::vector<InputSpec> &inputSpecs() const override { return graph_.inputSpecs; }
   const std::vector<OutputSpec> &outputSpecs() const override { return graph_.outputSpecs; }
+  RandomState &randomState() override { return generator_.state; }
 
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
     std::vector<TensorRef> inputs;
     size_t user = 0;
     for (const InputSpec &spec : graph_.inputSpecs) {
+      if (isGeneratorInput(spec.kind)) {
+        inputs.emplace_back(); // GeneratorBinding::bind fills it in
+        continue;
+      }
       if (spec.kind != InputKind::UserInput) {
         inputs.push_back(refOf(weights_.at(spec.target)));
         continue;
@@ -183,9 +210,12 @@ public:
     if (user != userInputs.size())
       return makeError() << "graph @" << graph_.name << " takes " << user << " user inputs, but "
                          << userInputs.size() << " were given";
+    generator_.bind(*planGraph_, inputs);
     Expected<RunResult> r = runOnRuntime(*executor_, *planGraph_, graph_.outputSpecs, inputs);
-    if (r)
+    if (r) {
       carryState(graph_.inputSpecs, graph_.outputSpecs, userInputs, *r, weights_);
+      generator_.advance(*planGraph_);
+    }
     return r;
   }
   std::vector<StepProfile> profile() const override { return executor_->profile(); }
@@ -198,6 +228,7 @@ private:
   std::unique_ptr<KernelLibrary> kernels_;
   std::unique_ptr<Executor> executor_;
   std::map<std::string, Tensor> weights_;
+  GeneratorBinding generator_;
 };
 
 /// A graph of a package, on the runtime with the package's own kernels and
@@ -225,6 +256,7 @@ public:
   }
   const std::vector<InputSpec> &inputSpecs() const override { return inputSpecs_; }
   const std::vector<OutputSpec> &outputSpecs() const override { return outputSpecs_; }
+  RandomState &randomState() override { return exec_->randomState(); }
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
     std::vector<TensorRef> inputs;
     for (const Tensor &t : userInputs)
@@ -247,6 +279,7 @@ public:
       : module_(std::move(m)), runner_(std::move(r)) {}
   const std::vector<InputSpec> &inputSpecs() const override { return runner_->inputSpecs(); }
   const std::vector<OutputSpec> &outputSpecs() const override { return runner_->outputSpecs(); }
+  RandomState &randomState() override { return runner_->randomState(); }
   Expected<RunResult> run(const std::vector<Tensor> &userInputs) override {
     return runner_->run(userInputs);
   }
@@ -275,6 +308,7 @@ Expected<std::unique_ptr<ModelRunner>> openPackageRunner(std::shared_ptr<MappedF
       PackageExecutor::create(shared, index, runtimeOptions(options));
   if (!exec)
     return exec.error();
+  (*exec)->randomState().seed = options.seed;
   return PackageRunner::create(exec.take());
 }
 
@@ -313,7 +347,7 @@ Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
     if (!g)
       return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
     if (module.level() == Level::Loops)
-      return std::unique_ptr<ModelRunner>(new LoopGraphRunner(module, *g, weights.take()));
+      return std::unique_ptr<ModelRunner>(new LoopGraphRunner(module, *g, weights.take(), options.seed));
     return PlanRunner::create(module, *g, weights.take(), options);
   }
   const Graph *g = graphName.empty()
@@ -321,7 +355,7 @@ Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
                        : module.graph(graphName);
   if (!g)
     return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
-  return std::unique_ptr<ModelRunner>(new GraphRunner(module, *g, weights.take()));
+  return std::unique_ptr<ModelRunner>(new GraphRunner(module, *g, weights.take(), options.seed));
 }
 
 } // namespace gc

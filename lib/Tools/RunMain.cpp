@@ -36,6 +36,7 @@ struct RunOptions {
   unsigned bench = 0;
   unsigned threads = 0;
   bool profile = false;
+  uint64_t seed = RandomState::kDefaultSeed;
 };
 
 size_t countUserInputs(const ModelRunner &g) {
@@ -263,8 +264,9 @@ int runMain(int argc, char **argv) {
                "Also write the buffers the graph mutates, as buffer_after.<name>.npy");
   app.add_option("--graph", o.graph, "Which graph of the module to run (default: the first)");
   app.add_option("--runs", o.runs,
-                 "Run N times in a row, each run reading the buffers the one before mutated; "
-                 "with --inputs-dir DIR, run k reads DIR/run<k>/in<i>.npy. --expect, "
+                 "Run N times in a row, each run reading the buffers the one before mutated "
+                 "and drawing fresh random numbers; with --inputs-dir DIR, run k reads "
+                 "DIR/run<k>/in<i>.npy. --expect, "
                  "--expect-buffer and --output-dir see the last run")
       ->check(CLI::Range(1u, 1000000u));
   app.add_flag("--expect-runs", o.expectRuns,
@@ -276,6 +278,15 @@ int runMain(int argc, char **argv) {
                "Kernel plans and packages: print the time each plan step took");
   app.add_option("--threads", o.threads,
                  "Kernel plans: worker threads (default: one per hardware thread)");
+  app.add_option("--seed", o.seed,
+                 "The seed of the generator random ops draw from (default 0; docs/random.md)")
+      ->check(CLI::Validator(
+          [](std::string &s) {
+            // CLI11 would wrap a negative number around into the unsigned range.
+            return s.starts_with("-") ? "takes an integer in [0, 2^64), got '" + s + "'"
+                                      : std::string();
+          },
+          "SEED"));
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
@@ -287,6 +298,7 @@ int runMain(int argc, char **argv) {
   RunnerOptions ro;
   ro.threads = o.threads;
   ro.profile = o.profile;
+  ro.seed = o.seed;
   Expected<std::unique_ptr<ModelRunner>> runner = openModelRunner(o.input, o.graph, ro);
   if (!runner)
     return reportError(tool, runner.error());

@@ -64,7 +64,8 @@ void dropUnreferencedWeights(Module &m) {
   std::unordered_set<std::string> used;
   for (const auto &g : m.graphs())
     for (const InputSpec &s : g->inputSpecs())
-      if (s.kind != InputKind::UserInput && s.kind != InputKind::Token)
+      if (s.kind != InputKind::UserInput && s.kind != InputKind::Token &&
+          !isGeneratorInput(s.kind))
         used.insert(s.target);
   std::erase_if(m.weights(), [&](const Weight &w) { return !used.count(w.name); });
 }

@@ -149,7 +149,7 @@ gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_pac
   for (const plan::Graph *g : *p.graphs()) {
     GraphInfo info{g->name()->str(), {}, {}};
     for (const plan::Binding *b : *g->inputs())
-      if (b->weight() < 0)
+      if (b->weight() < 0 && b->generator() == plan::GeneratorPart::None)
         info.inputs.emplace_back(p, *b);
     for (const plan::Binding *b : *g->outputs())
       info.outputs.emplace_back(p, *b);
@@ -379,6 +379,38 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
 }
 
 void gcrt_context_free(gcrt_context *context) { delete context; }
+
+gcrt_status gcrt_context_set_seed(gcrt_context *context, uint64_t seed) {
+  if (!context)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_set_seed: null context");
+  lastError.clear();
+  context->executor->randomState() = RandomState{seed, 0};
+  return GCRT_OK;
+}
+
+gcrt_status gcrt_context_get_seed(const gcrt_context *context, uint64_t *seed) {
+  if (!context || !seed)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_get_seed: null argument");
+  lastError.clear();
+  *seed = context->executor->randomState().seed;
+  return GCRT_OK;
+}
+
+gcrt_status gcrt_context_set_offset(gcrt_context *context, uint64_t offset) {
+  if (!context)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_set_offset: null context");
+  lastError.clear();
+  context->executor->randomState().offset = offset;
+  return GCRT_OK;
+}
+
+gcrt_status gcrt_context_get_offset(const gcrt_context *context, uint64_t *offset) {
+  if (!context || !offset)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_get_offset: null argument");
+  lastError.clear();
+  *offset = context->executor->randomState().offset;
+  return GCRT_OK;
+}
 
 gcrt_status gcrt_context_profile(gcrt_context *context, gcrt_step_profile *steps,
                                  size_t capacity, size_t *count) {

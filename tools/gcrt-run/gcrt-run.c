@@ -54,6 +54,7 @@ static const char kUsage[] =
     "  --bench N          also time N runs after a warm-up run\n"
     "  --threads T        worker threads (default 0: one per hardware thread)\n"
     "  --profile          print the time each plan step took\n"
+    "  --seed N           the seed of the context's random numbers (default 0)\n"
     "  -h, --help         this text\n"
     "\n"
     "Exits 1 on an error (named with its file) or a mismatch, 2 on a bad\n"
@@ -69,6 +70,7 @@ typedef struct Options {
   size_t numInputs, numExpects, numWeightSets, numSetBuffers, numExpectBuffers;
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
+  unsigned long long seed;
   int profile, expectRuns, reset;
 } Options;
 
@@ -116,7 +118,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
                         strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
                         strcmp(a, "--weights") == 0 || strcmp(a, "--runs") == 0 ||
                         strcmp(a, "--inputs-dir") == 0 || strcmp(a, "--set-buffer") == 0 ||
-                        strcmp(a, "--expect-buffer") == 0 || strcmp(a, "--reset-before") == 0;
+                        strcmp(a, "--expect-buffer") == 0 || strcmp(a, "--reset-before") == 0 ||
+                        strcmp(a, "--seed") == 0;
     if (isValueOption && i + 1 == argc)
       return error("%s needs a value (gcrt-run --help)", a) + 1;
     if (strcmp(a, "--weight") == 0 && i + 2 >= argc)
@@ -164,6 +167,13 @@ static int parseOptions(int argc, char **argv, Options *o) {
     } else if (strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0) {
       if (parseCount(a, argv[i + 1], a[2] == 'b' ? &o->bench : &o->threads))
         return 2;
+      ++i;
+    } else if (strcmp(a, "--seed") == 0) {
+      char *end;
+      errno = 0;
+      o->seed = strtoull(argv[i + 1], &end, 10);
+      if (errno || end == argv[i + 1] || *end || argv[i + 1][0] == '-')
+        return error("--seed takes an integer in [0, 2^64), got '%s'", argv[i + 1]) + 1;
       ++i;
     } else if (a[0] == '-' && a[1]) {
       return error("unknown option '%s' (gcrt-run --help)", a) + 1;
@@ -603,7 +613,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads,
-                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK) {
+                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK ||
+      gcrt_context_set_seed(ctx, (uint64_t)o.seed) != GCRT_OK) {
     error("'%s': %s", o.package, gcrt_last_error());
     goto done;
   }

@@ -159,7 +159,7 @@ template <class E> struct EnumInfo;
 GC_ENUM_FN(DType, kNumDTypes, dtypeName)
 GC_ENUM_FN(ScalarOp, kNumScalarOps, scalarOpName)
 GC_ENUM_FN(ReduceKind, size_t(ReduceKind::Any) + 1, reduceKindName)
-GC_ENUM_FN(InputKind, size_t(InputKind::Token) + 1, inputKindName)
+GC_ENUM_FN(InputKind, size_t(InputKind::RngOffset) + 1, inputKindName)
 GC_ENUM_FN(OutputKind, size_t(OutputKind::SavedForBackward) + 1, outputKindName)
 GC_ENUM_FN(Level, size_t(Level::Kernels) + 1, levelName)
 GC_ENUM_NAMES(BufferKind, "input", "output", "intermediate")

@@ -129,8 +129,11 @@ private:
   ResultForm form_ = ResultForm::Single;
 };
 
-/// What a graph input is, as torch.export's signature says.
-enum class InputKind : uint8_t { UserInput, Parameter, Buffer, Constant, Token };
+/// What a graph input is: torch.export's signature kinds, then the two
+/// halves of the random-number generator's state (RngSeed, RngOffset: one
+/// i64[] each), which the decomposition of random ops adds and every runner
+/// binds from its own state, never the caller (docs/random.md).
+enum class InputKind : uint8_t { UserInput, Parameter, Buffer, Constant, Token, RngSeed, RngOffset };
 /// What a graph output is.
 enum class OutputKind : uint8_t {
   UserOutput,
@@ -147,6 +150,10 @@ enum class OutputKind : uint8_t {
   SavedForBackward,
 };
 std::string_view inputKindName(InputKind k);
+/// Whether the runner binds the input from its generator state.
+inline bool isGeneratorInput(InputKind k) {
+  return k == InputKind::RngSeed || k == InputKind::RngOffset;
+}
 std::optional<InputKind> parseInputKind(std::string_view s);
 std::string_view outputKindName(OutputKind k);
 std::optional<OutputKind> parseOutputKind(std::string_view s);

@@ -6,6 +6,7 @@
 #include "gc/Tensor/Tensor.h"
 #include "gc/Tensor/Weights.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/RandomState.h"
 
 #include <map>
 #include <span>
@@ -28,15 +29,21 @@ struct RunResult {
   std::map<std::string, Tensor> mutatedBuffers;
 };
 
+/// The tensor a generator input of kind `k` (isGeneratorInput) is bound to:
+/// the seed or the offset of `rng` as an i64[] holding the same 64 bits.
+Tensor generatorInput(InputKind k, const RandomState &rng);
+
 /// Runs `graph` on `userInputs` (one per user-input of the signature, in
-/// order) with parameters, buffers and constants from `weights`. Checks each
+/// order) with parameters, buffers and constants from `weights`, and its
+/// generator inputs bound to `rng`. Checks each
 /// user input's dtype and shape against the signature, binding symbolic
 /// sizes, and each kernel's result against the graph's metadata. A new
 /// result is laid out with the strides the graph records, so that later
 /// views see torch's layout. Errors name the input or the node.
 Expected<RunResult> runGraph(const Module &m, const Graph &graph,
                              const std::vector<Tensor> &userInputs,
-                             const std::map<std::string, Tensor> &weights);
+                             const std::map<std::string, Tensor> &weights,
+                             const RandomState &rng = {});
 
 } // namespace gc
 

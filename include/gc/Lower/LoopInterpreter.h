@@ -11,6 +11,7 @@
 #include "gc/IR/LoopIR.h"
 #include "gc/Tensor/Tensor.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/RandomState.h"
 
 #include <map>
 #include <string>
@@ -20,10 +21,12 @@ namespace gc {
 
 /// Runs `graph` on `userInputs` (one per user input, in order) with weights
 /// by name; returns one tensor per graph output, with the output's type.
-/// Binds size symbols from the user inputs and checks dtypes and shapes.
+/// Binds size symbols from the user inputs and checks dtypes and shapes;
+/// generator inputs are bound to `rng`.
 Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph &graph,
                                            const std::vector<Tensor> &userInputs,
-                                           const std::map<std::string, Tensor> &weights);
+                                           const std::map<std::string, Tensor> &weights,
+                                           const RandomState &rng = {});
 
 } // namespace gc
 

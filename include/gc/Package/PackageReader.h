@@ -138,6 +138,9 @@ public:
   Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs);
   /// Time per step (RuntimeOptions::profile).
   std::vector<StepProfile> profile() const { return executor_->profile(); }
+  /// The generator state the graph's random numbers come from: set the
+  /// seed or the offset here; each run moves the offset on.
+  RandomState &randomState() { return generator_.state; }
 
   /// An error naming both inputs if two user inputs share memory and the
   /// graph writes one of them: the copy back would clobber the other.
@@ -185,6 +188,7 @@ private:
   std::vector<size_t> userSlots_;
   std::vector<State> state_;
   std::vector<InputMutation> inputMutations_;
+  GeneratorBinding generator_;
 };
 
 } // namespace gc

@@ -13,6 +13,7 @@
 #include "gc/Runtime/Fallback.h"
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/RandomState.h"
 
 #include <cstdint>
 #include <functional>
@@ -57,6 +58,22 @@ struct RuntimeOptions {
   /// available). Called at creation for fallback steps, and later for an
   /// extern step only if oneDNN declines its shapes.
   std::function<Expected<const FallbackComponent *>()> fallback;
+};
+
+/// A context's random-number generator state, bound to the generator
+/// inputs of a plan graph (Binding.generator): the seed and the offset as
+/// i64[] tensors that live here.
+class GeneratorBinding {
+public:
+  RandomState state;
+  /// Points each generator input of `g` among `inputs` (one per graph
+  /// input) at the current seed or offset.
+  void bind(const plan::Graph &g, std::span<TensorRef> inputs);
+  /// After a run of `g`: moves the offset past the numbers the run drew.
+  void advance(const plan::Graph &g) { state.offset += static_cast<uint64_t>(g.random_draws()); }
+
+private:
+  int64_t seed_ = 0, offset_ = 0;
 };
 
 /// Where the time of the runs went, per plan step (RuntimeOptions::profile).

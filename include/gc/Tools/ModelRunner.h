@@ -23,6 +23,7 @@ namespace gc {
 struct RunnerOptions {
   unsigned threads = 0; ///< kernel plans: worker threads (0: one per core)
   bool profile = false; ///< kernel plans: time every step (ModelRunner::profile)
+  uint64_t seed = RandomState::kDefaultSeed; ///< the generator's seed (docs/random.md)
 };
 
 class ModelRunner {
@@ -30,6 +31,9 @@ public:
   virtual ~ModelRunner() = default;
   virtual const std::vector<InputSpec> &inputSpecs() const = 0;
   virtual const std::vector<OutputSpec> &outputSpecs() const = 0;
+  /// The generator state random ops draw from; each run moves its offset
+  /// past the numbers the run drew.
+  virtual RandomState &randomState() = 0;
   /// Runs once. May be called many times (benchmarks); weights stay loaded.
   /// Runs carry state, as a package's context does: the buffers one run
   /// mutates are what the next one reads, and a user input the graph writes

@@ -2,8 +2,8 @@
 //
 // Linear layers and matrix products (to mm and bmm with views, expands and
 // permutes), convolution and pooling wrappers, normalizations (their
-// statistics through core reductions), attention in its math form, dropout
-// with functional random numbers, and losses.
+// statistics through core reductions), attention in its math form, and
+// losses. Dropout is with the other random ops (Random.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Emit.h"
@@ -520,79 +520,6 @@ Results decomposeNativeGroupNorm(RewriteContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Dropout
-//===----------------------------------------------------------------------===//
-
-/// The graph input named `name` (an i64[] user input), added if missing.
-Value *rngInput(GraphBuilder &b, const std::string &name) {
-  Graph &g = b.graph();
-  for (size_t i = 0; i < g.inputs().size(); ++i)
-    if (g.inputSpecs()[i].kind == InputKind::UserInput && g.inputSpecs()[i].target == name)
-      return g.inputs()[i];
-  TensorType t = contiguousType(b.syms(), DType::Int64, {});
-  return g.addInput(b.uniqueName(name), Type::makeTensor(std::move(t)),
-                    InputSpec{InputKind::UserInput, name});
-}
-
-/// How many random numbers the graph's gc.rand calls so far draw: the
-/// offset of the next call's stream.
-int64_t randomNumbersDrawn(Graph &g) {
-  int64_t n = 0;
-  for (const auto &node : g.nodes()) {
-    if (node->op() != ops::gc_rand_default)
-      continue;
-    int64_t numel = 1;
-    for (const SymExpr *s : node->results()[0]->type().tensor.sizes)
-      numel *= staticSize(s, "a dropout input");
-    n += numel;
-  }
-  return n;
-}
-
-/// Training dropout: keep where u >= p for u uniform in [0, 1), scale the
-/// kept values by 1/(1-p). The random numbers come from gc.rand keyed by two
-/// graph inputs, rng_seed and rng_offset, so the graph stays a function.
-/// Returns the output and the keep mask.
-std::pair<Value *, Value *> trainingDropout(RewriteContext &ctx, Emit &e, Value *x, double p) {
-  GraphBuilder &b = ctx.builder();
-  Value *seed = rngInput(b, "rng_seed");
-  Value *offset = rngInput(b, "rng_offset");
-  if (int64_t drawn = randomNumbersDrawn(b.graph()))
-    offset = e.add(offset, drawn);
-  Dims sizes;
-  for (const SymExpr *s : sizesOf(x))
-    sizes.push_back(staticSize(s, "a dropout input"));
-  DType t = typeOf(x).dtype;
-  Value *u =
-      e.op(ops::gc_rand_default,
-           {{"size", sizes}, {"seed", seed}, {"offset", offset}, {"dtype", computeDType(t)}});
-  Value *keep = e.compare(Cmp::Ge, u, Number::real(p));
-  if (p >= 1)
-    return {e.fullLike(x, Number::integer(0), t), keep};
-  return {e.mul(x, e.mul(e.cast(keep, t), 1.0 / (1.0 - p))), keep};
-}
-
-Results decomposeDropout(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = ctx.value("input");
-  double p = ctx.real("p", 0.5);
-  if (!ctx.boolean("train", true) || p == 0)
-    return finish(ctx, {x});
-  return finish(ctx, {trainingDropout(ctx, e, x, p).first});
-}
-
-/// native_dropout also returns the keep mask.
-Results decomposeNativeDropout(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = ctx.value("input");
-  double p = ctx.real("p", 0.5);
-  if (!ctx.boolean("train", true))
-    return finish(ctx, {x, e.fullLike(x, Number::integer(1), DType::Bool)});
-  auto [out, keep] = trainingDropout(ctx, e, x, p);
-  return finish(ctx, {out, keep});
-}
-
-//===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
 
@@ -787,7 +714,6 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten_conv3d_default, decomposeConv},
     {ops::aten_conv3d_padding, decomposeConv},
     {ops::aten_cross_entropy_loss_default, decomposeCrossEntropy},
-    {ops::aten_dropout_default, decomposeDropout},
     {ops::aten_einsum_default, decomposeEinsum},
     {ops::aten_group_norm_default, decomposeGroupNorm},
     {ops::aten_layer_norm_default, decomposeLayerNorm},
@@ -796,7 +722,6 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten_max_pool2d_default, decomposeMaxPool2d},
     {ops::aten_mse_loss_default, decomposeMseLoss},
     {ops::aten_native_batch_norm_default, decomposeNativeBatchNorm},
-    {ops::aten_native_dropout_default, decomposeNativeDropout},
     {ops::aten_native_group_norm_default, decomposeNativeGroupNorm},
     {ops::aten_native_layer_norm_default, decomposeNativeLayerNorm},
     {ops::aten_nll_loss_default, decomposeNllLoss},

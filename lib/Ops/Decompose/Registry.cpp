@@ -9,6 +9,7 @@ const DecompositionRegistry &decompositions() {
     registerPointwiseDecompositions(r);
     registerShapeDecompositions(r);
     registerNNDecompositions(r);
+    registerRandomDecompositions(r);
     registerReductionDecompositions(r);
     return r;
   }();

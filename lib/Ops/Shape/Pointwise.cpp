@@ -522,6 +522,12 @@ std::vector<Type> filled(const ShapeContext &ctx) {
   return one(contiguousType(ctx.syms(), dtype, symInts(ctx, "size"), deviceArg(ctx)));
 }
 
+/// randint: int64 unless told.
+std::vector<Type> randint(const ShapeContext &ctx) {
+  DType dtype = ctx.dtype("dtype").value_or(DType::Int64);
+  return one(contiguousType(ctx.syms(), dtype, symInts(ctx, "size"), deviceArg(ctx)));
+}
+
 /// new_ones, new_zeros, new_full, new_empty: self's dtype and device unless told.
 std::vector<Type> filledNew(const ShapeContext &ctx) {
   const TensorType &self = ctx.tensor("self");
@@ -529,7 +535,8 @@ std::vector<Type> filledNew(const ShapeContext &ctx) {
   return one(contiguousType(ctx.syms(), dtype, symInts(ctx, "size"), deviceArg(ctx, self.device)));
 }
 
-/// zeros_like, ones_like, full_like, empty_like, rand_like, randn_like.
+/// zeros_like, ones_like, full_like, empty_like, the random *_like ops, and
+/// bernoulli and uniform, which take self's dtype and layout too.
 std::vector<Type> filledLike(const ShapeContext &ctx) {
   const TensorType &self = ctx.tensor("self");
   DType dtype = ctx.dtype("dtype").value_or(self.dtype);
@@ -760,12 +767,16 @@ constexpr ShapeEntry kEntries[] = {
     // In place.
     {ops::aten_add__Tensor, inPlace},
     {ops::aten_dropout__default, inPlace},
+    {ops::aten_uniform__default, inPlace},
     {ops::aten_hardswish__default, inPlace},
     {ops::aten_mul__Tensor, inPlace},
     {ops::aten_relu__default, inPlace},
-    // Dropout.
+    // Random numbers.
+    {ops::aten_bernoulli_default, filledLike},
+    {ops::aten_bernoulli_p, filledLike},
     {ops::aten_dropout_default, dropout},
     {ops::aten_native_dropout_default, nativeDropout},
+    {ops::aten_uniform_default, filledLike},
     // Factories.
     {ops::aten_arange_default, arange},
     {ops::aten_arange_start, arange},
@@ -782,6 +793,10 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_ones_like_default, filledLike},
     {ops::aten_rand_default, filled},
     {ops::aten_rand_like_default, filledLike},
+    {ops::aten_randint_default, randint},
+    {ops::aten_randint_like_default, filledLike},
+    {ops::aten_randint_like_low_dtype, filledLike},
+    {ops::aten_randint_low, randint},
     {ops::aten_randn_default, filled},
     {ops::aten_randn_like_default, filledLike},
     {ops::aten_scalar_tensor_default, scalarTensor},

@@ -466,6 +466,50 @@ TEST_F(PackageTest, CApiProfile) {
   gcrt_package_free(pkg);
 }
 
+/// The generator state of a context (API version 4): seed 0 and offset 0
+/// at creation, set_seed resets the offset, and a graph that draws no
+/// random numbers leaves the offset where it was. (Packages that draw are
+/// checked through gc-run and gcrt-run: test/Models/random-*.test.)
+TEST_F(PackageTest, CApiGeneratorState) {
+  std::string bytes = build();
+  gcrt_package *pkg = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
+      << gcrt_last_error();
+  gcrt_context *ctx = nullptr;
+  ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  uint64_t seed = 99, offset = 99;
+  ASSERT_EQ(gcrt_context_get_seed(ctx, &seed), GCRT_OK);
+  ASSERT_EQ(gcrt_context_get_offset(ctx, &offset), GCRT_OK);
+  EXPECT_EQ(seed, 0u);
+  EXPECT_EQ(offset, 0u);
+
+  ASSERT_EQ(gcrt_context_set_offset(ctx, 1000), GCRT_OK);
+  ASSERT_EQ(gcrt_context_set_seed(ctx, UINT64_MAX), GCRT_OK);
+  ASSERT_EQ(gcrt_context_get_seed(ctx, &seed), GCRT_OK);
+  ASSERT_EQ(gcrt_context_get_offset(ctx, &offset), GCRT_OK);
+  EXPECT_EQ(seed, UINT64_MAX);
+  EXPECT_EQ(offset, 0u);
+
+  ASSERT_EQ(gcrt_context_set_offset(ctx, 1000), GCRT_OK);
+  float x[4] = {1, 2, 3, 4};
+  int64_t size = 4;
+  gcrt_tensor in{x, GCRT_FLOAT32, 1, &size, nullptr};
+  gcrt_tensor out[2] = {};
+  ASSERT_EQ(gcrt_run(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+  ASSERT_EQ(gcrt_context_get_offset(ctx, &offset), GCRT_OK);
+  EXPECT_EQ(offset, 1000u);
+
+  EXPECT_EQ(gcrt_context_set_seed(nullptr, 1), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("gcrt_context_set_seed: null context"),
+            std::string::npos);
+  EXPECT_EQ(gcrt_context_get_seed(ctx, nullptr), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_context_get_offset(nullptr, &offset), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_context_set_offset(nullptr, 0), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("gcrt_context_set_offset"), std::string::npos);
+  gcrt_context_free(ctx);
+  gcrt_package_free(pkg);
+}
+
 } // namespace
 
 namespace {

@@ -200,4 +200,40 @@ TEST(RuntimePlan, PlansWithoutFallbacksNeverAskForTheComponent) {
   EXPECT_FALSE(asked);
 }
 
+/// u = gc.rand([3, 5], rng_seed, rng_offset): the plan marks the two
+/// generator inputs and records the 15 numbers a run draws.
+struct RandomGraph : LoopGraphMaker {
+  explicit RandomGraph(DType seedType = DType::Int64) {
+    uint32_t seed = input("rng_seed", seedType, {});
+    graph.inputSpecs.back().kind = InputKind::RngSeed;
+    uint32_t offset = input("rng_offset", DType::Int64, {});
+    graph.inputSpecs.back().kind = InputKind::RngOffset;
+    uint32_t u = buffer("u", BufferKind::Output, DType::Float32, ks({3, 5}));
+    callNode(LoopNode::Kind::Fallback, ops::gc_rand_default, {whole(seed), whole(offset)},
+             {whole(u)})
+        .args = {intsArg("size", {3, 5}), tensorArg("seed", 0), tensorArg("offset", 1)};
+    output("u", u, whole(u).type);
+  }
+};
+
+TEST(RuntimePlan, GeneratorInputsAndDrawsAreRecorded) {
+  RandomGraph g;
+  Expected<std::string> bytes = buildRuntimePlan(g.module);
+  ASSERT_TRUE(bool(bytes)) << bytes.error().message();
+  const plan::Graph &graph = *plan::GetPlan(bytes->data())->graphs()->Get(0);
+  EXPECT_EQ(graph.inputs()->Get(0)->generator(), plan::GeneratorPart::Seed);
+  EXPECT_EQ(graph.inputs()->Get(1)->generator(), plan::GeneratorPart::Offset);
+  EXPECT_EQ(graph.inputs()->Get(0)->role()->str(), "rng_seed");
+  EXPECT_EQ(graph.random_draws(), 15);
+  EXPECT_EQ(readError(*bytes), "");
+}
+
+TEST(RuntimePlan, BadGeneratorInputsAreErrors) {
+  RandomGraph g(DType::Float32);
+  Expected<std::string> bytes = buildRuntimePlan(g.module);
+  ASSERT_TRUE(bool(bytes)) << bytes.error().message();
+  EXPECT_EQ(readError(*bytes), "'p': graph @g: input 0 ('rng_seed') is a bad generator input: it "
+                               "must be an input i64[] of no weight");
+}
+
 } // namespace
