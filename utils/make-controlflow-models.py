@@ -20,6 +20,13 @@ linear layer and tanh. The trip count is the value of `n`, an int64 scalar.
 Returns the tensor and the final counter. Writes OUTDIR/while_model/:
 model.pt2; in0.npy/in1.npy (x, n = 3) with out0.npy/out1.npy; in2.npy/in3.npy
 (x, n = 0: the body never runs) with out2.npy/out3.npy; and provenance.json.
+
+nested_model: control flow inside control flow: a while_loop whose body
+holds a torch.cond (tanh of a linear layer if the carried tensor's sum is
+positive, one minus it otherwise), so a called graph calls graphs of its
+own. Returns the tensor. Writes OUTDIR/nested_model/: model.pt2; in0.npy,
+in1.npy (x, n = 4, the branch changes between iterations) with out0.npy;
+in2.npy, in3.npy (x, n = 1) with out1.npy; and provenance.json.
 """
 import argparse
 import json
@@ -63,6 +70,24 @@ class WhileModel(nn.Module):
 
         i, h = while_loop(cond_fn, body_fn, (torch.zeros((), dtype=torch.int64), x))
         return h, i
+
+
+class NestedModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(5, 5)
+
+    def forward(self, x, n):
+        def cond_fn(i, h):
+            return i < n
+
+        def body_fn(i, h):
+            h = torch.cond(h.sum() > 0, lambda a: torch.tanh(self.l(a)),
+                           lambda a: 1.0 - a, (h,))
+            return i + 1, h
+
+        _, h = while_loop(cond_fn, body_fn, (torch.zeros((), dtype=torch.int64), x))
+        return h
 
 
 def save(path, t):
@@ -137,12 +162,30 @@ def export_while(outdir):
     provenance(out, ep)
 
 
+def export_nested(outdir):
+    out = os.path.join(outdir, "nested_model")
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    model = NestedModel().eval()
+    ep = torch.export.export(model, (torch.randn(2, 5), torch.tensor(4)))
+    assert {"cond", "while_loop"} <= set(targets_of(ep)), targets_of(ep)
+    clean_and_save(ep, os.path.join(out, "model.pt2"))
+    for k, n in enumerate([4, 1]):
+        x, nt = torch.randn(2, 5), torch.tensor(n)
+        save(os.path.join(out, "in%d.npy" % (2 * k)), x)
+        save(os.path.join(out, "in%d.npy" % (2 * k + 1)), nt)
+        with torch.no_grad():
+            save(os.path.join(out, "out%d.npy" % k), model(x, nt))
+    provenance(out, ep)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir")
     args = ap.parse_args()
     export_cond(args.outdir)
     export_while(args.outdir)
+    export_nested(args.outdir)
 
 
 if __name__ == "__main__":
