@@ -83,7 +83,7 @@ class NestedModel(nn.Module):
 
         def body_fn(i, h):
             h = torch.cond(h.sum() > 0, lambda a: torch.tanh(self.l(a)),
-                           lambda a: 1.0 - a, (h,))
+                           lambda a: -a + 1.0, (h,))
             return i + 1, h
 
         _, h = while_loop(cond_fn, body_fn, (torch.zeros((), dtype=torch.int64), x))
