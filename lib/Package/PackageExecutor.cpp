@@ -34,8 +34,13 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
     auto *base = const_cast<uint8_t *>(weights->bytes(in.weight()).data());
     ref.data = base + w.storage_offset() * dtypeSize(ref.dtype);
   }
+  RuntimeOptions withKernels = options;
+  // The package outlives its executors, which share it.
+  withKernels.graphKernels = [pkg = package.get()](size_t g) -> const KernelLibrary & {
+    return pkg->kernels(g);
+  };
   Expected<std::unique_ptr<Executor>> executor =
-      Executor::create(package->planFile(), graph, package->kernels(graph), options);
+      Executor::create(package->planFile(), graph, package->kernels(graph), withKernels);
   if (!executor)
     return executor.error().withContext(graphLabel(g));
   exec->executor_ = executor.take();
