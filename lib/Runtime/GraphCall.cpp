@@ -1,6 +1,8 @@
 //===- GraphCall.cpp - Call steps: cond and while_loop at run time --------===//
 #include "GraphCall.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <new>
 
 namespace gc {
@@ -78,7 +80,8 @@ Error GraphCall::run(char *const *buffers, const std::vector<StridedLayout> &inp
 }
 
 Error GraphCall::runCond(const std::vector<TensorRef> &in, const std::vector<TensorRef> &out) {
-  bool pred = *static_cast<const bool *>(in.at(0).data);
+  // A bool element is one byte; any nonzero byte is true, as torch reads it.
+  bool pred = *static_cast<const uint8_t *>(in.at(0).data) != 0;
   std::vector<TensorRef> operands(in.begin() + 1, in.end());
   return graphs_.at(pred ? 0 : 1)->run(operands, out);
 }
@@ -93,7 +96,7 @@ Error GraphCall::runWhile(const std::vector<TensorRef> &in, const std::vector<Te
     copy(current.back().ref, in[i]);
     next.push_back(allocate(in[i]));
   }
-  bool go = false;
+  uint8_t go = 0;
   TensorRef flag{&go, DType::Bool, {}, {}};
   std::vector<TensorRef> args(in.begin(), in.end()), results(carried);
   while (true) {
