@@ -10,6 +10,7 @@
 #include "gc/Autodiff/Autodiff.h"
 
 #include "gc/Autodiff/Derivatives.h"
+#include "gc/IR/OpSchema.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -270,6 +271,16 @@ Error buildJointModule(Module &m, const JointOptions &o) {
   if (m.level() != Level::Core)
     return makeError() << "the joint graph is built from a module of level core, not "
                        << levelName(m.level());
+  // Derivatives of cond and while_loop would differentiate the graphs they
+  // call; that is not built yet, so they are refused by name rather than
+  // counted as extra graphs.
+  for (const auto &g : m.graphs())
+    for (const auto &n : g->nodes())
+      if (callsGraphs(n->op()))
+        return makeError() << "graph @" << g->name() << ", node "
+                           << (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ")
+                           << "(" << n->op()
+                           << "): autodiff through control flow is not supported yet";
   if (m.graphs().size() != 1)
     return makeError() << "the joint graph is built from a module with one graph, not "
                        << m.graphs().size();

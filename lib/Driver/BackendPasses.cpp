@@ -74,6 +74,8 @@ public:
           ++statistics()["extern calls"];
         if (step.kind == PlanStep::Kind::Fallback)
           ++statistics()["fallback calls"];
+        if (step.kind == PlanStep::Kind::Call)
+          ++statistics()["graph calls"];
       }
     }
     return Error::success();
@@ -182,8 +184,8 @@ std::unique_ptr<Pass> defaultSchedulePass() { return createSchedulePass({}); }
 std::unique_ptr<Pass> defaultEmitKernelsPass() { return createEmitKernelsPass({}, true); }
 
 constexpr PassInfo kBackendPasses[] = {
-    {"lower", "Lower core graphs to loop IR: buffers, pointwise, reduction, extern and "
-              "fallback nodes (gc-lower)",
+    {"lower", "Lower core graphs to loop IR: buffers, pointwise, reduction, extern, "
+              "fallback and call nodes (gc-lower)",
      &defaultLowerPass},
     {"schedule", "Fuse loop nodes into kernels, choose loop orders, order the plan's steps "
                  "(gc-codegen)",

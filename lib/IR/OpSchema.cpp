@@ -200,6 +200,12 @@ bool OpSchema::computesSizes() const {
 
 bool computesSizes(OpId op) { return opSchema(op).computesSizes(); }
 
+bool OpSchema::callsGraphs() const {
+  return std::any_of(args.begin(), args.end(), [](const ArgDef &a) { return a.type == "Graph"; });
+}
+
+bool callsGraphs(OpId op) { return opSchema(op).callsGraphs(); }
+
 std::ostream &operator<<(std::ostream &os, OpId op) { return os << opName(op); }
 
 } // namespace gc

@@ -265,6 +265,9 @@ void Printer::printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg
   case ArgElem::Device:
     out_ += deviceName(a.device);
     break;
+  case ArgElem::Graph:
+    out_ += '@' + a.strings[i];
+    break;
   }
 }
 

@@ -1,9 +1,11 @@
 //===- Verifier.cpp - Structural checks -----------------------------------===//
 #include "gc/IR/Verifier.h"
 
+#include "gc/IR/Fields.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/Printer.h"
 
 #include <algorithm>
 #include <optional>
@@ -41,6 +43,12 @@ std::optional<std::string> badConstant(const Arg &v) {
     return count(v.floats.size(), "floats");
   case ArgKind::String:
     return count(v.strings.size(), "strings");
+  case ArgKind::Graph:
+    if (auto bad = count(v.strings.size(), "strings"))
+      return bad;
+    if (!isValueName(v.strings[0]))
+      return "'" + v.strings[0] + "' is not a valid graph name";
+    return std::nullopt;
   case ArgKind::ScalarType:
     if (auto bad = count(v.ints.size(), "integers"))
       return bad;
@@ -233,7 +241,115 @@ private:
       return failAt(n) << "a single-result node defines " << n.results().size() << " values";
     for (const Value *r : n.results())
       GC_RETURN_IF_ERROR(define(r));
+    if (callsGraphs(n.op()))
+      return checkGraphCalls(n);
     return Error::success();
+  }
+
+  /// Tensors agree where a graph is called: same dtype and sizes. Strides
+  /// may differ, as torch records each graph's own layouts.
+  static bool sameShape(const Type &a, const Type &b) {
+    if (a.kind != b.kind)
+      return false;
+    return !a.isTensor() || (a.tensor.dtype == b.tensor.dtype && a.tensor.sizes == b.tensor.sizes);
+  }
+
+  /// A graph argument names another graph of the module whose inputs take
+  /// `operands` and whose outputs have the types of `results` (none: not
+  /// checked here).
+  Error checkCallee(const Node &n, std::string_view argName,
+                    const std::vector<const Value *> &operands,
+                    const std::vector<const Value *> *results) const {
+    const NamedArg *a = n.arg(argName);
+    if (!a || a->value.kind != ArgKind::Graph)
+      return failAt(n) << "argument '" << argName << "' is not a graph";
+    const std::string &name = a->value.strings[0];
+    const Graph *callee = module_.graph(name);
+    if (!callee)
+      return failAt(n) << "argument '" << argName << "' names graph @" << name
+                       << ", which the module does not have";
+    // Callees come after their callers, as gc-import adds them, so that
+    // calls cannot recurse.
+    auto position = [&](const Graph *g) {
+      const auto &all = module_.graphs();
+      return std::find_if(all.begin(), all.end(), [&](const auto &p) { return p.get() == g; }) -
+             all.begin();
+    };
+    if (position(callee) <= position(&graph_))
+      return failAt(n) << "argument '" << argName << "' names graph @" << name
+                       << ", which does not come after the graph that calls it";
+    if (callee->inputs().size() != operands.size())
+      return failAt(n) << "graph @" << name << " takes " << callee->inputs().size()
+                       << " inputs, the node passes " << operands.size();
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (callee->inputSpecs()[i].kind != InputKind::UserInput)
+        return failAt(n) << "graph @" << name << ": input %" << callee->inputs()[i]->name()
+                         << " is a " << inputKindName(callee->inputSpecs()[i].kind)
+                         << "; a called graph takes everything from its caller";
+      if (!sameShape(callee->inputs()[i]->type(), operands[i]->type()))
+        return failAt(n) << "graph @" << name << ": input %" << callee->inputs()[i]->name()
+                         << " is " << printType(callee->inputs()[i]->type())
+                         << ", the node passes %" << operands[i]->name() << " of type "
+                         << printType(operands[i]->type());
+    }
+    if (!results)
+      return Error::success();
+    if (callee->outputs().size() != results->size())
+      return failAt(n) << "graph @" << name << " returns " << callee->outputs().size()
+                       << " values, the node has " << results->size() << " results";
+    for (size_t i = 0; i < results->size(); ++i)
+      if (!sameShape(callee->outputs()[i]->type(), (*results)[i]->type()))
+        return failAt(n) << "graph @" << name << ": output " << i << " is "
+                         << printType(callee->outputs()[i]->type()) << ", the node's result %"
+                         << (*results)[i]->name() << " is "
+                         << printType((*results)[i]->type());
+    return Error::success();
+  }
+
+  static std::vector<const Value *> tensorsOf(const Node &n, std::string_view name) {
+    const NamedArg *a = n.arg(name);
+    if (!a || a->value.kind != ArgKind::Tensors)
+      return {};
+    return {a->value.values.begin(), a->value.values.end()};
+  }
+
+  /// cond and while_loop: each graph they call takes their operands and
+  /// returns what they return.
+  Error checkGraphCalls(const Node &n) const {
+    std::vector<const Value *> results(n.results().begin(), n.results().end());
+    if (n.op() == ops::higher_order_cond) {
+      const NamedArg *pred = n.arg("pred");
+      if (!pred || pred->value.kind != ArgKind::Tensor ||
+          pred->value.values[0]->type().tensor.dtype != DType::Bool ||
+          pred->value.values[0]->type().tensor.rank() != 0)
+        return failAt(n) << "argument 'pred' is not a 0-dim bool tensor";
+      std::vector<const Value *> operands = tensorsOf(n, "operands");
+      GC_RETURN_IF_ERROR(checkCallee(n, "true_fn", operands, &results));
+      return checkCallee(n, "false_fn", operands, &results);
+    }
+    if (n.op() == ops::higher_order_while_loop) {
+      std::vector<const Value *> carried = tensorsOf(n, "carried_inputs");
+      std::vector<const Value *> operands = carried;
+      for (const Value *v : tensorsOf(n, "additional_inputs"))
+        operands.push_back(v);
+      if (carried.size() != results.size())
+        return failAt(n) << "carries " << carried.size() << " values but has "
+                         << results.size() << " results";
+      for (size_t i = 0; i < carried.size(); ++i)
+        if (!sameShape(carried[i]->type(), results[i]->type()))
+          return failAt(n) << "result %" << results[i]->name() << " is "
+                           << printType(results[i]->type()) << ", its carried input %"
+                           << carried[i]->name() << " is " << printType(carried[i]->type());
+      GC_RETURN_IF_ERROR(checkCallee(n, "cond_fn", operands, nullptr));
+      const Graph &condFn = *module_.graph(n.arg("cond_fn")->value.strings[0]);
+      if (condFn.outputs().size() != 1 || !condFn.outputs()[0]->type().isTensor() ||
+          condFn.outputs()[0]->type().tensor.dtype != DType::Bool ||
+          condFn.outputs()[0]->type().tensor.rank() != 0)
+        return failAt(n) << "graph @" << condFn.name()
+                         << " does not return one 0-dim bool tensor";
+      return checkCallee(n, "body_fn", operands, &results);
+    }
+    return failAt(n) << "the verifier does not know how this op calls graphs";
   }
 
   const Value *findInput(InputKind kind, const std::string &target) const {
@@ -474,8 +590,11 @@ private:
   }
 
   Error checkCall(const LoopNode &n) const {
-    if (n.kind == LoopNode::Kind::Fallback && !n.postOps.empty())
-      return failAt(n) << "a fallback node has post-ops";
+    if (n.kind != LoopNode::Kind::Extern && !n.postOps.empty())
+      return failAt(n) << "only an extern node has post-ops";
+    if ((n.kind == LoopNode::Kind::Call) != callsGraphs(n.op))
+      return failAt(n) << (n.kind == LoopNode::Kind::Call ? "a call node's op calls no graphs"
+                                                          : "only a call node may call graphs");
     for (const std::vector<BufferView> *views : {&n.inputs, &n.outputs})
       for (size_t i = 0; i < views->size(); ++i) {
         std::string what = (views == &n.inputs ? "input " : "output ") + std::to_string(i);
@@ -493,6 +612,23 @@ private:
       const Arg &v = a.value;
       if (!v.values.empty() || v.kind == ArgKind::SymFloat || v.kind == ArgKind::SymBool)
         return failAt(n) << "argument '" << a.name << "' refers to a graph value";
+      if ((v.kind == ArgKind::Graph) != (n.kind == LoopNode::Kind::Call &&
+                                         opSchema(n.op).arg(a.name) &&
+                                         opSchema(n.op).arg(a.name)->type == "Graph"))
+        return failAt(n) << "argument '" << a.name << "' "
+                         << (v.kind == ArgKind::Graph ? "names a graph, which only a call node's graph argument may"
+                                                      : "of a call node is not a graph");
+      if (v.kind == ArgKind::Graph && !v.strings.empty()) {
+        const auto &all = module_.loopGraphs();
+        auto at = [&](auto pred) { return std::find_if(all.begin(), all.end(), pred) - all.begin(); };
+        auto callee = at([&](const auto &g) { return g->name == v.strings[0]; });
+        if (callee == static_cast<ptrdiff_t>(all.size()))
+          return failAt(n) << "argument '" << a.name << "' names graph @" << v.strings[0]
+                           << ", which the module does not have";
+        if (callee <= at([&](const auto &g) { return g.get() == &graph_; }))
+          return failAt(n) << "argument '" << a.name << "' names graph @" << v.strings[0]
+                           << ", which does not come after the graph that calls it";
+      }
       bool tensors = v.kind == ArgKind::Tensor || v.kind == ArgKind::Tensors ||
                      v.kind == ArgKind::OptionalTensors;
       if (v.kind == ArgKind::Tensor && v.ints.size() != 1)
@@ -544,12 +680,13 @@ private:
           return fail() << what << " runs kernel " << s.index << ", but the plan has "
                         << p.kernels.size();
       } else {
-        LoopNode::Kind want = s.kind == PlanStep::Kind::Extern ? LoopNode::Kind::Extern
-                                                               : LoopNode::Kind::Fallback;
+        LoopNode::Kind want = s.kind == PlanStep::Kind::Extern   ? LoopNode::Kind::Extern
+                              : s.kind == PlanStep::Kind::Fallback ? LoopNode::Kind::Fallback
+                                                                   : LoopNode::Kind::Call;
         if (s.index >= graph_.nodes.size() || graph_.nodes[s.index].kind != want)
-          return fail() << what << " runs node " << s.index << ", which is not an "
-                        << (want == LoopNode::Kind::Extern ? "extern" : "fallback")
-                        << " node of the graph";
+          return fail() << what << " runs node " << s.index << ", which is not "
+                        << (want == LoopNode::Kind::Extern ? "an " : "a ")
+                        << EnumInfo<LoopNode::Kind>::name(want) << " node of the graph";
       }
       for (uint32_t b : s.frees)
         GC_RETURN_IF_ERROR(checkBuffer(b, what + " frees"));

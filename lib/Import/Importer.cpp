@@ -13,6 +13,8 @@
 #include "Autocast.h"
 
 #include "gc/Import/SympyExpr.h"
+#include "gc/IR/Names.h"
+#include "gc/IR/OpSchema.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"
@@ -24,6 +26,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -623,13 +626,18 @@ private:
       bindResults(g, node, where, inlineRegion(g, node, where, 0, firstOperand), false);
       return;
     }
-    // Control flow (cond, while_loop, map, scan) and the other higher-order
-    // ops hold subgraphs that gc's graphs cannot express yet.
-    if (op.rfind("higher_order.", 0) == 0)
-      fail(where + ": this higher-order op is not supported yet (it holds a subgraph that "
-                   "gc cannot inline); gc inlines wrap_with_set_grad_enabled, "
-                   "wrap_with_autocast, invoke_subgraph and tag_activation_checkpoint");
     std::optional<OpId> id = lookupOp(op);
+    // Control flow (cond, while_loop) stays an op that calls graphs.
+    if (id && callsGraphs(*id)) {
+      importGraphCall(g, node, *id, where);
+      return;
+    }
+    // map, scan and the other higher-order ops hold subgraphs that gc
+    // neither inlines nor calls yet.
+    if (op.rfind("higher_order.", 0) == 0)
+      fail(where + ": this higher-order op is not supported yet (it holds a subgraph); gc "
+                   "inlines wrap_with_set_grad_enabled, wrap_with_autocast, invoke_subgraph "
+                   "and tag_activation_checkpoint, and keeps cond and while_loop");
     if (!id)
       fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
     std::vector<NamedArg> args;
@@ -643,7 +651,15 @@ private:
     }
     if (!autocast_.empty() && autocast_.back().enabled)
       applyAutocast(g, *id, args);
-    auto [res, form] = results(field(node, "outputs", where), where);
+    addImportedNode(g, *id, std::move(args), node, where, std::nullopt);
+  }
+
+  /// Adds a call of `id` to `g` with the results `node` lists, each under
+  /// its own name in the exported graph; `form` overrides the result form
+  /// those results are written in.
+  void addImportedNode(Graph &g, OpId id, std::vector<NamedArg> args, const json &node,
+                       const std::string &where, std::optional<ResultForm> form) {
+    auto [res, listed] = results(field(node, "outputs", where), where);
     std::vector<std::string> names;
     for (auto &r : res) {
       if (values_.count(r.first))
@@ -651,10 +667,11 @@ private:
       names.push_back(r.first);
       r.first = valueName(r.first);
     }
-    Node *n = g.addNode(*id, std::move(args), std::move(res), form);
+    Node *n = g.addNode(id, std::move(args), std::move(res), form.value_or(listed));
     for (size_t i = 0; i < names.size(); ++i)
       values_[names[i]] = n->results()[i];
   }
+
 
   /// The name of a new value of the graph, given its name in the exported
   /// graph or subgraph that defines it. A value of an inlined subgraph keeps
@@ -669,6 +686,105 @@ private:
     return chosen;
   }
 
+  /// A torch.export GraphArgument: the subgraph's name in its exported
+  /// program and its graph (inputs, nodes, outputs, tensor metadata).
+  struct GraphArgument {
+    std::string name;
+    const json *body;
+    std::string where; ///< names the node and the subgraph, for errors
+  };
+
+  GraphArgument graphArgument(const json &arg, const std::string &where,
+                              const std::string &argName) {
+    auto [kind, sub] = unionMember(arg, where + ", argument '" + argName + "'");
+    if (kind != "as_graph")
+      fail(where + ": argument '" + argName + "' is not a graph");
+    std::string name = asString(field(*sub, "name", where), where);
+    return {name, &field(*sub, "graph", where), where + ", subgraph '" + name + "'"};
+  }
+
+  /// cond(pred, true_fn, false_fn, operands) and while_loop(cond_fn,
+  /// body_fn, carried_inputs, additional_inputs): torch writes the arguments
+  /// without names, in the schema's order; they take the schema's names
+  /// here. Each subgraph becomes a graph of the module (importCalledGraph)
+  /// that the node names.
+  void importGraphCall(Graph &g, const json &node, OpId id, const std::string &where) {
+    const OpSchema &schema = opSchema(id);
+    const json &inputs = field(node, "inputs", where);
+    if (!inputs.is_array() || inputs.size() != schema.args.size())
+      fail(where + ": expected " + std::to_string(schema.args.size()) + " arguments " +
+           schema.schema + ", got " + std::to_string(inputs.is_array() ? inputs.size() : 0));
+    std::vector<NamedArg> args;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ArgDef &def = schema.args[i];
+      const json &arg = field(inputs[i], "arg", where);
+      std::string argWhere = where + ", argument '" + def.name + "'";
+      Arg a;
+      if (def.type == "Graph") {
+        a = Arg::graph(importCalledGraph(graphArgument(arg, where, def.name)));
+      } else {
+        a = argument(arg, argWhere);
+        bool fits = def.type == "Tensor" ? a.kind == ArgKind::Tensor : a.kind == ArgKind::Tensors;
+        if (!fits)
+          fail(argWhere + ": expected " + def.type + " (symbolic ints and constants as "
+                          "operands of control flow are not supported yet)");
+      }
+      args.push_back(NamedArg{def.name, false, std::move(a)});
+    }
+    // The schema returns Tensor[], however torch lists the results.
+    addImportedNode(g, id, std::move(args), node, where, ResultForm::List);
+  }
+
+  /// Imports a subgraph as a graph of the module with its own scope: its
+  /// inputs are user inputs named as in the subgraph, and it reads nothing
+  /// of the graph that calls it (torch.export passes every parameter and
+  /// captured value as an operand). Returns the graph's name: the
+  /// subgraph's, numbered if the module has a graph of that name already
+  /// (nested control flow reuses torch's names).
+  std::string importCalledGraph(const GraphArgument &sub) {
+    std::string name = sub.name;
+    for (int k = 2; module_->graph(name); ++k)
+      name = sub.name + "_" + std::to_string(k);
+    if (!isValueName(name))
+      fail(sub.where + ": '" + name + "' is not a valid graph name");
+    Graph &callee = module_->addGraph(name);
+
+    auto saved = std::make_tuple(std::move(values_), tensorValues_, std::move(regionPrefixes_),
+                                 std::move(topLevelNames_), std::move(usedNames_));
+    values_.clear();
+    regionPrefixes_.clear();
+    topLevelNames_.clear();
+    usedNames_.clear();
+    const json &body = *sub.body;
+    tensorValues_ = &field(body, "tensor_values", sub.where);
+    for (const auto &[v, meta] : tensorValues_->items())
+      topLevelNames_.insert(v);
+    for (const json &in : field(body, "inputs", sub.where)) {
+      auto [kind, v] = unionMember(in, sub.where + " input");
+      if (kind != "as_tensor")
+        fail(sub.where + ": an input of kind '" + kind + "' is not supported yet");
+      std::string input = asString(field(*v, "name", sub.where), sub.where);
+      if (values_.count(input))
+        fail(sub.where + ": input '" + input + "' appears twice");
+      values_[input] = callee.addInput(input, valueType(input, sub.where + " input"),
+                                       InputSpec{InputKind::UserInput, input, true});
+      usedNames_.insert(input);
+    }
+    for (const json &n : field(body, "nodes", sub.where))
+      importNode(callee, n);
+    for (const json &o : field(body, "outputs", sub.where)) {
+      auto [kind, v] = unionMember(o, sub.where + " output");
+      if (kind != "as_tensor")
+        fail(sub.where + ": an output of kind '" + kind + "' is not supported yet");
+      callee.addOutput(lookup(asString(field(*v, "name", sub.where), sub.where),
+                              sub.where + " output"),
+                       OutputSpec{});
+    }
+    std::tie(values_, tensorValues_, regionPrefixes_, topLevelNames_, usedNames_) =
+        std::move(saved);
+    return name;
+  }
+
   /// Inlines the subgraph that input `subgraphArg` of the higher-order
   /// `node` holds, called on inputs `firstOperand`... of the node (tensors
   /// or symbolic ints, read in the enclosing scope); returns the values of
@@ -678,13 +794,10 @@ private:
     const json &inputs = field(node, "inputs", where);
     if (!inputs.is_array() || inputs.size() < firstOperand)
       fail(where + ": expected at least " + std::to_string(firstOperand) + " arguments");
-    auto [kind, sub] =
-        unionMember(field(inputs[subgraphArg], "arg", where), where + ", argument 'subgraph'");
-    if (kind != "as_graph")
-      fail(where + ": argument " + std::to_string(subgraphArg) + " is not a graph");
-    std::string subName = asString(field(*sub, "name", where), where);
-    const json &body = field(*sub, "graph", where);
-    std::string inner = where + ", subgraph '" + subName + "'";
+    GraphArgument sub = graphArgument(field(inputs[subgraphArg], "arg", where), where, "subgraph");
+    const std::string &subName = sub.name;
+    const json &body = *sub.body;
+    const std::string &inner = sub.where;
 
     std::vector<Value *> operands;
     for (size_t i = firstOperand; i < inputs.size(); ++i) {

@@ -1,7 +1,9 @@
 //===- Interpreter.cpp - Running a graph with reference kernels -----------===//
 #include "gc/Interp/Interpreter.h"
 
+#include "gc/Interp/ControlFlow.h"
 #include "gc/Interp/Kernel.h"
+#include "gc/IR/OpSchema.h"
 #include "gc/IR/Printer.h"
 
 #include <algorithm>
@@ -83,6 +85,29 @@ std::vector<std::string> splitNames(const char *list) {
     start = end + 1;
   }
   return out;
+}
+
+/// Runs a node that calls graphs of the module (cond, while_loop); each
+/// graph it calls runs in this interpreter, which checks its inputs and
+/// results as for any graph. Errors name the graph that failed.
+Expected<std::vector<Tensor>>
+runGraphCall(const Module &m, const Node &n,
+             const std::unordered_map<const Value *, Tensor> &tensors) {
+  auto args = [&](std::string_view name) {
+    std::vector<Tensor> out;
+    for (const Value *v : n.arg(name)->value.values)
+      out.push_back(tensors.at(v));
+    return out;
+  };
+  auto call = [&](std::string_view name,
+                  const std::vector<Tensor> &inputs) -> Expected<std::vector<Tensor>> {
+    const Graph &g = *m.graph(n.arg(name)->value.strings.at(0));
+    Expected<RunResult> r = runGraph(m, g, inputs, {});
+    if (!r)
+      return r.error().withContext("graph @" + g.name());
+    return std::move(r->outputs);
+  };
+  return runControlFlow(n.op(), args, call);
 }
 
 } // namespace
@@ -173,26 +198,33 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
     std::string where = node->results().empty()
                             ? "node " + opString(node->op())
                             : "node %" + node->results()[0]->name() + " (" + opString(node->op()) + ")";
-    const KernelEntry *kernel = kernels.find(node->op());
-    if (!kernel)
-      return makeError() << where << ": the reference interpreter has no kernel for "
-                         << node->op();
-    OpCall call(*node, tensors, symInts);
     std::vector<Tensor> results, inputs;
-    try {
-      for (const NamedArg &a : node->args())
-        if (a.value.kind == ArgKind::Tensor)
-          inputs.push_back(call.tensor(a.name));
-      results = kernel->fn(call);
-      for (const std::string &arg : splitNames(kernel->mutates))
-        if (std::optional<Tensor> written = call.optTensor(arg))
-          for (const auto &[name, buffer] : buffers)
-            if (buffer.sharesStorage(*written))
-              result.mutatedBuffers[name] = buffer;
-    } catch (const std::exception &e) {
-      // KernelError, or a library exception from a kernel bug; either way
-      // it is reported against the node, never let out.
-      return makeError() << where << ": " << e.what();
+    if (callsGraphs(node->op())) {
+      Expected<std::vector<Tensor>> r = runGraphCall(m, *node, tensors);
+      if (!r)
+        return r.error().withContext(where);
+      results = std::move(*r);
+    } else {
+      const KernelEntry *kernel = kernels.find(node->op());
+      if (!kernel)
+        return makeError() << where << ": the reference interpreter has no kernel for "
+                           << node->op();
+      OpCall call(*node, tensors, symInts);
+      try {
+        for (const NamedArg &a : node->args())
+          if (a.value.kind == ArgKind::Tensor)
+            inputs.push_back(call.tensor(a.name));
+        results = kernel->fn(call);
+        for (const std::string &arg : splitNames(kernel->mutates))
+          if (std::optional<Tensor> written = call.optTensor(arg))
+            for (const auto &[name, buffer] : buffers)
+              if (buffer.sharesStorage(*written))
+                result.mutatedBuffers[name] = buffer;
+      } catch (const std::exception &e) {
+        // KernelError, or a library exception from a kernel bug; either way
+        // it is reported against the node, never let out.
+        return makeError() << where << ": " << e.what();
+      }
     }
     if (results.size() != node->results().size())
       return makeError() << where << ": the kernel gave " << results.size()

@@ -8,6 +8,7 @@
 #include "gc/Lower/LoopInterpreter.h"
 
 #include "gc/IR/ScalarEval.h"
+#include "gc/Interp/ControlFlow.h"
 #include "gc/Interp/Interpreter.h"
 
 #include "gc/Interp/ReferenceCall.h"
@@ -294,8 +295,9 @@ struct CompiledOp {
 
 class NodeRunner {
 public:
-  NodeRunner(const LoopGraph &g, const LoopNode &n, std::vector<Memory> &mem, const Bindings &b)
-      : g_(g), n_(n), mem_(mem), b_(b) {}
+  NodeRunner(const Module &m, const LoopGraph &g, const LoopNode &n, std::vector<Memory> &mem,
+             const Bindings &b)
+      : m_(m), g_(g), n_(n), mem_(mem), b_(b) {}
 
   Error run() {
     switch (n_.kind) {
@@ -305,6 +307,8 @@ public:
     case LoopNode::Kind::Extern:
     case LoopNode::Kind::Fallback:
       return runCall();
+    case LoopNode::Kind::Call:
+      return runGraphCall();
     }
     return Error::success();
   }
@@ -551,6 +555,58 @@ private:
     return call->run(inputs, outputs);
   }
 
+  /// cond and while_loop: the loop graphs they name run in this
+  /// interpreter on views of the node's inputs; what the last one returns
+  /// is copied into the node's outputs.
+  Error runGraphCall() {
+    std::vector<Tensor> inputs;
+    for (const BufferView &v : n_.inputs) {
+      Expected<Tensor> t = tensorOf(v);
+      if (!t)
+        return t.error();
+      inputs.push_back(*t);
+    }
+    auto arg = [&](std::string_view name) -> const Arg * {
+      for (const LoopArg &a : n_.args)
+        if (a.name == name)
+          return &a.value;
+      return nullptr;
+    };
+    // The verifier checked that the arguments exist and name inputs.
+    auto args = [&](std::string_view name) {
+      std::vector<Tensor> out;
+      if (const Arg *a = arg(name))
+        for (int64_t i : a->ints)
+          out.push_back(inputs[i]);
+      return out;
+    };
+    auto call = [&](std::string_view name,
+                    const std::vector<Tensor> &in) -> Expected<std::vector<Tensor>> {
+      const Arg *a = arg(name);
+      const LoopGraph *callee = a && !a->strings.empty() ? m_.loopGraph(a->strings[0]) : nullptr;
+      if (!callee)
+        return makeError() << "argument '" << name << "' names no loop graph of the module";
+      Expected<std::vector<Tensor>> r = runLoopGraph(m_, *callee, in, {});
+      if (!r)
+        return r.error().withContext("graph @" + callee->name);
+      return r;
+    };
+    Expected<std::vector<Tensor>> results = runControlFlow(n_.op, args, call);
+    if (!results)
+      return fail(results.error().message());
+    if (results->size() != n_.outputs.size())
+      return fail("the called graph returned " + std::to_string(results->size()) +
+                  " values for " + std::to_string(n_.outputs.size()) + " outputs");
+    for (size_t i = 0; i < results->size(); ++i) {
+      Expected<Tensor> out = tensorOf(n_.outputs[i]);
+      if (!out)
+        return out.error();
+      out->copyFrom((*results)[i]);
+    }
+    return Error::success();
+  }
+
+  const Module &m_;
   const LoopGraph &g_;
   const LoopNode &n_;
   std::vector<Memory> &mem_;
@@ -639,7 +695,7 @@ Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph
   }
 
   for (const LoopNode &node : graph.nodes)
-    GC_RETURN_IF_ERROR(NodeRunner(graph, node, memory, bindings).run());
+    GC_RETURN_IF_ERROR(NodeRunner(module, graph, node, memory, bindings).run());
 
   std::vector<Tensor> outputs;
   for (const LoopBinding &out : graph.outputs) {

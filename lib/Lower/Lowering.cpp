@@ -1260,6 +1260,10 @@ Error GraphLowerer::lowerNode(const Node &n) {
   // lowering reads it as an expression (symIntOf).
   if (computesSizes(n.op()))
     return Error::success();
+  // cond and while_loop stay calls: each graph they call is lowered to a
+  // loop graph of its own, and the plan runs the one the data picks.
+  if (callsGraphs(n.op()))
+    return callNode(n, LoopNode::Kind::Call);
   const OpLowering *l = lowerings().find(n.op());
   if (!l || reducedPrecision(n))
     return fallback(n);
@@ -1382,7 +1386,7 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
 std::vector<OpId> loweredOps() {
   std::vector<OpId> ops = lowerings().ops();
   for (const OpSchema &s : allOpSchemas())
-    if (s.core && s.computesSizes())
+    if (s.core && (s.computesSizes() || s.callsGraphs()))
       ops.push_back(s.id);
   std::sort(ops.begin(), ops.end(), [](OpId a, OpId b) { return opName(a) < opName(b); });
   return ops;

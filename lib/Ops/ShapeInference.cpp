@@ -61,6 +61,20 @@ PromotionOperand ShapeContext::operand(std::string_view name) const {
   }
 }
 
+const Graph &ShapeContext::callee(std::string_view name) const {
+  const Arg &a = get(name).value;
+  if (a.kind != ArgKind::Graph)
+    shapeFail("argument '" + std::string(name) + "' is not a graph");
+  if (!module_)
+    shapeFail("argument '" + std::string(name) + "' names graph @" + a.strings.at(0) +
+              ", but no module was given to find it in");
+  const Graph *g = module_->graph(a.strings.at(0));
+  if (!g)
+    shapeFail("argument '" + std::string(name) + "' names graph @" + a.strings.at(0) +
+              ", which the module does not have");
+  return *g;
+}
+
 const ShapeRegistry &shapeFunctions() {
   static const ShapeRegistry registry = [] {
     ShapeRegistry r;
@@ -69,6 +83,7 @@ const ShapeRegistry &shapeFunctions() {
     registerViewShapes(r);
     registerIndexingShapes(r);
     registerNNShapes(r);
+    registerControlFlowShapes(r);
     return r;
   }();
   return registry;
@@ -76,12 +91,12 @@ const ShapeRegistry &shapeFunctions() {
 
 Expected<std::vector<Type>> inferResultTypes(OpId op,
                                              const std::vector<NamedArg> &args,
-                                             SymContext &syms) {
+                                             SymContext &syms, const Module *module) {
   const ShapeEntry *entry = shapeFunctions().find(op);
   if (!entry)
     return makeError() << "no shape function for " << op;
   try {
-    return entry->fn(ShapeContext(op, args, syms));
+    return entry->fn(ShapeContext(op, args, syms, module));
   } catch (const std::exception &e) {
     return makeError() << op << ": " << e.what();
   }

@@ -127,8 +127,13 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
     }
   }
   exec->resetBuffers();
+  RuntimeOptions withKernels = options;
+  // The package outlives its executors, which share it.
+  withKernels.graphKernels = [pkg = package.get()](size_t g) -> const KernelLibrary & {
+    return pkg->kernels(g);
+  };
   Expected<std::unique_ptr<Executor>> executor =
-      Executor::create(package->planFile(), graph, package->kernels(graph), options);
+      Executor::create(package->planFile(), graph, package->kernels(graph), withKernels);
   if (!executor)
     return executor.error().withContext(graphLabel(g));
   exec->executor_ = executor.take();

@@ -520,6 +520,8 @@ Error Parser::parseArg(Arg &out) {
       elem = ArgElem::Tensor;
     } else if (c == '"') {
       elem = ArgElem::String;
+    } else if (c == '@' && !list) {
+      elem = ArgElem::Graph;
     } else if (word == "true" || word == "false") {
       elem = ArgElem::Bool;
     } else if (c == '-' || isDigit(c) || word == "inf" || word == "nan") {
@@ -596,6 +598,10 @@ Error Parser::parseArgElement(const ArgSyntax &syntax, Arg &out) {
   }
   case ArgElem::Value:
     return parseValueRef(out.values.emplace_back(), /*allowNone=*/false);
+  case ArgElem::Graph:
+    // Only a name here: the graph may come later in the module, and the
+    // verifier checks that it exists.
+    return parseSigilName('@', out.strings.emplace_back());
   default:
     break;
   }

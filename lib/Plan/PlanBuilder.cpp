@@ -87,6 +87,8 @@ fb::StepKind stepKind(PlanStep::Kind k) {
     return fb::StepKind::Extern;
   case PlanStep::Kind::Fallback:
     return fb::StepKind::Fallback;
+  case PlanStep::Kind::Call:
+    return fb::StepKind::Call;
   }
   return fb::StepKind::Kernel;
 }
@@ -303,6 +305,31 @@ private:
     return code;
   }
 
+  /// cond and while_loop: the plan graphs their graph arguments name, in
+  /// schema order, and how many of the node's inputs are carried. The
+  /// node's inputs are its tensor arguments in schema order (callNode in
+  /// lib/Lower), which is the order CallStep documents.
+  Expected<Offset<fb::CallStep>> callStep(const LoopNode &node) {
+    std::vector<uint32_t> graphs;
+    uint32_t carried = 0;
+    for (const LoopArg &a : node.args) {
+      if (a.value.kind == ArgKind::Graph) {
+        const std::string &name = a.value.strings.at(0);
+        auto it = std::find_if(m_.loopGraphs().begin(), m_.loopGraphs().end(),
+                               [&](const auto &g) { return g->name == name; });
+        if (it == m_.loopGraphs().end())
+          return makeError() << "node '" << node.name << "' calls graph @" << name
+                             << ", which the module does not have";
+        graphs.push_back(static_cast<uint32_t>(it - m_.loopGraphs().begin()));
+      }
+      if (a.name == "carried_inputs")
+        carried = static_cast<uint32_t>(a.value.ints.size());
+    }
+    fb::CallKind kind = node.op == ops::higher_order_cond ? fb::CallKind::Cond
+                                                          : fb::CallKind::WhileLoop;
+    return fb::CreateCallStep(fbb_, kind, fbb_.CreateVector(graphs), carried);
+  }
+
   Expected<Offset<fb::Step>> step(const LoopGraph &g, const PlanStep &ps,
                                   const std::vector<uint32_t> &uses) {
     const Plan &plan = g.plan;
@@ -339,10 +366,19 @@ private:
       Offset<fb::DnnlCall> dnnl;
       if (ps.kind == PlanStep::Kind::Extern)
         dnnl = dnnlCall(node);
-      std::string payload = encodeFallbackPayload(node);
-      auto fallback = fbb_.CreateVector(reinterpret_cast<const uint8_t *>(payload.data()),
-                                        payload.size());
-      detail = fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback).Union();
+      Offset<fb::CallStep> call;
+      Offset<flatbuffers::Vector<uint8_t>> fallback;
+      if (ps.kind == PlanStep::Kind::Call) {
+        Expected<Offset<fb::CallStep>> c = callStep(node);
+        if (!c)
+          return c.error();
+        call = *c;
+      } else {
+        std::string payload = encodeFallbackPayload(node);
+        fallback = fbb_.CreateVector(reinterpret_cast<const uint8_t *>(payload.data()),
+                                     payload.size());
+      }
+      detail = fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback, call).Union();
       type = fb::StepDetail::OpStep;
     }
     std::vector<fb::InplacePair> inplace;

@@ -9,6 +9,7 @@
 #include "gc/Runtime/Runtime.h"
 
 #include "DnnlExtern.h"
+#include "GraphCall.h"
 
 #include "gc/Runtime/MemoryPlanner.h"
 #include "gc/Runtime/StridedLayout.h"
@@ -170,7 +171,7 @@ public:
                const RuntimeOptions &options)
       : planFile_(std::move(plan)), plan_(planFile_->root()), graph_(graph),
         numBuffers_(graph.buffers()->size()), pool_(options.threads),
-        fallbackLoader_(options.fallback), profiling_(options.profile) {}
+        fallbackLoader_(options.fallback), profiling_(options.profile), options_(options) {}
 
   Error init(const KernelLibrary &kernels);
 
@@ -225,6 +226,8 @@ private:
   std::vector<char *> bufferPtrs_;
   bool profiling_;
   std::vector<StepProfile> profile_;
+  RuntimeOptions options_;                        ///< for the executors of call steps
+  std::vector<std::unique_ptr<GraphCall>> calls_; ///< per step; null but for call steps
 };
 
 Error ExecutorImpl::checkSymbolsBound() const {
@@ -310,6 +313,7 @@ Error ExecutorImpl::init(const KernelLibrary &kernels) {
   size_t numSteps = graph_.steps()->size();
   kernelFns_.assign(numSteps, nullptr);
   fallbacks_.resize(numSteps);
+  calls_.resize(numSteps);
   arenaProblem_.intermediate.resize(numBuffers_);
   for (size_t b = 0; b < numBuffers_; ++b)
     arenaProblem_.intermediate[b] = buffer(b).kind() == BufferKind::Intermediate;
@@ -328,6 +332,14 @@ Error ExecutorImpl::init(const KernelLibrary &kernels) {
       kernelFns_[s] = kernels.lookup(k->entry()->str());
       if (!kernelFns_[s])
         return makeError() << "kernel '" << k->entry()->str() << "' is not in the kernel library";
+      continue;
+    }
+    if (st.detail_as_OpStep()->call()) {
+      Expected<std::unique_ptr<GraphCall>> call =
+          GraphCall::create(planFile_, *st.detail_as_OpStep(), options_);
+      if (!call)
+        return call.error().withContext("node '" + st.name()->str() + "'");
+      calls_[s] = call.take();
       continue;
     }
     if (!st.detail_as_OpStep()->dnnl())
@@ -586,6 +598,9 @@ Error ExecutorImpl::runStep(size_t s, StepInstance &step, char *const *buffers,
     return Error::success();
   }
   const plan::Step &st = this->step(s);
+  if (calls_[s])
+    return calls_[s]->run(buffers, step.inputs, step.outputs)
+        .withContext("node '" + st.name()->str() + "'");
   if (step.dnnl) {
     // The step's name is only spelled out on failure.
     if (Error e = step.dnnl->run(buffers))

@@ -187,6 +187,23 @@ private:
         GC_RETURN_IF_ERROR(checkView(*v, what));
     if (step.kind() == StepKind::Fallback && sizeOf(op->fallback()) == 0)
       return fail() << what << " is a fallback without a payload";
+    if ((step.kind() == StepKind::Call) != (op->call() != nullptr))
+      return fail() << what << (op->call() ? " calls graphs but is not a call step"
+                                           : " is a call step that calls no graphs");
+    if (const CallStep *c = op->call()) {
+      // A graph calls only graphs after it, so that calls cannot recurse.
+      size_t graphs = plan_.graphs()->size(), self = 0;
+      while (self < graphs && plan_.graphs()->Get(self) != &graph_)
+        ++self;
+      bool bad = c->kind() > CallKind::MAX || c->graphs()->size() != 2 ||
+                 c->carried() > op->inputs()->size() ||
+                 (c->kind() == CallKind::Cond && op->inputs()->size() < 1) ||
+                 (c->kind() == CallKind::WhileLoop && c->carried() != op->outputs()->size());
+      for (uint32_t g : *c->graphs())
+        bad |= g >= graphs || g <= self;
+      if (bad)
+        return fail() << what << " calls missing or earlier graphs, or has the wrong operands";
+    }
     if (const DnnlCall *d = op->dnnl()) {
       if (!aligned(d->stride()) || !aligned(d->padding()) || !aligned(d->dilation()))
         return fail() << what << " has a misaligned oneDNN call";
@@ -370,7 +387,7 @@ std::string typeText(plan::DType dtype,
 }
 
 const char *stepKindName(StepKind k) {
-  static const char *const kNames[] = {"kernel", "extern", "fallback"};
+  static const char *const kNames[] = {"kernel", "extern", "fallback", "call"};
   static_assert(std::size(kNames) == static_cast<size_t>(StepKind::MAX) + 1);
   return kNames[static_cast<size_t>(k)];
 }

@@ -187,9 +187,10 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
   plan.steps.clear();
   for (Group &group : groups) {
     if (!group.kernel) {
-      bool isExtern = graph.nodes[group.nodes[0]].kind == LoopNode::Kind::Extern;
-      plan.steps.push_back({isExtern ? PlanStep::Kind::Extern
-                                     : PlanStep::Kind::Fallback,
+      LoopNode::Kind kind = graph.nodes[group.nodes[0]].kind;
+      plan.steps.push_back({kind == LoopNode::Kind::Extern   ? PlanStep::Kind::Extern
+                            : kind == LoopNode::Kind::Call ? PlanStep::Kind::Call
+                                                           : PlanStep::Kind::Fallback,
                             group.nodes[0], {}, {}});
       continue;
     }

@@ -156,10 +156,14 @@ public:
                                                        const RunnerOptions &options) {
     auto runner = std::unique_ptr<PlanRunner>(new PlanRunner(g));
     runner->generator_.state.seed = options.seed;
-    Expected<std::unique_ptr<KernelLibrary>> kernels = loadObjectCode(g.plan.objectCode);
-    if (!kernels)
-      return kernels.error().withContext("graph @" + g.name);
-    runner->kernels_ = kernels.take();
+    // Every graph's kernels: the graphs that cond and while_loop call run
+    // with their own.
+    for (const auto &lg : m.loopGraphs()) {
+      Expected<std::unique_ptr<KernelLibrary>> kernels = loadObjectCode(lg->plan.objectCode);
+      if (!kernels)
+        return kernels.error().withContext("graph @" + lg->name);
+      runner->kernels_.push_back(kernels.take());
+    }
     Expected<std::string> bytes = buildRuntimePlan(m);
     if (!bytes)
       return bytes.error();
@@ -172,8 +176,12 @@ public:
     while (m.loopGraphs()[index].get() != &g)
       ++index;
     runner->planGraph_ = runner->plan_->root().graphs()->Get(index);
+    RuntimeOptions runtime = runtimeOptions(options);
+    runtime.graphKernels = [libraries = &runner->kernels_](size_t graph) -> const KernelLibrary & {
+      return *(*libraries)[graph];
+    };
     Expected<std::unique_ptr<Executor>> exec =
-        Executor::create(runner->plan_, index, *runner->kernels_, runtimeOptions(options));
+        Executor::create(runner->plan_, index, *runner->kernels_[index], runtime);
     if (!exec)
       return exec.error().withContext("graph @" + g.name);
     runner->executor_ = exec.take();
@@ -225,7 +233,7 @@ private:
   const LoopGraph &graph_;
   std::shared_ptr<const RuntimePlan> plan_;
   const plan::Graph *planGraph_ = nullptr;
-  std::unique_ptr<KernelLibrary> kernels_;
+  std::vector<std::unique_ptr<KernelLibrary>> kernels_; ///< per loop graph
   std::unique_ptr<Executor> executor_;
   std::map<std::string, Tensor> weights_;
   GeneratorBinding generator_;

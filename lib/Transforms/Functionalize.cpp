@@ -232,7 +232,7 @@ private:
     for (const Value *r : n.results())
       results.emplace_back(rename ? b_.uniqueName(r->name()) : r->name(), r->type());
     if (!sameTypes) {
-      Expected<std::vector<Type>> types = inferResultTypes(n.op(), args, m_.syms());
+      Expected<std::vector<Type>> types = inferResultTypes(n.op(), args, m_.syms(), &m_);
       if (!types)
         rewriteFail(types.error().message());
       for (size_t i = 0; i < results.size() && i < types->size(); ++i)

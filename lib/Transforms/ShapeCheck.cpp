@@ -24,7 +24,7 @@ public:
         std::string where = "graph @" + g->name() + ", node " +
                             (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ") +
                             "(" + opString(n->op()) + ")";
-        Expected<std::vector<Type>> types = inferResultTypes(n->op(), n->args(), m.syms());
+        Expected<std::vector<Type>> types = inferResultTypes(n->op(), n->args(), m.syms(), &m);
         if (!types)
           return types.error().withContext(where);
         if (types->size() != n->results().size())

@@ -164,9 +164,9 @@ GC_ENUM_FN(OutputKind, size_t(OutputKind::SavedForBackward) + 1, outputKindName)
 GC_ENUM_FN(Level, size_t(Level::Kernels) + 1, levelName)
 GC_ENUM_NAMES(BufferKind, "input", "output", "intermediate")
 GC_ENUM_NAMES(BodyOp::Kind, "load", "const", "index", "compute", "cast")
-GC_ENUM_NAMES(LoopNode::Kind, "pointwise", "reduction", "extern", "fallback")
+GC_ENUM_NAMES(LoopNode::Kind, "pointwise", "reduction", "extern", "fallback", "call")
 GC_ENUM_NAMES(PostOp::Kind, "add_bias", "add", "relu", "gelu_erf", "gelu_tanh")
-GC_ENUM_NAMES(PlanStep::Kind, "kernel", "extern", "fallback")
+GC_ENUM_NAMES(PlanStep::Kind, "kernel", "extern", "fallback", "call")
 GC_ENUM_NAMES(WeightSource::Kind, "archive", "blob")
 GC_ENUM_NAMES(DeviceKind, "cpu", "cuda", "meta")
 GC_ENUM_NAMES(ResultForm, "single", "tuple", "list")
@@ -174,7 +174,8 @@ GC_ENUM_NAMES(Type::Kind, "tensor", "sym_int", "sym_float", "sym_bool")
 GC_ENUM_NAMES(SymExpr::Kind, "const", "symbol", "add", "mul", "floordiv", "mod", "min", "max")
 GC_ENUM_NAMES(ArgKind, "none", "tensor", "tensors", "optional_tensors", "int", "ints",
               "float", "floats", "bool", "bools", "string", "strings", "symint", "symints",
-              "symfloat", "symbool", "scalar_type", "memory_format", "layout", "device")
+              "symfloat", "symbool", "scalar_type", "memory_format", "layout", "device",
+              "graph")
 #undef GC_ENUM_FN
 #undef GC_ENUM_NAMES
 
@@ -185,7 +186,8 @@ GC_ENUM_NAMES(ArgKind, "none", "tensor", "tensors", "optional_tensors", "int", "
 /// are written `keyword(element)`. The printer and the parser both read
 /// this table.
 enum class ArgElem : uint8_t {
-  None, Tensor, Int, Float, Bool, String, SymInt, Value, DType, MemoryFormat, Layout, Device
+  None, Tensor, Int, Float, Bool, String, SymInt, Value, DType, MemoryFormat, Layout, Device,
+  Graph
 };
 struct ArgSyntax {
   ArgKind kind;
@@ -214,6 +216,7 @@ inline constexpr ArgSyntax kArgSyntax[] = {
     {ArgKind::MemoryFormat, "memory_format", ArgElem::MemoryFormat, false, false},
     {ArgKind::Layout, "layout", ArgElem::Layout, false, false},
     {ArgKind::Device, "device", ArgElem::Device, false, false},
+    {ArgKind::Graph, "", ArgElem::Graph, false, true},
 };
 // Indexed by kind.
 static_assert([] {

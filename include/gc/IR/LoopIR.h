@@ -134,8 +134,11 @@ struct PostOp {
   bool operator==(const PostOp &) const = default;
 };
 
+/// Call nodes run other loop graphs of the module: `op` is cond or
+/// while_loop, `args` name the graphs (ArgKind::Graph) and give the tensor
+/// arguments as indices into `inputs`, and `outputs` receive the results.
 struct LoopNode {
-  enum class Kind : uint8_t { Pointwise, Reduction, Extern, Fallback };
+  enum class Kind : uint8_t { Pointwise, Reduction, Extern, Fallback, Call };
   Kind kind = Kind::Pointwise;
   std::string name; ///< unique within the graph, for messages and text
   /// Pointwise: the iteration space; Reduction: the outer (kept) space.
@@ -193,9 +196,9 @@ struct InplacePair {
 
 /// One step of the execution plan.
 struct PlanStep {
-  enum class Kind : uint8_t { Kernel, Extern, Fallback };
+  enum class Kind : uint8_t { Kernel, Extern, Fallback, Call };
   Kind kind = Kind::Kernel;
-  uint32_t index = 0; ///< Kernel: a KernelGroup; Extern/Fallback: a LoopNode
+  uint32_t index = 0; ///< Kernel: a KernelGroup; Extern/Fallback/Call: a LoopNode
   /// Intermediate buffers whose last use is this step.
   std::vector<uint32_t> frees;
   /// Where the step could write in place (set by the scheduler; the memory

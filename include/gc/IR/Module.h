@@ -45,7 +45,7 @@ private:
 };
 
 /// What kind of thing an argument holds. Mirrors torch.export's Argument
-/// union, less what gc does not support (graphs, custom objects, operators).
+/// union, less what gc does not support (custom objects, operators).
 enum class ArgKind : uint8_t {
   None,
   Tensor,          ///< values[0]
@@ -67,6 +67,10 @@ enum class ArgKind : uint8_t {
   MemoryFormat,    ///< ints[0] holds a MemoryFormat
   Layout,          ///< ints[0] holds a Layout
   Device,          ///< device
+  /// strings[0]: the name of another graph of the module, which the op
+  /// calls with inputs and outputs of its own (a branch of a cond, the body
+  /// of a while_loop). torch.export's GraphArgument.
+  Graph,
 };
 
 /// One argument value. Which fields matter depends on `kind` (see ArgKind).
@@ -88,6 +92,9 @@ struct Arg {
   static Arg boolean(bool b) { return Arg{ArgKind::Bool, {}, {b ? 1 : 0}, {}, {}, {}}; }
   static Arg string(std::string s) {
     return Arg{ArgKind::String, {}, {}, {}, {std::move(s)}, {}};
+  }
+  static Arg graph(std::string name) {
+    return Arg{ArgKind::Graph, {}, {}, {}, {std::move(name)}, {}};
   }
   static Arg scalarType(DType t) {
     return Arg{ArgKind::ScalarType, {}, {static_cast<int64_t>(t)}, {}, {}, {}};

@@ -51,6 +51,10 @@ struct OpSchema {
   /// as an expression over the model's symbols where it is used; nothing
   /// runs it, and nothing differentiates it.
   bool computesSizes() const;
+  /// Some argument is a `Graph`: the op calls graphs of the module (cond,
+  /// while_loop). Such ops have no reference kernel or lowering of their
+  /// own; each stage runs the graphs they name.
+  bool callsGraphs() const;
 };
 
 /// Parses ATen's schema notation, "(Tensor self, *, Scalar alpha=1) -> Tensor",
@@ -68,6 +72,8 @@ bool isCoreOp(OpId op);
 bool returnsView(OpId op);
 /// OpSchema::computesSizes of `op`.
 bool computesSizes(OpId op);
+/// OpSchema::callsGraphs of `op`.
+bool callsGraphs(OpId op);
 
 } // namespace gc
 

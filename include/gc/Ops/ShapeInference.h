@@ -35,8 +35,9 @@ struct ShapeError : std::runtime_error {
 /// The arguments of one op call, by schema name, seen as types.
 class ShapeContext : public ArgReader {
 public:
-  ShapeContext(OpId op, const std::vector<NamedArg> &args, SymContext &syms)
-      : ArgReader(args), op_(op), syms_(syms) {}
+  ShapeContext(OpId op, const std::vector<NamedArg> &args, SymContext &syms,
+               const Module *module = nullptr)
+      : ArgReader(args), op_(op), syms_(syms), module_(module) {}
 
   OpId op() const { return op_; }
   SymContext &syms() const { return syms_; }
@@ -54,10 +55,14 @@ public:
   std::vector<const SymExpr *> sizes(std::string_view name) const;
   /// A tensor or a number argument as an operand of type promotion.
   PromotionOperand operand(std::string_view name) const;
+  /// The graph of the module that a Graph argument names (cond's branches,
+  /// while_loop's body): the op's results are that graph's outputs.
+  const Graph &callee(std::string_view name) const;
 
 private:
   OpId op_;
   SymContext &syms_;
+  const Module *module_;
 };
 
 using ShapeFn = std::vector<Type> (*)(const ShapeContext &ctx);
@@ -76,11 +81,13 @@ void registerReductionShapes(ShapeRegistry &r);
 void registerViewShapes(ShapeRegistry &r);
 void registerIndexingShapes(ShapeRegistry &r);
 void registerNNShapes(ShapeRegistry &r);
+void registerControlFlowShapes(ShapeRegistry &r);
 
-/// The result types of calling `op` with `args`. Errors name the op.
+/// The result types of calling `op` with `args`. Errors name the op. An op
+/// that calls graphs (callsGraphs) needs the module that holds them.
 Expected<std::vector<Type>> inferResultTypes(OpId op,
                                              const std::vector<NamedArg> &args,
-                                             SymContext &syms);
+                                             SymContext &syms, const Module *module = nullptr);
 
 // Helpers for shape functions.
 

@@ -58,6 +58,10 @@ struct RuntimeOptions {
   /// available). Called at creation for fallback steps, and later for an
   /// extern step only if oneDNN declines its shapes.
   std::function<Expected<const FallbackComponent *>()> fallback;
+  /// The kernels of plan graph `graph`, for the graphs that call steps run
+  /// (a cond's branches, a while_loop's body); they must outlive the
+  /// executor. Unset: a plan with call steps is refused.
+  std::function<const KernelLibrary &(size_t graph)> graphKernels;
 };
 
 /// A context's random-number generator state, bound to the generator

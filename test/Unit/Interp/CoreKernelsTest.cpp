@@ -52,7 +52,7 @@ void expectFails(OpId op, const std::vector<TestArg> &args,
 
 TEST(CoreKernels, EveryCoreOpHasAKernel) {
   for (const OpSchema &s : allOpSchemas())
-    EXPECT_TRUE(!s.core || referenceKernels().find(s.id)) << s.name;
+    EXPECT_TRUE(!s.core || s.callsGraphs() || referenceKernels().find(s.id)) << s.name;
 }
 
 //===----------------------------------------------------------------------===//
