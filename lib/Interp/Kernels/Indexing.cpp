@@ -257,33 +257,49 @@ Tensor scatterInto(const OpCall &call, bool accumulate) {
 Result scatterSrc(const OpCall &call) { return {scatterInto(call, false)}; }
 Result scatterAdd(const OpCall &call) { return {scatterInto(call, true)}; }
 
-Result indexAdd(const OpCall &call) {
+/// A copy of `self` with the slices of `source` along `dim` added
+/// (index_add, times alpha) or written (index_copy) at the positions
+/// `index` gives.
+Tensor indexInto(const OpCall &call, bool accumulate) {
+  std::string op = accumulate ? "index_add()" : "index_copy()";
   Tensor self = call.tensor("self"), index = call.tensor("index"), source = call.tensor("source");
-  requireIndexDtype(index, "index_add");
+  requireIndexDtype(index, accumulate ? "index_add" : "index_copy");
   if (source.dtype() != self.dtype())
-    kernelFail("index_add(): self and source must have the same scalar type");
+    kernelFail(op + ": self and source must have the same scalar type");
   if (index.dim() > 1)
-    kernelFail("index_add(): Index is supposed to be a vector");
+    kernelFail(op + ": Index is supposed to be a vector");
   int64_t dim = wrapDim(call.integer("dim"), self.dim());
   Scalar alpha;
   alpha.i = 1;
-  if (call.has("alpha"))
+  if (accumulate && call.has("alpha"))
     alpha = call.scalar("alpha");
   Tensor out = self.clone();
   Tensor dst = atLeast1d(out), idx = atLeast1d(index), from = atLeast1d(source);
   if (from.dim() != dst.dim() || from.size(dim) != idx.numel())
-    kernelFail("index_add(): source " + shapeString(source.sizes()) + " does not match index " +
+    kernelFail(op + ": source " + shapeString(source.sizes()) + " does not match index " +
                shapeString(index.sizes()) + " along dim " + std::to_string(dim));
   for (int64_t d = 0; d < dst.dim(); ++d)
     if (d != dim && from.size(d) != dst.size(d))
-      kernelFail("index_add(): source " + shapeString(source.sizes()) + " and self " +
+      kernelFail(op + ": source " + shapeString(source.sizes()) + " and self " +
                  shapeString(self.sizes()) + " differ outside dim " + std::to_string(dim));
   forEachIndex(from.sizes(), [&](const Shape &s) {
     Shape target = s;
     target[dim] = indexAt(idx, {s[dim]}, dst.size(dim));
-    addElement(dst, dst.storageIndex(target), from, from.storageIndex(s), alpha);
+    if (accumulate)
+      addElement(dst, dst.storageIndex(target), from, from.storageIndex(s), alpha);
+    else
+      copyElement(dst, dst.storageIndex(target), from, from.storageIndex(s));
   });
-  return {out};
+  return out;
+}
+
+Result indexAdd(const OpCall &call) { return {indexInto(call, true)}; }
+Result indexCopy(const OpCall &call) { return {indexInto(call, false)}; }
+/// index_copy_ writes the caller's `self`.
+Result indexCopyInPlace(const OpCall &call) {
+  Tensor self = call.tensor("self");
+  self.copyFrom(indexInto(call, false));
+  return {self};
 }
 
 //===----------------------------------------------------------------------===//
@@ -425,6 +441,8 @@ const KernelEntry kKernels[] = {
     {ops::aten_scatter_add_default, scatterAdd},
     {ops::aten_index_select_default, indexSelect},
     {ops::aten_index_add_default, indexAdd},
+    {ops::aten_index_copy_default, indexCopy},
+    {ops::aten_index_copy__default, indexCopyInPlace, "self"},
     {ops::aten_tril_default, tril},
     {ops::aten_triu_default, triu},
     {ops::aten_cumsum_default, cumsum},
