@@ -32,7 +32,8 @@ extern "C" {
  * refused): gcrt_context_read_buffer, gcrt_context_write_buffer and
  * gcrt_context_reset_buffers; and each context's random-number generator
  * state: gcrt_context_set_seed, gcrt_context_get_seed,
- * gcrt_context_set_offset and gcrt_context_get_offset. */
+ * gcrt_context_set_offset and gcrt_context_get_offset; and
+ * gcrt_input_path and gcrt_output_path. */
 #define GCRT_API_VERSION 4
 
 #if defined(__GNUC__)
@@ -156,6 +157,18 @@ GCRT_EXPORT gcrt_status gcrt_input_info(const gcrt_package *package, size_t grap
                                         gcrt_tensor_info *out);
 GCRT_EXPORT gcrt_status gcrt_output_info(const gcrt_package *package, size_t graph, size_t index,
                                          gcrt_tensor_info *out);
+
+/* Where input or output `index` sits in the call torch.export recorded
+ * (API version 4), as Python reaches it: an input from the forward's
+ * parameters ("ids", "pair[0]", "extra['scale']"), an output from the
+ * returned value (".logits", "[0]", ".parts[1]['relu']"). "" when the
+ * package has no such record (a lone tensor result, a hand-made graph, or a
+ * role other than user input or output). The string lives as long as the
+ * package. */
+GCRT_EXPORT gcrt_status gcrt_input_path(const gcrt_package *package, size_t graph, size_t index,
+                                        const char **path);
+GCRT_EXPORT gcrt_status gcrt_output_path(const gcrt_package *package, size_t graph, size_t index,
+                                         const char **path);
 
 /* Running. `threads` is the number of worker threads (0: one per hardware
  * thread). */

@@ -233,13 +233,14 @@ private:
   }
 
   Offset<fb::Binding> binding(const LoopBinding &b, std::string_view role,
-                              const std::string &target, int32_t weight,
+                              const std::string &target, const std::string &path, int32_t weight,
                               fb::GeneratorPart generator = fb::GeneratorPart::None) {
     auto name = fbb_.CreateString(b.name);
     auto roleName = fbb_.CreateString(role);
     auto targetName = fbb_.CreateString(target);
     auto v = view(b.buffer, b.type);
-    return fb::CreateBinding(fbb_, name, roleName, targetName, v, weight, generator);
+    auto pathName = path.empty() ? 0 : fbb_.CreateString(path);
+    return fb::CreateBinding(fbb_, name, roleName, targetName, v, weight, generator, pathName);
   }
 
   /// The oneDNN call of an Extern node, when oneDNN has a primitive for its
@@ -435,16 +436,18 @@ private:
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       InputKind kind = i < g.inputSpecs.size() ? g.inputSpecs[i].kind : InputKind::UserInput;
       std::string target = i < g.inputSpecs.size() ? g.inputSpecs[i].target : "";
+      std::string path = i < g.inputSpecs.size() ? g.inputSpecs[i].path : "";
       fb::GeneratorPart generator = kind == InputKind::RngSeed     ? fb::GeneratorPart::Seed
                                     : kind == InputKind::RngOffset ? fb::GeneratorPart::Offset
                                                                    : fb::GeneratorPart::None;
       inputs.push_back(
-          binding(g.inputs[i], inputKindName(kind), target, inputWeight[i], generator));
+          binding(g.inputs[i], inputKindName(kind), target, path, inputWeight[i], generator));
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       OutputKind kind = i < g.outputSpecs.size() ? g.outputSpecs[i].kind : OutputKind::UserOutput;
       std::string target = i < g.outputSpecs.size() ? g.outputSpecs[i].target : "";
-      outputs.push_back(binding(g.outputs[i], outputKindName(kind), target, -1));
+      std::string path = i < g.outputSpecs.size() ? g.outputSpecs[i].path : "";
+      outputs.push_back(binding(g.outputs[i], outputKindName(kind), target, path, -1));
     }
     ArenaProblem problem = arenaProblem(g);
     std::vector<Offset<fb::Step>> steps;

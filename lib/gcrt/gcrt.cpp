@@ -50,13 +50,13 @@ template <typename F> gcrt_status guarded(F &&body) {
 
 /// A gcrt_tensor_info with the storage it points into.
 struct TensorInfo {
-  std::string name, role, target;
+  std::string name, role, target, path;
   DType dtype = DType::Float32;
   std::vector<int64_t> sizes, minSizes, maxSizes;
 
   TensorInfo(const plan::Plan &p, const plan::Binding &b)
       : name(b.name()->str()), role(b.role()->str()), target(b.target()->str()),
-        dtype(dtypeOf(b.view()->dtype())) {
+        path(b.path() ? b.path()->str() : ""), dtype(dtypeOf(b.view()->dtype())) {
     for (const plan::SizeProgram *s : *b.view()->sizes()) {
       const plan::SizeInsn &first = *s->code()->Get(0);
       if (s->code()->size() == 1 && first.op() == plan::SizeOp::Const) {
@@ -348,6 +348,24 @@ gcrt_status gcrt_output_info(const gcrt_package *package, size_t graph, size_t i
                              gcrt_tensor_info *out) {
   const GraphInfo *g = graphOf(package, graph);
   return describe(g ? &g->outputs : nullptr, index, out, "output");
+}
+
+gcrt_status gcrt_input_path(const gcrt_package *package, size_t graph, size_t index,
+                            const char **path) {
+  const GraphInfo *g = graphOf(package, graph);
+  if (!g || !path || index >= g->inputs.size())
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "no such input");
+  *path = g->inputs[index].path.c_str();
+  return GCRT_OK;
+}
+
+gcrt_status gcrt_output_path(const gcrt_package *package, size_t graph, size_t index,
+                             const char **path) {
+  const GraphInfo *g = graphOf(package, graph);
+  if (!g || !path || index >= g->outputs.size())
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "no such output");
+  *path = g->outputs[index].path.c_str();
+  return GCRT_OK;
 }
 
 gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,

@@ -422,7 +422,11 @@ static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys
     if (isInput ? gcrt_input_info(pkg, *graph, k, &info) : gcrt_output_info(pkg, *graph, k, &info))
       return error("'%s': %s", o->package, gcrt_last_error());
     formatType(type, sizeof type, &info);
-    printf("%s %zu: %s (%s) %s\n", isInput ? "input" : "output", k, info.name, info.role, type);
+    const char *path = "";
+    if (isInput ? gcrt_input_path(pkg, *graph, k, &path) : gcrt_output_path(pkg, *graph, k, &path))
+      return error("'%s': %s", o->package, gcrt_last_error());
+    printf("%s %zu: %s (%s%s%s) %s\n", isInput ? "input" : "output", k, info.name, info.role,
+           *path ? ", " : "", path, type);
   }
   if (!o->inputsDir && o->numInputs != numIn)
     return error("'%s': graph '%s' takes %zu user input%s, but %zu .npy file%s given", o->package,

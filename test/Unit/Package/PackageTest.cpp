@@ -288,6 +288,15 @@ TEST_F(PackageTest, CApi) {
   EXPECT_EQ(info.min_sizes[0], 1);
   EXPECT_EQ(info.max_sizes[0], 64);
   EXPECT_EQ(gcrt_input_info(pkg, 0, 1, &info), GCRT_ERROR_INVALID_ARGUMENT);
+  // A hand-made graph records no call structure: every path is "".
+  const char *path = nullptr;
+  ASSERT_EQ(gcrt_input_path(pkg, 0, 0, &path), GCRT_OK);
+  EXPECT_STREQ(path, "");
+  ASSERT_EQ(gcrt_output_path(pkg, 0, 1, &path), GCRT_OK);
+  EXPECT_STREQ(path, "");
+  EXPECT_EQ(gcrt_input_path(pkg, 0, 1, &path), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_output_path(pkg, 0, 2, &path), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_output_path(pkg, 0, 0, nullptr), GCRT_ERROR_INVALID_ARGUMENT);
 
   auto work = [&](int n, float *firstY) {
     gcrt_context *ctx = nullptr;
