@@ -194,6 +194,11 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
                                     bindings));
 
   const KernelRegistry &kernels = referenceKernels();
+  // Aten-level random ops draw from the run's stream in node order, the
+  // counters their decompositions would give them, so an aten graph and its
+  // core graph draw the same numbers. (A graph holding both them and gc.rand
+  // nodes, made by skipping passes, would reuse numbers; none is made.)
+  RandomState stream = rng;
   for (const auto &node : graph.nodes()) {
     std::string where = node->results().empty()
                             ? "node " + opString(node->op())
@@ -209,7 +214,7 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
       if (!kernel)
         return makeError() << where << ": the reference interpreter has no kernel for "
                            << node->op();
-      OpCall call(*node, tensors, symInts);
+      OpCall call(*node, tensors, symInts, &stream);
       try {
         for (const NamedArg &a : node->args())
           if (a.value.kind == ArgKind::Tensor)
@@ -253,6 +258,7 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
     if (graph.outputSpecs()[i].kind == OutputKind::BufferMutation)
       result.mutatedBuffers[graph.outputSpecs()[i].target] = t;
   }
+  result.streamDraws = stream.offset - rng.offset;
   return result;
 }
 

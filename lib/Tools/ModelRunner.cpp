@@ -69,6 +69,7 @@ public:
     if (r) {
       carryState(graph_.inputSpecs(), graph_.outputSpecs(), userInputs, *r, weights_);
       GC_RETURN_IF_ERROR(advance(rng_, graph_));
+      rng_.offset += r->streamDraws;
     }
     return r;
   }

@@ -27,6 +27,9 @@ struct RunResult {
   /// Buffers the graph changed, by name: those an op wrote in place (aten
   /// graphs) and those a buffer_mutation output replaces (functional graphs).
   std::map<std::string, Tensor> mutatedBuffers;
+  /// Random numbers the graph's aten-level random ops drew from the run's
+  /// stream (OpCall::random); gc.rand nodes' draws are randomDraws(graph).
+  uint64_t streamDraws = 0;
 };
 
 /// The tensor a generator input of kind `k` (isGeneratorInput) is bound to:

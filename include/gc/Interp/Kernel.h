@@ -10,6 +10,7 @@
 #ifndef GC_INTERP_KERNEL_H
 #define GC_INTERP_KERNEL_H
 
+#include "gc/Support/RandomState.h"
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/Module.h"
 #include "gc/IR/OpRegistry.h"
@@ -45,10 +46,17 @@ struct Scalar {
 class OpCall : public ArgReader {
 public:
   OpCall(const Node &node, const std::unordered_map<const Value *, Tensor> &tensors,
-         const std::unordered_map<const Value *, int64_t> &symInts)
-      : ArgReader(node.args()), node_(node), tensors_(tensors), symInts_(symInts) {}
+         const std::unordered_map<const Value *, int64_t> &symInts,
+         RandomState *random = nullptr)
+      : ArgReader(node.args()), node_(node), tensors_(tensors), symInts_(symInts),
+        random_(random) {}
 
   const Node &node() const { return node_; }
+  /// The run's generator stream, for a random op that draws its numbers
+  /// itself (an aten-level op the decompositions would turn into gc.rand):
+  /// it takes them from `offset` on and moves `offset` past them, as the
+  /// decomposed graph would. Null where no runner stands behind the call.
+  RandomState *random() const { return random_; }
 
   Tensor tensor(std::string_view name) const;
   std::optional<Tensor> optTensor(std::string_view name) const;
@@ -65,6 +73,7 @@ private:
   const Node &node_;
   const std::unordered_map<const Value *, Tensor> &tensors_;
   const std::unordered_map<const Value *, int64_t> &symInts_;
+  RandomState *random_;
 };
 
 /// A kernel returns one tensor per result of its node.
@@ -79,6 +88,11 @@ struct KernelEntry {
 };
 
 using KernelRegistry = OpRegistry<KernelEntry>;
+
+/// The numbers gc.rand(sizes, seed, offset, dtype) gives (Philox-4x32-10;
+/// lib/Interp/Kernels/Core.cpp says how), for the kernels that draw their
+/// own: a contiguous tensor of floating `dtype`.
+Tensor uniformNumbers(DType dtype, const Shape &sizes, uint64_t seed, uint64_t offset);
 
 /// The registry with every reference kernel gc has.
 const KernelRegistry &referenceKernels();

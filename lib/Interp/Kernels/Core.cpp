@@ -248,38 +248,9 @@ int64_t counterPart(const OpCall &call, std::string_view name) {
 /// on its own counter only, so any subset can be computed alone (and the
 /// next call continues at offset + numel).
 Results rand(const OpCall &call) {
-  DType dtype = call.dtype("dtype").value_or(DType::Float32);
-  int bits = mantissaBits(dtype);
-  uint64_t seed = static_cast<uint64_t>(counterPart(call, "seed"));
-  uint64_t offset = static_cast<uint64_t>(counterPart(call, "offset"));
-  std::array<uint32_t, 2> key = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
-  // 2^-bits is a power of two: the product is exact, as ldexp would be.
-  const double scale = std::ldexp(1.0, -bits);
-  auto value = [&](int64_t i) {
-    uint64_t counter = offset + static_cast<uint64_t>(i);
-    std::array<uint32_t, 4> x = philox4x32x10(
-        {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0}, key);
-    uint64_t r = (static_cast<uint64_t>(x[0]) << 32) | x[1];
-    return static_cast<double>(r >> (64 - bits)) * scale;
-  };
-  Tensor out = Tensor::zeros(dtype, call.ints("size"));
-  int64_t n = out.numel();
-  // The fallback runs this kernel for compiled models too, so the common
-  // dtypes store straight into the new contiguous storage.
-  uint8_t *data = out.storage()->data();
-  if (dtype == DType::Float32) {
-    auto *p = reinterpret_cast<float *>(data);
-    for (int64_t i = 0; i < n; ++i)
-      p[i] = static_cast<float>(value(i));
-  } else if (dtype == DType::Float64) {
-    auto *p = reinterpret_cast<double *>(data);
-    for (int64_t i = 0; i < n; ++i)
-      p[i] = value(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      out.storeDouble(i, value(i));
-  }
-  return {out};
+  return {uniformNumbers(call.dtype("dtype").value_or(DType::Float32), call.ints("size"),
+                         static_cast<uint64_t>(counterPart(call, "seed")),
+                         static_cast<uint64_t>(counterPart(call, "offset")))};
 }
 
 const KernelEntry kKernels[] = {
@@ -293,6 +264,38 @@ const KernelEntry kKernels[] = {
 };
 
 } // namespace
+
+Tensor uniformNumbers(DType dtype, const Shape &sizes, uint64_t seed, uint64_t offset) {
+  int bits = mantissaBits(dtype);
+  std::array<uint32_t, 2> key = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  // 2^-bits is a power of two: the product is exact, as ldexp would be.
+  const double scale = std::ldexp(1.0, -bits);
+  auto value = [&](int64_t i) {
+    uint64_t counter = offset + static_cast<uint64_t>(i);
+    std::array<uint32_t, 4> x = philox4x32x10(
+        {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0}, key);
+    uint64_t r = (static_cast<uint64_t>(x[0]) << 32) | x[1];
+    return static_cast<double>(r >> (64 - bits)) * scale;
+  };
+  Tensor out = Tensor::zeros(dtype, sizes);
+  int64_t n = out.numel();
+  // The fallback runs gc.rand for compiled models too, so the common dtypes
+  // store straight into the new contiguous storage.
+  uint8_t *data = out.storage()->data();
+  if (dtype == DType::Float32) {
+    auto *p = reinterpret_cast<float *>(data);
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = static_cast<float>(value(i));
+  } else if (dtype == DType::Float64) {
+    auto *p = reinterpret_cast<double *>(data);
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = value(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      out.storeDouble(i, value(i));
+  }
+  return out;
+}
 
 void registerCoreKernels(KernelRegistry &r) { r.add(kKernels); }
 

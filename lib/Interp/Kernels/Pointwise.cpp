@@ -601,6 +601,26 @@ Results assertTensorMetadata(const OpCall &call) {
   return {};
 }
 
+/// Training dropout with 0 < p < 1, computed as its decomposition computes
+/// it so that every stage gives the same bits: u = gc.rand's numbers from
+/// the run's stream (the element dtype, float32 for half types), kept where
+/// u >= p, and x * (keep * 1/(1-p)) with the factor in x's dtype.
+Tensor trainingDropout(const OpCall &call, const Tensor &x, double p) {
+  RandomState *rng = call.random();
+  if (!rng)
+    kernelFail("dropout in training mode draws random numbers, and this call has no generator");
+  DType t = x.dtype();
+  DType drawn = t == DType::Float64 ? t : DType::Float32;
+  Tensor u = uniformNumbers(drawn, x.sizes(), rng->seed, rng->offset);
+  rng->offset += static_cast<uint64_t>(x.numel());
+  double scale = Tensor::scalar(t, 1.0 / (1.0 - p)).loadDouble(0); // rounded to t
+  std::vector<double> xs = x.toDoubles();
+  Tensor out = Tensor::zeros(t, x.sizes());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.storeDouble(i, xs[i] * (u.loadDouble(i) >= p ? scale : 0.0));
+  return out;
+}
+
 /// dropout(input, p, train) and dropout_(self, p, train). Outside training
 /// torch returns the input itself; p = 1 multiplies by zero (NaN stays NaN).
 template <bool InPlace> Results dropout(const OpCall &call) {
@@ -612,13 +632,12 @@ template <bool InPlace> Results dropout(const OpCall &call) {
   // fails loudly below instead of silently skipping dropout.
   if (!call.boolean("train", true) || p == 0 || x.numel() == 0)
     return {x};
-  if (p != 1)
-    kernelFail("dropout in training mode needs functional random numbers");
-  Tensor zeroed = pointwise(
-      x.dtype(), x.dtype(), [](auto v) { return v * 0; }, Operand(x));
+  Tensor out = p != 1 ? trainingDropout(call, x, p)
+                     : pointwise(
+                           x.dtype(), x.dtype(), [](auto v) { return v * 0; }, Operand(x));
   if (!InPlace)
-    return {zeroed};
-  x.copyFrom(zeroed);
+    return {out};
+  x.copyFrom(out);
   return {x};
 }
 
