@@ -311,9 +311,11 @@ template <KernelFn OutOfPlace> Results inPlace(const OpCall &call) {
 // Arithmetic
 //===----------------------------------------------------------------------===//
 
-/// add and sub: self + sign * alpha * other.
-template <int Sign> Results addScaled(const OpCall &call) {
-  Operand self = operand(call, "self"), other = operand(call, "other");
+/// add and sub: self + sign * alpha * other; Reversed (rsub) swaps the
+/// roles: other - alpha * self.
+template <int Sign, bool Reversed = false> Results addScaled(const OpCall &call) {
+  Operand self = operand(call, Reversed ? "other" : "self"),
+          other = operand(call, Reversed ? "self" : "other");
   DType t = promote(self, other);
   Scalar alpha = call.has("alpha") ? call.scalar("alpha") : intScalar(1);
   if (!isFloatingPoint(t) && alpha.kind == Scalar::Kind::Float)
@@ -651,6 +653,8 @@ const KernelEntry kKernels[] = {
     {ops::aten_add_Scalar, addScaled<1>},
     {ops::aten_add__Tensor, inPlace<addScaled<1>>, "self"},
     {ops::aten_sub_Tensor, addScaled<-1>},
+    {ops::aten_rsub_Scalar, addScaled<-1, true>},
+    {ops::aten_rsub_Tensor, addScaled<-1, true>},
     {ops::aten_sub_Scalar, addScaled<-1>},
     {ops::aten_mul_Tensor, binary<kMul>},
     {ops::aten_mul_Scalar, binary<kMul>},

@@ -72,6 +72,11 @@ TEST(PointwiseArithmetic, AddBroadcastsAndScalesByAlpha) {
                DType::Float32, {2, 3}, {21, 41, 61, 22, 42, 62});
   expectTensor(run1(ops::aten_sub_Tensor, {{"self", a}, {"other", b}}), DType::Float32, {2, 3},
                {-9, -19, -29, -8, -18, -28});
+  // rsub: other - alpha * self, with a tensor or a number for other.
+  expectTensor(run1(ops::aten_rsub_Tensor, {{"self", a}, {"other", b}, {"alpha", num(int64_t(2))}}),
+               DType::Float32, {2, 3}, {8, 18, 28, 6, 16, 26});
+  expectTensor(run1(ops::aten_rsub_Scalar, {{"self", a}, {"other", num(1.0)}}), DType::Float32,
+               {2, 1}, {0, -1});
 }
 
 TEST(PointwiseArithmetic, PromotesTensorsOfDifferentKinds) {
