@@ -980,12 +980,32 @@ private:
 
   // ---- the call's structure ----
 
+  /// The names a pytree node gives its `n` children, from its context
+  /// (JSON in a string): a dict's keys, a dataclass's field names (the first
+  /// of its two lists: fields that hold values); null when the context names
+  /// no children (tuples, lists, a named tuple's class), which indices reach.
+  json childKeys(const json &spec, size_t n, const std::string &where) {
+    const json &ctx = field(spec, "context", where);
+    if (!ctx.is_string())
+      return nullptr;
+    json keys = json::parse(ctx.get_ref<const std::string &>(), nullptr, false);
+    if (keys.is_object() && keys.contains("dict_context")) // collections.defaultdict
+      keys = keys["dict_context"];
+    if (keys.is_array() && keys.size() == 2 && keys[0].is_array() && keys[0].size() == n)
+      keys = json(keys[0]);
+    bool named = keys.is_array() && keys.size() == n &&
+                 std::all_of(keys.begin(), keys.end(), [](const json &k) {
+                   return k.is_string() || k.is_number_integer();
+                 });
+    return named ? keys : json(nullptr);
+  }
+
   /// The paths of a pytree spec's leaves, in flattening order, each
   /// `prefix` followed by the accessors that reach it: [i] for tuples, lists
   /// and named tuples, ['key'] for dicts, .name for other registered types
   /// (dataclasses, Hugging Face's ModelOutput), whose context lists their
-  /// field names (a dataclass's first list: fields that hold values). A node is {"type", "context", "children_spec"}; a leaf
-  /// has type null.
+  /// field names (childKeys). A node is {"type", "context",
+  /// "children_spec"}; a leaf has type null.
   void treeLeafPaths(const json &spec, const std::string &prefix, const std::string &where,
                      std::vector<std::string> &out) {
     const json &type = field(spec, "type", where);
@@ -997,23 +1017,8 @@ private:
       return;
     }
     const std::string &typeName = asString(type, where + ".type");
-    // The context is itself JSON in a string: a dict's keys, a dataclass's
-    // field names, or something else (a named tuple's class) that indices
-    // reach as well.
-    json keys;
-    if (const json &ctx = field(spec, "context", where); ctx.is_string()) {
-      keys = json::parse(ctx.get_ref<const std::string &>(), nullptr, false);
-      if (keys.is_object() && keys.contains("dict_context")) // collections.defaultdict
-        keys = keys["dict_context"];
-      // A dataclass: [names of the fields with values, names of those None].
-      if (keys.is_array() && keys.size() == 2 && keys[0].is_array() &&
-          keys[0].size() == children.size())
-        keys = json(keys[0]);
-    }
-    bool named = keys.is_array() && keys.size() == children.size() &&
-                 std::all_of(keys.begin(), keys.end(), [](const json &k) {
-                   return k.is_string() || k.is_number_integer();
-                 });
+    json keys = childKeys(spec, children.size(), where);
+    bool named = !keys.is_null();
     bool dictLike = typeName == "builtins.dict" || typeName == "collections.OrderedDict" ||
                     typeName == "collections.defaultdict";
     for (size_t i = 0; i < children.size(); ++i) {
@@ -1063,12 +1068,17 @@ private:
     for (size_t i = 0; i < args.size(); ++i)
       treeLeafPaths(args[i], i < argNames.size() ? argNames[i] : "args[" + std::to_string(i) + "]",
                     where + ".in_spec", inputs);
-    std::vector<std::string> kwargPaths;
-    treeLeafPaths(top[1], "", where + ".in_spec", kwargPaths);
-    for (std::string &p : kwargPaths) // ['name']... -> name...
-      inputs.push_back(p.size() > 4 && p.compare(0, 2, "['") == 0
-                           ? p.substr(2, p.find("']") - 2) + p.substr(p.find("']") + 2)
-                           : p);
+    // Keyword arguments are named by their keys, as the call spells them.
+    const json &kwargs = field(top[1], "children_spec", where + ".in_spec kwargs");
+    if (!kwargs.is_array())
+      fail(where + ".in_spec kwargs: 'children_spec' is not a list");
+    json kwargNames = childKeys(top[1], kwargs.size(), where + ".in_spec kwargs");
+    for (size_t i = 0; i < kwargs.size(); ++i)
+      treeLeafPaths(kwargs[i],
+                    kwargNames.is_null() || !kwargNames[i].is_string()
+                        ? "kwargs[" + std::to_string(i) + "]"
+                        : kwargNames[i].get<std::string>(),
+                    where + ".in_spec", inputs);
     std::vector<std::string> outputs;
     treeLeafPaths(treeSpec(field(*sig, "out_spec", where), where + ".out_spec"), "",
                   where + ".out_spec", outputs);

@@ -171,6 +171,14 @@ gcrt_status describe(const std::vector<TensorInfo> *list, size_t index, gcrt_ten
   return GCRT_OK;
 }
 
+gcrt_status pathOf(const std::vector<TensorInfo> *list, size_t index, const char **path,
+                   const char *what) {
+  if (!list || !path || index >= list->size())
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string("no such ") + what);
+  *path = (*list)[index].path.c_str();
+  return GCRT_OK;
+}
+
 /// The caller's tensors as the runtime's; `what` and the index name a bad one.
 Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, const char *what) {
   std::vector<TensorRef> refs;
@@ -353,19 +361,13 @@ gcrt_status gcrt_output_info(const gcrt_package *package, size_t graph, size_t i
 gcrt_status gcrt_input_path(const gcrt_package *package, size_t graph, size_t index,
                             const char **path) {
   const GraphInfo *g = graphOf(package, graph);
-  if (!g || !path || index >= g->inputs.size())
-    return fail(GCRT_ERROR_INVALID_ARGUMENT, "no such input");
-  *path = g->inputs[index].path.c_str();
-  return GCRT_OK;
+  return pathOf(g ? &g->inputs : nullptr, index, path, "input");
 }
 
 gcrt_status gcrt_output_path(const gcrt_package *package, size_t graph, size_t index,
                              const char **path) {
   const GraphInfo *g = graphOf(package, graph);
-  if (!g || !path || index >= g->outputs.size())
-    return fail(GCRT_ERROR_INVALID_ARGUMENT, "no such output");
-  *path = g->outputs[index].path.c_str();
-  return GCRT_OK;
+  return pathOf(g ? &g->outputs : nullptr, index, path, "output");
 }
 
 gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
