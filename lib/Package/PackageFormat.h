@@ -2,6 +2,8 @@
 #ifndef GC_LIB_PACKAGE_PACKAGEFORMAT_H
 #define GC_LIB_PACKAGE_PACKAGEFORMAT_H
 
+#include "gc/Support/Target.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,8 +28,11 @@ inline constexpr uint64_t kAlignment = 64;
 /// The classic zip format's limit (no zip64 yet).
 inline constexpr uint64_t kMaxArchiveBytes = 0xFFFFFFFFull;
 
-inline std::string kernelsEntry(size_t graph) {
-  return "kernels/" + std::to_string(graph) + ".so.zst";
+/// Plan graph `graph`'s kernels: a shared library for the CPU, a CUDA
+/// fatbinary for NVIDIA GPUs.
+inline std::string kernelsEntry(size_t graph, TargetDevice device) {
+  return "kernels/" + std::to_string(graph) +
+         (device == TargetDevice::CUDA ? ".fatbin.zst" : ".so.zst");
 }
 
 } // namespace gc::package

@@ -243,16 +243,24 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
       continue;
     if (g.plan.objectCode.empty())
       return makeError() << "graph @" << g.name << " has kernels but no object code";
+    TargetDevice device = targetDevice(g.plan.target);
+    if (device == TargetDevice::CUDA) {
+      // The driver loads a fatbinary as it is.
+      libraries.emplace_back(kernelsEntry(i, device), compressZstd(g.plan.objectCode));
+      continue;
+    }
     Expected<std::string> library = linkSharedLibrary(g.plan.objectCode, options.linker);
     if (!library)
       return library.error().withContext("graph @" + g.name);
-    libraries.emplace_back(kernelsEntry(i), compressZstd(*library));
+    libraries.emplace_back(kernelsEntry(i, device), compressZstd(*library));
   }
   std::string metadata = compressZstd(package::packageMetadata(*packaged, options));
   PlanOptions planOptions;
   if (externalSource)
     planOptions.archiveSource = kArchiveSource;
-  planOptions.kernelLibrary = [](size_t graph) { return kernelsEntry(graph); };
+  planOptions.kernelLibrary = [&](size_t graph) {
+    return kernelsEntry(graph, targetDevice(m.loopGraphs()[graph]->plan.target));
+  };
   Expected<std::string> plan = buildRuntimePlan(*packaged, planOptions);
   if (!plan)
     return plan.error();

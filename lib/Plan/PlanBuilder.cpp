@@ -306,6 +306,28 @@ private:
     return code;
   }
 
+  /// A GPU kernel's blocks: the points of its parallel ranges, one per
+  /// thread or one per block (GpuMapping), at most kMaxGpuGrid blocks
+  /// (the kernels stride over the rest).
+  Insns gpuGrid(const KernelGroup &k) {
+    constexpr int64_t kMaxGpuGrid = int64_t(1) << 20;
+    Insns code{{fb::SizeOp::Const, 1}};
+    for (const SymExpr *r : k.parallelRanges) {
+      append(r, code);
+      code.emplace_back(fb::SizeOp::Mul, 0);
+    }
+    if (k.mapping == GpuMapping::ThreadPerPoint) {
+      int64_t threads = std::max<int64_t>(1, k.blockThreads);
+      code.emplace_back(fb::SizeOp::Const, threads - 1);
+      code.emplace_back(fb::SizeOp::Add, 0);
+      code.emplace_back(fb::SizeOp::Const, threads);
+      code.emplace_back(fb::SizeOp::FloorDiv, 0);
+    }
+    code.emplace_back(fb::SizeOp::Const, kMaxGpuGrid);
+    code.emplace_back(fb::SizeOp::Min, 0);
+    return code;
+  }
+
   /// cond and while_loop: the plan graphs their graph arguments name, in
   /// schema order, and how many of the node's inputs are carried. The
   /// node's inputs are its tensor arguments in schema order (callNode in
@@ -350,7 +372,10 @@ private:
       if (!k.parallelRanges.empty())
         range = program(k.parallelRanges[0]);
       auto w = program(work(g, k));
-      detail = fb::CreateKernelStep(fbb_, entry, range, w).Union();
+      Offset<fb::SizeProgram> grid;
+      if (k.mapping != GpuMapping::None)
+        grid = program(gpuGrid(k));
+      detail = fb::CreateKernelStep(fbb_, entry, range, w, grid, k.blockThreads).Union();
       type = fb::StepDetail::KernelStep;
     } else {
       if (ps.index >= g.nodes.size())

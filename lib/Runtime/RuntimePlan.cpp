@@ -177,6 +177,8 @@ private:
         return fail() << what << " is a kernel of another kind";
       if (k->parallel_range())
         GC_RETURN_IF_ERROR(checkProgram(*k->parallel_range(), what));
+      if (k->grid())
+        GC_RETURN_IF_ERROR(checkProgram(*k->grid(), what));
       return checkProgram(*k->work(), what);
     }
     const OpStep *op = step.detail_as_OpStep();

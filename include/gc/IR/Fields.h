@@ -119,7 +119,9 @@ template <> inline constexpr auto kFields<LoopBinding> =
                field<BufferRef>("buffer", &LoopBinding::buffer), field("type", &LoopBinding::type));
 template <> inline constexpr auto kFields<KernelGroup> =
     std::tuple(field("name", &KernelGroup::name), field("nodes", &KernelGroup::nodes),
-               field("parallel_ranges", &KernelGroup::parallelRanges));
+               field("parallel_ranges", &KernelGroup::parallelRanges),
+               field("mapping", &KernelGroup::mapping),
+               field("block_threads", &KernelGroup::blockThreads));
 template <> inline constexpr auto kFields<InplacePair> =
     std::tuple(field<BufferRef>("output", &InplacePair::output),
                field<BufferRef>("input", &InplacePair::input));
@@ -167,6 +169,7 @@ GC_ENUM_NAMES(BodyOp::Kind, "load", "const", "index", "compute", "cast")
 GC_ENUM_NAMES(LoopNode::Kind, "pointwise", "reduction", "extern", "fallback", "call")
 GC_ENUM_NAMES(PostOp::Kind, "add_bias", "add", "relu", "gelu_erf", "gelu_tanh")
 GC_ENUM_NAMES(PlanStep::Kind, "kernel", "extern", "fallback", "call")
+GC_ENUM_NAMES(GpuMapping, "none", "thread_per_point", "block_per_point")
 GC_ENUM_NAMES(WeightSource::Kind, "archive", "blob")
 GC_ENUM_NAMES(DeviceKind, "cpu", "cuda", "meta")
 GC_ENUM_NAMES(ResultForm, "single", "tuple", "list")

@@ -175,13 +175,29 @@ struct LoopBinding {
   bool operator==(const LoopBinding &) const = default;
 };
 
+/// How a GPU kernel spreads the points of its parallel ranges over threads
+/// (docs/gpu.md). CPU kernels have None: the runtime splits the first
+/// parallel range across threads.
+enum class GpuMapping : uint8_t {
+  None,
+  /// One thread per point of the flattened parallel ranges (grid-stride);
+  /// each thread runs the nodes' inner loops and reductions alone.
+  ThreadPerPoint,
+  /// One block per point (grid-stride over points); the block's threads
+  /// share every node's inner loops, and reductions combine across them.
+  BlockPerPoint,
+};
+
 /// One kernel: the nodes it runs, in order, inside a loop nest whose outer
 /// `parallelRanges` all of them share (each node's own ranges start with
-/// them). The runtime splits the first parallel range across threads.
+/// them).
 struct KernelGroup {
   std::string name; ///< the symbol of the kernel's entry point
   std::vector<uint32_t> nodes;
   std::vector<const SymExpr *> parallelRanges;
+  /// GPU kernels: set by the GPU kernel emitter.
+  GpuMapping mapping = GpuMapping::None;
+  uint32_t blockThreads = 0; ///< threads per block (GPU kernels)
   bool operator==(const KernelGroup &) const = default;
 };
 
@@ -225,8 +241,12 @@ struct Plan {
   std::vector<std::string> symbols;
   int64_t arenaBytes = 0;         ///< peak of the static placements
   int64_t intermediateBytes = 0;  ///< sum of all static intermediates
-  std::string target;             ///< "x86-64", "x86-64-v3", "x86-64-v4"
-  std::string objectCode;         ///< an ELF relocatable object
+  /// "x86-64", "x86-64-v3", "x86-64-v4", or for NVIDIA GPUs
+  /// "cuda:sm_80,sm_90" (gc/Support/Target.h).
+  std::string target;
+  /// CPU: an ELF relocatable object; CUDA: a fatbinary (a cubin per
+  /// architecture and PTX for newer ones).
+  std::string objectCode;
   std::string objectHash;         ///< SHA-256 of what made objectCode
   bool operator==(const Plan &) const = default;
 };
