@@ -8,8 +8,8 @@ usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arc
 
 prepare (on the build machine, no GPU needed): compiles every model with
 gc-compile --device cuda into DIR/<model>/model.gcpkg (training models with
---train --grad-inputs; the real models and the bandwidth models with
---weights=external, so that the packages stay small), timing each compile
+--train --grad-inputs; the real models with --weights=external, so that the
+packages stay small), timing each compile
 with an empty cache, and writes DIR/manifest.json. Copy DIR, with bin/gcrt-run
 and lib/libgcrt*, to the GPU machine (the repository's test/Models/Inputs
 travels with the checkout).
@@ -89,7 +89,7 @@ def prepare(opts):
         flags = ["--device", opts.device, "--gpu-arch", opts.gpu_arch, "--no-cache"]
         if is_training(name):
             flags += ["--train", "--grad-inputs"]
-        if name in REAL or name in BANDWIDTH:
+        if name in REAL:
             flags += ["--weights=external"]
         start = time.perf_counter()
         proc = run([os.path.join(tools, "gc-compile"), archive, *flags, "-o", pkg])
@@ -151,8 +151,6 @@ def regen_real(opts, names):
 def weights_flags(opts, name):
     if name in REAL:
         return ["--weights", os.path.join(opts.realmodels, name, "model.pt2")]
-    if name in BANDWIDTH:
-        return ["--weights", os.path.join(model_dir(name), "model.pt2")]
     return []
 
 
@@ -338,12 +336,12 @@ def bandwidth_table(opts, manifest, runs):
 
 
 def kernel_median(profile_text):
-    """The fastest kernel step's time from gcrt-run --profile (ms)."""
+    """The fastest kernel step's fastest run from gcrt-run --profile (ms):
+    its lines read 'INDEX kernel NAME MEAN_US MIN_US SHARE%'."""
     best = None
-    for line in profile_text.splitlines():
-        m = re.search(r"\bkernel\b.*?min ([0-9.e+-]+) ms", line)
-        if m:
-            best = float(m.group(1)) if best is None else min(best, float(m.group(1)))
+    for m in re.finditer(r"^\s*\d+ kernel\s+\S+\s+([0-9.]+)\s+([0-9.]+)", profile_text, re.M):
+        ms = float(m.group(2)) / 1000
+        best = ms if best is None else min(best, ms)
     if best is None:
         raise RuntimeError("no kernel step in the profile:\n" + profile_text)
     return best
