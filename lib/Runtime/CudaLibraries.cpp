@@ -158,8 +158,8 @@ Library<Api> load(std::initializer_list<const char *> names, const std::string &
   lib.version = std::to_string(major) + "." + std::to_string(*version / 100 % 100) + "." +
                 std::to_string(*version % 100);
   if (major != headerMajor)
-    lib.problem = std::string(title) + " " + lib.version + " was loaded; gc was built for version " +
-                  std::to_string(headerMajor);
+    lib.problem = std::string(title) + " " + lib.version +
+                  " was loaded; gc was built for version " + std::to_string(headerMajor);
   return lib;
 }
 
@@ -226,8 +226,8 @@ Error failure(cublasStatus_t s, const char *fn) {
                      << static_cast<int>(s) << ")";
 }
 Error failure(cudnnStatus_t s, const char *fn) {
-  return makeError() << "cuDNN: " << fn << " failed: "
-                     << libraries().dnn.api.cudnnGetErrorString(s);
+  return makeError() << "cuDNN: " << fn
+                     << " failed: " << libraries().dnn.api.cudnnGetErrorString(s);
 }
 
 /// Whether a status met while preparing says the library does not take
@@ -488,10 +488,9 @@ std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
 
 class MatmulCall final : public CudaLibraryCall {
 public:
-  MatmulCall(const CublasLt &lt, bool wide)
-      : lt_(lt), desc_(lt.cublasLtMatmulDescDestroy),
-        layouts_{LtLayout(lt.cublasLtMatrixLayoutDestroy), LtLayout(lt.cublasLtMatrixLayoutDestroy),
-                 LtLayout(lt.cublasLtMatrixLayoutDestroy), LtLayout(lt.cublasLtMatrixLayoutDestroy)} {
+  MatmulCall(const CublasLt &lt, bool wide) : lt_(lt), desc_(lt.cublasLtMatmulDescDestroy) {
+    for (int i = 0; i < 4; ++i)
+      layouts_.emplace_back(lt.cublasLtMatrixLayoutDestroy);
     scalars_.wide = wide;
   }
 
@@ -555,7 +554,7 @@ private:
   cublasLtHandle_t handle_ = nullptr;
   LtDesc desc_;
   /// cuBLASLt's A, B, C and D, and where they are.
-  LtLayout layouts_[4];
+  std::vector<LtLayout> layouts_;
   Place places_[4];
   std::optional<Place> bias_;
   bool add_ = false;
@@ -614,14 +613,17 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
   std::optional<MatrixView> av = matrixView(a), bv = matrixView(b), dv = matrixView(d);
   if (!epilogue || !av || !bv || !dv)
     return false;
-  auto batchStride = [&](const StridedLayout &l) { return rank == 3 && batch > 1 ? l.strides[0] : 0; };
+  auto batchStride = [&](const StridedLayout &l) {
+    return rank == 3 && batch > 1 ? l.strides[0] : 0;
+  };
   if (batch > 1 && batchStride(d) == 0)
     return false;
 
   // D row-major: D^T = B^T A^T. D column-major: D = A B.
   bool t = dv->rowMajor;
   LtOperand ops[4] = {t ? operandFor(*bv, true, n, k) : operandFor(*av, false, m, k),
-                      t ? operandFor(*av, true, k, m) : operandFor(*bv, false, k, n), {},
+                      t ? operandFor(*av, true, k, m) : operandFor(*bv, false, k, n),
+                      {},
                       operandFor(*dv, t, t ? n : m, t ? m : n)};
   ops[0].batchStride = batchStride(t ? b : a);
   ops[1].batchStride = batchStride(t ? a : b);
@@ -648,9 +650,12 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
       return false;
     bias_ = v.input(*epilogue->bias);
   }
+  for (const LtOperand &o : ops)
+    if (o.batchStride < 0)
+      return false;
 
   cudaDataType type = scalars_.wide ? CUDA_R_64F : CUDA_R_32F;
-  cublasComputeType_t compute = scalars_.wide ? CUBLAS_COMPUTE_64F
+  cublasComputeType_t compute = scalars_.wide       ? CUBLAS_COMPUTE_64F
                                 : options.allowTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                     : CUBLAS_COMPUTE_32F;
   for (int i = 0; i < 4; ++i) {
@@ -680,9 +685,9 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
               offsetAlignment(add_ ? places_[2] : places_[3]), offsetAlignment(places_[3]), 256};
   if (bias_) {
     assumed_.bias = offsetAlignment(*bias_);
-    const void *stand_in = reinterpret_cast<const void *>(uintptr_t(assumed_.bias));
+    const void *standIn = reinterpret_cast<const void *>(uintptr_t(assumed_.bias));
     GC_PREPARE(lt_, cublasLtMatmulDescSetAttribute, desc_.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-               &stand_in, sizeof stand_in);
+               &standIn, sizeof standIn);
   }
   Expected<cublasLtHandle_t> handle = handles.lt();
   if (!handle)
@@ -728,9 +733,8 @@ std::optional<DnnShape> dnnShape(const std::vector<int64_t> &sizes,
 class ConvolutionCall final : public CudaLibraryCall {
 public:
   ConvolutionCall(const Cudnn &dnn, bool wide)
-      : dnn_(dnn), x_(dnn.cudnnDestroyTensorDescriptor),
-        y_(dnn.cudnnDestroyTensorDescriptor), w_(dnn.cudnnDestroyFilterDescriptor),
-        conv_(dnn.cudnnDestroyConvolutionDescriptor),
+      : dnn_(dnn), x_(dnn.cudnnDestroyTensorDescriptor), y_(dnn.cudnnDestroyTensorDescriptor),
+        w_(dnn.cudnnDestroyFilterDescriptor), conv_(dnn.cudnnDestroyConvolutionDescriptor),
         relu_(dnn.cudnnDestroyActivationDescriptor) {
     scalars_.wide = wide;
   }
@@ -749,8 +753,8 @@ public:
            scalars_.zero(), y_.h, y);
     for (const Step &s : steps_) {
       if (s.add)
-        GC_RUN(dnn_, cudnnAddTensor, handle_, scalars_.one(), s.add->h, at(s.place),
-               scalars_.one(), y_.h, y);
+        GC_RUN(dnn_, cudnnAddTensor, handle_, scalars_.one(), s.add->h, at(s.place), scalars_.one(),
+               y_.h, y);
       else
         GC_RUN(dnn_, cudnnActivationForward, handle_, relu_.h, scalars_.one(), y_.h, y,
                scalars_.zero(), y_.h, y);
@@ -794,8 +798,7 @@ Outcome ConvolutionCall::setTensor(TensorDesc &d, const std::vector<int64_t> &si
   return true;
 }
 
-Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
-                              Handles &handles) {
+Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options, Handles &handles) {
   const plan::DnnlCall &call = *v.step.dnnl();
   size_t xi = call.src(), wi = call.weights();
   if (xi >= v.inputs.size() || wi >= v.inputs.size())
@@ -808,8 +811,7 @@ Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
   auto count = [](const flatbuffers::Vector<int64_t> *v) { return v ? v->size() : 0; };
   if (count(call.stride()) != spatial || count(call.padding()) != spatial ||
       count(call.dilation()) != spatial || groups < 1 || groups > INT_MAX ||
-      outChannels % groups != 0 || x.sizes[1] != w.sizes[1] * groups ||
-      y.sizes[1] != outChannels)
+      outChannels % groups != 0 || x.sizes[1] != w.sizes[1] * groups || y.sizes[1] != outChannels)
     return false;
   // The filter must be dense in [K, C/g, spatial...] order.
   for (int64_t i = int64_t(rank) - 1, dense = 1; i >= 0; dense *= w.sizes[i], --i)
@@ -893,8 +895,8 @@ Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
   GC_PREPARE(dnn_, cudnnSetConvolutionMathType, conv_.h,
              options.allowTF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
   std::vector<int> outDims(filter->dims.size());
-  GC_PREPARE(dnn_, cudnnGetConvolutionNdForwardOutputDim, conv_.h, x_.h, w_.h,
-             int(outDims.size()), outDims.data());
+  GC_PREPARE(dnn_, cudnnGetConvolutionNdForwardOutputDim, conv_.h, x_.h, w_.h, int(outDims.size()),
+             outDims.data());
   if (std::optional<DnnShape> want = dnnShape(y.sizes, y.strides, unitHeight);
       !want || want->dims != outDims)
     return false;

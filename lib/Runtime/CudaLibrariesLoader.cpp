@@ -33,13 +33,16 @@ Expected<void *> openLibrary(std::initializer_list<const char *> names,
     }
     return h;
   };
-  for (const char *name : names)
+  // A name in any directory before the next name anywhere: the versioned
+  // soname, found in GC_CUDA_LIBRARY_PATH, beats an unversioned fallback
+  // the system knows.
+  for (const char *name : names) {
     if (void *h = tryOpen(name))
       return h;
-  for (const std::string &dir : dirs)
-    for (const char *name : names)
+    for (const std::string &dir : dirs)
       if (void *h = tryOpen(dir + "/" + name))
         return h;
+  }
 
   ErrorBuilder e;
   e << "cannot load " << *names.begin();

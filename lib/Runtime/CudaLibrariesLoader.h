@@ -20,11 +20,11 @@ namespace gc {
 /// The environment variable naming extra directories (colon-separated).
 inline constexpr const char *kCudaLibraryPathVariable = "GC_CUDA_LIBRARY_PATH";
 
-/// The handle of the first of `names` that loads, tried each as given, then
+/// The handle of the first of `names` that loads, each tried as given, then
 /// in each directory of `searchPath` (colon-separated; empty entries are
-/// skipped). The library stays loaded for the life of the process. The
-/// error names the first name, the directories searched and what the
-/// loader said.
+/// skipped), before the next name. The library stays loaded for the life
+/// of the process. The error names the names, the directories searched and
+/// what the loader said.
 Expected<void *> openLibrary(std::initializer_list<const char *> names,
                              const std::string &searchPath);
 

@@ -80,6 +80,9 @@ struct Case {
   /// Bytes added to input 0's address at run time: less aligned than the
   /// call was prepared for.
   uint64_t misalign = 0;
+  /// Run through a CUDA graph captured from the stream, as an executor
+  /// replaying a whole plan does, with no run before the capture.
+  bool captured = false;
 };
 
 plan::PostOp postOp(plan::PostOpKind kind, uint32_t input = 0) { return {kind, input}; }
@@ -120,7 +123,8 @@ const plan::OpStep &stepOf(const std::string &bytes) {
 bool taken(const Case &c) {
   CudaLibraries libs(c.options);
   std::string bytes = stepBytes(c);
-  Expected<std::unique_ptr<CudaLibraryCall>> call = libs.prepare(stepOf(bytes), c.inputs, {c.output});
+  Expected<std::unique_ptr<CudaLibraryCall>> call =
+      libs.prepare(stepOf(bytes), c.inputs, {c.output});
   EXPECT_TRUE(bool(call)) << call.error().message();
   return call && *call;
 }
@@ -216,7 +220,9 @@ Expect reference(const Case &c, const std::vector<std::vector<double>> &data, co
 
 struct DeviceMemory {
   void *p = nullptr;
-  explicit DeviceMemory(uint64_t bytes) { EXPECT_EQ(cudaMalloc(&p, std::max<uint64_t>(bytes, 1)), cudaSuccess); }
+  explicit DeviceMemory(uint64_t bytes) {
+    EXPECT_EQ(cudaMalloc(&p, std::max<uint64_t>(bytes, 1)), cudaSuccess);
+  }
   ~DeviceMemory() { cudaFree(p); }
   uint64_t address() const { return reinterpret_cast<uint64_t>(p); }
 };
@@ -240,7 +246,8 @@ void expectMatchesReference(const Case &c) {
 
   CudaLibraries libs(c.options);
   std::string bytes = stepBytes(c);
-  Expected<std::unique_ptr<CudaLibraryCall>> call = libs.prepare(stepOf(bytes), c.inputs, {c.output});
+  Expected<std::unique_ptr<CudaLibraryCall>> call =
+      libs.prepare(stepOf(bytes), c.inputs, {c.output});
   ASSERT_TRUE(bool(call)) << call.error().message();
   ASSERT_TRUE(*call != nullptr) << "the step was declined";
 
@@ -270,9 +277,24 @@ void expectMatchesReference(const Case &c) {
   DeviceMemory workspace((*call)->workspaceBytes());
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  for (int run = 0; run < 2; ++run) {
+  if (c.captured) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
     Error err = (*call)->run(buffers.data(), stream, workspace.address());
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
     ASSERT_FALSE(err) << err.message();
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int run = 0; run < 2; ++run)
+      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  } else {
+    for (int run = 0; run < 2; ++run) {
+      Error err = (*call)->run(buffers.data(), stream, workspace.address());
+      ASSERT_FALSE(err) << err.message();
+    }
   }
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   cudaStreamDestroy(stream);
@@ -465,6 +487,25 @@ TEST(CudaLibraries, ConvolutionChannelsLastWithBiasPostOpResidualAndRelu) {
   expectMatchesReference(c);
 }
 
+TEST(CudaLibraries, CapturedInACudaGraph) {
+  REQUIRE_GPU();
+  Case mm = transposedWeight(48, 40, 24);
+  mm.inputs.push_back(layout({24}));
+  mm.inputs.push_back(layout({48, 24}));
+  mm.postOps = {postOp(plan::PostOpKind::AddBias, 2), postOp(plan::PostOpKind::Add, 3),
+                postOp(plan::PostOpKind::GeluTanh)};
+  mm.captured = true;
+  expectMatchesReference(mm);
+
+  Case conv = convolution({2, 4, 8, 8}, {6, 4, 3, 3}, {2, 6, 8, 8}, {1, 1}, {1, 1}, {1, 1}, 1);
+  conv.inputs.push_back(layout({6}));
+  conv.inputs.push_back(layout({2, 6, 8, 8}));
+  conv.bias = 2;
+  conv.postOps = {postOp(plan::PostOpKind::Add, 3), postOp(plan::PostOpKind::Relu)};
+  conv.captured = true;
+  expectMatchesReference(conv);
+}
+
 //===----------------------------------------------------------------------===//
 // What the libraries decline, decided on the layouts alone
 //===----------------------------------------------------------------------===//
@@ -503,7 +544,8 @@ TEST(CudaLibraries, DeclinesWhatTheyCannotComputeExactly) {
   Case convGelu = convolution({1, 2, 5, 5}, {2, 2, 3, 3}, {1, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1);
   convGelu.postOps = {postOp(plan::PostOpKind::GeluTanh)};
   EXPECT_FALSE(taken(convGelu));
-  Case convStrided = convolution({1, 2, 5, 5}, {2, 2, 3, 3}, {1, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1);
+  Case convStrided =
+      convolution({1, 2, 5, 5}, {2, 2, 3, 3}, {1, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1);
   convStrided.inputs[1] = layout({2, 2, 3, 3}, {1, 2, 12, 4});
   EXPECT_FALSE(taken(convStrided));
 }
@@ -521,7 +563,8 @@ TEST(CudaLibraries, DescribeNamesBothLibraries) {
 }
 
 TEST(CudaLibrariesLoader, NamesWhatItCouldNotLoad) {
-  Expected<void *> h = openLibrary({"libgc-absent.so.1", "libgc-absent.so"}, "/gc-absent-a::/gc-absent-b");
+  Expected<void *> h =
+      openLibrary({"libgc-absent.so.1", "libgc-absent.so"}, "/gc-absent-a::/gc-absent-b");
   ASSERT_FALSE(bool(h));
   const std::string &m = h.error().message();
   EXPECT_NE(m.find("cannot load libgc-absent.so.1 (or libgc-absent.so)"), std::string::npos) << m;
@@ -545,6 +588,11 @@ TEST(CudaLibrariesLoader, SearchesTheGivenDirectories) {
   std::filesystem::create_symlink(std::filesystem::canonical(info.dli_fname), alias);
   Expected<void *> h = openLibrary({"libgc-alias.so.1"}, "/gc-absent:" + dir);
   EXPECT_TRUE(bool(h)) << h.error().message();
+  // The first name found in a directory wins over a later name the
+  // system knows (libm here, standing for an unversioned soname).
+  Expected<void *> first = openLibrary({"libgc-alias.so.1", "libm.so.6"}, dir);
+  ASSERT_TRUE(bool(first)) << first.error().message();
+  EXPECT_EQ(*first, dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD));
   std::filesystem::remove_all(dir);
 }
 
