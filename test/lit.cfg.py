@@ -24,3 +24,11 @@ config.substitutions.append(("%realmodels", config.gc_realmodels_dir))
 
 # gc-codegen's object cache lives in the build tree, never in the user's home.
 config.environment["GC_CACHE_DIR"] = os.path.join(config.gc_obj_root, "test", "gc-cache")
+
+# CUDA: `cuda-toolkit` where gc-codegen finds ptxas ($CUDA_HOME, else the
+# toolkit CMake found), so that tests compiling for cuda run in CI without a
+# GPU; the tests see the same toolkit through CUDA_HOME.
+cuda_home = os.environ.get("CUDA_HOME") or config.gc_cuda_home
+if cuda_home and os.path.exists(os.path.join(cuda_home, "bin", "ptxas")):
+    config.available_features.add("cuda-toolkit")
+    config.environment["CUDA_HOME"] = cuda_home

@@ -6,9 +6,12 @@
 
 namespace gc {
 
-/// MathLibrary.c compiled to LLVM bitcode at build time.
+/// MathLibrary.c compiled to LLVM bitcode at build time, for x86-64.
 extern const unsigned char kMathBitcode[];
 extern const std::size_t kMathBitcodeSize;
+/// The same for NVIDIA GPUs (nvptx64-nvidia-cuda).
+extern const unsigned char kGpuMathBitcode[];
+extern const std::size_t kGpuMathBitcodeSize;
 
 } // namespace gc
 

@@ -1,7 +1,8 @@
-//===- TargetSetup.cpp - LLVM target machines for gc's CPU targets --------===//
+//===- TargetSetup.cpp - LLVM target machines for gc's targets ------------===//
 #include "TargetSetup.h"
 
 #include "gc/Codegen/KernelEmitter.h"
+#include "gc/Support/Target.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -55,6 +56,8 @@ void initializeX86Target() {
 }
 
 Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(std::string_view target) {
+  if (targetDevice(target) == TargetDevice::CUDA)
+    return makeError() << "'" << target << "' is a CUDA target, not a CPU one";
   std::string cpu, features;
   if (target == "native") {
     cpu = llvm::sys::getHostCPUName().str();
@@ -76,6 +79,29 @@ Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(std::string_v
                                       llvm::CodeModel::Small, llvm::CodeGenOpt::Aggressive));
   if (!machine)
     return makeError() << "cannot create an LLVM target machine for '" << target << "'";
+  return machine;
+}
+
+Expected<std::unique_ptr<llvm::TargetMachine>> createGpuTargetMachine(int arch) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  constexpr const char *kGpuTriple = "nvptx64-nvidia-cuda";
+  std::string message;
+  const llvm::Target *llvmTarget = llvm::TargetRegistry::lookupTarget(kGpuTriple, message);
+  if (!llvmTarget)
+    return makeError() << "LLVM has no NVPTX target: " << message;
+  std::string cpu = "sm_" + std::to_string(arch);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      kGpuTriple, cpu, "+ptx78", options, std::nullopt, std::nullopt,
+      llvm::CodeGenOpt::Aggressive));
+  if (!machine)
+    return makeError() << "cannot create an LLVM target machine for " << cpu;
   return machine;
 }
 

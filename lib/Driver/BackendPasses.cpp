@@ -1,10 +1,12 @@
 //===- BackendPasses.cpp - The backend's stages as passes -----------------===//
 #include "gc/Driver/BackendPasses.h"
 
+#include "gc/Codegen/GpuKernelEmitter.h"
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Printer.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/SHA256.h"
+#include "gc/Support/Target.h"
 
 namespace gc {
 
@@ -118,9 +120,13 @@ public:
     for (const auto &g : m.loopGraphs())
       if (g->plan.target.empty())
         g->plan.target = options_.target;
-    bool wantIR = options_.llvmIR || options_.optimizedLLVMIR;
+    bool wantIR = options_.llvmIR || options_.optimizedLLVMIR || options_.ptx;
     for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
       LoopGraph &g = *m.loopGraphs()[i];
+      bool gpu = targetDevice(g.plan.target) == TargetDevice::CUDA;
+      // The launches are part of the graph's text, hence of the key.
+      if (gpu)
+        chooseGpuLaunches(m, g);
       // The key covers everything the object code depends on: the
       // scheduled graph as text (buffers, bodies, kernels, placements; not
       // where the weights live), the target and gc itself. Printed before
@@ -134,11 +140,16 @@ public:
         ++statistics()["cache hits"];
         continue;
       }
+      // Each graph's PTX is appended, so that --emit=ptx shows every graph.
+      std::string ptx;
       EmitOptions emit = options_;
       emit.target = g.plan.target;
-      Expected<std::string> object = emitKernels(m, g, emit);
+      emit.ptx = options_.ptx ? &ptx : nullptr;
+      Expected<std::string> object = gpu ? emitGpuKernels(m, g, emit) : emitKernels(m, g, emit);
       if (!object)
         return object.error().withContext("graph @" + g.name);
+      if (options_.ptx)
+        *options_.ptx += ptx;
       g.plan.objectCode = object.take();
       cache_.store(graphKey, g.plan.objectCode);
       statistics()["object bytes"] += static_cast<int64_t>(g.plan.objectCode.size());

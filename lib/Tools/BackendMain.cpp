@@ -2,8 +2,10 @@
 #include "gc/Tools/BackendMain.h"
 
 #include "gc/Support/FileSystem.h"
+#include "gc/Support/Target.h"
 #include "gc/Tools/ToolSupport.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace gc {
@@ -41,16 +43,27 @@ int codegenMain(int argc, char **argv) {
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
   registerAllPasses();
-  std::string llvmIR;
+  // --emit=llvm and --emit=ptx write what the kernel emitter hands back
+  // instead of the module.
+  std::string code;
   StageTool::Hooks hooks;
-  if (stage.output.llvm) {
-    options.codegen.emit.optimizedLLVMIR = &llvmIR;
-    hooks.write = [&](Module &) -> Error {
+  if (stage.output.llvm)
+    options.codegen.emit.optimizedLLVMIR = &code;
+  if (stage.output.ptx)
+    options.codegen.emit.ptx = &code;
+  if (stage.output.llvm || stage.output.ptx) {
+    hooks.write = [&](Module &m) -> Error {
+      if (stage.output.ptx && std::none_of(m.loopGraphs().begin(), m.loopGraphs().end(),
+                                           [](const auto &g) {
+                                             return targetDevice(g->plan.target) ==
+                                                    TargetDevice::CUDA;
+                                           }))
+        return makeError() << "--emit=ptx needs kernels for a GPU (--device cuda)";
       if (stage.output.path == "-") {
-        std::cout << llvmIR;
+        std::cout << code;
         return Error::success();
       }
-      return writeFileAtomic(stage.output.path, llvmIR);
+      return writeFileAtomic(stage.output.path, code);
     };
   }
   return stage.run(tool, kPhases, options, hooks);

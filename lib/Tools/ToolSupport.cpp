@@ -16,16 +16,19 @@ void OutputOptions::addTo(CLI::App &app, bool offerLLVM) {
                  "(also -MF FILE, as compilers spell it) Write a Makefile-syntax depfile of the "
                  "files the output was made from");
   std::vector<std::string> forms = {"binary", "text"};
-  if (offerLLVM)
+  if (offerLLVM) {
     forms.push_back("llvm");
+    forms.push_back("ptx");
+  }
   app.add_option_function<std::string>(
          "--emit",
          [this](const std::string &form) {
            format = form == "text" ? FileFormat::Text : FileFormat::Binary;
            llvm = form == "llvm";
+           ptx = form == "ptx";
          },
-         offerLLVM ? "Output form: binary (FlatBuffers graph file), text, or llvm (the kernels' "
-                     "optimized LLVM IR)"
+         offerLLVM ? "Output form: binary (FlatBuffers graph file), text, llvm (the kernels' "
+                     "optimized LLVM IR) or ptx (the GPU kernels' PTX, with --device cuda)"
                    : "Output form: binary (FlatBuffers graph file) or text")
       ->check(CLI::IsMember(forms, CLI::ignore_case));
 }

@@ -21,9 +21,10 @@ namespace gc {
 /// "x86-64-v4" (AVX-512), "native" (this machine; never cached across hosts).
 std::span<const std::string_view> cpuTargetNames();
 
-/// What a target name stands for on this machine: the name itself, except
-/// "native", which becomes the host's CPU name and features (so that a
-/// cache key made from it never matches code for another CPU).
+/// What a target name stands for on this machine: the name itself (CUDA
+/// targets too), except "native", which becomes the host's CPU name and
+/// features (so that a cache key made from it never matches code for
+/// another CPU).
 std::string resolvedTargetName(const std::string &target);
 
 struct EmitOptions {
@@ -31,9 +32,12 @@ struct EmitOptions {
   /// Fill these with the module's text before / after optimization.
   std::string *llvmIR = nullptr;
   std::string *optimizedLLVMIR = nullptr;
+  /// CUDA targets: fill this with the kernels' PTX.
+  std::string *ptx = nullptr;
 };
 
-/// Compiles every kernel of graph.plan into one relocatable object (the
+/// Compiles every kernel of graph.plan for a CPU target (CUDA targets go
+/// to emitGpuKernels, GpuKernelEmitter.h) into one relocatable object (the
 /// bytes of an ELF .o). Size symbols are read from the `symbols` argument
 /// in graph.plan.symbols order. Errors name the kernel and node.
 Expected<std::string> emitKernels(const Module &module, const LoopGraph &graph,

@@ -17,11 +17,13 @@
 namespace gc {
 
 /// Options every tool that writes a module has: `-o FILE` and `--emit`.
-/// gc-codegen also offers --emit=llvm (the kernels' LLVM IR).
+/// gc-codegen also offers --emit=llvm (the kernels' LLVM IR) and --emit=ptx
+/// (a CUDA target's PTX).
 struct OutputOptions {
   std::string path = "-";
   FileFormat format = FileFormat::Binary;
   bool llvm = false;
+  bool ptx = false;
   /// -MF FILE: a Makefile-syntax depfile naming what the output was made from.
   std::string depfile;
   void addTo(CLI::App &app, bool offerLLVM = false);

@@ -1,0 +1,34 @@
+//===- CudaToolkit.h - The CUDA toolkit's tools, run as programs -*- C++ -*-===//
+#ifndef GC_LIB_CODEGEN_CUDATOOLKIT_H
+#define GC_LIB_CODEGEN_CUDATOOLKIT_H
+
+#include "gc/Support/Error.h"
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gc {
+
+/// The toolkit's directory: $CUDA_HOME, else the one CMake found
+/// (GC_CUDA_HOME, default /usr/local/cuda).
+std::string cudaToolkitDir();
+
+/// The path of a toolkit file (`relative` to its directory), or the error
+/// "compiling for cuda needs the CUDA toolkit's <what>: not found in
+/// <dir>; set CUDA_HOME".
+Expected<std::string> cudaToolkitFile(std::string_view relative, std::string_view what);
+
+/// Checks that ptxas and fatbinary are there, before any work is done.
+Error checkCudaAssemblers();
+
+/// Assembles `ptx` with ptxas for every architecture in `archs` (compute
+/// capability times ten, lowest first) and bundles the cubins and the PTX
+/// (for the lowest architecture, which newer GPUs compile at load time)
+/// with fatbinary. Temporary files live in a private directory that is
+/// removed afterwards. Errors quote the tool's messages.
+Expected<std::string> assembleFatbinary(const std::string &ptx, std::span<const int> archs);
+
+} // namespace gc
+
+#endif // GC_LIB_CODEGEN_CUDATOOLKIT_H

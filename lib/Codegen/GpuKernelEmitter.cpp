@@ -1,0 +1,462 @@
+//===- GpuKernelEmitter.cpp - NVIDIA GPU code for kernel groups -----------===//
+//
+// A kernel group becomes one kernel entry `void name(ptr buffers, ptr
+// symbols)` that strides over the flattened points of its parallel ranges
+// (a launch has at most 2^20 blocks, so a grid need not cover them all):
+//
+// - ThreadPerPoint: thread t of block b starts at point b*T + t and steps by
+//   gridDim*T; at each point it runs the group's nodes as the CPU does inside
+//   its loop nest (their own inner loops and reductions serially).
+// - BlockPerPoint: block b starts at point b and steps by gridDim; at each
+//   point the block's T threads share every node's loops beyond the prefix,
+//   flattened: a pointwise node strides its inner points over the threads; a
+//   reduction strides its reduction points over them, each thread combining
+//   its own, then the block combines the threads' partial results (warp
+//   shuffles, then one partial per warp through shared memory) and thread 0
+//   stores the result. A barrier follows every node, so that later nodes
+//   read what earlier ones stored (global memory written before a barrier is
+//   visible to the block after it).
+//
+// Point indices are i32 where the space's size is known to stay below 2^30
+// (so that index + stride cannot overflow), else i64.
+//
+// Math: ScalarEmitter's gc_* calls come from the math library compiled for
+// nvptx64 (kGpuMathBitcode). Its C library calls (sinf, atan2, erfc, double
+// erf and pow, ...) and `frem` (which NVPTX would expand to x - trunc(x/y)*y,
+// not fmod's exact result) resolve to CUDA's libdevice (__nv_sinf, __nv_fmodf,
+// ...), linked from the toolkit at compile time; NVVMReflect, part of the
+// NVPTX pipeline, settles libdevice's __nvvm_reflect queries (no
+// flush-to-zero, as torch).
+//
+//===----------------------------------------------------------------------===//
+#include "gc/Codegen/GpuKernelEmitter.h"
+
+#include "CudaToolkit.h"
+#include "GpuLaunch.h"
+#include "GroupEmitterBase.h"
+#include "MathBitcode.h"
+#include "TargetSetup.h"
+
+#include "gc/Support/Target.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace gc {
+
+namespace {
+
+constexpr unsigned kWarpSize = 32;
+constexpr unsigned kMaxThreads = 1024;
+constexpr unsigned kSharedAddressSpace = 3;
+constexpr unsigned kGlobalAddressSpace = 1;
+/// Point indices stay i32 below this many points.
+constexpr int64_t kNarrowSpace = int64_t(1) << 30;
+
+/// Emits one kernel group as a GPU kernel.
+class GpuGroupEmitter : public GroupEmitterBase {
+public:
+  GpuGroupEmitter(llvm::Module &module, const Module &m, const LoopGraph &graph, uint32_t g)
+      : GroupEmitterBase(module, graph, g, "GPU"), ranges_(m.syms().ranges()) {}
+
+  Error emit() {
+    bool perBlock = group_.mapping == GpuMapping::BlockPerPoint;
+    if (group_.mapping == GpuMapping::None)
+      return makeError() << "kernel '" << group_.name
+                         << "' has no GPU launch (chooseGpuLaunches sets it)";
+    if (group_.blockThreads == 0 || group_.blockThreads > kMaxThreads ||
+        (perBlock && group_.blockThreads % kWarpSize != 0))
+      return makeError() << "kernel '" << group_.name << "': " << group_.blockThreads
+                         << " threads a block is not a launch a GPU can run"
+                         << (perBlock ? " (block_per_point needs a multiple of 32)" : "");
+    auto *ptr = b_.getPtrTy();
+    GC_RETURN_IF_ERROR(beginFunction({ptr, ptr}, {"buffers", "symbols"}));
+    threads_ = group_.blockThreads;
+    thread_ = special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    emitPoints(perBlock);
+    GC_RETURN_IF_ERROR(endFunction());
+    markKernel();
+    return Error::success();
+  }
+
+private:
+  /// A thread's part of a reduction: the value and, for ArgMax/ArgMin, its
+  /// position.
+  struct Partial {
+    Value *value = nullptr;
+    Value *position = nullptr;
+  };
+
+  Value *bufferBase(Value *pointer) override {
+    return b_.CreateAddrSpaceCast(pointer, b_.getPtrTy(kGlobalAddressSpace));
+  }
+
+  Value *special(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  void markKernel() {
+    llvm::NamedMDNode *annotations = module_.getOrInsertNamedMetadata("nvvm.annotations");
+    auto entry = [&](const char *key, uint32_t value) {
+      annotations->addOperand(
+          llvm::MDNode::get(ctx_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, key),
+                                   llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+    };
+    entry("kernel", 1);
+    entry("maxntidx", threads_);
+  }
+
+  //===--- Flattened loop spaces ------------------------------------------===//
+
+  /// i32 where the space (plus a stride) surely fits, else i64.
+  llvm::IntegerType *indexType(const std::vector<const SymExpr *> &space) {
+    return loopSpaceBounds(space, ranges_).max < kNarrowSpace ? b_.getInt32Ty() : b_.getInt64Ty();
+  }
+
+  Value *asIndex(Value *v, llvm::Type *type) { return b_.CreateZExtOrTrunc(v, type); }
+
+  Value *spaceSize(const std::vector<const SymExpr *> &space, llvm::Type *type) {
+    Value *size = llvm::ConstantInt::get(type, 1);
+    for (const SymExpr *s : space)
+      size = b_.CreateMul(size, asIndex(expr(s), type), "", true, true);
+    return size;
+  }
+
+  /// Binds prefix<first+k> to the k-th digit of `flat` in the mixed radix
+  /// of `space` (the last size varies fastest).
+  void bindDigits(Value *flat, const std::vector<const SymExpr *> &space, const char *prefix,
+                  size_t first) {
+    Value *rest = flat;
+    for (size_t k = space.size(); k-- > 0;) {
+      Value *digit = rest;
+      if (k > 0) {
+        Value *size = asIndex(expr(space[k]), flat->getType());
+        digit = b_.CreateURem(rest, size);
+        rest = b_.CreateUDiv(rest, size);
+      }
+      vars_[prefix + std::to_string(first + k)] = b_.CreateZExt(digit, b_.getInt64Ty());
+    }
+  }
+
+  void unbind(size_t count, const char *prefix, size_t first) {
+    for (size_t k = 0; k < count; ++k)
+      vars_.erase(prefix + std::to_string(first + k));
+  }
+
+  /// The points of `space` strided over the block's threads; `body` gets
+  /// the flattened index as i64, with prefix<first>... bound.
+  template <typename F>
+  void emitThreadStrided(const std::vector<const SymExpr *> &space, const char *prefix,
+                         size_t first, F &&body) {
+    llvm::IntegerType *type = indexType(space);
+    Value *count = spaceSize(space, type);
+    emitLoop(
+        asIndex(thread_, type), count, std::string(prefix) + "flat",
+        [&](Value *index) {
+          bindDigits(index, space, prefix, first);
+          body(b_.CreateZExt(index, b_.getInt64Ty()));
+        },
+        llvm::ConstantInt::get(type, threads_));
+    unbind(space.size(), prefix, first);
+  }
+
+  //===--- The points of the parallel ranges --------------------------------===//
+
+  void emitPoints(bool perBlock) {
+    const std::vector<const SymExpr *> &space = group_.parallelRanges;
+    llvm::IntegerType *type = indexType(space);
+    Value *count = spaceSize(space, type);
+    Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
+    Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
+    Value *start = block, *stride = blocks;
+    if (!perBlock) {
+      Value *threads = llvm::ConstantInt::get(type, threads_);
+      start = b_.CreateAdd(b_.CreateMul(block, threads, "", true, true), asIndex(thread_, type), "",
+                           true, true);
+      stride = b_.CreateMul(blocks, threads, "", true, true);
+    }
+    emitLoop(
+        start, count, "point",
+        [&](Value *point) {
+          bindDigits(point, space, "i", 0);
+          for (uint32_t n : group_.nodes) {
+            node_ = &graph_.nodes[n];
+            if (perBlock)
+              emitBlockNode(*node_);
+            else
+              emitSerialNode(*node_);
+          }
+        },
+        stride);
+    unbind(space.size(), "i", 0);
+  }
+
+  void emitBlockNode(const LoopNode &node) {
+    if (!checkNode(node))
+      return;
+    size_t prefix = group_.parallelRanges.size();
+    if (node.kind == LoopNode::Kind::Pointwise) {
+      std::vector<const SymExpr *> inner(node.ranges.begin() + prefix, node.ranges.end());
+      emitThreadStrided(inner, "i", prefix, [&](Value *) { emitPointwisePoint(node); });
+      barrier();
+      return;
+    }
+    // The barrier after each point of the node's own loops both lets the
+    // next point reuse the shared arrays and ends the node.
+    emitOwnLoops(node, prefix, [&] {
+      emitBlockReduction(node);
+      barrier();
+    });
+  }
+
+  //===--- Reductions across a block ------------------------------------------===//
+
+  void emitBlockReduction(const LoopNode &node) {
+    Accumulator a = beginReduction(node);
+    emitThreadStrided(node.reductionRanges, "r", 0,
+                      [&](Value *position) { accumulate(node, a, emitBody(node.body), position); });
+    Partial mine{reducedValue(a), a.isArg ? b_.CreateLoad(b_.getInt64Ty(), a.position) : nullptr};
+    combineInBlock(a, mine, [&](Partial total) {
+      if (a.isArg)
+        store(node, total.position, DType::Int64);
+      else
+        store(node, total.value, a.valueType);
+    });
+  }
+
+  template <typename F> void emitIf(Value *condition, F &&then) {
+    auto *thenBlock = llvm::BasicBlock::Create(ctx_, "then", fn_);
+    auto *after = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+    b_.CreateCondBr(condition, thenBlock, after);
+    b_.SetInsertPoint(thenBlock);
+    then();
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+  }
+
+  /// Combines every thread's partial; `finish` runs in thread 0 with the
+  /// block's result. Every thread of the block must get here, and pass a
+  /// barrier before the next reduction reuses the shared arrays.
+  template <typename F> void combineInBlock(const Accumulator &a, Partial mine, F &&finish) {
+    Partial warp = combineInWarp(a, mine);
+    unsigned warps = threads_ / kWarpSize;
+    Value *isFirstThread = b_.CreateICmpEQ(thread_, b_.getInt32(0));
+    if (warps <= 1)
+      return emitIf(isFirstThread, [&] { finish(warp); });
+    Value *lane = b_.CreateAnd(thread_, kWarpSize - 1);
+    Value *warpIndex = b_.CreateLShr(thread_, 5);
+    llvm::GlobalVariable *values = sharedArray(a.type);
+    llvm::GlobalVariable *positions = a.isArg ? sharedArray(b_.getInt64Ty()) : nullptr;
+    auto element = [&](llvm::GlobalVariable *array, Value *index) {
+      return b_.CreateInBoundsGEP(array->getValueType(), array, {b_.getInt32(0), index});
+    };
+    emitIf(b_.CreateICmpEQ(lane, b_.getInt32(0)), [&] {
+      b_.CreateStore(warp.value, element(values, warpIndex));
+      if (positions)
+        b_.CreateStore(warp.position, element(positions, warpIndex));
+    });
+    barrier();
+    emitIf(b_.CreateICmpULT(thread_, b_.getInt32(kWarpSize)), [&] {
+      // Lanes beyond the last warp hold the identity, which never wins.
+      Value *present = b_.CreateICmpULT(lane, b_.getInt32(warps));
+      Partial first;
+      first.value =
+          b_.CreateSelect(present, b_.CreateLoad(a.type, element(values, lane)), a.identity);
+      if (positions)
+        first.position =
+            b_.CreateSelect(present, b_.CreateLoad(b_.getInt64Ty(), element(positions, lane)),
+                            b_.getInt64(std::numeric_limits<int64_t>::max()));
+      Partial total = combineInWarp(a, first);
+      emitIf(isFirstThread, [&] { finish(total); });
+    });
+  }
+
+  /// Butterfly shuffles: every lane ends with the warp's combined partial.
+  Partial combineInWarp(const Accumulator &a, Partial p) {
+    for (unsigned offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+      Partial other{shuffleXor(p.value, offset),
+                    p.position ? shuffleXor(p.position, offset) : nullptr};
+      p = combinePartials(a, p, other);
+    }
+    return p;
+  }
+
+  /// Two threads' partials with torch's semantics: NaN propagates through
+  /// max and min; ArgMax/ArgMin keep the extreme at the lowest position,
+  /// NaN counting as extreme.
+  Partial combinePartials(const Accumulator &a, Partial x, Partial y) {
+    if (!a.isArg) {
+      if (a.isFloat && (a.kind == ReduceKind::Max || a.kind == ReduceKind::Min))
+        return {
+            scalar_.floatOp(a.wantsMax ? ScalarOp::Maximum : ScalarOp::Minimum, x.value, y.value)};
+      return {combine(a.kind, x.value, y.value, a.isFloat, a.isUnsigned)};
+    }
+    Value *beyond, *tie;
+    if (a.isFloat) {
+      beyond = a.wantsMax ? b_.CreateFCmpOGT(y.value, x.value) : b_.CreateFCmpOLT(y.value, x.value);
+      Value *xNaN = b_.CreateFCmpUNO(x.value, x.value);
+      Value *yNaN = b_.CreateFCmpUNO(y.value, y.value);
+      beyond = b_.CreateOr(beyond, b_.CreateAnd(yNaN, b_.CreateNot(xNaN)));
+      tie = b_.CreateOr(b_.CreateFCmpOEQ(x.value, y.value), b_.CreateAnd(xNaN, yNaN));
+    } else {
+      beyond = a.isUnsigned ? (a.wantsMax ? b_.CreateICmpUGT(y.value, x.value)
+                                          : b_.CreateICmpULT(y.value, x.value))
+                            : (a.wantsMax ? b_.CreateICmpSGT(y.value, x.value)
+                                          : b_.CreateICmpSLT(y.value, x.value));
+      tie = b_.CreateICmpEQ(x.value, y.value);
+    }
+    Value *earlier = b_.CreateICmpSLT(y.position, x.position);
+    Value *takeY = b_.CreateOr(beyond, b_.CreateAnd(tie, earlier));
+    return {b_.CreateSelect(takeY, y.value, x.value),
+            b_.CreateSelect(takeY, y.position, x.position)};
+  }
+
+  /// The value of lane (this lane xor offset), for any register type.
+  Value *shuffleXor(Value *v, unsigned offset) {
+    llvm::Type *type = v->getType();
+    if (type->isDoubleTy())
+      return b_.CreateBitCast(shuffleXor(b_.CreateBitCast(v, b_.getInt64Ty()), offset), type);
+    if (type->isIntegerTy(64)) {
+      Value *low = shuffleXor(b_.CreateTrunc(v, b_.getInt32Ty()), offset);
+      Value *high = shuffleXor(b_.CreateTrunc(b_.CreateLShr(v, 32), b_.getInt32Ty()), offset);
+      return b_.CreateOr(b_.CreateShl(b_.CreateZExt(high, type), 32), b_.CreateZExt(low, type));
+    }
+    if (type->isIntegerTy() && !type->isIntegerTy(32))
+      return b_.CreateTrunc(shuffleXor(b_.CreateZExt(v, b_.getInt32Ty()), offset), type);
+    llvm::Intrinsic::ID id = type->isFloatTy() ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32
+                                               : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32;
+    // All 32 lanes take part; the last operand clamps lane indices to the warp.
+    return b_.CreateIntrinsic(id, {},
+                              {b_.getInt32(~0u), v, b_.getInt32(offset), b_.getInt32(0x1f)});
+  }
+
+  /// A block-wide array of one element per warp, one per type and kernel.
+  llvm::GlobalVariable *sharedArray(llvm::Type *type) {
+    llvm::GlobalVariable *&array = shared_[type];
+    if (!array) {
+      auto *arrayType = llvm::ArrayType::get(type, kWarpSize);
+      array =
+          new llvm::GlobalVariable(module_, arrayType, false, llvm::GlobalValue::InternalLinkage,
+                                   llvm::UndefValue::get(arrayType),
+                                   group_.name + "_partials" + std::to_string(shared_.size() - 1),
+                                   nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+      array->setAlignment(llvm::Align(8));
+    }
+    return array;
+  }
+
+  const VarRanges &ranges_;
+  uint32_t threads_ = 0;
+  Value *thread_ = nullptr;
+  std::map<llvm::Type *, llvm::GlobalVariable *> shared_;
+};
+
+/// Replaces `frem` with libdevice's exact fmod and the C library's math
+/// functions with libdevice's, which it links from the toolkit.
+Error useLibdevice(llvm::Module &module) {
+  for (llvm::Function &fn : module)
+    for (llvm::BasicBlock &block : fn)
+      for (llvm::Instruction &inst : llvm::make_early_inc_range(block)) {
+        if (inst.getOpcode() != llvm::Instruction::FRem)
+          continue;
+        llvm::IRBuilder<> b(&inst);
+        llvm::Type *type = inst.getType();
+        llvm::FunctionCallee fmod =
+            module.getOrInsertFunction(type->isFloatTy() ? "fmodf" : "fmod", type, type, type);
+        inst.replaceAllUsesWith(b.CreateCall(fmod, {inst.getOperand(0), inst.getOperand(1)}));
+        inst.eraseFromParent();
+      }
+  std::vector<llvm::Function *> calls;
+  for (llvm::Function &fn : module)
+    if (fn.isDeclaration() && !fn.isIntrinsic() && !fn.getName().startswith("gc_"))
+      calls.push_back(&fn);
+  if (calls.empty())
+    return Error::success();
+  Expected<std::string> path = cudaToolkitFile("nvvm/libdevice/libdevice.10.bc", "libdevice");
+  if (!path)
+    return path.error();
+  auto bytes = llvm::MemoryBuffer::getFile(*path);
+  if (!bytes)
+    return makeError() << "cannot read libdevice '" << *path << "': " << bytes.getError().message();
+  auto library = llvm::parseBitcodeFile(**bytes, module.getContext());
+  if (!library)
+    return makeError() << "cannot read libdevice '" << *path
+                       << "': " << llvm::toString(library.takeError());
+  for (llvm::Function *fn : calls) {
+    std::string name = "__nv_" + fn->getName().str();
+    if (!(*library)->getFunction(name))
+      return makeError() << "the kernels call '" << fn->getName().str()
+                         << "', which libdevice does not provide";
+    fn->setName(name);
+  }
+  (*library)->setTargetTriple(module.getTargetTriple());
+  (*library)->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(*library), llvm::Linker::LinkOnlyNeeded))
+    return makeError() << "cannot link libdevice into the kernels";
+  for (llvm::Function &fn : module)
+    if (!fn.isDeclaration() && fn.getName().startswith("__nv_"))
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return Error::success();
+}
+
+} // namespace
+
+Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
+                                     const EmitOptions &options) {
+  Expected<std::vector<int>> archs = cudaArchs(options.target);
+  if (!archs)
+    return archs.error();
+  std::sort(archs->begin(), archs->end());
+  archs->erase(std::unique(archs->begin(), archs->end()), archs->end());
+  if (archs->empty())
+    return makeError() << "the CUDA target '" << options.target << "' names no architecture";
+  auto machine = createGpuTargetMachine(archs->front());
+  if (!machine)
+    return machine.error();
+  llvm::LLVMContext ctx;
+  llvm::Module module(graph.name.empty() ? "kernels" : graph.name, ctx);
+  module.setSourceFileName(module.getModuleIdentifier());
+  module.setTargetTriple((*machine)->getTargetTriple().str());
+  module.setDataLayout((*machine)->createDataLayout());
+  // libdevice's functions flush denormals to zero only when asked to.
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+
+  for (uint32_t g = 0; g < graph.plan.kernels.size(); ++g) {
+    GpuGroupEmitter emitter(module, m, graph, g);
+    GC_RETURN_IF_ERROR(emitter.emit());
+  }
+  // The graph's own problems first, then what the machine lacks.
+  GC_RETURN_IF_ERROR(checkCudaAssemblers());
+  GC_RETURN_IF_ERROR(
+      linkMathLibrary(module, llvm::StringRef(reinterpret_cast<const char *>(kGpuMathBitcode),
+                                              kGpuMathBitcodeSize)));
+  GC_RETURN_IF_ERROR(useLibdevice(module));
+  setTargetAttributes(module, **machine);
+  GC_RETURN_IF_ERROR(verifyKernelModule(module, graph.name));
+  if (options.llvmIR)
+    *options.llvmIR = printModule(module);
+
+  optimize(module, **machine);
+  if (options.optimizedLLVMIR)
+    *options.optimizedLLVMIR = printModule(module);
+
+  llvm::SmallVector<char, 0> text;
+  llvm::raw_svector_ostream textStream(text);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, textStream, nullptr, llvm::CGFT_AssemblyFile))
+    return makeError() << "LLVM's NVPTX target cannot emit PTX";
+  codegen.run(module);
+  std::string ptx(text.begin(), text.end());
+  if (options.ptx)
+    *options.ptx = ptx;
+  return assembleFatbinary(ptx, *archs);
+}
+
+} // namespace gc

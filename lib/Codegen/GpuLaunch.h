@@ -1,0 +1,18 @@
+//===- GpuLaunch.h - Sizes of GPU launches ------------------------*- C++ -*-===//
+#ifndef GC_LIB_CODEGEN_GPULAUNCH_H
+#define GC_LIB_CODEGEN_GPULAUNCH_H
+
+#include "gc/IR/IndexSimplify.h"
+
+#include <vector>
+
+namespace gc {
+
+/// Inclusive bounds of the number of points of a loop space (the product of
+/// its sizes) given the symbols' ranges; the maximum saturates at
+/// SymRange::kUnbounded.
+SymRange loopSpaceBounds(const std::vector<const SymExpr *> &space, const VarRanges &ranges);
+
+} // namespace gc
+
+#endif // GC_LIB_CODEGEN_GPULAUNCH_H
