@@ -8,6 +8,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -115,6 +117,23 @@ Expected<std::string> cudaToolkitFile(std::string_view relative, std::string_vie
                        << ": not found in " << parent << "; set CUDA_HOME";
   }
   return path;
+}
+
+std::string cudaToolkitVersion() {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string dir = cudaToolkitDir();
+  auto [it, inserted] = versions.try_emplace(dir);
+  if (!inserted)
+    return it->second;
+  Expected<std::string> ptxas = cudaToolkitFile("bin/ptxas", "ptxas");
+  Expected<ScratchDir> scratch = ScratchDir::create();
+  if (!ptxas || !scratch || runTool(*ptxas, "ptxas --version", {"--version"}, *scratch))
+    return it->second;
+  if (Expected<std::string> text = readWhole(scratch->file("tool.log")))
+    it->second = *text;
+  return it->second;
 }
 
 Error checkCudaAssemblers() {

@@ -19,6 +19,11 @@ std::string cudaToolkitDir();
 /// <dir>; set CUDA_HOME".
 Expected<std::string> cudaToolkitFile(std::string_view relative, std::string_view what);
 
+/// What `ptxas --version` prints (the toolkit's release), or "" when there
+/// is no ptxas: part of the object cache's key, so that code assembled by
+/// another toolkit is not reused. Run once per process and directory.
+std::string cudaToolkitVersion();
+
 /// Checks that ptxas and fatbinary are there, before any work is done.
 Error checkCudaAssemblers();
 

@@ -1,6 +1,8 @@
 //===- TargetSetup.cpp - LLVM target machines for gc's targets ------------===//
 #include "TargetSetup.h"
 
+#include "CudaToolkit.h"
+
 #include "gc/Codegen/KernelEmitter.h"
 #include "gc/Support/Target.h"
 
@@ -40,6 +42,8 @@ std::string hostFeatures() {
 std::span<const std::string_view> cpuTargetNames() { return kTargetNames; }
 
 std::string resolvedTargetName(const std::string &target) {
+  if (targetDevice(target) == TargetDevice::CUDA)
+    return target + " " + cudaToolkitVersion();
   if (target != "native")
     return target;
   return "native " + llvm::sys::getHostCPUName().str() + " " + hostFeatures();

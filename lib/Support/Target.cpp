@@ -7,8 +7,9 @@
 namespace gc {
 
 namespace {
-/// The architectures LLVM 16's NVPTX backend can emit for (PTX targets).
-constexpr int kKnownArchs[] = {60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90};
+/// The architectures both LLVM 16's NVPTX backend (up to sm_90) and CUDA
+/// 13's ptxas (from sm_75) build for.
+constexpr int kKnownArchs[] = {75, 80, 86, 87, 89, 90};
 
 Error appendArch(std::string_view item, std::vector<int> &archs) {
   std::string_view digits = item;
@@ -20,7 +21,7 @@ Error appendArch(std::string_view item, std::vector<int> &archs) {
     return makeError() << "malformed GPU architecture '" << item << "' (expected sm_NN)";
   if (std::find(std::begin(kKnownArchs), std::end(kKnownArchs), value) == std::end(kKnownArchs))
     return makeError() << "GPU architecture 'sm_" << value
-                       << "' is not one gc can build for (sm_60 to sm_90)";
+                       << "' is not one gc can build for (sm_75 to sm_90)";
   archs.push_back(value);
   return Error::success();
 }

@@ -21,10 +21,10 @@ namespace gc {
 /// "x86-64-v4" (AVX-512), "native" (this machine; never cached across hosts).
 std::span<const std::string_view> cpuTargetNames();
 
-/// What a target name stands for on this machine: the name itself (CUDA
-/// targets too), except "native", which becomes the host's CPU name and
-/// features (so that a cache key made from it never matches code for
-/// another CPU).
+/// What a target name stands for on this machine: the name itself, except
+/// "native", which becomes the host's CPU name and features, and a CUDA
+/// target, which gains the toolkit's release (so that a cache key made from
+/// it never matches code for another CPU or from another ptxas).
 std::string resolvedTargetName(const std::string &target);
 
 struct EmitOptions {

@@ -37,7 +37,8 @@ Expected<std::vector<int>> cudaArchs(std::string_view target);
 
 /// "cuda:sm_80,sm_90" from a --gpu-arch list ("sm_80,sm_90" or "80,90"),
 /// sorted and without repeats; errors for an architecture gc cannot build
-/// for (below sm_60, or above what the NVPTX backend knows).
+/// for (below sm_75, which CUDA 13 dropped, or above what LLVM 16's NVPTX
+/// backend knows).
 Expected<std::string> cudaTarget(std::string_view archList);
 
 } // namespace gc
