@@ -516,7 +516,13 @@ private:
         return store(*storeIndex, DType::Bool, Num{0, accI});
       if (first && (kind == ReduceKind::Max || kind == ReduceKind::Min))
         return fail("max or min of an empty range");
-      return store(*storeIndex, resultType, make(resultType, accF, accI));
+      // torch counts when it sums booleans (and multiplies them as integers),
+      // as the kernels do.
+      DType valueType = resultType == DType::Bool &&
+                                (kind == ReduceKind::Sum || kind == ReduceKind::Prod)
+                            ? DType::Int64
+                            : resultType;
+      return store(*storeIndex, valueType, make(valueType, accF, accI));
     });
   }
 
