@@ -1,0 +1,33 @@
+//===- GpuTestKernels.h - Hand-written kernels for GPU tests ----*- C++ -*-===//
+#ifndef GC_TEST_UNIT_RUNTIME_GPUTESTKERNELS_H
+#define GC_TEST_UNIT_RUNTIME_GPUTESTKERNELS_H
+
+#include "gc/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gc::test {
+
+/// The kernels of Inputs/gpu-kernels.ptx as a fatbinary: cubins for sm_80
+/// and sm_90 and the PTX. Empty where the build had no CUDA toolkit.
+std::string gpuTestKernels();
+/// The same kernels as an sm_80 cubin alone, which no other major
+/// architecture runs.
+std::string gpuTestKernelsSm80();
+
+/// Why GPU tests cannot run here ("" if they can): no toolkit at build
+/// time, no driver or no device.
+std::string whyNoGpuTests();
+
+} // namespace gc::test
+
+/// Skips the current test where GPU tests cannot run.
+#define GC_REQUIRE_GPU()                                                       \
+  do {                                                                         \
+    if (std::string why = ::gc::test::whyNoGpuTests(); !why.empty())           \
+      GTEST_SKIP() << why;                                                     \
+  } while (0)
+
+#endif // GC_TEST_UNIT_RUNTIME_GPUTESTKERNELS_H
