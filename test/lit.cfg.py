@@ -24,3 +24,15 @@ config.substitutions.append(("%realmodels", config.gc_realmodels_dir))
 
 # gc-codegen's object cache lives in the build tree, never in the user's home.
 config.environment["GC_CACHE_DIR"] = os.path.join(config.gc_obj_root, "test", "gc-cache")
+
+# cuda-gpu: libgcrt can run packages on an NVIDIA GPU here, as gcrt-run
+# --list-devices reports (its first line names device 0, or says why none).
+import subprocess
+
+try:
+    devices = subprocess.run([os.path.join(config.gc_tools_dir, "gcrt-run"), "--list-devices"],
+                             capture_output=True, text=True, timeout=120).stdout
+except (OSError, subprocess.SubprocessError):
+    devices = ""
+if devices.startswith("cuda device 0: "):
+    config.available_features.add("cuda-gpu")

@@ -9,6 +9,7 @@
 #include "gcrt/gcrt.h"
 
 #include "gc/Package/PackageReader.h"
+#include "gc/Support/Target.h"
 
 #include <dlfcn.h>
 
@@ -103,6 +104,10 @@ struct gcrt_package {
   /// What contexts created from now on bind (gcrt_package_set_weight*).
   std::shared_ptr<const WeightBinding> weights;
   std::vector<GraphInfo> graphs;
+  /// gcrt_package_device's answer, found at load time (the package is
+  /// read-only afterwards): the device, or why there is none.
+  std::string device;
+  bool hasDevice = false;
 };
 
 struct gcrt_context {
@@ -155,6 +160,15 @@ gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_pac
       info.outputs.emplace_back(p, *b);
     handle->graphs.push_back(std::move(info));
   }
+  handle->hasDevice = true;
+  handle->device = "cpu";
+  for (const plan::Graph *g : *p.graphs())
+    if (targetDevice(g->target()->string_view()) == TargetDevice::CUDA) {
+      Expected<CudaDevice> gpu = cudaDeviceFor(RuntimeOptions{});
+      handle->hasDevice = bool(gpu);
+      handle->device = gpu ? gpu->describe() : gpu.error().message();
+      break;
+    }
   *out = handle.release();
   return GCRT_OK;
 }
@@ -326,6 +340,57 @@ gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *
 }
 
 void gcrt_package_free(gcrt_package *package) { delete package; }
+
+gcrt_status gcrt_cuda_device_count(size_t *count) {
+  return guarded([&] {
+    if (!count)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_cuda_device_count: null argument");
+    *count = 0;
+    Expected<std::vector<CudaDevice>> devices = cudaDevices();
+    if (!devices)
+      return fail(GCRT_ERROR_RUNTIME, devices.error().message());
+    *count = devices->size();
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_cuda_device_name(size_t index, const char **name) {
+  return guarded([&] {
+    if (!name)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_cuda_device_name: null argument");
+    // Devices do not come and go while a process runs; their names are
+    // kept for the process, as the header promises.
+    static const Expected<std::vector<std::string>> names =
+        []() -> Expected<std::vector<std::string>> {
+      Expected<std::vector<CudaDevice>> devices = cudaDevices();
+      if (!devices)
+        return devices.error();
+      std::vector<std::string> out;
+      for (const CudaDevice &d : *devices)
+        out.push_back(d.describe());
+      return out;
+    }();
+    if (!names)
+      return fail(GCRT_ERROR_RUNTIME, names.error().message());
+    if (index >= names->size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "no CUDA device " + std::to_string(index) +
+                                                   " (there are " +
+                                                   std::to_string(names->size()) + ")");
+    *name = (*names)[index].c_str();
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_package_device(const gcrt_package *package, const char **device) {
+  if (!package || !device)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_device: null argument");
+  lastError.clear();
+  if (!package->hasDevice)
+    return fail(GCRT_ERROR_RUNTIME, "'" + package->package->file().path() + "' runs on an " +
+                                        "NVIDIA GPU: " + package->device);
+  *device = package->device.c_str();
+  return GCRT_OK;
+}
 
 size_t gcrt_graph_count(const gcrt_package *package) {
   return package ? package->graphs.size() : 0;
