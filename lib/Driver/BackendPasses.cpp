@@ -59,15 +59,21 @@ private:
 
 class SchedulePass final : public Pass {
 public:
-  explicit SchedulePass(ScheduleOptions options) : options_(options) {}
+  explicit SchedulePass(CodegenOptions options) : options_(std::move(options)) {}
   std::string_view name() const override { return "schedule"; }
   Error run(Module &m) override {
     GC_RETURN_IF_ERROR(expectLevel(m, Level::Loops, name()));
+    Expected<std::string> target = codegenTarget(m, options_);
+    if (!target)
+      return target.error();
+    ScheduleOptions schedule = options_.schedule;
+    schedule.device = targetDevice(*target);
     // A plan makes the module a kernels module, object code or not yet.
     m.setLevel(Level::Kernels);
     for (const auto &g : m.loopGraphs()) {
-      if (Error e = scheduleGraph(m.syms(), *g, options_))
+      if (Error e = scheduleGraph(m.syms(), *g, schedule))
         return e.withContext("graph @" + g->name);
+      g->plan.target = *target;
       statistics()["kernels"] += static_cast<int64_t>(g->plan.kernels.size());
       for (const PlanStep &step : g->plan.steps) {
         if (step.kind == PlanStep::Kind::Extern)
@@ -82,7 +88,7 @@ public:
   }
 
 private:
-  ScheduleOptions options_;
+  CodegenOptions options_;
 };
 
 class PlanMemoryPass final : public Pass {
@@ -107,8 +113,11 @@ public:
   std::string_view name() const override { return "emit-kernels"; }
   Error run(Module &m) override {
     GC_RETURN_IF_ERROR(expectLevel(m, Level::Kernels, name()));
+    // The schedule pass chose the target; a plan without one (scheduled
+    // elsewhere) gets the CPU target.
     for (const auto &g : m.loopGraphs())
-      g->plan.target = options_.target;
+      if (g->plan.target.empty())
+        g->plan.target = options_.target;
     bool wantIR = options_.llvmIR || options_.optimizedLLVMIR;
     for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
       LoopGraph &g = *m.loopGraphs()[i];
@@ -117,7 +126,7 @@ public:
       // where the weights live), the target and gc itself. Printed before
       // any object code is attached.
       std::string graphKey =
-          sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(options_.target) +
+          sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(g.plan.target) +
                     "\n" + printLoopGraph(m, g));
       g.plan.objectHash = graphKey;
       if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(graphKey)) {
@@ -125,7 +134,9 @@ public:
         ++statistics()["cache hits"];
         continue;
       }
-      Expected<std::string> object = emitKernels(m, g, options_);
+      EmitOptions emit = options_;
+      emit.target = g.plan.target;
+      Expected<std::string> object = emitKernels(m, g, emit);
       if (!object)
         return object.error().withContext("graph @" + g.name);
       g.plan.objectCode = object.take();
@@ -170,7 +181,25 @@ void planGraphMemory(LoopGraph &graph) {
 std::unique_ptr<Pass> createLowerPass(const LowerOptions &options) {
   return std::make_unique<LowerPass>(options);
 }
-std::unique_ptr<Pass> createSchedulePass(const ScheduleOptions &options) {
+Expected<std::string> codegenTarget(const Module &m, const CodegenOptions &options) {
+  TargetDevice device = TargetDevice::CPU;
+  if (options.device) {
+    device = *options.device;
+  } else {
+    for (const auto &g : m.loopGraphs())
+      for (const LoopBinding &b : g->inputs)
+        if (b.type.device.kind == DeviceKind::CUDA)
+          device = TargetDevice::CUDA;
+  }
+  if (device == TargetDevice::CPU)
+    return options.emit.target;
+  Expected<std::string> target = cudaTarget(options.gpuArchs);
+  if (!target)
+    return target.error().withContext("--gpu-arch");
+  return target;
+}
+
+std::unique_ptr<Pass> createSchedulePass(const CodegenOptions &options) {
   return std::make_unique<SchedulePass>(options);
 }
 std::unique_ptr<Pass> createPlanMemoryPass() { return std::make_unique<PlanMemoryPass>(); }

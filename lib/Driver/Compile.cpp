@@ -275,6 +275,9 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   flag("no-fallback", p.lower.noFallback);
   field("max-inline-ops", std::to_string(p.lower.maxInlineOps));
   field("target", p.codegen.emit.target);
+  field("device", !p.codegen.device ? "model"
+                  : *p.codegen.device == TargetDevice::CUDA ? "cuda" : "cpu");
+  field("gpu-arch", p.codegen.gpuArchs);
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
   field("linker", options.package.linker);

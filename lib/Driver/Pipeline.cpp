@@ -25,7 +25,8 @@ constexpr PhaseInfo kPhases[] = {
     {Phase::Lower, "lower", "gc-lower", Level::Loops, false,
      "post-grad clean-up, then loop IR: buffers, loops, extern calls"},
     {Phase::Codegen, "codegen", "gc-codegen", Level::Kernels, false,
-     "fuse loops into kernels, plan memory, compile the kernels with LLVM"},
+     "fuse loops into kernels, plan memory, compile the kernels with LLVM (for the CPU, or "
+     "through NVPTX and ptxas for CUDA GPUs)"},
     {Phase::Package, "package", "gc-package", std::nullopt, false,
      "one zip: the plan, the kernels' shared library, the weights"},
 };
@@ -92,7 +93,7 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     passes.push_back(createLowerPass(options.lower));
     break;
   case Phase::Codegen:
-    passes.push_back(createSchedulePass(options.codegen.schedule));
+    passes.push_back(createSchedulePass(options.codegen));
     passes.push_back(createPlanMemoryPass());
     passes.push_back(createEmitKernelsPass(options.codegen.emit, options.codegen.useCache));
     break;

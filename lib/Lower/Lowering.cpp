@@ -1339,27 +1339,26 @@ Error GraphLowerer::run() {
   return Error::success();
 }
 
-/// gc-lower makes CPU code: a tensor exported on another device is refused,
-/// naming the first input or node that has one, rather than compiled for the
-/// CPU without the user knowing.
-Error requireCPUTensors(const Module &module) {
-  auto onCPU = [](const Value *v) {
-    return !v->type().isTensor() || v->type().tensor.device.kind == DeviceKind::CPU;
+/// gc-lower makes code for the CPU and for CUDA GPUs (gc-codegen picks
+/// which): a tensor on any other device (meta) is refused, naming the first
+/// input or node that has one.
+Error requireCompilableDevices(const Module &module) {
+  auto compilable = [](const Value *v) {
+    return !v->type().isTensor() || v->type().tensor.device.kind == DeviceKind::CPU ||
+           v->type().tensor.device.kind == DeviceKind::CUDA;
   };
   auto refuse = [](const Graph &g, const std::string &what, const Value *v) -> Error {
     return makeError() << "graph '" << g.name() << "': " << what << " is on "
                        << deviceName(v->type().tensor.device)
-                       << "; gc compiles for the CPU only (there is no GPU backend yet). To "
-                          "compile this model for the CPU on purpose, pass --retarget-cpu to "
-                          "gc-opt or gc-compile";
+                       << "; gc compiles for the CPU and for CUDA GPUs only";
   };
   for (const auto &g : module.graphs()) {
     for (const Value *v : g->inputs())
-      if (!onCPU(v))
+      if (!compilable(v))
         return refuse(*g, "input '" + v->name() + "'", v);
     for (const auto &n : g->nodes())
       for (const Value *v : n->results())
-        if (!onCPU(v))
+        if (!compilable(v))
           return refuse(*g, "node '" + v->name() + "' (" + opString(n->op()) + ")", v);
   }
   return Error::success();
@@ -1371,7 +1370,7 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
   if (module.level() != Level::Core && module.level() != Level::Partitioned)
     return makeError() << "gc-lower expects a module at the core or partitioned level, got "
                        << levelName(module.level());
-  GC_RETURN_IF_ERROR(requireCPUTensors(module));
+  GC_RETURN_IF_ERROR(requireCompilableDevices(module));
   LowerReport report;
   for (const auto &g : module.graphs()) {
     LoopGraph &lg = module.addLoopGraph(g->name());

@@ -13,6 +13,7 @@
 #include "LoopRewrite.h"
 #include "gc/IR/IndexSimplify.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace gc::schedule {
@@ -26,6 +27,40 @@ std::optional<size_t> biasDim(OpId op, size_t rank) {
   if (op == ops::aten_convolution_default && rank >= 2)
     return 1;
   return std::nullopt;
+}
+
+/// Whether the library running `op` on `device` applies `kinds` in order.
+/// oneDNN takes any chain. On a GPU, cuBLASLt computes act(A·B + C + bias):
+/// at most one Add (as C) and one AddBias before at most one Relu or
+/// GeluTanh (its GELU is the tanh form), which comes last; cuDNN's
+/// convolution adds bias and tensors and applies ReLU as separate calls in
+/// any order, but has no GELU.
+bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind> &kinds) {
+  if (device == TargetDevice::CPU)
+    return true;
+  if (op == ops::aten_convolution_default)
+    return std::none_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
+      return k == PostOp::Kind::GeluErf || k == PostOp::Kind::GeluTanh;
+    });
+  int adds = 0, biases = 0;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    switch (kinds[k]) {
+    case PostOp::Kind::Add:
+      ++adds;
+      break;
+    case PostOp::Kind::AddBias:
+      ++biases;
+      break;
+    case PostOp::Kind::Relu:
+    case PostOp::Kind::GeluTanh:
+      if (k + 1 != kinds.size())
+        return false;
+      break;
+    case PostOp::Kind::GeluErf:
+      return false;
+    }
+  }
+  return adds <= 1 && biases <= 1;
 }
 
 /// Matches an epilogue body as a chain of post-ops applied to a load of
@@ -168,7 +203,7 @@ bool inputsReadyBefore(const std::vector<Access> &access,
 
 } // namespace
 
-std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph) {
+std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice device) {
   std::set<uint32_t> folded;
   for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
     if (graph.nodes[e].kind != LoopNode::Kind::Extern ||
@@ -194,6 +229,13 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph) {
         break;
       auto steps = ChainMatcher(ctx, ext, epilogue).match();
       if (!steps || steps->empty())
+        break;
+      std::vector<PostOp::Kind> kinds;
+      for (const PostOp &p : ext.postOps)
+        kinds.push_back(p.kind);
+      for (const auto &step : *steps)
+        kinds.push_back(step.kind);
+      if (!libraryApplies(ext.op, device, kinds))
         break;
       for (const auto &step : *steps) {
         PostOp p{step.kind, 0};

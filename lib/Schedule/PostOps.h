@@ -9,16 +9,19 @@
 #define GC_LIB_SCHEDULE_POSTOPS_H
 
 #include "gc/IR/LoopIR.h"
+#include "gc/Support/Target.h"
 
 #include <set>
 
 namespace gc::schedule {
 
-/// Folds each foldable pointwise epilogue into its Extern: the Extern gains
-/// the post-ops and inputs, and its outputs[0] view moves to the epilogue's
-/// buffer. Returns the folded nodes, still in graph.nodes so that indices
-/// stay valid while folding; the caller removes them.
-std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph);
+/// Folds each foldable pointwise epilogue into its Extern when the library
+/// that runs the extern on `device` can apply the whole resulting post-op
+/// sequence: the Extern gains the post-ops and inputs, and its outputs[0]
+/// view moves to the epilogue's buffer. Returns the folded nodes, still in
+/// graph.nodes so that indices stay valid while folding; the caller removes
+/// them.
+std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice device);
 
 } // namespace gc::schedule
 

@@ -170,7 +170,7 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
   if (options.externPostOps) {
     // A node folded into an extern's post-ops no longer runs: drop it, so
     // that every node left is in exactly one step.
-    std::set<uint32_t> folded = foldPostOps(ctx, graph);
+    std::set<uint32_t> folded = foldPostOps(ctx, graph, options.device);
     std::vector<LoopNode> kept;
     for (uint32_t n = 0; n < graph.nodes.size(); ++n)
       if (!folded.count(n))

@@ -129,6 +129,18 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
         ->check(CLI::IsMember(std::vector<std::string>(cpuTargetNames().begin(),
                                                        cpuTargetNames().end())))
         ->default_val(codegen.emit.target);
+    app.add_option_function<std::string>(
+           "--device",
+           [&codegen](const std::string &name) {
+             codegen.device = name == "cuda" ? TargetDevice::CUDA : TargetDevice::CPU;
+           },
+           help(Phase::Codegen, "cpu or cuda (NVIDIA GPUs); default: cuda if the model was "
+                                "exported on a GPU, else cpu"))
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    app.add_option("--gpu-arch", codegen.gpuArchs,
+                   help(Phase::Codegen, "GPU architectures to build cubins for, with PTX for "
+                                        "newer ones (--device cuda)"))
+        ->default_val(codegen.gpuArchs);
     app.add_flag("!--no-fuse", codegen.schedule.fuse,
                  help(Phase::Codegen, "one kernel per loop node"));
     app.add_flag("!--no-extern-post-ops", codegen.schedule.externPostOps,

@@ -17,21 +17,33 @@
 #include "gc/Schedule/Scheduler.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace gc {
 
 struct CodegenOptions {
   ScheduleOptions schedule;
+  /// emit.target is the CPU target; the schedule pass records the target it
+  /// chose (codegenTarget) in every plan, and emit-kernels compiles for that.
   EmitOptions emit;
   /// Reuse object code from the cache (ObjectCache.h) and store new code.
   bool useCache = true;
+  /// --device: what to compile for; unset: a CUDA GPU if the model's inputs
+  /// were exported on one, else the CPU.
+  std::optional<TargetDevice> device;
+  /// --gpu-arch: the GPU architectures ("sm_80,sm_90").
+  std::string gpuArchs{kDefaultGpuArchs};
 };
+
+/// The target `m`'s kernels are compiled for: options.emit.target on the
+/// CPU, "cuda:<archs>" on a GPU (errors name a bad --gpu-arch).
+Expected<std::string> codegenTarget(const Module &m, const CodegenOptions &options);
 
 /// The backend's passes with the given options (Driver/Pipeline.cpp puts
 /// them in order). The lowering's fallbacks are the lower pass's warnings.
 std::unique_ptr<Pass> createLowerPass(const LowerOptions &options);
-std::unique_ptr<Pass> createSchedulePass(const ScheduleOptions &options);
+std::unique_ptr<Pass> createSchedulePass(const CodegenOptions &options);
 std::unique_ptr<Pass> createPlanMemoryPass();
 std::unique_ptr<Pass> createEmitKernelsPass(const EmitOptions &options, bool useCache);
 /// Adds the backend's passes (default options) to the pass registry.

@@ -18,12 +18,16 @@
 
 #include "gc/IR/LoopIR.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/Target.h"
 
 namespace gc {
 
 struct ScheduleOptions {
   bool fuse = true;         ///< false: one kernel per node
   bool externPostOps = true;
+  /// Which libraries run the externs, and so which post-ops they can fuse
+  /// (oneDNN on the CPU; cuBLASLt and cuDNN on a GPU).
+  TargetDevice device = TargetDevice::CPU;
 };
 
 /// Rewrites the nodes of `graph` (loop order, collapsed loops; nodes folded

@@ -453,6 +453,40 @@ TEST_F(SchedulerTest, MatmulBiasReluBecomesPostOps) {
   EXPECT_EQ(mm.outputs[0].buffer, out);
 }
 
+/// mm, then relu, then + residual: oneDNN applies any chain, cuBLASLt only
+/// adds before its activation, so on a GPU the relu folds and the add stays.
+TEST_F(SchedulerTest, GpuFoldsOnlyWhatCublasLtApplies) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    uint32_t res = buffer("r", BufferKind::Input, {"32", "64"});
+    uint32_t m = temp({"32", "64"});
+    uint32_t a = temp({"32", "64"});
+    uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+    externNode(ops::aten_mm_default, {x, w}, m);
+    BodyBuilder b1 = body();
+    b1.compute(ScalarOp::Maximum, {b1.load(m, "64*i0 + i1"), b1.constant(0)});
+    pointwise({"32", "64"}, a, "64*i0 + i1", b1);
+    BodyBuilder b2 = body();
+    b2.compute(ScalarOp::Add, {b2.load(a, "64*i0 + i1"), b2.load(res, "64*i0 + i1")});
+    pointwise({"32", "64"}, out, "64*i0 + i1", b2);
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    const LoopNode &mm = graph.nodes[0];
+    if (device == TargetDevice::CPU) {
+      ASSERT_EQ(mm.postOps.size(), 2u);
+      EXPECT_EQ(mm.postOps[1].kind, PostOp::Kind::Add);
+    } else {
+      ASSERT_EQ(mm.postOps.size(), 1u);
+      EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::Relu);
+      EXPECT_EQ(graph.plan.steps.size(), 2u) << "the add runs as a kernel";
+    }
+  }
+}
+
 TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
   uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
   uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});

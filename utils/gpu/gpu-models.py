@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""Compiles the corpus and real models for a CUDA GPU here, then checks and
+times them on a machine with one (docs/gpu.md, "Checking on a GPU").
+
+usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arch A]
+       gpu-models.py check --out DIR [--models M ...] [--realmodels RDIR]
+       gpu-models.py bench --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
+
+prepare (on the build machine, no GPU needed): compiles every model with
+gc-compile --device cuda into DIR/<model>/model.gcpkg (training models with
+--train --grad-inputs; the real models with --weights=external, so that the
+packages stay small), timing each compile
+with an empty cache, and writes DIR/manifest.json. Copy DIR, with bin/gcrt-run
+and lib/libgcrt*, to the GPU machine (the repository's test/Models/Inputs
+travels with the checkout).
+
+check (on the GPU machine, numpy only): runs every package with gcrt-run and
+compares with PyTorch's outputs (rtol/atol 1e-3), and for training models the
+backward graph's gradients with the corpus's grad.*.npy. The real models'
+archives are rebuilt first with weightgen.py into RDIR (default
+/tmp/gc-realmodels). Prints one line per model and a summary; exits 1 on a
+mismatch.
+
+bench (on the GPU machine, with torch): per model, PyTorch eager and
+torch.compile (default mode) on the GPU, and gc's package through gcrt-run,
+in one run on the same GPU: latency median and p90, torch.compile's compile
+time and gc's (from prepare). Then the device-to-device copy bandwidth and gc's
+elementwise and row-reduction kernels against it. Prints Markdown tables.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+INPUTS = os.path.join(ROOT, "test", "Models", "Inputs")
+REAL = ["resnet50", "bert_base", "llama_50m"]
+CORPUS = ["convnet", "convnet_train", "gpt2_tiny", "mlp", "mlp_dynamic", "mobilenet_v3_small",
+          "sdpa_attention", "tinylm", "transformer_encoder"]
+BANDWIDTH = ["pointwise", "rowsum"]
+TOL = "1e-3"
+
+
+def model_dir(name):
+    if name in REAL:
+        return os.path.join(INPUTS, "realmodels", name)
+    if name in BANDWIDTH:
+        return os.path.join(INPUTS, "gpu_bandwidth", name)
+    return os.path.join(INPUTS, name)
+
+
+def numbered(d, prefix):
+    files = []
+    while os.path.exists(os.path.join(d, "%s%d.npy" % (prefix, len(files)))):
+        files.append(os.path.join(d, "%s%d.npy" % (prefix, len(files))))
+    return files
+
+
+def is_training(name):
+    return bool(numbered(model_dir(name), "tangent"))
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+# --- prepare ---------------------------------------------------------------
+
+def prepare(opts):
+    os.makedirs(opts.out, exist_ok=True)
+    manifest = {}
+    tools = os.path.join(opts.build, "bin")
+    for name in opts.models:
+        src = model_dir(name)
+        archive = os.path.join(src, "model.pt2")
+        if name in REAL:
+            archive = os.path.join(opts.build, "test", "realmodels", name, "model.pt2")
+        pkg_dir = os.path.join(opts.out, name)
+        os.makedirs(pkg_dir, exist_ok=True)
+        pkg = os.path.join(pkg_dir, "model.gcpkg")
+        flags = ["--device", opts.device, "--gpu-arch", opts.gpu_arch, "--no-cache"]
+        if is_training(name):
+            flags += ["--train", "--grad-inputs"]
+        if name in REAL:
+            flags += ["--weights=external"]
+        start = time.perf_counter()
+        proc = run([os.path.join(tools, "gc-compile"), archive, *flags, "-o", pkg])
+        seconds = time.perf_counter() - start
+        entry = {"package": os.path.relpath(pkg, opts.out), "train": is_training(name),
+                 "compile_s": round(seconds, 3), "flags": flags}
+        if proc.returncode != 0:
+            entry["error"] = proc.stderr.strip()
+        manifest[name] = entry
+        print("%-22s %s %.2f s" % (name, "FAILED: " + entry["error"] if "error" in entry
+                                   else "compiled", seconds))
+    with open(os.path.join(opts.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def copy_runtime(opts):
+    """gcrt-run and libgcrt, stripped, into OUT/bin, with the libraries they
+    need that a machine without gc's build dependencies lacks (oneDNN, xz-
+    compressed: unpack with `xz -d OUT/bin/*.xz`)."""
+    os.makedirs(opts.bin, exist_ok=True)
+    runtime = [os.path.join(opts.build, "bin", "gcrt-run"),
+               os.path.realpath(os.path.join(opts.build, "lib", "libgcrt.so")),
+               os.path.realpath(os.path.join(opts.build, "lib", "libgcrt_fallback.so"))]
+    for path in runtime:
+        dst = os.path.join(opts.bin, os.path.basename(path))
+        subprocess.run(["strip", "-o", dst, path], check=True)
+    system = ("libc.so", "libm.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "linux-vdso",
+              "libgcrt")
+    ldd = run(["ldd", *runtime[1:]]).stdout
+    for name, path in re.findall(r"^\s*(\S+) => (\S+)", ldd, re.M):
+        if name.startswith(system):
+            continue
+        dst = os.path.join(opts.bin, name)
+        if os.path.getsize(path) > 4 << 20:
+            with open(dst + ".xz", "wb") as f:
+                subprocess.run(["xz", "-T2", "-c", path], stdout=f, check=True)
+        else:
+            shutil.copy2(path, dst)
+
+
+# --- check -----------------------------------------------------------------
+
+def gcrt(opts):
+    return os.path.join(opts.bin, "gcrt-run")
+
+
+def regen_real(opts, names):
+    """The real models' archives, rebuilt from their recipes where missing."""
+    missing = [n for n in names if n in REAL and
+               not os.path.exists(os.path.join(opts.realmodels, n, "model.pt2"))]
+    if missing:
+        proc = run([sys.executable, os.path.join(INPUTS, "realmodels", "weightgen.py"), "regen",
+                    "--to", opts.realmodels, *[model_dir(n) for n in missing]])
+        if proc.returncode != 0:
+            sys.exit("weightgen failed:\n" + proc.stdout + proc.stderr)
+
+
+def weights_flags(opts, name):
+    if name in REAL:
+        return ["--weights", os.path.join(opts.realmodels, name, "model.pt2")]
+    return []
+
+
+def errors_of(text):
+    """(passed, worst relative error) from gcrt-run's --expect lines."""
+    lines = re.findall(r"^(\S+): max abs error (\S+), max rel error (\S+): (pass|FAIL)$", text,
+                       re.M)
+    return lines and all(l[3] == "pass" for l in lines), lines
+
+
+def compare(got, want):
+    import numpy as np
+    a, b = np.load(got).astype(np.float64), np.load(want).astype(np.float64)
+    if a.shape != b.shape:
+        return False, "shape %s, want %s" % (a.shape, b.shape)
+    ok = bool(np.all(np.abs(a - b) <= float(TOL) + float(TOL) * np.abs(b)))
+    return ok, "max abs error %.3g" % (float(np.max(np.abs(a - b))) if a.size else 0.0)
+
+
+def check_model(opts, name, entry, work):
+    pkg = os.path.join(opts.out, entry["package"])
+    src = model_dir(name)
+    ins, outs = numbered(src, "in"), numbered(src, "out")
+    expect = ["--expect", *outs, "--rtol", TOL, "--atol", TOL]
+    graph = ["--graph", "forward"] if entry["train"] else []
+    fw = os.path.join(work, "fw")
+    os.makedirs(fw, exist_ok=True)
+    proc = run([gcrt(opts), pkg, *graph, *weights_flags(opts, name), *ins, "-o", fw, *expect])
+    if proc.returncode != 0:
+        return False, (proc.stdout + proc.stderr).strip().splitlines()[-1:]
+    ok, lines = errors_of(proc.stdout)
+    notes = ["%s %s" % (l[0], l[1]) for l in lines]
+    if not entry["train"]:
+        return ok, notes
+    # The backward graph: the saved values, then the tangents.
+    user_inputs = re.findall(r"^input \d+: (\S+) \(user_input", proc.stdout, re.M)
+    bw = os.path.join(work, "bw")
+    os.makedirs(bw, exist_ok=True)
+    proc = run([gcrt(opts), pkg, "--graph", "backward", *numbered(fw, "saved"),
+                *numbered(src, "tangent"), "-o", bw])
+    if proc.returncode != 0:
+        return False, (proc.stdout + proc.stderr).strip().splitlines()[-1:]
+    wants = {os.path.basename(p)[len("grad.param."):-4]: p
+             for p in glob.glob(os.path.join(src, "grad.param.*.npy"))}
+    for i, p in enumerate(numbered(src, "grad.in")):
+        wants[user_inputs[i]] = p
+    for target, want in sorted(wants.items()):
+        got = os.path.join(bw, "grad.%s.npy" % target)
+        if not os.path.exists(got):
+            ok = False
+            notes.append("grad %s missing" % target)
+            continue
+        good, text = compare(got, want)
+        ok = ok and good
+        if not good:
+            notes.append("grad %s %s" % (target, text))
+    notes.append("%d gradients" % len(wants))
+    return ok, notes
+
+
+def check(opts):
+    manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
+    names = [n for n in opts.models if n in manifest and n not in BANDWIDTH]
+    regen_real(opts, names)
+    failed = []
+    for name in names:
+        entry = manifest[name]
+        if "error" in entry:
+            ok, notes = False, ["compile: " + entry["error"].splitlines()[-1]]
+        else:
+            with tempfile.TemporaryDirectory() as work:
+                ok, notes = check_model(opts, name, entry, work)
+        print("%-22s %s  %s" % (name, "pass" if ok else "FAIL", "; ".join(notes)), flush=True)
+        if not ok:
+            failed.append(name)
+    print("%d passed, %d failed" % (len(names) - len(failed), len(failed)))
+    return 1 if failed else 0
+
+
+# --- bench -----------------------------------------------------------------
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def torch_times(name, runs, mode):
+    """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error."""
+    import numpy as np
+    import torch
+    src = model_dir(name)
+    archive = os.path.join(src, "model.pt2")
+    if name in REAL:
+        archive = os.path.join(OPTS.realmodels, name, "model.pt2")
+    ep = torch.export.load(archive)
+    module = ep.module().to("cuda")
+    ins = [torch.from_numpy(np.load(p)).cuda() for p in numbered(src, "in")]
+    if name in BANDWIDTH:
+        shape = json.load(open(os.path.join(INPUTS, "gpu_bandwidth", "provenance.json")))
+        ins = [torch.randn(*shape["models"][name]["input"], device="cuda")]
+    compile_s = None
+    with torch.no_grad():
+        if mode == "compile":
+            module = torch.compile(module)
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            module(*ins)
+            torch.cuda.synchronize()
+            compile_s = time.perf_counter() - start
+        for _ in range(5):
+            module(*ins)
+        torch.cuda.synchronize()
+        ms = []
+        for _ in range(runs):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            module(*ins)
+            b.record()
+            b.synchronize()
+            ms.append(a.elapsed_time(b))
+    return statistics.median(ms), percentile(ms, 0.9), compile_s
+
+
+def gc_times(opts, name, entry, runs, work):
+    """gcrt-run --bench: (median, p90) of whole runs (host copies included),
+    and the sum of the steps' median device times from --profile."""
+    pkg = os.path.join(opts.out, entry["package"])
+    graph = ["--graph", "forward"] if entry["train"] else []
+    ins = numbered(model_dir(name), "in")
+    if name in BANDWIDTH:
+        import numpy as np
+        shape = json.load(open(os.path.join(INPUTS, "gpu_bandwidth", "provenance.json")))
+        path = os.path.join(work, "in0.npy")
+        np.save(path, np.random.default_rng(0).standard_normal(
+            shape["models"][name]["input"], dtype=np.float32))
+        ins = [path]
+    proc = run([gcrt(opts), pkg, *graph, *weights_flags(opts, name), *ins, "--bench",
+                str(runs), "--profile"])
+    if proc.returncode != 0:
+        raise RuntimeError((proc.stdout + proc.stderr).strip().splitlines()[-1])
+    m = re.search(r"median ([0-9.e+-]+) ms, p90 ([0-9.e+-]+) ms", proc.stdout)
+    return float(m.group(1)), float(m.group(2)), proc.stdout
+
+
+def bandwidth_table(opts, manifest, runs):
+    import torch
+    n = 1 << 28  # 1 GiB of float32
+    x = torch.empty(n, dtype=torch.float32, device="cuda").normal_()
+    y = torch.empty_like(x)
+    for _ in range(3):
+        y.copy_(x)
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(20):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        y.copy_(x)
+        b.record()
+        b.synchronize()
+        ms.append(a.elapsed_time(b))
+    copy_gbs = 2 * 4 * n / (statistics.median(ms) * 1e-3) / 1e9
+    del x, y
+    torch.cuda.empty_cache()
+    print("\n| kernel | bytes moved | gc kernel median ms | GB/s | share of copy bandwidth |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| device-to-device copy (torch, 1 GiB) | 2 GiB | %.3f | %.0f | 100%% |"
+          % (statistics.median(ms), copy_gbs))
+    moved = {"pointwise": 2 * 8192 * 8192 * 4, "rowsum": 16384 * 4096 * 4 + 16384 * 4}
+    for name in BANDWIDTH:
+        if name not in manifest or "error" in manifest[name]:
+            print("| %s | | not compiled | | |" % name)
+            continue
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                _, _, text = gc_times(opts, name, manifest[name], runs, work)
+            except RuntimeError as e:
+                print("| %s | | %s | | |" % (name, e))
+                continue
+        kernel_ms = kernel_median(text)
+        gbs = moved[name] / (kernel_ms * 1e-3) / 1e9
+        print("| gc %s | %.0f MiB | %.3f | %.0f | %.0f%% |"
+              % (name, moved[name] / 2**20, kernel_ms, gbs, 100 * gbs / copy_gbs))
+
+
+def kernel_median(profile_text):
+    """The fastest kernel step's fastest run from gcrt-run --profile (ms):
+    its lines read 'INDEX kernel NAME MEAN_US MIN_US SHARE%'."""
+    best = None
+    for m in re.finditer(r"^\s*\d+ kernel\s+\S+\s+([0-9.]+)\s+([0-9.]+)", profile_text, re.M):
+        ms = float(m.group(2)) / 1000
+        best = ms if best is None else min(best, ms)
+    if best is None:
+        raise RuntimeError("no kernel step in the profile:\n" + profile_text)
+    return best
+
+
+def bench(opts):
+    import torch
+    manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
+    names = [n for n in opts.models if n in manifest and n not in BANDWIDTH]
+    regen_real(opts, names)
+    print("GPU: %s" % torch.cuda.get_device_name())
+    print("\n| model | eager median / p90 ms | torch.compile median / p90 ms "
+          "| torch.compile compile s | gc median / p90 ms | gc compile s (2 cores) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name in names:
+        entry = manifest[name]
+        cells = []
+        for mode in ("eager", "compile"):
+            try:
+                med, p90, comp = torch_times(name, opts.runs, mode)
+                cells.append("%.3f / %.3f" % (med, p90))
+                if mode == "compile":
+                    cells.append("%.1f" % comp)
+            except Exception as e:  # a model torch cannot move to the GPU
+                cells.append("error: %s" % str(e).splitlines()[0][:60])
+                if mode == "compile":
+                    cells.append("")
+            torch.cuda.empty_cache()
+        if "error" in entry:
+            cells += ["not compiled", ""]
+        else:
+            with tempfile.TemporaryDirectory() as work:
+                try:
+                    med, p90, _ = gc_times(opts, name, entry, opts.runs, work)
+                    cells.append("%.3f / %.3f" % (med, p90))
+                except RuntimeError as e:
+                    cells.append("error: %s" % str(e)[:60])
+            cells.append("%.2f" % entry["compile_s"])
+        print("| %s | %s |" % (name, " | ".join(cells)), flush=True)
+    bandwidth_table(opts, manifest, opts.runs)
+    return 0
+
+
+OPTS = None
+
+
+def main():
+    global OPTS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=["prepare", "check", "bench"])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--bin", default=None, help="where gcrt-run is (default: OUT/bin)")
+    parser.add_argument("--models", nargs="+", default=CORPUS + REAL + BANDWIDTH)
+    parser.add_argument("--gpu-arch", default="sm_80,sm_90")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                        help="prepare: what to compile for (cpu checks this script itself)")
+    parser.add_argument("--realmodels", default="/tmp/gc-realmodels")
+    parser.add_argument("--runs", type=int, default=100)
+    opts = OPTS = parser.parse_args()
+    opts.bin = opts.bin or os.path.join(opts.out, "bin")
+    if opts.mode == "prepare":
+        prepare(opts)
+        copy_runtime(opts)
+        return 0
+    return check(opts) if opts.mode == "check" else bench(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
