@@ -35,7 +35,7 @@ extern "C" {
  * gcrt_context_set_offset and gcrt_context_get_offset; and
  * gcrt_input_path and gcrt_output_path. 5 added packages whose graphs run
  * on an NVIDIA GPU: gcrt_cuda_device_count, gcrt_cuda_device_name and
- * gcrt_package_device. */
+ * gcrt_package_device, and the context flag GCRT_CONTEXT_NO_CUDA_GRAPHS. */
 #define GCRT_API_VERSION 5
 
 #if defined(__GNUC__)
@@ -220,8 +220,12 @@ GCRT_EXPORT gcrt_status gcrt_context_get_offset(const gcrt_context *context, uin
 /* Flags for gcrt_context_create_with_flags (API version 2). */
 enum {
   /* Time every step of every run, for gcrt_context_profile. Costs two
-   * clock reads per step. */
-  GCRT_CONTEXT_PROFILE = 1u << 0
+   * clock reads per step (on a GPU, two events per step, and the steps are
+   * launched one by one). */
+  GCRT_CONTEXT_PROFILE = 1u << 0,
+  /* On a GPU, launch every step of every run one by one, rather than
+   * replaying a CUDA graph of the steps (API version 5). */
+  GCRT_CONTEXT_NO_CUDA_GRAPHS = 1u << 1
 };
 /* gcrt_context_create, with GCRT_CONTEXT_* flags or-ed together; an
  * unknown flag is GCRT_ERROR_INVALID_ARGUMENT. */

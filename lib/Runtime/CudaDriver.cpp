@@ -56,6 +56,13 @@ Error resolveAll(void *h, Driver &d) {
   GC_RETURN_IF_ERROR(resolve(h, "cuGraphLaunch", d.graphLaunch));
   GC_RETURN_IF_ERROR(resolve(h, "cuGraphExecDestroy", d.graphExecDestroy));
   GC_RETURN_IF_ERROR(resolve(h, "cuGraphDestroy", d.graphDestroy));
+  GC_RETURN_IF_ERROR(resolve(h, "cuEventCreate", d.eventCreate));
+  GC_RETURN_IF_ERROR(resolve(h, "cuEventDestroy_v2", d.eventDestroy));
+  GC_RETURN_IF_ERROR(resolve(h, "cuEventRecord", d.eventRecord));
+  // The _v2 name (CUDA 12.8 on) where the driver has it; the two take the
+  // same arguments.
+  if (Error e = resolve(h, "cuEventElapsedTime_v2", d.eventElapsedTime))
+    GC_RETURN_IF_ERROR(resolve(h, "cuEventElapsedTime", d.eventElapsedTime));
   return Error::success();
 }
 

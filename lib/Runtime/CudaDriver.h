@@ -34,6 +34,7 @@ using Function = struct CUfunc_st *;
 using Stream = struct CUstream_st *;
 using Graph = struct CUgraph_st *;
 using GraphExec = struct CUgraphExec_st *;
+using Event = struct CUevent_st *;
 
 /// The CUresult values gc tells apart.
 enum : Result {
@@ -90,6 +91,10 @@ struct Driver {
   Result (*graphLaunch)(GraphExec exec, Stream stream);
   Result (*graphExecDestroy)(GraphExec exec);
   Result (*graphDestroy)(Graph graph);
+  Result (*eventCreate)(Event *event, unsigned flags);
+  Result (*eventDestroy)(Event event);
+  Result (*eventRecord)(Event event, Stream stream);
+  Result (*eventElapsedTime)(float *ms, Event start, Event end);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"
   std::string describe(Result r) const;

@@ -15,6 +15,14 @@
 // host through the same code as on the CPU, on host copies of the buffers
 // they view.
 //
+// A graph whose steps all run on the GPU is captured as a CUDA graph and
+// replayed: one launch instead of one per step. With static shapes that is
+// from the first run on; with symbolic ones, from the second run in a row of
+// the same sizes, so that sizes that change with every run never pay for a
+// capture. The capture holds the addresses the steps were given, so it is
+// made again if any of them moves. A profile times each step between two
+// CUDA events, on the GPU's clock.
+//
 //===----------------------------------------------------------------------===//
 #include "CudaExecutor.h"
 
@@ -103,6 +111,7 @@ public:
       weights_.emplace_back(d);
   }
   ~CudaExecutor() override;
+  CudaExecutor(const CudaExecutor &) = delete;
 
   Error create(const KernelLibrary &kernels);
   Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) override;
@@ -132,6 +141,20 @@ private:
   Error runStepOnHost(size_t s, StepInstance &si, const Instance &inst);
   Error downloadOutputs(const Instance &inst, std::span<const TensorRef> outputs,
                         const std::vector<StridedLayout> &outLayouts);
+  /// Runs the steps one by one, between profiling events if profiling.
+  Error runSteps(Instance &inst);
+  /// Runs the steps through the CUDA graph captured for `inst` and the
+  /// current addresses, capturing it first if there is none; false if the
+  /// steps cannot be captured (then graphs are off for this executor).
+  Expected<bool> runCaptured(Instance &inst);
+  void dropCapture();
+  /// What a capture depends on: the instance and every address it holds.
+  struct CaptureKey {
+    uint64_t instance = 0;
+    std::vector<uint64_t> addresses;
+    DevicePtr workspace = 0, tables = 0;
+    bool operator==(const CaptureKey &) const = default;
+  };
   Error copyIn(DevicePtr dst, const void *src, size_t bytes, const std::string &what) {
     return d_.check(d_.memcpyHtoDAsync(dst, src, bytes, stream_), "copying " + what + " to " + gpu());
   }
@@ -159,6 +182,15 @@ private:
   HostBuffer stage_, hostStep_;
   /// Staged outputs of the current run: (output, offset in stage_).
   std::vector<std::pair<size_t, size_t>> stagedOutputs_;
+  /// Whether runs may go through a CUDA graph: the options allow it, and no
+  /// step was found that cannot be captured.
+  bool captureAllowed_ = false;
+  bool staticShapes_ = true;
+  uint64_t lastInstance_ = 0; ///< the serial of the last run's instance
+  cuda::GraphExec captured_ = nullptr;
+  CaptureKey capturedFor_;
+  /// Profiling: a start and an end event per step.
+  std::vector<cuda::Event> events_;
 };
 
 CudaExecutor::~CudaExecutor() {
@@ -166,6 +198,9 @@ CudaExecutor::~CudaExecutor() {
     return;
   // What follows frees memory and handles of this context.
   d_.ctxSetCurrent(context_);
+  dropCapture();
+  for (cuda::Event e : events_)
+    d_.eventDestroy(e);
   dropInstances();
   libraries_.reset();
   memory_.release();
@@ -203,7 +238,24 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
                                        ") on " + gpu()));
   }
   libraries_ = std::make_unique<CudaLibraries>();
+  if (profiling_)
+    for (size_t i = 0; i < 2 * graph_.steps()->size(); ++i) {
+      cuda::Event e = nullptr;
+      GC_RETURN_IF_ERROR(d_.check(d_.eventCreate(&e, 0), "making a profiling event"));
+      events_.push_back(e);
+    }
+  captureAllowed_ = options_.cudaGraphs;
+  // Shapes are static when no input binds a size symbol.
+  for (const plan::Binding *b : *graph_.inputs())
+    for (const plan::SizeProgram *p : *b->view()->sizes())
+      staticShapes_ &= !boundSymbol(*p).has_value();
   return init();
+}
+
+void CudaExecutor::dropCapture() {
+  if (captured_)
+    d_.graphExecDestroy(captured_);
+  captured_ = nullptr;
 }
 
 Error CudaExecutor::resolveKernel(size_t s, const plan::KernelStep &k) {
@@ -456,21 +508,74 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
   GC_RETURN_IF_ERROR(placeBuffers(inst));
   GC_RETURN_IF_ERROR(uploadInputs(inst, inputs));
   GC_RETURN_IF_ERROR(uploadTables(inst));
-  // A profile times each step alone: the copies before it are waited for.
-  if (profiling_)
-    GC_RETURN_IF_ERROR(synchronize("copying the inputs of " + graphName()));
-  for (size_t s = 0; s < inst.steps.size(); ++s) {
-    auto begin = profiling_ ? std::chrono::steady_clock::now()
-                            : std::chrono::steady_clock::time_point();
-    StepInstance &si = inst.steps[s];
-    GC_RETURN_IF_ERROR(runsOnHost(s, si) ? runStepOnHost(s, si, inst) : runStep(s, si));
-    if (profiling_) {
-      GC_RETURN_IF_ERROR(synchronize("running " + stepLabel(s)));
-      recordStep(s, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-                        .count());
-    }
+  bool plain = true;
+  bool repeated = staticShapes_ || inst.serial == lastInstance_ ||
+                  (captured_ && capturedFor_.instance == inst.serial);
+  lastInstance_ = inst.serial;
+  if (captureAllowed_ && !profiling_ && repeated) {
+    Expected<bool> ran = runCaptured(inst);
+    if (!ran)
+      return ran.error();
+    plain = !*ran;
   }
-  return downloadOutputs(inst, outputs, start->outputLayouts);
+  if (plain)
+    GC_RETURN_IF_ERROR(runSteps(inst));
+  GC_RETURN_IF_ERROR(downloadOutputs(inst, outputs, start->outputLayouts));
+  // The run has been waited for, and with it every event.
+  for (size_t s = 0; s < events_.size() / 2; ++s) {
+    float ms = 0;
+    GC_RETURN_IF_ERROR(d_.check(d_.eventElapsedTime(&ms, events_[2 * s], events_[2 * s + 1]),
+                                "timing " + stepLabel(s)));
+    recordStep(s, ms / 1e3);
+  }
+  return Error::success();
+}
+
+Error CudaExecutor::runSteps(Instance &inst) {
+  for (size_t s = 0; s < inst.steps.size(); ++s) {
+    StepInstance &si = inst.steps[s];
+    if (profiling_)
+      GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s], stream_), "profiling"));
+    GC_RETURN_IF_ERROR(runsOnHost(s, si) ? runStepOnHost(s, si, inst) : runStep(s, si));
+    if (profiling_)
+      GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s + 1], stream_), "profiling"));
+  }
+  return Error::success();
+}
+
+Expected<bool> CudaExecutor::runCaptured(Instance &inst) {
+  CaptureKey key{inst.serial, addresses_, workspace_, tables_};
+  if (!captured_ || !(key == capturedFor_)) {
+    dropCapture();
+    for (size_t s = 0; s < inst.steps.size(); ++s)
+      if (runsOnHost(s, inst.steps[s])) {
+        captureAllowed_ = false;
+        return false;
+      }
+    // A step that cannot be captured (a library call that synchronizes,
+    // say) ends graphs for this executor: its runs launch step by step.
+    GC_RETURN_IF_ERROR(d_.check(d_.streamBeginCapture(stream_, cuda::CaptureModeThreadLocal),
+                                "capturing " + graphName() + " as a CUDA graph"));
+    Error failed = Error::success();
+    for (size_t s = 0; s < inst.steps.size() && !failed; ++s)
+      failed = runStep(s, inst.steps[s]);
+    cuda::Graph graph = nullptr;
+    Result ended = d_.streamEndCapture(stream_, &graph);
+    cuda::GraphExec exec = nullptr;
+    Result made = failed || ended || !graph ? cuda::ErrorNotFound
+                                            : d_.graphInstantiate(&exec, graph, 0);
+    if (graph)
+      d_.graphDestroy(graph);
+    if (made) {
+      captureAllowed_ = false;
+      return false;
+    }
+    captured_ = exec;
+    capturedFor_ = std::move(key);
+  }
+  GC_RETURN_IF_ERROR(d_.check(d_.graphLaunch(captured_, stream_),
+                              "launching " + graphName() + " as a CUDA graph"));
+  return true;
 }
 
 } // namespace

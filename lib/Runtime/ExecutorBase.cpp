@@ -361,6 +361,7 @@ Expected<std::vector<int64_t>> ExecutorBase::bindInputs(std::span<const TensorRe
 
 Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector<int64_t> &values) {
   auto inst = std::make_unique<Instance>();
+  inst->serial = ++instancesMade_;
   for (uint32_t slot : *graph_.kernel_symbols())
     inst->symbols.push_back(values[slot]);
   for (const plan::Buffer *buf : *graph_.buffers()) {

@@ -94,6 +94,9 @@ struct StepInstance {
 
 /// Everything a run needs that depends only on the size symbols' values.
 struct Instance {
+  /// Unique among the instances an executor ever makes, so that what a
+  /// backend derived from one is never taken for another's.
+  uint64_t serial = 0;
   std::vector<int64_t> symbols; ///< per kernel symbol
   std::vector<StridedLayout> buffers;
   std::vector<int64_t> bufferBytes;
@@ -190,6 +193,7 @@ private:
   std::optional<ArenaLayout> staticArena_;
   std::vector<std::vector<BindingSize>> inputSizes_, outputSizes_; ///< per binding
   std::map<std::vector<int64_t>, std::unique_ptr<Instance>> instances_;
+  uint64_t instancesMade_ = 0;
   std::vector<StepProfile> profile_;
 };
 

@@ -58,6 +58,8 @@ static const char kUsage[] =
     "  --profile          print the time each plan step took\n"
     "  --seed N           the seed of the context's random numbers (default 0)\n"
     "  --verbose          also print the device the package runs on\n"
+    "  --no-cuda-graphs   on a GPU, launch the steps of every run one by one\n"
+    "                     instead of replaying a CUDA graph of them\n"
     "  --list-devices     print the NVIDIA GPUs libgcrt can use, or why there are\n"
     "                     none ('no CUDA GPU: ...'), and exit 0\n"
     "  -h, --help         this text\n"
@@ -76,7 +78,7 @@ typedef struct Options {
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
-  int profile, expectRuns, reset, verbose, listDevices;
+  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs;
 } Options;
 
 static int error(const char *format, ...) {
@@ -136,6 +138,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->profile = 1;
     } else if (strcmp(a, "--verbose") == 0) {
       o->verbose = 1;
+    } else if (strcmp(a, "--no-cuda-graphs") == 0) {
+      o->noCudaGraphs = 1;
     } else if (strcmp(a, "--list-devices") == 0) {
       o->listDevices = 1;
     } else if (strcmp(a, "--expect-runs") == 0) {
@@ -652,8 +656,9 @@ int main(int argc, char **argv) {
     error("out of memory");
     goto done;
   }
-  if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads,
-                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK ||
+  uint32_t flags = (o.profile ? GCRT_CONTEXT_PROFILE : 0u) |
+                   (o.noCudaGraphs ? GCRT_CONTEXT_NO_CUDA_GRAPHS : 0u);
+  if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads, flags, &ctx) != GCRT_OK ||
       gcrt_context_set_seed(ctx, (uint64_t)o.seed) != GCRT_OK) {
     error("'%s': %s", o.package, gcrt_last_error());
     goto done;

@@ -74,9 +74,13 @@ struct RuntimeOptions {
   /// Time every step of every run (Executor::profile). On a GPU each step
   /// is then waited for, which costs time of its own.
   bool profile = false;
-  /// The GPU that CUDA graphs run on, by the driver's numbering; negative:
-  /// the one the GC_CUDA_DEVICE environment variable names, else 0.
+  /// The GPU that CUDA plan graphs run on, by the driver's numbering;
+  /// negative: the one the GC_CUDA_DEVICE environment variable names, else 0.
   int cudaDevice = -1;
+  /// On a GPU, a plan graph of static shapes whose steps all run there is
+  /// captured as a CUDA graph on its first run and replayed afterwards
+  /// (not while profiling). Off: every run launches its steps one by one.
+  bool cudaGraphs = true;
   /// Gives the fallback component when a step needs it (null: none is
   /// available). Called at creation for fallback steps, and later for an
   /// extern step only if oneDNN declines its shapes.

@@ -23,6 +23,9 @@ constexpr const char *kTarget = "cuda:sm_80,sm_90";
 /// gc_triple); outputs c and d. Buffers x, t, c, d are 0 to 3, as the
 /// kernels expect.
 struct AffineGraph : LoopGraphMaker {
+  /// For graphs of other shapes, made by derived classes.
+  struct Skip {};
+  explicit AffineGraph(Skip) {}
   explicit AffineGraph(const std::string &firstKernel = "gc_affine") {
     const SymExpr *s0 = sym("s0");
     module.syms().setRange("s0", {1, 1 << 22});
@@ -54,6 +57,25 @@ struct AffineGraph : LoopGraphMaker {
     graph.plan.kernels.push_back(k);
     graph.plan.steps.push_back(
         {PlanStep::Kind::Kernel, static_cast<uint32_t>(graph.plan.kernels.size() - 1), {}, {}});
+  }
+};
+
+/// t = 2x + 1 and d = 3c, x and c inputs of f32[s0]: kernels alone, which
+/// a CUDA graph can capture.
+struct TwoKernels : AffineGraph {
+  TwoKernels() : AffineGraph(Skip{}) {
+    const SymExpr *s0 = sym("s0");
+    module.syms().setRange("s0", {1, 1 << 22});
+    input("x", DType::Float32, {s0});
+    uint32_t t = buffer("t", BufferKind::Output, DType::Float32, {s0});
+    input("c", DType::Float32, {s0});
+    uint32_t d = buffer("d", BufferKind::Output, DType::Float32, {s0});
+    kernel("gc_affine", t, s0);
+    kernel("gc_triple", d, s0);
+    graph.plan.symbols = {"s0"};
+    graph.plan.target = kTarget;
+    output("t", t, whole(t).type);
+    output("d", d, whole(d).type);
   }
 };
 
@@ -131,6 +153,35 @@ TEST(CudaExecutor, StridedCallerTensorsAreStaged) {
   expectAffine(dense, c, d, 3);
   for (size_t i = 0; i < n; ++i)
     ASSERT_EQ(c[3 * i + 1], -1) << "a gap of the caller's output was written";
+}
+
+TEST(CudaExecutor, CapturedRunsMatchStepByStep) {
+  GC_REQUIRE_GPU();
+  TwoKernels g;
+  GpuKernelImage kernels(gpuTestKernels());
+  RuntimeOptions stepByStep;
+  stepByStep.cudaGraphs = false;
+  auto captured = g.executor(kernels), plain = g.executor(kernels, stepByStep);
+  ASSERT_TRUE(bool(captured)) << captured.error().message();
+  ASSERT_TRUE(bool(plain)) << plain.error().message();
+  // Repeated sizes are captured (from the second run of a size on), new
+  // ones run step by step; every run has inputs of its own.
+  int round = 0;
+  for (int64_t n : {1000, 1000, 1000, 50, 50, 1000, 1000}) {
+    for (Executor *e : {captured->get(), plain->get()}) {
+      std::vector<float> x = smallInts(n), c(n), t(n, -1), d(n, -1);
+      for (int64_t i = 0; i < n; ++i)
+        c[i] = float(i + round);
+      Error err = e->run(std::vector<TensorRef>{ref(x, {n}), ref(c, {n})},
+                         std::vector<TensorRef>{ref(t, {n}), ref(d, {n})});
+      ASSERT_FALSE(err) << err.message();
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(t[i], 2 * x[i] + 1) << "round " << round << ", t[" << i << "]";
+        ASSERT_EQ(d[i], 3 * c[i]) << "round " << round << ", d[" << i << "]";
+      }
+    }
+    ++round;
+  }
 }
 
 TEST(CudaExecutor, ProfileTimesEveryStep) {
