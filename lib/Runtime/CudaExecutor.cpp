@@ -99,6 +99,9 @@ struct WeightCopy {
   const void *host = nullptr;
   StridedLayout layout;
   DevicePtr address = 0;
+  /// The host tensor where it is laid out as the buffer (else null): what
+  /// host steps read instead of a copy back from the GPU.
+  const char *hostBuffer = nullptr;
 };
 
 class CudaExecutor final : public ExecutorBase {
@@ -379,6 +382,7 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
       w.address = *p;
       w.host = inputs[i].data;
       w.layout = callerLayout(inputs[i]);
+      w.hostBuffer = direct[i] ? static_cast<const char *>(inputs[i].data) : nullptr;
       addresses_[b] = w.address;
     }
     std::string what = "input '" + input(i).name()->str() + "'";
@@ -438,17 +442,28 @@ Error CudaExecutor::runStepOnHost(size_t s, StepInstance &si, const Instance &in
         used.push_back(v->buffer());
   for (const plan::View *v : *op.outputs())
     written[v->buffer()] = true;
+  // A weight the step only reads is read where the caller keeps it.
+  auto inPlace = [&](uint32_t b) -> const char * {
+    return buffer(b).kind() == BufferKind::Weight && !written[b] ? weights_[b].hostBuffer
+                                                                 : nullptr;
+  };
   size_t bytes = 0;
   std::vector<size_t> offset(numBuffers_, 0);
   for (uint32_t b : used) {
     offset[b] = bytes;
-    bytes += alignUp(inst.bufferBytes[b]);
+    bytes += inPlace(b) ? 0 : alignUp(inst.bufferBytes[b]);
   }
   char *host = hostStep_.reserve(std::max<size_t>(bytes, 1));
   std::vector<char *> bases(numBuffers_, nullptr);
   std::string what = stepLabel(s);
   GC_RETURN_IF_ERROR(synchronize("running the steps before " + what));
   for (uint32_t b : used) {
+    // Host steps never write what they only read, so the weight's memory,
+    // read-only, is safe to hand over.
+    if (const char *weight = inPlace(b)) {
+      bases[b] = const_cast<char *>(weight);
+      continue;
+    }
     bases[b] = host + offset[b];
     if (inst.bufferBytes[b])
       GC_RETURN_IF_ERROR(
