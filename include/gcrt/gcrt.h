@@ -35,7 +35,8 @@ extern "C" {
  * gcrt_context_set_offset and gcrt_context_get_offset; and
  * gcrt_input_path and gcrt_output_path. 5 added packages whose graphs run
  * on an NVIDIA GPU: gcrt_cuda_device_count, gcrt_cuda_device_name and
- * gcrt_package_device, and the context flag GCRT_CONTEXT_NO_CUDA_GRAPHS. */
+ * gcrt_package_device, gcrt_run_device, and the context flag
+ * GCRT_CONTEXT_NO_CUDA_GRAPHS. */
 #define GCRT_API_VERSION 5
 
 #if defined(__GNUC__)
@@ -274,6 +275,20 @@ GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tens
  * the run is refused (GCRT_ERROR_INPUT, naming both). */
 GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs,
                                  size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs);
+
+/* gcrt_run for tensors already in GPU memory (API version 5), for a CUDA
+ * package: every input's and output's `data` is a device address
+ * (CUdeviceptr) on the context's GPU, and every output is the caller's
+ * memory. The tensors are copied on the GPU, so each must be laid out as
+ * the graph's buffer (row-major for inputs and outputs as gc-lower makes
+ * them): otherwise GCRT_ERROR_RUNTIME, naming it. Work that wrote the
+ * inputs must be complete before the call (synchronize its stream); the
+ * outputs are complete when it returns. A CPU package is GCRT_ERROR_INPUT,
+ * and so is a graph that mutates buffers or inputs (its state lives in host
+ * memory: use gcrt_run). */
+GCRT_EXPORT gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs,
+                                        size_t num_inputs, gcrt_tensor *outputs,
+                                        size_t num_outputs);
 
 /* A context's buffers (API version 4). `name` is the buffer's name as the
  * exported program has it (the target of its "buffer_mutation" output,

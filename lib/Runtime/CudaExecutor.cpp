@@ -11,9 +11,10 @@
 // of their own, uploaded once and again only when their host address
 // changes. Callers pass host tensors: inputs are copied in before the steps
 // and outputs out after them, through host staging memory where the
-// caller's strides are not the buffer's. Fallback and call steps run on the
-// host through the same code as on the CPU, on host copies of the buffers
-// they view.
+// caller's strides are not the buffer's; tensors already in the GPU's memory
+// are copied on the GPU, and must be laid out as their buffers. Fallback and
+// call steps run on the host through the same code as on the CPU, on host
+// copies of the buffers they view.
 //
 // A graph whose steps all run on the GPU is captured as a CUDA graph and
 // replayed: one launch instead of one per step. With static shapes that is
@@ -110,6 +111,7 @@ public:
                const RuntimeOptions &options, const Driver &d, CudaDevice device)
       : ExecutorBase(std::move(plan), graph, options), d_(d), device_(std::move(device)),
         memory_(d), functions_(graph.steps()->size(), nullptr) {
+    weights_.reserve(numBuffers_);
     for (size_t b = 0; b < numBuffers_; ++b)
       weights_.emplace_back(d);
   }
@@ -129,10 +131,14 @@ private:
   Error synchronize(const std::string &doing) const {
     return d_.check(d_.streamSynchronize(stream_), doing + " on " + gpu());
   }
-  /// "NVIDIA H100 80GB HBM3 (sm_90)", for messages.
+  /// "cuda:sm_90 NVIDIA H100 80GB HBM3", for messages.
   std::string gpu() const { return device_.describe(); }
   std::string graphName() const { return graphLabel(graph_); }
 
+  /// An error for a tensor in GPU memory not laid out as its buffer.
+  Error checkDeviceTensors(const Instance &inst, std::span<const TensorRef> inputs,
+                           std::span<const TensorRef> outputs,
+                           const std::vector<StridedLayout> &outLayouts) const;
   /// Lays out the device allocation for `inst` and sets addresses_ (but
   /// for weights, which uploadInputs places).
   Error placeBuffers(const Instance &inst);
@@ -164,6 +170,10 @@ private:
   Error copyOut(void *dst, DevicePtr src, size_t bytes, const std::string &what) {
     return d_.check(d_.memcpyDtoHAsync(dst, src, bytes, stream_),
                     "copying " + what + " from " + gpu());
+  }
+  Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes, const std::string &what) {
+    return d_.check(d_.memcpyDtoDAsync(dst, src, bytes, stream_),
+                    "copying " + what + " on " + gpu());
   }
 
   const Driver &d_;
@@ -302,6 +312,33 @@ Error CudaExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   return Error::success();
 }
 
+Error CudaExecutor::checkDeviceTensors(const Instance &inst, std::span<const TensorRef> inputs,
+                                       std::span<const TensorRef> outputs,
+                                       const std::vector<StridedLayout> &outLayouts) const {
+  auto check = [&](const char *kind, const plan::Binding &binding, const StridedLayout &view,
+                   const StridedLayout &caller, DType dtype) -> Error {
+    const StridedLayout &buf = inst.buffers[binding.view()->buffer()];
+    if (view.sameMemoryAs(buf) && caller.sameMemoryAs(buf))
+      return Error::success();
+    std::string strides;
+    for (int64_t st : buf.strides)
+      strides += (strides.empty() ? "" : ", ") + std::to_string(st);
+    return makeError() << kind << " '" << binding.name()->str()
+                       << "' is in GPU memory, where gc copies only tensors laid out as their "
+                       << "buffer (" << typeText(dtype, buf.sizes) << " with strides ["
+                       << strides << "])";
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].onDevice)
+      GC_RETURN_IF_ERROR(check("input", input(i), inst.inputViews[i], callerLayout(inputs[i]),
+                               inputs[i].dtype));
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (outputs[j].onDevice)
+      GC_RETURN_IF_ERROR(
+          check("output", output(j), inst.outputViews[j], outLayouts[j], outputs[j].dtype));
+  return Error::success();
+}
+
 Error CudaExecutor::placeBuffers(const Instance &inst) {
   // Offsets in the one allocation, then addresses once it is made.
   std::vector<size_t> offset(numBuffers_, 0);
@@ -352,7 +389,7 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
       skip[i] = true;
       continue;
     }
-    if (buffer(b).kind() == BufferKind::Weight) {
+    if (buffer(b).kind() == BufferKind::Weight && !inputs[i].onDevice) {
       WeightCopy &w = weights_[b];
       if (w.address && w.host == inputs[i].data && w.layout == caller) {
         addresses_[b] = w.address;
@@ -360,6 +397,7 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
         continue;
       }
     }
+    // checkDeviceTensors made sure that a tensor in GPU memory is direct.
     direct[i] = inst.inputViews[i].sameMemoryAs(inst.buffers[b]) &&
                 caller.sameMemoryAs(inst.buffers[b]);
     if (!direct[i]) {
@@ -380,12 +418,19 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
       if (!p)
         return p.error();
       w.address = *p;
-      w.host = inputs[i].data;
+      // A weight in GPU memory is copied again every run.
+      bool host = !inputs[i].onDevice;
+      w.host = host ? inputs[i].data : nullptr;
       w.layout = callerLayout(inputs[i]);
-      w.hostBuffer = direct[i] ? static_cast<const char *>(inputs[i].data) : nullptr;
+      w.hostBuffer = host && direct[i] ? static_cast<const char *>(inputs[i].data) : nullptr;
       addresses_[b] = w.address;
     }
     std::string what = "input '" + input(i).name()->str() + "'";
+    if (inputs[i].onDevice) {
+      GC_RETURN_IF_ERROR(copyOnDevice(addresses_[b], reinterpret_cast<uintptr_t>(inputs[i].data),
+                                      bytes, what));
+      continue;
+    }
     if (direct[i]) {
       GC_RETURN_IF_ERROR(copyIn(addresses_[b], inputs[i].data, bytes, what));
       continue;
@@ -486,8 +531,8 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
     uint32_t b = output(j).view()->buffer();
     if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0)
       continue;
-    if (!(inst.outputViews[j].sameMemoryAs(inst.buffers[b]) &&
-          outLayouts[j].sameMemoryAs(inst.buffers[b]))) {
+    if (!outputs[j].onDevice && !(inst.outputViews[j].sameMemoryAs(inst.buffers[b]) &&
+                                  outLayouts[j].sameMemoryAs(inst.buffers[b]))) {
       stagedOutputs_.emplace_back(j, stageBytes);
       stageBytes += alignUp(inst.bufferBytes[b]);
     }
@@ -500,6 +545,11 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
     if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0)
       continue;
     std::string what = "output '" + output(j).name()->str() + "'";
+    if (outputs[j].onDevice) {
+      GC_RETURN_IF_ERROR(copyOnDevice(reinterpret_cast<uintptr_t>(outputs[j].data),
+                                      addresses_[b], inst.bufferBytes[b], what));
+      continue;
+    }
     bool staged = next < stagedOutputs_.size() && stagedOutputs_[next].first == j;
     void *dst = staged ? stage + stagedOutputs_[next++].second : outputs[j].data;
     GC_RETURN_IF_ERROR(copyOut(dst, addresses_[b], inst.bufferBytes[b], what));
@@ -520,6 +570,7 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
   if (!start)
     return start.error();
   Instance &inst = *start->inst;
+  GC_RETURN_IF_ERROR(checkDeviceTensors(inst, inputs, outputs, start->outputLayouts));
   GC_RETURN_IF_ERROR(placeBuffers(inst));
   GC_RETURN_IF_ERROR(uploadInputs(inst, inputs));
   GC_RETURN_IF_ERROR(uploadTables(inst));

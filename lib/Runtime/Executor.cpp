@@ -176,6 +176,7 @@ CpuExecutor::Copies CpuExecutor::placeBuffers(const Instance &inst,
 }
 
 Error CpuExecutor::run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
+  GC_RETURN_IF_ERROR(refuseDeviceTensors(inputs, outputs));
   Expected<RunStart> start = startRun(inputs, outputs);
   if (!start)
     return start.error();

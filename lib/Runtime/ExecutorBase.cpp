@@ -497,6 +497,19 @@ Expected<ExecutorBase::RunStart> ExecutorBase::startRun(std::span<const TensorRe
   return RunStart{*inst, layouts.take()};
 }
 
+Error ExecutorBase::refuseDeviceTensors(std::span<const TensorRef> inputs,
+                                       std::span<const TensorRef> outputs) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].onDevice)
+      return makeError() << "input '" << inputName(i) << "' is in GPU memory, but "
+                         << graphLabel(graph_) << " runs on the CPU";
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (outputs[j].onDevice)
+      return makeError() << "output '" << output(j).name()->str() << "' is in GPU memory, but "
+                         << graphLabel(graph_) << " runs on the CPU";
+  return Error::success();
+}
+
 bool ExecutorBase::runsOnHost(size_t s, const StepInstance &si) const {
   return (calls_[s] || fallbacks_[s]) && !si.dnnl && !si.library;
 }

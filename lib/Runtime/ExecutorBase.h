@@ -145,6 +145,11 @@ protected:
   Expected<RunStart> startRun(std::span<const TensorRef> inputs,
                               std::span<const TensorRef> outputs);
 
+  /// An error naming the first tensor in GPU memory, which CPU executors
+  /// cannot take.
+  Error refuseDeviceTensors(std::span<const TensorRef> inputs,
+                            std::span<const TensorRef> outputs) const;
+
   /// Whether step `s` of `si` runs on the host: a call step, or an op step
   /// no library took (the fallback component runs it).
   bool runsOnHost(size_t s, const StepInstance &si) const;

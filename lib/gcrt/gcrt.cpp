@@ -194,7 +194,8 @@ gcrt_status pathOf(const std::vector<TensorInfo> *list, size_t index, const char
 }
 
 /// The caller's tensors as the runtime's; `what` and the index name a bad one.
-Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, const char *what) {
+Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, const char *what,
+                                        bool onDevice = false) {
   std::vector<TensorRef> refs;
   if (n && !tensors)
     return makeError() << n << " " << what << "s announced, but the array is null";
@@ -206,6 +207,7 @@ Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, co
       return makeError() << what << " " << i << " has rank " << t.rank << " but no sizes";
     TensorRef r;
     r.data = t.data;
+    r.onDevice = onDevice;
     r.dtype = static_cast<DType>(t.dtype);
     r.sizes.assign(t.sizes, t.sizes + t.rank);
     if (t.strides)
@@ -249,6 +251,73 @@ gcrt_status onBuffer(gcrt_context *context, const char *name, const gcrt_tensor 
       return fail(GCRT_ERROR_INPUT, "buffer '" + std::string(name) + "': " + ref.error().message());
     if (Error e = body(exec, (*ref)[0]))
       return fail(GCRT_ERROR_INPUT, e.message());
+    return GCRT_OK;
+  });
+}
+
+/// gcrt_run, and gcrt_run_device when `device`: every tensor is then GPU
+/// memory, and every output the caller's.
+gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
+                       gcrt_tensor *outputs, size_t num_outputs, bool device) {
+  const char *function = device ? "gcrt_run_device" : "gcrt_run";
+  return guarded([&] {
+    if (!context || (num_outputs && !outputs))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string(function) + ": null argument");
+    PackageExecutor &exec = *context->executor;
+    const plan::Graph &g = exec.graph();
+    if (device && targetDevice(g.target()->string_view()) != TargetDevice::CUDA)
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: gcrt_run_device takes "
+                                                    "GPU memory for CUDA packages only");
+    size_t numOutputs = g.outputs()->size();
+    Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input", device);
+    if (!in)
+      return fail(GCRT_ERROR_INPUT, in.error().message());
+    Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(*in);
+    if (!sizes)
+      return fail(GCRT_ERROR_INPUT, sizes.error().message());
+    if (num_outputs != numOutputs)
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " has " + std::to_string(numOutputs) +
+                                        " outputs, but " +
+                                        std::to_string(num_outputs) + " were given");
+    context->memory.resize(num_outputs);
+    context->sizes = *sizes;
+    context->strides.resize(num_outputs);
+    std::vector<TensorRef> out;
+    for (size_t i = 0; i < num_outputs; ++i) {
+      gcrt_tensor &t = outputs[i];
+      const plan::Binding &binding = *g.outputs()->Get(i);
+      DType dtype = dtypeOf(binding.view()->dtype());
+      const std::vector<int64_t> &want = context->sizes[i];
+      if (!t.data && device) {
+        return fail(GCRT_ERROR_INPUT, "output " + std::to_string(i) + " ('" +
+                                          binding.name()->str() + "'): " + function +
+                                          " writes only into the caller's GPU memory");
+      } else if (!t.data) {
+        int64_t elements = 1;
+        for (int64_t s : want)
+          elements *= s;
+        context->memory[i].reset(static_cast<char *>(::operator new(
+            std::max<size_t>(elements * dtypeSize(dtype), 1), std::align_val_t(64))));
+        context->strides[i] = contiguous(want);
+        t = gcrt_tensor{context->memory[i].get(), static_cast<gcrt_dtype>(dtype), want.size(),
+                        want.data(), context->strides[i].data()};
+      } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
+                 (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {
+        return fail(GCRT_ERROR_INPUT,
+                    "output " + std::to_string(i) + " ('" + binding.name()->str() + "') must be " +
+                        std::string(dtypeName(dtype)) + " of rank " +
+                        std::to_string(want.size()) + " with the sizes gcrt_output_sizes gives");
+      }
+    }
+    Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output", device);
+    if (!refs)
+      return fail(GCRT_ERROR_INPUT, refs.error().message());
+    if (Error e = exec.checkDeviceTensors(*in, *refs))
+      return fail(GCRT_ERROR_INPUT, e.message());
+    if (Error e = exec.checkAliasing(*in))
+      return fail(GCRT_ERROR_INPUT, e.message());
+    if (Error e = exec.run(*in, *refs))
+      return fail(GCRT_ERROR_RUNTIME, e.message());
     return GCRT_OK;
   });
 }
@@ -541,57 +610,12 @@ gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
 
 gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
                      gcrt_tensor *outputs, size_t num_outputs) {
-  return guarded([&] {
-    if (!context || (num_outputs && !outputs))
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run: null argument");
-    PackageExecutor &exec = *context->executor;
-    const plan::Graph &g = exec.graph();
-    size_t numOutputs = g.outputs()->size();
-    Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input");
-    if (!in)
-      return fail(GCRT_ERROR_INPUT, in.error().message());
-    Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(*in);
-    if (!sizes)
-      return fail(GCRT_ERROR_INPUT, sizes.error().message());
-    if (num_outputs != numOutputs)
-      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " has " + std::to_string(numOutputs) +
-                                        " outputs, but " +
-                                        std::to_string(num_outputs) + " were given");
-    context->memory.resize(num_outputs);
-    context->sizes = *sizes;
-    context->strides.resize(num_outputs);
-    std::vector<TensorRef> out;
-    for (size_t i = 0; i < num_outputs; ++i) {
-      gcrt_tensor &t = outputs[i];
-      const plan::Binding &binding = *g.outputs()->Get(i);
-      DType dtype = dtypeOf(binding.view()->dtype());
-      const std::vector<int64_t> &want = context->sizes[i];
-      if (!t.data) {
-        int64_t elements = 1;
-        for (int64_t s : want)
-          elements *= s;
-        context->memory[i].reset(static_cast<char *>(::operator new(
-            std::max<size_t>(elements * dtypeSize(dtype), 1), std::align_val_t(64))));
-        context->strides[i] = contiguous(want);
-        t = gcrt_tensor{context->memory[i].get(), static_cast<gcrt_dtype>(dtype), want.size(),
-                        want.data(), context->strides[i].data()};
-      } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
-                 (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {
-        return fail(GCRT_ERROR_INPUT,
-                    "output " + std::to_string(i) + " ('" + binding.name()->str() + "') must be " +
-                        std::string(dtypeName(dtype)) + " of rank " +
-                        std::to_string(want.size()) + " with the sizes gcrt_output_sizes gives");
-      }
-    }
-    Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output");
-    if (!refs)
-      return fail(GCRT_ERROR_INPUT, refs.error().message());
-    if (Error e = exec.checkAliasing(*in))
-      return fail(GCRT_ERROR_INPUT, e.message());
-    if (Error e = exec.run(*in, *refs))
-      return fail(GCRT_ERROR_RUNTIME, e.message());
-    return GCRT_OK;
-  });
+  return runContext(context, inputs, num_inputs, outputs, num_outputs, false);
+}
+
+gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
+                            gcrt_tensor *outputs, size_t num_outputs) {
+  return runContext(context, inputs, num_inputs, outputs, num_outputs, true);
 }
 
 gcrt_status gcrt_context_read_buffer(gcrt_context *context, const char *name,

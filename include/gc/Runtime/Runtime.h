@@ -64,6 +64,9 @@ struct TensorRef {
   DType dtype = DType::Float32;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides; ///< in elements
+  /// `data` is memory of the GPU a CUDA executor runs on (a CUdeviceptr),
+  /// which only CUDA executors take, laid out as the plan's buffer.
+  bool onDevice = false;
 };
 
 struct RuntimeOptions {
@@ -152,7 +155,8 @@ public:
 
   /// Runs the plan. `inputs`: one per graph input (user inputs and
   /// weights alike), in order. `outputs`: one per graph output, with
-  /// the sizes outputSizes gave, any strides. Errors name the input or step.
+  /// the sizes outputSizes gave, any strides (device tensors: the plan
+  /// buffer's). Errors name the input or step.
   virtual Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
 
   /// Time per step so far, in plan order (empty unless profiling).

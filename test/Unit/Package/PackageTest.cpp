@@ -694,6 +694,17 @@ TEST_F(PackageTest, CpuPackagesRunOnTheCpu) {
   const char *device = nullptr;
   ASSERT_EQ(gcrt_package_device(c, &device), GCRT_OK) << gcrt_last_error();
   EXPECT_STREQ(device, "cpu");
+  gcrt_context *ctx = nullptr;
+  ASSERT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  float x[3] = {1, 2, 3}, y[3], z[3];
+  int64_t three = 3;
+  gcrt_tensor in{x, GCRT_FLOAT32, 1, &three, nullptr};
+  gcrt_tensor out[2] = {{y, GCRT_FLOAT32, 1, &three, nullptr}, {z, GCRT_FLOAT32, 1, &three, nullptr}};
+  EXPECT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
+  EXPECT_STREQ(gcrt_last_error(),
+               "graph @forward runs on the CPU: gcrt_run_device takes GPU memory for CUDA "
+               "packages only");
+  gcrt_context_free(ctx);
   gcrt_package_free(c);
 }
 
@@ -726,6 +737,25 @@ TEST_F(CudaPackageTest, RunsOnTheGpu) {
     }
   }
   gcrt_context_free(ctx);
+
+  // Tensors already in GPU memory, through gcrt_run_device.
+  {
+    std::vector<float> x = {1, 2, 3, 4, 5};
+    test::DeviceMemory dx{x}, dy{std::vector<float>(5)}, dz{std::vector<float>(5)};
+    ASSERT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+    int64_t five = 5;
+    gcrt_tensor in{dx.data(), GCRT_FLOAT32, 1, &five, nullptr};
+    gcrt_tensor out[2] = {{nullptr, GCRT_FLOAT32, 1, &five, nullptr},
+                          {dz.data(), GCRT_FLOAT32, 1, &five, nullptr}};
+    EXPECT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
+    EXPECT_STREQ(gcrt_last_error(),
+                 "output 0 ('y'): gcrt_run_device writes only into the caller's GPU memory");
+    out[0].data = dy.data();
+    ASSERT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+    EXPECT_EQ(dy.read(), (std::vector<float>{11, 22, 33, 44, 15}));
+    EXPECT_EQ(dz.read(), (std::vector<float>{5, 10, 15, 20, 25}));
+    gcrt_context_free(ctx);
+  }
 
   // A weight set through the API reaches contexts made afterwards.
   float w2[4] = {1, 2, 3, 4};

@@ -184,6 +184,45 @@ TEST(CudaExecutor, CapturedRunsMatchStepByStep) {
   }
 }
 
+TEST(CudaExecutor, TensorsInGpuMemory) {
+  GC_REQUIRE_GPU();
+  TwoKernels g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  const int64_t n = 777;
+  std::vector<float> x = smallInts(n), c(n);
+  for (int64_t i = 0; i < n; ++i)
+    c[i] = float(i);
+  DeviceMemory dx{x}, dc{c}, dt{std::vector<float>(n)}, dd{std::vector<float>(n)};
+  auto device = [&](const DeviceMemory &m, std::vector<int64_t> strides = {}) {
+    return TensorRef{m.data(), DType::Float32, {n}, std::move(strides), true};
+  };
+  // Twice: the second run replays the captured graph.
+  for (int round = 0; round < 2; ++round) {
+    Error err = (*e)->run(std::vector<TensorRef>{device(dx), device(dc)},
+                          std::vector<TensorRef>{device(dt), device(dd)});
+    ASSERT_FALSE(err) << err.message();
+    std::vector<float> t = dt.read(), d = dd.read();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(t[i], 2 * x[i] + 1) << i;
+      ASSERT_EQ(d[i], 3 * c[i]) << i;
+    }
+  }
+  // Host and GPU tensors mix.
+  std::vector<float> t(n);
+  Error err = (*e)->run(std::vector<TensorRef>{ref(x, {n}), device(dc)},
+                        std::vector<TensorRef>{ref(t, {n}), device(dd)});
+  ASSERT_FALSE(err) << err.message();
+  EXPECT_EQ(t[5], 2 * x[5] + 1);
+  // GPU tensors are copied on the GPU only as they are laid out.
+  err = (*e)->run(std::vector<TensorRef>{device(dx, {2}), device(dc)},
+                  std::vector<TensorRef>{device(dt), device(dd)});
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(err.message(), "input 'x' is in GPU memory, where gc copies only tensors laid out "
+                           "as their buffer (f32[777] with strides [1])");
+}
+
 TEST(CudaExecutor, ProfileTimesEveryStep) {
   GC_REQUIRE_GPU();
   AffineGraph g;

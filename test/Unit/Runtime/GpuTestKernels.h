@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gc::test {
 
@@ -20,6 +22,23 @@ std::string gpuTestKernelsSm80();
 /// Why GPU tests cannot run here ("" if they can): no toolkit at build
 /// time, no driver or no device.
 std::string whyNoGpuTests();
+
+/// Memory on GPU 0, with the bytes given, for tests of tensors that are
+/// already there. Errors fail the current test.
+class DeviceMemory {
+public:
+  explicit DeviceMemory(const std::vector<float> &values);
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  /// The device address, as TensorRef::data and gcrt_tensor::data hold it.
+  void *data() const { return reinterpret_cast<void *>(address_); }
+  std::vector<float> read() const;
+
+private:
+  uint64_t address_ = 0;
+  size_t count_ = 0;
+};
 
 } // namespace gc::test
 
