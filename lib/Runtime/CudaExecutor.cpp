@@ -46,6 +46,12 @@ using cuda::Driver;
 using cuda::Result;
 using plan::BufferKind;
 
+/// Where the executor places buffers and the library workspace in its
+/// device allocation: cuBLASLt wants its workspace 256-byte aligned, and
+/// picks its fastest algorithms for operands that are.
+constexpr size_t kDeviceAlignment = 256;
+size_t alignDevice(size_t v) { return (v + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment; }
+
 /// The error for a failed allocation of `bytes` bytes for `what`.
 Error allocationError(const Driver &d, Result r, size_t bytes, const std::string &what,
                       const CudaDevice &device) {
@@ -342,14 +348,14 @@ Error CudaExecutor::checkDeviceTensors(const Instance &inst, std::span<const Ten
 Error CudaExecutor::placeBuffers(const Instance &inst) {
   // Offsets in the one allocation, then addresses once it is made.
   std::vector<size_t> offset(numBuffers_, 0);
-  size_t bytes = alignUp(static_cast<size_t>(inst.arenaBytes));
+  size_t bytes = alignDevice(static_cast<size_t>(inst.arenaBytes));
   for (size_t b = 0; b < numBuffers_; ++b) {
     BufferKind kind = buffer(b).kind();
     if (kind == BufferKind::Intermediate) {
       offset[b] = inst.offsets[b] >= 0 ? static_cast<size_t>(inst.offsets[b]) : 0;
     } else if (kind != BufferKind::Weight) {
       offset[b] = bytes;
-      bytes += alignUp(inst.bufferBytes[b]);
+      bytes += alignDevice(inst.bufferBytes[b]);
     }
   }
   uint64_t workspaceBytes = 0;
@@ -357,7 +363,7 @@ Error CudaExecutor::placeBuffers(const Instance &inst) {
     if (si.library)
       workspaceBytes = std::max(workspaceBytes, si.library->workspaceBytes());
   size_t workspace = bytes;
-  bytes += alignUp(workspaceBytes);
+  bytes += alignDevice(workspaceBytes);
   size_t tables = bytes;
   bytes += (numBuffers_ + inst.symbols.size()) * sizeof(uint64_t);
   size_t had = memory_.size();
