@@ -50,7 +50,9 @@ using plan::BufferKind;
 /// device allocation: cuBLASLt wants its workspace 256-byte aligned, and
 /// picks its fastest algorithms for operands that are.
 constexpr size_t kDeviceAlignment = 256;
-size_t alignDevice(size_t v) { return (v + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment; }
+size_t alignDevice(size_t v) {
+  return (v + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+}
 
 /// The error for a failed allocation of `bytes` bytes for `what`.
 Error allocationError(const Driver &d, Result r, size_t bytes, const std::string &what,
@@ -171,7 +173,8 @@ private:
     bool operator==(const CaptureKey &) const = default;
   };
   Error copyIn(DevicePtr dst, const void *src, size_t bytes, const std::string &what) {
-    return d_.check(d_.memcpyHtoDAsync(dst, src, bytes, stream_), "copying " + what + " to " + gpu());
+    return d_.check(d_.memcpyHtoDAsync(dst, src, bytes, stream_),
+                    "copying " + what + " to " + gpu());
   }
   Error copyOut(void *dst, DevicePtr src, size_t bytes, const std::string &what) {
     return d_.check(d_.memcpyDtoHAsync(dst, src, bytes, stream_),

@@ -699,7 +699,8 @@ TEST_F(PackageTest, CpuPackagesRunOnTheCpu) {
   float x[3] = {1, 2, 3}, y[3], z[3];
   int64_t three = 3;
   gcrt_tensor in{x, GCRT_FLOAT32, 1, &three, nullptr};
-  gcrt_tensor out[2] = {{y, GCRT_FLOAT32, 1, &three, nullptr}, {z, GCRT_FLOAT32, 1, &three, nullptr}};
+  gcrt_tensor out[2] = {{y, GCRT_FLOAT32, 1, &three, nullptr},
+                        {z, GCRT_FLOAT32, 1, &three, nullptr}};
   EXPECT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
   EXPECT_STREQ(gcrt_last_error(),
                "graph @forward runs on the CPU: gcrt_run_device takes GPU memory for CUDA "
