@@ -32,3 +32,15 @@ cuda_home = os.environ.get("CUDA_HOME") or config.gc_cuda_home
 if cuda_home and os.path.exists(os.path.join(cuda_home, "bin", "ptxas")):
     config.available_features.add("cuda-toolkit")
     config.environment["CUDA_HOME"] = cuda_home
+
+# cuda-gpu: libgcrt can run packages on an NVIDIA GPU here, as gcrt-run
+# --list-devices reports (its first line names device 0, or says why none).
+import subprocess
+
+try:
+    devices = subprocess.run([os.path.join(config.gc_tools_dir, "gcrt-run"), "--list-devices"],
+                             capture_output=True, text=True, timeout=120).stdout
+except (OSError, subprocess.SubprocessError):
+    devices = ""
+if devices.startswith("cuda device 0: "):
+    config.available_features.add("cuda-gpu")

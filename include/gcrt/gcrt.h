@@ -33,8 +33,11 @@ extern "C" {
  * gcrt_context_reset_buffers; and each context's random-number generator
  * state: gcrt_context_set_seed, gcrt_context_get_seed,
  * gcrt_context_set_offset and gcrt_context_get_offset; and
- * gcrt_input_path and gcrt_output_path. */
-#define GCRT_API_VERSION 4
+ * gcrt_input_path and gcrt_output_path. 5 added packages whose graphs run
+ * on an NVIDIA GPU: gcrt_cuda_device_count, gcrt_cuda_device_name and
+ * gcrt_package_device, gcrt_run_device, and the context flag
+ * GCRT_CONTEXT_NO_CUDA_GRAPHS. */
+#define GCRT_API_VERSION 5
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -170,8 +173,31 @@ GCRT_EXPORT gcrt_status gcrt_input_path(const gcrt_package *package, size_t grap
 GCRT_EXPORT gcrt_status gcrt_output_path(const gcrt_package *package, size_t graph, size_t index,
                                          const char **path);
 
+/* NVIDIA GPUs (API version 5). A package compiled for CUDA (its target
+ * "cuda:sm_80,sm_90") runs its graphs on a GPU, through the NVIDIA driver
+ * (libcuda.so.1), which libgcrt loads when it first needs it: such a package
+ * loads and describes itself anywhere, and only creating a context needs
+ * the GPU. Contexts run on GPU 0, or on the one the environment variable
+ * GC_CUDA_DEVICE numbers. Inputs and outputs are host memory all the same:
+ * gcrt_run copies them to and from the GPU.
+ *
+ * gcrt_cuda_device_count gives the number of GPUs the driver shows; where
+ * none can be used it is 0 and the status GCRT_ERROR_RUNTIME, with the
+ * reason in gcrt_last_error() ("no NVIDIA driver: libcuda.so.1 not found").
+ * gcrt_cuda_device_name describes GPU `index` ("cuda:sm_90 NVIDIA H100 80GB
+ * HBM3"); the string lives as long as the process. */
+GCRT_EXPORT gcrt_status gcrt_cuda_device_count(size_t *count);
+GCRT_EXPORT gcrt_status gcrt_cuda_device_name(size_t index, const char **name);
+/* Where the package's graphs run: "cpu", or the GPU its contexts would use,
+ * described as gcrt_cuda_device_name does. For a CUDA package on a machine
+ * without a usable GPU: GCRT_ERROR_RUNTIME, and the reason. The string
+ * lives as long as the package. */
+GCRT_EXPORT gcrt_status gcrt_package_device(const gcrt_package *package, const char **device);
+
 /* Running. `threads` is the number of worker threads (0: one per hardware
- * thread). */
+ * thread). For a CUDA package, creating a context fails (GCRT_ERROR_PACKAGE)
+ * where there is no GPU, naming the graph and the reason, or where the
+ * package has no code for this GPU's architecture. */
 GCRT_EXPORT gcrt_status gcrt_context_create(gcrt_package *package, size_t graph, unsigned threads,
                                             gcrt_context **out);
 GCRT_EXPORT void gcrt_context_free(gcrt_context *context);
@@ -195,8 +221,12 @@ GCRT_EXPORT gcrt_status gcrt_context_get_offset(const gcrt_context *context, uin
 /* Flags for gcrt_context_create_with_flags (API version 2). */
 enum {
   /* Time every step of every run, for gcrt_context_profile. Costs two
-   * clock reads per step. */
-  GCRT_CONTEXT_PROFILE = 1u << 0
+   * clock reads per step (on a GPU, two events per step, and the steps are
+   * launched one by one). */
+  GCRT_CONTEXT_PROFILE = 1u << 0,
+  /* On a GPU, launch every step of every run one by one, rather than
+   * replaying a CUDA graph of the steps (API version 5). */
+  GCRT_CONTEXT_NO_CUDA_GRAPHS = 1u << 1
 };
 /* gcrt_context_create, with GCRT_CONTEXT_* flags or-ed together; an
  * unknown flag is GCRT_ERROR_INVALID_ARGUMENT. */
@@ -245,6 +275,20 @@ GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tens
  * the run is refused (GCRT_ERROR_INPUT, naming both). */
 GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs,
                                  size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs);
+
+/* gcrt_run for tensors already in GPU memory (API version 5), for a CUDA
+ * package: every input's and output's `data` is a device address
+ * (CUdeviceptr) on the context's GPU, and every output is the caller's
+ * memory. The tensors are copied on the GPU, so each must be laid out as
+ * the graph's buffer (row-major for inputs and outputs as gc-lower makes
+ * them): otherwise GCRT_ERROR_RUNTIME, naming it. Work that wrote the
+ * inputs must be complete before the call (synchronize its stream); the
+ * outputs are complete when it returns. A CPU package is GCRT_ERROR_INPUT,
+ * and so is a graph that mutates buffers or inputs (its state lives in host
+ * memory: use gcrt_run). */
+GCRT_EXPORT gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs,
+                                        size_t num_inputs, gcrt_tensor *outputs,
+                                        size_t num_outputs);
 
 /* A context's buffers (API version 4). `name` is the buffer's name as the
  * exported program has it (the target of its "buffer_mutation" output,

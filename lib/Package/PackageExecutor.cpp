@@ -151,6 +151,19 @@ Expected<std::span<const TensorRef>> PackageExecutor::bind(std::span<const Tenso
   return std::span<const TensorRef>(inputs_);
 }
 
+Error PackageExecutor::checkDeviceTensors(std::span<const TensorRef> userInputs,
+                                          std::span<const TensorRef> outputs) const {
+  // State and mutated inputs are copied on the host after the run.
+  if (state_.empty() && inputMutations_.empty())
+    return Error::success();
+  for (const std::span<const TensorRef> &list : {userInputs, outputs})
+    for (const TensorRef &t : list)
+      if (t.onDevice)
+        return makeError() << graphLabel(graph_) << " mutates buffers or inputs, which gc "
+                           << "keeps in host memory: pass its inputs and outputs there too";
+  return Error::success();
+}
+
 Error PackageExecutor::checkAliasing(std::span<const TensorRef> userInputs) const {
   if (userInputs.size() != userSlots_.size())
     return Error::success(); // bind() reports the count
@@ -191,6 +204,7 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
   if (outputs.size() != graph_.outputs()->size())
     return makeError() << graphLabel(graph_) << " has " << graph_.outputs()->size()
                        << " outputs, but " << outputs.size() << " were given";
+  GC_RETURN_IF_ERROR(checkDeviceTensors(userInputs, outputs));
   GC_RETURN_IF_ERROR(checkAliasing(userInputs));
   GC_RETURN_IF_ERROR(executor_->run(*inputs, outputs));
   // Only now that every step succeeded: a failed run changes nothing.

@@ -14,6 +14,7 @@
 
 #include "gc/Package/Compression.h"
 #include "gc/Package/SharedLibrary.h"
+#include "gc/Support/Target.h"
 #include "gc/Support/Zip.h"
 
 #include <nlohmann/json.hpp>
@@ -138,6 +139,12 @@ public:
       Expected<std::string> image = decompressZstd(*frame, maxDecompressed(*frame), where(name));
       if (!image)
         return image.error();
+      // A GPU module is loaded by the driver when an executor needs it, so
+      // a CUDA package opens (and describes itself) where there is no GPU.
+      if (targetDevice(g->target()->string_view()) == TargetDevice::CUDA) {
+        pkg->kernels_.push_back(std::make_unique<GpuKernelImage>(image.take()));
+        continue;
+      }
       Expected<std::unique_ptr<SharedLibrary>> library = SharedLibrary::load(*image, where(name));
       if (!library)
         return library.error();

@@ -1,203 +1,52 @@
-//===- Executor.cpp - Running a kernel plan -------------------------------===//
+//===- Executor.cpp - Running a kernel plan on the CPU --------------------===//
 //
-// Everything that depends only on the values of the size symbols (evaluated
-// layouts, arena offsets, loop counts, oneDNN primitives) is worked out once
-// per binding of those symbols and kept in an Instance; a run then only sets
-// up buffer pointers and goes through the steps.
+// Buffers live in host memory: intermediates in one arena, inputs and
+// outputs in the caller's tensors where their layouts agree (else in
+// scratch memory, copied in and out). Kernels run over the thread pool,
+// extern steps through oneDNN. What the CPU and GPU executors share is in
+// ExecutorBase.
 //
 //===----------------------------------------------------------------------===//
-#include "gc/Runtime/Runtime.h"
-
+#include "CudaExecutor.h"
 #include "DnnlExtern.h"
-#include "GraphCall.h"
+#include "ExecutorBase.h"
 
-#include "gc/Runtime/MemoryPlanner.h"
-#include "gc/Runtime/StridedLayout.h"
 #include "gc/Runtime/ThreadPool.h"
+#include "gc/Support/Target.h"
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <new>
-#include <set>
 
 namespace gc {
 
 namespace {
 
 using plan::BufferKind;
-using Programs = flatbuffers::Vector<flatbuffers::Offset<plan::SizeProgram>>;
 
 /// Below this much work (loop points times body operations) a kernel runs
 /// on the calling thread:
 /// waking the workers would cost more than it saves.
 constexpr int64_t kParallelWork = 64 * 1024;
-/// Distinct symbol bindings kept before the cache starts over.
-constexpr size_t kMaxInstances = 64;
-constexpr size_t kAlignment = 64;
-
-/// Grow-only, 64-byte aligned memory.
-class AlignedBuffer {
-public:
-  ~AlignedBuffer() { release(); }
-  char *reserve(size_t bytes) {
-    if (bytes > size_) {
-      release();
-      data_ = static_cast<char *>(::operator new(bytes, std::align_val_t(kAlignment)));
-      size_ = bytes;
-    }
-    return data_;
-  }
-
-private:
-  void release() {
-    if (data_)
-      ::operator delete(data_, std::align_val_t(kAlignment));
-    data_ = nullptr;
-    size_ = 0;
-  }
-  char *data_ = nullptr;
-  size_t size_ = 0;
-};
 
 /// What a zero-size buffer points at: no element is ever read or written.
-alignas(kAlignment) char emptyBuffer[kAlignment];
+alignas(kBufferAlignment) char emptyBuffer[kBufferAlignment];
 
-size_t alignUp(size_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
-
-StridedLayout callerLayout(const TensorRef &t) {
-  StridedLayout l{t.sizes, t.strides, 0};
-  if (l.strides.empty() && !l.sizes.empty()) {
-    l.strides.assign(l.sizes.size(), 1);
-    for (size_t d = l.sizes.size() - 1; d > 0; --d)
-      l.strides[d - 1] = l.strides[d] * std::max<int64_t>(l.sizes[d], 1);
-  }
-  return l;
-}
-
-/// Evaluates each program of `list`.
-Expected<std::vector<int64_t>> evaluateAll(const Programs *list,
-                                           std::span<const int64_t> symbols) {
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < list->size(); ++i) {
-    Expected<int64_t> v = evaluate(*list->Get(i), symbols);
-    if (!v)
-      return v.error();
-    out.push_back(*v);
-  }
-  return out;
-}
-
-Expected<StridedLayout> evaluateLayout(const Programs *sizes, const Programs *strides,
-                                       const plan::SizeProgram *offset,
-                                       std::span<const int64_t> symbols) {
-  Expected<std::vector<int64_t>> sz = evaluateAll(sizes, symbols);
-  if (!sz)
-    return sz.error();
-  Expected<std::vector<int64_t>> st = evaluateAll(strides, symbols);
-  if (!st)
-    return st.error();
-  StridedLayout l{sz.take(), st.take(), 0};
-  if (offset) {
-    Expected<int64_t> off = evaluate(*offset, symbols);
-    if (!off)
-      return off.error();
-    l.offset = *off;
-  }
-  for (size_t d = 0; d < l.sizes.size(); ++d)
-    if (l.sizes[d] < 0 || l.strides[d] < 0)
-      return makeError() << "negative size or stride in a layout";
-  if (l.offset < 0)
-    return makeError() << "negative storage offset " << l.offset;
-  return l;
-}
-
-/// A binding's size decoded once, so that a run checks and evaluates it
-/// without reading its program: a constant, a symbol it binds, or else a
-/// program.
-struct Size {
-  int64_t constant = 0;
-  int32_t binds = -1;
-  const plan::SizeProgram *program = nullptr;
-
-  explicit Size(const plan::SizeProgram &p) {
-    if (std::optional<uint32_t> slot = boundSymbol(p)) {
-      binds = static_cast<int32_t>(*slot);
-    } else if (p.code()->size() == 1 && p.code()->Get(0)->op() == plan::SizeOp::Const) {
-      constant = p.code()->Get(0)->arg();
-    } else {
-      program = &p;
-    }
-  }
-  Expected<int64_t> value(std::span<const int64_t> symbols) const {
-    if (binds >= 0)
-      return symbols[binds];
-    return program ? evaluate(*program, symbols) : Expected<int64_t>(constant);
-  }
-};
-
-std::vector<std::vector<Size>>
-decodeSizes(const flatbuffers::Vector<flatbuffers::Offset<plan::Binding>> &bindings) {
-  std::vector<std::vector<Size>> out;
-  for (const plan::Binding *b : bindings) {
-    std::vector<Size> &sizes = out.emplace_back();
-    for (const plan::SizeProgram *p : *b->view()->sizes())
-      sizes.emplace_back(*p);
-  }
-  return out;
-}
-
-/// A step with its symbol-dependent data evaluated.
-struct StepInstance {
-  int64_t iterations = 1; ///< Kernel: the first parallel range
-  bool parallel = false;  ///< Kernel: worth splitting across threads
-  std::vector<StridedLayout> inputs, outputs; ///< op step views
-  std::unique_ptr<DnnlCall> dnnl;             ///< Extern, when oneDNN takes it
-};
-
-struct Instance {
-  std::vector<int64_t> symbols; ///< per kernel symbol
-  std::vector<StridedLayout> buffers;
-  std::vector<int64_t> bufferBytes;
-  std::vector<int64_t> offsets; ///< arena offsets, -1 if not in the arena
-  int64_t arenaBytes = 0;
-  std::vector<StridedLayout> inputViews, outputViews;
-  std::vector<StepInstance> steps;
-};
-
-class ExecutorImpl final : public Executor {
+class CpuExecutor final : public ExecutorBase {
 public:
-  ExecutorImpl(std::shared_ptr<const RuntimePlan> plan, const plan::Graph &graph,
-               const RuntimeOptions &options)
-      : planFile_(std::move(plan)), plan_(planFile_->root()), graph_(graph),
-        numBuffers_(graph.buffers()->size()), pool_(options.threads),
-        fallbackLoader_(options.fallback), profiling_(options.profile), options_(options) {}
+  CpuExecutor(std::shared_ptr<const RuntimePlan> plan, const plan::Graph &graph,
+              const KernelLibrary &kernels, const RuntimeOptions &options)
+      : ExecutorBase(std::move(plan), graph, options), kernels_(kernels),
+        pool_(options.threads), kernelFns_(graph.steps()->size(), nullptr) {}
 
-  Error init(const KernelLibrary &kernels);
-
-  Expected<std::vector<std::vector<int64_t>>>
-  outputSizes(std::span<const TensorRef> inputs) override;
+  Error create() { return init(); }
   Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) override;
-  std::vector<StepProfile> profile() const override { return profile_; }
 
 private:
-  const plan::Buffer &buffer(size_t b) const { return *graph_.buffers()->Get(b); }
-  const plan::Binding &input(size_t i) const { return *graph_.inputs()->Get(i); }
-  const plan::Binding &output(size_t j) const { return *graph_.outputs()->Get(j); }
-  const plan::Step &step(size_t s) const { return *graph_.steps()->Get(s); }
-  /// Every symbol a size of this graph reads must be bound by an input.
-  Error checkSymbolsBound() const;
-  /// The fallback call of op step `s`, made on first need.
-  Error prepareFallback(size_t s);
-  /// The arena layout when every intermediate's size is static, else
-  /// nullopt (then each symbol binding gets its own).
-  std::optional<ArenaLayout> staticArena() const;
-  std::string inputName(size_t i) const;
-  Expected<std::vector<int64_t>> bindInputs(std::span<const TensorRef> inputs) const;
-  Expected<Instance *> instanceFor(const std::vector<int64_t> &values);
-  Expected<std::unique_ptr<Instance>> makeInstance(const std::vector<int64_t> &values);
-  Expected<std::vector<StridedLayout>> checkOutputs(const Instance &inst,
-                                                    std::span<const TensorRef> outputs) const;
+  Error resolveKernel(size_t s, const plan::KernelStep &k) override;
+  Error prepareKernel(const plan::KernelStep &k, std::span<const int64_t> values,
+                      StepInstance &si) override;
+  Error prepareExtern(const plan::OpStep &op, StepInstance &si) override;
+
   /// Which caller tensors go through scratch: copied in before the steps,
   /// or out after them.
   struct Copies {
@@ -209,441 +58,72 @@ private:
                       const std::vector<StridedLayout> &outLayouts);
   Error runStep(size_t s, StepInstance &step, char *const *buffers, const int64_t *symbols);
 
-  std::shared_ptr<const RuntimePlan> planFile_;
-  const plan::Plan &plan_;
-  const plan::Graph &graph_;
-  size_t numBuffers_;
+  const KernelLibrary &kernels_;
   ThreadPool pool_;
   DnnlContext dnnl_;
-  std::function<Expected<const FallbackComponent *>()> fallbackLoader_;
   std::vector<KernelEntryFn> kernelFns_; ///< per step; null for op steps
-  std::vector<std::unique_ptr<FallbackCall>> fallbacks_; ///< per step, once needed
-  ArenaProblem arenaProblem_;
-  std::optional<ArenaLayout> staticArena_;
-  std::vector<std::vector<Size>> inputSizes_, outputSizes_; ///< per binding
-  std::map<std::vector<int64_t>, std::unique_ptr<Instance>> instances_;
-  AlignedBuffer arena_, scratch_;
+  HostBuffer arena_, scratch_;
   std::vector<char *> bufferPtrs_;
-  bool profiling_;
-  std::vector<StepProfile> profile_;
-  RuntimeOptions options_;                        ///< for the executors of call steps
-  std::vector<std::unique_ptr<GraphCall>> calls_; ///< per step; null but for call steps
 };
 
-Error ExecutorImpl::checkSymbolsBound() const {
-  std::vector<bool> bound(plan_.symbols()->size(), false);
-  for (const plan::Binding *b : *graph_.inputs())
-    for (const plan::SizeProgram *p : *b->view()->sizes())
-      if (std::optional<uint32_t> slot = boundSymbol(*p))
-        bound[*slot] = true;
-  std::optional<int64_t> unbound;
-  // `p` may be an absent optional program (an offset, a parallel range).
-  auto visit = [&](const plan::SizeProgram *p) {
-    if (!p)
-      return;
-    for (const plan::SizeInsn *insn : *p->code())
-      if (insn->op() == plan::SizeOp::Symbol && !bound[insn->arg()] && !unbound)
-        unbound = insn->arg();
-  };
-  auto visitAll = [&](const Programs *list) {
-    for (const plan::SizeProgram *p : *list)
-      visit(p);
-  };
-  auto visitView = [&](const plan::View *v) {
-    visitAll(v->sizes());
-    visitAll(v->strides());
-    visit(v->offset());
-  };
-  for (const plan::Buffer *b : *graph_.buffers()) {
-    visitAll(b->sizes());
-    visitAll(b->strides());
-  }
-  for (const auto *list : {graph_.inputs(), graph_.outputs()})
-    for (const plan::Binding *b : *list)
-      visitView(b->view());
-  for (const plan::Step *st : *graph_.steps()) {
-    if (const plan::KernelStep *k = st->detail_as_KernelStep()) {
-      visit(k->parallel_range());
-      visit(k->work());
-      continue;
-    }
-    const plan::OpStep &op = *st->detail_as_OpStep();
-    for (const auto *views : {op.inputs(), op.outputs()})
-      for (const plan::View *v : *views)
-        visitView(v);
-  }
-  for (uint32_t slot : *graph_.kernel_symbols())
-    if (!bound[slot] && !unbound)
-      unbound = slot;
-  if (unbound)
-    return makeError() << "size symbol " << plan_.symbols()->Get(*unbound)->name()->str()
-                       << " is not the size of any input";
+Error CpuExecutor::resolveKernel(size_t s, const plan::KernelStep &k) {
+  kernelFns_[s] = kernels_.lookup(k.entry()->str());
+  if (!kernelFns_[s])
+    return makeError() << "kernel '" << k.entry()->str() << "' is not in the kernel library";
   return Error::success();
 }
 
-Error ExecutorImpl::prepareFallback(size_t s) {
-  if (fallbacks_[s])
-    return Error::success();
-  const plan::OpStep &op = *step(s).detail_as_OpStep();
-  std::string what = "node '" + step(s).name()->str() + "' (" + op.op()->str() + ")";
-  if (!op.fallback() || op.fallback()->size() == 0)
-    return makeError() << what << ": oneDNN cannot run it and the plan has no fallback for it";
-  if (!fallbackLoader_)
-    return makeError() << what << ": oneDNN cannot run it and this program has no fallback "
-                       << "component";
-  Expected<const FallbackComponent *> component = fallbackLoader_();
-  if (!component)
-    return component.error().withContext(what);
-  std::vector<DType> inputs, outputs;
-  for (const auto &[views, out] : {std::pair{op.inputs(), &inputs}, {op.outputs(), &outputs}})
-    for (const plan::View *v : *views)
-      out->push_back(dtypeOf(v->dtype()));
-  Expected<std::unique_ptr<FallbackCall>> call = (*component)->prepare(
-      std::span(op.fallback()->data(), op.fallback()->size()), inputs, outputs);
-  if (!call)
-    return call.error();
-  fallbacks_[s] = call.take();
+Error CpuExecutor::prepareKernel(const plan::KernelStep &k, std::span<const int64_t> values,
+                                 StepInstance &si) {
+  if (k.parallel_range()) {
+    Expected<int64_t> n = evaluate(*k.parallel_range(), values);
+    if (!n)
+      return n.error();
+    si.count = *n;
+  }
+  Expected<int64_t> work = evaluate(*k.work(), values);
+  if (!work)
+    return work.error();
+  si.parallel = si.count > 1 && *work >= kParallelWork && pool_.size() > 1;
   return Error::success();
 }
 
-Error ExecutorImpl::init(const KernelLibrary &kernels) {
-  GC_RETURN_IF_ERROR(checkSymbolsBound());
-  inputSizes_ = decodeSizes(*graph_.inputs());
-  outputSizes_ = decodeSizes(*graph_.outputs());
-  size_t numSteps = graph_.steps()->size();
-  kernelFns_.assign(numSteps, nullptr);
-  fallbacks_.resize(numSteps);
-  calls_.resize(numSteps);
-  arenaProblem_.intermediate.resize(numBuffers_);
-  for (size_t b = 0; b < numBuffers_; ++b)
-    arenaProblem_.intermediate[b] = buffer(b).kind() == BufferKind::Intermediate;
-  for (const plan::Binding *b : *graph_.outputs())
-    arenaProblem_.outputs.push_back(b->view()->buffer());
-  // Steps that can only run on the fallback component load it now, so
-  // that a package needing it fails here, naming every op it needs.
-  std::vector<size_t> needFallback;
-  for (size_t s = 0; s < numSteps; ++s) {
-    const plan::Step &st = step(s);
-    arenaProblem_.uses.emplace_back(st.uses()->begin(), st.uses()->end());
-    auto &inplace = arenaProblem_.inplace.emplace_back();
-    for (const plan::InplacePair *p : *st.inplace())
-      inplace.emplace_back(p->output(), p->input());
-    if (const plan::KernelStep *k = st.detail_as_KernelStep()) {
-      kernelFns_[s] = kernels.lookup(k->entry()->str());
-      if (!kernelFns_[s])
-        return makeError() << "kernel '" << k->entry()->str() << "' is not in the kernel library";
-      continue;
-    }
-    if (st.detail_as_OpStep()->call()) {
-      Expected<std::unique_ptr<GraphCall>> call =
-          GraphCall::create(planFile_, *st.detail_as_OpStep(), options_);
-      if (!call)
-        return call.error().withContext("node '" + st.name()->str() + "'");
-      calls_[s] = call.take();
-      continue;
-    }
-    if (!st.detail_as_OpStep()->dnnl())
-      needFallback.push_back(s);
-  }
-  if (!needFallback.empty()) {
-    // Asked for once up front, so that a missing component is one error
-    // naming every op that needs it.
-    Expected<const FallbackComponent *> c =
-        fallbackLoader_ ? fallbackLoader_()
-                        : Expected<const FallbackComponent *>(
-                              makeError() << "this program has no fallback component");
-    if (!c) {
-      std::set<std::string> ops;
-      for (size_t s : needFallback)
-        ops.insert(step(s).detail_as_OpStep()->op()->str());
-      std::string list;
-      for (const std::string &op : ops)
-        list += (list.empty() ? "" : ", ") + op;
-      return makeError() << needFallback.size()
-                         << (needFallback.size() == 1 ? " step runs" : " steps run")
-                         << " on the fallback component (" << list
-                         << "): " << c.error().message();
-    }
-  }
-  for (size_t s : needFallback)
-    GC_RETURN_IF_ERROR(prepareFallback(s));
-  staticArena_ = staticArena();
+Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
+  // Weights do not change while the executor lives, so what oneDNN
+  // derives from them (reordered weights) is kept.
+  std::vector<bool> constant;
+  for (const plan::View *v : *op.inputs())
+    constant.push_back(buffer(v->buffer()).kind() == BufferKind::Weight);
+  si.dnnl = dnnl_.prepare(op, si.inputs, si.outputs, constant);
   return Error::success();
 }
 
-std::optional<ArenaLayout> ExecutorImpl::staticArena() const {
-  std::vector<int64_t> bytes(numBuffers_, 0);
-  for (size_t b = 0; b < numBuffers_; ++b) {
-    const plan::Buffer &buf = buffer(b);
-    if (buf.kind() != BufferKind::Intermediate)
-      continue;
-    // A layout that reads a symbol is not static.
-    std::vector<int64_t> none;
-    for (const auto *list : {buf.sizes(), buf.strides()})
-      for (const plan::SizeProgram *p : *list)
-        for (const plan::SizeInsn *insn : *p->code())
-          if (insn->op() == plan::SizeOp::Symbol)
-            return std::nullopt;
-    Expected<StridedLayout> l = evaluateLayout(buf.sizes(), buf.strides(), nullptr, none);
-    if (!l)
-      return std::nullopt;
-    bytes[b] = l->extent() * dtypeSize(dtypeOf(buf.dtype()));
-  }
-  // The plan's placements are taken when they hold every buffer the steps
-  // use; a plan without them (or with too small ones) gets ours.
-  ArenaLayout ours = planArena(arenaProblem_, [&](uint32_t b) { return bytes[b]; });
-  std::vector<const plan::Placement *> given(numBuffers_, nullptr);
-  for (const plan::Placement *p : *graph_.placements())
-    given[p->buffer()] = p;
-  bool planCovers = graph_.placements()->size() > 0;
-  for (size_t b = 0; b < given.size() && planCovers; ++b) {
-    if (ours.offsets[b] < 0)
-      continue;
-    const plan::Placement *p = given[b];
-    // Compared without a sum, which a corrupt plan could overflow.
-    planCovers = p && p->offset() >= 0 && p->offset() % kAlignment == 0 &&
-                 p->bytes() >= bytes[b] && p->bytes() <= graph_.arena_bytes() &&
-                 p->offset() <= graph_.arena_bytes() - p->bytes();
-  }
-  if (planCovers) {
-    for (size_t b = 0; b < given.size(); ++b)
-      ours.offsets[b] = ours.offsets[b] < 0 ? -1 : given[b]->offset();
-    ours.arenaBytes = graph_.arena_bytes();
-  }
-  return ours;
-}
-
-std::string ExecutorImpl::inputName(size_t i) const {
-  if (input(i).target()->size())
-    return input(i).target()->str();
-  return input(i).name()->str();
-}
-
-Expected<std::vector<int64_t>> ExecutorImpl::bindInputs(std::span<const TensorRef> inputs) const {
-  size_t numInputs = graph_.inputs()->size();
-  if (inputs.size() != numInputs)
-    return makeError() << "expected " << numInputs << " inputs, got " << inputs.size();
-  size_t numSymbols = plan_.symbols()->size();
-  std::vector<int64_t> values(numSymbols, 0);
-  std::vector<bool> bound(numSymbols, false);
-  auto mismatch = [&](size_t i) -> Error {
-    const plan::View &want = *input(i).view();
-    return makeError() << "input '" << inputName(i) << "': expected "
-                       << typeText(want.dtype(), want.sizes(), plan_) << ", got "
-                       << typeText(inputs[i].dtype, inputs[i].sizes);
-  };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const plan::View &want = *input(i).view();
-    const TensorRef &got = inputs[i];
-    size_t rank = want.sizes()->size();
-    if (got.dtype != dtypeOf(want.dtype()) || got.sizes.size() != rank)
-      return mismatch(i);
-    if (!got.strides.empty() && got.strides.size() != got.sizes.size())
-      return makeError() << "input '" << inputName(i) << "': " << got.strides.size()
-                         << " strides for " << got.sizes.size() << " dimensions";
-    if (!got.data && callerLayout(got).numel() != 0)
-      return makeError() << "input '" << inputName(i) << "': no data";
-    for (size_t d = 0; d < rank; ++d) {
-      int32_t binds = inputSizes_[i][d].binds;
-      if (binds < 0)
-        continue;
-      auto slot = static_cast<size_t>(binds);
-      const plan::Symbol &sym = *plan_.symbols()->Get(slot);
-      int64_t size = got.sizes[d];
-      if (bound[slot] && values[slot] != size)
-        return makeError() << "input '" << inputName(i) << "': dimension " << d << " is " << size
-                           << ", but " << sym.name()->str() << " is already " << values[slot];
-      bound[slot] = true;
-      values[slot] = size;
-      if (size < sym.min() || size > sym.max())
-        return makeError() << "input '" << inputName(i) << "': dimension " << d << " is " << size
-                           << ", outside the range [" << sym.min() << ", "
-                           << (sym.max() == INT64_MAX ? std::string("inf")
-                                                      : std::to_string(sym.max()))
-                           << "] of " << sym.name()->str();
-    }
-  }
-  // The guards, now that every symbol is bound.
-  for (size_t i = 0; i < inputs.size(); ++i)
-    for (size_t d = 0; d < inputs[i].sizes.size(); ++d) {
-      Expected<int64_t> want = inputSizes_[i][d].value(values);
-      if (!want || *want != inputs[i].sizes[d])
-        return mismatch(i);
-    }
-  return values;
-}
-
-Expected<std::unique_ptr<Instance>> ExecutorImpl::makeInstance(const std::vector<int64_t> &values) {
-  auto inst = std::make_unique<Instance>();
-  for (uint32_t slot : *graph_.kernel_symbols())
-    inst->symbols.push_back(values[slot]);
-  for (const plan::Buffer *buf : *graph_.buffers()) {
-    Expected<StridedLayout> l = evaluateLayout(buf->sizes(), buf->strides(), nullptr, values);
-    if (!l)
-      return l.error().withContext("buffer '" + buf->name()->str() + "'");
-    inst->bufferBytes.push_back(l->extent() * dtypeSize(dtypeOf(buf->dtype())));
-    inst->buffers.push_back(l.take());
-  }
-  if (staticArena_) {
-    inst->offsets = staticArena_->offsets;
-    inst->arenaBytes = staticArena_->arenaBytes;
-  } else {
-    ArenaLayout layout =
-        planArena(arenaProblem_, [&](uint32_t b) { return inst->bufferBytes[b]; });
-    inst->offsets = std::move(layout.offsets);
-    inst->arenaBytes = layout.arenaBytes;
-  }
-  // A view reaching past its buffer would read or write memory nobody
-  // planned for it; a corrupt file must not get that far.
-  auto viewOf = [&](const plan::View &v, const std::string &what) -> Expected<StridedLayout> {
-    Expected<StridedLayout> l = evaluateLayout(v.sizes(), v.strides(), v.offset(), values);
-    if (!l)
-      return l.error().withContext(what);
-    if (l->extent() > inst->buffers[v.buffer()].extent())
-      return makeError() << what << ": its view " << typeText(dtypeOf(v.dtype()), l->sizes)
-                         << " reaches past buffer '" << buffer(v.buffer()).name()->str() << "'";
-    return l;
-  };
-  for (const auto &[bindings, out] : {std::pair{graph_.inputs(), &inst->inputViews},
-                                      std::pair{graph_.outputs(), &inst->outputViews}})
-    for (const plan::Binding *b : *bindings) {
-      Expected<StridedLayout> l = viewOf(*b->view(), "binding '" + b->name()->str() + "'");
-      if (!l)
-        return l.error();
-      out->push_back(l.take());
-    }
-
-  for (size_t s = 0; s < kernelFns_.size(); ++s) {
-    const plan::Step &st = step(s);
-    StepInstance &si = inst->steps.emplace_back();
-    if (const plan::KernelStep *k = st.detail_as_KernelStep()) {
-      if (k->parallel_range()) {
-        Expected<int64_t> n = evaluate(*k->parallel_range(), values);
-        if (!n)
-          return n.error().withContext("kernel '" + k->entry()->str() + "'");
-        si.iterations = *n;
-      }
-      Expected<int64_t> work = evaluate(*k->work(), values);
-      if (!work)
-        return work.error().withContext("kernel '" + k->entry()->str() + "'");
-      si.parallel = si.iterations > 1 && *work >= kParallelWork && pool_.size() > 1;
-      continue;
-    }
-    const plan::OpStep &op = *st.detail_as_OpStep();
-    std::string what = "node '" + st.name()->str() + "'";
-    for (const auto &[views, out] : {std::pair{op.inputs(), &si.inputs},
-                                     std::pair{op.outputs(), &si.outputs}})
-      for (const plan::View *v : *views) {
-        Expected<StridedLayout> l = viewOf(*v, what);
-        if (!l)
-          return l.error();
-        out->push_back(l.take());
-      }
-    if (!op.dnnl())
-      continue;
-    // Weights do not change while the executor lives, so what oneDNN
-    // derives from them (reordered weights) is kept.
-    std::vector<bool> constant;
-    for (const plan::View *v : *op.inputs())
-      constant.push_back(buffer(v->buffer()).kind() == BufferKind::Weight);
-    si.dnnl = dnnl_.prepare(op, si.inputs, si.outputs, constant);
-    if (!si.dnnl)
-      GC_RETURN_IF_ERROR(prepareFallback(s));
-  }
-  return inst;
-}
-
-Expected<Instance *> ExecutorImpl::instanceFor(const std::vector<int64_t> &values) {
-  const std::vector<int64_t> &key = values;
-  auto it = instances_.find(key);
-  if (it != instances_.end())
-    return it->second.get();
-  if (instances_.size() >= kMaxInstances)
-    instances_.clear();
-  Expected<std::unique_ptr<Instance>> inst = makeInstance(values);
-  if (!inst)
-    return inst.error();
-  return instances_.emplace(key, inst.take()).first->second.get();
-}
-
-Expected<std::vector<std::vector<int64_t>>>
-ExecutorImpl::outputSizes(std::span<const TensorRef> inputs) {
-  Expected<std::vector<int64_t>> values = bindInputs(inputs);
-  if (!values)
-    return values.error();
-  std::vector<std::vector<int64_t>> out;
-  for (size_t j = 0; j < outputSizes_.size(); ++j) {
-    std::vector<int64_t> &sizes = out.emplace_back();
-    for (const Size &size : outputSizes_[j]) {
-      Expected<int64_t> v = size.value(*values);
-      if (!v)
-        return v.error().withContext("output '" + output(j).name()->str() + "'");
-      sizes.push_back(*v);
-    }
-  }
-  return out;
-}
-
-Error ExecutorImpl::runStep(size_t s, StepInstance &step, char *const *buffers,
-                            const int64_t *symbols) {
+Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
+                           const int64_t *symbols) {
   if (KernelEntryFn fn = kernelFns_[s]) {
-    if (step.iterations <= 0)
+    if (step.count <= 0)
       return Error::success();
     if (!step.parallel) {
-      fn(buffers, symbols, 0, step.iterations);
+      fn(buffers, symbols, 0, step.count);
       return Error::success();
     }
-    pool_.parallelFor(step.iterations,
+    pool_.parallelFor(step.count,
                       [&](int64_t begin, int64_t end) { fn(buffers, symbols, begin, end); });
     return Error::success();
   }
-  const plan::Step &st = this->step(s);
-  if (calls_[s])
-    return calls_[s]->run(buffers, step.inputs, step.outputs)
-        .withContext("node '" + st.name()->str() + "'");
   if (step.dnnl) {
     // The step's name is only spelled out on failure.
     if (Error e = step.dnnl->run(buffers))
-      return e.withContext("node '" + st.name()->str() + "'");
+      return e.withContext(stepLabel(s));
     return Error::success();
   }
-  // The fallback component takes each view's buffer base, inputs first.
-  const plan::OpStep &op = *st.detail_as_OpStep();
-  std::vector<char *> bases;
-  for (const auto *views : {op.inputs(), op.outputs()})
-    for (const plan::View *v : *views)
-      bases.push_back(buffers[v->buffer()]);
-  return fallbacks_[s]->run(bases.data(), step.inputs, step.outputs);
+  return runOnHost(s, step, buffers);
 }
 
-Expected<std::vector<StridedLayout>>
-ExecutorImpl::checkOutputs(const Instance &inst, std::span<const TensorRef> outputs) const {
-  size_t numOutputs = graph_.outputs()->size();
-  if (outputs.size() != numOutputs)
-    return makeError() << "expected " << numOutputs << " outputs, got " << outputs.size();
-  std::vector<StridedLayout> layouts;
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    const plan::Binding &b = output(j);
-    DType dtype = dtypeOf(b.view()->dtype());
-    const TensorRef &got = outputs[j];
-    if (got.dtype != dtype || got.sizes != inst.outputViews[j].sizes)
-      return makeError() << "output '" << b.name()->str() << "': expected "
-                         << typeText(dtype, inst.outputViews[j].sizes) << ", got "
-                         << typeText(got.dtype, got.sizes);
-    if (!got.strides.empty() && got.strides.size() != got.sizes.size())
-      return makeError() << "output '" << b.name()->str() << "': " << got.strides.size()
-                         << " strides for " << got.sizes.size() << " dimensions";
-    layouts.push_back(callerLayout(got));
-    if (!got.data && layouts.back().numel() != 0)
-      return makeError() << "output '" << b.name()->str() << "': no data";
-  }
-  return layouts;
-}
-
-ExecutorImpl::Copies ExecutorImpl::placeBuffers(const Instance &inst,
-                                                std::span<const TensorRef> inputs,
-                                                std::span<const TensorRef> outputs,
-                                                const std::vector<StridedLayout> &outLayouts) {
+CpuExecutor::Copies CpuExecutor::placeBuffers(const Instance &inst,
+                                              std::span<const TensorRef> inputs,
+                                              std::span<const TensorRef> outputs,
+                                              const std::vector<StridedLayout> &outLayouts) {
   size_t numBuffers = numBuffers_;
   bufferPtrs_.assign(numBuffers, nullptr);
   char *arena = arena_.reserve(std::max<int64_t>(inst.arenaBytes, 1));
@@ -695,18 +175,14 @@ ExecutorImpl::Copies ExecutorImpl::placeBuffers(const Instance &inst,
   return copies;
 }
 
-Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
-  Expected<std::vector<int64_t>> values = bindInputs(inputs);
-  if (!values)
-    return values.error();
-  Expected<Instance *> found = instanceFor(*values);
-  if (!found)
-    return found.error();
-  Instance &inst = **found;
-  Expected<std::vector<StridedLayout>> outLayouts = checkOutputs(inst, outputs);
-  if (!outLayouts)
-    return outLayouts.error();
-  Copies copies = placeBuffers(inst, inputs, outputs, *outLayouts);
+Error CpuExecutor::run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
+  GC_RETURN_IF_ERROR(refuseDeviceTensors(inputs, outputs));
+  Expected<RunStart> start = startRun(inputs, outputs);
+  if (!start)
+    return start.error();
+  Instance &inst = *start->inst;
+  const std::vector<StridedLayout> &outLayouts = start->outputLayouts;
+  Copies copies = placeBuffers(inst, inputs, outputs, outLayouts);
   pool_.bindToCallingThread();
 
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -718,28 +194,20 @@ Error ExecutorImpl::run(std::span<const TensorRef> inputs, std::span<const Tenso
                 static_cast<const char *>(inputs[i].data), callerLayout(inputs[i]).strides,
                 view.sizes, elem);
   }
-  if (profiling_ && profile_.empty())
-    for (size_t s = 0; s < kernelFns_.size(); ++s)
-      profile_.push_back({step(s).name()->str(), step(s).kind(), 0, 0});
   for (size_t s = 0; s < inst.steps.size(); ++s) {
-    auto start = profiling_ ? std::chrono::steady_clock::now()
+    auto begin = profiling_ ? std::chrono::steady_clock::now()
                             : std::chrono::steady_clock::time_point();
     GC_RETURN_IF_ERROR(runStep(s, inst.steps[s], bufferPtrs_.data(), inst.symbols.data()));
-    if (profiling_) {
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      StepProfile &p = profile_[s];
-      p.minSeconds = p.runs ? std::min(p.minSeconds, seconds) : seconds;
-      p.seconds += seconds;
-      ++p.runs;
-    }
+    if (profiling_)
+      recordStep(s, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+                        .count());
   }
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (!copies.out[j])
       continue;
     const StridedLayout &view = inst.outputViews[j];
     unsigned elem = dtypeSize(outputs[j].dtype);
-    copyStrided(static_cast<char *>(outputs[j].data), (*outLayouts)[j].strides,
+    copyStrided(static_cast<char *>(outputs[j].data), outLayouts[j].strides,
                 bufferPtrs_[output(j).view()->buffer()] + view.offset * elem, view.strides,
                 view.sizes, elem);
   }
@@ -755,8 +223,10 @@ Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const Runti
   if (graph >= graphs.size())
     return makeError() << "the plan has " << graphs.size() << " graphs, no graph " << graph;
   const plan::Graph &g = *graphs.Get(graph);
-  auto exec = std::make_unique<ExecutorImpl>(std::move(plan), g, options);
-  GC_RETURN_IF_ERROR(exec->init(kernels));
+  if (targetDevice(g.target()->string_view()) == TargetDevice::CUDA)
+    return createCudaExecutor(std::move(plan), g, kernels, options);
+  auto exec = std::make_unique<CpuExecutor>(std::move(plan), g, kernels, options);
+  GC_RETURN_IF_ERROR(exec->create());
   return std::unique_ptr<Executor>(std::move(exec));
 }
 

@@ -9,6 +9,7 @@
 #include "gcrt/gcrt.h"
 
 #include "gc/Package/PackageReader.h"
+#include "gc/Support/Target.h"
 
 #include <dlfcn.h>
 
@@ -103,6 +104,10 @@ struct gcrt_package {
   /// What contexts created from now on bind (gcrt_package_set_weight*).
   std::shared_ptr<const WeightBinding> weights;
   std::vector<GraphInfo> graphs;
+  /// gcrt_package_device's answer, found at load time (the package is
+  /// read-only afterwards): the device, or why there is none.
+  std::string device;
+  bool hasDevice = false;
 };
 
 struct gcrt_context {
@@ -155,6 +160,15 @@ gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_pac
       info.outputs.emplace_back(p, *b);
     handle->graphs.push_back(std::move(info));
   }
+  handle->hasDevice = true;
+  handle->device = "cpu";
+  for (const plan::Graph *g : *p.graphs())
+    if (targetDevice(g->target()->string_view()) == TargetDevice::CUDA) {
+      Expected<CudaDevice> gpu = cudaDeviceFor(RuntimeOptions{});
+      handle->hasDevice = bool(gpu);
+      handle->device = gpu ? gpu->describe() : gpu.error().message();
+      break;
+    }
   *out = handle.release();
   return GCRT_OK;
 }
@@ -180,7 +194,8 @@ gcrt_status pathOf(const std::vector<TensorInfo> *list, size_t index, const char
 }
 
 /// The caller's tensors as the runtime's; `what` and the index name a bad one.
-Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, const char *what) {
+Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, const char *what,
+                                        bool onDevice = false) {
   std::vector<TensorRef> refs;
   if (n && !tensors)
     return makeError() << n << " " << what << "s announced, but the array is null";
@@ -192,6 +207,7 @@ Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, co
       return makeError() << what << " " << i << " has rank " << t.rank << " but no sizes";
     TensorRef r;
     r.data = t.data;
+    r.onDevice = onDevice;
     r.dtype = static_cast<DType>(t.dtype);
     r.sizes.assign(t.sizes, t.sizes + t.rank);
     if (t.strides)
@@ -235,6 +251,73 @@ gcrt_status onBuffer(gcrt_context *context, const char *name, const gcrt_tensor 
       return fail(GCRT_ERROR_INPUT, "buffer '" + std::string(name) + "': " + ref.error().message());
     if (Error e = body(exec, (*ref)[0]))
       return fail(GCRT_ERROR_INPUT, e.message());
+    return GCRT_OK;
+  });
+}
+
+/// gcrt_run, and gcrt_run_device when `device`: every tensor is then GPU
+/// memory, and every output the caller's.
+gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
+                       gcrt_tensor *outputs, size_t num_outputs, bool device) {
+  const char *function = device ? "gcrt_run_device" : "gcrt_run";
+  return guarded([&] {
+    if (!context || (num_outputs && !outputs))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string(function) + ": null argument");
+    PackageExecutor &exec = *context->executor;
+    const plan::Graph &g = exec.graph();
+    if (device && targetDevice(g.target()->string_view()) != TargetDevice::CUDA)
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: gcrt_run_device takes "
+                                                    "GPU memory for CUDA packages only");
+    size_t numOutputs = g.outputs()->size();
+    Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input", device);
+    if (!in)
+      return fail(GCRT_ERROR_INPUT, in.error().message());
+    Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(*in);
+    if (!sizes)
+      return fail(GCRT_ERROR_INPUT, sizes.error().message());
+    if (num_outputs != numOutputs)
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " has " + std::to_string(numOutputs) +
+                                        " outputs, but " +
+                                        std::to_string(num_outputs) + " were given");
+    context->memory.resize(num_outputs);
+    context->sizes = *sizes;
+    context->strides.resize(num_outputs);
+    std::vector<TensorRef> out;
+    for (size_t i = 0; i < num_outputs; ++i) {
+      gcrt_tensor &t = outputs[i];
+      const plan::Binding &binding = *g.outputs()->Get(i);
+      DType dtype = dtypeOf(binding.view()->dtype());
+      const std::vector<int64_t> &want = context->sizes[i];
+      if (!t.data && device) {
+        return fail(GCRT_ERROR_INPUT, "output " + std::to_string(i) + " ('" +
+                                          binding.name()->str() + "'): " + function +
+                                          " writes only into the caller's GPU memory");
+      } else if (!t.data) {
+        int64_t elements = 1;
+        for (int64_t s : want)
+          elements *= s;
+        context->memory[i].reset(static_cast<char *>(::operator new(
+            std::max<size_t>(elements * dtypeSize(dtype), 1), std::align_val_t(64))));
+        context->strides[i] = contiguous(want);
+        t = gcrt_tensor{context->memory[i].get(), static_cast<gcrt_dtype>(dtype), want.size(),
+                        want.data(), context->strides[i].data()};
+      } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
+                 (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {
+        return fail(GCRT_ERROR_INPUT,
+                    "output " + std::to_string(i) + " ('" + binding.name()->str() + "') must be " +
+                        std::string(dtypeName(dtype)) + " of rank " +
+                        std::to_string(want.size()) + " with the sizes gcrt_output_sizes gives");
+      }
+    }
+    Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output", device);
+    if (!refs)
+      return fail(GCRT_ERROR_INPUT, refs.error().message());
+    if (Error e = exec.checkDeviceTensors(*in, *refs))
+      return fail(GCRT_ERROR_INPUT, e.message());
+    if (Error e = exec.checkAliasing(*in))
+      return fail(GCRT_ERROR_INPUT, e.message());
+    if (Error e = exec.run(*in, *refs))
+      return fail(GCRT_ERROR_RUNTIME, e.message());
     return GCRT_OK;
   });
 }
@@ -327,6 +410,57 @@ gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *
 
 void gcrt_package_free(gcrt_package *package) { delete package; }
 
+gcrt_status gcrt_cuda_device_count(size_t *count) {
+  return guarded([&] {
+    if (!count)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_cuda_device_count: null argument");
+    *count = 0;
+    Expected<std::vector<CudaDevice>> devices = cudaDevices();
+    if (!devices)
+      return fail(GCRT_ERROR_RUNTIME, devices.error().message());
+    *count = devices->size();
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_cuda_device_name(size_t index, const char **name) {
+  return guarded([&] {
+    if (!name)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_cuda_device_name: null argument");
+    // Devices do not come and go while a process runs; their names are
+    // kept for the process, as the header promises.
+    static const Expected<std::vector<std::string>> names =
+        []() -> Expected<std::vector<std::string>> {
+      Expected<std::vector<CudaDevice>> devices = cudaDevices();
+      if (!devices)
+        return devices.error();
+      std::vector<std::string> out;
+      for (const CudaDevice &d : *devices)
+        out.push_back(d.describe());
+      return out;
+    }();
+    if (!names)
+      return fail(GCRT_ERROR_RUNTIME, names.error().message());
+    if (index >= names->size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "no CUDA device " + std::to_string(index) +
+                                                   " (there are " +
+                                                   std::to_string(names->size()) + ")");
+    *name = (*names)[index].c_str();
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_package_device(const gcrt_package *package, const char **device) {
+  if (!package || !device)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_device: null argument");
+  lastError.clear();
+  if (!package->hasDevice)
+    return fail(GCRT_ERROR_RUNTIME, "'" + package->package->file().path() + "' runs on an " +
+                                        "NVIDIA GPU: " + package->device);
+  *device = package->device.c_str();
+  return GCRT_OK;
+}
+
 size_t gcrt_graph_count(const gcrt_package *package) {
   return package ? package->graphs.size() : 0;
 }
@@ -380,12 +514,13 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
   return guarded([&] {
     if (!package || !out)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_create: null argument");
-    if (flags & ~uint32_t(GCRT_CONTEXT_PROFILE))
+    if (flags & ~uint32_t(GCRT_CONTEXT_PROFILE | GCRT_CONTEXT_NO_CUDA_GRAPHS))
       return fail(GCRT_ERROR_INVALID_ARGUMENT,
                   "gcrt_context_create: unknown flags " + std::to_string(flags));
     RuntimeOptions options;
     options.threads = threads;
     options.profile = flags & GCRT_CONTEXT_PROFILE;
+    options.cudaGraphs = !(flags & GCRT_CONTEXT_NO_CUDA_GRAPHS);
     options.fallback = loadFallbackComponent;
     Expected<std::unique_ptr<PackageExecutor>> exec =
         PackageExecutor::create(package->package, graph, options, package->weights);
@@ -475,57 +610,12 @@ gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
 
 gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
                      gcrt_tensor *outputs, size_t num_outputs) {
-  return guarded([&] {
-    if (!context || (num_outputs && !outputs))
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run: null argument");
-    PackageExecutor &exec = *context->executor;
-    const plan::Graph &g = exec.graph();
-    size_t numOutputs = g.outputs()->size();
-    Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input");
-    if (!in)
-      return fail(GCRT_ERROR_INPUT, in.error().message());
-    Expected<std::vector<std::vector<int64_t>>> sizes = exec.outputSizes(*in);
-    if (!sizes)
-      return fail(GCRT_ERROR_INPUT, sizes.error().message());
-    if (num_outputs != numOutputs)
-      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " has " + std::to_string(numOutputs) +
-                                        " outputs, but " +
-                                        std::to_string(num_outputs) + " were given");
-    context->memory.resize(num_outputs);
-    context->sizes = *sizes;
-    context->strides.resize(num_outputs);
-    std::vector<TensorRef> out;
-    for (size_t i = 0; i < num_outputs; ++i) {
-      gcrt_tensor &t = outputs[i];
-      const plan::Binding &binding = *g.outputs()->Get(i);
-      DType dtype = dtypeOf(binding.view()->dtype());
-      const std::vector<int64_t> &want = context->sizes[i];
-      if (!t.data) {
-        int64_t elements = 1;
-        for (int64_t s : want)
-          elements *= s;
-        context->memory[i].reset(static_cast<char *>(::operator new(
-            std::max<size_t>(elements * dtypeSize(dtype), 1), std::align_val_t(64))));
-        context->strides[i] = contiguous(want);
-        t = gcrt_tensor{context->memory[i].get(), static_cast<gcrt_dtype>(dtype), want.size(),
-                        want.data(), context->strides[i].data()};
-      } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
-                 (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {
-        return fail(GCRT_ERROR_INPUT,
-                    "output " + std::to_string(i) + " ('" + binding.name()->str() + "') must be " +
-                        std::string(dtypeName(dtype)) + " of rank " +
-                        std::to_string(want.size()) + " with the sizes gcrt_output_sizes gives");
-      }
-    }
-    Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output");
-    if (!refs)
-      return fail(GCRT_ERROR_INPUT, refs.error().message());
-    if (Error e = exec.checkAliasing(*in))
-      return fail(GCRT_ERROR_INPUT, e.message());
-    if (Error e = exec.run(*in, *refs))
-      return fail(GCRT_ERROR_RUNTIME, e.message());
-    return GCRT_OK;
-  });
+  return runContext(context, inputs, num_inputs, outputs, num_outputs, false);
+}
+
+gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
+                            gcrt_tensor *outputs, size_t num_outputs) {
+  return runContext(context, inputs, num_inputs, outputs, num_outputs, true);
 }
 
 gcrt_status gcrt_context_read_buffer(gcrt_context *context, const char *name,

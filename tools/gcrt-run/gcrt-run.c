@@ -21,9 +21,11 @@
 
 static const char kUsage[] =
     "usage: gcrt-run MODEL.gcpkg [options] IN0.npy IN1.npy ...\n"
+    "       gcrt-run --list-devices\n"
     "\n"
     "Runs a graph of a gc package on .npy inputs (one per user input, in order)\n"
-    "with libgcrt, and prints the graph's inputs and outputs.\n"
+    "with libgcrt, and prints the graph's inputs and outputs. A package compiled\n"
+    "for CUDA runs on an NVIDIA GPU (GC_CUDA_DEVICE picks which).\n"
     "\n"
     "  --graph NAME       the graph to run (default: the first, the forward graph)\n"
     "  --weights FILE     for a package made with --weights=external: bind its\n"
@@ -55,6 +57,11 @@ static const char kUsage[] =
     "  --threads T        worker threads (default 0: one per hardware thread)\n"
     "  --profile          print the time each plan step took\n"
     "  --seed N           the seed of the context's random numbers (default 0)\n"
+    "  --verbose          also print the device the package runs on\n"
+    "  --no-cuda-graphs   on a GPU, launch the steps of every run one by one\n"
+    "                     instead of replaying a CUDA graph of them\n"
+    "  --list-devices     print the NVIDIA GPUs libgcrt can use, or why there are\n"
+    "                     none ('no CUDA GPU: ...'), and exit 0\n"
     "  -h, --help         this text\n"
     "\n"
     "Exits 1 on an error (named with its file) or a mismatch, 2 on a bad\n"
@@ -71,7 +78,7 @@ typedef struct Options {
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
-  int profile, expectRuns, reset;
+  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs;
 } Options;
 
 static int error(const char *format, ...) {
@@ -129,6 +136,12 @@ static int parseOptions(int argc, char **argv, Options *o) {
       return -1;
     } else if (strcmp(a, "--profile") == 0) {
       o->profile = 1;
+    } else if (strcmp(a, "--verbose") == 0) {
+      o->verbose = 1;
+    } else if (strcmp(a, "--no-cuda-graphs") == 0) {
+      o->noCudaGraphs = 1;
+    } else if (strcmp(a, "--list-devices") == 0) {
+      o->listDevices = 1;
     } else if (strcmp(a, "--expect-runs") == 0) {
       o->expectRuns = 1;
     } else if (strcmp(a, "--inputs-dir") == 0) {
@@ -183,6 +196,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->inputs[o->numInputs++] = a;
     }
   }
+  if (o->listDevices)
+    return 0;
   if (!o->package) {
     fputs(kUsage, stderr);
     return 2;
@@ -314,6 +329,31 @@ static double nowMs(void) {
 static int compareDoubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* --list-devices: one line per GPU, or why there is none. */
+static int listDevices(void) {
+  size_t count = 0;
+  if (gcrt_cuda_device_count(&count) != GCRT_OK) {
+    printf("no CUDA GPU: %s\n", gcrt_last_error());
+    return 0;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const char *name = "";
+    if (gcrt_cuda_device_name(i, &name) != GCRT_OK)
+      return error("%s", gcrt_last_error());
+    printf("cuda device %zu: %s\n", i, name);
+  }
+  return 0;
+}
+
+/* "device: cpu" or "device: cuda:sm_90 NVIDIA H100 80GB HBM3". */
+static int printDevice(gcrt_package *pkg) {
+  const char *device = "";
+  if (gcrt_package_device(pkg, &device) != GCRT_OK)
+    return error("%s", gcrt_last_error());
+  printf("device: %s\n", device);
+  return 0;
 }
 
 /* One warm-up run, then `n` timed ones: gc-run's "bench:" line. */
@@ -579,13 +619,13 @@ static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Opti
 int main(int argc, char **argv) {
   Options o = {.rtol = 1e-4, .atol = 1e-4};
   int status = parseOptions(argc, argv, &o);
-  if (status) {
+  if (status || o.listDevices) {
     free(o.inputs);
     free(o.expects);
     free(o.weightSets);
     free(o.setBuffers);
     free(o.expectBuffers);
-    return status < 0 ? 0 : status;
+    return status < 0 ? 0 : status ? status : listDevices();
   }
   gcrt_package *pkg = NULL;
   gcrt_context *ctx = NULL;
@@ -616,12 +656,15 @@ int main(int argc, char **argv) {
     error("out of memory");
     goto done;
   }
-  if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads,
-                                     o.profile ? GCRT_CONTEXT_PROFILE : 0, &ctx) != GCRT_OK ||
+  uint32_t flags = (o.profile ? GCRT_CONTEXT_PROFILE : 0u) |
+                   (o.noCudaGraphs ? GCRT_CONTEXT_NO_CUDA_GRAPHS : 0u);
+  if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads, flags, &ctx) != GCRT_OK ||
       gcrt_context_set_seed(ctx, (uint64_t)o.seed) != GCRT_OK) {
     error("'%s': %s", o.package, gcrt_last_error());
     goto done;
   }
+  if ((o.verbose || o.bench) && printDevice(pkg))
+    goto done;
   if (setBuffers(ctx, &o))
     goto done;
   int failures = runAll(pkg, graph, ctx, &o, npys, in, out, numOut);

@@ -13,6 +13,8 @@
 //   plan.gcpl.zst        the runtime plan (formats/plan.fbs): all libgcrt
 //                        reads to run the graphs
 //   kernels/<i>.so.zst   loop graph i's kernels, linked as a shared library
+//   kernels/<i>.fatbin.zst  for a graph compiled for CUDA: its kernels as a
+//                        fatbinary, which the NVIDIA driver loads (docs/gpu.md)
 //   external_weights.json.zst   --weights=external only: the source archive
 //                        and, per weight it holds, entry, offset, size,
 //                        dtype, shape and SHA-256

@@ -146,6 +146,11 @@ public:
   /// graph writes one of them: the copy back would clobber the other.
   /// run() checks it too.
   Error checkAliasing(std::span<const TensorRef> userInputs) const;
+  /// An error if a tensor is in GPU memory (TensorRef::onDevice) and the
+  /// graph mutates buffers or inputs, whose values live in host memory.
+  /// run() checks it too.
+  Error checkDeviceTensors(std::span<const TensorRef> userInputs,
+                           std::span<const TensorRef> outputs) const;
   /// The mutated buffers' names (their FQNs), in the plan's input order.
   std::vector<std::string> bufferNames() const;
   /// Copies the current value of buffer `name` into `into`, which must have

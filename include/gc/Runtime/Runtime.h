@@ -4,7 +4,10 @@
 // compiled object code, extern calls (oneDNN matmul and convolution), and
 // reference kernels for fallbacks (the optional fallback component), over
 // buffers that live in one arena. It links no LLVM and no compiler IR: where
-// the kernels' code comes from is a KernelLibrary.
+// the kernels' code comes from is a KernelLibrary. A graph whose target is
+// CUDA ("cuda:sm_80,sm_90") runs on an NVIDIA GPU through the driver API,
+// loaded at run time (docs/gpu.md, "Runtime"); its callers still pass and
+// receive host tensors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_RUNTIME_RUNTIME_H
@@ -20,6 +23,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gc {
@@ -37,6 +41,21 @@ public:
   virtual ~KernelLibrary() = default;
   /// The entry point named `name`, or null.
   virtual KernelEntryFn lookup(const std::string &name) const = 0;
+  /// For a CUDA graph: the module image the driver loads (a fatbinary, a
+  /// cubin or PTX text) that holds the kernel entries; empty for the CPU.
+  virtual std::string_view gpuImage() const { return {}; }
+};
+
+/// The kernels of a CUDA graph: a module image and nothing to look up on
+/// the host.
+class GpuKernelImage final : public KernelLibrary {
+public:
+  explicit GpuKernelImage(std::string image) : image_(std::move(image)) {}
+  KernelEntryFn lookup(const std::string &) const override { return nullptr; }
+  std::string_view gpuImage() const override { return image_; }
+
+private:
+  std::string image_;
 };
 
 /// A tensor the caller owns: strided elements at `data`.
@@ -45,6 +64,9 @@ struct TensorRef {
   DType dtype = DType::Float32;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides; ///< in elements
+  /// `data` is memory of the GPU a CUDA executor runs on (a CUdeviceptr),
+  /// which only CUDA executors take, laid out as the plan's buffer.
+  bool onDevice = false;
 };
 
 struct RuntimeOptions {
@@ -52,8 +74,16 @@ struct RuntimeOptions {
   /// count for the thread that calls run() this sets); 0 means one per
   /// hardware thread.
   unsigned threads = 0;
-  /// Time every step of every run (Executor::profile).
+  /// Time every step of every run (Executor::profile). On a GPU each step
+  /// is then waited for, which costs time of its own.
   bool profile = false;
+  /// The GPU that CUDA plan graphs run on, by the driver's numbering;
+  /// negative: the one the GC_CUDA_DEVICE environment variable names, else 0.
+  int cudaDevice = -1;
+  /// On a GPU, a plan graph of static shapes whose steps all run there is
+  /// captured as a CUDA graph on its first run and replayed afterwards
+  /// (not while profiling). Off: every run launches its steps one by one.
+  bool cudaGraphs = true;
   /// Gives the fallback component when a step needs it (null: none is
   /// available). Called at creation for fallback steps, and later for an
   /// extern step only if oneDNN declines its shapes.
@@ -88,12 +118,31 @@ struct StepProfile {
   double seconds = 0;    ///< all runs together
   double minSeconds = 0; ///< the fastest run (free of first-run costs)
 };
+/// An NVIDIA GPU, as the driver describes it.
+struct CudaDevice {
+  int ordinal = 0;
+  std::string name;         ///< "NVIDIA H100 80GB HBM3"
+  int arch = 0;             ///< the compute capability times ten: 90 for sm_90
+  uint64_t memoryBytes = 0; ///< total device memory
+  int multiprocessors = 0;
+  /// "cuda:sm_90 NVIDIA H100 80GB HBM3"
+  std::string describe() const;
+};
+
+/// Every GPU the NVIDIA driver shows, or why none can be used: "no NVIDIA
+/// driver: libcuda.so.1 not found", "no CUDA device: ...".
+Expected<std::vector<CudaDevice>> cudaDevices();
+/// The GPU an executor made with `options` runs CUDA graphs on.
+Expected<CudaDevice> cudaDeviceFor(const RuntimeOptions &options);
+
 /// A graph of a runtime plan, ready to run many times. Not safe to run from
 /// two threads at once; make one Executor per thread.
 class Executor {
 public:
   /// Resolves every kernel and prepares every extern and fallback step of
-  /// plan graph `graph`. `kernels` must outlive the executor.
+  /// plan graph `graph`. `kernels` must outlive the executor. A graph whose
+  /// target is CUDA gets an executor on a GPU (RuntimeOptions::cudaDevice),
+  /// or an error saying why there is none.
   static Expected<std::unique_ptr<Executor>> create(std::shared_ptr<const RuntimePlan> plan,
                                                     size_t graph, const KernelLibrary &kernels,
                                                     const RuntimeOptions &options);
@@ -106,7 +155,8 @@ public:
 
   /// Runs the plan. `inputs`: one per graph input (user inputs and
   /// weights alike), in order. `outputs`: one per graph output, with
-  /// the sizes outputSizes gave, any strides. Errors name the input or step.
+  /// the sizes outputSizes gave, any strides (device tensors: the plan
+  /// buffer's). Errors name the input or step.
   virtual Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
 
   /// Time per step so far, in plan order (empty unless profiling).

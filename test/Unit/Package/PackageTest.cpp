@@ -12,6 +12,8 @@
 #include "gc/Support/Zip.h"
 #include "gcrt/gcrt.h"
 
+#include "GpuTestKernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -619,5 +621,156 @@ TEST_F(PackageTest, ExternalWeightsAreMappedCheckedAndSwapped) {
   EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "a.pt2").c_str()), GCRT_ERROR_PACKAGE);
   EXPECT_NE(std::string(gcrt_last_error()).find("a.pt2"), std::string::npos);
   EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "b.pt2").c_str()), GCRT_OK);
+  gcrt_package_free(c);
+}
+
+/// The module of PackageTest compiled for CUDA: its kernel is the
+/// hand-written PTX kernel gc_test_kernel (test/Unit/Runtime/Inputs), one
+/// thread a point.
+class CudaPackageTest : public PackageTest {
+protected:
+  void SetUp() override {
+    PackageTest::SetUp();
+    fatbin_ = test::gpuTestKernels();
+    if (fatbin_.empty())
+      GTEST_SKIP() << "the build found no ptxas and fatbinary for the test kernels";
+    Plan &plan = m_.loopGraphs()[0]->plan;
+    plan.target = "cuda:sm_80,sm_90";
+    plan.kernels[0].mapping = GpuMapping::ThreadPerPoint;
+    plan.kernels[0].blockThreads = 32;
+    plan.objectCode = fatbin_;
+    plan.objectHash = sha256Hex(fatbin_);
+  }
+  std::string fatbin_;
+};
+
+TEST_F(CudaPackageTest, CarriesTheFatbinary) {
+  std::string bytes = build();
+  Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", bytes));
+  ASSERT_TRUE(bool(zip));
+  EXPECT_NE(zip->find("kernels/0.fatbin.zst"), nullptr);
+  // It opens anywhere: the driver only loads the code for an executor.
+  Expected<std::unique_ptr<LoadedPackage>> pkg = open(bytes);
+  ASSERT_TRUE(bool(pkg)) << pkg.error().message();
+  EXPECT_EQ((*pkg)->kernels(0).gpuImage(), fatbin_);
+  EXPECT_EQ((*pkg)->plan().graphs()->Get(0)->kernel_library()->str(), "kernels/0.fatbin.zst");
+}
+
+TEST_F(CudaPackageTest, WithoutGpuContextsFailNamingTheGraph) {
+  Expected<std::vector<CudaDevice>> devices = cudaDevices();
+  if (devices)
+    GTEST_SKIP() << "this machine has a GPU";
+  std::string why = devices.error().message();
+  Expected<std::unique_ptr<LoadedPackage>> pkg = open(build());
+  ASSERT_TRUE(bool(pkg)) << pkg.error().message();
+  auto exec = PackageExecutor::create(pkg.take(), 0, RuntimeOptions{});
+  ASSERT_FALSE(bool(exec));
+  EXPECT_EQ(exec.error().message(),
+            "graph @forward: needs an NVIDIA GPU (cuda:sm_80,sm_90): " + why);
+
+  std::string bytes = build();
+  gcrt_package *c = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &c), GCRT_OK)
+      << gcrt_last_error();
+  const char *device = nullptr;
+  EXPECT_EQ(gcrt_package_device(c, &device), GCRT_ERROR_RUNTIME);
+  EXPECT_EQ(std::string(gcrt_last_error()), "'m.gcpkg' runs on an NVIDIA GPU: " + why);
+  size_t count = 7;
+  EXPECT_EQ(gcrt_cuda_device_count(&count), GCRT_ERROR_RUNTIME);
+  EXPECT_EQ(count, 0u);
+  EXPECT_EQ(std::string(gcrt_last_error()), why);
+  gcrt_context *ctx = nullptr;
+  EXPECT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_ERROR_PACKAGE);
+  EXPECT_EQ(std::string(gcrt_last_error()),
+            "graph @forward: needs an NVIDIA GPU (cuda:sm_80,sm_90): " + why);
+  gcrt_package_free(c);
+}
+
+TEST_F(PackageTest, CpuPackagesRunOnTheCpu) {
+  std::string bytes = build();
+  gcrt_package *c = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &c), GCRT_OK)
+      << gcrt_last_error();
+  const char *device = nullptr;
+  ASSERT_EQ(gcrt_package_device(c, &device), GCRT_OK) << gcrt_last_error();
+  EXPECT_STREQ(device, "cpu");
+  gcrt_context *ctx = nullptr;
+  ASSERT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  float x[3] = {1, 2, 3}, y[3], z[3];
+  int64_t three = 3;
+  gcrt_tensor in{x, GCRT_FLOAT32, 1, &three, nullptr};
+  gcrt_tensor out[2] = {{y, GCRT_FLOAT32, 1, &three, nullptr},
+                        {z, GCRT_FLOAT32, 1, &three, nullptr}};
+  EXPECT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
+  EXPECT_STREQ(gcrt_last_error(),
+               "graph @forward runs on the CPU: gcrt_run_device takes GPU memory for CUDA "
+               "packages only");
+  gcrt_context_free(ctx);
+  gcrt_package_free(c);
+}
+
+TEST_F(CudaPackageTest, RunsOnTheGpu) {
+  GC_REQUIRE_GPU();
+  std::string bytes = build();
+  gcrt_package *c = nullptr;
+  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &c), GCRT_OK)
+      << gcrt_last_error();
+  const char *device = nullptr;
+  ASSERT_EQ(gcrt_package_device(c, &device), GCRT_OK) << gcrt_last_error();
+  EXPECT_EQ(std::string(device).rfind("cuda:sm_", 0), 0u) << device;
+  gcrt_context *ctx = nullptr;
+  ASSERT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  // Runs of several sizes on one context: the weight is uploaded once.
+  for (int n : {6, 64, 1, 33}) {
+    std::vector<float> x(n), z(n);
+    for (int i = 0; i < n; ++i)
+      x[i] = float(i + 1);
+    int64_t size = n;
+    gcrt_tensor in{x.data(), GCRT_FLOAT32, 1, &size, nullptr};
+    gcrt_tensor out[2] = {{nullptr, GCRT_FLOAT32, 0, nullptr, nullptr},
+                          {z.data(), GCRT_FLOAT32, 1, &size, nullptr}};
+    ASSERT_EQ(gcrt_run(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+    const float *y = static_cast<const float *>(out[0].data);
+    const float w[4] = {10, 20, 30, 40};
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(y[i], x[i] + w[i % 4]) << n << ": y[" << i << "]";
+      EXPECT_EQ(z[i], x[i] * float(n)) << n << ": z[" << i << "]";
+    }
+  }
+  gcrt_context_free(ctx);
+
+  // Tensors already in GPU memory, through gcrt_run_device.
+  {
+    std::vector<float> x = {1, 2, 3, 4, 5};
+    test::DeviceMemory dx{x}, dy{std::vector<float>(5)}, dz{std::vector<float>(5)};
+    ASSERT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+    int64_t five = 5;
+    gcrt_tensor in{dx.data(), GCRT_FLOAT32, 1, &five, nullptr};
+    gcrt_tensor out[2] = {{nullptr, GCRT_FLOAT32, 1, &five, nullptr},
+                          {dz.data(), GCRT_FLOAT32, 1, &five, nullptr}};
+    EXPECT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
+    EXPECT_STREQ(gcrt_last_error(),
+                 "output 0 ('y'): gcrt_run_device writes only into the caller's GPU memory");
+    out[0].data = dy.data();
+    ASSERT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+    EXPECT_EQ(dy.read(), (std::vector<float>{11, 22, 33, 44, 15}));
+    EXPECT_EQ(dz.read(), (std::vector<float>{5, 10, 15, 20, 25}));
+    gcrt_context_free(ctx);
+  }
+
+  // A weight set through the API reaches contexts made afterwards.
+  float w2[4] = {1, 2, 3, 4};
+  int64_t four = 4;
+  gcrt_tensor wt{w2, GCRT_FLOAT32, 1, &four, nullptr};
+  ASSERT_EQ(gcrt_package_set_weight(c, "w", &wt), GCRT_OK) << gcrt_last_error();
+  ASSERT_EQ(gcrt_context_create(c, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
+  std::vector<float> x = {0, 0, 0, 0, 0}, y(5), z(5);
+  int64_t five = 5;
+  gcrt_tensor in{x.data(), GCRT_FLOAT32, 1, &five, nullptr};
+  gcrt_tensor out[2] = {{y.data(), GCRT_FLOAT32, 1, &five, nullptr},
+                        {z.data(), GCRT_FLOAT32, 1, &five, nullptr}};
+  ASSERT_EQ(gcrt_run(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+  EXPECT_EQ(y, (std::vector<float>{1, 2, 3, 4, 1}));
+  gcrt_context_free(ctx);
   gcrt_package_free(c);
 }

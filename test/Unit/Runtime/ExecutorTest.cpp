@@ -302,6 +302,25 @@ TEST(Executor, ViewPastItsBufferIsRefused) {
   EXPECT_EQ(err.message(), "node 'n0': its view f32[4] reaches past buffer 'x'");
 }
 
+TEST(Executor, TensorsInGpuMemoryAreRefused) {
+  LoopGraphMaker g;
+  uint32_t x = g.input("x", DType::Float32, g.ks({4}));
+  uint32_t out = g.buffer("out", BufferKind::Output, DType::Float32, g.ks({4}));
+  LoopNode &n = g.callNode(LoopNode::Kind::Fallback, ops::aten_neg_default, {g.whole(x)},
+                           {g.whole(out)});
+  n.args = {tensorArg("self", 0)};
+  g.output("out", out, g.whole(out).type);
+  FakeLibrary lib;
+  auto e = g.executor(lib, {});
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  std::vector<float> in(4), result(4);
+  TensorRef onDevice = ref(in, {4});
+  onDevice.onDevice = true;
+  Error err = (*e)->run(std::vector<TensorRef>{onDevice}, std::vector<TensorRef>{ref(result, {4})});
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(err.message(), "input 'x' is in GPU memory, but graph @g runs on the CPU");
+}
+
 TEST(Executor, FallbackWithoutReferenceKernelFailsAtCreate) {
   LoopGraphMaker g;
   uint32_t x = g.input("x", DType::Float32, g.ks({3}));

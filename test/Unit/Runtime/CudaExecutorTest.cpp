@@ -1,0 +1,290 @@
+//===- CudaExecutorTest.cpp - Plan graphs on an NVIDIA GPU ----------------===//
+//
+// Hand-built CUDA plan graphs whose kernels are the hand-written PTX of
+// Inputs/gpu-kernels.ptx. Where there is no GPU, only the errors that say so
+// are checked; the rest skips.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+#include "GpuTestKernels.h"
+#include "LoopGraphMaker.h"
+
+#include <gtest/gtest.h>
+
+using namespace gc;
+using namespace gc::test;
+
+namespace {
+
+constexpr const char *kTarget = "cuda:sm_80,sm_90";
+
+/// x: f32[s0] -> t = 2x + 1 (kernel gc_affine, t in the arena), then
+/// c = cumsum(t) (a fallback step, on the host), then d = 3c (kernel
+/// gc_triple); outputs c and d. Buffers x, t, c, d are 0 to 3, as the
+/// kernels expect.
+struct AffineGraph : LoopGraphMaker {
+  /// For graphs of other shapes, made by derived classes.
+  struct Skip {};
+  explicit AffineGraph(Skip) {}
+  explicit AffineGraph(const std::string &firstKernel = "gc_affine") {
+    const SymExpr *s0 = sym("s0");
+    module.syms().setRange("s0", {1, 1 << 22});
+    Exprs sizes = {s0};
+    input("x", DType::Float32, sizes);
+    uint32_t t = buffer("t", BufferKind::Intermediate, DType::Float32, sizes);
+    uint32_t c = buffer("c", BufferKind::Output, DType::Float32, sizes);
+    uint32_t d = buffer("d", BufferKind::Output, DType::Float32, sizes);
+    kernel(firstKernel, t, s0);
+    LoopNode &n = callNode(LoopNode::Kind::Fallback, ops::aten_cumsum_default, {whole(t)},
+                           {whole(c)});
+    n.args = {tensorArg("self", 0), intArg("dim", 0)};
+    kernel("gc_triple", d, s0);
+    graph.plan.symbols = {"s0"};
+    graph.plan.target = kTarget;
+    output("c", c, whole(c).type);
+    output("d", d, whole(d).type);
+  }
+  /// A kernel over [0, s0) writing `out`, one thread a point.
+  void kernel(const std::string &name, uint32_t out, const SymExpr *s0) {
+    LoopNode n;
+    n.name = name;
+    n.ranges = {s0};
+    n.output = out;
+    graph.nodes.push_back(n);
+    KernelGroup k{name, {static_cast<uint32_t>(graph.nodes.size() - 1)}, {s0}};
+    k.mapping = GpuMapping::ThreadPerPoint;
+    k.blockThreads = 128;
+    graph.plan.kernels.push_back(k);
+    graph.plan.steps.push_back(
+        {PlanStep::Kind::Kernel, static_cast<uint32_t>(graph.plan.kernels.size() - 1), {}, {}});
+  }
+};
+
+/// t = 2x + 1 and d = 3c, x and c inputs of f32[s0]: kernels alone, which
+/// a CUDA graph can capture.
+struct TwoKernels : AffineGraph {
+  TwoKernels() : AffineGraph(Skip{}) {
+    const SymExpr *s0 = sym("s0");
+    module.syms().setRange("s0", {1, 1 << 22});
+    input("x", DType::Float32, {s0});
+    uint32_t t = buffer("t", BufferKind::Output, DType::Float32, {s0});
+    input("c", DType::Float32, {s0});
+    uint32_t d = buffer("d", BufferKind::Output, DType::Float32, {s0});
+    kernel("gc_affine", t, s0);
+    kernel("gc_triple", d, s0);
+    graph.plan.symbols = {"s0"};
+    graph.plan.target = kTarget;
+    output("t", t, whole(t).type);
+    output("d", d, whole(d).type);
+  }
+};
+
+/// Small integers, so that every sum below is exact in float.
+std::vector<float> smallInts(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  return v;
+}
+
+/// Checks c and d of AffineGraph for input x; element i of c is at
+/// c[i * cStride].
+void expectAffine(const std::vector<float> &x, const std::vector<float> &c,
+                  const std::vector<float> &d, size_t cStride = 1) {
+  float acc = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    acc += 2 * x[i] + 1;
+    ASSERT_EQ(c[i * cStride], acc) << i;
+    ASSERT_EQ(d[i], 3 * acc) << i;
+  }
+}
+
+TEST(CudaDriver, MissingDriverIsNamed) {
+  Expected<std::unique_ptr<cuda::Driver>> d = cuda::loadDriver("libgc-no-such-driver.so.1");
+  ASSERT_FALSE(bool(d));
+  EXPECT_EQ(d.error().message(), "no NVIDIA driver: libgc-no-such-driver.so.1 not found");
+}
+
+TEST(CudaExecutor, WithoutGpuOneClearError) {
+  Expected<std::vector<CudaDevice>> devices = cudaDevices();
+  if (devices)
+    GTEST_SKIP() << "this machine has a GPU";
+  AffineGraph g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(e.error().message(),
+            std::string("needs an NVIDIA GPU (") + kTarget + "): " + devices.error().message());
+}
+
+TEST(CudaExecutor, KernelsFallbackAndSymbolicSizes) {
+  GC_REQUIRE_GPU();
+  AffineGraph g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  // Several sizes in turn, the largest in the middle, so that the device
+  // memory grows and is then reused; 300000 points take many blocks.
+  for (size_t n : {5, 1000, 300000, 7, 1000}) {
+    std::vector<float> x = smallInts(n), c(n), d(n);
+    auto sizes = (*e)->outputSizes(std::vector<TensorRef>{ref(x, {int64_t(n)})});
+    ASSERT_TRUE(bool(sizes)) << sizes.error().message();
+    EXPECT_EQ((*sizes)[1], std::vector<int64_t>{int64_t(n)});
+    Error err = (*e)->run(std::vector<TensorRef>{ref(x, {int64_t(n)})},
+                          std::vector<TensorRef>{ref(c, {int64_t(n)}), ref(d, {int64_t(n)})});
+    ASSERT_FALSE(err) << err.message();
+    expectAffine(x, c, d);
+  }
+}
+
+TEST(CudaExecutor, StridedCallerTensorsAreStaged) {
+  GC_REQUIRE_GPU();
+  AffineGraph g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  const size_t n = 513;
+  std::vector<float> dense = smallInts(n), x(2 * n, 1e9f), c(3 * n, -1), d(n);
+  for (size_t i = 0; i < n; ++i)
+    x[2 * i] = dense[i];
+  Error err = (*e)->run(std::vector<TensorRef>{ref(x, {int64_t(n)}, {2})},
+                        std::vector<TensorRef>{ref(c, {int64_t(n)}, {3}), ref(d, {int64_t(n)})});
+  ASSERT_FALSE(err) << err.message();
+  expectAffine(dense, c, d, 3);
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(c[3 * i + 1], -1) << "a gap of the caller's output was written";
+}
+
+TEST(CudaExecutor, CapturedRunsMatchStepByStep) {
+  GC_REQUIRE_GPU();
+  TwoKernels g;
+  GpuKernelImage kernels(gpuTestKernels());
+  RuntimeOptions stepByStep;
+  stepByStep.cudaGraphs = false;
+  auto captured = g.executor(kernels), plain = g.executor(kernels, stepByStep);
+  ASSERT_TRUE(bool(captured)) << captured.error().message();
+  ASSERT_TRUE(bool(plain)) << plain.error().message();
+  // Repeated sizes are captured (from the second run of a size on), new
+  // ones run step by step; every run has inputs of its own.
+  int round = 0;
+  for (int64_t n : {1000, 1000, 1000, 50, 50, 1000, 1000}) {
+    for (Executor *e : {captured->get(), plain->get()}) {
+      std::vector<float> x = smallInts(n), c(n), t(n, -1), d(n, -1);
+      for (int64_t i = 0; i < n; ++i)
+        c[i] = float(i + round);
+      Error err = e->run(std::vector<TensorRef>{ref(x, {n}), ref(c, {n})},
+                         std::vector<TensorRef>{ref(t, {n}), ref(d, {n})});
+      ASSERT_FALSE(err) << err.message();
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(t[i], 2 * x[i] + 1) << "round " << round << ", t[" << i << "]";
+        ASSERT_EQ(d[i], 3 * c[i]) << "round " << round << ", d[" << i << "]";
+      }
+    }
+    ++round;
+  }
+}
+
+TEST(CudaExecutor, TensorsInGpuMemory) {
+  GC_REQUIRE_GPU();
+  TwoKernels g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  const int64_t n = 777;
+  std::vector<float> x = smallInts(n), c(n);
+  for (int64_t i = 0; i < n; ++i)
+    c[i] = float(i);
+  DeviceMemory dx{x}, dc{c}, dt{std::vector<float>(n)}, dd{std::vector<float>(n)};
+  auto device = [&](const DeviceMemory &m, std::vector<int64_t> strides = {}) {
+    return TensorRef{m.data(), DType::Float32, {n}, std::move(strides), true};
+  };
+  // Twice: the second run replays the captured graph.
+  for (int round = 0; round < 2; ++round) {
+    Error err = (*e)->run(std::vector<TensorRef>{device(dx), device(dc)},
+                          std::vector<TensorRef>{device(dt), device(dd)});
+    ASSERT_FALSE(err) << err.message();
+    std::vector<float> t = dt.read(), d = dd.read();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(t[i], 2 * x[i] + 1) << i;
+      ASSERT_EQ(d[i], 3 * c[i]) << i;
+    }
+  }
+  // Host and GPU tensors mix.
+  std::vector<float> t(n);
+  Error err = (*e)->run(std::vector<TensorRef>{ref(x, {n}), device(dc)},
+                        std::vector<TensorRef>{ref(t, {n}), device(dd)});
+  ASSERT_FALSE(err) << err.message();
+  EXPECT_EQ(t[5], 2 * x[5] + 1);
+  // GPU tensors are copied on the GPU only as they are laid out.
+  err = (*e)->run(std::vector<TensorRef>{device(dx, {2}), device(dc)},
+                  std::vector<TensorRef>{device(dt), device(dd)});
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(err.message(), "input 'x' is in GPU memory, where gc copies only tensors laid out "
+                           "as their buffer (f32[777] with strides [1])");
+}
+
+TEST(CudaExecutor, ProfileTimesEveryStep) {
+  GC_REQUIRE_GPU();
+  AffineGraph g;
+  GpuKernelImage kernels(gpuTestKernels());
+  RuntimeOptions options;
+  options.profile = true;
+  auto e = g.executor(kernels, options);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  std::vector<float> x = smallInts(64), c(64), d(64);
+  for (int run = 0; run < 2; ++run) {
+    Error err = (*e)->run(std::vector<TensorRef>{ref(x, {64})},
+                          std::vector<TensorRef>{ref(c, {64}), ref(d, {64})});
+    ASSERT_FALSE(err) << err.message();
+  }
+  std::vector<StepProfile> profile = (*e)->profile();
+  ASSERT_EQ(profile.size(), 3u);
+  EXPECT_EQ(profile[0].name, "gc_affine");
+  EXPECT_EQ(profile[1].kind, plan::StepKind::Fallback);
+  for (const StepProfile &p : profile) {
+    EXPECT_EQ(p.runs, 2);
+    EXPECT_GT(p.seconds, 0);
+  }
+}
+
+TEST(CudaExecutor, MissingKernelIsNamed) {
+  GC_REQUIRE_GPU();
+  AffineGraph g("gc_no_such_kernel");
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(e.error().message(), "kernel 'gc_no_such_kernel' is not in the graph's GPU module");
+}
+
+TEST(CudaExecutor, NoCodeForThisGpuNamesBoth) {
+  GC_REQUIRE_GPU();
+  Expected<CudaDevice> device = cudaDeviceFor({});
+  ASSERT_TRUE(bool(device)) << device.error().message();
+  if (device->arch / 10 == 8)
+    GTEST_SKIP() << "an sm_8x GPU runs sm_80 code";
+  AffineGraph g;
+  g.graph.plan.target = "cuda:sm_80";
+  GpuKernelImage kernels(gpuTestKernelsSm80());
+  auto e = g.executor(kernels);
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(e.error().message(), "the package has kernels for sm_80; this GPU is sm_" +
+                                     std::to_string(device->arch) + " (" + device->name + ")");
+}
+
+TEST(CudaExecutor, UnknownDeviceIsNamed) {
+  GC_REQUIRE_GPU();
+  Expected<std::vector<CudaDevice>> devices = cudaDevices();
+  ASSERT_TRUE(bool(devices));
+  AffineGraph g;
+  GpuKernelImage kernels(gpuTestKernels());
+  RuntimeOptions options;
+  options.cudaDevice = static_cast<int>(devices->size());
+  auto e = g.executor(kernels, options);
+  ASSERT_FALSE(bool(e));
+  EXPECT_NE(e.error().message().find("device " + std::to_string(devices->size()) +
+                                     ": the NVIDIA driver shows"),
+            std::string::npos)
+      << e.error().message();
+}
+
+} // namespace
