@@ -3,6 +3,7 @@
 
 #include "gc/ModuleIO/ModuleIO.h"
 #include "gc/Codegen/ObjectLoader.h"
+#include "gc/Support/Target.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/IR/Random.h"
 #include "gc/Lower/LoopInterpreter.h"
@@ -160,6 +161,11 @@ public:
     // Every graph's kernels: the graphs that cond and while_loop call run
     // with their own.
     for (const auto &lg : m.loopGraphs()) {
+      // A CUDA graph's object code is a fatbinary the GPU executor loads.
+      if (targetDevice(lg->plan.target) == TargetDevice::CUDA) {
+        runner->kernels_.push_back(std::make_unique<GpuKernelImage>(lg->plan.objectCode));
+        continue;
+      }
       Expected<std::unique_ptr<KernelLibrary>> kernels = loadObjectCode(lg->plan.objectCode);
       if (!kernels)
         return kernels.error().withContext("graph @" + lg->name);
