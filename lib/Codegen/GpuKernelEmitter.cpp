@@ -56,6 +56,7 @@ namespace {
 
 constexpr unsigned kWarpSize = 32;
 constexpr unsigned kMaxThreads = 1024;
+constexpr unsigned kMaxPointsPerThread = 8;
 constexpr unsigned kSharedAddressSpace = 3;
 constexpr unsigned kGlobalAddressSpace = 1;
 /// Point indices stay i32 below this many points.
@@ -77,11 +78,19 @@ public:
       return makeError() << "kernel '" << group_.name << "': " << group_.blockThreads
                          << " threads a block is not a launch a GPU can run"
                          << (perBlock ? " (block_per_point needs a multiple of 32)" : "");
+    if (group_.pointsPerThread > kMaxPointsPerThread ||
+        (perBlock && group_.pointsPerThread > 1))
+      return makeError() << "kernel '" << group_.name << "': " << group_.pointsPerThread
+                         << " points a thread is not a launch gc emits (thread_per_point, at most "
+                         << kMaxPointsPerThread << ")";
     auto *ptr = b_.getPtrTy();
     GC_RETURN_IF_ERROR(beginFunction({ptr, ptr}, {"buffers", "symbols"}));
     threads_ = group_.blockThreads;
     thread_ = special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-    emitPoints(perBlock);
+    if (group_.pointsPerThread > 1)
+      emitPointsUnrolled(group_.pointsPerThread);
+    else
+      emitPoints(perBlock);
     GC_RETURN_IF_ERROR(endFunction());
     markKernel();
     return Error::success();
@@ -168,6 +177,58 @@ private:
   }
 
   //===--- The points of the parallel ranges --------------------------------===//
+
+  /// ThreadPerPoint with several points a thread (pointsPerThread): the
+  /// thread's points in one step are a block's width apart, so each access
+  /// stays coalesced across the warp, and every point's loads come before
+  /// the first store (chooseGpuLaunches allows this only where no node reads
+  /// what the group writes). A point past the end computes at the last
+  /// point, which exists, and stores nothing.
+  void emitPointsUnrolled(unsigned unroll) {
+    const std::vector<const SymExpr *> &space = group_.parallelRanges;
+    llvm::IntegerType *type = indexType(space);
+    Value *count = spaceSize(space, type);
+    Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
+    Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
+    Value *threads = llvm::ConstantInt::get(type, threads_);
+    Value *chunk = llvm::ConstantInt::get(type, uint64_t(threads_) * unroll);
+    Value *start = b_.CreateAdd(b_.CreateMul(block, chunk, "", true, true), asIndex(thread_, type),
+                                "", true, true);
+    Value *stride = b_.CreateMul(blocks, chunk, "", true, true);
+    Value *last = b_.CreateSub(count, llvm::ConstantInt::get(type, 1));
+    struct PendingStore {
+      const LoopNode *node;
+      Value *value;
+      DType dtype;
+      Value *index;
+      Value *inRange;
+    };
+    emitLoop(
+        start, count, "point",
+        [&](Value *first) {
+          std::vector<PendingStore> stores;
+          for (unsigned k = 0; k < unroll; ++k) {
+            Value *point = b_.CreateAdd(first, b_.CreateMul(threads, llvm::ConstantInt::get(type, k)),
+                                        "", true, true);
+            Value *inRange = b_.CreateICmpSLT(point, count);
+            bindDigits(b_.CreateSelect(inRange, point, last), space, "i", 0);
+            for (uint32_t n : group_.nodes) {
+              node_ = &graph_.nodes[n];
+              if (!checkNode(*node_))
+                return;
+              stores.push_back({node_, emitBody(node_->body),
+                                node_->body.ops[node_->body.result].dtype,
+                                expr(node_->storeIndex), inRange});
+            }
+          }
+          for (const PendingStore &s : stores) {
+            node_ = s.node;
+            emitIf(s.inRange, [&] { storeAt(*s.node, s.value, s.dtype, s.index); });
+          }
+        },
+        stride);
+    unbind(space.size(), "i", 0);
+  }
 
   void emitPoints(bool perBlock) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;

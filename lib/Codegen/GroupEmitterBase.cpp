@@ -331,11 +331,14 @@ void GroupEmitterBase::combineArg(const LoopNode &node, Value *v, Value *cur, co
 }
 
 void GroupEmitterBase::store(const LoopNode &node, Value *v, DType from) {
+  storeAt(node, v, from, expr(node.storeIndex));
+}
+
+void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value *index) {
   DType to = graph_.buffers[node.output].dtype;
   v = scalar_.convert(v, from, to);
   if (to == DType::Bool)
     v = b_.CreateZExt(v, b_.getInt8Ty());
-  Value *index = expr(node.storeIndex);
   Value *address = b_.CreateInBoundsGEP(memoryType(ctx_, to), base_[node.output], index);
   annotate(b_.CreateStore(v, address), node.output);
 }

@@ -146,6 +146,8 @@ protected:
   Value *combine(ReduceKind kind, Value *acc, Value *v, bool isFloat, bool isUnsigned);
 
   void store(const LoopNode &node, Value *v, DType from);
+  /// store() at an element index computed earlier (expr of storeIndex).
+  void storeAt(const LoopNode &node, Value *v, DType from, Value *index);
 
   //===--- Index expressions and bodies -------------------------------------===//
 

@@ -307,7 +307,8 @@ private:
   }
 
   /// A GPU kernel's blocks: the points of its parallel ranges, one per
-  /// thread or one per block (GpuMapping), at most kMaxGpuGrid blocks
+  /// thread (or pointsPerThread per thread) or one per block (GpuMapping),
+  /// at most kMaxGpuGrid blocks
   /// (the kernels stride over the rest).
   Insns gpuGrid(const KernelGroup &k) {
     constexpr int64_t kMaxGpuGrid = int64_t(1) << 20;
@@ -317,7 +318,8 @@ private:
       code.emplace_back(fb::SizeOp::Mul, 0);
     }
     if (k.mapping == GpuMapping::ThreadPerPoint) {
-      int64_t threads = std::max<int64_t>(1, k.blockThreads);
+      int64_t threads = std::max<int64_t>(1, k.blockThreads) *
+                        std::max<int64_t>(1, k.pointsPerThread);
       code.emplace_back(fb::SizeOp::Const, threads - 1);
       code.emplace_back(fb::SizeOp::Add, 0);
       code.emplace_back(fb::SizeOp::Const, threads);

@@ -121,7 +121,8 @@ template <> inline constexpr auto kFields<KernelGroup> =
     std::tuple(field("name", &KernelGroup::name), field("nodes", &KernelGroup::nodes),
                field("parallel_ranges", &KernelGroup::parallelRanges),
                field("mapping", &KernelGroup::mapping),
-               field("block_threads", &KernelGroup::blockThreads));
+               field("block_threads", &KernelGroup::blockThreads),
+               field("points_per_thread", &KernelGroup::pointsPerThread));
 template <> inline constexpr auto kFields<InplacePair> =
     std::tuple(field<BufferRef>("output", &InplacePair::output),
                field<BufferRef>("input", &InplacePair::input));

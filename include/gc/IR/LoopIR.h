@@ -198,6 +198,9 @@ struct KernelGroup {
   /// GPU kernels: set by the GPU kernel emitter.
   GpuMapping mapping = GpuMapping::None;
   uint32_t blockThreads = 0; ///< threads per block (GPU kernels)
+  /// ThreadPerPoint: the points each thread runs in one step of its loop,
+  /// a block's width apart, all loads before any store (0 or 1: one).
+  uint32_t pointsPerThread = 0;
   bool operator==(const KernelGroup &) const = default;
 };
 

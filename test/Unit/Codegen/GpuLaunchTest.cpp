@@ -89,3 +89,24 @@ TEST_F(GpuLaunchTest, ColumnsRunAThreadPerPoint) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(GpuLaunchTest, LargePointwiseRunsFourPointsAThread) {
+  // The fixture's node reads buffer 0; it writes buffer 1.
+  auto rerun = [&](uint32_t output) {
+    graph.nodes[0].output = output;
+    chooseGpuLaunches(module, graph);
+    return graph.plan.kernels[0].pointsPerThread;
+  };
+  launch({c(1 << 18)}, {});
+  EXPECT_EQ(rerun(1), 4u);
+  EXPECT_EQ(rerun(0), 0u) << "it reads what it writes";
+  launch({c((1 << 18) - 1)}, {});
+  EXPECT_EQ(rerun(1), 0u) << "too few points";
+  launch({c(1 << 20)}, {c(16)});
+  EXPECT_EQ(rerun(1), 0u) << "a reduction";
+  EXPECT_EQ(graph.plan.kernels[0].mapping, GpuMapping::ThreadPerPoint);
+}
+
+} // namespace
