@@ -246,12 +246,16 @@ def gpu_module(ep):
     import torch
     gm = ep.module()
     cpu = torch.device("cpu")
+    cuda = torch.device("cuda")
+
+    def moved(a):
+        return cuda if isinstance(a, torch.device) and a == cpu else a
+
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
-        device = node.kwargs.get("device")
-        if device is not None and torch.device(device) == cpu:
-            node.update_kwarg("device", torch.device("cuda"))
+        node.args = tuple(moved(a) for a in node.args)
+        node.kwargs = {k: moved(v) for k, v in node.kwargs.items()}
         if node.target is torch.ops.aten.view.default:
             node.target = torch.ops.aten.reshape.default
     gm.recompile()
