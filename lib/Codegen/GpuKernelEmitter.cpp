@@ -41,7 +41,6 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
@@ -495,29 +494,15 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   }
   // The graph's own problems first, then what the machine lacks.
   GC_RETURN_IF_ERROR(checkCudaAssemblers());
-  GC_RETURN_IF_ERROR(
-      linkMathLibrary(module, llvm::StringRef(reinterpret_cast<const char *>(kGpuMathBitcode),
-                                              kGpuMathBitcodeSize)));
-  GC_RETURN_IF_ERROR(useLibdevice(module));
-  setTargetAttributes(module, **machine);
-  GC_RETURN_IF_ERROR(verifyKernelModule(module, graph.name));
-  if (options.llvmIR)
-    *options.llvmIR = printModule(module);
-
-  optimize(module, **machine);
-  if (options.optimizedLLVMIR)
-    *options.optimizedLLVMIR = printModule(module);
-
-  llvm::SmallVector<char, 0> text;
-  llvm::raw_svector_ostream textStream(text);
-  llvm::legacy::PassManager codegen;
-  if ((*machine)->addPassesToEmitFile(codegen, textStream, nullptr, llvm::CGFT_AssemblyFile))
-    return makeError() << "LLVM's NVPTX target cannot emit PTX";
-  codegen.run(module);
-  std::string ptx(text.begin(), text.end());
+  Expected<std::string> ptx = finishKernelModule(
+      module, **machine,
+      llvm::StringRef(reinterpret_cast<const char *>(kGpuMathBitcode), kGpuMathBitcodeSize),
+      graph.name, options, llvm::CGFT_AssemblyFile, [&] { return useLibdevice(module); });
+  if (!ptx)
+    return ptx.error();
   if (options.ptx)
-    *options.ptx = ptx;
-  return assembleFatbinary(ptx, *archs);
+    *options.ptx = *ptx;
+  return assembleFatbinary(*ptx, *archs);
 }
 
 } // namespace gc

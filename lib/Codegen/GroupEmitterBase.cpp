@@ -3,6 +3,7 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -635,6 +636,30 @@ std::string printModule(const llvm::Module &module) {
   llvm::raw_string_ostream os(text);
   module.print(os, nullptr);
   return text;
+}
+
+Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachine &machine,
+                                         llvm::StringRef bitcode, const std::string &graphName,
+                                         const EmitOptions &options, llvm::CodeGenFileType type,
+                                         const std::function<Error()> &afterLink) {
+  GC_RETURN_IF_ERROR(linkMathLibrary(module, bitcode));
+  if (afterLink)
+    GC_RETURN_IF_ERROR(afterLink());
+  setTargetAttributes(module, machine);
+  GC_RETURN_IF_ERROR(verifyKernelModule(module, graphName));
+  if (options.llvmIR)
+    *options.llvmIR = printModule(module);
+  optimize(module, machine);
+  if (options.optimizedLLVMIR)
+    *options.optimizedLLVMIR = printModule(module);
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream stream(bytes);
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, stream, nullptr, type))
+    return makeError() << "the target '" << options.target << "' cannot emit "
+                       << (type == llvm::CGFT_ObjectFile ? "object files" : "assembly");
+  codegen.run(module);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 } // namespace gc

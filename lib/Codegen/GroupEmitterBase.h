@@ -16,6 +16,7 @@
 
 #include "ScalarEmitter.h"
 
+#include "gc/Codegen/KernelEmitter.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Support/Error.h"
 
@@ -23,6 +24,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -216,6 +218,15 @@ Error verifyKernelModule(const llvm::Module &module, const std::string &graphNam
 /// LLVM's O3 pipeline for the machine.
 void optimize(llvm::Module &module, llvm::TargetMachine &machine);
 std::string printModule(const llvm::Module &module);
+
+/// What both emitters do once the kernels are built: link the math library
+/// `bitcode`, run `afterLink` (the GPU links libdevice there), verify,
+/// optimize and emit the module as `type` (an object file, or PTX text),
+/// filling options.llvmIR / optimizedLLVMIR on the way.
+Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachine &machine,
+                                         llvm::StringRef bitcode, const std::string &graphName,
+                                         const EmitOptions &options, llvm::CodeGenFileType type,
+                                         const std::function<Error()> &afterLink = {});
 
 } // namespace gc
 

@@ -19,7 +19,6 @@
 #include "TargetSetup.h"
 
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -82,24 +81,10 @@ Expected<std::string> emitKernels(const Module &, const LoopGraph &graph,
     GroupEmitter emitter(module, graph, g);
     GC_RETURN_IF_ERROR(emitter.emit());
   }
-  GC_RETURN_IF_ERROR(linkMathLibrary(
-      module, llvm::StringRef(reinterpret_cast<const char *>(kMathBitcode), kMathBitcodeSize)));
-  setTargetAttributes(module, **machine);
-  GC_RETURN_IF_ERROR(verifyKernelModule(module, graph.name));
-  if (options.llvmIR)
-    *options.llvmIR = printModule(module);
-
-  optimize(module, **machine);
-  if (options.optimizedLLVMIR)
-    *options.optimizedLLVMIR = printModule(module);
-
-  llvm::SmallVector<char, 0> object;
-  llvm::raw_svector_ostream objectStream(object);
-  llvm::legacy::PassManager codegen;
-  if ((*machine)->addPassesToEmitFile(codegen, objectStream, nullptr, llvm::CGFT_ObjectFile))
-    return makeError() << "the target '" << options.target << "' cannot emit object files";
-  codegen.run(module);
-  return std::string(object.begin(), object.end());
+  return finishKernelModule(
+      module, **machine,
+      llvm::StringRef(reinterpret_cast<const char *>(kMathBitcode), kMathBitcodeSize), graph.name,
+      options, llvm::CGFT_ObjectFile);
 }
 
 } // namespace gc
