@@ -481,10 +481,8 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   if (!machine)
     return machine.error();
   llvm::LLVMContext ctx;
-  llvm::Module module(graph.name.empty() ? "kernels" : graph.name, ctx);
-  module.setSourceFileName(module.getModuleIdentifier());
-  module.setTargetTriple((*machine)->getTargetTriple().str());
-  module.setDataLayout((*machine)->createDataLayout());
+  std::unique_ptr<llvm::Module> owned = newKernelModule(ctx, graph.name, **machine);
+  llvm::Module &module = *owned;
   // libdevice's functions flush denormals to zero only when asked to.
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 

@@ -638,6 +638,15 @@ std::string printModule(const llvm::Module &module) {
   return text;
 }
 
+std::unique_ptr<llvm::Module> newKernelModule(llvm::LLVMContext &ctx, const std::string &graph,
+                                              const llvm::TargetMachine &machine) {
+  auto module = std::make_unique<llvm::Module>(graph.empty() ? "kernels" : graph, ctx);
+  module->setSourceFileName(module->getModuleIdentifier());
+  module->setTargetTriple(machine.getTargetTriple().str());
+  module->setDataLayout(machine.createDataLayout());
+  return module;
+}
+
 Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachine &machine,
                                          llvm::StringRef bitcode, const std::string &graphName,
                                          const EmitOptions &options, llvm::CodeGenFileType type,

@@ -25,6 +25,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <functional>
+#include <memory>
 #include <map>
 #include <string>
 #include <string_view>
@@ -218,6 +219,11 @@ Error verifyKernelModule(const llvm::Module &module, const std::string &graphNam
 /// LLVM's O3 pipeline for the machine.
 void optimize(llvm::Module &module, llvm::TargetMachine &machine);
 std::string printModule(const llvm::Module &module);
+
+/// An empty module for `graph`'s kernels, with the machine's triple and data
+/// layout.
+std::unique_ptr<llvm::Module> newKernelModule(llvm::LLVMContext &ctx, const std::string &graph,
+                                              const llvm::TargetMachine &machine);
 
 /// What both emitters do once the kernels are built: link the math library
 /// `bitcode`, run `afterLink` (the GPU links libdevice there), verify,

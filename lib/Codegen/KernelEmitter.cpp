@@ -72,10 +72,8 @@ Expected<std::string> emitKernels(const Module &, const LoopGraph &graph,
   if (!machine)
     return machine.error();
   llvm::LLVMContext ctx;
-  llvm::Module module(graph.name.empty() ? "kernels" : graph.name, ctx);
-  module.setSourceFileName(module.getModuleIdentifier());
-  module.setTargetTriple((*machine)->getTargetTriple().str());
-  module.setDataLayout((*machine)->createDataLayout());
+  std::unique_ptr<llvm::Module> owned = newKernelModule(ctx, graph.name, **machine);
+  llvm::Module &module = *owned;
 
   for (uint32_t g = 0; g < graph.plan.kernels.size(); ++g) {
     GroupEmitter emitter(module, graph, g);
