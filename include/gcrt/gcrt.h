@@ -35,8 +35,8 @@ extern "C" {
  * gcrt_context_set_offset and gcrt_context_get_offset; and
  * gcrt_input_path and gcrt_output_path. 5 added packages whose graphs run
  * on an NVIDIA GPU: gcrt_cuda_device_count, gcrt_cuda_device_name and
- * gcrt_package_device, gcrt_run_device, and the context flag
- * GCRT_CONTEXT_NO_CUDA_GRAPHS. */
+ * gcrt_package_device, gcrt_run_device, and the context flags
+ * GCRT_CONTEXT_NO_CUDA_GRAPHS and GCRT_CONTEXT_ALLOW_TF32. */
 #define GCRT_API_VERSION 5
 
 #if defined(__GNUC__)
@@ -226,7 +226,11 @@ enum {
   GCRT_CONTEXT_PROFILE = 1u << 0,
   /* On a GPU, launch every step of every run one by one, rather than
    * replaying a CUDA graph of the steps (API version 5). */
-  GCRT_CONTEXT_NO_CUDA_GRAPHS = 1u << 1
+  GCRT_CONTEXT_NO_CUDA_GRAPHS = 1u << 1,
+  /* On a GPU, let float32 matrix products and convolutions use TF32 tensor
+   * cores (about 1e-3 relative error; PyTorch's allow_tf32). Without it
+   * they keep full float32 accuracy (API version 5). */
+  GCRT_CONTEXT_ALLOW_TF32 = 1u << 2
 };
 /* gcrt_context_create, with GCRT_CONTEXT_* flags or-ed together; an
  * unknown flag is GCRT_ERROR_INVALID_ARGUMENT. */

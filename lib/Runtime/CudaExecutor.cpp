@@ -259,7 +259,7 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
     GC_RETURN_IF_ERROR(d_.check(r, "loading the GPU kernels (" + std::string(target) +
                                        ") on " + gpu()));
   }
-  libraries_ = std::make_unique<CudaLibraries>();
+  libraries_ = std::make_unique<CudaLibraries>(CudaLibraryOptions{options_.allowTF32});
   if (profiling_)
     for (size_t i = 0; i < 2 * graph_.steps()->size(); ++i) {
       cuda::Event e = nullptr;

@@ -514,13 +514,15 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
   return guarded([&] {
     if (!package || !out)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_create: null argument");
-    if (flags & ~uint32_t(GCRT_CONTEXT_PROFILE | GCRT_CONTEXT_NO_CUDA_GRAPHS))
+    if (flags & ~uint32_t(GCRT_CONTEXT_PROFILE | GCRT_CONTEXT_NO_CUDA_GRAPHS |
+                          GCRT_CONTEXT_ALLOW_TF32))
       return fail(GCRT_ERROR_INVALID_ARGUMENT,
                   "gcrt_context_create: unknown flags " + std::to_string(flags));
     RuntimeOptions options;
     options.threads = threads;
     options.profile = flags & GCRT_CONTEXT_PROFILE;
     options.cudaGraphs = !(flags & GCRT_CONTEXT_NO_CUDA_GRAPHS);
+    options.allowTF32 = flags & GCRT_CONTEXT_ALLOW_TF32;
     options.fallback = loadFallbackComponent;
     Expected<std::unique_ptr<PackageExecutor>> exec =
         PackageExecutor::create(package->package, graph, options, package->weights);

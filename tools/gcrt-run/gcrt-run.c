@@ -59,6 +59,8 @@ static const char kUsage[] =
     "  --seed N           the seed of the context's random numbers (default 0)\n"
     "  --verbose          also print the device the package runs on\n"
     "  --no-cuda-graphs   on a GPU, launch the steps of every run one by one\n"
+    "  --allow-tf32       on a GPU, let float32 matrix products and convolutions\n"
+    "                     use TF32 tensor cores (about 1e-3 relative error)\n"
     "                     instead of replaying a CUDA graph of them\n"
     "  --list-devices     print the NVIDIA GPUs libgcrt can use, or why there are\n"
     "                     none ('no CUDA GPU: ...'), and exit 0\n"
@@ -78,7 +80,7 @@ typedef struct Options {
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
-  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs;
+  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs, allowTF32;
 } Options;
 
 static int error(const char *format, ...) {
@@ -140,6 +142,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->verbose = 1;
     } else if (strcmp(a, "--no-cuda-graphs") == 0) {
       o->noCudaGraphs = 1;
+    } else if (strcmp(a, "--allow-tf32") == 0) {
+      o->allowTF32 = 1;
     } else if (strcmp(a, "--list-devices") == 0) {
       o->listDevices = 1;
     } else if (strcmp(a, "--expect-runs") == 0) {
@@ -657,7 +661,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   uint32_t flags = (o.profile ? GCRT_CONTEXT_PROFILE : 0u) |
-                   (o.noCudaGraphs ? GCRT_CONTEXT_NO_CUDA_GRAPHS : 0u);
+                   (o.noCudaGraphs ? GCRT_CONTEXT_NO_CUDA_GRAPHS : 0u) |
+                   (o.allowTF32 ? GCRT_CONTEXT_ALLOW_TF32 : 0u);
   if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads, flags, &ctx) != GCRT_OK ||
       gcrt_context_set_seed(ctx, (uint64_t)o.seed) != GCRT_OK) {
     error("'%s': %s", o.package, gcrt_last_error());

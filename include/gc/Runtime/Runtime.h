@@ -84,6 +84,10 @@ struct RuntimeOptions {
   /// captured as a CUDA graph on its first run and replayed afterwards
   /// (not while profiling). Off: every run launches its steps one by one.
   bool cudaGraphs = true;
+  /// On a GPU, let cuBLASLt and cuDNN use TF32 tensor cores for float32
+  /// products and convolutions (torch's allow_tf32): faster, about 1e-3
+  /// relative error. Off: full float32.
+  bool allowTF32 = false;
   /// Gives the fallback component when a step needs it (null: none is
   /// available). Called at creation for fallback steps, and later for an
   /// extern step only if oneDNN declines its shapes.

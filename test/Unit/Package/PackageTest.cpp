@@ -447,6 +447,13 @@ TEST_F(PackageTest, CApiProfile) {
   gcrt_context *ctx = nullptr;
   EXPECT_EQ(gcrt_context_create_with_flags(pkg, 0, 1, 1u << 7, &ctx), GCRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(gcrt_last_error()).find("unknown flags 128"), std::string::npos);
+  // The GPU's flags are accepted by a CPU graph, which ignores them.
+  ASSERT_EQ(gcrt_context_create_with_flags(
+                pkg, 0, 1, GCRT_CONTEXT_NO_CUDA_GRAPHS | GCRT_CONTEXT_ALLOW_TF32, &ctx),
+            GCRT_OK)
+      << gcrt_last_error();
+  gcrt_context_free(ctx);
+  ctx = nullptr;
 
   // Without the flag there is nothing to report.
   size_t count = 99;
