@@ -298,9 +298,11 @@ def torch_times(name, runs, mode):
     return statistics.median(ms), percentile(ms, 0.9), compile_s
 
 
-def gc_times(opts, name, entry, runs, work):
-    """gcrt-run --bench: (median, p90) of whole runs (host copies included),
-    and the sum of the steps' median device times from --profile."""
+def gc_times(opts, name, entry, runs, work, profile=False, flags=()):
+    """gcrt-run --bench: (median, p90) of whole runs (host copies included)
+    and gcrt-run's output. With `profile`, the output has each step's time
+    (CUDA events; the steps are then launched one by one, not replayed as a
+    CUDA graph, so the whole runs are slower: use it for kernel times only)."""
     pkg = os.path.join(opts.out, entry["package"])
     graph = ["--graph", "forward"] if entry["train"] else []
     ins = numbered(model_dir(name), "in")
@@ -312,7 +314,7 @@ def gc_times(opts, name, entry, runs, work):
             shape["models"][name]["input"], dtype=np.float32))
         ins = [path]
     proc = run([gcrt(opts), pkg, *graph, *weights_flags(opts, name), *ins, "--bench",
-                str(runs), "--profile"])
+                str(runs), *(["--profile"] if profile else []), *flags])
     if proc.returncode != 0:
         raise RuntimeError((proc.stdout + proc.stderr).strip().splitlines()[-1])
     m = re.search(r"median ([0-9.e+-]+) ms, p90 ([0-9.e+-]+) ms", proc.stdout)
@@ -349,7 +351,7 @@ def bandwidth_table(opts, manifest, runs):
             continue
         with tempfile.TemporaryDirectory() as work:
             try:
-                _, _, text = gc_times(opts, name, manifest[name], runs, work)
+                _, _, text = gc_times(opts, name, manifest[name], runs, work, profile=True)
             except RuntimeError as e:
                 print("| %s | | %s | | |" % (name, e))
                 continue
@@ -378,8 +380,9 @@ def bench(opts):
     regen_real(opts, names)
     print("GPU: %s" % torch.cuda.get_device_name())
     print("\n| model | eager median / p90 ms | torch.compile median / p90 ms "
-          "| torch.compile compile s | gc median / p90 ms | gc compile s (2 cores) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+          "| torch.compile compile s | gc median / p90 ms | gc --allow-tf32 median / p90 ms "
+          "| gc compile s (2 cores) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in names:
         entry = manifest[name]
         cells = []
@@ -395,14 +398,15 @@ def bench(opts):
                     cells.append("")
             torch.cuda.empty_cache()
         if "error" in entry:
-            cells += ["not compiled", ""]
+            cells += ["not compiled", "", ""]
         else:
-            with tempfile.TemporaryDirectory() as work:
-                try:
-                    med, p90, _ = gc_times(opts, name, entry, opts.runs, work)
-                    cells.append("%.3f / %.3f" % (med, p90))
-                except RuntimeError as e:
-                    cells.append("error: %s" % str(e)[:60])
+            for flags in ((), ("--allow-tf32",)):
+                with tempfile.TemporaryDirectory() as work:
+                    try:
+                        med, p90, _ = gc_times(opts, name, entry, opts.runs, work, flags=flags)
+                        cells.append("%.3f / %.3f" % (med, p90))
+                    except RuntimeError as e:
+                        cells.append("error: %s" % str(e)[:60])
             cells.append("%.2f" % entry["compile_s"])
         print("| %s | %s |" % (name, " | ".join(cells)), flush=True)
     bandwidth_table(opts, manifest, opts.runs)
