@@ -251,14 +251,18 @@ def gpu_module(ep):
     def moved(a):
         return cuda if isinstance(a, torch.device) and a == cpu else a
 
-    for node in gm.graph.nodes:
-        if node.op != "call_function":
+    # Higher-order ops' regions (a no_grad region) are graph modules too.
+    for module in gm.modules():
+        if not isinstance(module, torch.fx.GraphModule):
             continue
-        node.args = tuple(moved(a) for a in node.args)
-        node.kwargs = {k: moved(v) for k, v in node.kwargs.items()}
-        if node.target is torch.ops.aten.view.default:
-            node.target = torch.ops.aten.reshape.default
-    gm.recompile()
+        for node in module.graph.nodes:
+            if node.op != "call_function":
+                continue
+            node.args = tuple(moved(a) for a in node.args)
+            node.kwargs = {k: moved(v) for k, v in node.kwargs.items()}
+            if node.target is torch.ops.aten.view.default:
+                node.target = torch.ops.aten.reshape.default
+        module.recompile()
     return gm.to("cuda")
 
 
@@ -383,6 +387,7 @@ def bench(opts):
           "| torch.compile compile s | gc median / p90 ms | gc --allow-tf32 median / p90 ms "
           "| gc compile s (2 cores) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    errors = []
     for name in names:
         entry = manifest[name]
         cells = []
@@ -394,6 +399,7 @@ def bench(opts):
                     cells.append("%.1f" % comp)
             except Exception as e:  # a model torch cannot move to the GPU
                 cells.append("error: %s" % str(e).splitlines()[0][:60])
+                errors.append("%s, %s: %s" % (name, mode, "\n".join(str(e).splitlines()[:12])))
                 if mode == "compile":
                     cells.append("")
             torch.cuda.empty_cache()
@@ -410,6 +416,8 @@ def bench(opts):
             cells.append("%.2f" % entry["compile_s"])
         print("| %s | %s |" % (name, " | ".join(cells)), flush=True)
     bandwidth_table(opts, manifest, opts.runs)
+    if errors:
+        print("\nPyTorch's errors in full:\n" + "\n".join(errors))
     return 0
 
 
