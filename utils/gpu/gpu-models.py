@@ -246,7 +246,7 @@ def gpu_module(ep):
     import torch
     gm = ep.module()
     cpu = torch.device("cpu")
-    cuda = torch.device("cuda")
+    cuda = torch.device("cuda", 0)  # fake tensors compare "cuda" and "cuda:0" as unequal
 
     def moved(a):
         return cuda if isinstance(a, torch.device) and a == cpu else a
