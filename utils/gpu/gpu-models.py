@@ -344,7 +344,8 @@ def bandwidth_table(opts, manifest, runs):
     copy_gbs = 2 * 4 * n / (statistics.median(ms) * 1e-3) / 1e9
     del x, y
     torch.cuda.empty_cache()
-    print("\n| kernel | bytes moved | gc kernel median ms | GB/s | share of copy bandwidth |")
+    print("\n| kernel | bytes moved | ms (copy: median; gc: fastest run) | GB/s "
+          "| share of copy bandwidth |")
     print("| --- | ---: | ---: | ---: | ---: |")
     print("| device-to-device copy (torch, 1 GiB) | 2 GiB | %.3f | %.0f | 100%% |"
           % (statistics.median(ms), copy_gbs))
