@@ -28,10 +28,13 @@ for kind in Failed "Timed Out" Unresolved "Unexpectedly Passed"; do
   l_failed=$((l_failed + ${n:-0}))
 done
 l_skipped=$(sed -n 's/^ *Unsupported *: *\([0-9]*\).*/\1/p' "$log/lit.txt" | tail -1)
-passed=$((c_total - c_failed + ${l_passed:-0}))
+# ctest counts a unit test that skipped itself (GTEST_SKIP: no GPU here) as
+# passed; it lists them as "(Skipped)".
+c_skipped=$(grep -c -E '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$log/ctest.txt" || true)
+passed=$((c_total - c_failed - ${c_skipped:-0} + ${l_passed:-0}))
 failed=$((c_failed + l_failed))
 # A runner that crashed before its summary counts as a failure.
 if [ "$ctest_rc" -ne 0 ] && [ "$c_failed" -eq 0 ]; then failed=$((failed + 1)); fi
 if [ "$lit_rc" -ne 0 ] && [ "$l_failed" -eq 0 ]; then failed=$((failed + 1)); fi
-echo "${passed} passed, ${failed} failed, ${l_skipped:-0} skipped"
+echo "${passed} passed, ${failed} failed, $((${l_skipped:-0} + ${c_skipped:-0})) skipped"
 [ "$failed" -eq 0 ]
