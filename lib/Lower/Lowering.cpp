@@ -1119,8 +1119,6 @@ Error GraphLowerer::index(const Node &n, const OpLowering &) {
 }
 
 Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
-  if (n.results().size() > 1 && uses_.count(n.results()[1]) && uses_.at(n.results()[1]) > 0)
-    return fallback(n);
   LoweredPtr x = value(n.arg("self")->value.values[0]);
   // Each window argument holds one value per spatial dim, or one for both;
   // an absent or empty stride means the kernel size.
@@ -1146,31 +1144,76 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
     throw LowerError("max_pool2d expects 3 or 4 dimensions");
   Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
   Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
-  LoopNode node;
-  node.reduce = ReduceKind::Max;
-  node.reductionRanges = inner;
-  BodyBuilder b = builder(outer, inner);
-  Exprs in(ivars.begin(), ivars.end() - 2);
-  std::optional<uint32_t> cond;
+  // Where window element (r0, r1) of output point (..., i_h, i_w) reads.
+  Exprs starts, in(ivars.begin(), ivars.end() - 2);
   for (size_t k = 0; k < 2; ++k) {
-    const SymExpr *pos =
-        sx_.add(sx_.sub(sx_.mul(ivars[rank - 2 + k], sx_.constant(stride[k])),
-                        sx_.constant(padding[k])),
-                sx_.mul(rvars[k], sx_.constant(dilation[k])));
-    in.push_back(pos);
-    // Without padding or ceil_mode every window lies inside the input.
-    if (padding[k] == 0 && !ceilMode)
-      continue;
-    uint32_t c = emitInRange(b, pos, sx_.constant(0), x->sizes[rank - 2 + k]);
-    cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+    starts.push_back(sx_.sub(sx_.mul(ivars[rank - 2 + k], sx_.constant(stride[k])),
+                             sx_.constant(padding[k])));
+    in.push_back(sx_.add(starts[k], sx_.mul(rvars[k], sx_.constant(dilation[k]))));
   }
-  uint32_t v;
-  if (cond)
-    v = emitMasked(b, *cond, x->dtype, [&] { return emit(b, *x, in); },
-                   b.constant(x->dtype, -std::numeric_limits<double>::infinity()));
-  else
-    v = emit(b, *x, in);
-  addReduction(std::move(node), std::move(b), v, result);
+  // The window's value at (r0, r1); -inf where padding is read.
+  auto window = [&](BodyBuilder &b) {
+    std::optional<uint32_t> cond;
+    for (size_t k = 0; k < 2; ++k) {
+      // Without padding or ceil_mode every window lies inside the input.
+      if (padding[k] == 0 && !ceilMode)
+        continue;
+      uint32_t c = emitInRange(b, in[rank - 2 + k], sx_.constant(0), x->sizes[rank - 2 + k]);
+      cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+    }
+    if (!cond)
+      return emit(b, *x, in);
+    return emitMasked(b, *cond, x->dtype, [&] { return emit(b, *x, in); },
+                      b.constant(x->dtype, -std::numeric_limits<double>::infinity()));
+  };
+  LoopNode values;
+  values.reduce = ReduceKind::Max;
+  values.reductionRanges = inner;
+  BodyBuilder vb = builder(outer, inner);
+  uint32_t v = window(vb);
+  addReduction(std::move(values), std::move(vb), v, result);
+  if (n.results().size() < 2 || !uses_.count(n.results()[1]) || uses_.at(n.results()[1]) == 0)
+    return Error::success();
+
+  // The indices (what the backward scatters into): the first largest
+  // element of each window, as torch picks it, as a position in the
+  // input's H x W plane. ArgMax gives its place r0 * kw + r1 in the window.
+  const Value *indices = n.results()[1];
+  const TensorType &it = indices->type().tensor;
+  LoopNode positions;
+  positions.kind = LoopNode::Kind::Reduction;
+  positions.reduce = ReduceKind::ArgMax;
+  positions.reductionRanges = inner;
+  positions.name = indices->name() + "_window";
+  positions.origin = indices->name();
+  positions.ranges = it.sizes;
+  BodyBuilder pb = builder(outer, inner);
+  uint32_t w = window(pb);
+  positions.body = std::move(pb).finish(w);
+  Exprs strides = contiguousStrides(sx_, it.sizes);
+  positions.output = addBuffer(positions.name, BufferKind::Intermediate, DType::Int64, it.sizes,
+                               strides, true);
+  positions.storeIndex = builder(it.sizes).simplify(dot(sx_, ivars, strides, sx_.constant(0)));
+  LoweredPtr place = stridedLowered(
+      DType::Int64, StridedView{positions.output, it.sizes, strides, sx_.constant(0)});
+  addNode(std::move(positions));
+  const SymExpr *width = x->sizes[rank - 1];
+  define(indices, pointwise(DType::Int64, it.sizes, 6, {place}, [=, this](BodyBuilder &b,
+                                                                          const Exprs &idx) {
+    uint32_t p = emit(b, *place, idx);
+    uint32_t kw = b.constant(DType::Int64, static_cast<double>(kernel[1]));
+    uint32_t r0 = b.compute(ScalarOp::FloorDiv, DType::Int64, {p, kw});
+    uint32_t r1 = b.compute(ScalarOp::Remainder, DType::Int64, {p, kw});
+    auto along = [&](size_t k, uint32_t r) {
+      const SymExpr *start = sx_.sub(sx_.mul(idx[rank - 2 + k], sx_.constant(stride[k])),
+                                     sx_.constant(padding[k]));
+      uint32_t step = b.compute(ScalarOp::Mul, DType::Int64,
+                                {r, b.constant(DType::Int64, static_cast<double>(dilation[k]))});
+      return b.compute(ScalarOp::Add, DType::Int64, {b.index(start), step});
+    };
+    uint32_t row = b.compute(ScalarOp::Mul, DType::Int64, {along(0, r0), b.index(width)});
+    return b.compute(ScalarOp::Add, DType::Int64, {row, along(1, r1)});
+  }));
   return Error::success();
 }
 
