@@ -185,6 +185,7 @@ public:
   Error pad(const Node &n, const OpLowering &e);
   Error index(const Node &n, const OpLowering &e);
   Error maxPool(const Node &n, const OpLowering &e);
+  Error flip(const Node &n, const OpLowering &e);
   Error externCall(const Node &n, const OpLowering &e);
 
 private:
@@ -373,6 +374,7 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_constant_pad_nd_default, &GraphLowerer::pad},
         OpLowering{ops::aten_index_Tensor, &GraphLowerer::index},
         OpLowering{ops::aten_max_pool2d_with_indices_default, &GraphLowerer::maxPool},
+        OpLowering{ops::aten_flip_default, &GraphLowerer::flip},
         OpLowering{ops::aten_mm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_bmm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_convolution_default, &GraphLowerer::externCall},
@@ -826,6 +828,15 @@ void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
 
 // Views ----------------------------------------------------------------------
 
+/// A dimension argument counted from the end when negative.
+size_t wrap(int64_t d, size_t rank) {
+  int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
+  int64_t w = d < 0 ? d + r : d;
+  if (w < 0 || w >= r)
+    throw LowerError("dim " + std::to_string(d) + " is out of range");
+  return static_cast<size_t>(w);
+}
+
 /// Index map of a reshape: the row-major position, split along the base.
 Exprs reshapeIndex(SymContext &sx, const Exprs &inSizes, const Exprs &outSizes, const Exprs &idx) {
   Exprs outStrides = contiguousStrides(sx, outSizes), inStrides = contiguousStrides(sx, inSizes);
@@ -847,13 +858,6 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
   Exprs in = base->sizes, out = rt.sizes;
   size_t inRank = in.size(), outRank = out.size();
   ArgReader args(n.args());
-  auto wrap = [](int64_t d, size_t rank) {
-    int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
-    int64_t w = d < 0 ? d + r : d;
-    if (w < 0 || w >= r)
-      throw LowerError("dim " + std::to_string(d) + " is out of range");
-    return static_cast<size_t>(w);
-  };
   IndexMap map;
   if (isOneOf(op, {ops::aten_alias_default, ops::aten_detach_default, ops::aten_clone_default})) {
     define(n.results()[0], base);
@@ -1214,6 +1218,27 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
     uint32_t row = b.compute(ScalarOp::Mul, DType::Int64, {along(0, r0), b.index(width)});
     return b.compute(ScalarOp::Add, DType::Int64, {row, along(1, r1)});
   }));
+  return Error::success();
+}
+
+/// flip reads each flipped dimension backwards. Not a strided view (its
+/// strides would be negative, which the externs and bindings do not take):
+/// a body its consumers inline, realized like any pointwise value.
+Error GraphLowerer::flip(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  size_t rank = x->sizes.size();
+  std::vector<bool> flipped(rank, false);
+  for (int64_t d : ints(n, "dims"))
+    flipped[wrap(d, rank)] = true;
+  Exprs sizes = x->sizes;
+  define(n.results()[0],
+         pointwise(x->dtype, sizes, 1, {x}, [=, this](BodyBuilder &b, const Exprs &idx) {
+           Exprs in = idx;
+           for (size_t d = 0; d < rank; ++d)
+             if (flipped[d])
+               in[d] = sx_.sub(sx_.sub(sizes[d], sx_.constant(1)), idx[d]);
+           return emit(b, *x, in);
+         }));
   return Error::success();
 }
 
