@@ -312,7 +312,7 @@ TEST(LoweringTest, MaxPoolIsAMaxReduction) {
   EXPECT_EQ(g.nodes[0].reduce, ReduceKind::Max);
 }
 
-TEST(LoweringTest, MaxPoolWithUsedIndicesFallsBack) {
+TEST(LoweringTest, MaxPoolLowersItsIndices) {
   std::string text = moduleText(
       "%x: f32[1, 1, 4, 4] user_input(\"x\")",
       "    %v, %i = aten.max_pool2d_with_indices.default(self=%x, kernel_size=[2, 2], "
@@ -320,7 +320,9 @@ TEST(LoweringTest, MaxPoolWithUsedIndicesFallsBack) {
       "%v user_output, %i user_output");
   std::unique_ptr<Module> m = checkAgainstReference(text, {sample(DType::Float32, {1, 1, 4, 4}, 24)});
   ASSERT_TRUE(m);
-  EXPECT_EQ(countNodes(*m->loopGraphs()[0], LoopNode::Kind::Fallback), 1u);
+  EXPECT_EQ(countNodes(*m->loopGraphs()[0], LoopNode::Kind::Fallback), 0u);
+  // The window maximum and its position in the window, both reductions.
+  EXPECT_EQ(countNodes(*m->loopGraphs()[0], LoopNode::Kind::Reduction), 2u);
 }
 
 TEST(LoweringTest, MatmulAndConvolutionAreExterns) {
