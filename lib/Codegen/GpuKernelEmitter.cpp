@@ -54,7 +54,6 @@ namespace gc {
 namespace {
 
 constexpr unsigned kWarpSize = 32;
-constexpr unsigned kMaxThreads = 1024;
 constexpr unsigned kMaxPointsPerThread = 8;
 constexpr unsigned kSharedAddressSpace = 3;
 constexpr unsigned kGlobalAddressSpace = 1;
@@ -72,7 +71,7 @@ public:
     if (group_.mapping == GpuMapping::None)
       return makeError() << "kernel '" << group_.name
                          << "' has no GPU launch (chooseGpuLaunches sets it)";
-    if (group_.blockThreads == 0 || group_.blockThreads > kMaxThreads ||
+    if (group_.blockThreads == 0 || group_.blockThreads > kGpuMaxBlockThreads ||
         (perBlock && group_.blockThreads % kWarpSize != 0))
       return makeError() << "kernel '" << group_.name << "': " << group_.blockThreads
                          << " threads a block is not a launch a GPU can run"
@@ -177,6 +176,26 @@ private:
 
   //===--- The points of the parallel ranges --------------------------------===//
 
+  /// The grid-stride loop over the points of the parallel ranges: their
+  /// count, where this block (perBlock) or this thread starts, and how far
+  /// it steps; a thread takes `width` points a step, a block's width apart.
+  struct PointLoop {
+    llvm::IntegerType *type;
+    Value *count, *start, *stride;
+  };
+  PointLoop pointLoop(bool perBlock, unsigned width) {
+    llvm::IntegerType *type = indexType(group_.parallelRanges);
+    Value *count = spaceSize(group_.parallelRanges, type);
+    Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
+    Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
+    if (perBlock)
+      return {type, count, block, blocks};
+    Value *chunk = llvm::ConstantInt::get(type, uint64_t(threads_) * width);
+    Value *start = b_.CreateAdd(b_.CreateMul(block, chunk, "", true, true), asIndex(thread_, type),
+                                "", true, true);
+    return {type, count, start, b_.CreateMul(blocks, chunk, "", true, true)};
+  }
+
   /// ThreadPerPoint with several points a thread (pointsPerThread): the
   /// thread's points in one step are a block's width apart, so each access
   /// stays coalesced across the warp, and every point's loads come before
@@ -185,15 +204,8 @@ private:
   /// point, which exists, and stores nothing.
   void emitPointsUnrolled(unsigned unroll) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;
-    llvm::IntegerType *type = indexType(space);
-    Value *count = spaceSize(space, type);
-    Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
-    Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
+    auto [type, count, start, stride] = pointLoop(false, unroll);
     Value *threads = llvm::ConstantInt::get(type, threads_);
-    Value *chunk = llvm::ConstantInt::get(type, uint64_t(threads_) * unroll);
-    Value *start = b_.CreateAdd(b_.CreateMul(block, chunk, "", true, true), asIndex(thread_, type),
-                                "", true, true);
-    Value *stride = b_.CreateMul(blocks, chunk, "", true, true);
     Value *last = b_.CreateSub(count, llvm::ConstantInt::get(type, 1));
     struct PendingStore {
       const LoopNode *node;
@@ -231,17 +243,7 @@ private:
 
   void emitPoints(bool perBlock) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;
-    llvm::IntegerType *type = indexType(space);
-    Value *count = spaceSize(space, type);
-    Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
-    Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
-    Value *start = block, *stride = blocks;
-    if (!perBlock) {
-      Value *threads = llvm::ConstantInt::get(type, threads_);
-      start = b_.CreateAdd(b_.CreateMul(block, threads, "", true, true), asIndex(thread_, type), "",
-                           true, true);
-      stride = b_.CreateMul(blocks, threads, "", true, true);
-    }
+    auto [type, count, start, stride] = pointLoop(perBlock, 1);
     emitLoop(
         start, count, "point",
         [&](Value *point) {

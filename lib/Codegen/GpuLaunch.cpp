@@ -47,7 +47,6 @@ constexpr int64_t kHugeSpace = int64_t(1) << 20;
 constexpr int64_t kColumnSpace = 4096;
 constexpr uint32_t kPointThreads = 256;
 constexpr uint32_t kMinBlockThreads = 128;
-constexpr uint32_t kMaxBlockThreads = 1024;
 constexpr int64_t kElementsPerThread = 8;
 constexpr int64_t kUnrollSpace = int64_t(1) << 18;
 constexpr uint32_t kUnroll = 4;
@@ -111,7 +110,7 @@ bool loadsBeforeStores(const LoopGraph &graph, const KernelGroup &k) {
 
 uint32_t blockThreadsFor(int64_t reductionPoints) {
   uint32_t threads = kMinBlockThreads;
-  while (threads < kMaxBlockThreads && saturatingMul(threads, kElementsPerThread) < reductionPoints)
+  while (threads < kGpuMaxBlockThreads && saturatingMul(threads, kElementsPerThread) < reductionPoints)
     threads *= 2;
   return threads;
 }

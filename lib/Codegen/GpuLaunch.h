@@ -4,9 +4,13 @@
 
 #include "gc/IR/IndexSimplify.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace gc {
+
+/// The most threads a block of an NVIDIA GPU has.
+inline constexpr uint32_t kGpuMaxBlockThreads = 1024;
 
 /// Inclusive bounds of the number of points of a loop space (the product of
 /// its sizes) given the symbols' ranges; the maximum saturates at
