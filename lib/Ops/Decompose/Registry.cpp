@@ -10,6 +10,7 @@ const DecompositionRegistry &decompositions() {
     registerShapeDecompositions(r);
     registerNNDecompositions(r);
     registerRandomDecompositions(r);
+    registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);
     return r;
   }();
