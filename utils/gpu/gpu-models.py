@@ -43,8 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 INPUTS = os.path.join(ROOT, "test", "Models", "Inputs")
 REAL = ["resnet50", "bert_base", "llama_50m"]
-CORPUS = ["convnet", "convnet_train", "gpt2_tiny", "mlp", "mlp_dynamic", "mobilenet_v3_small",
-          "sdpa_attention", "tinylm", "transformer_encoder"]
+CORPUS = ["convnet", "convnet_train", "gpt2_tiny", "gru", "lstm", "mlp", "mlp_dynamic",
+          "mobilenet_v3_small", "rnn", "sdpa_attention", "tinylm", "transformer_encoder"]
 BANDWIDTH = ["pointwise", "rowsum"]
 TOL = "1e-3"
 
