@@ -185,6 +185,7 @@ public:
   Error pad(const Node &n, const OpLowering &e);
   Error index(const Node &n, const OpLowering &e);
   Error maxPool(const Node &n, const OpLowering &e);
+  Error avgPool(const Node &n, const OpLowering &e);
   Error flip(const Node &n, const OpLowering &e);
   Error externCall(const Node &n, const OpLowering &e);
 
@@ -247,6 +248,7 @@ private:
   BufferView bufferView(DType dtype, const StridedView &v) const;
   BodyBuilder builder(const Exprs &ranges, const Exprs &reductionRanges = {}) const;
   std::vector<int64_t> ints(const Node &n, const char *name) const;
+  std::vector<int64_t> windowArg(const Node &n, const char *name, std::vector<int64_t> dflt) const;
 
   SymContext &sx_;
   const Graph &g_;
@@ -374,6 +376,7 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_constant_pad_nd_default, &GraphLowerer::pad},
         OpLowering{ops::aten_index_Tensor, &GraphLowerer::index},
         OpLowering{ops::aten_max_pool2d_with_indices_default, &GraphLowerer::maxPool},
+        OpLowering{ops::aten_avg_pool2d_default, &GraphLowerer::avgPool},
         OpLowering{ops::aten_flip_default, &GraphLowerer::flip},
         OpLowering{ops::aten_mm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_bmm_default, &GraphLowerer::externCall},
@@ -1122,24 +1125,26 @@ Error GraphLowerer::index(const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// A pooling window argument: one value per spatial dim, or one for both;
+/// an absent or empty one (stride) means `dflt`.
+std::vector<int64_t> GraphLowerer::windowArg(const Node &n, const char *name,
+                                             std::vector<int64_t> dflt) const {
+  std::vector<int64_t> v = ArgReader(n.args()).has(name) ? ints(n, name) : dflt;
+  if (v.empty())
+    v = dflt;
+  if (v.size() == 1)
+    v.push_back(v[0]);
+  if (v.size() != 2)
+    throw LowerError(std::string("argument '") + name + "' needs 1 or 2 values");
+  return v;
+}
+
 Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
   LoweredPtr x = value(n.arg("self")->value.values[0]);
-  // Each window argument holds one value per spatial dim, or one for both;
-  // an absent or empty stride means the kernel size.
-  auto pair = [&](const char *name, std::vector<int64_t> dflt) {
-    std::vector<int64_t> v = ArgReader(n.args()).has(name) ? ints(n, name) : dflt;
-    if (v.empty())
-      v = dflt;
-    if (v.size() == 1)
-      v.push_back(v[0]);
-    if (v.size() != 2)
-      throw LowerError(std::string("argument '") + name + "' needs 1 or 2 values");
-    return v;
-  };
-  std::vector<int64_t> kernel = pair("kernel_size", {});
-  std::vector<int64_t> stride = pair("stride", kernel);
-  std::vector<int64_t> padding = pair("padding", {0, 0});
-  std::vector<int64_t> dilation = pair("dilation", {1, 1});
+  std::vector<int64_t> kernel = windowArg(n, "kernel_size", {});
+  std::vector<int64_t> stride = windowArg(n, "stride", kernel);
+  std::vector<int64_t> padding = windowArg(n, "padding", {0, 0});
+  std::vector<int64_t> dilation = windowArg(n, "dilation", {1, 1});
   bool ceilMode = ArgReader(n.args()).boolean("ceil_mode", false);
   const Value *result = n.results()[0];
   const TensorType &rt = result->type().tensor;
@@ -1217,6 +1222,91 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
     };
     uint32_t row = b.compute(ScalarOp::Mul, DType::Int64, {along(0, r0), b.index(width)});
     return b.compute(ScalarOp::Add, DType::Int64, {row, along(1, r1)});
+  }));
+  return Error::success();
+}
+
+/// avg_pool2d: a Sum over each window (padding, and the part of a ceil_mode
+/// window past the input, read as 0) into a buffer, then a division by the
+/// window's count as torch counts it: the window clipped to the padded input
+/// (count_include_pad), or to the input itself, or divisor_override.
+Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  std::vector<int64_t> kernel = windowArg(n, "kernel_size", {});
+  std::vector<int64_t> stride = windowArg(n, "stride", kernel);
+  std::vector<int64_t> padding = windowArg(n, "padding", {0, 0});
+  ArgReader args(n.args());
+  bool ceilMode = args.boolean("ceil_mode", false);
+  bool countPad = args.boolean("count_include_pad", true);
+  std::optional<int64_t> divisorOverride;
+  if (args.has("divisor_override")) {
+    divisorOverride = args.integer("divisor_override");
+    if (*divisorOverride == 0)
+      throw LowerError("divisor_override must not be zero");
+  }
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  size_t rank = rt.rank();
+  if (rank < 3 || x->sizes.size() != rank)
+    throw LowerError("avg_pool2d expects 3 or 4 dimensions");
+  if (!isFloatingPoint(rt.dtype))
+    throw LowerError("avg_pool2d needs a floating input");
+  Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
+  Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
+  auto start = [&](const Exprs &idx, size_t k) {
+    return sx_.sub(sx_.mul(idx[rank - 2 + k], sx_.constant(stride[k])), sx_.constant(padding[k]));
+  };
+  Exprs in(ivars.begin(), ivars.end() - 2);
+  for (size_t k = 0; k < 2; ++k)
+    in.push_back(sx_.add(start(ivars, k), rvars[k]));
+
+  LoopNode sum;
+  sum.kind = LoopNode::Kind::Reduction;
+  sum.reduce = ReduceKind::Sum;
+  sum.reductionRanges = inner;
+  sum.name = result->name() + "_sum";
+  sum.origin = result->name();
+  sum.ranges = outer;
+  BodyBuilder sb = builder(outer, inner);
+  std::optional<uint32_t> cond;
+  for (size_t k = 0; k < 2; ++k) {
+    // Without padding or ceil_mode every window lies inside the input.
+    if (padding[k] == 0 && !ceilMode)
+      continue;
+    uint32_t c = emitInRange(sb, in[rank - 2 + k], sx_.constant(0), x->sizes[rank - 2 + k]);
+    cond = cond ? sb.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+  }
+  uint32_t v = cond ? emitMasked(sb, *cond, rt.dtype, [&] { return emit(sb, *x, in); },
+                                 sb.constant(rt.dtype, 0))
+                    : sb.cast(emit(sb, *x, in), rt.dtype);
+  sum.body = std::move(sb).finish(v);
+  Exprs strides = contiguousStrides(sx_, outer);
+  sum.output = addBuffer(sum.name, BufferKind::Intermediate, rt.dtype, outer, strides, true);
+  sum.storeIndex = builder(outer).simplify(dot(sx_, ivars, strides, sx_.constant(0)));
+  LoweredPtr sums =
+      stridedLowered(rt.dtype, StridedView{sum.output, outer, strides, sx_.constant(0)});
+  addNode(std::move(sum));
+
+  Exprs inSizes = x->sizes;
+  DType dtype = rt.dtype;
+  define(result, pointwise(dtype, outer, 8, {sums}, [=, this](BodyBuilder &b, const Exprs &idx) {
+    const SymExpr *count = sx_.constant(1);
+    for (size_t k = 0; k < 2; ++k) {
+      if (divisorOverride)
+        break;
+      const SymExpr *lo = start(idx, k), *size = inSizes[rank - 2 + k];
+      const SymExpr *hi = sx_.min(sx_.add(lo, sx_.constant(kernel[k])),
+                                  sx_.add(size, sx_.constant(padding[k])));
+      if (!countPad) {
+        lo = sx_.max(lo, sx_.constant(0));
+        hi = sx_.min(hi, size);
+      }
+      count = sx_.mul(count, sx_.sub(hi, lo));
+    }
+    uint32_t divisor = divisorOverride
+                           ? b.constant(dtype, static_cast<double>(*divisorOverride))
+                           : b.cast(b.index(b.simplify(count)), dtype);
+    return b.compute(ScalarOp::Div, dtype, {emit(b, *sums, idx), divisor});
   }));
   return Error::success();
 }
