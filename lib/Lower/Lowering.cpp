@@ -180,6 +180,7 @@ public:
   Error arange(const Node &n, const OpLowering &e);
   Error reduction(const Node &n, const OpLowering &e);
   Error view(const Node &n, const OpLowering &e);
+  Error asStrided(const Node &n, const OpLowering &e);
   Error toCopy(const Node &n, const OpLowering &e);
   Error cat(const Node &n, const OpLowering &e);
   Error pad(const Node &n, const OpLowering &e);
@@ -371,6 +372,7 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_alias_default, &GraphLowerer::view},
         OpLowering{ops::aten_detach_default, &GraphLowerer::view},
         OpLowering{ops::aten_clone_default, &GraphLowerer::view},
+        OpLowering{ops::aten_as_strided_default, &GraphLowerer::asStrided},
         OpLowering{ops::aten__to_copy_default, &GraphLowerer::toCopy},
         OpLowering{ops::aten_cat_default, &GraphLowerer::cat},
         OpLowering{ops::aten_constant_pad_nd_default, &GraphLowerer::pad},
@@ -950,6 +952,52 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
     };
   }
   define(n.results()[0], makeView(base, out, std::move(map)));
+  return Error::success();
+}
+
+/// as_strided reads self's storage: torch's storage position p of self is
+/// element `offset - storageOffset + p` of a buffer that holds self with
+/// torch's own strides. A value laid out otherwise is first written into
+/// such a buffer. The result is a strided view of it (no copy); its sizes,
+/// strides and offset are those the shape function gave the result.
+Error GraphLowerer::asStrided(const Node &n, const OpLowering &) {
+  const Value *self = n.arg("self")->value.values[0];
+  const TensorType &st = self->type().tensor, &rt = resultType(n);
+  for (const SymExpr *e : rt.strides)
+    if (e->isConst() && e->constant() < 0)
+      throw LowerError("negative strides are not supported");
+  LoweredPtr x = value(self);
+  std::optional<StridedView> base = x->view;
+  if (!base || base->strides != st.strides) {
+    if (denseStrides(sx_, st) != st.strides)
+      throw LowerError("self is not dense; its storage is not known here");
+    uint32_t buf = addBuffer(self->name() + "_storage", BufferKind::Intermediate, x->dtype, x->sizes,
+                             st.strides, false);
+    writePointwise(self->name() + "_storage", nodeName(n), *x, buf);
+    base = StridedView{buf, x->sizes, st.strides, sx_.constant(0)};
+  }
+  const SymExpr *offset = sx_.add(base->offset, sx_.sub(rt.storageOffset, st.storageOffset));
+  // Where every size and stride is known, the view must stay inside the
+  // elements the buffer holds.
+  auto extent = [&](const Exprs &sizes, const Exprs &strides, const SymExpr *start) {
+    const SymExpr *e = start;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      e = sx_.add(e, sx_.mul(sx_.sub(sizes[d], sx_.constant(1)), strides[d]));
+    return e;
+  };
+  const SymExpr *last = extent(rt.sizes, rt.strides, offset);
+  const Buffer &b = out_.buffers[base->buffer];
+  const SymExpr *bufLast = extent(b.sizes, b.strides, sx_.constant(0));
+  bool empty = std::any_of(rt.sizes.begin(), rt.sizes.end(),
+                           [](const SymExpr *e) { return e->isConst() && e->constant() == 0; });
+  if (!empty && offset->isConst() && last->isConst() && bufLast->isConst() &&
+      (offset->constant() < 0 || last->constant() > bufLast->constant()))
+    throw LowerError("the view reaches outside self's elements (elements " +
+                     std::to_string(offset->constant()) + " to " +
+                     std::to_string(last->constant()) + " of " +
+                     std::to_string(bufLast->constant() + 1) + ")");
+  define(n.results()[0], stridedLowered(x->dtype, StridedView{base->buffer, rt.sizes, rt.strides,
+                                                              builder({}).simplify(offset)}));
   return Error::success();
 }
 
