@@ -179,6 +179,7 @@ public:
   Error full(const Node &n, const OpLowering &e);
   Error arange(const Node &n, const OpLowering &e);
   Error reduction(const Node &n, const OpLowering &e);
+  Error cumsum(const Node &n, const OpLowering &e);
   Error view(const Node &n, const OpLowering &e);
   Error asStrided(const Node &n, const OpLowering &e);
   Error toCopy(const Node &n, const OpLowering &e);
@@ -188,6 +189,7 @@ public:
   Error maxPool(const Node &n, const OpLowering &e);
   Error avgPool(const Node &n, const OpLowering &e);
   Error flip(const Node &n, const OpLowering &e);
+  Error sortRows(const Node &n, const OpLowering &e);
   Error externCall(const Node &n, const OpLowering &e);
 
 private:
@@ -211,7 +213,9 @@ private:
   void addReduction(LoopNode node, BodyBuilder b, uint32_t value, const Value *result);
 
   Error lowerNode(const Node &n);
-  Error fallback(const Node &n);
+  /// A Fallback node for `n`; with --no-fallback an error, saying `why` if
+  /// the op has a lowering that does not take this node.
+  Error fallback(const Node &n, const std::string &why = "");
   Error callNode(const Node &n, LoopNode::Kind kind);
   std::string where(const Node &n) const {
     return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + opString(n.op()) + ")";
@@ -358,6 +362,7 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_any_default, &GraphLowerer::reduction},
         OpLowering{ops::aten_any_dim, &GraphLowerer::reduction},
         OpLowering{ops::aten_any_dims, &GraphLowerer::reduction},
+        OpLowering{ops::aten_cumsum_default, &GraphLowerer::cumsum},
         OpLowering{ops::aten_view_default, &GraphLowerer::view},
         OpLowering{ops::aten_reshape_default, &GraphLowerer::view},
         OpLowering{ops::aten__unsafe_view_default, &GraphLowerer::view},
@@ -380,6 +385,8 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_max_pool2d_with_indices_default, &GraphLowerer::maxPool},
         OpLowering{ops::aten_avg_pool2d_default, &GraphLowerer::avgPool},
         OpLowering{ops::aten_flip_default, &GraphLowerer::flip},
+        OpLowering{ops::aten_sort_default, &GraphLowerer::sortRows},
+        OpLowering{ops::aten_topk_default, &GraphLowerer::sortRows},
         OpLowering{ops::aten_mm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_bmm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_convolution_default, &GraphLowerer::externCall},
@@ -404,6 +411,16 @@ bool lowersToView(OpId op) {
 }
 
 // Building blocks ------------------------------------------------------------
+
+/// A dimension argument counted from the end when negative.
+size_t wrap(int64_t d, size_t rank) {
+  int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
+  int64_t w = d < 0 ? d + r : d;
+  if (w < 0 || w >= r)
+    throw LowerError("dim " + std::to_string(d) + " is out of range");
+  return static_cast<size_t>(w);
+}
+
 
 std::vector<int64_t> GraphLowerer::ints(const Node &n, const char *name) const {
   try {
@@ -814,6 +831,45 @@ Error GraphLowerer::reduction(const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// cumsum: a scan along `dim`, serial along it (r0) and parallel over the
+/// other dims, accumulating in the result's dtype (int64 for integer and
+/// bool inputs, or `dtype`), as torch's result type says.
+Error GraphLowerer::cumsum(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  size_t rank = x->sizes.size();
+  size_t dim = wrap(ArgReader(n.args()).integer("dim"), rank);
+  Exprs outer, inner{rank == 0 ? sx_.constant(1) : x->sizes[dim]};
+  Exprs idx;
+  for (size_t d = 0, next = 0; d < rank; ++d) {
+    if (d == dim) {
+      idx.push_back(sx_.symbol(loopVar('r', 0)));
+      continue;
+    }
+    outer.push_back(x->sizes[d]);
+    idx.push_back(sx_.symbol(loopVar('i', next++)));
+  }
+  LoopNode node;
+  node.kind = LoopNode::Kind::Reduction;
+  node.reduce = ReduceKind::Sum;
+  node.scan = true;
+  node.name = result->name();
+  node.origin = result->name();
+  node.ranges = outer;
+  node.reductionRanges = inner;
+  BodyBuilder b = builder(outer, inner);
+  uint32_t v = b.cast(emit(b, *x, idx), rt.dtype);
+  node.body = std::move(b).finish(v);
+  node.output = resultBuffer(result, rt, true);
+  const Exprs &strides = out_.buffers[node.output].strides;
+  node.storeIndex = builder(outer, inner).simplify(dot(sx_, idx, strides, sx_.constant(0)));
+  StridedView view{node.output, rt.sizes, strides, sx_.constant(0)};
+  addNode(std::move(node));
+  vals_[result] = stridedLowered(rt.dtype, view);
+  return Error::success();
+}
+
 void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
                                 const Value *result) {
   const TensorType &rt = result->type().tensor;
@@ -832,15 +888,6 @@ void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
 }
 
 // Views ----------------------------------------------------------------------
-
-/// A dimension argument counted from the end when negative.
-size_t wrap(int64_t d, size_t rank) {
-  int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
-  int64_t w = d < 0 ? d + r : d;
-  if (w < 0 || w >= r)
-    throw LowerError("dim " + std::to_string(d) + " is out of range");
-  return static_cast<size_t>(w);
-}
 
 /// Index map of a reshape: the row-major position, split along the base.
 Exprs reshapeIndex(SymContext &sx, const Exprs &inSizes, const Exprs &outSizes, const Exprs &idx) {
@@ -1359,6 +1406,112 @@ Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// sort and topk (stable; NaN sorts as the largest value, as in torch) as
+/// loops, by rank: element j of a row goes to position rank(j), the number
+/// of elements that come before it (smaller, or equal and earlier; larger
+/// for a descending order). Three nodes, all parallel over the rows: a Sum
+/// over the row computes every rank, a second Sum finds the source index of
+/// each output position (the one element whose rank it is), and the values
+/// are a gather of self at those indices. The work grows with the square of
+/// the row, so rows longer than kMaxRankSortRow (or of symbolic length)
+/// keep the reference kernel, and --no-fallback says why.
+constexpr int64_t kMaxRankSortRow = 2048;
+
+Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
+  bool isTopk = n.op() == ops::aten_topk_default;
+  ArgReader args(n.args());
+  const Value *self = n.arg("self")->value.values[0];
+  LoweredPtr x = value(self);
+  size_t rank = x->sizes.size();
+  size_t dim = wrap(args.integer("dim", -1), rank);
+  bool descending = isTopk ? args.boolean("largest", true) : args.boolean("descending", false);
+  const SymExpr *row = rank == 0 ? sx_.constant(1) : x->sizes[dim];
+  if (!row->isConst() || row->constant() > kMaxRankSortRow)
+    return fallback(n, "rows longer than " + std::to_string(kMaxRankSortRow) +
+                           " elements (this one has " + row->str() + ")");
+  if (n.results().size() != 2)
+    throw LowerError("expected values and indices");
+  const Value *values = n.results()[0], *indices = n.results()[1];
+  const TensorType &vt = values->type().tensor;
+  DType dtype = x->dtype;
+  bool floating = isFloatingPoint(dtype);
+  StridedView in = realize(self);
+  LoweredPtr src = value(self);
+  Exprs ivars = loopVars(sx_, 'i', rank);
+  const SymExpr *r0 = sx_.symbol(loopVar('r', 0));
+  // Index of the row element at position `at` along dim, the others at idx.
+  auto along = [&](const Exprs &idx, const SymExpr *at) {
+    Exprs e = idx;
+    if (rank > 0)
+      e[dim] = at;
+    return e;
+  };
+  const SymExpr *self_i = rank == 0 ? sx_.constant(0) : ivars[dim];
+
+  // rank(j) = #{k : k comes before j}, k = r0, j = the point's own element.
+  Exprs sizes = x->sizes;
+  LoopNode ranks;
+  ranks.kind = LoopNode::Kind::Reduction;
+  ranks.reduce = ReduceKind::Sum;
+  ranks.name = values->name() + "_rank";
+  ranks.origin = values->name();
+  ranks.ranges = sizes;
+  ranks.reductionRanges = {row};
+  BodyBuilder rb = builder(sizes, {row});
+  uint32_t a = emit(rb, *src, along(ivars, r0)), b = emit(rb, *src, ivars);
+  ScalarOp order = descending ? ScalarOp::Gt : ScalarOp::Lt;
+  uint32_t first = rb.compute(order, DType::Bool, {a, b});
+  uint32_t same = rb.compute(ScalarOp::Eq, DType::Bool, {a, b});
+  if (floating) {
+    uint32_t an = rb.compute(ScalarOp::IsNan, DType::Bool, {a});
+    uint32_t bn = rb.compute(ScalarOp::IsNan, DType::Bool, {b});
+    // NaN is the largest value, and equal to itself.
+    uint32_t nanFirst = descending
+                            ? rb.compute(ScalarOp::LogicalAnd, DType::Bool,
+                                         {an, rb.compute(ScalarOp::LogicalNot, DType::Bool, {bn})})
+                            : rb.compute(ScalarOp::LogicalAnd, DType::Bool,
+                                         {rb.compute(ScalarOp::LogicalNot, DType::Bool, {an}), bn});
+    first = rb.compute(ScalarOp::LogicalOr, DType::Bool, {first, nanFirst});
+    same = rb.compute(ScalarOp::LogicalOr, DType::Bool,
+                      {same, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {an, bn})});
+  }
+  uint32_t earlier = rb.compute(ScalarOp::Lt, DType::Bool, {rb.index(r0), rb.index(self_i)});
+  uint32_t before = rb.compute(
+      ScalarOp::LogicalOr, DType::Bool,
+      {first, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {same, earlier})});
+  uint32_t counted = rb.cast(before, DType::Int64);
+  ranks.body = std::move(rb).finish(counted);
+  Exprs rankStrides = contiguousStrides(sx_, sizes);
+  ranks.output =
+      addBuffer(ranks.name, BufferKind::Intermediate, DType::Int64, sizes, rankStrides, true);
+  ranks.storeIndex = builder(sizes).simplify(dot(sx_, ivars, rankStrides, sx_.constant(0)));
+  uint32_t rankBuf = ranks.output;
+  addNode(std::move(ranks));
+
+  // The source index of output position p: the r0 whose rank is p.
+  Exprs outSizes = vt.sizes;
+  LoopNode source;
+  source.reduce = ReduceKind::Sum;
+  source.reductionRanges = {row};
+  BodyBuilder sb = builder(outSizes, {row});
+  uint32_t rk = sb.load(rankBuf, DType::Int64,
+                        dot(sx_, along(ivars, r0), rankStrides, sx_.constant(0)));
+  uint32_t hit = sb.compute(ScalarOp::Eq, DType::Bool, {rk, sb.index(self_i)});
+  uint32_t pos = sb.compute(ScalarOp::Where, DType::Int64,
+                            {hit, sb.index(r0), sb.constant(DType::Int64, 0)});
+  addReduction(std::move(source), std::move(sb), pos, indices);
+  LoweredPtr idx = value(indices);
+
+  VarRanges tRanges;
+  tRanges[loopVar('t', 0)] = loopVarRange(row, symRanges_);
+  define(values, pointwise(dtype, outSizes, 2, {idx}, [=, this](BodyBuilder &bb, const Exprs &o) {
+    uint32_t t = emit(bb, *idx, o);
+    Exprs at = along(o, sx_.symbol(loopVar('t', 0)));
+    return bb.load(in.buffer, dtype, dot(sx_, at, in.strides, in.offset), {t}, tRanges);
+  }));
+  return Error::success();
+}
+
 /// flip reads each flipped dimension backwards. Not a strided view (its
 /// strides would be negative, which the externs and bindings do not take):
 /// a body its consumers inline, realized like any pointwise value.
@@ -1386,10 +1539,11 @@ Error GraphLowerer::externCall(const Node &n, const OpLowering &) {
   return callNode(n, LoopNode::Kind::Extern);
 }
 
-Error GraphLowerer::fallback(const Node &n) {
+Error GraphLowerer::fallback(const Node &n, const std::string &why) {
   if (options_.noFallback)
     return makeError() << where(n) << ": no lowering for " << n.op()
-                       << (reducedPrecision(n) ? " on float16/bfloat16 values" : "");
+                       << (reducedPrecision(n) ? " on float16/bfloat16 values" : "")
+                       << (why.empty() ? "" : " with " + why);
   report_.fallbacks.push_back("node '" + nodeName(n) + "': " + opString(n.op()));
   return callNode(n, LoopNode::Kind::Fallback);
 }
