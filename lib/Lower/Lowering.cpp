@@ -211,6 +211,12 @@ private:
   }
   /// Adds a Reduction node computing result 0 of `n` and records its value.
   void addReduction(LoopNode node, BodyBuilder b, uint32_t value, const Value *result);
+  /// Adds a Reduction node of `kind` over `inner` that writes a contiguous
+  /// intermediate buffer `name` (one element per point of `outer`) with the
+  /// body `b` builds, result `value`; returns the buffer's value.
+  LoweredPtr scratchReduction(const std::string &name, const std::string &origin,
+                              ReduceKind kind, const Exprs &outer, const Exprs &inner,
+                              BodyBuilder b, uint32_t value);
 
   Error lowerNode(const Node &n);
   /// A Fallback node for `n`; with --no-fallback an error, saying `why` if
@@ -887,6 +893,31 @@ void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
   vals_[result] = stridedLowered(rt.dtype, view);
 }
 
+LoweredPtr GraphLowerer::scratchReduction(const std::string &name, const std::string &origin,
+                                          ReduceKind kind, const Exprs &outer,
+                                          const Exprs &inner, BodyBuilder b, uint32_t value) {
+  LoopNode node;
+  node.kind = LoopNode::Kind::Reduction;
+  node.reduce = kind;
+  node.name = name;
+  node.origin = origin;
+  node.ranges = outer;
+  node.reductionRanges = inner;
+  DType dtype = b.dtypeOf(value);
+  node.body = std::move(b).finish(value);
+  Exprs strides = contiguousStrides(sx_, outer);
+  node.output = addBuffer(name, BufferKind::Intermediate,
+                          kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ? DType::Int64
+                                                                                   : dtype,
+                          outer, strides, true);
+  node.storeIndex = builder(outer).simplify(
+      dot(sx_, loopVars(sx_, 'i', outer.size()), strides, sx_.constant(0)));
+  LoweredPtr l = stridedLowered(out_.buffers[node.output].dtype,
+                                StridedView{node.output, outer, strides, sx_.constant(0)});
+  addNode(std::move(node));
+  return l;
+}
+
 // Views ----------------------------------------------------------------------
 
 /// Index map of a reshape: the row-major position, split along the base.
@@ -1220,6 +1251,25 @@ Error GraphLowerer::index(const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// `x` read at `in`, a window element of a pooling over the last two dims;
+/// `outside` (as `dtype`) where the element lies in the padding or past the
+/// input (ceil_mode). Without padding or ceil_mode every window lies inside.
+uint32_t emitWindow(BodyBuilder &b, const Lowered &x, const Exprs &in,
+                    const std::vector<int64_t> &padding, bool ceilMode, DType dtype,
+                    double outside) {
+  size_t rank = in.size();
+  std::optional<uint32_t> cond;
+  for (size_t k = 0; k < 2; ++k) {
+    if (padding[k] == 0 && !ceilMode)
+      continue;
+    uint32_t c = emitInRange(b, in[rank - 2 + k], b.syms().constant(0), x.sizes[rank - 2 + k]);
+    cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+  }
+  if (!cond)
+    return b.cast(emit(b, x, in), dtype);
+  return emitMasked(b, *cond, dtype, [&] { return emit(b, x, in); }, b.constant(dtype, outside));
+}
+
 /// A pooling window argument: one value per spatial dim, or one for both;
 /// an absent or empty one (stride) means `dflt`.
 std::vector<int64_t> GraphLowerer::windowArg(const Node &n, const char *name,
@@ -1257,18 +1307,8 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
   }
   // The window's value at (r0, r1); -inf where padding is read.
   auto window = [&](BodyBuilder &b) {
-    std::optional<uint32_t> cond;
-    for (size_t k = 0; k < 2; ++k) {
-      // Without padding or ceil_mode every window lies inside the input.
-      if (padding[k] == 0 && !ceilMode)
-        continue;
-      uint32_t c = emitInRange(b, in[rank - 2 + k], sx_.constant(0), x->sizes[rank - 2 + k]);
-      cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
-    }
-    if (!cond)
-      return emit(b, *x, in);
-    return emitMasked(b, *cond, x->dtype, [&] { return emit(b, *x, in); },
-                      b.constant(x->dtype, -std::numeric_limits<double>::infinity()));
+    return emitWindow(b, *x, in, padding, ceilMode, x->dtype,
+                      -std::numeric_limits<double>::infinity());
   };
   LoopNode values;
   values.reduce = ReduceKind::Max;
@@ -1284,23 +1324,10 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
   // input's H x W plane. ArgMax gives its place r0 * kw + r1 in the window.
   const Value *indices = n.results()[1];
   const TensorType &it = indices->type().tensor;
-  LoopNode positions;
-  positions.kind = LoopNode::Kind::Reduction;
-  positions.reduce = ReduceKind::ArgMax;
-  positions.reductionRanges = inner;
-  positions.name = indices->name() + "_window";
-  positions.origin = indices->name();
-  positions.ranges = it.sizes;
   BodyBuilder pb = builder(outer, inner);
   uint32_t w = window(pb);
-  positions.body = std::move(pb).finish(w);
-  Exprs strides = contiguousStrides(sx_, it.sizes);
-  positions.output = addBuffer(positions.name, BufferKind::Intermediate, DType::Int64, it.sizes,
-                               strides, true);
-  positions.storeIndex = builder(it.sizes).simplify(dot(sx_, ivars, strides, sx_.constant(0)));
-  LoweredPtr place = stridedLowered(
-      DType::Int64, StridedView{positions.output, it.sizes, strides, sx_.constant(0)});
-  addNode(std::move(positions));
+  LoweredPtr place = scratchReduction(indices->name() + "_window", indices->name(),
+                                      ReduceKind::ArgMax, it.sizes, inner, std::move(pb), w);
   const SymExpr *width = x->sizes[rank - 1];
   define(indices, pointwise(DType::Int64, it.sizes, 6, {place}, [=, this](BodyBuilder &b,
                                                                           const Exprs &idx) {
@@ -1348,39 +1375,17 @@ Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
     throw LowerError("avg_pool2d needs a floating input");
   Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
   Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
-  auto start = [&](const Exprs &idx, size_t k) {
+  auto start = [=, this](const Exprs &idx, size_t k) {
     return sx_.sub(sx_.mul(idx[rank - 2 + k], sx_.constant(stride[k])), sx_.constant(padding[k]));
   };
   Exprs in(ivars.begin(), ivars.end() - 2);
   for (size_t k = 0; k < 2; ++k)
     in.push_back(sx_.add(start(ivars, k), rvars[k]));
 
-  LoopNode sum;
-  sum.kind = LoopNode::Kind::Reduction;
-  sum.reduce = ReduceKind::Sum;
-  sum.reductionRanges = inner;
-  sum.name = result->name() + "_sum";
-  sum.origin = result->name();
-  sum.ranges = outer;
   BodyBuilder sb = builder(outer, inner);
-  std::optional<uint32_t> cond;
-  for (size_t k = 0; k < 2; ++k) {
-    // Without padding or ceil_mode every window lies inside the input.
-    if (padding[k] == 0 && !ceilMode)
-      continue;
-    uint32_t c = emitInRange(sb, in[rank - 2 + k], sx_.constant(0), x->sizes[rank - 2 + k]);
-    cond = cond ? sb.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
-  }
-  uint32_t v = cond ? emitMasked(sb, *cond, rt.dtype, [&] { return emit(sb, *x, in); },
-                                 sb.constant(rt.dtype, 0))
-                    : sb.cast(emit(sb, *x, in), rt.dtype);
-  sum.body = std::move(sb).finish(v);
-  Exprs strides = contiguousStrides(sx_, outer);
-  sum.output = addBuffer(sum.name, BufferKind::Intermediate, rt.dtype, outer, strides, true);
-  sum.storeIndex = builder(outer).simplify(dot(sx_, ivars, strides, sx_.constant(0)));
-  LoweredPtr sums =
-      stridedLowered(rt.dtype, StridedView{sum.output, outer, strides, sx_.constant(0)});
-  addNode(std::move(sum));
+  uint32_t v = emitWindow(sb, *x, in, padding, ceilMode, rt.dtype, 0);
+  LoweredPtr sums = scratchReduction(result->name() + "_sum", result->name(), ReduceKind::Sum,
+                                     outer, inner, std::move(sb), v);
 
   Exprs inSizes = x->sizes;
   DType dtype = rt.dtype;
@@ -1440,7 +1445,7 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
   Exprs ivars = loopVars(sx_, 'i', rank);
   const SymExpr *r0 = sx_.symbol(loopVar('r', 0));
   // Index of the row element at position `at` along dim, the others at idx.
-  auto along = [&](const Exprs &idx, const SymExpr *at) {
+  auto along = [=](const Exprs &idx, const SymExpr *at) {
     Exprs e = idx;
     if (rank > 0)
       e[dim] = at;
@@ -1450,13 +1455,6 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
 
   // rank(j) = #{k : k comes before j}, k = r0, j = the point's own element.
   Exprs sizes = x->sizes;
-  LoopNode ranks;
-  ranks.kind = LoopNode::Kind::Reduction;
-  ranks.reduce = ReduceKind::Sum;
-  ranks.name = values->name() + "_rank";
-  ranks.origin = values->name();
-  ranks.ranges = sizes;
-  ranks.reductionRanges = {row};
   BodyBuilder rb = builder(sizes, {row});
   uint32_t a = emit(rb, *src, along(ivars, r0)), b = emit(rb, *src, ivars);
   ScalarOp order = descending ? ScalarOp::Gt : ScalarOp::Lt;
@@ -1480,13 +1478,8 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
       ScalarOp::LogicalOr, DType::Bool,
       {first, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {same, earlier})});
   uint32_t counted = rb.cast(before, DType::Int64);
-  ranks.body = std::move(rb).finish(counted);
-  Exprs rankStrides = contiguousStrides(sx_, sizes);
-  ranks.output =
-      addBuffer(ranks.name, BufferKind::Intermediate, DType::Int64, sizes, rankStrides, true);
-  ranks.storeIndex = builder(sizes).simplify(dot(sx_, ivars, rankStrides, sx_.constant(0)));
-  uint32_t rankBuf = ranks.output;
-  addNode(std::move(ranks));
+  LoweredPtr ranks = scratchReduction(values->name() + "_rank", values->name(), ReduceKind::Sum,
+                                      sizes, {row}, std::move(rb), counted);
 
   // The source index of output position p: the r0 whose rank is p.
   Exprs outSizes = vt.sizes;
@@ -1494,8 +1487,7 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
   source.reduce = ReduceKind::Sum;
   source.reductionRanges = {row};
   BodyBuilder sb = builder(outSizes, {row});
-  uint32_t rk = sb.load(rankBuf, DType::Int64,
-                        dot(sx_, along(ivars, r0), rankStrides, sx_.constant(0)));
+  uint32_t rk = emit(sb, *ranks, along(ivars, r0));
   uint32_t hit = sb.compute(ScalarOp::Eq, DType::Bool, {rk, sb.index(self_i)});
   uint32_t pos = sb.compute(ScalarOp::Where, DType::Int64,
                             {hit, sb.index(r0), sb.constant(DType::Int64, 0)});
