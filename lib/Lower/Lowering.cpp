@@ -1432,8 +1432,8 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
   bool descending = isTopk ? args.boolean("largest", true) : args.boolean("descending", false);
   const SymExpr *row = rank == 0 ? sx_.constant(1) : x->sizes[dim];
   if (!row->isConst() || row->constant() > kMaxRankSortRow)
-    return fallback(n, "rows longer than " + std::to_string(kMaxRankSortRow) +
-                           " elements (this one has " + row->str() + ")");
+    return fallback(n, "rows of more than " + std::to_string(kMaxRankSortRow) +
+                           " elements or of symbolic length (this one has " + row->str() + ")");
   if (n.results().size() != 2)
     throw LowerError("expected values and indices");
   const Value *values = n.results()[0], *indices = n.results()[1];
@@ -1451,7 +1451,7 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
       e[dim] = at;
     return e;
   };
-  const SymExpr *self_i = rank == 0 ? sx_.constant(0) : ivars[dim];
+  const SymExpr *own = rank == 0 ? sx_.constant(0) : ivars[dim];
 
   // rank(j) = #{k : k comes before j}, k = r0, j = the point's own element.
   Exprs sizes = x->sizes;
@@ -1473,7 +1473,7 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
     same = rb.compute(ScalarOp::LogicalOr, DType::Bool,
                       {same, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {an, bn})});
   }
-  uint32_t earlier = rb.compute(ScalarOp::Lt, DType::Bool, {rb.index(r0), rb.index(self_i)});
+  uint32_t earlier = rb.compute(ScalarOp::Lt, DType::Bool, {rb.index(r0), rb.index(own)});
   uint32_t before = rb.compute(
       ScalarOp::LogicalOr, DType::Bool,
       {first, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {same, earlier})});
@@ -1488,7 +1488,7 @@ Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
   source.reductionRanges = {row};
   BodyBuilder sb = builder(outSizes, {row});
   uint32_t rk = emit(sb, *ranks, along(ivars, r0));
-  uint32_t hit = sb.compute(ScalarOp::Eq, DType::Bool, {rk, sb.index(self_i)});
+  uint32_t hit = sb.compute(ScalarOp::Eq, DType::Bool, {rk, sb.index(own)});
   uint32_t pos = sb.compute(ScalarOp::Where, DType::Int64,
                             {hit, sb.index(r0), sb.constant(DType::Int64, 0)});
   addReduction(std::move(source), std::move(sb), pos, indices);
