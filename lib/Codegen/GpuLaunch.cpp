@@ -133,11 +133,13 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
     std::string innermost =
         k.parallelRanges.empty() ? "" : "i" + std::to_string(k.parallelRanges.size() - 1);
     int64_t largest = 0;
-    bool columns = !innermost.empty();
+    bool columns = !innermost.empty(), scans = false;
     for (uint32_t n : k.nodes) {
       if (n >= graph.nodes.size() || graph.nodes[n].kind != LoopNode::Kind::Reduction)
         continue;
       const LoopNode &node = graph.nodes[n];
+      // A scan runs its loop serially, in order: one thread per point.
+      scans |= node.scan;
       int64_t points = loopSpaceBounds(node.reductionRanges, ranges).max;
       if (points < kLargeReduction)
         continue;
@@ -145,7 +147,7 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
       columns = columns && readsAcrossPoints(node, innermost);
     }
     SymRange space = loopSpaceBounds(k.parallelRanges, ranges);
-    bool perThread = largest == 0 || (space.min >= kHugeSpace && largest <= kShortRow) ||
+    bool perThread = scans || largest == 0 || (space.min >= kHugeSpace && largest <= kShortRow) ||
                      (columns && space.min >= kColumnSpace);
     k.mapping = perThread ? GpuMapping::ThreadPerPoint : GpuMapping::BlockPerPoint;
     k.blockThreads = perThread ? kPointThreads : blockThreadsFor(largest);

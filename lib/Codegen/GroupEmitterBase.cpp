@@ -176,8 +176,14 @@ void GroupEmitterBase::emitPointwisePoint(const LoopNode &node) {
 
 void GroupEmitterBase::emitSerialReduction(const LoopNode &node) {
   Accumulator a = beginReduction(node);
-  emitReductionLoops(node, 0, [&] { accumulate(node, a, emitBody(node.body), nullptr); });
-  storeReduction(node, a);
+  emitReductionLoops(node, 0, [&] {
+    accumulate(node, a, emitBody(node.body), nullptr);
+    // A scan stores every prefix (its store index uses r0).
+    if (node.scan)
+      storeReduction(node, a);
+  });
+  if (!node.scan)
+    storeReduction(node, a);
 }
 
 //===--- Reductions ------------------------------------------------------===//

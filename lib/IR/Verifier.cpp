@@ -537,7 +537,10 @@ private:
     const Buffer &out = graph_.buffers[n.output];
     if (out.kind == BufferKind::Input)
       return failAt(n) << "it writes input buffer %" << out.name;
-    if (Error e = checkExpr(n.storeIndex, {n.ranges.size(), 0, 0}, "store index"))
+    if (n.scan && (n.kind != LoopNode::Kind::Reduction || n.reductionRanges.size() != 1 ||
+                   (n.reduce != ReduceKind::Sum && n.reduce != ReduceKind::Prod)))
+      return failAt(n) << "a scan is a sum or prod reduction over one loop";
+    if (Error e = checkExpr(n.storeIndex, {n.ranges.size(), n.scan ? 1u : 0u, 0}, "store index"))
       return failAt(n) << e.message();
     return checkBody(n);
   }

@@ -463,6 +463,12 @@ private:
       });
     bool isFloat = isFloatingPoint(resultType);
     ReduceKind kind = n_.reduce;
+    // torch counts when it sums booleans (and multiplies them as integers),
+    // as the kernels do.
+    DType valueType = resultType == DType::Bool &&
+                              (kind == ReduceKind::Sum || kind == ReduceKind::Prod)
+                          ? DType::Int64
+                          : resultType;
     return forEach(*outer, 0, [&]() -> Error {
       double accF = kind == ReduceKind::Prod ? 1 : 0;
       int64_t accI = kind == ReduceKind::Prod ? 1 : 0;
@@ -508,20 +514,24 @@ private:
         }
         first = false;
         ++position;
+        // A scan stores every prefix, rounded to the output as the kernels
+        // round their running value.
+        if (n_.scan) {
+          Num rounded = make(valueType, accF, accI);
+          accF = rounded.f;
+          accI = rounded.i;
+          return store(*storeIndex, valueType, rounded);
+        }
         return Error::success();
       }));
+      if (n_.scan)
+        return Error::success();
       if (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin)
         return store(*storeIndex, DType::Int64, Num{0, best});
       if (kind == ReduceKind::Any)
         return store(*storeIndex, DType::Bool, Num{0, accI});
       if (first && (kind == ReduceKind::Max || kind == ReduceKind::Min))
         return fail("max or min of an empty range");
-      // torch counts when it sums booleans (and multiplies them as integers),
-      // as the kernels do.
-      DType valueType = resultType == DType::Bool &&
-                                (kind == ReduceKind::Sum || kind == ReduceKind::Prod)
-                            ? DType::Int64
-                            : resultType;
       return store(*storeIndex, valueType, make(valueType, accF, accI));
     });
   }

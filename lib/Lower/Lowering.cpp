@@ -179,13 +179,17 @@ public:
   Error full(const Node &n, const OpLowering &e);
   Error arange(const Node &n, const OpLowering &e);
   Error reduction(const Node &n, const OpLowering &e);
+  Error cumsum(const Node &n, const OpLowering &e);
   Error view(const Node &n, const OpLowering &e);
+  Error asStrided(const Node &n, const OpLowering &e);
   Error toCopy(const Node &n, const OpLowering &e);
   Error cat(const Node &n, const OpLowering &e);
   Error pad(const Node &n, const OpLowering &e);
   Error index(const Node &n, const OpLowering &e);
   Error maxPool(const Node &n, const OpLowering &e);
+  Error avgPool(const Node &n, const OpLowering &e);
   Error flip(const Node &n, const OpLowering &e);
+  Error sortRows(const Node &n, const OpLowering &e);
   Error externCall(const Node &n, const OpLowering &e);
 
 private:
@@ -207,9 +211,17 @@ private:
   }
   /// Adds a Reduction node computing result 0 of `n` and records its value.
   void addReduction(LoopNode node, BodyBuilder b, uint32_t value, const Value *result);
+  /// Adds a Reduction node of `kind` over `inner` that writes a contiguous
+  /// intermediate buffer `name` (one element per point of `outer`) with the
+  /// body `b` builds, result `value`; returns the buffer's value.
+  LoweredPtr scratchReduction(const std::string &name, const std::string &origin,
+                              ReduceKind kind, const Exprs &outer, const Exprs &inner,
+                              BodyBuilder b, uint32_t value);
 
   Error lowerNode(const Node &n);
-  Error fallback(const Node &n);
+  /// A Fallback node for `n`; with --no-fallback an error, saying `why` if
+  /// the op has a lowering that does not take this node.
+  Error fallback(const Node &n, const std::string &why = "");
   Error callNode(const Node &n, LoopNode::Kind kind);
   std::string where(const Node &n) const {
     return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + opString(n.op()) + ")";
@@ -247,6 +259,7 @@ private:
   BufferView bufferView(DType dtype, const StridedView &v) const;
   BodyBuilder builder(const Exprs &ranges, const Exprs &reductionRanges = {}) const;
   std::vector<int64_t> ints(const Node &n, const char *name) const;
+  std::vector<int64_t> windowArg(const Node &n, const char *name, std::vector<int64_t> dflt) const;
 
   SymContext &sx_;
   const Graph &g_;
@@ -355,6 +368,7 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_any_default, &GraphLowerer::reduction},
         OpLowering{ops::aten_any_dim, &GraphLowerer::reduction},
         OpLowering{ops::aten_any_dims, &GraphLowerer::reduction},
+        OpLowering{ops::aten_cumsum_default, &GraphLowerer::cumsum},
         OpLowering{ops::aten_view_default, &GraphLowerer::view},
         OpLowering{ops::aten_reshape_default, &GraphLowerer::view},
         OpLowering{ops::aten__unsafe_view_default, &GraphLowerer::view},
@@ -369,12 +383,16 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_alias_default, &GraphLowerer::view},
         OpLowering{ops::aten_detach_default, &GraphLowerer::view},
         OpLowering{ops::aten_clone_default, &GraphLowerer::view},
+        OpLowering{ops::aten_as_strided_default, &GraphLowerer::asStrided},
         OpLowering{ops::aten__to_copy_default, &GraphLowerer::toCopy},
         OpLowering{ops::aten_cat_default, &GraphLowerer::cat},
         OpLowering{ops::aten_constant_pad_nd_default, &GraphLowerer::pad},
         OpLowering{ops::aten_index_Tensor, &GraphLowerer::index},
         OpLowering{ops::aten_max_pool2d_with_indices_default, &GraphLowerer::maxPool},
+        OpLowering{ops::aten_avg_pool2d_default, &GraphLowerer::avgPool},
         OpLowering{ops::aten_flip_default, &GraphLowerer::flip},
+        OpLowering{ops::aten_sort_default, &GraphLowerer::sortRows},
+        OpLowering{ops::aten_topk_default, &GraphLowerer::sortRows},
         OpLowering{ops::aten_mm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_bmm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_convolution_default, &GraphLowerer::externCall},
@@ -399,6 +417,16 @@ bool lowersToView(OpId op) {
 }
 
 // Building blocks ------------------------------------------------------------
+
+/// A dimension argument counted from the end when negative.
+size_t wrap(int64_t d, size_t rank) {
+  int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
+  int64_t w = d < 0 ? d + r : d;
+  if (w < 0 || w >= r)
+    throw LowerError("dim " + std::to_string(d) + " is out of range");
+  return static_cast<size_t>(w);
+}
+
 
 std::vector<int64_t> GraphLowerer::ints(const Node &n, const char *name) const {
   try {
@@ -809,6 +837,45 @@ Error GraphLowerer::reduction(const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// cumsum: a scan along `dim`, serial along it (r0) and parallel over the
+/// other dims, accumulating in the result's dtype (int64 for integer and
+/// bool inputs, or `dtype`), as torch's result type says.
+Error GraphLowerer::cumsum(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  size_t rank = x->sizes.size();
+  size_t dim = wrap(ArgReader(n.args()).integer("dim"), rank);
+  Exprs outer, inner{rank == 0 ? sx_.constant(1) : x->sizes[dim]};
+  Exprs idx;
+  for (size_t d = 0, next = 0; d < rank; ++d) {
+    if (d == dim) {
+      idx.push_back(sx_.symbol(loopVar('r', 0)));
+      continue;
+    }
+    outer.push_back(x->sizes[d]);
+    idx.push_back(sx_.symbol(loopVar('i', next++)));
+  }
+  LoopNode node;
+  node.kind = LoopNode::Kind::Reduction;
+  node.reduce = ReduceKind::Sum;
+  node.scan = true;
+  node.name = result->name();
+  node.origin = result->name();
+  node.ranges = outer;
+  node.reductionRanges = inner;
+  BodyBuilder b = builder(outer, inner);
+  uint32_t v = b.cast(emit(b, *x, idx), rt.dtype);
+  node.body = std::move(b).finish(v);
+  node.output = resultBuffer(result, rt, true);
+  const Exprs &strides = out_.buffers[node.output].strides;
+  node.storeIndex = builder(outer, inner).simplify(dot(sx_, idx, strides, sx_.constant(0)));
+  StridedView view{node.output, rt.sizes, strides, sx_.constant(0)};
+  addNode(std::move(node));
+  vals_[result] = stridedLowered(rt.dtype, view);
+  return Error::success();
+}
+
 void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
                                 const Value *result) {
   const TensorType &rt = result->type().tensor;
@@ -826,16 +893,32 @@ void GraphLowerer::addReduction(LoopNode node, BodyBuilder b, uint32_t value,
   vals_[result] = stridedLowered(rt.dtype, view);
 }
 
-// Views ----------------------------------------------------------------------
-
-/// A dimension argument counted from the end when negative.
-size_t wrap(int64_t d, size_t rank) {
-  int64_t r = static_cast<int64_t>(std::max<size_t>(rank, 1));
-  int64_t w = d < 0 ? d + r : d;
-  if (w < 0 || w >= r)
-    throw LowerError("dim " + std::to_string(d) + " is out of range");
-  return static_cast<size_t>(w);
+LoweredPtr GraphLowerer::scratchReduction(const std::string &name, const std::string &origin,
+                                          ReduceKind kind, const Exprs &outer,
+                                          const Exprs &inner, BodyBuilder b, uint32_t value) {
+  LoopNode node;
+  node.kind = LoopNode::Kind::Reduction;
+  node.reduce = kind;
+  node.name = name;
+  node.origin = origin;
+  node.ranges = outer;
+  node.reductionRanges = inner;
+  DType dtype = b.dtypeOf(value);
+  node.body = std::move(b).finish(value);
+  Exprs strides = contiguousStrides(sx_, outer);
+  node.output = addBuffer(name, BufferKind::Intermediate,
+                          kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin ? DType::Int64
+                                                                                   : dtype,
+                          outer, strides, true);
+  node.storeIndex = builder(outer).simplify(
+      dot(sx_, loopVars(sx_, 'i', outer.size()), strides, sx_.constant(0)));
+  LoweredPtr l = stridedLowered(out_.buffers[node.output].dtype,
+                                StridedView{node.output, outer, strides, sx_.constant(0)});
+  addNode(std::move(node));
+  return l;
 }
+
+// Views ----------------------------------------------------------------------
 
 /// Index map of a reshape: the row-major position, split along the base.
 Exprs reshapeIndex(SymContext &sx, const Exprs &inSizes, const Exprs &outSizes, const Exprs &idx) {
@@ -947,6 +1030,52 @@ Error GraphLowerer::view(const Node &n, const OpLowering &) {
     };
   }
   define(n.results()[0], makeView(base, out, std::move(map)));
+  return Error::success();
+}
+
+/// as_strided reads self's storage: torch's storage position p of self is
+/// element `offset - storageOffset + p` of a buffer that holds self with
+/// torch's own strides. A value laid out otherwise is first written into
+/// such a buffer. The result is a strided view of it (no copy); its sizes,
+/// strides and offset are those the shape function gave the result.
+Error GraphLowerer::asStrided(const Node &n, const OpLowering &) {
+  const Value *self = n.arg("self")->value.values[0];
+  const TensorType &st = self->type().tensor, &rt = resultType(n);
+  for (const SymExpr *e : rt.strides)
+    if (e->isConst() && e->constant() < 0)
+      throw LowerError("negative strides are not supported");
+  LoweredPtr x = value(self);
+  std::optional<StridedView> base = x->view;
+  if (!base || base->strides != st.strides) {
+    if (denseStrides(sx_, st) != st.strides)
+      throw LowerError("self is not dense; its storage is not known here");
+    uint32_t buf = addBuffer(self->name() + "_storage", BufferKind::Intermediate, x->dtype, x->sizes,
+                             st.strides, false);
+    writePointwise(self->name() + "_storage", nodeName(n), *x, buf);
+    base = StridedView{buf, x->sizes, st.strides, sx_.constant(0)};
+  }
+  const SymExpr *offset = sx_.add(base->offset, sx_.sub(rt.storageOffset, st.storageOffset));
+  // Where every size and stride is known, the view must stay inside the
+  // elements the buffer holds.
+  auto extent = [&](const Exprs &sizes, const Exprs &strides, const SymExpr *start) {
+    const SymExpr *e = start;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      e = sx_.add(e, sx_.mul(sx_.sub(sizes[d], sx_.constant(1)), strides[d]));
+    return e;
+  };
+  const SymExpr *last = extent(rt.sizes, rt.strides, offset);
+  const Buffer &b = out_.buffers[base->buffer];
+  const SymExpr *bufLast = extent(b.sizes, b.strides, sx_.constant(0));
+  bool empty = std::any_of(rt.sizes.begin(), rt.sizes.end(),
+                           [](const SymExpr *e) { return e->isConst() && e->constant() == 0; });
+  if (!empty && offset->isConst() && last->isConst() && bufLast->isConst() &&
+      (offset->constant() < 0 || last->constant() > bufLast->constant()))
+    throw LowerError("the view reaches outside self's elements (elements " +
+                     std::to_string(offset->constant()) + " to " +
+                     std::to_string(last->constant()) + " of " +
+                     std::to_string(bufLast->constant() + 1) + ")");
+  define(n.results()[0], stridedLowered(x->dtype, StridedView{base->buffer, rt.sizes, rt.strides,
+                                                              builder({}).simplify(offset)}));
   return Error::success();
 }
 
@@ -1122,24 +1251,45 @@ Error GraphLowerer::index(const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// `x` read at `in`, a window element of a pooling over the last two dims;
+/// `outside` (as `dtype`) where the element lies in the padding or past the
+/// input (ceil_mode). Without padding or ceil_mode every window lies inside.
+uint32_t emitWindow(BodyBuilder &b, const Lowered &x, const Exprs &in,
+                    const std::vector<int64_t> &padding, bool ceilMode, DType dtype,
+                    double outside) {
+  size_t rank = in.size();
+  std::optional<uint32_t> cond;
+  for (size_t k = 0; k < 2; ++k) {
+    if (padding[k] == 0 && !ceilMode)
+      continue;
+    uint32_t c = emitInRange(b, in[rank - 2 + k], b.syms().constant(0), x.sizes[rank - 2 + k]);
+    cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+  }
+  if (!cond)
+    return b.cast(emit(b, x, in), dtype);
+  return emitMasked(b, *cond, dtype, [&] { return emit(b, x, in); }, b.constant(dtype, outside));
+}
+
+/// A pooling window argument: one value per spatial dim, or one for both;
+/// an absent or empty one (stride) means `dflt`.
+std::vector<int64_t> GraphLowerer::windowArg(const Node &n, const char *name,
+                                             std::vector<int64_t> dflt) const {
+  std::vector<int64_t> v = ArgReader(n.args()).has(name) ? ints(n, name) : dflt;
+  if (v.empty())
+    v = dflt;
+  if (v.size() == 1)
+    v.push_back(v[0]);
+  if (v.size() != 2)
+    throw LowerError(std::string("argument '") + name + "' needs 1 or 2 values");
+  return v;
+}
+
 Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
   LoweredPtr x = value(n.arg("self")->value.values[0]);
-  // Each window argument holds one value per spatial dim, or one for both;
-  // an absent or empty stride means the kernel size.
-  auto pair = [&](const char *name, std::vector<int64_t> dflt) {
-    std::vector<int64_t> v = ArgReader(n.args()).has(name) ? ints(n, name) : dflt;
-    if (v.empty())
-      v = dflt;
-    if (v.size() == 1)
-      v.push_back(v[0]);
-    if (v.size() != 2)
-      throw LowerError(std::string("argument '") + name + "' needs 1 or 2 values");
-    return v;
-  };
-  std::vector<int64_t> kernel = pair("kernel_size", {});
-  std::vector<int64_t> stride = pair("stride", kernel);
-  std::vector<int64_t> padding = pair("padding", {0, 0});
-  std::vector<int64_t> dilation = pair("dilation", {1, 1});
+  std::vector<int64_t> kernel = windowArg(n, "kernel_size", {});
+  std::vector<int64_t> stride = windowArg(n, "stride", kernel);
+  std::vector<int64_t> padding = windowArg(n, "padding", {0, 0});
+  std::vector<int64_t> dilation = windowArg(n, "dilation", {1, 1});
   bool ceilMode = ArgReader(n.args()).boolean("ceil_mode", false);
   const Value *result = n.results()[0];
   const TensorType &rt = result->type().tensor;
@@ -1157,18 +1307,8 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
   }
   // The window's value at (r0, r1); -inf where padding is read.
   auto window = [&](BodyBuilder &b) {
-    std::optional<uint32_t> cond;
-    for (size_t k = 0; k < 2; ++k) {
-      // Without padding or ceil_mode every window lies inside the input.
-      if (padding[k] == 0 && !ceilMode)
-        continue;
-      uint32_t c = emitInRange(b, in[rank - 2 + k], sx_.constant(0), x->sizes[rank - 2 + k]);
-      cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
-    }
-    if (!cond)
-      return emit(b, *x, in);
-    return emitMasked(b, *cond, x->dtype, [&] { return emit(b, *x, in); },
-                      b.constant(x->dtype, -std::numeric_limits<double>::infinity()));
+    return emitWindow(b, *x, in, padding, ceilMode, x->dtype,
+                      -std::numeric_limits<double>::infinity());
   };
   LoopNode values;
   values.reduce = ReduceKind::Max;
@@ -1184,23 +1324,10 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
   // input's H x W plane. ArgMax gives its place r0 * kw + r1 in the window.
   const Value *indices = n.results()[1];
   const TensorType &it = indices->type().tensor;
-  LoopNode positions;
-  positions.kind = LoopNode::Kind::Reduction;
-  positions.reduce = ReduceKind::ArgMax;
-  positions.reductionRanges = inner;
-  positions.name = indices->name() + "_window";
-  positions.origin = indices->name();
-  positions.ranges = it.sizes;
   BodyBuilder pb = builder(outer, inner);
   uint32_t w = window(pb);
-  positions.body = std::move(pb).finish(w);
-  Exprs strides = contiguousStrides(sx_, it.sizes);
-  positions.output = addBuffer(positions.name, BufferKind::Intermediate, DType::Int64, it.sizes,
-                               strides, true);
-  positions.storeIndex = builder(it.sizes).simplify(dot(sx_, ivars, strides, sx_.constant(0)));
-  LoweredPtr place = stridedLowered(
-      DType::Int64, StridedView{positions.output, it.sizes, strides, sx_.constant(0)});
-  addNode(std::move(positions));
+  LoweredPtr place = scratchReduction(indices->name() + "_window", indices->name(),
+                                      ReduceKind::ArgMax, it.sizes, inner, std::move(pb), w);
   const SymExpr *width = x->sizes[rank - 1];
   define(indices, pointwise(DType::Int64, it.sizes, 6, {place}, [=, this](BodyBuilder &b,
                                                                           const Exprs &idx) {
@@ -1217,6 +1344,162 @@ Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {
     };
     uint32_t row = b.compute(ScalarOp::Mul, DType::Int64, {along(0, r0), b.index(width)});
     return b.compute(ScalarOp::Add, DType::Int64, {row, along(1, r1)});
+  }));
+  return Error::success();
+}
+
+/// avg_pool2d: a Sum over each window (padding, and the part of a ceil_mode
+/// window past the input, read as 0) into a buffer, then a division by the
+/// window's count as torch counts it: the window clipped to the padded input
+/// (count_include_pad), or to the input itself, or divisor_override.
+Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
+  LoweredPtr x = value(n.arg("self")->value.values[0]);
+  std::vector<int64_t> kernel = windowArg(n, "kernel_size", {});
+  std::vector<int64_t> stride = windowArg(n, "stride", kernel);
+  std::vector<int64_t> padding = windowArg(n, "padding", {0, 0});
+  ArgReader args(n.args());
+  bool ceilMode = args.boolean("ceil_mode", false);
+  bool countPad = args.boolean("count_include_pad", true);
+  std::optional<int64_t> divisorOverride;
+  if (args.has("divisor_override")) {
+    divisorOverride = args.integer("divisor_override");
+    if (*divisorOverride == 0)
+      throw LowerError("divisor_override must not be zero");
+  }
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  size_t rank = rt.rank();
+  if (rank < 3 || x->sizes.size() != rank)
+    throw LowerError("avg_pool2d expects 3 or 4 dimensions");
+  if (!isFloatingPoint(rt.dtype))
+    throw LowerError("avg_pool2d needs a floating input");
+  Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
+  Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
+  auto start = [=, this](const Exprs &idx, size_t k) {
+    return sx_.sub(sx_.mul(idx[rank - 2 + k], sx_.constant(stride[k])), sx_.constant(padding[k]));
+  };
+  Exprs in(ivars.begin(), ivars.end() - 2);
+  for (size_t k = 0; k < 2; ++k)
+    in.push_back(sx_.add(start(ivars, k), rvars[k]));
+
+  BodyBuilder sb = builder(outer, inner);
+  uint32_t v = emitWindow(sb, *x, in, padding, ceilMode, rt.dtype, 0);
+  LoweredPtr sums = scratchReduction(result->name() + "_sum", result->name(), ReduceKind::Sum,
+                                     outer, inner, std::move(sb), v);
+
+  Exprs inSizes = x->sizes;
+  DType dtype = rt.dtype;
+  define(result, pointwise(dtype, outer, 8, {sums}, [=, this](BodyBuilder &b, const Exprs &idx) {
+    const SymExpr *count = sx_.constant(1);
+    for (size_t k = 0; k < 2; ++k) {
+      if (divisorOverride)
+        break;
+      const SymExpr *lo = start(idx, k), *size = inSizes[rank - 2 + k];
+      const SymExpr *hi = sx_.min(sx_.add(lo, sx_.constant(kernel[k])),
+                                  sx_.add(size, sx_.constant(padding[k])));
+      if (!countPad) {
+        lo = sx_.max(lo, sx_.constant(0));
+        hi = sx_.min(hi, size);
+      }
+      count = sx_.mul(count, sx_.sub(hi, lo));
+    }
+    uint32_t divisor = divisorOverride
+                           ? b.constant(dtype, static_cast<double>(*divisorOverride))
+                           : b.cast(b.index(b.simplify(count)), dtype);
+    return b.compute(ScalarOp::Div, dtype, {emit(b, *sums, idx), divisor});
+  }));
+  return Error::success();
+}
+
+/// sort and topk (stable; NaN sorts as the largest value, as in torch) as
+/// loops, by rank: element j of a row goes to position rank(j), the number
+/// of elements that come before it (smaller, or equal and earlier; larger
+/// for a descending order). Three nodes, all parallel over the rows: a Sum
+/// over the row computes every rank, a second Sum finds the source index of
+/// each output position (the one element whose rank it is), and the values
+/// are a gather of self at those indices. The work grows with the square of
+/// the row, so rows longer than kMaxRankSortRow (or of symbolic length)
+/// keep the reference kernel, and --no-fallback says why.
+constexpr int64_t kMaxRankSortRow = 2048;
+
+Error GraphLowerer::sortRows(const Node &n, const OpLowering &) {
+  bool isTopk = n.op() == ops::aten_topk_default;
+  ArgReader args(n.args());
+  const Value *self = n.arg("self")->value.values[0];
+  LoweredPtr x = value(self);
+  size_t rank = x->sizes.size();
+  size_t dim = wrap(args.integer("dim", -1), rank);
+  bool descending = isTopk ? args.boolean("largest", true) : args.boolean("descending", false);
+  const SymExpr *row = rank == 0 ? sx_.constant(1) : x->sizes[dim];
+  if (!row->isConst() || row->constant() > kMaxRankSortRow)
+    return fallback(n, "rows of more than " + std::to_string(kMaxRankSortRow) +
+                           " elements or of symbolic length (this one has " + row->str() + ")");
+  if (n.results().size() != 2)
+    throw LowerError("expected values and indices");
+  const Value *values = n.results()[0], *indices = n.results()[1];
+  const TensorType &vt = values->type().tensor;
+  DType dtype = x->dtype;
+  bool floating = isFloatingPoint(dtype);
+  StridedView in = realize(self);
+  LoweredPtr src = value(self);
+  Exprs ivars = loopVars(sx_, 'i', rank);
+  const SymExpr *r0 = sx_.symbol(loopVar('r', 0));
+  // Index of the row element at position `at` along dim, the others at idx.
+  auto along = [=](const Exprs &idx, const SymExpr *at) {
+    Exprs e = idx;
+    if (rank > 0)
+      e[dim] = at;
+    return e;
+  };
+  const SymExpr *own = rank == 0 ? sx_.constant(0) : ivars[dim];
+
+  // rank(j) = #{k : k comes before j}, k = r0, j = the point's own element.
+  Exprs sizes = x->sizes;
+  BodyBuilder rb = builder(sizes, {row});
+  uint32_t a = emit(rb, *src, along(ivars, r0)), b = emit(rb, *src, ivars);
+  ScalarOp order = descending ? ScalarOp::Gt : ScalarOp::Lt;
+  uint32_t first = rb.compute(order, DType::Bool, {a, b});
+  uint32_t same = rb.compute(ScalarOp::Eq, DType::Bool, {a, b});
+  if (floating) {
+    uint32_t an = rb.compute(ScalarOp::IsNan, DType::Bool, {a});
+    uint32_t bn = rb.compute(ScalarOp::IsNan, DType::Bool, {b});
+    // NaN is the largest value, and equal to itself.
+    uint32_t nanFirst = descending
+                            ? rb.compute(ScalarOp::LogicalAnd, DType::Bool,
+                                         {an, rb.compute(ScalarOp::LogicalNot, DType::Bool, {bn})})
+                            : rb.compute(ScalarOp::LogicalAnd, DType::Bool,
+                                         {rb.compute(ScalarOp::LogicalNot, DType::Bool, {an}), bn});
+    first = rb.compute(ScalarOp::LogicalOr, DType::Bool, {first, nanFirst});
+    same = rb.compute(ScalarOp::LogicalOr, DType::Bool,
+                      {same, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {an, bn})});
+  }
+  uint32_t earlier = rb.compute(ScalarOp::Lt, DType::Bool, {rb.index(r0), rb.index(own)});
+  uint32_t before = rb.compute(
+      ScalarOp::LogicalOr, DType::Bool,
+      {first, rb.compute(ScalarOp::LogicalAnd, DType::Bool, {same, earlier})});
+  uint32_t counted = rb.cast(before, DType::Int64);
+  LoweredPtr ranks = scratchReduction(values->name() + "_rank", values->name(), ReduceKind::Sum,
+                                      sizes, {row}, std::move(rb), counted);
+
+  // The source index of output position p: the r0 whose rank is p.
+  Exprs outSizes = vt.sizes;
+  LoopNode source;
+  source.reduce = ReduceKind::Sum;
+  source.reductionRanges = {row};
+  BodyBuilder sb = builder(outSizes, {row});
+  uint32_t rk = emit(sb, *ranks, along(ivars, r0));
+  uint32_t hit = sb.compute(ScalarOp::Eq, DType::Bool, {rk, sb.index(own)});
+  uint32_t pos = sb.compute(ScalarOp::Where, DType::Int64,
+                            {hit, sb.index(r0), sb.constant(DType::Int64, 0)});
+  addReduction(std::move(source), std::move(sb), pos, indices);
+  LoweredPtr idx = value(indices);
+
+  VarRanges tRanges;
+  tRanges[loopVar('t', 0)] = loopVarRange(row, symRanges_);
+  define(values, pointwise(dtype, outSizes, 2, {idx}, [=, this](BodyBuilder &bb, const Exprs &o) {
+    uint32_t t = emit(bb, *idx, o);
+    Exprs at = along(o, sx_.symbol(loopVar('t', 0)));
+    return bb.load(in.buffer, dtype, dot(sx_, at, in.strides, in.offset), {t}, tRanges);
   }));
   return Error::success();
 }
@@ -1248,10 +1531,11 @@ Error GraphLowerer::externCall(const Node &n, const OpLowering &) {
   return callNode(n, LoopNode::Kind::Extern);
 }
 
-Error GraphLowerer::fallback(const Node &n) {
+Error GraphLowerer::fallback(const Node &n, const std::string &why) {
   if (options_.noFallback)
     return makeError() << where(n) << ": no lowering for " << n.op()
-                       << (reducedPrecision(n) ? " on float16/bfloat16 values" : "");
+                       << (reducedPrecision(n) ? " on float16/bfloat16 values" : "")
+                       << (why.empty() ? "" : " with " + why);
   report_.fallbacks.push_back("node '" + nodeName(n) + "': " + opString(n.op()));
   return callNode(n, LoopNode::Kind::Fallback);
 }

@@ -113,7 +113,8 @@ template <> inline constexpr auto kFields<LoopNode> = std::tuple(
     field<BufferRef>("output", &LoopNode::output), field("store_index", &LoopNode::storeIndex),
     field("op", &LoopNode::op), field("args", &LoopNode::args),
     field("inputs", &LoopNode::inputs), field("outputs", &LoopNode::outputs),
-    field("post_ops", &LoopNode::postOps), field("origin", &LoopNode::origin));
+    field("post_ops", &LoopNode::postOps), field("origin", &LoopNode::origin),
+    field("scan", &LoopNode::scan));
 template <> inline constexpr auto kFields<LoopBinding> =
     std::tuple(field("name", &LoopBinding::name),
                field<BufferRef>("buffer", &LoopBinding::buffer), field("type", &LoopBinding::type));

@@ -162,6 +162,10 @@ struct LoopNode {
   std::vector<PostOp> postOps; ///< Extern only
   /// The core graph node this came from, for messages.
   std::string origin;
+  /// Reduction only: a scan. The node stores its running value after every
+  /// step of its one reduction loop (its storeIndex uses r0), as cumsum and
+  /// cumprod do; reduce is Sum or Prod. The loop runs serially, in order.
+  bool scan = false;
   bool operator==(const LoopNode &) const = default;
 };
 

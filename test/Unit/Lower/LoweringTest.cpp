@@ -359,18 +359,20 @@ TEST(LoweringTest, MatmulAndConvolutionAreExterns) {
 
 TEST(LoweringTest, UnknownOpsFallBackOrFail) {
   std::string text = moduleText(
-      "%x: f32[2, 5] user_input(\"x\")",
+      "%x: f32[2, 5] user_input(\"x\"), %seed: i64[] user_input(\"seed\")",
       "    %e = aten.exp.default(self=%x) : f32[2, 5]\n"
-      "    %c = aten.cumsum.default(self=%e, dim=1) : f32[2, 5]\n",
+      "    %r = gc.rand.default(size=[2, 5], seed=%seed, offset=%seed) : f32[2, 5]\n"
+      "    %c = aten.mul.Tensor(self=%e, other=%r) : f32[2, 5]\n",
       "%c user_output");
-  std::unique_ptr<Module> m = checkAgainstReference(text, {sample(DType::Float32, {2, 5}, 32)});
+  std::unique_ptr<Module> m = checkAgainstReference(
+      text, {sample(DType::Float32, {2, 5}, 32), Tensor::zeros(DType::Int64, {})});
   ASSERT_TRUE(m);
   EXPECT_EQ(countNodes(*m->loopGraphs()[0], LoopNode::Kind::Fallback), 1u);
 
   std::unique_ptr<Module> again = parse(text);
   LowerReport report;
   lowered(*again, {}, &report);
-  EXPECT_EQ(report.fallbacks, std::vector<std::string>{"node 'c': aten.cumsum.default"});
+  EXPECT_EQ(report.fallbacks, std::vector<std::string>{"node 'r': gc.rand.default"});
 
   std::unique_ptr<Module> strict = parse(text);
   LowerOptions options;
@@ -378,8 +380,8 @@ TEST(LoweringTest, UnknownOpsFallBackOrFail) {
   Expected<LowerReport> failed = lowerModule(*strict, options);
   ASSERT_FALSE(static_cast<bool>(failed));
   EXPECT_EQ(failed.error().message(),
-            "graph 'forward': node 'c' (aten.cumsum.default): no lowering for "
-            "aten.cumsum.default");
+            "graph 'forward': node 'r' (gc.rand.default): no lowering for "
+            "gc.rand.default");
 }
 
 TEST(LoweringTest, ReducedPrecisionFallsBack) {
