@@ -537,7 +537,13 @@ private:
     const Buffer &out = graph_.buffers[n.output];
     if (out.kind == BufferKind::Input)
       return failAt(n) << "it writes input buffer %" << out.name;
-    if (Error e = checkExpr(n.storeIndex, {n.ranges.size(), 0, 0}, "store index"))
+    if (scatters(n) && n.kind != LoopNode::Kind::Pointwise)
+      return failAt(n) << "only a pointwise node has a scattering store";
+    for (uint32_t x : n.storeIndirect)
+      if (x >= n.body.ops.size())
+        return failAt(n) << "indirect store index %" << x << " is not a body operation";
+    if (Error e = checkExpr(n.storeIndex, {n.ranges.size(), 0, n.storeIndirect.size()},
+                            "store index"))
       return failAt(n) << e.message();
     return checkBody(n);
   }
