@@ -1255,7 +1255,7 @@ Error GraphLowerer::scatter(const Node &n, const OpLowering &) {
   LoweredPtr start = pointwise(dtype, rt.sizes, 0, {}, [dtype, includeSelf](BodyBuilder &b, const Exprs &) {
     return b.constant(dtype, includeSelf ? 1 : 0);
   });
-  writePointwise(name + "_count", name, *start, counts);
+  writePointwise(name + "_count_init", name, *start, counts);
   pass("_count", counts, StoreCombine::Add, constant(1));
   LoweredPtr sumL = stridedLowered(dtype, StridedView{sums, rt.sizes, strides, sx_.constant(0)});
   LoweredPtr countL = stridedLowered(dtype, StridedView{counts, rt.sizes, strides, sx_.constant(0)});
