@@ -88,6 +88,8 @@ def check(opts):
         # The whole training chain in one gc-compile process.
         archive = os.path.join(opts.models, opts.check, "model.pt2")
         train = ["--train", "--grad-inputs", "--partition=" + opts.partition]
+        if opts.no_fallback:
+            train.append("--no-fallback")
         text = run(opts.bin_dir, "gc-compile", archive, *train, "--compile-to=partitioned",
                    "--emit=text", "-o", "-").stdout
         part = os.path.join(work, "part.gcpkg")
@@ -102,7 +104,8 @@ def check(opts):
         # Both graphs through the backend into one package with a forward
         # and a backward entry point; gc-run runs either by name.
         loops, kernels = os.path.join(work, "part.loops.gc"), os.path.join(work, "part.kernels.gc")
-        run(opts.bin_dir, "gc-lower", part, "-o", loops)
+        run(opts.bin_dir, "gc-lower", part, *(["--no-fallback"] if opts.no_fallback else []),
+            "-o", loops)
         run(opts.bin_dir, "gc-codegen", loops, "-o", kernels)
         part = os.path.join(work, "part.gcpkg")
         run(opts.bin_dir, "gc-package", kernels, "-o", part)
@@ -149,6 +152,9 @@ def main():
     parser.add_argument("--gc-compile", action="store_true",
                         help="--check: make the package with gc-compile --train instead of the "
                              "separate tools")
+    parser.add_argument("--no-fallback", action="store_true",
+                        help="--check with --compiled or --gc-compile: refuse reference-kernel "
+                             "fallbacks (gc-lower --no-fallback)")
     parser.add_argument("--require-fewer", metavar="MODEL", action="append", default=[],
                         help="fail unless min-cut saves strictly fewer bytes on MODEL")
     opts = parser.parse_args()

@@ -139,6 +139,38 @@ InputGrads dScatterAdd(DerivativeContext &ctx) {
   return selfGrad(g).set("src", gather(e, g, dimArg(ctx, self(ctx)), ctx.value("index")));
 }
 
+/// scatter_reduce.two with reduce='sum': as scatter_add, with self's
+/// gradient zeroed where the index writes when self is left out.
+InputGrads dScatterReduce(DerivativeContext &ctx) {
+  Emit e(ctx);
+  if (ctx.string("reduce", "") != "sum")
+    rewriteFail("the derivative of scatter_reduce.two supports reduce='sum' only");
+  Value *x = self(ctx), *index = ctx.value("index"), *g = ctx.grad();
+  int64_t dim = dimArg(ctx, x);
+  Value *selfG = g;
+  if (!ctx.boolean("include_self", true))
+    selfG = e.op(ops::aten_scatter_src,
+                 {{"self", g}, {"dim", dim}, {"index", index},
+                  {"src", e.fullLike(index, Number::integer(0), typeOf(g).dtype)}});
+  return selfGrad(selfG).set("src", gather(e, g, dim, index));
+}
+
+/// index_put: self's gradient is g, zeroed where values were written
+/// (unless they were added); values' is g read back at the indices (summed
+/// over what values was broadcast along).
+InputGrads dIndexPut(DerivativeContext &ctx) {
+  Emit e(ctx);
+  Value *g = ctx.grad();
+  std::vector<Value *> indices = ctx.values("indices");
+  Value *selfG = g;
+  if (!ctx.boolean("accumulate", false))
+    selfG = e.op(ops::aten_index_put_default,
+                 {{"self", g}, {"indices", indices},
+                  {"values", e.full({}, Number::integer(0), typeOf(g).dtype)}});
+  return selfGrad(selfG).set(
+      "values", e.op(ops::aten_index_Tensor, {{"self", g}, {"indices", indices}}));
+}
+
 /// x[..., i_p, ..., i_q, ...] with consecutive index tensors reads the
 /// flattened dims p..q at one linear index; the gradient is g added back at
 /// those linear indices.
@@ -194,9 +226,13 @@ const DerivativeEntry kEntries[] = {
     {ops::aten_flip_default, dFlip, "g flipped back"},
     {ops::aten_gather_default, dGather, "zeros with g scatter-added at index"},
     {ops::aten_index_Tensor, dIndex, "zeros with g scatter-added at the flat indices"},
+    {ops::aten_index_put_default, dIndexPut,
+     "self: g, zeroed at the indices unless accumulate; values: g indexed"},
     {ops::aten_permute_default, dPermute, "g permuted back"},
     {ops::aten_scatter_src, dScatter, "self: g zeroed at index; src: g gathered at index"},
     {ops::aten_scatter_add_default, dScatterAdd, "self: g; src: g gathered at index"},
+    {ops::aten_scatter_reduce_two, dScatterReduce,
+     "reduce='sum' only: self: g (zeroed at index without include_self); src: g gathered"},
     {ops::aten_select_int, dSelect, "g padded with zeros around index"},
     {ops::aten_slice_Tensor, dSlice, "g spread by step and padded with zeros"},
     {ops::aten_squeeze_dims, dReshape, "g viewed as x"},

@@ -106,6 +106,45 @@ private:
     return b_.CreateAddrSpaceCast(pointer, b_.getPtrTy(kGlobalAddressSpace));
   }
 
+  /// Points of a scatter run in parallel here, so a combining store is
+  /// atomic (as torch's GPU scatter_add; the order of the additions, and so
+  /// a float sum's rounding, may differ from run to run): atomicrmw where
+  /// NVPTX has it, else a compare-and-swap loop around combineStored.
+  void combineStore(const LoopNode &node, Value *address, Value *v) override {
+    DType dtype = graph_.buffers[node.output].dtype;
+    bool isFloat = isFloatingPoint(dtype);
+    bool wide = dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Int32 ||
+                dtype == DType::Int64;
+    std::optional<llvm::AtomicRMWInst::BinOp> op;
+    if (wide && node.combine == StoreCombine::Add)
+      op = isFloat ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+    else if (wide && !isFloat && node.combine == StoreCombine::Max)
+      op = llvm::AtomicRMWInst::Max;
+    else if (wide && !isFloat && node.combine == StoreCombine::Min)
+      op = llvm::AtomicRMWInst::Min;
+    if (op) {
+      b_.CreateAtomicRMW(*op, address, v, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+      return;
+    }
+    llvm::Type *type = v->getType();
+    llvm::Type *bits = b_.getIntNTy(type->getPrimitiveSizeInBits());
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    llvm::Value *first = b_.CreateLoad(bits, address);
+    auto *retry = llvm::BasicBlock::Create(ctx_, "cas", fn_);
+    auto *done = llvm::BasicBlock::Create(ctx_, "cas.done", fn_);
+    b_.CreateBr(retry);
+    b_.SetInsertPoint(retry);
+    llvm::PHINode *seen = b_.CreatePHI(bits, 2, "seen");
+    seen->addIncoming(first, pre);
+    Value *combined = combineStored(node.combine, dtype, b_.CreateBitCast(seen, type), v);
+    Value *pair = b_.CreateAtomicCmpXchg(address, seen, b_.CreateBitCast(combined, bits),
+                                         llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic,
+                                         llvm::AtomicOrdering::Monotonic);
+    seen->addIncoming(b_.CreateExtractValue(pair, 0), b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateExtractValue(pair, 1), done, retry);
+    b_.SetInsertPoint(done);
+  }
+
   Value *special(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
   void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
@@ -227,9 +266,9 @@ private:
               node_ = &graph_.nodes[n];
               if (!checkNode(*node_))
                 return;
-              stores.push_back({node_, emitBody(node_->body),
-                                node_->body.ops[node_->body.result].dtype,
-                                expr(node_->storeIndex), inRange});
+              Value *value = emitBody(node_->body);
+              stores.push_back({node_, value, node_->body.ops[node_->body.result].dtype,
+                                storeIndexOf(*node_), inRange});
             }
           }
           for (const PendingStore &s : stores) {

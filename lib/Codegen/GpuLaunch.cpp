@@ -91,12 +91,13 @@ bool readsAcrossPoints(const LoopNode &node, const std::string &parallelVar) {
   return alongPoints;
 }
 
-/// Pointwise nodes only, none reading a buffer a node of the group writes:
+/// Pointwise nodes only, none scattering nor reading a buffer a node of the group writes:
 /// the loads of several points can go before their stores.
 bool loadsBeforeStores(const LoopGraph &graph, const KernelGroup &k) {
   std::vector<uint32_t> written;
   for (uint32_t n : k.nodes) {
-    if (n >= graph.nodes.size() || graph.nodes[n].kind != LoopNode::Kind::Pointwise)
+    if (n >= graph.nodes.size() || graph.nodes[n].kind != LoopNode::Kind::Pointwise ||
+        scatters(graph.nodes[n]))
       return false;
     written.push_back(graph.nodes[n].output);
   }

@@ -125,10 +125,10 @@ Error GroupEmitterBase::prepareBuffers(Value *buffers) {
   return Error::success();
 }
 
-void GroupEmitterBase::annotate(llvm::Instruction *access, uint32_t buf) {
+void GroupEmitterBase::annotate(llvm::Instruction *access, uint32_t buf, bool parallel) {
   access->setMetadata(llvm::LLVMContext::MD_alias_scope, scopeOf_[buf]);
   access->setMetadata(llvm::LLVMContext::MD_noalias, noaliasOf_[buf]);
-  if (accessGroup_)
+  if (accessGroup_ && parallel)
     access->setMetadata(llvm::LLVMContext::MD_access_group, accessGroup_);
 }
 
@@ -338,7 +338,23 @@ void GroupEmitterBase::combineArg(const LoopNode &node, Value *v, Value *cur, co
 }
 
 void GroupEmitterBase::store(const LoopNode &node, Value *v, DType from) {
-  storeAt(node, v, from, expr(node.storeIndex));
+  storeAt(node, v, from, storeIndexOf(node));
+}
+
+GroupEmitterBase::Value *GroupEmitterBase::storeIndexOf(const LoopNode &node) {
+  for (size_t k = 0; k < node.storeIndirect.size(); ++k) {
+    uint32_t source = node.storeIndirect[k];
+    if (source >= bodyValues_.size() || !bodyValues_[source]) {
+      fail("indirect store index refers to no body value");
+      return b_.getInt64(0);
+    }
+    vars_["t" + std::to_string(k)] =
+        scalar_.convert(bodyValues_[source], node.body.ops[source].dtype, DType::Int64);
+  }
+  Value *index = expr(node.storeIndex);
+  for (size_t k = 0; k < node.storeIndirect.size(); ++k)
+    vars_.erase("t" + std::to_string(k));
+  return index;
 }
 
 void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value *index) {
@@ -346,8 +362,64 @@ void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value
   v = scalar_.convert(v, from, to);
   if (to == DType::Bool)
     v = b_.CreateZExt(v, b_.getInt8Ty());
+  if (!scatters(node)) {
+    Value *address = b_.CreateInBoundsGEP(memoryType(ctx_, to), base_[node.output], index);
+    annotate(b_.CreateStore(v, address), node.output);
+    return;
+  }
+  // A loaded index may lie outside the buffer: such a store is dropped
+  // rather than written past the buffer (the loop interpreter reports it).
+  Value *elements = b_.getInt64(1);
+  for (const SymExpr *size : graph_.buffers[node.output].sizes)
+    elements = b_.CreateMul(elements, expr(size));
+  Value *inside = b_.CreateICmpULT(index, elements);
+  auto *then = llvm::BasicBlock::Create(ctx_, "scatter.store", fn_);
+  auto *after = llvm::BasicBlock::Create(ctx_, "scatter.next", fn_);
+  b_.CreateCondBr(inside, then, after);
+  b_.SetInsertPoint(then);
   Value *address = b_.CreateInBoundsGEP(memoryType(ctx_, to), base_[node.output], index);
-  annotate(b_.CreateStore(v, address), node.output);
+  if (node.combine == StoreCombine::None)
+    annotate(b_.CreateStore(v, address), node.output, false);
+  else
+    combineStore(node, address, v);
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+}
+
+void GroupEmitterBase::combineStore(const LoopNode &node, Value *address, Value *v) {
+  DType dtype = graph_.buffers[node.output].dtype;
+  llvm::LoadInst *old = b_.CreateLoad(memoryType(ctx_, dtype), address);
+  annotate(old, node.output, false);
+  annotate(b_.CreateStore(combineStored(node.combine, dtype, old, v), address), node.output,
+           false);
+}
+
+GroupEmitterBase::Value *GroupEmitterBase::combineStored(StoreCombine combine, DType dtype,
+                                                         Value *old, Value *v) {
+  bool isFloat = isFloatingPoint(dtype);
+  if (dtype == DType::Bool)
+    return combine == StoreCombine::Add || combine == StoreCombine::Max ? b_.CreateOr(old, v)
+                                                                        : b_.CreateAnd(old, v);
+  switch (combine) {
+  case StoreCombine::Add:
+    return isFloat ? b_.CreateFAdd(old, v) : b_.CreateAdd(old, v);
+  case StoreCombine::Mul:
+    return isFloat ? b_.CreateFMul(old, v) : b_.CreateMul(old, v);
+  case StoreCombine::Max:
+  case StoreCombine::Min: {
+    bool isMax = combine == StoreCombine::Max;
+    if (isFloat)
+      return scalar_.floatOp(isMax ? ScalarOp::Maximum : ScalarOp::Minimum, old, v);
+    bool isUnsigned = isUnsignedInt(dtype);
+    llvm::Intrinsic::ID id = isUnsigned
+                                 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                                 : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    return scalar_.intrinsic(id, {old, v});
+  }
+  case StoreCombine::None:
+    break;
+  }
+  return v;
 }
 
 //===--- Index expressions ---------------------------------------------===//
@@ -415,6 +487,7 @@ GroupEmitterBase::Value *GroupEmitterBase::emitBody(const Body &body) {
       }
     values[k] = emitOp(body, op, values);
   }
+  bodyValues_ = values;
   return values[body.result];
 }
 

@@ -149,14 +149,27 @@ protected:
   Value *combine(ReduceKind kind, Value *acc, Value *v, bool isFloat, bool isUnsigned);
 
   void store(const LoopNode &node, Value *v, DType from);
-  /// store() at an element index computed earlier (expr of storeIndex).
+  /// store() at an element index computed earlier (storeIndexOf).
   void storeAt(const LoopNode &node, Value *v, DType from, Value *index);
+  /// The node's store index, its t0, t1, ... bound to the values of the
+  /// body emitted last (a scatter's loaded indices).
+  Value *storeIndexOf(const LoopNode &node);
+  /// A scattering store of `v` (the buffer's memory type) at `address` that
+  /// combines with the element there (node.combine). The CPU reads,
+  /// combines and writes in point order; the GPU overrides this with
+  /// atomics.
+  virtual void combineStore(const LoopNode &node, Value *address, Value *v);
+  /// old (combine) v in the buffer's memory type: + or * (bool: or, and),
+  /// max or min (a NaN wins, as torch's scatter_reduce).
+  Value *combineStored(StoreCombine combine, DType dtype, Value *old, Value *v);
 
   //===--- Index expressions and bodies -------------------------------------===//
 
   /// An index expression as an i64 value over the bound variables.
   Value *expr(const SymExpr *e);
   Value *emitBody(const Body &body);
+  /// Every value of the body emitBody emitted last.
+  std::vector<Value *> bodyValues_;
 
   llvm::Module &module_;
   llvm::LLVMContext &ctx_;
@@ -176,7 +189,13 @@ protected:
 private:
   void loadSymbols(Value *symbols);
   Error prepareBuffers(Value *buffers);
-  void annotate(llvm::Instruction *access, uint32_t buf);
+protected:
+  /// Alias scopes of `buf`, and the innermost loop's access group unless
+  /// `parallel` is false (a scattering store's accesses: its points may
+  /// touch one element).
+  void annotate(llvm::Instruction *access, uint32_t buf, bool parallel = true);
+
+private:
   void markParallel(llvm::Instruction *latch, llvm::MDNode *group);
   template <typename F> void emitReductionLoops(const LoopNode &node, size_t level, F &&body) {
     if (level == node.reductionRanges.size())

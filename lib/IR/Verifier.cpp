@@ -540,7 +540,14 @@ private:
     if (n.scan && (n.kind != LoopNode::Kind::Reduction || n.reductionRanges.size() != 1 ||
                    (n.reduce != ReduceKind::Sum && n.reduce != ReduceKind::Prod)))
       return failAt(n) << "a scan is a sum or prod reduction over one loop";
-    if (Error e = checkExpr(n.storeIndex, {n.ranges.size(), n.scan ? 1u : 0u, 0}, "store index"))
+    if (scatters(n) && n.kind != LoopNode::Kind::Pointwise)
+      return failAt(n) << "only a pointwise node has a scattering store";
+    for (uint32_t x : n.storeIndirect)
+      if (x >= n.body.ops.size())
+        return failAt(n) << "indirect store index %" << x << " is not a body operation";
+    if (Error e = checkExpr(n.storeIndex,
+                            {n.ranges.size(), n.scan ? 1u : 0u, n.storeIndirect.size()},
+                            "store index"))
       return failAt(n) << e.message();
     return checkBody(n);
   }

@@ -84,12 +84,15 @@ uint32_t BodyBuilder::andMask(uint32_t m) {
   return compute(ScalarOp::LogicalAnd, DType::Bool, {static_cast<uint32_t>(mask_), m});
 }
 
-Body BodyBuilder::finish(uint32_t result) && {
+Body BodyBuilder::finish(uint32_t result, std::vector<uint32_t> *roots) && {
   // Inlined producers leave operations nobody reads (a constant a cast
   // replaced, a value a view bypassed): keep only what the result needs, so
   // that later pattern matches (extern post-ops) see the plain body.
   std::vector<bool> live(body_.ops.size(), false);
   live[result] = true;
+  if (roots)
+    for (uint32_t r : *roots)
+      live[r] = true;
   for (size_t i = body_.ops.size(); i-- > 0;) {
     if (!live[i])
       continue;
@@ -117,6 +120,9 @@ Body BodyBuilder::finish(uint32_t result) && {
     out.ops.push_back(std::move(op));
   }
   out.result = newIndex[result];
+  if (roots)
+    for (uint32_t &r : *roots)
+      r = newIndex[r];
   return out;
 }
 

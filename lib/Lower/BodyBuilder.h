@@ -41,7 +41,9 @@ public:
   /// The current mask and `m` combined.
   uint32_t andMask(uint32_t m);
 
-  Body finish(uint32_t result) &&;
+  /// The body computing `result`, without operations nothing needs;
+  /// `roots` (a scatter's store indices) are kept too and renumbered.
+  Body finish(uint32_t result, std::vector<uint32_t> *roots = nullptr) &&;
 
 private:
   uint32_t add(BodyOp op);

@@ -262,6 +262,35 @@ Expected<Num> computeInt(ScalarOp op, DType dtype, const Num *a, const Num *b) {
   return make(dtype, static_cast<double>(r), r);
 }
 
+/// A scattering store: `old` (combine) `v` in the buffer's dtype; a NaN
+/// wins max and min, as in torch's scatter_reduce.
+Num combineStored(StoreCombine combine, DType t, Num old, Num v) {
+  if (isFloatingPoint(t)) {
+    double x = old.f, y = v.f;
+    switch (combine) {
+    case StoreCombine::Add: return make(t, x + y, 0);
+    case StoreCombine::Mul: return make(t, x * y, 0);
+    case StoreCombine::Max: return make(t, std::isnan(x) || x >= y ? x : y, 0);
+    case StoreCombine::Min: return make(t, std::isnan(x) || x <= y ? x : y, 0);
+    case StoreCombine::None: break;
+    }
+    return v;
+  }
+  auto u = [](int64_t a) { return static_cast<uint64_t>(a); };
+  int64_t x = old.i, y = v.i;
+  if (t == DType::Bool)
+    return make(t, 0, combine == StoreCombine::Add || combine == StoreCombine::Max ? (x || y)
+                                                                                  : (x && y));
+  switch (combine) {
+  case StoreCombine::Add: return make(t, 0, static_cast<int64_t>(u(x) + u(y)));
+  case StoreCombine::Mul: return make(t, 0, static_cast<int64_t>(u(x) * u(y)));
+  case StoreCombine::Max: return make(t, 0, t == DType::UInt8 ? std::max(u(x), u(y)) : std::max(x, y));
+  case StoreCombine::Min: return make(t, 0, t == DType::UInt8 ? std::min(u(x), u(y)) : std::min(x, y));
+  case StoreCombine::None: break;
+  }
+  return v;
+}
+
 // Buffers ----------------------------------------------------------------
 
 /// A buffer's memory: `storage` holds element `base + k` for the buffer's
@@ -411,6 +440,14 @@ private:
                   g_.buffers[n_.output].name + "', which has " + std::to_string(m.extent));
     DType bt = g_.buffers[n_.output].dtype;
     Num c = convert(from, bt, v);
+    if (n_.combine != StoreCombine::None) {
+      Num old;
+      if (isFloatingPoint(bt))
+        old.f = m.storage.loadDouble(m.base + off);
+      else
+        old.i = m.storage.loadInt(m.base + off);
+      c = combineStored(n_.combine, bt, old, c);
+    }
     if (isFloatingPoint(bt))
       m.storage.storeDouble(m.base + off, c.f);
     else
@@ -459,6 +496,12 @@ private:
         Expected<Num> v = evalBody();
         if (!v)
           return v.error();
+        for (size_t j = 0; j < n_.storeIndirect.size(); ++j) {
+          uint32_t x = n_.storeIndirect[j];
+          if (x >= vals_.size())
+            return fail("indirect store index %" + std::to_string(x) + " is not a body value");
+          vars_[kIndirectSlot + j] = vals_[x].i;
+        }
         return store(*storeIndex, resultType, *v);
       });
     bool isFloat = isFloatingPoint(resultType);

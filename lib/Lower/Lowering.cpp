@@ -186,6 +186,9 @@ public:
   Error cat(const Node &n, const OpLowering &e);
   Error pad(const Node &n, const OpLowering &e);
   Error index(const Node &n, const OpLowering &e);
+  Error gather(const Node &n, const OpLowering &e);
+  Error scatter(const Node &n, const OpLowering &e);
+  Error indexPut(const Node &n, const OpLowering &e);
   Error maxPool(const Node &n, const OpLowering &e);
   Error avgPool(const Node &n, const OpLowering &e);
   Error flip(const Node &n, const OpLowering &e);
@@ -249,6 +252,12 @@ private:
   /// Writes `l` into `buffer` with a Pointwise node.
   void writePointwise(const std::string &name, const std::string &origin, const Lowered &l,
                       uint32_t buffer);
+  /// A scattering Pointwise node over `ranges`: the body `b` computes
+  /// `value`, stored into `buffer` at `target` (one index per buffer dim,
+  /// over i0.. and t0.., with `at` the body values bound to t0..).
+  void addScatter(const std::string &name, const std::string &origin, uint32_t buffer,
+                  const Exprs &ranges, BodyBuilder b, uint32_t value, std::vector<uint32_t> at,
+                  const Exprs &target, StoreCombine combine);
   /// A buffer for result `v` of a node: the graph's output buffer if `v` is
   /// one the node may write directly, else an intermediate.
   uint32_t resultBuffer(const Value *v, const TensorType &type, bool flexible);
@@ -388,6 +397,11 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_cat_default, &GraphLowerer::cat},
         OpLowering{ops::aten_constant_pad_nd_default, &GraphLowerer::pad},
         OpLowering{ops::aten_index_Tensor, &GraphLowerer::index},
+        OpLowering{ops::aten_gather_default, &GraphLowerer::gather},
+        OpLowering{ops::aten_scatter_src, &GraphLowerer::scatter},
+        OpLowering{ops::aten_scatter_add_default, &GraphLowerer::scatter},
+        OpLowering{ops::aten_scatter_reduce_two, &GraphLowerer::scatter},
+        OpLowering{ops::aten_index_put_default, &GraphLowerer::indexPut},
         OpLowering{ops::aten_max_pool2d_with_indices_default, &GraphLowerer::maxPool},
         OpLowering{ops::aten_avg_pool2d_default, &GraphLowerer::avgPool},
         OpLowering{ops::aten_flip_default, &GraphLowerer::flip},
@@ -565,6 +579,25 @@ void GraphLowerer::writePointwise(const std::string &name, const std::string &or
   node.output = buffer;
   node.storeIndex =
       builder(l.sizes).simplify(dot(sx_, vars, out_.buffers[buffer].strides, sx_.constant(0)));
+  addNode(std::move(node));
+}
+
+void GraphLowerer::addScatter(const std::string &name, const std::string &origin,
+                              uint32_t buffer, const Exprs &ranges, BodyBuilder b, uint32_t value,
+                              std::vector<uint32_t> at, const Exprs &target,
+                              StoreCombine combine) {
+  LoopNode node;
+  node.kind = LoopNode::Kind::Pointwise;
+  node.name = name;
+  node.origin = origin;
+  node.ranges = ranges;
+  uint32_t result = b.cast(value, out_.buffers[buffer].dtype);
+  node.body = std::move(b).finish(result, &at);
+  node.storeIndirect = std::move(at);
+  node.combine = combine;
+  node.output = buffer;
+  node.storeIndex =
+      builder(ranges).simplify(dot(sx_, target, out_.buffers[buffer].strides, sx_.constant(0)));
   addNode(std::move(node));
 }
 
@@ -1282,6 +1315,205 @@ std::vector<int64_t> GraphLowerer::windowArg(const Node &n, const char *name,
   if (v.size() != 2)
     throw LowerError(std::string("argument '") + name + "' needs 1 or 2 values");
   return v;
+}
+
+/// gather reads self where the index says along `dim` (no bounds check, as
+/// index.Tensor: a bad index reads another element, or past the buffer).
+Error GraphLowerer::gather(const Node &n, const OpLowering &) {
+  const Value *self = n.arg("self")->value.values[0];
+  LoweredPtr index = value(n.arg("index")->value.values[0]);
+  StridedView base = realize(self);
+  size_t rank = base.sizes.size();
+  size_t dim = wrap(ArgReader(n.args()).integer("dim"), rank);
+  if (index->sizes.size() != rank)
+    throw LowerError("gather needs an index of self's rank");
+  DType dtype = value(self)->dtype;
+  Loader f = [base, index, dim, rank, dtype](BodyBuilder &bb, const Exprs &idx) {
+    SymContext &sx = bb.syms();
+    uint32_t t = bb.cast(emit(bb, *index, idx), DType::Int64);
+    if (rank == 0)
+      return bb.load(base.buffer, dtype, base.offset);
+    Exprs in = idx;
+    in[dim] = sx.symbol(loopVar('t', 0));
+    VarRanges tRanges{{loopVar('t', 0), loopVarRange(base.sizes[dim], bb.ranges())}};
+    return bb.load(base.buffer, dtype, dot(sx, in, base.strides, base.offset), {t}, tRanges);
+  };
+  define(n.results()[0], pointwise(dtype, resultType(n).sizes, 2, {index}, std::move(f)));
+  return Error::success();
+}
+
+/// scatter.src, scatter_add and scatter_reduce.two: a copy of self in the
+/// result's buffer, then scattering nodes over the index's points that
+/// write (or combine) src's element at the same point into the element the
+/// index names along `dim`. Indices are not checked (see gather).
+Error GraphLowerer::scatter(const Node &n, const OpLowering &) {
+  ArgReader args(n.args());
+  LoweredPtr self = value(n.arg("self")->value.values[0]);
+  LoweredPtr index = value(n.arg("index")->value.values[0]);
+  LoweredPtr src = value(n.arg("src")->value.values[0]);
+  size_t rank = self->sizes.size();
+  size_t dim = wrap(args.integer("dim"), rank);
+  if (index->sizes.size() != rank)
+    throw LowerError("scatter needs an index of self's rank");
+  std::string reduce = n.op() == ops::aten_scatter_add_default ? "sum"
+                       : n.op() == ops::aten_scatter_src     ? ""
+                                                             : args.string("reduce", "");
+  bool includeSelf = args.boolean("include_self", true);
+  static const std::map<std::string, StoreCombine> kCombines = {
+      {"", StoreCombine::None},     {"sum", StoreCombine::Add}, {"mean", StoreCombine::Add},
+      {"prod", StoreCombine::Mul},  {"amax", StoreCombine::Max}, {"amin", StoreCombine::Min}};
+  auto combine = kCombines.find(reduce);
+  if (combine == kCombines.end())
+    throw LowerError("reduce '" + reduce + "' is not one of sum, prod, mean, amax, amin");
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  DType dtype = rt.dtype;
+  const std::string &name = result->name();
+  Exprs ranges = index->sizes;
+  auto fromSrc = [&](BodyBuilder &b, const Exprs &iv) { return emit(b, *src, iv); };
+  auto constant = [&](double c) {
+    return [c](BodyBuilder &b, const Exprs &) { return b.constant(DType::Float64, c); };
+  };
+  // One scattering node into `buffer`.
+  auto pass = [&](const std::string &suffix, uint32_t buffer, StoreCombine how,
+                  const std::function<uint32_t(BodyBuilder &, const Exprs &)> &valueOf) {
+    BodyBuilder b = builder(ranges);
+    Exprs iv = loopVars(sx_, 'i', ranges.size());
+    uint32_t t = b.cast(emit(b, *index, iv), DType::Int64);
+    uint32_t v = valueOf(b, iv);
+    Exprs target = iv;
+    if (rank > 0)
+      target[dim] = sx_.symbol(loopVar('t', 0));
+    addScatter(name + suffix, name, buffer, ranges, std::move(b), v, {t}, target, how);
+  };
+  // A buffer holding a copy of self, where the scatters go.
+  auto copyOfSelf = [&](uint32_t buffer) {
+    writePointwise(out_.buffers[buffer].name + "_self", name, *self, buffer);
+    // Without self, an element the index names starts from the
+    // reduction's identity; for amax and amin one of its own values
+    // serves (max(x, x) = x), which needs no extreme constant.
+    if (!includeSelf && combine->second != StoreCombine::None)
+      pass("_init", buffer, StoreCombine::None,
+           reduce == "amax" || reduce == "amin" ? std::function(fromSrc)
+                                                : std::function(constant(reduce == "prod")));
+  };
+  if (reduce != "mean") {
+    uint32_t buf = resultBuffer(result, rt, false);
+    copyOfSelf(buf);
+    pass("", buf, combine->second, fromSrc);
+    vals_[result] = stridedLowered(
+        dtype, StridedView{buf, rt.sizes, out_.buffers[buf].strides, sx_.constant(0)});
+    return Error::success();
+  }
+  // mean: the sum over self (if included) and src, divided by how many
+  // values went in (at least 1), with floor division for integers, as
+  // torch computes it.
+  Exprs strides = contiguousStrides(sx_, rt.sizes);
+  uint32_t sums = addBuffer(name + "_sum", BufferKind::Intermediate, dtype, rt.sizes, strides, false);
+  uint32_t counts =
+      addBuffer(name + "_count", BufferKind::Intermediate, dtype, rt.sizes, strides, false);
+  copyOfSelf(sums);
+  pass("", sums, StoreCombine::Add, fromSrc);
+  LoweredPtr start = pointwise(dtype, rt.sizes, 0, {}, [dtype, includeSelf](BodyBuilder &b, const Exprs &) {
+    return b.constant(dtype, includeSelf ? 1 : 0);
+  });
+  writePointwise(name + "_count_init", name, *start, counts);
+  pass("_count", counts, StoreCombine::Add, constant(1));
+  LoweredPtr sumL = stridedLowered(dtype, StridedView{sums, rt.sizes, strides, sx_.constant(0)});
+  LoweredPtr countL = stridedLowered(dtype, StridedView{counts, rt.sizes, strides, sx_.constant(0)});
+  ScalarOp div = isFloatingPoint(dtype) ? ScalarOp::Div : ScalarOp::FloorDiv;
+  define(result, pointwise(dtype, rt.sizes, 4, {sumL, countL},
+                           [sumL, countL, dtype, div](BodyBuilder &b, const Exprs &idx) {
+                             uint32_t c = emit(b, *countL, idx);
+                             uint32_t zero = b.compute(ScalarOp::Eq, DType::Bool,
+                                                       {c, b.constant(dtype, 0)});
+                             c = b.compute(ScalarOp::Where, dtype, {zero, b.constant(dtype, 1), c});
+                             return b.compute(div, dtype, {emit(b, *sumL, idx), c});
+                           }));
+  return Error::success();
+}
+
+/// index_put: a copy of self, then one scattering node over the points of
+/// self[indices] (the shape index.Tensor gives) that writes (accumulate:
+/// adds) the broadcast values there. Negative indices count from the end,
+/// as in index.Tensor; others are not checked.
+Error GraphLowerer::indexPut(const Node &n, const OpLowering &) {
+  LoweredPtr self = value(n.arg("self")->value.values[0]);
+  LoweredPtr values = value(n.arg("values")->value.values[0]);
+  const std::vector<Value *> &indices = n.arg("indices")->value.values;
+  for (const Value *v : indices)
+    // Boolean masks select a data-dependent number of elements.
+    if (v && (v->type().tensor.dtype == DType::Bool || v->type().tensor.dtype == DType::UInt8))
+      return fallback(n);
+  bool accumulate = ArgReader(n.args()).boolean("accumulate", false);
+  size_t rank = self->sizes.size();
+  if (indices.size() > rank)
+    throw LowerError("too many indices for a tensor of rank " + std::to_string(rank));
+  std::vector<size_t> indexed;
+  std::vector<LoweredPtr> idxVals;
+  Exprs broadcast;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d])
+      continue;
+    indexed.push_back(d);
+    idxVals.push_back(value(indices[d]));
+    // Index tensors broadcast together, trailing dims lined up.
+    const Exprs &s = idxVals.back()->sizes;
+    if (s.size() > broadcast.size())
+      broadcast.insert(broadcast.begin(), s.size() - broadcast.size(), sx_.constant(1));
+    for (size_t k = 0; k < s.size(); ++k) {
+      const SymExpr *&b = broadcast[broadcast.size() - s.size() + k];
+      if (b->isConst() && b->constant() == 1)
+        b = s[k];
+    }
+  }
+  if (indexed.empty())
+    throw LowerError("index_put without index tensors");
+  size_t bRank = broadcast.size();
+  bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+  size_t bStart = adjacent ? indexed.front() : 0;
+  // The points: self's dims before the indexed block, the broadcast index
+  // dims, then self's other dims.
+  Exprs ranges(self->sizes.begin(), self->sizes.begin() + bStart);
+  ranges.insert(ranges.end(), broadcast.begin(), broadcast.end());
+  std::vector<bool> isIndexed(rank, false);
+  for (size_t d : indexed)
+    isIndexed[d] = true;
+  for (size_t d = bStart; d < rank; ++d)
+    if (!isIndexed[d])
+      ranges.push_back(self->sizes[d]);
+
+  const Value *result = n.results()[0];
+  const TensorType &rt = result->type().tensor;
+  uint32_t buf = resultBuffer(result, rt, false);
+  writePointwise(out_.buffers[buf].name + "_self", result->name(), *self, buf);
+  BodyBuilder b = builder(ranges);
+  Exprs iv = loopVars(sx_, 'i', ranges.size());
+  Exprs bIdx(iv.begin() + bStart, iv.begin() + bStart + bRank);
+  std::vector<uint32_t> at;
+  Exprs target(rank, nullptr);
+  for (size_t k = 0; k < indexed.size(); ++k) {
+    size_t d = indexed[k];
+    uint32_t t = b.cast(emitBroadcast(b, *idxVals[k], bIdx), DType::Int64);
+    uint32_t neg = b.compute(ScalarOp::Lt, DType::Bool, {t, b.constant(DType::Int64, 0)});
+    uint32_t wrapped = b.compute(ScalarOp::Add, DType::Int64, {t, b.index(self->sizes[d])});
+    at.push_back(b.compute(ScalarOp::Where, DType::Int64, {neg, wrapped, t}));
+    target[d] = sx_.symbol(loopVar('t', k));
+  }
+  size_t next = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (target[d])
+      continue;
+    if (next == bStart)
+      next += bRank;
+    target[d] = iv[next++];
+  }
+  uint32_t v = emitBroadcast(b, *values, iv);
+  addScatter(result->name(), result->name(), buf, ranges, std::move(b), v, std::move(at), target,
+             accumulate ? StoreCombine::Add : StoreCombine::None);
+  vals_[result] = stridedLowered(
+      rt.dtype, StridedView{buf, rt.sizes, out_.buffers[buf].strides, sx_.constant(0)});
+  return Error::success();
 }
 
 Error GraphLowerer::maxPool(const Node &n, const OpLowering &) {

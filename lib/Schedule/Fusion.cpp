@@ -128,11 +128,18 @@ public:
         ++writers_[b];
   }
 
-  std::vector<Group> run(const std::vector<uint32_t> &nodes, bool fuse) {
+  std::vector<Group> run(const std::vector<uint32_t> &nodes, bool fuse, TargetDevice device) {
     for (uint32_t n : nodes) {
       const LoopNode &node = graph_.nodes[n];
       if (!isLoopNode(node)) {
         groups_.push_back({false, {n}, {}});
+        continue;
+      }
+      if (scatters(node)) {
+        groups_.push_back({true, {n}, device == TargetDevice::CPU
+                                          ? std::vector<const SymExpr *>{}
+                                          : node.ranges});
+        scattering_.insert(groups_.size() - 1);
         continue;
       }
       if (!fuse || !joinExisting(n))
@@ -165,7 +172,7 @@ private:
   /// the first it depends on.
   bool joinExisting(uint32_t n) {
     for (size_t g = groups_.size(); g-- > 0;) {
-      if (groups_[g].kernel && !writesInto(groups_[g], n)) {
+      if (groups_[g].kernel && !scattering_.count(g) && !writesInto(groups_[g], n)) {
         if (std::optional<size_t> p = legalPrefix(groups_[g], n)) {
           groups_[g].prefix.resize(*p);
           groups_[g].nodes.push_back(n);
@@ -221,6 +228,8 @@ private:
   std::vector<Access> access_;
   std::map<uint32_t, size_t> writers_;
   std::vector<Group> groups_;
+  /// Groups of one scattering node, which nothing joins.
+  std::set<size_t> scattering_;
 };
 
 } // namespace
@@ -246,8 +255,9 @@ std::vector<Access> nodeAccesses(const LoopGraph &graph) {
 }
 
 std::vector<Group> fuseNodes(SymContext &ctx, const LoopGraph &graph,
-                             const std::vector<uint32_t> &nodes, bool fuse) {
-  return Fuser(ctx, graph).run(nodes, fuse);
+                             const std::vector<uint32_t> &nodes, bool fuse,
+                             TargetDevice device) {
+  return Fuser(ctx, graph).run(nodes, fuse, device);
 }
 
 } // namespace gc::schedule

@@ -10,6 +10,7 @@
 #define GC_LIB_SCHEDULE_FUSION_H
 
 #include "gc/IR/LoopIR.h"
+#include "gc/Support/Target.h"
 
 #include <set>
 #include <vector>
@@ -33,9 +34,13 @@ struct Access {
 std::vector<Access> nodeAccesses(const LoopGraph &graph);
 
 /// Groups `nodes` (indices into graph.nodes, in execution order). With
-/// `fuse` false each node is a group of its own.
+/// `fuse` false each node is a group of its own. A scattering node is
+/// always a kernel of its own: on the CPU with no parallel loop (one thread
+/// runs its points in order, so that a float sum is deterministic), on a
+/// GPU over all its points (atomic stores).
 std::vector<Group> fuseNodes(SymContext &ctx, const LoopGraph &graph,
-                             const std::vector<uint32_t> &nodes, bool fuse);
+                             const std::vector<uint32_t> &nodes, bool fuse,
+                             TargetDevice device);
 
 } // namespace gc::schedule
 

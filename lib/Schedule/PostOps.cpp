@@ -218,7 +218,7 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
       std::optional<uint32_t> reader = soleReader(access, folded, result);
       if (buf.kind != BufferKind::Intermediate || !reader ||
           graph.nodes[*reader].kind != LoopNode::Kind::Pointwise ||
-          *reader < e ||
+          scatters(graph.nodes[*reader]) || *reader < e ||
           !inputsReadyBefore(access, folded, *reader, result, e))
         break;
       const LoopNode &epilogue = graph.nodes[*reader];

@@ -91,7 +91,8 @@ std::vector<InplacePair> inplaceCandidates(SymContext &ctx,
   for (uint32_t n : group.nodes) {
     const LoopNode &node = graph.nodes[n];
     const Buffer &out = graph.buffers[node.output];
-    if (out.kind != BufferKind::Intermediate)
+    // A scatter writes elements other points' loads may still need.
+    if (out.kind != BufferKind::Intermediate || scatters(node))
       continue;
     for (const BodyOp &op : node.body.ops) {
       if (op.kind != BodyOp::Kind::Load || op.buffer == node.output)
@@ -165,7 +166,10 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
       return makeError() << "graph '" << graph.name << "': node '" << node.name
                          << "' has no store index";
     simplifyNodeIndices(ctx, node);
-    reorderLoops(ctx, node);
+    // A scatter keeps its points in order: where several write one element,
+    // the order decides the result (the last write wins, a float sum rounds).
+    if (!scatters(node))
+      reorderLoops(ctx, node);
   }
   if (options.externPostOps) {
     // A node folded into an extern's post-ops no longer runs: drop it, so
@@ -181,7 +185,7 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
   for (uint32_t n = 0; n < graph.nodes.size(); ++n)
     order[n] = n;
 
-  std::vector<Group> groups = fuseNodes(ctx, graph, order, options.fuse);
+  std::vector<Group> groups = fuseNodes(ctx, graph, order, options.fuse, options.device);
   Plan &plan = graph.plan;
   plan.kernels.clear();
   plan.steps.clear();

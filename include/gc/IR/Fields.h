@@ -114,7 +114,8 @@ template <> inline constexpr auto kFields<LoopNode> = std::tuple(
     field("op", &LoopNode::op), field("args", &LoopNode::args),
     field("inputs", &LoopNode::inputs), field("outputs", &LoopNode::outputs),
     field("post_ops", &LoopNode::postOps), field("origin", &LoopNode::origin),
-    field("scan", &LoopNode::scan));
+    field("scan", &LoopNode::scan),
+    field("store_indirect", &LoopNode::storeIndirect), field("combine", &LoopNode::combine));
 template <> inline constexpr auto kFields<LoopBinding> =
     std::tuple(field("name", &LoopBinding::name),
                field<BufferRef>("buffer", &LoopBinding::buffer), field("type", &LoopBinding::type));
@@ -167,6 +168,7 @@ GC_ENUM_FN(InputKind, size_t(InputKind::RngOffset) + 1, inputKindName)
 GC_ENUM_FN(OutputKind, size_t(OutputKind::SavedForBackward) + 1, outputKindName)
 GC_ENUM_FN(Level, size_t(Level::Kernels) + 1, levelName)
 GC_ENUM_NAMES(BufferKind, "input", "output", "intermediate")
+GC_ENUM_NAMES(StoreCombine, "none", "add", "mul", "max", "min")
 GC_ENUM_NAMES(BodyOp::Kind, "load", "const", "index", "compute", "cast")
 GC_ENUM_NAMES(LoopNode::Kind, "pointwise", "reduction", "extern", "fallback", "call")
 GC_ENUM_NAMES(PostOp::Kind, "add_bias", "add", "relu", "gelu_erf", "gelu_tanh")

@@ -85,6 +85,11 @@ enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any };
 std::string_view reduceKindName(ReduceKind k);
 std::optional<ReduceKind> parseReduceKind(std::string_view name);
 
+/// How a Pointwise node's store meets the element already in its output:
+/// None overwrites it; the others read it, combine the body's value into it
+/// (x + v, x * v, max, min; a NaN wins max and min) and write the result.
+enum class StoreCombine : uint8_t { None, Add, Mul, Max, Min };
+
 /// What a buffer holds and who owns its memory.
 enum class BufferKind : uint8_t {
   Input,        ///< a graph input (user input, parameter, buffer, constant)
@@ -151,6 +156,11 @@ struct LoopNode {
   /// point i0, i1, ... within it.
   uint32_t output = 0;
   const SymExpr *storeIndex = nullptr;
+  /// Pointwise: body values bound to the symbols t0, t1, ... in
+  /// `storeIndex`, in that order (integer body values), for scatters.
+  std::vector<uint32_t> storeIndirect;
+  /// Pointwise: how the store combines with what the output holds.
+  StoreCombine combine = StoreCombine::None;
 
   /// Extern/Fallback: a core op (ops::aten_mm_default) applied to `inputs`,
   /// writing `outputs` (one view per result; a result nobody reads may be
@@ -168,6 +178,15 @@ struct LoopNode {
   bool scan = false;
   bool operator==(const LoopNode &) const = default;
 };
+
+/// Whether `n` is a scattering node: its store goes through loaded indices
+/// or combines with the output's element, so a point does not own the
+/// element it writes (several points may write one element, in point
+/// order, and the node writes only some elements of its output: an earlier
+/// node fills the rest).
+inline bool scatters(const LoopNode &n) {
+  return !n.storeIndirect.empty() || n.combine != StoreCombine::None;
+}
 
 /// A graph input or output bound to a buffer. An output may be a view of a
 /// buffer (it aliases an input, or torch gave it an unusual layout): `type`

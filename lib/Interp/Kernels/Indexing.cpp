@@ -11,7 +11,9 @@
 #include "gc/Interp/Promotion.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <map>
 
 namespace gc {
 namespace {
@@ -42,6 +44,12 @@ void addElement(Tensor &dst, int64_t dstIndex, const Tensor &src, int64_t srcInd
   uint64_t sum = static_cast<uint64_t>(dst.loadInt(dstIndex)) +
                  static_cast<uint64_t>(alpha.i) * static_cast<uint64_t>(src.loadInt(srcIndex));
   dst.storeInt(dstIndex, static_cast<int64_t>(sum));
+}
+
+/// a / b rounded down (b > 0).
+int64_t floorDivide(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return q * b != a && a < 0 ? q - 1 : q;
 }
 
 void requireIndexDtype(const Tensor &index, const char *opName) {
@@ -120,66 +128,108 @@ std::vector<Tensor> maskToIndices(const Tensor &mask, const Tensor &self, int64_
   return out;
 }
 
-/// torch's x[i0, i1, ...] with index tensors (and None for a full slice).
-/// The index tensors broadcast together; their dims replace the indexed
-/// dims in place when the indexed dims are adjacent, and go first otherwise.
+/// torch's x[i0, i1, ...] with index tensors (and None for a full slice),
+/// as index and index_put see it: the shape of the selection and, for each
+/// of its points, the element of self it stands for. The index tensors
+/// broadcast together; their dims replace the indexed dims in place when
+/// the indexed dims are adjacent, and go first otherwise.
+class AdvancedIndex {
+public:
+  AdvancedIndex(const Tensor &self, const std::vector<Tensor> &entries, const char *opName)
+      : sizes_(self.sizes()) {
+    int64_t rank = self.dim();
+    // One entry per dim of self after masks are expanded; undefined = slice.
+    for (const Tensor &e : entries) {
+      if (!e.defined()) {
+        perDim_.push_back(e);
+      } else if (e.dtype() == DType::Bool || e.dtype() == DType::UInt8) {
+        for (Tensor &t : maskToIndices(e, self, static_cast<int64_t>(perDim_.size())))
+          perDim_.push_back(t);
+      } else {
+        requireIndexDtype(e, opName);
+        perDim_.push_back(e);
+      }
+    }
+    if (static_cast<int64_t>(perDim_.size()) > rank)
+      kernelFail(std::string(opName) + ": too many indices for tensor of dimension " +
+                 std::to_string(rank));
+    perDim_.resize(rank);
+    std::vector<int64_t> indexed;
+    Shape broadcast;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (perDim_[d].defined()) {
+        indexed.push_back(d);
+        broadcast = broadcastShapes(broadcast, perDim_[d].sizes());
+      }
+    }
+    for (int64_t d : indexed)
+      perDim_[d] = broadcastTo(perDim_[d], broadcast);
+    bool adjacent = !indexed.empty() &&
+                    indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+    // Sliced dims before an adjacent indexed block keep their place; the
+    // other sliced dims follow the broadcast dims, in order.
+    bStart_ = adjacent ? indexed.front() : 0;
+    bRank_ = static_cast<int64_t>(broadcast.size());
+    outDimOf_.resize(rank);
+    outSizes_.assign(sizes_.begin(), sizes_.begin() + bStart_);
+    for (int64_t d = 0; d < bStart_; ++d)
+      outDimOf_[d] = d;
+    outSizes_.insert(outSizes_.end(), broadcast.begin(), broadcast.end());
+    for (int64_t d = bStart_; d < rank; ++d) {
+      if (perDim_[d].defined())
+        continue;
+      outDimOf_[d] = static_cast<int64_t>(outSizes_.size());
+      outSizes_.push_back(sizes_[d]);
+    }
+  }
+
+  const Shape &sizes() const { return outSizes_; }
+
+  /// The element of self that point `o` of the selection stands for.
+  Shape source(const Shape &o) const {
+    Shape position(o.begin() + bStart_, o.begin() + bStart_ + bRank_);
+    Shape src(sizes_.size());
+    for (size_t d = 0; d < sizes_.size(); ++d)
+      src[d] = perDim_[d].defined() ? indexAt(perDim_[d], position, sizes_[d], true)
+                                    : o[outDimOf_[d]];
+    return src;
+  }
+
+private:
+  Shape sizes_, outSizes_;
+  std::vector<Tensor> perDim_;
+  std::vector<int64_t> outDimOf_;
+  int64_t bStart_ = 0, bRank_ = 0;
+};
+
 Result index(const OpCall &call) {
   Tensor self = call.tensor("self");
-  std::vector<Tensor> entries = call.optTensors("indices");
-  int64_t rank = self.dim();
-  // One entry per dim of self after masks are expanded; undefined = slice.
-  std::vector<Tensor> perDim;
-  for (const Tensor &e : entries) {
-    if (!e.defined()) {
-      perDim.push_back(e);
-    } else if (e.dtype() == DType::Bool || e.dtype() == DType::UInt8) {
-      for (Tensor &t : maskToIndices(e, self, static_cast<int64_t>(perDim.size())))
-        perDim.push_back(t);
-    } else {
-      requireIndexDtype(e, "index");
-      perDim.push_back(e);
-    }
-  }
-  if (static_cast<int64_t>(perDim.size()) > rank)
-    kernelFail("index: too many indices for tensor of dimension " + std::to_string(rank));
-  perDim.resize(rank);
+  AdvancedIndex at(self, call.optTensors("indices"), "index");
+  return {gatherElements(self, at.sizes(), [&](const Shape &o) { return at.source(o); })};
+}
 
-  std::vector<int64_t> indexed;
-  Shape broadcast;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (perDim[d].defined()) {
-      indexed.push_back(d);
-      broadcast = broadcastShapes(broadcast, perDim[d].sizes());
-    }
-  }
-  for (int64_t d : indexed)
-    perDim[d] = broadcastTo(perDim[d], broadcast);
-  bool adjacent = !indexed.empty() &&
-                  indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
-
-  // Sliced dims before an adjacent indexed block keep their place; the other
-  // sliced dims follow the broadcast dims, in order.
-  int64_t broadcastStart = adjacent ? indexed.front() : 0;
-  int64_t broadcastRank = static_cast<int64_t>(broadcast.size());
-  std::vector<int64_t> outDimOf(rank);
-  Shape outSizes(self.sizes().begin(), self.sizes().begin() + broadcastStart);
-  for (int64_t d = 0; d < broadcastStart; ++d)
-    outDimOf[d] = d;
-  outSizes.insert(outSizes.end(), broadcast.begin(), broadcast.end());
-  for (int64_t d = broadcastStart; d < rank; ++d) {
-    if (perDim[d].defined())
-      continue;
-    outDimOf[d] = static_cast<int64_t>(outSizes.size());
-    outSizes.push_back(self.size(d));
-  }
-  return {gatherElements(self, outSizes, [&](const Shape &o) {
-    Shape position(o.begin() + broadcastStart, o.begin() + broadcastStart + broadcastRank);
-    Shape src(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      src[d] =
-          perDim[d].defined() ? indexAt(perDim[d], position, self.size(d), true) : o[outDimOf[d]];
-    return src;
-  })};
+/// index_put: a copy of self with `values` (broadcast to the selection)
+/// written, or with accumulate added, at the elements self[indices] picks,
+/// in the selection's row-major order.
+Result indexPut(const OpCall &call) {
+  Tensor self = call.tensor("self"), values = call.tensor("values");
+  if (values.dtype() != self.dtype())
+    kernelFail("index_put: values must have self's dtype, got " +
+               std::string(dtypeName(values.dtype())));
+  AdvancedIndex at(self, call.optTensors("indices"), "index_put");
+  bool accumulate = call.boolean("accumulate", false);
+  Tensor out = self.clone();
+  Tensor from = broadcastTo(values, at.sizes());
+  Scalar one;
+  one.i = 1;
+  forEachIndex(at.sizes(), [&](const Shape &o) {
+    int64_t dst = out.storageIndex(at.source(o));
+    if (accumulate)
+      addElement(out, dst, from, from.storageIndex(o), one);
+    else
+      copyElement(out, dst, from, from.storageIndex(o));
+  });
+  return {out};
 }
 
 /// self[..., index, ...] with `index` (any shape) taking the place of `dim`.
@@ -228,34 +278,110 @@ Result gather(const OpCall &call) {
   return {index.dim() == 0 ? out.asStrided({}, {}, 0) : out};
 }
 
-/// A copy of `self` with `src`'s elements written (or added) at the
-/// positions `index` gives along `dim`.
-Tensor scatterInto(const OpCall &call, bool accumulate) {
-  const char *opName = accumulate ? "scatter_add" : "scatter";
-  Tensor self = call.tensor("self"), index = call.tensor("index"), src = call.tensor("src");
+/// How the scatter family meets the element already there.
+enum class ScatterReduce { None, Sum, Prod, Mean, Amax, Amin };
+
+/// A copy of `self` with `src`'s elements written or reduced (in the
+/// index's row-major order) at the positions `index` gives along `dim`.
+/// Without `includeSelf`, an element the index names starts from its first
+/// src value instead of self's; mean divides by the number of values that
+/// went in (floor division for integers), as torch's scatter_reduce.
+Tensor scatterInto(const Tensor &self, int64_t dimArg, const Tensor &index, const Tensor &src,
+                   ScatterReduce reduce, bool includeSelf, const char *opName) {
   requireIndexDtype(index, opName);
   if (src.dtype() != self.dtype())
     kernelFail(std::string(opName) + ": expected self.dtype to be equal to src.dtype");
-  int64_t dim = wrapDim(call.integer("dim"), self.dim());
+  int64_t dim = wrapDim(dimArg, self.dim());
   Tensor out = self.clone();
   Tensor dst = atLeast1d(out), idx = atLeast1d(index), from = atLeast1d(src);
   checkIndexFits(idx, dst, dim, opName);
   checkIndexFits(idx, from, -1, opName);
-  Scalar one;
-  one.i = 1;
+  bool isFloat = isFloatingPoint(self.dtype());
+  std::map<int64_t, int64_t> counts; // how many src values each element took
   forEachIndex(idx.sizes(), [&](const Shape &i) {
     Shape target = i;
     target[dim] = indexAt(idx, i, dst.size(dim));
-    if (accumulate)
-      addElement(dst, dst.storageIndex(target), from, from.storageIndex(i), one);
-    else
-      copyElement(dst, dst.storageIndex(target), from, from.storageIndex(i));
+    int64_t at = dst.storageIndex(target), f = from.storageIndex(i);
+    bool first = counts[at]++ == 0 && !includeSelf;
+    if (reduce == ScatterReduce::None || first) {
+      copyElement(dst, at, from, f);
+      return;
+    }
+    if (isFloat) {
+      double x = dst.loadDouble(at), y = from.loadDouble(f);
+      switch (reduce) {
+      case ScatterReduce::Prod: x *= y; break;
+      case ScatterReduce::Amax: x = std::isnan(x) || x >= y ? x : y; break;
+      case ScatterReduce::Amin: x = std::isnan(x) || x <= y ? x : y; break;
+      default: x += y; break;
+      }
+      dst.storeDouble(at, x);
+      return;
+    }
+    uint64_t x = static_cast<uint64_t>(dst.loadInt(at)), y = static_cast<uint64_t>(from.loadInt(f));
+    int64_t sx = static_cast<int64_t>(x), sy = static_cast<int64_t>(y);
+    bool isBool = self.dtype() == DType::Bool;
+    switch (reduce) {
+    case ScatterReduce::Prod: x = isBool ? (x && y) : x * y; break;
+    case ScatterReduce::Amax: x = static_cast<uint64_t>(std::max(sx, sy)); break;
+    case ScatterReduce::Amin: x = static_cast<uint64_t>(std::min(sx, sy)); break;
+    default: x = isBool ? (x || y) : x + y; break;
+    }
+    dst.storeInt(at, static_cast<int64_t>(x));
   });
+  if (reduce == ScatterReduce::Mean)
+    for (auto [at, count] : counts) {
+      int64_t n = count + (includeSelf ? 1 : 0);
+      if (isFloat)
+        dst.storeDouble(at, dst.loadDouble(at) / static_cast<double>(n));
+      else
+        dst.storeInt(at, floorDivide(dst.loadInt(at), n));
+    }
   return out;
 }
 
-Result scatterSrc(const OpCall &call) { return {scatterInto(call, false)}; }
-Result scatterAdd(const OpCall &call) { return {scatterInto(call, true)}; }
+Tensor scatterCall(const OpCall &call, ScatterReduce reduce, const char *opName) {
+  return scatterInto(call.tensor("self"), call.integer("dim"), call.tensor("index"),
+                     call.tensor("src"), reduce, true, opName);
+}
+
+Result scatterSrc(const OpCall &call) {
+  return {scatterCall(call, ScatterReduce::None, "scatter")};
+}
+Result scatterAdd(const OpCall &call) {
+  return {scatterCall(call, ScatterReduce::Sum, "scatter_add")};
+}
+
+/// scatter.value: scatter of a tensor full of the number, in self's dtype.
+Result scatterValue(const OpCall &call) {
+  Tensor self = call.tensor("self"), index = call.tensor("index");
+  Tensor src = Tensor::zeros(self.dtype(), index.sizes());
+  Scalar v = call.scalar("value");
+  forEachIndex(index.sizes(), [&](const Shape &i) {
+    if (isFloatingPoint(self.dtype()))
+      src.storeDouble(src.storageIndex(i), v.toDouble());
+    else
+      src.storeInt(src.storageIndex(i), v.kind == Scalar::Kind::Float
+                                            ? static_cast<int64_t>(v.f)
+                                            : v.i);
+  });
+  return {scatterInto(self, call.integer("dim"), index, src, ScatterReduce::None, true,
+                      "scatter")};
+}
+
+Result scatterReduceTwo(const OpCall &call) {
+  static const std::map<std::string, ScatterReduce> kReduces = {
+      {"sum", ScatterReduce::Sum},   {"prod", ScatterReduce::Prod}, {"mean", ScatterReduce::Mean},
+      {"amax", ScatterReduce::Amax}, {"amin", ScatterReduce::Amin}};
+  std::string name = call.string("reduce", "");
+  auto reduce = kReduces.find(name);
+  if (reduce == kReduces.end())
+    kernelFail("scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, "
+               "got " + name);
+  return {scatterInto(call.tensor("self"), call.integer("dim"), call.tensor("index"),
+                      call.tensor("src"), reduce->second, call.boolean("include_self", true),
+                      "scatter_reduce")};
+}
 
 /// A copy of `self` with the slices of `source` along `dim` added
 /// (index_add, times alpha) or written (index_copy) at the positions
@@ -439,6 +565,9 @@ const KernelEntry kKernels[] = {
     {ops::aten_gather_default, gather},
     {ops::aten_scatter_src, scatterSrc},
     {ops::aten_scatter_add_default, scatterAdd},
+    {ops::aten_scatter_value, scatterValue},
+    {ops::aten_scatter_reduce_two, scatterReduceTwo},
+    {ops::aten_index_put_default, indexPut},
     {ops::aten_index_select_default, indexSelect},
     {ops::aten_index_add_default, indexAdd},
     {ops::aten_index_copy_default, indexCopy},

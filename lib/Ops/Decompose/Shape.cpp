@@ -401,6 +401,18 @@ Results decomposeIndexCopy(RewriteContext &ctx) {
   return scatterAlongIndex(ctx, ops::aten_scatter_src);
 }
 
+/// scatter.value: scatter.src of a tensor of the index's sizes full of the
+/// number, in self's dtype.
+Results decomposeScatterValue(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx), *index = ctx.value("index");
+  Value *src = e.fullLike(index, number(ctx, "value"), ctx.resultType().dtype);
+  return finish(ctx, {e.op(ops::aten_scatter_src, {{"self", x},
+                                                   {"dim", wrappedDim(ctx, x, "dim", 0)},
+                                                   {"index", index},
+                                                   {"src", src}})});
+}
+
 const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten__assert_tensor_metadata_default, decomposeToNothing},
     {ops::aten__unsafe_view_default, decomposeView},
@@ -433,6 +445,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_reshape_default, decomposeReshape},
     {ops::aten_roll_default, decomposeRoll},
     {ops::aten_scalar_tensor_default, decomposeScalarTensor},
+    {ops::aten_scatter_value, decomposeScatterValue},
     {ops::aten_split_Tensor, decomposeSplit},
     {ops::aten_split_with_sizes_default, decomposeSplitWithSizes},
     {ops::aten_squeeze_default, decomposeSqueeze},

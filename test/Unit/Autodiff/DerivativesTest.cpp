@@ -293,6 +293,31 @@ const Case kCases[] = {
                    {"index", c.index({2, 3}, {3, 0, 3, 1, 1, 2})},
                    {"src", c.input({2, 3})}});
      }},
+    {"ScatterReduceSum", ops::aten_scatter_reduce_two,
+     [](GradCheck &c, OpId op) {
+       Value *x = c.input({2, 4});
+       c.call(op, {{"self", x},
+                   {"dim", 1},
+                   {"index", c.index({2, 3}, {3, 0, 3, 1, 1, 2})},
+                   {"src", c.input({2, 3})},
+                   {"reduce", "sum"},
+                   {"include_self", false}});
+     }},
+    {"IndexPut", ops::aten_index_put_default,
+     [](GradCheck &c, OpId op) {
+       Value *x = c.input({4, 3});
+       c.call(op, {{"self", x},
+                   {"indices", std::vector<Value *>{c.index({2}, {1, -1})}},
+                   {"values", c.input({3})}});
+     }},
+    {"IndexPutAccumulate", ops::aten_index_put_default,
+     [](GradCheck &c, OpId op) {
+       Value *x = c.input({2, 4});
+       c.call(op, {{"self", x},
+                   {"indices", std::vector<Value *>{nullptr, c.index({3}, {2, 0, 2})}},
+                   {"values", c.input({2, 3})},
+                   {"accumulate", true}});
+     }},
     {"IndexOne", ops::aten_index_Tensor,
      [](GradCheck &c, OpId op) {
        Value *x = c.input({5, 2});
