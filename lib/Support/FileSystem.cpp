@@ -179,6 +179,21 @@ Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
     return Error::success();
   }
 
+  // A device or a pipe (-o /dev/null, a FIFO another process reads) is
+  // written in place: renaming a temporary file over it would replace the
+  // device node with a regular file, and a partial write leaves no file.
+  struct stat target;
+  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) &&
+      !S_ISDIR(target.st_mode)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return fail(describe(errno));
+    int err = writeAll(fd, bytes);
+    if (::close(fd) != 0 && !err)
+      err = errno;
+    return err ? fail(describe(err)) : Error::success();
+  }
+
   // A file that already holds these bytes keeps its timestamp, so that a
   // build system that restats outputs (Ninja's restat, Make's order) does
   // not rebuild what depends on it.

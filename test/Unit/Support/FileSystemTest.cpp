@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace gc;
@@ -84,6 +86,24 @@ TEST_F(FileSystemTest, NonRegularFileIsRead) {
   Expected<std::shared_ptr<MappedFile>> f = MappedFile::open("/dev/null");
   ASSERT_TRUE(f) << f.error().message();
   EXPECT_EQ((*f)->bytes().size(), 0u);
+}
+
+TEST_F(FileSystemTest, PipeIsWrittenInPlace) {
+  // A write to a FIFO (as to -o /dev/null) goes into it: renaming a
+  // temporary file over it would replace the node with a regular file.
+  std::string fifo = path("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  Error e = writeFileAtomic(fifo, "abc");
+  ASSERT_FALSE(e) << e.message();
+  struct stat st;
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  char got[8] = {};
+  EXPECT_EQ(::read(reader, got, sizeof got), 3);
+  EXPECT_EQ(std::string(got), "abc");
+  ::close(reader);
 }
 
 TEST_F(FileSystemTest, FromBuffer) {
