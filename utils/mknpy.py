@@ -2,7 +2,8 @@
 """Writes a small .npy file without numpy, for lit tests.
 
 usage: mknpy.py OUT.npy DTYPE SHAPE VALUES
-  DTYPE   f32, f64, i64, i32, bool, ...
+  DTYPE   f32, f64, i64, i32, bool, f16, bf16 (as gc writes it: numpy's two-byte void '|V2'
+          holding the bits, rounded to nearest even), ...
   SHAPE   comma-separated sizes; "" for a 0-dim array
   VALUES  comma-separated numbers in row-major order, or "iota" for 0, 1, ...
 """
@@ -11,7 +12,14 @@ import sys
 
 DTYPES = {"f16": ("<f2", "e"), "f32": ("<f4", "f"), "f64": ("<f8", "d"), "i8": ("|i1", "b"),
           "u8": ("|u1", "B"), "i16": ("<i2", "h"), "i32": ("<i4", "i"), "i64": ("<i8", "q"),
-          "bool": ("|b1", "?")}
+          "bool": ("|b1", "?"), "bf16": ("|V2", "H")}
+
+
+def bfloat16_bits(v):
+    x = struct.unpack("<I", struct.pack("<f", v))[0]
+    if v != v:
+        return (x >> 16) | 0x40
+    return ((x + 0x7FFF + ((x >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def main():
@@ -27,7 +35,9 @@ def main():
         values = [float(v) for v in values_text.split(",") if v]
     if len(values) != count:
         sys.exit("mknpy.py: %d values for shape %s" % (len(values), shape))
-    if fmt not in "efd":
+    if dtype == "bf16":
+        values = [bfloat16_bits(v) for v in values]
+    elif fmt not in "efd":
         values = [int(v) for v in values]
     dims = ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "")
     header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)

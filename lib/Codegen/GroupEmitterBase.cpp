@@ -106,10 +106,6 @@ Error GroupEmitterBase::prepareBuffers(Value *buffers) {
       return makeError() << "kernel '" << group_.name << "': buffer index " << buf
                          << " out of range";
     const Buffer &buffer = graph_.buffers[buf];
-    if (!isSupportedDType(buffer.dtype))
-      return makeError() << "kernel '" << group_.name << "': buffer '" << buffer.name
-                         << "' has dtype " << dtypeName(buffer.dtype) << ", which the " << backend_
-                         << " backend does not support";
     Value *slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), buffers, buf);
     base_[buf] = bufferBase(b_.CreateLoad(b_.getPtrTy(), slot, buffer.name));
     scopes[buf] = md.createAnonymousAliasScope(domain, buffer.name);
@@ -359,7 +355,9 @@ GroupEmitterBase::Value *GroupEmitterBase::storeIndexOf(const LoopNode &node) {
 
 void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value *index) {
   DType to = graph_.buffers[node.output].dtype;
-  v = scalar_.convert(v, from, to);
+  // A half-precision store rounds once, from the float the body computed.
+  v = isHalfPrecision(to) ? scalar_.encodeHalf(scalar_.convert(v, from, DType::Float32), to)
+                          : scalar_.convert(v, from, to);
   if (to == DType::Bool)
     v = b_.CreateZExt(v, b_.getInt8Ty());
   if (!scatters(node)) {
@@ -475,11 +473,6 @@ GroupEmitterBase::Value *GroupEmitterBase::emitBody(const Body &body) {
   std::vector<Value *> values(body.ops.size(), nullptr);
   for (size_t k = 0; k < body.ops.size(); ++k) {
     const BodyOp &op = body.ops[k];
-    if (!isSupportedDType(op.dtype)) {
-      fail("value %" + std::to_string(k) + " has dtype " + std::string(dtypeName(op.dtype)) +
-           ", which the " + std::string(backend_) + " backend does not support");
-      return scalar_.constant(DType::Float32, 0);
-    }
     for (uint32_t operand : op.operands)
       if (operand >= k) {
         fail("value %" + std::to_string(k) + " uses a later value");
@@ -563,6 +556,11 @@ GroupEmitterBase::Value *GroupEmitterBase::emitLoad(const Body &body, const Body
   Value *v = load;
   if (stored == DType::Bool)
     v = b_.CreateICmpNE(v, b_.getInt8(0));
+  if (isHalfPrecision(stored)) {
+    // The loaded value is exact in float32: nothing to round.
+    v = scalar_.decodeHalf(v, stored);
+    stored = stored == op.dtype ? stored : DType::Float32;
+  }
   v = scalar_.convert(v, stored, op.dtype);
   if (mask)
     v = b_.CreateSelect(mask, v, scalar_.constant(op.dtype, op.constant));

@@ -8,7 +8,6 @@
 
 namespace gc {
 
-bool isSupportedDType(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
 bool isUnsignedInt(DType t) { return t == DType::UInt8 || t == DType::Bool; }
 
 llvm::Type *registerType(llvm::LLVMContext &ctx, DType t) {
@@ -32,7 +31,32 @@ llvm::Type *registerType(llvm::LLVMContext &ctx, DType t) {
 }
 
 llvm::Type *memoryType(llvm::LLVMContext &ctx, DType t) {
+  if (isHalfPrecision(t))
+    return llvm::Type::getInt16Ty(ctx);
   return t == DType::Bool ? llvm::Type::getInt8Ty(ctx) : registerType(ctx, t);
+}
+
+/// Float16 goes through LLVM's half (F16C's vcvtph2ps/vcvtps2ph on x86,
+/// cvt on PTX). BFloat16 is the top half of a float: widening is a shift,
+/// narrowing adds 0x7fff plus the lowest kept bit before shifting, which
+/// rounds to nearest even; a NaN keeps its top bits with the quiet bit set.
+llvm::Value *ScalarEmitter::encodeHalf(llvm::Value *v, DType t) {
+  if (t == DType::Float16)
+    return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+  llvm::Value *bits = b_.CreateBitCast(v, b_.getInt32Ty());
+  llvm::Value *high = b_.CreateLShr(bits, 16);
+  llvm::Value *lsb = b_.CreateAnd(high, 1);
+  llvm::Value *rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7fff))), 16);
+  llvm::Value *quiet = b_.CreateOr(high, 0x40);
+  llvm::Value *isNaN = b_.CreateFCmpUNO(v, v);
+  return b_.CreateTrunc(b_.CreateSelect(isNaN, quiet, rounded), b_.getInt16Ty());
+}
+
+llvm::Value *ScalarEmitter::decodeHalf(llvm::Value *bits, DType t) {
+  if (t == DType::Float16)
+    return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+  return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16),
+                          b_.getFloatTy());
 }
 
 llvm::Value *ScalarEmitter::constant(DType t, double v) {
@@ -47,6 +71,11 @@ llvm::Value *ScalarEmitter::constant(DType t, double v) {
 llvm::Value *ScalarEmitter::convert(llvm::Value *v, DType from, DType to) {
   if (from == to)
     return v;
+  // A half-precision value leaves its float register rounded to its dtype.
+  if (isHalfPrecision(from))
+    return convert(decodeHalf(encodeHalf(v, from), from), DType::Float32, to);
+  if (isHalfPrecision(to))
+    return decodeHalf(encodeHalf(convert(v, from, DType::Float32), to), to);
   llvm::Type *dst = type(to);
   if (to == DType::Bool) {
     if (isFloatingPoint(from))

@@ -18,13 +18,12 @@
 
 namespace gc {
 
-/// Float16 and BFloat16 never reach the CPU kernels.
-bool isSupportedDType(DType t);
 /// UInt8 and Bool compare, divide and widen as unsigned.
 bool isUnsignedInt(DType t);
 /// The value kept in registers: Bool is i1.
 llvm::Type *registerType(llvm::LLVMContext &ctx, DType t);
-/// The element as stored in memory: Bool is one byte.
+/// The element as stored in memory: Bool is one byte, Float16 and BFloat16
+/// are their 16 bits (i16), converted by ScalarEmitter::encode/decode.
 llvm::Type *memoryType(llvm::LLVMContext &ctx, DType t);
 
 /// Emits scalar operations at the builder's insertion point. Math functions
@@ -36,8 +35,14 @@ public:
 
   llvm::Type *type(DType t) { return registerType(b_.getContext(), t); }
   llvm::Value *constant(DType t, double v);
-  /// torch's conversion between dtypes.
+  /// torch's conversion between dtypes. Float16 and BFloat16 values live in
+  /// float registers unrounded; converting one to another dtype, or a value
+  /// to them, rounds it to the half-precision dtype first.
   llvm::Value *convert(llvm::Value *v, DType from, DType to);
+  /// The 16 bits of Float16 or BFloat16 t for the float v, rounding to
+  /// nearest even (NaN stays NaN); and the float those bits hold.
+  llvm::Value *encodeHalf(llvm::Value *v, DType t);
+  llvm::Value *decodeHalf(llvm::Value *bits, DType t);
   /// An overloaded intrinsic on the type of args[0].
   llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value *> args);
   /// A call of a function without side effects, by name.

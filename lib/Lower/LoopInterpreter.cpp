@@ -175,24 +175,33 @@ int64_t truncToInt(double v) {
   return static_cast<int64_t>(v);
 }
 
+/// A value of dtype t. Float16 and BFloat16 values are float32s, as the
+/// compiled kernels hold them: only stores and conversions to or from them
+/// round to their precision.
 Num make(DType t, double f, int64_t i) {
   Num n;
   if (isFloatingPoint(t))
-    n.f = roundTo(t, f);
+    n.f = roundTo(isHalfPrecision(t) ? DType::Float32 : t, f);
   else
     n.i = wrapTo(t, i);
   return n;
 }
 
 Num convert(DType from, DType to, Num v) {
+  if (isHalfPrecision(from) && from != to)
+    v.f = roundTo(from, v.f);
+  Num n;
   if (isFloatingPoint(from)) {
     if (isFloatingPoint(to))
-      return make(to, v.f, 0);
-    if (to == DType::Bool)
-      return make(to, 0, v.f != 0);
-    return make(to, 0, truncToInt(v.f));
+      n = make(to, v.f, 0);
+    else
+      return to == DType::Bool ? make(to, 0, v.f != 0) : make(to, 0, truncToInt(v.f));
+  } else {
+    n = make(to, static_cast<double>(v.i), v.i);
   }
-  return make(to, static_cast<double>(v.i), v.i);
+  if (isHalfPrecision(to) && from != to)
+    n.f = roundTo(to, n.f);
+  return n;
 }
 
 Num constantOf(DType t, double c) {

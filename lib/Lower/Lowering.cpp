@@ -142,8 +142,6 @@ std::optional<Number> numberArg(const NamedArg *a) {
   }
 }
 
-bool reducedPrecision(const Node &n);
-
 class GraphLowerer;
 struct OpLowering {
   OpId op;
@@ -1766,7 +1764,6 @@ Error GraphLowerer::externCall(const Node &n, const OpLowering &) {
 Error GraphLowerer::fallback(const Node &n, const std::string &why) {
   if (options_.noFallback)
     return makeError() << where(n) << ": no lowering for " << n.op()
-                       << (reducedPrecision(n) ? " on float16/bfloat16 values" : "")
                        << (why.empty() ? "" : " with " + why);
   report_.fallbacks.push_back("node '" + nodeName(n) + "': " + opString(n.op()));
   return callNode(n, LoopNode::Kind::Fallback);
@@ -1824,21 +1821,6 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
 
 // Driver ---------------------------------------------------------------------
 
-bool reducedPrecision(const Node &n) {
-  auto low = [](const Value *v) {
-    return v && v->type().isTensor() &&
-           (v->type().tensor.dtype == DType::Float16 || v->type().tensor.dtype == DType::BFloat16);
-  };
-  for (const Value *r : n.results())
-    if (low(r))
-      return true;
-  for (const NamedArg &a : n.args())
-    for (const Value *v : a.value.values)
-      if (low(v))
-        return true;
-  return false;
-}
-
 Error GraphLowerer::lowerNode(const Node &n) {
   // A size computation has nothing to run: where a node uses its value,
   // lowering reads it as an expression (symIntOf).
@@ -1849,7 +1831,7 @@ Error GraphLowerer::lowerNode(const Node &n) {
   if (callsGraphs(n.op()))
     return callNode(n, LoopNode::Kind::Call);
   const OpLowering *l = lowerings().find(n.op());
-  if (!l || reducedPrecision(n))
+  if (!l)
     return fallback(n);
   for (const Value *r : n.results())
     if (!r->type().isTensor())

@@ -244,11 +244,17 @@ private:
   }
 
   /// The oneDNN call of an Extern node, when oneDNN has a primitive for its
-  /// op and dtypes; otherwise the step runs on the fallback component.
+  /// op and dtypes (float32, bfloat16 or float16, one for all its tensors);
+  /// otherwise the step runs on the fallback component.
   Offset<fb::DnnlCall> dnnlCall(const LoopNode &node) {
+    if (node.outputs.empty())
+      return 0;
+    DType dtype = node.outputs[0].type.dtype;
+    if (dtype != DType::Float32 && !isHalfPrecision(dtype))
+      return 0;
     for (const auto *views : {&node.inputs, &node.outputs})
       for (const BufferView &v : *views)
-        if (v.type.dtype != DType::Float32)
+        if (v.type.dtype != dtype)
           return 0;
     if (node.outputs.size() != 1)
       return 0;

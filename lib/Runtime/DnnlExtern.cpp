@@ -13,16 +13,36 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 
-constexpr int64_t kF32Bytes = 4;
-
 /// Torch's per-dimension list as oneDNN's dims.
 Dims dimsOf(const flatbuffers::Vector<int64_t> *v) {
   return v ? Dims(v->begin(), v->end()) : Dims();
 }
 
-memory::desc plainDesc(const StridedLayout &l) {
-  return memory::desc(Dims(l.sizes.begin(), l.sizes.end()), memory::data_type::f32,
+/// The element types the primitives here take: float32, and bfloat16 and
+/// float16 (sources and weights of one type, accumulated in float32).
+std::optional<memory::data_type> dnnlType(plan::DType t) {
+  switch (t) {
+  case plan::DType::Float32:
+    return memory::data_type::f32;
+  case plan::DType::BFloat16:
+    return memory::data_type::bf16;
+  case plan::DType::Float16:
+    return memory::data_type::f16;
+  default:
+    return std::nullopt;
+  }
+}
+
+int64_t elementBytes(plan::DType t) { return t == plan::DType::Float32 ? 4 : 2; }
+
+memory::desc plainDesc(const StridedLayout &l, plan::DType t) {
+  return memory::desc(Dims(l.sizes.begin(), l.sizes.end()), *dnnlType(t),
                       Dims(l.strides.begin(), l.strides.end()));
+}
+
+/// The same tensor in the layout the primitive picks.
+memory::desc anyLayout(const memory &m) {
+  return memory::desc(m.get_desc().dims(), m.get_desc().data_type(), memory::format_tag::any);
 }
 
 /// A tensor the call reads or writes: the caller's view, and where the
@@ -75,8 +95,9 @@ private:
   std::vector<Operand> operands_;
 };
 
-/// Views of one call, checked for what every primitive here needs: f32, no
-/// empty tensor.
+/// Views of one call, checked for what every primitive here needs: a
+/// floating-point type oneDNN takes (dnnlType), the same for every input,
+/// and no empty tensor.
 struct Views {
   const plan::OpStep &step;
   const std::vector<StridedLayout> &inputs;
@@ -84,8 +105,9 @@ struct Views {
   const std::vector<bool> &constant;
 
   bool usable() const {
-    auto ok = [](const plan::View *v, const StridedLayout &l) {
-      return v->dtype() == plan::DType::Float32 && l.numel() > 0;
+    plan::DType first = step.inputs()->size() ? step.inputs()->Get(0)->dtype() : plan::DType::Float32;
+    auto ok = [&](const plan::View *v, const StridedLayout &l) {
+      return dnnlType(v->dtype()) && v->dtype() == first && l.numel() > 0;
     };
     for (size_t i = 0; i < inputs.size(); ++i)
       if (!ok(step.inputs()->Get(i), inputs[i]))
@@ -93,13 +115,15 @@ struct Views {
     return outputs.size() == 1 && ok(step.outputs()->Get(0), outputs[0]);
   }
   Operand input(size_t i, int arg, const dnnl::engine &eng) const {
-    return {arg,   step.inputs()->Get(i)->buffer(), inputs[i].offset * kF32Bytes,
-            memory(plainDesc(inputs[i]), eng, nullptr), {}, {}, false,
+    const plan::View *view = step.inputs()->Get(i);
+    return {arg,   view->buffer(), inputs[i].offset * elementBytes(view->dtype()),
+            memory(plainDesc(inputs[i], view->dtype()), eng, nullptr), {}, {}, false,
             i < constant.size() && constant[i]};
   }
   Operand output(int arg, const dnnl::engine &eng) const {
-    return {arg, step.outputs()->Get(0)->buffer(), outputs[0].offset * kF32Bytes,
-            memory(plainDesc(outputs[0]), eng, nullptr), {}, {}, true};
+    const plan::View *view = step.outputs()->Get(0);
+    return {arg, view->buffer(), outputs[0].offset * elementBytes(view->dtype()),
+            memory(plainDesc(outputs[0], view->dtype()), eng, nullptr), {}, {}, true};
   }
 };
 
@@ -121,9 +145,10 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
       Dims dims(rank, 1), strides(rank, 1);
       dims[biasDim] = bias.sizes[0];
       strides[biasDim] = bias.strides[0];
-      memory::desc md(dims, memory::data_type::f32, strides);
+      const plan::View *view = v.step.inputs()->Get(p.input());
+      memory::desc md(dims, *dnnlType(view->dtype()), strides);
       po.append_binary(dnnl::algorithm::binary_add, md);
-      operands.push_back({arg, v.step.inputs()->Get(p.input())->buffer(), bias.offset * kF32Bytes,
+      operands.push_back({arg, view->buffer(), bias.offset * elementBytes(view->dtype()),
                           memory(md, eng, nullptr), {}, {}, false, false});
       break;
     }
@@ -173,10 +198,7 @@ std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
   attr.set_post_ops(*po);
   // Constant weights take the layout the primitive likes best, reordered
   // once; others stay as they are.
-  memory::desc weights =
-      ops[1].constant ? memory::desc(ops[1].user.get_desc().dims(), memory::data_type::f32,
-                                     memory::format_tag::any)
-                      : ops[1].user.get_desc();
+  memory::desc weights = ops[1].constant ? anyLayout(ops[1].user) : ops[1].user.get_desc();
   dnnl::matmul::desc desc(ops[0].user.get_desc(), weights, ops[2].user.get_desc());
   dnnl::matmul::primitive_desc pd(desc, attr, eng);
   bindLayout(ops[1], pd.weights_desc(), eng);
@@ -214,7 +236,8 @@ std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine 
                                                            wei.strides[0]};
     dims.insert(dims.end(), wei.sizes.begin() + 1, wei.sizes.end());
     strides.insert(strides.end(), wei.strides.begin() + 1, wei.strides.end());
-    ops[1].user = memory(memory::desc(dims, memory::data_type::f32, strides), eng, nullptr);
+    ops[1].user =
+        memory(memory::desc(dims, ops[1].user.get_desc().data_type(), strides), eng, nullptr);
   }
   memory::desc biasDesc;
   if (bias) {
@@ -234,10 +257,9 @@ std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine 
   // run still beats the implementations that take plain layouts, depthwise
   // ones above all); then plain activations, and a reference
   // implementation that takes every layout is the last resort.
-  auto any = [](const memory &m) {
-    return memory::desc(m.get_desc().dims(), memory::data_type::f32, memory::format_tag::any);
+  auto plainOrAny = [&](const memory &m, bool plain) {
+    return plain ? m.get_desc() : anyLayout(m);
   };
-  auto plainOrAny = [&](const memory &m, bool plain) { return plain ? m.get_desc() : any(m); };
   enum class Choice { PlainActivations, AllChosen, AllPlain };
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
   for (Choice c : {Choice::AllChosen, Choice::PlainActivations, Choice::AllPlain}) {

@@ -37,4 +37,15 @@ Comparison compareTensors(const Tensor &actual, const Tensor &expected, double r
   return c;
 }
 
+Tolerance defaultTolerance(DType t) {
+  switch (t) {
+  case DType::Float16:
+    return {1e-3, 1e-5};
+  case DType::BFloat16:
+    return {1.6e-2, 1e-5};
+  default:
+    return {1e-4, 1e-4};
+  }
+}
+
 } // namespace gc

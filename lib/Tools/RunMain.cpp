@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 namespace gc {
 
@@ -27,8 +28,9 @@ struct RunOptions {
   std::vector<std::string> expects;
   std::vector<std::string> expectBuffers;
   std::vector<std::string> expectGrads;
-  double rtol = 1e-4;
-  double atol = 1e-4;
+  /// Unset: defaultTolerance of each expected tensor's dtype.
+  std::optional<double> rtol;
+  std::optional<double> atol;
   bool writeBuffers = false;
   std::string graph;
   unsigned runs = 0;
@@ -114,6 +116,17 @@ Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r
   return Error::success();
 }
 
+/// "rtol R, atol A" as given (a float32 result's default for the one not
+/// given), or the per-dtype defaults.
+std::string tolerancesText(const RunOptions &o) {
+  if (!o.rtol && !o.atol)
+    return "the default tolerances of their dtypes";
+  Tolerance f32 = defaultTolerance(DType::Float32);
+  std::ostringstream text;
+  text << "rtol " << o.rtol.value_or(f32.rtol) << ", atol " << o.atol.value_or(f32.atol);
+  return text.str();
+}
+
 /// Prints "<label>: max abs error ..., max rel error ...: pass|FAIL" and
 /// returns whether it matched.
 Expected<bool> checkOne(const std::string &label, const Tensor &got, const std::string &file,
@@ -121,7 +134,8 @@ Expected<bool> checkOne(const std::string &label, const Tensor &got, const std::
   Expected<Tensor> want = readNpy(file);
   if (!want)
     return want.error();
-  Comparison c = compareTensors(got, *want, o.rtol, o.atol);
+  Tolerance tol = defaultTolerance(want->dtype());
+  Comparison c = compareTensors(got, *want, o.rtol.value_or(tol.rtol), o.atol.value_or(tol.atol));
   char line[256];
   if (!c.problem.empty())
     std::snprintf(line, sizeof line, "%s: FAIL: %s", label.c_str(), c.problem.c_str());
@@ -258,8 +272,12 @@ int runMain(int argc, char **argv) {
                  "NAME=FILE: the expected value of a buffer the graph mutates");
   app.add_option("--expect-grad", o.expectGrads,
                  "TARGET=FILE: the expected gradient of a parameter or user input (joint graphs)");
-  app.add_option("--rtol", o.rtol, "Relative tolerance for --expect")->default_val(1e-4);
-  app.add_option("--atol", o.atol, "Absolute tolerance for --expect")->default_val(1e-4);
+  app.add_option("--rtol", o.rtol,
+                 "Relative tolerance for --expect (default 1e-4; 1e-3 for float16 and 1.6e-2 for "
+                 "bfloat16 results, as torch.testing.assert_close)");
+  app.add_option("--atol", o.atol,
+                 "Absolute tolerance for --expect (default 1e-4; 1e-5 for float16 and bfloat16 "
+                 "results)");
   app.add_flag("--write-buffers", o.writeBuffers,
                "Also write the buffers the graph mutates, as buffer_after.<name>.npy");
   app.add_option("--graph", o.graph, "Which graph of the module to run (default: the first)");
@@ -359,7 +377,7 @@ int runMain(int argc, char **argv) {
         tool, makeError() << failures << " of "
                           << checks + o.expects.size() + o.expectBuffers.size() +
                                  o.expectGrads.size()
-                          << " checks do not match within rtol " << o.rtol << ", atol " << o.atol);
+                          << " checks do not match within " << tolerancesText(o));
   return 0;
 }
 

@@ -39,8 +39,9 @@ static const char kUsage[] =
     "                     backward, gradients, mutated buffers and inputs\n"
     "  --expect FILE...   an expected .npy per user output, in order; prints\n"
     "                     'out<k>: max abs error A, max rel error R: pass|FAIL'\n"
-    "  --rtol R, --atol A tolerances of --expect (default 1e-4 each): an element\n"
-    "                     passes if |got - want| <= A + R * |want|\n"
+    "  --rtol R, --atol A tolerances of --expect: an element passes if\n"
+    "                     |got - want| <= A + R * |want| (default 1e-4 each;\n"
+    "                     for float16 R 1e-3, bfloat16 R 1.6e-2, A 1e-5 each)\n"
     "  --runs N           run N times in a row on one context, each run reading the\n"
     "                     buffers the one before mutated (-o and --expect see the\n"
     "                     last run)\n"
@@ -265,6 +266,18 @@ static int checkInput(const char *path, size_t index, const gcrt_tensor_info *in
   return 0;
 }
 
+/* A tolerance not given (negative): gc-run's default for `dtype`
+ * (defaultTolerance in gc/Tensor/Compare.h, which this C tool cannot call). */
+static double toleranceFor(double given, int relative, gcrt_dtype dtype) {
+  if (given >= 0)
+    return given;
+  if (dtype == GCRT_FLOAT16)
+    return relative ? 1e-3 : 1e-5;
+  if (dtype == GCRT_BFLOAT16)
+    return relative ? 1.6e-2 : 1e-5;
+  return 1e-4;
+}
+
 /* Prints gc-run's line "<label>: max abs error A, max rel error R: pass"
  * (or FAIL) with gc-run's rule, and returns whether it passed. */
 static int compare(const char *label, const gcrt_tensor *got, const gcrt_tensor *want,
@@ -281,6 +294,8 @@ static int compare(const char *label, const gcrt_tensor *got, const gcrt_tensor 
            gcrt_dtype_name(want->dtype));
     return 0;
   }
+  rtol = toleranceFor(rtol, 1, want->dtype);
+  atol = toleranceFor(atol, 0, want->dtype);
   double maxAbs = 0, maxRel = 0;
   int pass = 1;
   for (size_t i = 0, n = npyNumel(got); i < n; ++i) {
@@ -621,7 +636,7 @@ static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Opti
 }
 
 int main(int argc, char **argv) {
-  Options o = {.rtol = 1e-4, .atol = 1e-4};
+  Options o = {.rtol = -1, .atol = -1};
   int status = parseOptions(argc, argv, &o);
   if (status || o.listDevices) {
     free(o.inputs);
@@ -694,8 +709,12 @@ int main(int argc, char **argv) {
       gcrt_output_info(pkg, graph, j, &info);
       checks += o.runs * (strcmp(info.role, "user_output") == 0);
     }
-    error("%d of %zu checks do not match within rtol %g, atol %g", failures, checks, o.rtol,
-          o.atol);
+    if (o.rtol < 0 && o.atol < 0)
+      error("%d of %zu checks do not match within the default tolerances of their dtypes",
+            failures, checks);
+    else
+      error("%d of %zu checks do not match within rtol %g, atol %g", failures, checks,
+            toleranceFor(o.rtol, 1, GCRT_FLOAT32), toleranceFor(o.atol, 0, GCRT_FLOAT32));
     goto done;
   }
   status = 0;

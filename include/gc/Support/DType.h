@@ -33,6 +33,9 @@ std::optional<DType> parseDType(std::string_view name);
 /// Bytes per element.
 unsigned dtypeSize(DType t);
 bool isFloatingPoint(DType t);
+/// Float16 and BFloat16: kernels hold them in float32 registers, compute in
+/// float32 and round only where a value is stored or cast to them.
+inline bool isHalfPrecision(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
 /// torch.export's ScalarType numbering (schema.py) to gc's, and back.
 std::optional<DType> dtypeFromTorch(int64_t scalarType);
