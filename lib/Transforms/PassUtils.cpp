@@ -212,6 +212,30 @@ std::optional<int64_t> staticBytes(const TensorType &t) {
   return n;
 }
 
+namespace {
+
+/// Appends to `into` a copy of `n` whose value arguments are mapped by
+/// `lookup` and whose results are named by `name`.
+Expected<Node *> copyNode(Graph &into, const Node &n,
+                          const std::function<Expected<Value *>(const Value *)> &lookup,
+                          const std::function<std::string(const Value *)> &name) {
+  std::vector<NamedArg> args = n.args();
+  for (NamedArg &a : args)
+    for (Value *&v : a.value.values)
+      if (v) {
+        Expected<Value *> nv = lookup(v);
+        if (!nv)
+          return nv.error();
+        v = *nv;
+      }
+  std::vector<std::pair<std::string, Type>> results;
+  for (const Value *r : n.results())
+    results.emplace_back(name(r), r->type());
+  return into.addNode(n.op(), std::move(args), std::move(results), n.resultForm());
+}
+
+} // namespace
+
 Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
   auto ng = std::make_unique<Graph>(g.name());
   std::unordered_map<const Value *, Value *> map;
@@ -245,21 +269,11 @@ Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
   for (const auto &n : g.nodes()) {
     if (edit.removed.count(n.get()))
       continue;
-    std::vector<NamedArg> args = n->args();
-    for (NamedArg &a : args)
-      for (Value *&v : a.value.values)
-        if (v) {
-          Expected<Value *> nv = lookup(v);
-          if (!nv)
-            return nv.error();
-          v = *nv;
-        }
-    std::vector<std::pair<std::string, Type>> results;
-    for (const Value *r : n->results())
-      results.emplace_back(r->name(), r->type());
-    Node *copy = ng->addNode(n->op(), std::move(args), std::move(results), n->resultForm());
-    for (size_t i = 0; i < copy->results().size(); ++i)
-      map[n->results()[i]] = copy->results()[i];
+    Expected<Node *> copy = copyNode(*ng, *n, lookup, [](const Value *r) { return r->name(); });
+    if (!copy)
+      return copy.error();
+    for (size_t i = 0; i < (*copy)->results().size(); ++i)
+      map[n->results()[i]] = (*copy)->results()[i];
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     if (edit.droppedOutputs.count(i))
@@ -399,22 +413,12 @@ Error deferFolds(Module &m, const Graph &g, uint32_t program,
                        << " is neither a constant nor a folded result";
   };
   for (const Node *n : folded) {
-    std::vector<NamedArg> args = n->args();
-    for (NamedArg &a : args)
-      if (isTensorArg(a.value))
-        for (Value *&v : a.value.values)
-          if (v) {
-            Expected<Value *> pv = lookup(v);
-            if (!pv)
-              return pv.error();
-            v = *pv;
-          }
-    std::vector<std::pair<std::string, Type>> results;
-    for (const Value *r : n->results())
-      results.emplace_back(fresh(r->name()), r->type());
-    Node *copy = p->addNode(n->op(), std::move(args), std::move(results), n->resultForm());
-    for (size_t i = 0; i < copy->results().size(); ++i)
-      map[n->results()[i]] = copy->results()[i];
+    Expected<Node *> copy =
+        copyNode(*p, *n, lookup, [&](const Value *r) { return fresh(r->name()); });
+    if (!copy)
+      return copy.error();
+    for (size_t i = 0; i < (*copy)->results().size(); ++i)
+      map[n->results()[i]] = (*copy)->results()[i];
     if (edit.removed.count(n))
       ++stats["nodes deferred to the constant program"];
   }
