@@ -249,6 +249,22 @@ TEST_F(PackageTest, OtherVersionsAreErrorsNamingBoth) {
   EXPECT_NE(garbled.error().message().find("not a version"), std::string::npos);
 }
 
+TEST_F(PackageTest, ComputedWeightWithoutConstantProgramIsRefused) {
+  // A weight of a Program source is computed by graph @constant_program,
+  // which this module lacks: the plan marks it computed and names no
+  // program, and the reader refuses it, naming the weight.
+  m_.weightSources().push_back({WeightSource::Kind::Program, ""});
+  m_.weights()[0].source = 1;
+  std::string bytes = build();
+  ASSERT_FALSE(bytes.empty());
+  Expected<std::unique_ptr<LoadedPackage>> pkg = open(bytes);
+  ASSERT_FALSE(bool(pkg));
+  EXPECT_NE(pkg.error().message().find(
+                "weight 'w' is computed, but the plan has no constant program"),
+            std::string::npos)
+      << pkg.error().message();
+}
+
 TEST_F(PackageTest, WrongInputsAreErrors) {
   auto pkg = open(build());
   ASSERT_TRUE(bool(pkg));
