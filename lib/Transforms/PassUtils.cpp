@@ -289,6 +289,23 @@ Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
 
 namespace {
 
+/// For each result of a node of `folded` that is removed and that the kept
+/// graph `used`: a new weight, named after it and made by `make`, which
+/// `edit` adds as the constant input that replaces it.
+void addFoldedConstants(Module &m, const Graph &g, const std::vector<const Node *> &folded,
+                        const std::unordered_set<const Value *> &used, GraphEdit &edit,
+                        const std::function<Weight(const Value *, std::string)> &make) {
+  for (const Node *n : folded)
+    for (const Value *r : n->results()) {
+      if (!used.count(r) || !edit.removed.count(n))
+        continue;
+      Weight w = make(r, uniqueWeightName(m, "_folded." + g.name() + "." + r->name()));
+      edit.added.push_back(
+          {r->name(), Type::makeTensor(w.type), InputSpec{InputKind::Constant, w.name}, r});
+      m.weights().push_back(std::move(w));
+    }
+}
+
 /// Evaluates `folded` (in order) with the reference kernels; each result
 /// that the kept graph `used` becomes a weight of the pending blob, added to
 /// `edit` as a constant input.
@@ -341,17 +358,10 @@ Error evaluateFolds(Module &m, const Graph &g, const std::vector<const Node *> &
       ++stats["nodes folded"];
   }
 
-  for (const Node *n : folded)
-    for (const Value *r : n->results()) {
-      if (!used.count(r) || !edit.removed.count(n))
-        continue;
-      std::string name = uniqueWeightName(m, "_folded." + g.name() + "." + r->name());
-      Weight w = addBlobWeight(m, name, tensors.at(r), r->type().tensor.device);
-      edit.added.push_back(
-          {r->name(), Type::makeTensor(w.type), InputSpec{InputKind::Constant, name}, r});
-      m.weights().push_back(std::move(w));
-      ++stats["constants made"];
-    }
+  addFoldedConstants(m, g, folded, used, edit, [&](const Value *r, std::string name) {
+    ++stats["constants made"];
+    return addBlobWeight(m, std::move(name), tensors.at(r), r->type().tensor.device);
+  });
   return Error::success();
 }
 
@@ -423,21 +433,16 @@ Error deferFolds(Module &m, const Graph &g, uint32_t program,
       ++stats["nodes deferred to the constant program"];
   }
 
-  for (const Node *n : folded)
-    for (const Value *r : n->results()) {
-      if (!used.count(r) || !edit.removed.count(n))
-        continue;
-      Weight w;
-      w.name = uniqueWeightName(m, "_folded." + g.name() + "." + r->name());
-      w.type = denseType(m.syms(), r->type().tensor);
-      w.source = program;
-      w.bytes = static_cast<uint64_t>(*staticBytes(w.type));
-      p->addOutput(map.at(r), OutputSpec{OutputKind::UserOutput, w.name});
-      edit.added.push_back(
-          {r->name(), Type::makeTensor(w.type), InputSpec{InputKind::Constant, w.name}, r});
-      m.weights().push_back(std::move(w));
-      ++stats["constants computed at load time"];
-    }
+  addFoldedConstants(m, g, folded, used, edit, [&](const Value *r, std::string name) {
+    Weight w;
+    w.name = std::move(name);
+    w.type = denseType(m.syms(), r->type().tensor);
+    w.source = program;
+    w.bytes = static_cast<uint64_t>(*staticBytes(w.type));
+    p->addOutput(map.at(r), OutputSpec{OutputKind::UserOutput, w.name});
+    ++stats["constants computed at load time"];
+    return w;
+  });
   return Error::success();
 }
 
