@@ -122,10 +122,10 @@ GCRT_EXPORT gcrt_status gcrt_package_load_memory(const void *data, size_t size, 
 /* API version 3. Loads the package at `path`, binding its external weights
  * from the archive `weights` instead of the one the package names (NULL:
  * that one): another archive of the same architecture, whose weight
- * entries must have the sizes the package expects. Only a package whose
- * every weight is an archive entry takes another archive: one made with
- * --freeze holds constants computed from the original weights, and is
- * refused. */
+ * entries must have the sizes the package expects. What --freeze derived
+ * from the weights is computed again from these by the package's constant
+ * program (format 2.1); a frozen package of format 2.0, which holds such
+ * constants computed at compile time, is refused. */
 GCRT_EXPORT gcrt_status gcrt_package_load_file_with_weights(const char *path, const char *weights,
                                                             gcrt_package **out);
 
@@ -140,7 +140,9 @@ GCRT_EXPORT gcrt_status gcrt_package_load_file_with_weights(const char *path, co
  * or constant name, as the exported program's signature has it) by a copy
  * of `value`, which must have the weight's dtype and sizes (any strides):
  * otherwise GCRT_ERROR_INPUT, naming the weight; an unknown name is
- * GCRT_ERROR_INVALID_ARGUMENT. Works for embedded packages too. */
+ * GCRT_ERROR_INVALID_ARGUMENT. Works for embedded packages too. Both run
+ * the package's constant program again, if it has one; a weight that
+ * program computes cannot be set (GCRT_ERROR_INPUT). */
 GCRT_EXPORT gcrt_status gcrt_package_set_weights_file(gcrt_package *package, const char *path);
 GCRT_EXPORT gcrt_status gcrt_package_set_weight(gcrt_package *package, const char *name,
                                                 const gcrt_tensor *value);

@@ -42,10 +42,11 @@ std::string corePassList(const CorePipelineOptions &options) {
   // writes in place. Freezing must see the functional graph (a mutated
   // buffer is not a constant) and comes before the folds it enables.
   std::string p = options.retargetCPU ? "retarget-cpu,functionalize" : "functionalize";
-  // With external weights, folding batch norm into a convolution's weight
-  // would copy every convolution's weight into the package.
+  // With external weights, what the folds derive from weights is computed
+  // when the package is loaded (a constant program), not stored in it.
   if (options.freeze)
-    p += options.weights == WeightsMode::External ? ",freeze" : ",freeze,fold-conv-bn";
+    p += options.weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn"
+                                                  : ",freeze,fold-conv-bn";
   p += ",decompose,canonicalize";
   if (options.freeze)
     p += ",constant-fold,fold-linear-bias";

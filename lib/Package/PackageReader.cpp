@@ -158,6 +158,7 @@ public:
                          << "with --weights=external takes them from another archive ('"
                          << options_.weightsFile << "')";
     pkg->archivePath_ = own ? archive : options_.weightsFile;
+    pkg->fallback_ = options_.fallback;
     Expected<std::shared_ptr<const WeightBinding>> weights =
         WeightBinder::bind(*pkg, pkg->archivePath_, own);
     if (!weights)
@@ -205,13 +206,20 @@ private:
   /// Every weight must lie, aligned, inside the weights entry, but for
   /// those in the archive when the package has external weights.
   Error checkWeights(const plan::Plan &p, bool external) const {
+    if (p.constant_program() >= static_cast<int64_t>(p.graphs()->size()))
+      return makeError() << where(kPlanEntry) << ": the constant program is graph "
+                         << p.constant_program() << " of " << p.graphs()->size();
     uint64_t begin = weights_->dataOffset, end = begin + weights_->compressedSize;
     for (const plan::Weight *w : *p.weights()) {
       bool inArchive = w->in_archive();
       if (inArchive && !external)
         return makeError() << where(kPlanEntry) << ": weight '" << w->name()->str()
                            << "' is in an archive, but the package names none";
-      if (!inArchive && (w->offset() < begin || w->offset() > end ||
+      if (w->computed() && (inArchive || p.constant_program() < 0))
+        return makeError() << where(kPlanEntry) << ": weight '" << w->name()->str()
+                           << "' is computed, but "
+                           << (inArchive ? "also in the archive" : "the plan has no constant program");
+      if (!inArchive && !w->computed() && (w->offset() < begin || w->offset() > end ||
                          w->bytes() > end - w->offset() || w->offset() % kAlignment != 0))
         return makeError() << where(kPlanEntry) << ": weight '" << w->name()->str() << "' ("
                            << w->bytes() << " bytes at offset " << w->offset()

@@ -150,7 +150,8 @@ Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> ext
     if (w.source >= files.size())
       return makeError() << "weight '" << w.name << "' names source " << w.source
                          << ", but the module has " << files.size();
-    if (external && w.source == *external) {
+    if ((external && w.source == *external) ||
+        m.weightSources()[w.source].kind == WeightSource::Kind::Program) {
       offsets.push_back(0);
       continue;
     }
@@ -185,7 +186,8 @@ Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> ext
 /// A copy of `m` as the package describes it (in its plan and metadata):
 /// weights in the package itself at `weightOffsets` (source 0), those of
 /// the archive (`external`) at their offsets in it (source kArchiveSource),
-/// no object code (the shared libraries replace it).
+/// those the constant program computes with a Program source, no object
+/// code (the shared libraries replace it).
 std::unique_ptr<Module> packagedModule(const Module &m,
                                        const std::vector<uint64_t> &weightOffsets,
                                        std::optional<uint32_t> external) {
@@ -195,10 +197,20 @@ std::unique_ptr<Module> packagedModule(const Module &m,
   p.weightSources() = {WeightSource{WeightSource::Kind::Archive, ""}};
   if (external)
     p.weightSources().push_back(WeightSource{WeightSource::Kind::Archive, ""});
+  std::optional<uint32_t> program;
   for (size_t i = 0; i < p.weights().size(); ++i) {
     Weight &w = p.weights()[i];
     if (external && w.source == *external) {
       w.source = kArchiveSource;
+      continue;
+    }
+    if (m.weightSources()[w.source].kind == WeightSource::Kind::Program) {
+      if (!program) {
+        program = static_cast<uint32_t>(p.weightSources().size());
+        p.weightSources().push_back(WeightSource{WeightSource::Kind::Program, ""});
+      }
+      w.source = *program;
+      w.offset = 0;
       continue;
     }
     w.source = 0;

@@ -74,22 +74,25 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
   const plan::Weight *firstHeld = nullptr;
   for (size_t i = 0; i < weights.size(); ++i) {
     const plan::Weight &w = *weights.Get(i);
-    if (w.in_archive())
+    if (w.in_archive() || w.computed())
       continue;
     b->bytes_[i] = p.file_->bytes().subspan(w.offset(), w.bytes());
     if (!held++)
       firstHeld = &w;
   }
-  if (!external)
+  if (!external) {
+    GC_RETURN_IF_ERROR(compute(p, *b));
     return std::shared_ptr<const WeightBinding>(std::move(b));
+  }
 
   std::string package = "'" + p.file_->path() + "'";
   std::string more = p.external_.size() > 1
                          ? " (and " + std::to_string(p.external_.size() - 1) + " more)"
                          : "";
   // Constants computed from the weights of the archive the package was
-  // made from would not follow the new ones.
-  if (!own && held)
+  // made from would not follow the new ones. Since plan 1.2, what --freeze
+  // derives from the archive is computed at load time, never held.
+  if (!own && held && p.plan().version()->minor_version() < 2)
     return makeError() << package << " holds " << held << " constant" << (held == 1 ? "" : "s")
                        << " that --freeze computed from its archive's weights at compile time "
                        << "(such as '" << firstHeld->name()->str() << "'), which '" << archive
@@ -141,7 +144,84 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
                          << "') do not match the package's SHA-256; the archive changed since "
                             "the package was made";
     }
+  GC_RETURN_IF_ERROR(compute(p, *b));
   return std::shared_ptr<const WeightBinding>(std::move(b));
+}
+
+Error WeightBinder::compute(const LoadedPackage &p, WeightBinding &b) {
+  const plan::Plan &plan = p.plan();
+  const auto &weights = *plan.weights();
+  if (plan.constant_program() < 0)
+    return Error::success();
+  const plan::Graph &g = *plan.graphs()->Get(plan.constant_program());
+  std::string where = "'" + p.file_->path() + "': " + graphLabel(g) + " (the constant program)";
+  for (const plan::Binding *in : *g.inputs())
+    if (in->weight() < 0 || weights.Get(in->weight())->computed())
+      return makeError() << where << ": input '" << in->name()->str()
+                         << "' is not a weight the package holds or maps";
+  // Each output into new memory of its weight's layout, which replaces
+  // what an earlier run computed.
+  std::vector<std::shared_ptr<const void>> computed;
+  std::vector<TensorRef> outputs;
+  std::vector<size_t> targets;
+  for (const plan::Binding *out : *g.outputs()) {
+    std::optional<size_t> index = p.findWeight(out->target()->string_view());
+    const plan::Weight *w = index ? weights.Get(*index) : nullptr;
+    if (!w || !w->computed())
+      return makeError() << where << ": output '" << out->name()->str() << "' is for '"
+                         << out->target()->str() << "', not a computed weight";
+    if (std::find(targets.begin(), targets.end(), *index) != targets.end())
+      return makeError() << where << ": two outputs compute weight '" << w->name()->str() << "'";
+    std::shared_ptr<void> memory(::operator new(std::max<uint64_t>(w->bytes(), 1),
+                                                std::align_val_t(kAlignment)),
+                                 AlignedFree());
+    TensorRef ref;
+    ref.data = static_cast<char *>(memory.get()) + w->storage_offset() * dtypeSize(dtypeOf(w->dtype()));
+    ref.dtype = dtypeOf(w->dtype());
+    ref.sizes.assign(w->sizes()->begin(), w->sizes()->end());
+    ref.strides.assign(w->strides()->begin(), w->strides()->end());
+    outputs.push_back(std::move(ref));
+    targets.push_back(*index);
+    computed.push_back(std::move(memory));
+  }
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (weights.Get(i)->computed() &&
+        std::find(targets.begin(), targets.end(), i) == targets.end())
+      return makeError() << where << ": no output computes weight '"
+                         << weights.Get(i)->name()->str() << "'";
+
+  // The executor lives only for this call: neither the package nor the
+  // binding needs to be owned by it.
+  RuntimeOptions options;
+  options.fallback = p.fallback_;
+  std::shared_ptr<const LoadedPackage> package(std::shared_ptr<const LoadedPackage>(), &p);
+  std::shared_ptr<const WeightBinding> binding(std::shared_ptr<const WeightBinding>(), &b);
+  Expected<std::unique_ptr<PackageExecutor>> exec =
+      PackageExecutor::create(package, plan.constant_program(), options, binding);
+  if (!exec)
+    return exec.error().withContext("'" + p.file_->path() + "'");
+  // The executor checks the outputs' sizes against the graph's.
+  Expected<std::vector<std::vector<int64_t>>> sizes = (*exec)->outputSizes({});
+  if (!sizes)
+    return sizes.error().withContext(where);
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if ((*sizes)[j] != outputs[j].sizes ||
+        dtypeOf(g.outputs()->Get(j)->view()->dtype()) != outputs[j].dtype)
+      return makeError() << where << ": output '" << g.outputs()->Get(j)->name()->str()
+                         << "' is " << typeText(dtypeOf(g.outputs()->Get(j)->view()->dtype()),
+                                                (*sizes)[j])
+                         << ", but weight '" << weights.Get(targets[j])->name()->str()
+                         << "' is " << typeText(outputs[j].dtype, outputs[j].sizes);
+  if (Error e = (*exec)->run({}, outputs))
+    return e.withContext(where);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const plan::Weight &w = *weights.Get(targets[j]);
+    const uint8_t *base = static_cast<const uint8_t *>(outputs[j].data) -
+                          w.storage_offset() * dtypeSize(outputs[j].dtype);
+    b.bytes_[targets[j]] = std::span(base, w.bytes());
+  }
+  b.computed_ = std::move(computed);
+  return Error::success();
 }
 
 Expected<std::shared_ptr<const WeightBinding>>
@@ -152,6 +232,10 @@ WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
   if (!index)
     return makeError() << package << " has no weight '" << name << "'";
   const plan::Weight &w = *p.plan().weights()->Get(*index);
+  if (w.computed())
+    return makeError() << package << ": weight '" << name
+                       << "' is computed by the package's constant program from other weights "
+                          "when they are bound; set those instead";
   DType dtype = dtypeOf(w.dtype());
   std::vector<int64_t> sizes(w.sizes()->begin(), w.sizes()->end());
   if (value.dtype != dtype || value.sizes != sizes) {
@@ -194,6 +278,7 @@ WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
   auto b = std::make_shared<WeightBinding>(current);
   b->bytes_[*index] = std::span(static_cast<const uint8_t *>(memory.get()), w.bytes());
   b->owners_.push_back(std::move(memory));
+  GC_RETURN_IF_ERROR(compute(p, *b));
   return std::shared_ptr<const WeightBinding>(std::move(b));
 }
 

@@ -17,6 +17,11 @@ struct WeightBinder {
   static Expected<std::shared_ptr<const WeightBinding>>
   bind(const LoadedPackage &p, const std::string &archive, bool own);
 
+  /// Runs `p`'s constant program (if its plan has one) on the weights `b`
+  /// binds, and binds each computed weight to its output, in memory that
+  /// `b` then owns. Errors name the package, the graph and the weight.
+  static Error compute(const LoadedPackage &p, WeightBinding &b);
+
   /// `current` with weight `name` replaced by a copy of `value`.
   static Expected<std::shared_ptr<const WeightBinding>>
   replace(const LoadedPackage &p, const WeightBinding &current, const std::string &name,

@@ -138,9 +138,13 @@ public:
       SymRange r = m_.syms().range(name).value_or(SymRange());
       symbols.push_back(fb::CreateSymbol(fbb_, fbb_.CreateString(name), r.min, r.max));
     }
+    int32_t program = -1;
+    for (size_t i = 0; i < m_.loopGraphs().size(); ++i)
+      if (m_.loopGraphs()[i]->name == kConstantProgramGraph)
+        program = static_cast<int32_t>(i);
     fb::PlanVersion version(kPlanMajor, kPlanMinor);
     auto root = fb::CreatePlan(fbb_, &version, fbb_.CreateVector(symbols),
-                               fbb_.CreateVector(weights), fbb_.CreateVector(graphs));
+                               fbb_.CreateVector(weights), fbb_.CreateVector(graphs), program);
     fbb_.Finish(root, fb::PlanIdentifier());
     return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), fbb_.GetSize());
   }
@@ -227,9 +231,11 @@ private:
     if (offset && !offset->isConst())
       return makeError() << "weight '" << w.name << "' has a symbolic storage offset";
     bool inArchive = options_.archiveSource && w.source == *options_.archiveSource;
+    bool computed = m_.weightSources()[w.source].kind == WeightSource::Kind::Program;
     return fb::CreateWeight(fbb_, fbb_.CreateString(w.name), dtypeOf(w.type.dtype),
                             fbb_.CreateVector(sizes), fbb_.CreateVector(strides),
-                            offset ? offset->constant() : 0, inArchive, w.offset, w.bytes);
+                            offset ? offset->constant() : 0, inArchive, computed ? 0 : w.offset,
+                            w.bytes, computed);
   }
 
   Offset<fb::Binding> binding(const LoopBinding &b, std::string_view role,

@@ -16,6 +16,8 @@ Expected<std::map<std::string, Tensor>> loadWeights(const Module &m,
     if (!names.empty() && std::find(names.begin(), names.end(), w.name) == names.end())
       continue;
     const WeightSource &src = m.weightSources()[w.source];
+    if (src.kind == WeightSource::Kind::Program)
+      continue;
     std::string path = resolvePath(src.path, m.sourceBaseDir());
     if (!files[w.source] && pending && pending->source == w.source)
       files[w.source] = MappedFile::fromBuffer("<constants in memory>", pending->bytes);

@@ -308,7 +308,8 @@ private:
 Expected<std::unique_ptr<ModelRunner>> openPackageRunner(std::shared_ptr<MappedFile> file,
                                                          const std::string &graphName,
                                                          const RunnerOptions &options) {
-  Expected<std::unique_ptr<LoadedPackage>> pkg = openPackage(std::move(file));
+  Expected<std::unique_ptr<LoadedPackage>> pkg =
+      openPackage(std::move(file), OpenOptions{.fallback = runtimeOptions(options).fallback});
   if (!pkg)
     return pkg.error();
   std::shared_ptr<const LoadedPackage> shared = pkg.take();
@@ -348,12 +349,48 @@ Expected<std::unique_ptr<ModelRunner>> openModelRunner(const std::string &path,
   return std::unique_ptr<ModelRunner>(new OwningRunner(m.take(), r.take()));
 }
 
-Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
-                                                       const std::string &graphName,
-                                                       const RunnerOptions &options) {
-  Expected<std::map<std::string, Tensor>> weights = loadWeights(module);
-  if (!weights)
-    return weights.error();
+namespace {
+
+Expected<std::unique_ptr<ModelRunner>> makeRunner(const Module &module,
+                                                  const std::string &graphName,
+                                                  std::map<std::string, Tensor> weights,
+                                                  const RunnerOptions &options);
+
+/// Adds to `weights` those of a Program source, by running the module's
+/// constant program on the others, as libgcrt does when it loads a package.
+Error computeProgramWeights(const Module &module, const RunnerOptions &options,
+                            std::map<std::string, Tensor> &weights) {
+  const Weight *computed = nullptr;
+  for (const Weight &w : module.weights())
+    if (module.weightSources()[w.source].kind == WeightSource::Kind::Program)
+      computed = &w;
+  if (!computed)
+    return Error::success();
+  std::string program(kConstantProgramGraph);
+  if (!(module.level() >= Level::Loops ? module.loopGraph(program) != nullptr
+                                       : module.graph(program) != nullptr))
+    return makeError() << "weight '" << computed->name << "' is computed by graph @" << program
+                       << ", which the module does not have";
+  Expected<std::unique_ptr<ModelRunner>> runner = makeRunner(module, program, weights, options);
+  if (!runner)
+    return runner.error();
+  Expected<RunResult> r = (*runner)->run({});
+  if (!r)
+    return r.error().withContext("graph @" + program);
+  const std::vector<OutputSpec> &specs = (*runner)->outputSpecs();
+  for (size_t i = 0; i < specs.size() && i < r->outputs.size(); ++i)
+    weights[specs[i].target] = r->outputs[i];
+  for (const Weight &w : module.weights())
+    if (!weights.count(w.name))
+      return makeError() << "weight '" << w.name << "': graph @" << program
+                         << " has no output for it";
+  return Error::success();
+}
+
+Expected<std::unique_ptr<ModelRunner>> makeRunner(const Module &module,
+                                                  const std::string &graphName,
+                                                  std::map<std::string, Tensor> weights,
+                                                  const RunnerOptions &options) {
   if (module.level() >= Level::Loops) {
     const LoopGraph *g =
         graphName.empty()
@@ -362,15 +399,27 @@ Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
     if (!g)
       return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
     if (module.level() == Level::Loops)
-      return std::unique_ptr<ModelRunner>(new LoopGraphRunner(module, *g, weights.take(), options.seed));
-    return PlanRunner::create(module, *g, weights.take(), options);
+      return std::unique_ptr<ModelRunner>(new LoopGraphRunner(module, *g, std::move(weights), options.seed));
+    return PlanRunner::create(module, *g, std::move(weights), options);
   }
   const Graph *g = graphName.empty()
                        ? (module.graphs().empty() ? nullptr : module.graphs()[0].get())
                        : module.graph(graphName);
   if (!g)
     return makeError() << "no graph " << (graphName.empty() ? "" : "@" + graphName);
-  return std::unique_ptr<ModelRunner>(new GraphRunner(module, *g, weights.take(), options.seed));
+  return std::unique_ptr<ModelRunner>(new GraphRunner(module, *g, std::move(weights), options.seed));
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ModelRunner>> makeModelRunner(const Module &module,
+                                                       const std::string &graphName,
+                                                       const RunnerOptions &options) {
+  Expected<std::map<std::string, Tensor>> weights = loadWeights(module);
+  if (!weights)
+    return weights.error();
+  GC_RETURN_IF_ERROR(computeProgramWeights(module, options, *weights));
+  return makeRunner(module, graphName, weights.take(), options);
 }
 
 } // namespace gc

@@ -103,11 +103,11 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
     addWeightsFlag(app, options.core.weights,
                    runs(Phase::Package)
                        ? "embed: the package holds every weight (the default); external: it "
-                         "names the .pt2 archive and maps its weights at load time, and "
-                         "--freeze leaves them as they are (no conv/batch-norm fold)"
+                         "names the .pt2 archive and maps its weights at load time, and what "
+                         "--freeze derives from them is computed then (a constant program)"
                        : "external: the package will reference the archive's weights "
-                         "(gc-package --weights=external), so --freeze leaves them as they are "
-                         "(no conv/batch-norm fold); embed: the default");
+                         "(gc-package --weights=external), so what --freeze derives from them "
+                         "goes into a constant program run at load time; embed: the default");
   }
   if (runs(Phase::Joint))
     app.add_flag("--grad-inputs", options.joint.gradUserInputs,

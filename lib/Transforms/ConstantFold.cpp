@@ -30,8 +30,9 @@ public:
           return false;
       return true;
     };
-    for (const auto &g : m.graphs())
-      GC_RETURN_IF_ERROR(foldConstants(m, *g, small, statistics()));
+    // By index: a fold may add the constant program's graph.
+    for (size_t i = 0; i < m.graphs().size(); ++i)
+      GC_RETURN_IF_ERROR(foldConstants(m, *m.graphs()[i], small, statistics()));
     return Error::success();
   }
 };

@@ -1,7 +1,8 @@
 //===- DCE.cpp - Dead code elimination ------------------------------------===//
 //
 // A node is live if a graph output or a live node uses one of its results,
-// or if it writes an argument in place. Everything else goes.
+// or if it writes an argument in place. Everything else goes. The constant
+// program's outputs live while a graph reads their weights.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -24,6 +25,7 @@ public:
   std::string_view name() const override { return "dce"; }
 
   Error run(Module &m) override {
+    GC_RETURN_IF_ERROR(pruneConstantProgram(m, statistics()));
     for (const auto &g : m.graphs()) {
       std::unordered_set<const Value *> live(g->outputs().begin(), g->outputs().end());
       std::unordered_set<const Node *> liveNodes;

@@ -65,7 +65,9 @@ public:
 
   Error run(Module &m) override {
     GC_RETURN_IF_ERROR(requireFunctional(m, name()));
-    for (const auto &g : m.graphs()) {
+    // By index: the last fold may add the constant program's graph.
+    for (size_t gi = 0; gi < m.graphs().size(); ++gi) {
+      const auto &g = m.graphs()[gi];
       std::unordered_map<const Value *, int> uses = countUses(*g);
       // outer add -> (x, b1, b2); the inner adds go with them.
       struct Chain {

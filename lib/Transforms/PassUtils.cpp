@@ -18,6 +18,18 @@ namespace {
 /// mapped and read in place.
 constexpr size_t kBlobAlignment = 64;
 
+/// The type of a new weight holding `t`'s values: its dtype, sizes and
+/// device, contiguous from offset 0.
+TensorType denseType(SymContext &syms, const TensorType &t) {
+  TensorType out;
+  out.dtype = t.dtype;
+  out.device = t.device;
+  out.sizes = t.sizes;
+  out.strides = contiguousStrides(syms, out.sizes);
+  out.storageOffset = syms.constant(0);
+  return out;
+}
+
 /// Appends `t` (contiguous, of its own dtype) to the pending blob and
 /// returns the weight that refers to it.
 Weight addBlobWeight(Module &m, std::string name, const Tensor &t, const Device &device) {
@@ -39,12 +51,12 @@ Weight addBlobWeight(Module &m, std::string name, const Tensor &t, const Device 
   w.sha256 = sha256Hex(data);
   blob->bytes.append(data);
   SymContext &syms = m.syms();
-  w.type.dtype = dense.dtype();
-  w.type.device = device;
+  TensorType type;
+  type.dtype = dense.dtype();
+  type.device = device;
   for (int64_t s : dense.sizes())
-    w.type.sizes.push_back(syms.constant(s));
-  w.type.strides = contiguousStrides(syms, w.type.sizes);
-  w.type.storageOffset = syms.constant(0);
+    type.sizes.push_back(syms.constant(s));
+  w.type = denseType(syms, type);
   return w;
 }
 
@@ -200,6 +212,30 @@ std::optional<int64_t> staticBytes(const TensorType &t) {
   return n;
 }
 
+namespace {
+
+/// Appends to `into` a copy of `n` whose value arguments are mapped by
+/// `lookup` and whose results are named by `name`.
+Expected<Node *> copyNode(Graph &into, const Node &n,
+                          const std::function<Expected<Value *>(const Value *)> &lookup,
+                          const std::function<std::string(const Value *)> &name) {
+  std::vector<NamedArg> args = n.args();
+  for (NamedArg &a : args)
+    for (Value *&v : a.value.values)
+      if (v) {
+        Expected<Value *> nv = lookup(v);
+        if (!nv)
+          return nv.error();
+        v = *nv;
+      }
+  std::vector<std::pair<std::string, Type>> results;
+  for (const Value *r : n.results())
+    results.emplace_back(name(r), r->type());
+  return into.addNode(n.op(), std::move(args), std::move(results), n.resultForm());
+}
+
+} // namespace
+
 Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
   auto ng = std::make_unique<Graph>(g.name());
   std::unordered_map<const Value *, Value *> map;
@@ -233,23 +269,15 @@ Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
   for (const auto &n : g.nodes()) {
     if (edit.removed.count(n.get()))
       continue;
-    std::vector<NamedArg> args = n->args();
-    for (NamedArg &a : args)
-      for (Value *&v : a.value.values)
-        if (v) {
-          Expected<Value *> nv = lookup(v);
-          if (!nv)
-            return nv.error();
-          v = *nv;
-        }
-    std::vector<std::pair<std::string, Type>> results;
-    for (const Value *r : n->results())
-      results.emplace_back(r->name(), r->type());
-    Node *copy = ng->addNode(n->op(), std::move(args), std::move(results), n->resultForm());
-    for (size_t i = 0; i < copy->results().size(); ++i)
-      map[n->results()[i]] = copy->results()[i];
+    Expected<Node *> copy = copyNode(*ng, *n, lookup, [](const Value *r) { return r->name(); });
+    if (!copy)
+      return copy.error();
+    for (size_t i = 0; i < (*copy)->results().size(); ++i)
+      map[n->results()[i]] = (*copy)->results()[i];
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
+    if (edit.droppedOutputs.count(i))
+      continue;
     Expected<Value *> v = lookup(g.outputs()[i]);
     if (!v)
       return v.error();
@@ -259,51 +287,32 @@ Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit) {
   return Error::success();
 }
 
-Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)> &shouldFold,
-                    std::map<std::string, int64_t> &stats) {
-  // Which nodes fold: decided in order, since a folded result is a constant
-  // for the nodes after it.
-  std::unordered_set<const Value *> constant;
-  std::vector<std::string> weightNames;
-  for (size_t i = 0; i < g.inputs().size(); ++i)
-    if (g.inputSpecs()[i].kind == InputKind::Constant)
-      constant.insert(g.inputs()[i]);
-  GraphEdit edit;
-  std::vector<const Node *> folded;
-  for (const auto &n : g.nodes()) {
-    if (!evaluable(*n) || !shouldFold(*n))
-      continue;
-    bool allConstant = true;
-    for (const NamedArg &a : n->args())
-      if (isTensorArg(a.value))
-        for (const Value *v : a.value.values)
-          allConstant &= !v || constant.count(v) > 0;
-    if (!allConstant)
-      continue;
-    folded.push_back(n.get());
-    edit.removed.insert(n.get());
-    constant.insert(n->results().begin(), n->results().end());
-  }
-  if (folded.empty())
-    return Error::success();
+namespace {
 
-  // What the kept graph still uses. A node without tensor arguments (full,
-  // arange) that it uses stays: as a constant it would cost as much, and
-  // cse could no longer merge it.
-  std::unordered_set<const Value *> used(g.outputs().begin(), g.outputs().end());
-  for (const auto &n : g.nodes())
-    if (!edit.removed.count(n.get()))
-      for (const NamedArg &a : n->args())
-        used.insert(a.value.values.begin(), a.value.values.end());
-  for (const Node *n : folded) {
-    bool source = std::none_of(n->args().begin(), n->args().end(),
-                               [](const NamedArg &a) { return isTensorArg(a.value); });
-    if (source && std::any_of(n->results().begin(), n->results().end(),
-                              [&](const Value *r) { return used.count(r) > 0; }))
-      edit.removed.erase(n);
-  }
-  if (edit.removed.empty())
-    return Error::success();
+/// For each result of a node of `folded` that is removed and that the kept
+/// graph `used`: a new weight, named after it and made by `make`, which
+/// `edit` adds as the constant input that replaces it.
+void addFoldedConstants(Module &m, const Graph &g, const std::vector<const Node *> &folded,
+                        const std::unordered_set<const Value *> &used, GraphEdit &edit,
+                        const std::function<Weight(const Value *, std::string)> &make) {
+  for (const Node *n : folded)
+    for (const Value *r : n->results()) {
+      if (!used.count(r) || !edit.removed.count(n))
+        continue;
+      Weight w = make(r, uniqueWeightName(m, "_folded." + g.name() + "." + r->name()));
+      edit.added.push_back(
+          {r->name(), Type::makeTensor(w.type), InputSpec{InputKind::Constant, w.name}, r});
+      m.weights().push_back(std::move(w));
+    }
+}
+
+/// Evaluates `folded` (in order) with the reference kernels; each result
+/// that the kept graph `used` becomes a weight of the pending blob, added to
+/// `edit` as a constant input.
+Error evaluateFolds(Module &m, const Graph &g, const std::vector<const Node *> &folded,
+                    const std::unordered_set<const Value *> &used, GraphEdit &edit,
+                    std::map<std::string, int64_t> &stats) {
+  std::vector<std::string> weightNames;
   for (const Node *n : folded)
     for (const NamedArg &a : n->args())
       if (isTensorArg(a.value))
@@ -349,17 +358,145 @@ Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)>
       ++stats["nodes folded"];
   }
 
-  for (const Node *n : folded)
-    for (const Value *r : n->results()) {
-      if (!used.count(r) || !edit.removed.count(n))
+  addFoldedConstants(m, g, folded, used, edit, [&](const Value *r, std::string name) {
+    ++stats["constants made"];
+    return addBlobWeight(m, std::move(name), tensors.at(r), r->type().tensor.device);
+  });
+  return Error::success();
+}
+
+/// The module's Program weight source, if it has one: then folds are
+/// computed at load time by the constant program rather than here.
+std::optional<uint32_t> programSource(const Module &m) {
+  for (uint32_t i = 0; i < m.weightSources().size(); ++i)
+    if (m.weightSources()[i].kind == WeightSource::Kind::Program)
+      return i;
+  return std::nullopt;
+}
+
+/// Moves `folded` (in order) into the constant program (graph
+/// @constant_program, made if missing) instead of evaluating them: each
+/// result that the kept graph `used` becomes an output of that graph and a
+/// weight of the Program source `program`, added to `edit` as a constant
+/// input. The program reads the constants of `g` as its own constant
+/// inputs, or, for a weight it computes itself, that output's value.
+Error deferFolds(Module &m, const Graph &g, uint32_t program,
+                 const std::vector<const Node *> &folded,
+                 const std::unordered_set<const Value *> &used, GraphEdit &edit,
+                 std::map<std::string, int64_t> &stats) {
+  Graph *p = m.graph(kConstantProgramGraph);
+  if (!p)
+    p = &m.addGraph(std::string(kConstantProgramGraph));
+  std::unordered_set<std::string> names;
+  std::unordered_map<std::string, Value *> byTarget; // weight -> its value in the program
+  for (size_t i = 0; i < p->inputs().size(); ++i) {
+    names.insert(p->inputs()[i]->name());
+    byTarget[p->inputSpecs()[i].target] = p->inputs()[i];
+  }
+  for (const auto &n : p->nodes())
+    for (const Value *r : n->results())
+      names.insert(r->name());
+  for (size_t i = 0; i < p->outputs().size(); ++i)
+    byTarget[p->outputSpecs()[i].target] = p->outputs()[i];
+  auto fresh = [&](const std::string &hint) {
+    std::string name = hint;
+    for (int i = 1; names.count(name); ++i)
+      name = hint + "_" + std::to_string(i);
+    names.insert(name);
+    return name;
+  };
+
+  std::unordered_map<const Value *, Value *> map; // g's values -> the program's
+  auto lookup = [&](const Value *v) -> Expected<Value *> {
+    if (auto it = map.find(v); it != map.end())
+      return it->second;
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      if (g.inputs()[i] != v)
         continue;
-      std::string name = uniqueWeightName(m, "_folded." + g.name() + "." + r->name());
-      Weight w = addBlobWeight(m, name, tensors.at(r), r->type().tensor.device);
-      edit.added.push_back(
-          {r->name(), Type::makeTensor(w.type), InputSpec{InputKind::Constant, name}, r});
-      m.weights().push_back(std::move(w));
-      ++stats["constants made"];
+      const InputSpec &spec = g.inputSpecs()[i];
+      Value *&in = byTarget[spec.target];
+      if (!in)
+        in = p->addInput(fresh(v->name()), v->type(), InputSpec{InputKind::Constant, spec.target});
+      return map[v] = in;
     }
+    return makeError() << "graph @" << g.name() << ": %" << v->name()
+                       << " is neither a constant nor a folded result";
+  };
+  for (const Node *n : folded) {
+    Expected<Node *> copy =
+        copyNode(*p, *n, lookup, [&](const Value *r) { return fresh(r->name()); });
+    if (!copy)
+      return copy.error();
+    for (size_t i = 0; i < (*copy)->results().size(); ++i)
+      map[n->results()[i]] = (*copy)->results()[i];
+    if (edit.removed.count(n))
+      ++stats["nodes deferred to the constant program"];
+  }
+
+  addFoldedConstants(m, g, folded, used, edit, [&](const Value *r, std::string name) {
+    Weight w;
+    w.name = std::move(name);
+    w.type = denseType(m.syms(), r->type().tensor);
+    w.source = program;
+    w.bytes = static_cast<uint64_t>(*staticBytes(w.type));
+    p->addOutput(map.at(r), OutputSpec{OutputKind::UserOutput, w.name});
+    ++stats["constants computed at load time"];
+    return w;
+  });
+  return Error::success();
+}
+
+} // namespace
+
+Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)> &shouldFold,
+                    std::map<std::string, int64_t> &stats) {
+  // Which nodes fold: decided in order, since a folded result is a constant
+  // for the nodes after it.
+  if (g.name() == kConstantProgramGraph)
+    return Error::success(); // its nodes are computed at load time already
+  std::unordered_set<const Value *> constant;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (g.inputSpecs()[i].kind == InputKind::Constant)
+      constant.insert(g.inputs()[i]);
+  GraphEdit edit;
+  std::vector<const Node *> folded;
+  for (const auto &n : g.nodes()) {
+    if (!evaluable(*n) || !shouldFold(*n))
+      continue;
+    bool allConstant = true;
+    for (const NamedArg &a : n->args())
+      if (isTensorArg(a.value))
+        for (const Value *v : a.value.values)
+          allConstant &= !v || constant.count(v) > 0;
+    if (!allConstant)
+      continue;
+    folded.push_back(n.get());
+    edit.removed.insert(n.get());
+    constant.insert(n->results().begin(), n->results().end());
+  }
+  if (folded.empty())
+    return Error::success();
+
+  // What the kept graph still uses. A node without tensor arguments (full,
+  // arange) that it uses stays: as a constant it would cost as much, and
+  // cse could no longer merge it.
+  std::unordered_set<const Value *> used(g.outputs().begin(), g.outputs().end());
+  for (const auto &n : g.nodes())
+    if (!edit.removed.count(n.get()))
+      for (const NamedArg &a : n->args())
+        used.insert(a.value.values.begin(), a.value.values.end());
+  for (const Node *n : folded) {
+    bool source = std::none_of(n->args().begin(), n->args().end(),
+                               [](const NamedArg &a) { return isTensorArg(a.value); });
+    if (source && std::any_of(n->results().begin(), n->results().end(),
+                              [&](const Value *r) { return used.count(r) > 0; }))
+      edit.removed.erase(n);
+  }
+  if (edit.removed.empty())
+    return Error::success();
+  std::optional<uint32_t> program = programSource(m);
+  GC_RETURN_IF_ERROR(program ? deferFolds(m, g, *program, folded, used, edit, stats)
+                             : evaluateFolds(m, g, folded, used, edit, stats));
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     bool drop = g.inputSpecs()[i].kind == InputKind::Constant && !used.count(g.inputs()[i]);
     edit.specs.push_back(drop ? std::nullopt : std::optional(g.inputSpecs()[i]));
@@ -367,6 +504,27 @@ Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)>
       ++stats["constant inputs dropped"];
   }
   GC_RETURN_IF_ERROR(rebuildGraph(m, g, edit));
+  dropUnreferencedWeights(m);
+  return Error::success();
+}
+
+Error pruneConstantProgram(Module &m, std::map<std::string, int64_t> &stats) {
+  Graph *p = m.graph(kConstantProgramGraph);
+  if (!p)
+    return Error::success();
+  std::unordered_set<std::string> read;
+  for (const auto &g : m.graphs())
+    if (g.get() != p)
+      for (const InputSpec &s : g->inputSpecs())
+        read.insert(s.target);
+  GraphEdit edit;
+  for (size_t i = 0; i < p->outputs().size(); ++i)
+    if (!read.count(p->outputSpecs()[i].target))
+      edit.droppedOutputs.insert(i);
+  if (edit.droppedOutputs.empty())
+    return Error::success();
+  stats["constant program outputs dropped"] += edit.droppedOutputs.size();
+  GC_RETURN_IF_ERROR(rebuildGraph(m, *p, edit));
   dropUnreferencedWeights(m);
   return Error::success();
 }

@@ -77,6 +77,8 @@ struct GraphEdit {
   /// Nodes left out; kept nodes and outputs may use their results only
   /// where an added input replaces them.
   std::unordered_set<const Node *> removed;
+  /// Outputs left out, by index.
+  std::unordered_set<size_t> droppedOutputs;
 };
 
 /// Rebuilds graph `g` of `m` in place as `edit` says.
@@ -92,6 +94,11 @@ Error rebuildGraph(Module &m, Graph &g, const GraphEdit &edit);
 /// did in `stats`.
 Error foldConstants(Module &m, Graph &g, const std::function<bool(const Node &)> &shouldFold,
                     std::map<std::string, int64_t> &stats);
+
+/// Drops the outputs of the constant program (graph @constant_program)
+/// whose weights no graph reads any more, with those weights; dce then
+/// removes what computed them.
+Error pruneConstantProgram(Module &m, std::map<std::string, int64_t> &stats);
 
 /// The number of bytes a tensor of `t`'s dtype and sizes takes, or nullopt
 /// for symbolic sizes.

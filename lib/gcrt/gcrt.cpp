@@ -347,7 +347,9 @@ gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out) {
   return guarded([&] {
     if (!path || !out)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_load_file: null argument");
-    return finishLoad(openPackage(std::string(path)), out);
+    OpenOptions options;
+    options.fallback = loadFallbackComponent;
+    return finishLoad(openPackage(std::string(path), options), out);
   });
 }
 
@@ -358,6 +360,7 @@ gcrt_status gcrt_package_load_file_with_weights(const char *path, const char *we
       return fail(GCRT_ERROR_INVALID_ARGUMENT,
                   "gcrt_package_load_file_with_weights: null argument");
     OpenOptions options;
+    options.fallback = loadFallbackComponent;
     if (weights)
       options.weightsFile = weights;
     return finishLoad(openPackage(std::string(path), options), out);
@@ -404,7 +407,9 @@ gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_load_memory: null argument");
     std::string bytes(static_cast<const char *>(data), size);
     return finishLoad(
-        openPackage(MappedFile::fromBuffer(name ? name : "<memory>", std::move(bytes))), out);
+        openPackage(MappedFile::fromBuffer(name ? name : "<memory>", std::move(bytes)),
+                    OpenOptions{.fallback = loadFallbackComponent}),
+        out);
   });
 }
 

@@ -174,7 +174,7 @@ GC_ENUM_NAMES(LoopNode::Kind, "pointwise", "reduction", "extern", "fallback", "c
 GC_ENUM_NAMES(PostOp::Kind, "add_bias", "add", "relu", "gelu_erf", "gelu_tanh")
 GC_ENUM_NAMES(PlanStep::Kind, "kernel", "extern", "fallback", "call")
 GC_ENUM_NAMES(GpuMapping, "none", "thread_per_point", "block_per_point")
-GC_ENUM_NAMES(WeightSource::Kind, "archive", "blob")
+GC_ENUM_NAMES(WeightSource::Kind, "archive", "blob", "program")
 GC_ENUM_NAMES(DeviceKind, "cpu", "cuda", "meta")
 GC_ENUM_NAMES(ResultForm, "single", "tuple", "list")
 GC_ENUM_NAMES(Type::Kind, "tensor", "sym_int", "sym_float", "sym_bool")

@@ -236,12 +236,21 @@ private:
 /// or a blob gc wrote. In a file, paths are relative to the directory of the
 /// file that holds the module, so a build tree can move as a whole; in
 /// memory they are relative to Module::sourceBaseDir().
+///
+/// Program: no file. Its weights are computed where the module runs, before
+/// anything else, by the module's constant program: weight W is the output
+/// of graph @constant_program (kConstantProgramGraph) whose target is W. A
+/// module with a Program source defers its folds to that graph (gc-opt's
+/// load-time-constants pass; docs/package.md "Constant program").
 struct WeightSource {
-  enum class Kind : uint8_t { Archive, Blob };
+  enum class Kind : uint8_t { Archive, Blob, Program };
   Kind kind = Kind::Archive;
   std::string path;
   bool operator==(const WeightSource &) const = default;
 };
+
+/// The graph that computes the weights of a Program source.
+inline constexpr std::string_view kConstantProgramGraph = "constant_program";
 
 /// A parameter, buffer or tensor constant, by reference.
 struct Weight {

@@ -42,9 +42,10 @@ namespace gc {
 /// and any minor version up to its own.
 inline constexpr const char *kPackageFormat = "gc-package";
 /// 1.1 added external weights (an external_weights.json.zst entry); 2.0
-/// replaced the module's graph file with the runtime plan.
+/// replaced the module's graph file with the runtime plan; 2.1 added the
+/// constant program (weights computed at load time, plan 1.2).
 inline constexpr uint32_t kPackageMajor = 2;
-inline constexpr uint32_t kPackageMinor = 0;
+inline constexpr uint32_t kPackageMinor = 1;
 
 /// Where a package's weights live.
 enum class WeightsMode : uint8_t {

@@ -27,7 +27,8 @@ class LoadedPackage;
 
 /// The bytes every weight of a package is bound to, by index into the
 /// plan's weights, and what keeps them alive (the mapped package, the
-/// mapped archive, copies the caller set). Immutable once made: a new
+/// mapped archive, copies the caller set, what the constant program
+/// computed). Immutable once made: a new
 /// binding replaces it, and executors keep the one they were made with.
 class WeightBinding {
 public:
@@ -39,6 +40,8 @@ private:
   friend struct WeightBinder;
   std::vector<std::span<const uint8_t>> bytes_;
   std::vector<std::shared_ptr<const void>> owners_;
+  /// The memory of the weights the constant program computed.
+  std::vector<std::shared_ptr<const void>> computed_;
 };
 
 /// A package opened for running: its plan, its kernels loaded, its
@@ -76,9 +79,13 @@ private:
   std::shared_ptr<const WeightBinding> weights_;
   std::vector<ExternalWeight> external_;
   std::string archivePath_;
+  std::function<Expected<const FallbackComponent *>()> fallback_;
 };
 
 struct OpenOptions {
+  /// Gives the fallback component to the constant program (run at load and
+  /// when weights are swapped), should a step of it need one.
+  std::function<Expected<const FallbackComponent *>()> fallback;
   /// For a package with external weights: bind them from this archive
   /// instead of the one the package names. Each weight is checked against
   /// its size, dtype and shape, not its SHA-256 (the archive may hold other
@@ -99,15 +106,19 @@ Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile>
 
 /// A binding of `package`'s weights with every external weight taken from
 /// the archive at `path` (another archive of the same architecture), checked
-/// by entry, size and alignment. An error, naming the package, the archive
-/// and the weight, if the package has no external weights, if it holds
-/// constants computed from the old archive's weights (--freeze), or if a
-/// weight's entry is missing or of another size.
+/// by entry, size and alignment, and the weights the constant program
+/// computes computed again from them. An error, naming the package, the
+/// archive and the weight, if the package has no external weights, if it
+/// holds constants computed from the old archive's weights (--freeze in a
+/// package older than the constant program, format 2.1), or if a weight's
+/// entry is missing or of another size.
 Expected<std::shared_ptr<const WeightBinding>>
 bindWeightsFile(const LoadedPackage &package, const std::string &path);
 
 /// `current` with weight `name` replaced by a copy of `value`, which must
-/// have the weight's dtype and sizes (any strides). Errors name the weight.
+/// have the weight's dtype and sizes (any strides), and the constant
+/// program's weights computed again. Errors name the weight; a weight the
+/// constant program computes cannot be set.
 Expected<std::shared_ptr<const WeightBinding>>
 bindWeight(const LoadedPackage &package, const WeightBinding &current, const std::string &name,
            const TensorRef &value);

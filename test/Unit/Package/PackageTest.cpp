@@ -237,16 +237,32 @@ TEST_F(PackageTest, CorruptOrTruncatedPackagesAreErrors) {
 TEST_F(PackageTest, OtherVersionsAreErrorsNamingBoth) {
   std::string good = build();
   // 1.x packages held the compiler's graph file, which libgcrt no longer reads.
-  for (const char *v : {"3.0\n", "2.1\n", "1.1\n", "1.0\n"}) {
+  for (const char *v : {"3.0\n", "2.2\n", "1.1\n", "1.0\n"}) {
     auto pkg = open(withEntry(good, "version", v));
     ASSERT_FALSE(bool(pkg));
     std::string want = std::string("is a version ") + std::string(v, 3) +
-                       " package; this gc reads version 2.0 to 2.0";
+                       " package; this gc reads version 2.0 to 2.1";
     EXPECT_NE(pkg.error().message().find(want), std::string::npos) << pkg.error().message();
   }
   auto garbled = open(withEntry(good, "version", "one"));
   ASSERT_FALSE(bool(garbled));
   EXPECT_NE(garbled.error().message().find("not a version"), std::string::npos);
+}
+
+TEST_F(PackageTest, ComputedWeightWithoutConstantProgramIsRefused) {
+  // A weight of a Program source is computed by graph @constant_program,
+  // which this module lacks: the plan marks it computed and names no
+  // program, and the reader refuses it, naming the weight.
+  m_.weightSources().push_back({WeightSource::Kind::Program, ""});
+  m_.weights()[0].source = 1;
+  std::string bytes = build();
+  ASSERT_FALSE(bytes.empty());
+  Expected<std::unique_ptr<LoadedPackage>> pkg = open(bytes);
+  ASSERT_FALSE(bool(pkg));
+  EXPECT_NE(pkg.error().message().find(
+                "weight 'w' is computed, but the plan has no constant program"),
+            std::string::npos)
+      << pkg.error().message();
 }
 
 TEST_F(PackageTest, WrongInputsAreErrors) {
