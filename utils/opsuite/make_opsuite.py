@@ -19,9 +19,10 @@ calling the op, and stored as OUT_DIR/<entry>__<k>/ with model.pt2, in<i>.npy
 (the tensor arguments, in order) and out<i>.npy (the exported program's
 outputs). OUT_DIR/index.json lists every sample (op entry, sample index,
 dtype, input dtypes and shapes, the aten ops before and after
-run_decompositions(), the op family) and every sample that was not written,
-with the reason (its export failed, its output is random or not a tensor,
-...), plus the torch version. Runs are deterministic: each entry and dtype
+run_decompositions(), the op family), every sample that was not written,
+with the reason (its export failed, it calls a random op, its output is not
+a tensor, ...), the entries left out, the core ops no sample reaches, and the
+torch version. The archives hold no example inputs (in<i>.npy has them). Runs are deterministic: each entry and dtype
 seeds the generator from its name, and entries are visited in sorted order,
 so re-running gives the same index and the same .npy bytes.
 """
@@ -72,6 +73,13 @@ def seed_of(*parts):
 def graph_ops(ep):
     return sorted({str(n.target) for n in ep.graph.nodes
                    if n.op == "call_function" and str(n.target).startswith("aten.")})
+
+
+def is_random(name):
+    """Whether the op `aten.<packet>.<overload>` draws from the generator."""
+    _, packet, overload = name.split(".")
+    op = getattr(getattr(torch.ops.aten, packet), overload)
+    return torch.Tag.nondeterministic_seeded in op.tags
 
 
 class Call(torch.nn.Module):
@@ -148,11 +156,16 @@ def try_sample(op, fn, sample, seed):
         except Exception as e:
             raise ValueError("export failed: %s: %s" % (
                 type(e).__name__, str(e).strip().splitlines()[0][:160] if str(e).strip() else ""))
+        random = [o for o in graph_ops(ep) if is_random(o)]
+        if random:
+            raise ValueError("random op %s" % random[0])
         outs = as_outputs(ep.module()(*[t.clone() for t in tensors]))
         try:
             core = graph_ops(ep.run_decompositions())
         except Exception as e:
             core = ["<run_decompositions failed: %s>" % type(e).__name__]
+    # The inputs are in in<i>.npy; the archive need not hold them too.
+    ep._example_inputs = None
     buf = io.BytesIO()
     torch.export.save(ep, buf)
     signature = (ep.graph_module.code,
@@ -265,7 +278,11 @@ def main():
 
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(args.jobs, maxtasksperchild=32) as pool:
-        results = pool.map(entry_samples, [(i, args.per_dtype) for i in order], chunksize=4)
+        results = []
+        for r in pool.imap(entry_samples, [(i, args.per_dtype) for i in order], chunksize=4):
+            results.append(r)
+            if len(results) % 50 == 0:
+                print("%d of %d entries" % (len(results), len(order)), file=sys.stderr, flush=True)
 
     chosen, covered, core = select_entries(results)
     if os.path.isdir(args.out):
@@ -274,6 +291,9 @@ def main():
     index = {"torch": torch.__version__, "samples": {}, "skipped": [], "left_out": []}
     for name, base, kept, skipped in results:
         if name not in chosen:
+            # Entries none of whose samples export keep their reasons.
+            if not kept:
+                index["skipped"] += skipped
             index["left_out"].append(name)
             continue
         for k, (rec, files) in enumerate(kept):
