@@ -8,6 +8,7 @@
 #include "Emit.h"
 
 #include <cmath>
+#include <limits>
 
 namespace gc {
 
@@ -74,6 +75,75 @@ Results decomposeLeakyRelu(RewriteContext &ctx) {
   Number slope = optNumber(ctx, "negative_slope").value_or(Number::real(0.01));
   Value *positive = e.compare(Cmp::Gt, x, Number::integer(0));
   return finish(ctx, {e.where(positive, x, e.mul(x, slope.arg()))});
+}
+
+/// softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x
+/// passes the threshold (torch's guard against overflow).
+Value *softplus(Emit &e, Value *x, Number beta, Number threshold) {
+  Value *scaled = e.mul(x, beta.arg());
+  Value *soft = e.div(e.unary(ops::aten_log1p_default, e.unary(ops::aten_exp_default, scaled)),
+                      beta.arg());
+  return e.where(e.compare(Cmp::Gt, scaled, threshold), x, soft);
+}
+
+Results decomposeSoftplus(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  return finish(ctx, {softplus(e, x, optNumber(ctx, "beta").value_or(Number::integer(1)),
+                               optNumber(ctx, "threshold").value_or(Number::integer(20)))});
+}
+
+/// mish(x) = x tanh(softplus(x)).
+Results decomposeMish(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  Value *soft = softplus(e, x, Number::integer(1), Number::integer(20));
+  return finish(ctx, {e.mul(x, e.unary(ops::aten_tanh_default, soft))});
+}
+
+/// elu(x) = scale x for x > 0, else scale alpha (exp(input_scale x) - 1).
+Results decomposeElu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  Number alpha = optNumber(ctx, "alpha").value_or(Number::integer(1));
+  Number scale = optNumber(ctx, "scale").value_or(Number::integer(1));
+  Number inputScale = optNumber(ctx, "input_scale").value_or(Number::integer(1));
+  Value *negative = e.mul(e.unary(ops::aten_expm1_default, e.mul(x, inputScale.arg())),
+                          alpha.value() * scale.value());
+  Value *positive = e.mul(x, scale.arg());
+  return finish(ctx, {e.where(e.compare(Cmp::Gt, x, Number::integer(0)), positive, negative)});
+}
+
+/// isinf: |x| == inf; integers are never infinite.
+Results decomposeIsinf(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  if (!isFloatingPoint(typeOf(x).dtype))
+    return finish(ctx, {e.fullLike(x, Number::integer(0), DType::Bool)});
+  return finish(ctx, {e.compare(Cmp::Eq, e.unary(ops::aten_abs_default, x),
+                                Number::real(std::numeric_limits<double>::infinity()))});
+}
+
+/// logical_xor: the truth values differ.
+Results decomposeLogicalXor(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *a = e.cast(self(ctx), DType::Bool), *b = e.cast(ctx.value("other"), DType::Bool);
+  return finish(ctx, {e.compare(Cmp::Ne, a, b)});
+}
+
+/// bitwise_xor: (a | b) & ~(a & b) in the promoted dtype; for bool, a != b.
+Results decomposeBitwiseXor(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  Value *a = e.cast(self(ctx), t);
+  Value *b = isTensorArg(ctx, "other") ? e.cast(ctx.value("other"), t)
+                                       : e.wrapNumber(number(ctx, "other"), t);
+  if (t == DType::Bool)
+    return finish(ctx, {e.compare(Cmp::Ne, a, b)});
+  Value *either = e.op(ops::aten_bitwise_or_Tensor, {{"self", a}, {"other", b}});
+  Value *both = e.op(ops::aten_bitwise_and_Tensor, {{"self", a}, {"other", b}});
+  Value *notBoth = e.unary(ops::aten_bitwise_not_default, both);
+  return finish(ctx, {e.op(ops::aten_bitwise_and_Tensor, {{"self", either}, {"other", notBoth}})});
 }
 
 Results decomposeSilu(RewriteContext &ctx) {
@@ -241,6 +311,7 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_add_Scalar, decomposeAddScalar},
     {ops::aten_bitwise_and_Scalar, decomposeBitwiseAndScalar},
     {ops::aten_bitwise_or_Scalar, decomposeBitwiseOrScalar},
+    {ops::aten_bitwise_xor_Tensor, decomposeBitwiseXor},
     {ops::aten_clamp_Tensor, decomposeClamp},
     {ops::aten_clamp_default, decomposeClamp},
     {ops::aten_clamp_max_Tensor, decomposeClamp},
@@ -251,18 +322,22 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_max_other, decomposeMaxOther},
     {ops::aten_min_other, decomposeMinOther},
     {ops::aten_div_Scalar_mode, decomposeDivScalarMode},
+    {ops::aten_elu_default, decomposeElu},
     {ops::aten_fmod_Scalar, decomposeFmodScalar},
     {ops::aten_gelu_default, decomposeGelu},
     {ops::aten_hardsigmoid_default, decomposeHardsigmoid},
     {ops::aten_hardswish_default, decomposeHardswish},
     {ops::aten_hardtanh_default, decomposeHardtanh},
+    {ops::aten_isinf_default, decomposeIsinf},
     {ops::aten_leaky_relu_default, decomposeLeakyRelu},
     {ops::aten_lerp_Scalar, decomposeLerp},
     {ops::aten_lerp_Tensor, decomposeLerp},
     {ops::aten_log10_default, decomposeLog10},
     {ops::aten_log2_default, decomposeLog2},
+    {ops::aten_logical_xor_default, decomposeLogicalXor},
     {ops::aten_masked_fill_Scalar, decomposeMaskedFill},
     {ops::aten_masked_fill_Tensor, decomposeMaskedFill},
+    {ops::aten_mish_default, decomposeMish},
     {ops::aten_mul_Scalar, decomposeMulScalar},
     {ops::aten_pow_Scalar, decomposePowScalar},
     {ops::aten_relu_default, decomposeRelu},
@@ -270,6 +345,7 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_rsub_Scalar, decomposeRsub},
     {ops::aten_rsub_Tensor, decomposeRsub},
     {ops::aten_silu_default, decomposeSilu},
+    {ops::aten_softplus_default, decomposeSoftplus},
     {ops::aten_square_default, decomposeSquare},
     {ops::aten_sub_Scalar, decomposeSubScalar},
     {ops::aten_where_Scalar, decomposeWhereScalar},

@@ -52,6 +52,17 @@ Results decomposeToResultSizes(RewriteContext &ctx) {
   return finish(ctx, {e.reshape(self(ctx), resultSizes(ctx))});
 }
 
+/// view_as, expand_as: a reshape or expand to the other tensor's sizes,
+/// which the old node recorded as its own.
+Results decomposeViewAs(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.reshape(self(ctx), resultSizes(ctx))});
+}
+Results decomposeExpandAs(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.expand(self(ctx), resultSizes(ctx))});
+}
+
 Results decomposeTranspose(RewriteContext &ctx) {
   Emit e(ctx);
   return finish(ctx, {e.transpose(self(ctx), ctx.integer("dim0"), ctx.integer("dim1"))});
@@ -414,6 +425,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_embedding_default, decomposeEmbedding},
     {ops::aten_empty_memory_format, decomposeZeros},
     {ops::aten_empty_like_default, decomposeZerosLike},
+    {ops::aten_expand_as_default, decomposeExpandAs},
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
     {ops::aten_full_like_default, decomposeFullLike},
     {ops::aten_index_add_default, decomposeIndexAdd},
@@ -451,6 +463,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     // Core: the decompose pass calls this only for a view its input's new
     // layout no longer allows (see the file comment).
     {ops::aten_view_default, decomposeView},
+    {ops::aten_view_as_default, decomposeViewAs},
     {ops::aten_zeros_default, decomposeZeros},
     {ops::aten_zeros_like_default, decomposeZerosLike},
 };
