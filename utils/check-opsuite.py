@@ -34,7 +34,8 @@ import tempfile
 # importer's, the op table's and each concern's refusals.
 UNSUPPORTED = re.compile(
     r"not supported|unsupported|does not know this op|is not an op gc knows|"
-    r"no decomposition|no lowering|no reference kernel|no shape function|not implemented")
+    r"no decomposition|no lowering|no reference kernel|no shape function|not implemented|"
+    r"must be a floating-point")
 CRASH = re.compile(r"Assertion .* failed|terminate called|Segmentation fault|"
                    r"AddressSanitizer|UndefinedBehaviorSanitizer|LLVM ERROR|Stack dump")
 
