@@ -1,24 +1,43 @@
 #!/usr/bin/env python3
-"""Runs every op-suite sample through gc-import, gc-opt and gc-run --expect.
+"""Runs every op-suite sample through gc's stages and reports where each stops.
 
 usage: check-opsuite.py OPSUITE_DIR [--bin DIR] [--passes LIST] [--work DIR]
                         [--filter SUBSTRING] [--jobs N] [--compiled] [--shard K/N]
+                        [--json FILE] [--quiet]
 
 OPSUITE_DIR holds one directory per sample (<op>__<k>/ with model.pt2,
-in<i>.npy and out<i>.npy). Each sample is imported, optimized (gc-opt's
-default pipeline, or --passes), and run on its inputs against its outputs
-with gc-run's default tolerances; with --compiled, the core graph is
-lowered and compiled (gc-lower, gc-codegen) and the kernel plan runs. Prints one row per sample (op, sample,
-pass/fail, reason), then the pass share. Tools come from --bin, else PATH.
-Exits non-zero if a sample fails.
+in<i>.npy and out<i>.npy) and, for a generated suite, an index.json
+(utils/opsuite/make_opsuite.py) naming each sample's OpInfo entry and family.
+Each sample goes through the stages import (gc-import), opt (gc-opt's default
+pipeline, or --passes), with --compiled lower (gc-lower) and codegen
+(gc-codegen), then run (gc-run on its inputs, against its outputs, with
+gc-run's default tolerances). A failure is classified as
+  unsupported  a gc error saying that an op, dtype or case is not supported,
+  wrong        the run finished but its outputs do not match PyTorch's,
+  crash        a tool died of a signal or an internal assertion,
+  other        any other error.
+Prints one row per sample (op, sample, result, reason), then how many samples
+pass each stage, the failures by kind, and the pass share. --json FILE writes
+the same results as JSON (what `gc-doc --opsuite-results` reads). Tools come
+from --bin, else PATH. Exits non-zero if a sample fails.
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+# What gc prints when an input is valid but beyond what it supports: the
+# importer's, the op table's and each concern's refusals.
+UNSUPPORTED = re.compile(
+    r"not supported|unsupported|does not know this op|is not an op gc knows|"
+    r"no decomposition|no lowering|no reference kernel|no shape function|not implemented|"
+    r"must be a floating-point")
+CRASH = re.compile(r"Assertion .* failed|terminate called|Segmentation fault|"
+                   r"AddressSanitizer|UndefinedBehaviorSanitizer|LLVM ERROR|Stack dump")
 
 
 def numbered(sample_dir, prefix):
@@ -34,36 +53,52 @@ def first_error_line(text):
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     for l in lines:
         if "error" in l.lower():
-            return l[:200]
-    return (lines[-1] if lines else "no message")[:200]
+            return l[:300]
+    return (lines[-1] if lines else "no message")[:300]
 
 
-def check(sample_dir, tool, passes, compiled, work):
-    """Returns (passed, reason) for one sample."""
+def classify(stage, proc):
+    """(kind, reason) for a stage that failed."""
+    text = proc.stdout + proc.stderr
+    if stage == "run":
+        fails = [l.strip() for l in proc.stdout.splitlines() if "FAIL" in l]
+        if fails:
+            return "wrong", fails[0][:200]
+    if proc.returncode < 0 or CRASH.search(text):
+        crash = CRASH.search(text)
+        return "crash", crash.group(0) if crash else "killed by signal %d" % -proc.returncode
+    reason = first_error_line(proc.stderr if stage != "run" else text)
+    return ("unsupported" if UNSUPPORTED.search(reason) else "other"), reason
+
+
+def check(sample_dir, tool, stages, passes, work):
+    """(failed stage or None, kind, reason) for one sample."""
     gcm = os.path.join(work, "a.gcm")
     opt = os.path.join(work, "b.gcm")
-    steps = [
-        ("import", [tool("gc-import"), os.path.join(sample_dir, "model.pt2"), "-o", gcm]),
-        ("opt", [tool("gc-opt"), gcm, "-o", opt] + ([] if passes is None else ["--passes=" + passes])),
-    ]
-    if compiled:
+    cmds = {
+        "import": [tool("gc-import"), os.path.join(sample_dir, "model.pt2"), "-o", gcm],
+        "opt": [tool("gc-opt"), gcm, "-o", opt] + ([] if passes is None else ["--passes=" + passes]),
+    }
+    last = opt
+    if "lower" in stages:
         loops, kernels = os.path.join(work, "c.gcm"), os.path.join(work, "d.gcm")
-        steps += [("lower", [tool("gc-lower"), opt, "-o", loops]),
-                  ("codegen", [tool("gc-codegen"), loops, "-o", kernels])]
-        opt = kernels
-    run = [tool("gc-run"), opt]
+        cmds["lower"] = [tool("gc-lower"), opt, "-o", loops]
+        cmds["codegen"] = [tool("gc-codegen"), loops, "-o", kernels]
+        last = kernels
+    run = [tool("gc-run"), last]
     for f in numbered(sample_dir, "in"):
         run += ["--input", f]
     for f in numbered(sample_dir, "out"):
         run += ["--expect", f]
-    steps.append(("run", run))
-    for stage, cmd in steps:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+    cmds["run"] = run
+    for stage in stages:
+        proc = subprocess.run(cmds[stage], capture_output=True, text=True)
         if proc.returncode != 0:
-            text = proc.stderr if stage != "run" else proc.stdout + proc.stderr
-            fails = [l.strip() for l in proc.stdout.splitlines() if "FAIL" in l]
-            return False, "%s: %s" % (stage, fails[0][:200] if fails else first_error_line(text))
-    return True, ""
+            kind, reason = classify(stage, proc)
+            # Paths differ from run to run; the sample's name says which.
+            reason = reason.replace(work + os.sep, "").replace(sample_dir + os.sep, "")
+            return stage, kind, reason
+    return None, "", ""
 
 
 def main():
@@ -78,10 +113,19 @@ def main():
                     help="K/N: only every N-th sample from the K-th (a test per shard stays short)")
     ap.add_argument("--compiled", action="store_true",
                     help="also lower and compile, and run the kernel plan")
+    ap.add_argument("--json", help="write the results to this file as JSON")
+    ap.add_argument("--quiet", action="store_true", help="print failing samples only")
     args = ap.parse_args()
 
     def tool(name):
         return os.path.join(args.bin, name) if args.bin else name
+
+    index = {}
+    index_file = os.path.join(args.opsuite, "index.json")
+    if os.path.exists(index_file):
+        with open(index_file) as f:
+            index = json.load(f)
+    described = index.get("samples", {})
 
     samples = sorted(d for d in os.listdir(args.opsuite)
                      if os.path.isfile(os.path.join(args.opsuite, d, "model.pt2"))
@@ -90,27 +134,65 @@ def main():
     samples = samples[shard::shards]
     if not samples:
         sys.exit("check-opsuite.py: no samples in " + args.opsuite)
-    work = args.work or tempfile.mkdtemp(prefix="gc-opsuite-")
+    work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="gc-opsuite-"))
+    stages = ["import", "opt"] + (["lower", "codegen"] if args.compiled else []) + ["run"]
 
     def one(name):
         w = os.path.join(work, name)
         os.makedirs(w, exist_ok=True)
-        return check(os.path.join(args.opsuite, name), tool, args.passes, args.compiled, w)
+        return check(os.path.abspath(os.path.join(args.opsuite, name)), tool, stages,
+                     args.passes, w)
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(one, samples))
 
+    def op_of(name):
+        return re.sub(r"__\d+$", "", name)
+
     width = max(len(s) for s in samples)
     print("%-*s  %-6s  %s" % (width, "op / sample", "result", "reason"))
-    for name, (ok, reason) in zip(samples, results):
-        print("%-*s  %-6s  %s" % (width, name, "pass" if ok else "FAIL", reason))
-    passed = sum(ok for ok, _ in results)
+    for name, (stage, kind, reason) in zip(samples, results):
+        if stage or not args.quiet:
+            print("%-*s  %-6s  %s" % (width, name, "pass" if not stage else "FAIL",
+                                       "" if not stage else "%s (%s): %s" % (stage, kind, reason)))
+    failed_at = [stage for stage, _, _ in results]
+    print("per stage (samples that get through it):")
+    for i, stage in enumerate(stages):
+        through = sum(1 for f in failed_at if f is None or stages.index(f) > i)
+        print("  %-8s %d of %d" % (stage, through, len(samples)))
+    kinds = {}
+    for stage, kind, _ in results:
+        if stage:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    print("failures: %s" % (", ".join("%s %d" % (k, kinds[k]) for k in sorted(kinds)) or "none"))
+    passed = failed_at.count(None)
     ops = {}
-    for name, (ok, _) in zip(samples, results):
-        op = re.sub(r"__\d+$", "", name)
-        ops[op] = ops.get(op, True) and ok
+    for name, (stage, _, _) in zip(samples, results):
+        ops[op_of(name)] = ops.get(op_of(name), True) and stage is None
     print("%d of %d samples pass (%.1f%%); %d of %d ops pass every sample" %
           (passed, len(samples), 100.0 * passed / len(samples), sum(ops.values()), len(ops)))
+
+    if args.json:
+        out = {
+            "suite": os.path.basename(os.path.normpath(args.opsuite)),
+            "torch": index.get("torch"),
+            "stages": stages,
+            "passes": args.passes,
+            "samples": {},
+        }
+        for name, (stage, kind, reason) in zip(samples, results):
+            d = described.get(name, {})
+            out["samples"][name] = {
+                "op": op_of(name),
+                "family": d.get("family", "other"),
+                "failed_stage": stage,
+                "kind": kind or None,
+                "reason": reason or None,
+            }
+        with open(args.json + ".tmp", "w") as f:
+            json.dump(out, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(args.json + ".tmp", args.json)
     return 0 if passed == len(samples) else 1
 
 

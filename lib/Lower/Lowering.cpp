@@ -1602,7 +1602,7 @@ Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
   if (rank < 3 || x->sizes.size() != rank)
     throw LowerError("avg_pool2d expects 3 or 4 dimensions");
   if (!isFloatingPoint(rt.dtype))
-    throw LowerError("avg_pool2d needs a floating input");
+    throw LowerError("avg_pool2d of an integer input is not supported");
   Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
   Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
   auto start = [=, this](const Exprs &idx, size_t k) {

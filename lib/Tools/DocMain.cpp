@@ -167,7 +167,7 @@ void writeOpSuite(std::ostream &os) {
 
 } // namespace
 
-std::string renderOpsDoc() {
+std::string renderOpsDoc(std::string_view opSuiteSection) {
   std::span<const OpSchema> ops = allOpSchemas();
   std::vector<Concern> cs = concerns();
   std::ostringstream os;
@@ -180,6 +180,7 @@ std::string renderOpsDoc() {
   writeDerivatives(os, ops);
   writeCoverage(os, ops, cs);
   writeOpSuite(os);
+  os << opSuiteSection;
   std::string text = os.str();
   text.pop_back(); // one newline at the end, not a blank line
   return text;
@@ -217,14 +218,28 @@ int docMain(int argc, char **argv) {
   CLI::App app("Print docs/ops.md (every op gc defines, and what each concern (shape "
                "functions, reference kernels, decompositions) registers for it) or docs/passes.md");
   std::string output = "-";
+  std::string opSuiteResults;
   bool passes = false;
   app.add_option("-o", output, "Output file ('-' for stdout)")->default_val("-");
   app.add_flag("--passes", passes, "Print docs/passes.md instead");
+  app.add_option("--opsuite-results", opSuiteResults,
+                 "Append the op suite's results from this JSON file (utils/check-opsuite.py "
+                 "--json) to docs/ops.md");
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
   registerAllPasses();
-  if (Error e = writeFileAtomic(output, passes ? renderPassesDoc() : renderOpsDoc()))
+  std::string section;
+  if (!opSuiteResults.empty()) {
+    Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(opSuiteResults);
+    if (!file)
+      return reportError(tool, file.error());
+    Expected<std::string> text = renderOpSuiteResults((*file)->text(), opSuiteResults);
+    if (!text)
+      return reportError(tool, text.error());
+    section = std::move(*text);
+  }
+  if (Error e = writeFileAtomic(output, passes ? renderPassesDoc() : renderOpsDoc(section)))
     return reportError(tool, e);
   return 0;
 }

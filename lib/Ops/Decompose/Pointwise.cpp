@@ -8,12 +8,15 @@
 #include "Emit.h"
 
 #include <cmath>
+#include <limits>
 
 namespace gc {
 
 namespace {
 
 using namespace decompose;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Value *self(RewriteContext &ctx) { return ctx.value("self"); }
 
@@ -75,6 +78,357 @@ Results decomposeLeakyRelu(RewriteContext &ctx) {
   Value *positive = e.compare(Cmp::Gt, x, Number::integer(0));
   return finish(ctx, {e.where(positive, x, e.mul(x, slope.arg()))});
 }
+
+/// softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x
+/// passes the threshold (torch's guard against overflow).
+Value *softplus(Emit &e, Value *x, Number beta, Number threshold) {
+  Value *scaled = e.mul(x, beta.arg());
+  Value *soft = e.div(e.unary(ops::aten_log1p_default, e.unary(ops::aten_exp_default, scaled)),
+                      beta.arg());
+  return e.where(e.compare(Cmp::Gt, scaled, threshold), x, soft);
+}
+
+Results decomposeSoftplus(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  return finish(ctx, {softplus(e, x, optNumber(ctx, "beta").value_or(Number::integer(1)),
+                               optNumber(ctx, "threshold").value_or(Number::integer(20)))});
+}
+
+/// mish(x) = x tanh(softplus(x)).
+Results decomposeMish(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  Value *soft = softplus(e, x, Number::integer(1), Number::integer(20));
+  return finish(ctx, {e.mul(x, e.unary(ops::aten_tanh_default, soft))});
+}
+
+/// elu(x) = scale x for x > 0, else scale alpha (exp(input_scale x) - 1).
+Results decomposeElu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  Number alpha = optNumber(ctx, "alpha").value_or(Number::integer(1));
+  Number scale = optNumber(ctx, "scale").value_or(Number::integer(1));
+  Number inputScale = optNumber(ctx, "input_scale").value_or(Number::integer(1));
+  Value *negative = e.mul(e.unary(ops::aten_expm1_default, e.mul(x, inputScale.arg())),
+                          alpha.value() * scale.value());
+  Value *positive = e.mul(x, scale.arg());
+  return finish(ctx, {e.where(e.compare(Cmp::Gt, x, Number::integer(0)), positive, negative)});
+}
+
+/// isinf: |x| == inf; integers are never infinite.
+Results decomposeIsinf(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  if (!isFloatingPoint(typeOf(x).dtype))
+    return finish(ctx, {e.fullLike(x, Number::integer(0), DType::Bool)});
+  return finish(ctx, {e.compare(Cmp::Eq, e.unary(ops::aten_abs_default, x),
+                                Number::real(std::numeric_limits<double>::infinity()))});
+}
+
+/// logical_xor: the truth values differ.
+Results decomposeLogicalXor(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *a = e.cast(self(ctx), DType::Bool), *b = e.cast(ctx.value("other"), DType::Bool);
+  return finish(ctx, {e.compare(Cmp::Ne, a, b)});
+}
+
+/// bitwise_xor: (a | b) & ~(a & b) in the promoted dtype; for bool, a != b.
+Results decomposeBitwiseXor(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  Value *a = e.cast(self(ctx), t);
+  Value *b = isTensorArg(ctx, "other") ? e.cast(ctx.value("other"), t)
+                                       : e.wrapNumber(number(ctx, "other"), t);
+  if (t == DType::Bool)
+    return finish(ctx, {e.compare(Cmp::Ne, a, b)});
+  Value *either = e.op(ops::aten_bitwise_or_Tensor, {{"self", a}, {"other", b}});
+  Value *both = e.op(ops::aten_bitwise_and_Tensor, {{"self", a}, {"other", b}});
+  Value *notBoth = e.unary(ops::aten_bitwise_not_default, both);
+  return finish(ctx, {e.op(ops::aten_bitwise_and_Tensor, {{"self", either}, {"other", notBoth}})});
+}
+
+//===----------------------------------------------------------------------===//
+// Formulas of core ops (OpInfo's op suite reaches these)
+//===----------------------------------------------------------------------===//
+
+Value *zeroOf(Emit &e, Value *like) { return e.scalar(Number::integer(0), typeOf(like).dtype); }
+Value *numberOf(Emit &e, double v, Value *like) { return e.scalar(Number::real(v), typeOf(like).dtype); }
+Value *isNan(Emit &e, Value *x) { return e.unary(ops::aten_isnan_default, x); }
+Value *both(Emit &e, Value *a, Value *b) {
+  return e.op(ops::aten_logical_and_default, {{"self", a}, {"other", b}});
+}
+
+/// Whether x's sign bit is set: x < 0, and -0.0 (whose reciprocal is -inf).
+Value *signBit(Emit &e, Value *x) {
+  if (!isFloatingPoint(typeOf(x).dtype))
+    return e.compare(Cmp::Lt, x, Number::integer(0));
+  Value *zeroNegative = e.compare(Cmp::Lt, e.unary(ops::aten_reciprocal_default, x), Number::integer(0));
+  return e.where(e.compare(Cmp::Eq, x, Number::integer(0)), zeroNegative,
+                 e.compare(Cmp::Lt, x, Number::integer(0)));
+}
+
+/// A floating predicate, constant `integers` for integer and bool inputs.
+Results predicate(RewriteContext &ctx, bool integers, Value *(*test)(Emit &, Value *)) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  if (!isFloatingPoint(typeOf(x).dtype))
+    return finish(ctx, {e.fullLike(x, Number::integer(integers), DType::Bool)});
+  return finish(ctx, {test(e, x)});
+}
+Results decomposeIsfinite(RewriteContext &ctx) {
+  return predicate(ctx, true, [](Emit &e, Value *x) {
+    return e.compare(Cmp::Lt, e.unary(ops::aten_abs_default, x), Number::real(kInf));
+  });
+}
+Results decomposeIsposinf(RewriteContext &ctx) {
+  return predicate(ctx, false,
+                   [](Emit &e, Value *x) { return e.compare(Cmp::Eq, x, Number::real(kInf)); });
+}
+Results decomposeIsneginf(RewriteContext &ctx) {
+  return predicate(ctx, false,
+                   [](Emit &e, Value *x) { return e.compare(Cmp::Eq, x, Number::real(-kInf)); });
+}
+Results decomposeSignbit(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {signBit(e, self(ctx))});
+}
+
+/// A unary formula over self in the dtype torch computes it in.
+Results formula(RewriteContext &ctx, Value *(*f)(Emit &, Value *)) {
+  Emit e(ctx);
+  return finish(ctx, {f(e, inComputeDType(ctx, e))});
+}
+Results decomposeSinc(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *px = e.mul(x, M_PI);
+    return e.where(e.compare(Cmp::Eq, x, Number::integer(0)), numberOf(e, 1, x),
+                   e.div(e.unary(ops::aten_sin_default, px), px));
+  });
+}
+Results decomposeExp2(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    return e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, x)}, {"exponent", x}});
+  });
+}
+Results decomposeDeg2rad(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) { return e.mul(x, M_PI / 180); });
+}
+Results decomposeRad2deg(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) { return e.mul(x, 180 / M_PI); });
+}
+/// acosh(x) = log(x + sqrt(x^2 - 1)); atanh(x) = (log1p(x) - log1p(-x)) / 2.
+Results decomposeAcosh(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *root = e.unary(ops::aten_sqrt_default, e.sub(e.mul(x, x), 1.0));
+    return e.unary(ops::aten_log_default, e.add(x, root));
+  });
+}
+Results decomposeAtanh(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *up = e.unary(ops::aten_log1p_default, x);
+    Value *down = e.unary(ops::aten_log1p_default, e.unary(ops::aten_neg_default, x));
+    return e.mul(e.sub(up, down), 0.5);
+  });
+}
+/// log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), which neither overflows
+/// nor loses the tail.
+Results decomposeLogSigmoid(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *tail = e.unary(ops::aten_log1p_default,
+                          e.unary(ops::aten_exp_default,
+                                  e.unary(ops::aten_neg_default, e.unary(ops::aten_abs_default, x))));
+    return e.sub(e.minimum(x, zeroOf(e, x)), tail);
+  });
+}
+Results decomposeSelu(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    constexpr double alpha = 1.6732632423543772848170429916717;
+    constexpr double scale = 1.0507009873554804934193349852946;
+    Value *negative = e.mul(e.unary(ops::aten_expm1_default, x), alpha * scale);
+    return e.where(e.compare(Cmp::Gt, x, Number::integer(0)), e.mul(x, scale), negative);
+  });
+}
+
+Results decomposeCelu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  double alpha = optNumber(ctx, "alpha").value_or(Number::integer(1)).value();
+  Value *negative = e.mul(e.unary(ops::aten_expm1_default, e.div(x, alpha)), alpha);
+  return finish(ctx, {e.where(e.compare(Cmp::Gt, x, Number::integer(0)), x, negative)});
+}
+
+Results decomposeLogit(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  if (std::optional<Number> eps = optNumber(ctx, "eps"))
+    x = clamp(e, x, numberOf(e, eps->value(), x), numberOf(e, 1 - eps->value(), x));
+  Value *odds = e.div(x, e.sub(numberOf(e, 1, x), x));
+  return finish(ctx, {e.unary(ops::aten_log_default, odds)});
+}
+
+Results decomposeFrac(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, {e.sub(x, e.unary(ops::aten_trunc_default, x))});
+}
+
+Results decomposeSgn(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.unary(ops::aten_sign_default, self(ctx))});
+}
+
+Results decomposeRelu6(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  DType t = typeOf(x).dtype;
+  return finish(ctx, {clamp(e, x, e.scalar(Number::integer(0), t), e.scalar(Number::integer(6), t))});
+}
+
+Results decomposeHardshrink(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Number lambd = optNumber(ctx, "lambd").value_or(Number::real(0.5));
+  Value *outside = e.compare(Cmp::Gt, e.unary(ops::aten_abs_default, x), lambd);
+  return finish(ctx, {e.where(outside, x, zeroOf(e, x))});
+}
+
+Results decomposeSoftshrink(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Number lambd = optNumber(ctx, "lambd").value_or(Number::real(0.5));
+  Value *below = e.where(e.compare(Cmp::Lt, x, Number::real(-lambd.value())), e.add(x, lambd.arg()),
+                         zeroOf(e, x));
+  return finish(ctx, {e.where(e.compare(Cmp::Gt, x, lambd), e.sub(x, lambd.arg()), below)});
+}
+
+Results decomposeThreshold(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Value *value = e.scalar(number(ctx, "value"), typeOf(x).dtype);
+  return finish(ctx, {e.where(e.compare(Cmp::Gt, x, number(ctx, "threshold")), x, value)});
+}
+
+/// nan_to_num: NaN, +inf and -inf become the given numbers, by default 0
+/// and the dtype's largest and lowest finite values.
+Results decomposeNanToNum(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  DType t = typeOf(x).dtype;
+  if (!isFloatingPoint(t))
+    return finish(ctx, {x});
+  double largest = t == DType::Float64 ? std::numeric_limits<double>::max()
+                   : t == DType::Float32 ? double(std::numeric_limits<float>::max())
+                   : t == DType::Float16 ? 65504.0 : 3.3895313892515355e38;
+  auto value = [&](const char *name, double dflt) {
+    return numberOf(e, optNumber(ctx, name).value_or(Number::real(dflt)).value(), x);
+  };
+  Value *out = e.where(e.compare(Cmp::Eq, x, Number::real(kInf)), value("posinf", largest), x);
+  out = e.where(e.compare(Cmp::Eq, x, Number::real(-kInf)), value("neginf", -largest), out);
+  return finish(ctx, {e.where(isNan(e, x), value("nan", 0), out)});
+}
+
+/// round(x, decimals): torch scales by 10^|decimals| and rounds.
+Results decomposeRoundDecimals(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t decimals = ctx.integer("decimals");
+  double scale = std::pow(10.0, double(std::abs(decimals)));
+  Value *scaled = decimals >= 0 ? e.mul(x, scale) : e.div(x, scale);
+  Value *rounded = e.unary(ops::aten_round_default, scaled);
+  return finish(ctx, {decimals >= 0 ? e.div(rounded, scale) : e.mul(rounded, scale)});
+}
+
+/// A binary formula over self and other in the dtype torch computes it in.
+Results binaryFormula(RewriteContext &ctx, Value *(*f)(Emit &, Value *, Value *)) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  return finish(ctx, {f(e, e.cast(self(ctx), t), e.cast(ctx.value("other"), t))});
+}
+Results decomposeXlogy(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
+    Value *product = e.mul(x, e.unary(ops::aten_log_default, y));
+    Value *zeroed = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), zeroOf(e, x), product);
+    return e.where(isNan(e, y), y, zeroed);
+  });
+}
+Results decomposeCopysign(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
+    Value *magnitude = e.unary(ops::aten_abs_default, x);
+    return e.where(signBit(e, y), e.unary(ops::aten_neg_default, magnitude), magnitude);
+  });
+}
+Results decomposeHypot(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
+    return e.unary(ops::aten_sqrt_default, e.add(e.mul(x, x), e.mul(y, y)));
+  });
+}
+/// log(exp(x) + exp(y)) = max + log1p(exp(-|x - y|)); equal operands (the
+/// infinite ones included) give x + log 2.
+Results decomposeLogaddexp(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
+    Value *gap = e.unary(ops::aten_abs_default, e.sub(x, y));
+    Value *tail = e.unary(ops::aten_log1p_default,
+                          e.unary(ops::aten_exp_default, e.unary(ops::aten_neg_default, gap)));
+    Value *general = e.add(e.maximum(x, y), tail);
+    return e.where(e.compare(Cmp::Eq, x, y), e.add(x, M_LN2), general);
+  });
+}
+/// atan2(y, x): atan(y / x), moved by pi into the left half plane (by the
+/// sign bits, so that -0.0 counts), and +-0 or +-pi when both are zero.
+Results decomposeAtan2(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *y, Value *x) {
+    Value *base = e.unary(ops::aten_atan_default, e.div(y, x));
+    Value *yNegative = signBit(e, y), *xNegative = signBit(e, x);
+    Value *left = e.where(yNegative, e.sub(base, M_PI), e.add(base, M_PI));
+    Value *angle = e.where(xNegative, left, base);
+    Value *halfTurn = e.where(yNegative, numberOf(e, -M_PI, y), numberOf(e, M_PI, y));
+    Value *origin = e.where(xNegative, halfTurn, y);
+    Value *zero = both(e, e.compare(Cmp::Eq, x, Number::integer(0)),
+                       e.compare(Cmp::Eq, y, Number::integer(0)));
+    return e.where(zero, origin, angle);
+  });
+}
+/// fmax, fmin: a NaN operand gives way to the other.
+Results ignoringNan(RewriteContext &ctx, bool isMax) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  Value *x = e.cast(self(ctx), t), *y = e.cast(ctx.value("other"), t);
+  Value *pick = isMax ? e.maximum(x, y) : e.minimum(x, y);
+  if (!isFloatingPoint(t))
+    return finish(ctx, {pick});
+  return finish(ctx, {e.where(isNan(e, x), y, e.where(isNan(e, y), x, pick))});
+}
+Results decomposeFmax(RewriteContext &ctx) { return ignoringNan(ctx, true); }
+Results decomposeFmin(RewriteContext &ctx) { return ignoringNan(ctx, false); }
+
+Results decomposeFloorDivide(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.op(ops::aten_div_Tensor_mode, {{"self", self(ctx)},
+                                                       {"other", ctx.value("other")},
+                                                       {"rounding_mode", "floor"}})});
+}
+
+Results decomposeHeaviside(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  Value *x = e.cast(self(ctx), t), *values = e.cast(ctx.value("values"), t);
+  Value *step = e.where(e.compare(Cmp::Gt, x, Number::integer(0)), e.scalar(Number::integer(1), t),
+                        e.scalar(Number::integer(0), t));
+  return finish(ctx, {e.where(e.compare(Cmp::Eq, x, Number::integer(0)), values, step)});
+}
+
+/// addcmul, addcdiv: self + value * (tensor1 op tensor2).
+Results addcombined(RewriteContext &ctx, bool divide) {
+  Emit e(ctx);
+  Value *t1 = ctx.value("tensor1"), *t2 = ctx.value("tensor2");
+  Value *combined = divide ? e.div(t1, t2) : e.mul(t1, t2);
+  if (ctx.has("value"))
+    combined = e.mul(combined, number(ctx, "value").arg());
+  return finish(ctx, {e.add(self(ctx), combined)});
+}
+Results decomposeAddcmul(RewriteContext &ctx) { return addcombined(ctx, false); }
+Results decomposeAddcdiv(RewriteContext &ctx) { return addcombined(ctx, true); }
 
 Results decomposeSilu(RewriteContext &ctx) {
   Emit e(ctx);
@@ -173,6 +527,7 @@ Results decomposeAddScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_
 Results decomposeSubScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_sub_Tensor); }
 Results decomposeMulScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_mul_Tensor); }
 Results decomposeDivScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_div_Tensor); }
+Results decomposeDivide(RewriteContext &ctx) { return renamed(ctx, ops::aten_div_Tensor); }
 Results decomposeAnd(RewriteContext &ctx) { return renamed(ctx, ops::aten_bitwise_and_Tensor); }
 Results decomposeOr(RewriteContext &ctx) { return renamed(ctx, ops::aten_bitwise_or_Tensor); }
 Results decomposeMaxOther(RewriteContext &ctx) { return renamed(ctx, ops::aten_maximum_default); }
@@ -238,43 +593,84 @@ Results decomposeWhereScalar(RewriteContext &ctx) {
 const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten___and___Tensor, decomposeAnd},
     {ops::aten___or___Tensor, decomposeOr},
+    {ops::aten_acosh_default, decomposeAcosh},
     {ops::aten_add_Scalar, decomposeAddScalar},
+    {ops::aten_addcdiv_default, decomposeAddcdiv},
+    {ops::aten_addcmul_default, decomposeAddcmul},
+    {ops::aten_atan2_default, decomposeAtan2},
+    {ops::aten_atanh_default, decomposeAtanh},
     {ops::aten_bitwise_and_Scalar, decomposeBitwiseAndScalar},
     {ops::aten_bitwise_or_Scalar, decomposeBitwiseOrScalar},
+    {ops::aten_bitwise_xor_Tensor, decomposeBitwiseXor},
+    {ops::aten_celu_default, decomposeCelu},
     {ops::aten_clamp_Tensor, decomposeClamp},
     {ops::aten_clamp_default, decomposeClamp},
     {ops::aten_clamp_max_Tensor, decomposeClamp},
     {ops::aten_clamp_max_default, decomposeClamp},
     {ops::aten_clamp_min_Tensor, decomposeClamp},
     {ops::aten_clamp_min_default, decomposeClamp},
+    {ops::aten_copysign_Tensor, decomposeCopysign},
+    {ops::aten_deg2rad_default, decomposeDeg2rad},
     {ops::aten_div_Scalar, decomposeDivScalar},
-    {ops::aten_max_other, decomposeMaxOther},
-    {ops::aten_min_other, decomposeMinOther},
     {ops::aten_div_Scalar_mode, decomposeDivScalarMode},
+    {ops::aten_divide_Tensor, decomposeDivide},
+    {ops::aten_elu_default, decomposeElu},
+    {ops::aten_exp2_default, decomposeExp2},
+    {ops::aten_floor_divide_default, decomposeFloorDivide},
+    {ops::aten_fmax_default, decomposeFmax},
+    {ops::aten_fmin_default, decomposeFmin},
     {ops::aten_fmod_Scalar, decomposeFmodScalar},
+    {ops::aten_frac_default, decomposeFrac},
     {ops::aten_gelu_default, decomposeGelu},
+    {ops::aten_hardshrink_default, decomposeHardshrink},
     {ops::aten_hardsigmoid_default, decomposeHardsigmoid},
     {ops::aten_hardswish_default, decomposeHardswish},
     {ops::aten_hardtanh_default, decomposeHardtanh},
+    {ops::aten_heaviside_default, decomposeHeaviside},
+    {ops::aten_hypot_default, decomposeHypot},
+    {ops::aten_isfinite_default, decomposeIsfinite},
+    {ops::aten_isinf_default, decomposeIsinf},
+    {ops::aten_isneginf_default, decomposeIsneginf},
+    {ops::aten_isposinf_default, decomposeIsposinf},
     {ops::aten_leaky_relu_default, decomposeLeakyRelu},
     {ops::aten_lerp_Scalar, decomposeLerp},
     {ops::aten_lerp_Tensor, decomposeLerp},
     {ops::aten_log10_default, decomposeLog10},
     {ops::aten_log2_default, decomposeLog2},
+    {ops::aten_log_sigmoid_default, decomposeLogSigmoid},
+    {ops::aten_logaddexp_default, decomposeLogaddexp},
+    {ops::aten_logical_xor_default, decomposeLogicalXor},
+    {ops::aten_logit_default, decomposeLogit},
     {ops::aten_masked_fill_Scalar, decomposeMaskedFill},
     {ops::aten_masked_fill_Tensor, decomposeMaskedFill},
+    {ops::aten_max_other, decomposeMaxOther},
+    {ops::aten_min_other, decomposeMinOther},
+    {ops::aten_mish_default, decomposeMish},
     {ops::aten_mul_Scalar, decomposeMulScalar},
+    {ops::aten_nan_to_num_default, decomposeNanToNum},
     {ops::aten_pow_Scalar, decomposePowScalar},
+    {ops::aten_rad2deg_default, decomposeRad2deg},
+    {ops::aten_relu6_default, decomposeRelu6},
     {ops::aten_relu_default, decomposeRelu},
     {ops::aten_remainder_Scalar, decomposeRemainderScalar},
+    {ops::aten_round_decimals, decomposeRoundDecimals},
     {ops::aten_rsub_Scalar, decomposeRsub},
     {ops::aten_rsub_Tensor, decomposeRsub},
+    {ops::aten_selu_default, decomposeSelu},
+    {ops::aten_sgn_default, decomposeSgn},
+    {ops::aten_signbit_default, decomposeSignbit},
     {ops::aten_silu_default, decomposeSilu},
+    {ops::aten_sinc_default, decomposeSinc},
+    {ops::aten_softplus_default, decomposeSoftplus},
+    {ops::aten_softshrink_default, decomposeSoftshrink},
     {ops::aten_square_default, decomposeSquare},
     {ops::aten_sub_Scalar, decomposeSubScalar},
+    {ops::aten_threshold_default, decomposeThreshold},
+    {ops::aten_true_divide_Tensor, decomposeDivide},
     {ops::aten_where_Scalar, decomposeWhereScalar},
     {ops::aten_where_ScalarOther, decomposeWhereScalar},
     {ops::aten_where_ScalarSelf, decomposeWhereScalar},
+    {ops::aten_xlogy_Tensor, decomposeXlogy},
 };
 
 } // namespace

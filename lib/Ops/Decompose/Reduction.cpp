@@ -125,6 +125,19 @@ Results decomposeStd(RewriteContext &ctx) {
   return finish(ctx, {e.unary(ops::aten_sqrt_default, variance(ctx, e))});
 }
 
+/// var_mean and std_mean: the variance (or its root) and the mean over the
+/// same dims.
+Results momentsAndMean(RewriteContext &ctx, bool root) {
+  Emit e(ctx);
+  Value *spread = variance(ctx, e);
+  if (root)
+    spread = e.unary(ops::aten_sqrt_default, spread);
+  Value *x = floatingInput(ctx, e);
+  return finish(ctx, {spread, e.mean(x, reducedDims(ctx, x), ctx.boolean("keepdim", false))});
+}
+Results decomposeVarMean(RewriteContext &ctx) { return momentsAndMean(ctx, false); }
+Results decomposeStdMean(RewriteContext &ctx) { return momentsAndMean(ctx, true); }
+
 Results decomposeVectorNorm(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = floatingInput(ctx, e);
@@ -263,10 +276,14 @@ const DecompositionEntry kReductionDecompositions[] = {
     {ops::aten_std_correction, decomposeStd},
     {ops::aten_std_default, decomposeStd},
     {ops::aten_std_dim, decomposeStd},
+    {ops::aten_std_mean_correction, decomposeStdMean},
+    {ops::aten_std_mean_dim, decomposeStdMean},
     {ops::aten_sum_default, decomposeSumDefault},
     {ops::aten_var_correction, decomposeVar},
     {ops::aten_var_default, decomposeVar},
     {ops::aten_var_dim, decomposeVar},
+    {ops::aten_var_mean_correction, decomposeVarMean},
+    {ops::aten_var_mean_dim, decomposeVarMean},
 };
 
 } // namespace

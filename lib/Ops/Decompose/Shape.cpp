@@ -46,10 +46,33 @@ Results reshapeWithArg(RewriteContext &ctx, std::string_view sizeName) {
 Results decomposeView(RewriteContext &ctx) { return reshapeWithArg(ctx, "size"); }
 Results decomposeReshape(RewriteContext &ctx) { return reshapeWithArg(ctx, "shape"); }
 
-/// flatten, unflatten: a reshape to the recorded sizes.
+/// flatten, unflatten, ravel, view_as, reshape_as: a reshape to the
+/// recorded sizes.
 Results decomposeToResultSizes(RewriteContext &ctx) {
   Emit e(ctx);
   return finish(ctx, {e.reshape(self(ctx), resultSizes(ctx))});
+}
+
+/// expand_as, broadcast_to: an expand to the sizes the old node recorded.
+Results decomposeExpandAs(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.expand(self(ctx), resultSizes(ctx))});
+}
+
+/// mT, mH, matrix_H (real tensors: no conjugation): the last two dims
+/// swapped; numpy_T: every dim reversed.
+Results decomposeMatrixTranspose(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  return finish(ctx, {e.transpose(x, rankOf(x) - 2, rankOf(x) - 1)});
+}
+Results decomposeNumpyT(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims dims(rankOf(x));
+  for (int64_t i = 0; i < rankOf(x); ++i)
+    dims[i] = rankOf(x) - 1 - i;
+  return finish(ctx, {e.permute(x, dims)});
 }
 
 Results decomposeTranspose(RewriteContext &ctx) {
@@ -420,18 +443,23 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_arange_default, decomposeArange},
     {ops::aten_arange_start, decomposeArange},
     {ops::aten_broadcast_tensors_default, decomposeBroadcastTensors},
+    {ops::aten_broadcast_to_default, decomposeExpandAs},
     {ops::aten_chunk_default, decomposeChunk},
     {ops::aten_contiguous_default, decomposeContiguous},
     {ops::aten_diff_default, decomposeDiff},
     {ops::aten_embedding_default, decomposeEmbedding},
     {ops::aten_empty_memory_format, decomposeZeros},
     {ops::aten_empty_like_default, decomposeZerosLike},
+    {ops::aten_expand_as_default, decomposeExpandAs},
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
     {ops::aten_full_like_default, decomposeFullLike},
     {ops::aten_index_add_default, decomposeIndexAdd},
     {ops::aten_index_copy_default, decomposeIndexCopy},
     {ops::aten_index_select_default, decomposeIndexSelect},
     {ops::aten_lift_fresh_copy_default, decomposeIdentity},
+    {ops::aten_mH_default, decomposeMatrixTranspose},
+    {ops::aten_mT_default, decomposeMatrixTranspose},
+    {ops::aten_matrix_H_default, decomposeMatrixTranspose},
     {ops::aten_movedim_int, decomposeMovedim},
     {ops::aten_movedim_intlist, decomposeMovedim},
     {ops::aten_narrow_default, decomposeNarrow},
@@ -439,9 +467,13 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_new_full_default, decomposeNewFull},
     {ops::aten_new_ones_default, decomposeOnes},
     {ops::aten_new_zeros_default, decomposeZeros},
+    {ops::aten_numpy_T_default, decomposeNumpyT},
     {ops::aten_ones_default, decomposeOnes},
     {ops::aten_ones_like_default, decomposeOnesLike},
+    {ops::aten_positive_default, decomposeIdentity},
+    {ops::aten_ravel_default, decomposeToResultSizes},
     {ops::aten_repeat_default, decomposeRepeat},
+    {ops::aten_reshape_as_default, decomposeToResultSizes},
     {ops::aten_reshape_default, decomposeReshape},
     {ops::aten_roll_default, decomposeRoll},
     {ops::aten_scalar_tensor_default, decomposeScalarTensor},
@@ -464,6 +496,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     // Core: the decompose pass calls this only for a view its input's new
     // layout no longer allows (see the file comment).
     {ops::aten_view_default, decomposeView},
+    {ops::aten_view_as_default, decomposeToResultSizes},
     {ops::aten_zeros_default, decomposeZeros},
     {ops::aten_zeros_like_default, decomposeZerosLike},
 };

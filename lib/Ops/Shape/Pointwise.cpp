@@ -428,6 +428,15 @@ template <Result R> std::vector<Type> binary(const ShapeContext &ctx) {
   return one(elementwise(ctx, {"self", "other"}, R));
 }
 
+/// addcmul, addcdiv: self and both tensors broadcast and promote together.
+std::vector<Type> ternary(const ShapeContext &ctx) {
+  return one(elementwise(ctx, {"self", "tensor1", "tensor2"}, Result::Promoted));
+}
+
+std::vector<Type> heaviside(const ShapeContext &ctx) {
+  return one(elementwise(ctx, {"self", "values"}, Result::Promoted));
+}
+
 /// div with a rounding mode keeps integers; true division makes them float.
 std::vector<Type> divMode(const ShapeContext &ctx) {
   bool rounds = ctx.has("rounding_mode");
@@ -674,20 +683,30 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_abs_default, unary<Result::Promoted>},
     {ops::aten_bitwise_not_default, unary<Result::Promoted>},
     {ops::aten_ceil_default, unary<Result::Promoted>},
+    {ops::aten_celu_default, unary<Result::Promoted>},
     {ops::aten_elu_default, unary<Result::Promoted>},
     {ops::aten_floor_default, unary<Result::Promoted>},
+    {ops::aten_frac_default, unary<Result::Promoted>},
     {ops::aten_gelu_default, unary<Result::Promoted>},
+    {ops::aten_hardshrink_default, unary<Result::Promoted>},
     {ops::aten_hardsigmoid_default, unary<Result::Promoted>},
     {ops::aten_hardswish_default, unary<Result::Promoted>},
     {ops::aten_hardtanh_default, unary<Result::Promoted>},
     {ops::aten_leaky_relu_default, unary<Result::Promoted>},
     {ops::aten_mish_default, unary<Result::Promoted>},
+    {ops::aten_nan_to_num_default, unary<Result::Promoted>},
     {ops::aten_neg_default, unary<Result::Promoted>},
     {ops::aten_relu_default, unary<Result::Promoted>},
+    {ops::aten_relu6_default, unary<Result::Promoted>},
     {ops::aten_round_default, unary<Result::Promoted>},
+    {ops::aten_round_decimals, unary<Result::Promoted>},
+    {ops::aten_selu_default, unary<Result::Promoted>},
+    {ops::aten_sgn_default, unary<Result::Promoted>},
     {ops::aten_sign_default, unary<Result::Promoted>},
     {ops::aten_silu_default, unary<Result::Promoted>},
     {ops::aten_softplus_default, unary<Result::Promoted>},
+    {ops::aten_softshrink_default, unary<Result::Promoted>},
+    {ops::aten_threshold_default, unary<Result::Promoted>},
     {ops::aten_trunc_default, unary<Result::Promoted>},
     {ops::aten_square_default, square},
     // Unary ops that compute in floating point.
@@ -698,26 +717,49 @@ constexpr ShapeEntry kEntries[] = {
 #undef GC_OP
     {ops::aten_log10_default, unary<Result::Floating>},
     {ops::aten_log2_default, unary<Result::Floating>},
+    {ops::aten_acosh_default, unary<Result::Floating>},
+    {ops::aten_atanh_default, unary<Result::Floating>},
+    {ops::aten_deg2rad_default, unary<Result::Floating>},
+    {ops::aten_exp2_default, unary<Result::Floating>},
+    {ops::aten_log_sigmoid_default, unary<Result::Floating>},
+    {ops::aten_logit_default, unary<Result::Floating>},
+    {ops::aten_rad2deg_default, unary<Result::Floating>},
+    {ops::aten_sinc_default, unary<Result::Floating>},
     // Unary predicates.
     {ops::aten_isinf_default, unary<Result::Bool>},
+    {ops::aten_isfinite_default, unary<Result::Bool>},
+    {ops::aten_isneginf_default, unary<Result::Bool>},
+    {ops::aten_isposinf_default, unary<Result::Bool>},
     {ops::aten_isnan_default, unary<Result::Bool>},
     {ops::aten_logical_not_default, unary<Result::Bool>},
+    {ops::aten_signbit_default, unary<Result::Bool>},
     // Binary arithmetic.
     {ops::aten___and___Tensor, binary<Result::Promoted>},
     {ops::aten___or___Tensor, binary<Result::Promoted>},
     {ops::aten_add_Scalar, binary<Result::Promoted>},
     {ops::aten_add_Tensor, binary<Result::Promoted>},
+    {ops::aten_addcdiv_default, ternary},
+    {ops::aten_addcmul_default, ternary},
+    {ops::aten_atan2_default, binary<Result::Floating>},
     {ops::aten_bitwise_and_Scalar, binary<Result::Promoted>},
     {ops::aten_bitwise_and_Tensor, binary<Result::Promoted>},
     {ops::aten_bitwise_or_Scalar, binary<Result::Promoted>},
     {ops::aten_bitwise_or_Tensor, binary<Result::Promoted>},
     {ops::aten_bitwise_xor_Tensor, binary<Result::Promoted>},
+    {ops::aten_copysign_Tensor, binary<Result::Floating>},
     {ops::aten_div_Scalar, binary<Result::Floating>},
     {ops::aten_div_Scalar_mode, divMode},
     {ops::aten_div_Tensor, binary<Result::Floating>},
     {ops::aten_div_Tensor_mode, divMode},
+    {ops::aten_divide_Tensor, binary<Result::Floating>},
+    {ops::aten_floor_divide_default, binary<Result::Promoted>},
+    {ops::aten_fmax_default, binary<Result::Promoted>},
+    {ops::aten_fmin_default, binary<Result::Promoted>},
     {ops::aten_fmod_Scalar, binary<Result::Promoted>},
     {ops::aten_fmod_Tensor, binary<Result::Promoted>},
+    {ops::aten_heaviside_default, heaviside},
+    {ops::aten_hypot_default, binary<Result::Promoted>},
+    {ops::aten_logaddexp_default, binary<Result::Floating>},
     {ops::aten_max_other, binary<Result::Promoted>},
     {ops::aten_maximum_default, binary<Result::Promoted>},
     {ops::aten_min_other, binary<Result::Promoted>},
@@ -733,6 +775,8 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_rsub_Tensor, binary<Result::Promoted>},
     {ops::aten_sub_Scalar, binary<Result::Promoted>},
     {ops::aten_sub_Tensor, binary<Result::Promoted>},
+    {ops::aten_true_divide_Tensor, binary<Result::Floating>},
+    {ops::aten_xlogy_Tensor, binary<Result::Floating>},
     // Comparisons and logical ops.
     {ops::aten_eq_Scalar, binary<Result::Bool>},
     {ops::aten_eq_Tensor, binary<Result::Bool>},
@@ -831,6 +875,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_clone_default, clone},
     {ops::aten_contiguous_default, contiguous},
     {ops::aten_detach_default, alias},
+    {ops::aten_positive_default, alias},
     {ops::aten_lift_fresh_copy_default, clone},
     {ops::aten_to_device, to},
     {ops::aten_to_dtype, to},

@@ -163,6 +163,14 @@ std::vector<Type> viewAs(const ShapeContext &ctx) {
   return one(reshaped(ctx.syms(), ctx.tensor("self"), ctx.tensor("other").sizes, true));
 }
 
+std::vector<Type> reshapeAs(const ShapeContext &ctx) {
+  return one(reshaped(ctx.syms(), ctx.tensor("self"), ctx.tensor("other").sizes, false));
+}
+std::vector<Type> ravel(const ShapeContext &ctx) {
+  const TensorType &self = ctx.tensor("self");
+  return one(reshaped(ctx.syms(), self, {numel(ctx.syms(), self.sizes)}, false));
+}
+
 std::vector<Type> flatten(const ShapeContext &ctx) {
   const TensorType &self = ctx.tensor("self");
   SymContext &syms = ctx.syms();
@@ -236,6 +244,26 @@ std::vector<Type> t(const ShapeContext &ctx) {
   return one(self.rank() < 2 ? self : transposed(self, 0, 1));
 }
 
+/// mT, mH: the last two dims swapped; matrix_H only for 2-D tensors.
+std::vector<Type> matrixTranspose(const ShapeContext &ctx) {
+  const TensorType &self = ctx.tensor("self");
+  int64_t rank = self.rank();
+  if (rank < 2 || (ctx.op() == ops::aten_matrix_H_default && rank != 2))
+    shapeFail(std::string(ctx.op() == ops::aten_matrix_H_default ? "matrix_H needs a 2-D"
+                                                                  : "mT and mH need an at least 2-D") +
+              " tensor, not " + std::to_string(rank) + "-D");
+  return one(transposed(self, rank - 2, rank - 1));
+}
+
+/// numpy_T: every dim reversed.
+std::vector<Type> reversedDims(const ShapeContext &ctx) {
+  const TensorType &self = ctx.tensor("self");
+  std::vector<int64_t> dims(self.rank());
+  for (int64_t i = 0; i < self.rank(); ++i)
+    dims[i] = self.rank() - 1 - i;
+  return one(permuted(self, dims));
+}
+
 std::vector<Type> movedim(const ShapeContext &ctx) {
   const TensorType &self = ctx.tensor("self");
   int64_t rank = self.rank();
@@ -305,6 +333,9 @@ std::vector<Type> expand(const ShapeContext &ctx) {
   return one(expanded(ctx.syms(), ctx.tensor("self"), symInts(ctx, "size")));
 }
 
+std::vector<Type> broadcastTo(const ShapeContext &ctx) {
+  return one(expanded(ctx.syms(), ctx.tensor("self"), symInts(ctx, "size")));
+}
 std::vector<Type> expandAs(const ShapeContext &ctx) {
   return one(expanded(ctx.syms(), ctx.tensor("self"), ctx.tensor("other").sizes));
 }
@@ -558,16 +589,23 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten__unsafe_view_default, reshape},
     {ops::aten_as_strided_default, asStrided},
     {ops::aten_broadcast_tensors_default, broadcastTensors},
+    {ops::aten_broadcast_to_default, broadcastTo},
     {ops::aten_chunk_default, chunk},
     {ops::aten_diagonal_default, diagonal},
     {ops::aten_expand_default, expand},
     {ops::aten_expand_as_default, expandAs},
     {ops::aten_flatten_using_ints, flatten},
+    {ops::aten_mH_default, matrixTranspose},
+    {ops::aten_mT_default, matrixTranspose},
+    {ops::aten_matrix_H_default, matrixTranspose},
     {ops::aten_movedim_int, movedim},
     {ops::aten_movedim_intlist, movedim},
     {ops::aten_narrow_default, narrow},
+    {ops::aten_numpy_T_default, reversedDims},
     {ops::aten_permute_default, permute},
+    {ops::aten_ravel_default, ravel},
     {ops::aten_reshape_default, reshape},
+    {ops::aten_reshape_as_default, reshapeAs},
     {ops::aten_select_int, select},
     {ops::aten_slice_Tensor, slice},
     {ops::aten_split_Tensor, split},
