@@ -392,9 +392,9 @@ TEST(LoopIRTest, ScalarOpNumbersAreStable) {
 }
 
 constexpr std::string_view kExpectedText = R"(module level(loops) producer("gc-lower test") {
-  symbol s0 in [2, 1024]
-  source archive "model.pt2"
-  weight "fc.weight" : f32[8, 16] = source(0) offset(0) bytes(512) sha256("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")
+  symbol {name="s0", min=2, max=1024}
+  source {kind=archive, path="model.pt2"}
+  weight {name="fc.weight", type=f32[8, 16], bytes=512, sha256="bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}
   loops {name="forward", buffers=[
     {name="x", kind=input, sizes=[s0, 8], strides=[8, 1]}
     {name="w", kind=input, sizes=[8, 16], strides=[16, 1]}
@@ -472,7 +472,7 @@ constexpr std::string_view kExpectedText = R"(module level(loops) producer("gc-l
       {type=f32[s0, 8]}
       {buffer=%idx, type=i64[4]}
     ], outputs=[
-      {buffer=%gathered, type=f32[s0, 4]{offset=2}}
+      {buffer=%gathered, type=f32[s0, 4]{storage_offset=2}}
     ]}
   ], outputs=[
     {name="out", buffer=%out, type=f32[s0, 16]}
@@ -535,7 +535,7 @@ TEST(LoopIRTest, ParseErrors) {
   EXPECT_EQ(parseError("colour=1"), "t.gcir:2:20: unknown field 'colour'");
   EXPECT_EQ(parseError("name=\"h\""), "t.gcir:2:20: duplicate field 'name'");
   EXPECT_EQ(parseError("buffers=[{name=\"b\", kind=temporary}]"),
-            "t.gcir:2:45: unknown name 'temporary'");
+            "t.gcir:2:45: unknown kind 'temporary'");
   EXPECT_EQ(parseError("buffers=[{name=\"b\" sizes=[4+]}]"),
             "t.gcir:2:46: invalid expression '4+': at column 3: expected an expression, got "
             "the end of the expression");
