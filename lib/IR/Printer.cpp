@@ -20,26 +20,10 @@
 namespace gc {
 namespace {
 
-class Printer {
-public:
+/// The printer's state; its methods follow the grammar, one per construct.
+struct Printer {
   std::string take() { return std::move(out_); }
-
-  void printModule(const Module &m);
-  void printType(const Type &t);
-  void printSymbolRanges(const Module &m);
-  void printLoopGraph(const LoopGraph &g);
-
-private:
-  /// `{field=value, ...}` with the fields that differ from `defaults`. A full
-  /// record also writes `kind`, which says what the others mean; an optional
-  /// one (the suffix of a type or spec) writes nothing when none differs.
-  template <Declared T> void printStruct(const T &v, const T &defaults, int indent, bool optional);
-  template <Structured T> void printField(const T &v, Plain, int indent) {
-    static const T defaults{};
-    printStruct(v, defaults, indent, /*optional=*/false);
-  }
-  template <class M> void printField(const std::vector<M> &v, auto codec, int indent);
-  template <class M> void printField(const M &v, auto codec, int indent = 0);
+  /// A module item: its keyword, then its record.
   void item(std::string_view keyword, const auto &record) {
     out_ += "  ";
     out_ += keyword;
@@ -47,17 +31,7 @@ private:
     printField(record, Plain{}, 2);
     out_ += '\n';
   }
-  bool hasContiguousStrides(const TensorType &t);
-  void printTensorType(const TensorType &t);
-  /// An input or output spec: its kind, `("target")`, then other fields.
-  template <class S> void printSpec(const S &spec);
-  void printGraph(const Graph &g);
-  void printNode(const Node &n);
-  void printArg(const Arg &a, bool loopArg);
-  void printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg);
   void printValueRef(const Value *v) { out_ += v ? "%" + v->name() : "none"; }
-  void printString(std::string_view s);
-  void printFloat(double d);
 
   std::string out_;
   /// The loop graph being printed, whose buffers references name.
@@ -67,332 +41,331 @@ private:
   // canonical form makes structural equality across contexts the same test
   // as pointer equality within one.
   SymContext scratch_;
-};
 
-template <Declared T>
-void Printer::printStruct(const T &v, const T &defaults, int indent, bool optional) {
-  size_t start = out_.size();
-  out_ += '{';
-  bool first = true;
-  forEachField<T>([&](size_t, const auto &f) {
-    const auto &value = v.*f.member, &def = defaults.*f.member;
-    // -0.0 is not the default 0.
-    bool isDefault = value == def;
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, double>)
-      isDefault = isDefault && std::signbit(value) == std::signbit(def);
-    if (isDefault && (optional || f.name != "kind"))
+  /// `{field=value, ...}` with the fields that differ from `defaults`. A full
+  /// record also writes `kind`, which says what the others mean; an optional
+  /// one (the suffix of a type or spec) writes nothing when none differs.
+  template <Declared T> void printStruct(const T &v, const T &defaults, int indent, bool optional) {
+    size_t start = out_.size();
+    out_ += '{';
+    bool first = true;
+    forEachField<T>([&](size_t, const auto &f) {
+      const auto &value = v.*f.member, &def = defaults.*f.member;
+      // -0.0 is not the default 0.
+      bool isDefault = value == def;
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, double>)
+        isDefault = isDefault && std::signbit(value) == std::signbit(def);
+      if (isDefault && (optional || f.name != "kind"))
+        return true;
+      out_ += first ? "" : ", ";
+      first = false;
+      out_ += f.name;
+      out_ += '=';
+      printField(value, typename std::remove_cvref_t<decltype(f)>::Codec{}, indent);
       return true;
-    out_ += first ? "" : ", ";
-    first = false;
-    out_ += f.name;
-    out_ += '=';
-    printField(value, typename std::remove_cvref_t<decltype(f)>::Codec{}, indent);
-    return true;
-  });
-  if (first && optional)
-    out_.resize(start);
-  else
-    out_ += '}';
-}
-
-template <class M> void Printer::printField(const std::vector<M> &v, auto codec, int indent) {
-  // A list of records puts each on a line of its own.
-  out_ += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    out_ += Structured<M> ? '\n' + std::string(indent + 2, ' ') : i ? ", " : "";
-    printField(v[i], codec, indent + 2);
-  }
-  if constexpr (Structured<M>)
-    out_ += '\n' + std::string(indent, ' ');
-  out_ += ']';
-}
-
-template <class M> void Printer::printField(const M &v, auto codec, int) {
-  if constexpr (std::is_same_v<M, bool>) {
-    out_ += v ? "true" : "false";
-  } else if constexpr (std::is_same_v<M, double>) {
-    printFloat(v);
-  } else if constexpr (std::is_same_v<M, OpId>) {
-    out_ += opName(v);
-  } else if constexpr (std::is_enum_v<M>) {
-    out_ += EnumInfo<M>::name(v);
-  } else if constexpr (std::is_same_v<decltype(codec), BufferRef>) {
-    // Indices are checked by the verifier, not here; an unverified module
-    // still prints, with what is wrong visible.
-    out_ += '%';
-    out_ += v < graph_->buffers.size() ? graph_->buffers[v].name : "<buffer " + std::to_string(v) + ">";
-  } else if constexpr (std::is_integral_v<M>) {
-    out_ += std::to_string(v);
-  } else if constexpr (std::is_same_v<M, const SymExpr *>) {
-    out_ += v ? v->str() : "none";
-  } else if constexpr (std::is_same_v<M, Device>) {
-    out_ += deviceName(v);
-  } else if constexpr (std::is_same_v<M, TensorType>) {
-    printTensorType(v);
-  } else if constexpr (std::is_same_v<M, Arg>) {
-    printArg(v, /*loopArg=*/true);
-  } else if constexpr (std::is_same_v<decltype(codec), Bytes>) {
-    out_ += "<" + std::to_string(v.size()) + " bytes, sha256 " + sha256Hex(v) + ">";
-  } else {
-    printString(v);
-  }
-}
-
-void Printer::printString(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out_ += '"';
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\')
-      out_ += {'\\', c};
-    else if (c == '\n' || c == '\t')
-      out_ += c == '\n' ? "\\n" : "\\t";
-    else if (u < 0x20 || u == 0x7f)
-      out_ += {'\\', 'x', kHex[u >> 4], kHex[u & 15]};
+    });
+    if (first && optional)
+      out_.resize(start);
     else
-      out_ += c;
+      out_ += '}';
   }
-  out_ += '"';
-}
 
-void Printer::printFloat(double d) {
-  // Every float carries a '.', an exponent, or is inf/nan, so that the parser
-  // tells 1.0 from the integer 1. The sign of a NaN is not kept.
-  if (std::isnan(d) || std::isinf(d)) {
-    out_ += std::isnan(d) ? "nan" : d < 0 ? "-inf" : "inf";
-    return;
+  template <Structured T> void printField(const T &v, Plain, int indent) {
+    static const T defaults{};
+    printStruct(v, defaults, indent, /*optional=*/false);
   }
-  char buf[64];
-  std::string_view text(buf, std::to_chars(buf, buf + sizeof(buf), d).ptr - buf);
-  out_ += text;
-  if (text.find_first_of(".e") == std::string_view::npos)
-    out_ += ".0";
-}
 
-//===----------------------------------------------------------------------===//
-// Types and specs
-//===----------------------------------------------------------------------===//
-
-bool Printer::hasContiguousStrides(const TensorType &t) {
-  if (t.strides.size() != t.sizes.size())
-    return false;
-  std::vector<const SymExpr *> sizes;
-  // Parsing a canonical expression's text rebuilds it here; an expression
-  // that does not parse (a bad symbol name in an unverified module) keeps
-  // its strides printed.
-  for (const SymExpr *s : t.sizes) {
-    Expected<const SymExpr *> e = scratch_.parse(s->str());
-    if (!e)
-      return false;
-    sizes.push_back(*e);
+  template <class M> void printField(const std::vector<M> &v, auto codec, int indent) {
+    // A list of records puts each on a line of its own.
+    out_ += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      out_ += Structured<M> ? '\n' + std::string(indent + 2, ' ') : i ? ", " : "";
+      printField(v[i], codec, indent + 2);
+    }
+    if constexpr (Structured<M>)
+      out_ += '\n' + std::string(indent, ' ');
+    out_ += ']';
   }
-  std::vector<const SymExpr *> expected = contiguousStrides(scratch_, sizes);
-  for (size_t i = 0; i < expected.size(); ++i)
-    if (SymExpr::compare(t.strides[i], expected[i]) != 0)
-      return false;
-  return true;
-}
 
-void Printer::printTensorType(const TensorType &t) {
-  out_ += dtypeName(t.dtype);
-  printField(t.sizes, Plain{}, 0);
-  // Then the fields that differ from the defaults: contiguous strides, a
-  // zero storage offset (a null one too: a module never holds one).
-  TensorType defaults{t.dtype, {}, t.sizes};
-  if (hasContiguousStrides(t))
-    defaults.strides = t.strides;
-  if (!t.storageOffset || (t.storageOffset->isConst() && t.storageOffset->constant() == 0))
-    defaults.storageOffset = t.storageOffset;
-  printStruct(t, defaults, 0, /*optional=*/true);
-}
-
-void Printer::printType(const Type &t) {
-  if (t.isTensor())
-    printTensorType(t.tensor);
-  else
-    out_ += EnumInfo<Type::Kind>::name(t.kind);
-}
-
-template <class S> void Printer::printSpec(const S &spec) {
-  out_ += EnumInfo<decltype(spec.kind)>::name(spec.kind);
-  if (!spec.target.empty()) {
-    out_ += '(';
-    printString(spec.target);
-    out_ += ')';
-  }
-  printStruct(spec, S{spec.kind, spec.target}, 0, /*optional=*/true);
-}
-
-//===----------------------------------------------------------------------===//
-// Graphs
-//===----------------------------------------------------------------------===//
-
-void Printer::printArg(const Arg &a, bool loopArg) {
-  const ArgSyntax &syntax = kArgSyntax[static_cast<size_t>(a.kind)];
-  if (a.kind == ArgKind::None) {
-    out_ += "none";
-    return;
-  }
-  // A loop argument's tensors are indices into its node's inputs, in `ints`;
-  // a SymInt is a value or an integer.
-  size_t n = !syntax.list                                           ? 1
-             : syntax.elem == ArgElem::Tensor                        ? (loopArg ? a.ints.size() : a.values.size())
-             : syntax.elem == ArgElem::Float                         ? a.floats.size()
-             : syntax.elem == ArgElem::String                        ? a.strings.size()
-                                                                     : std::max(a.values.size(), a.ints.size());
-  if (!syntax.bare || n == 0)
-    out_ += syntax.keyword;
-  out_ += syntax.list ? "[" : syntax.bare ? "" : "(";
-  for (size_t i = 0; i < n; ++i) {
-    out_ += i ? ", " : "";
-    printArgElement(a, syntax.elem, i, loopArg);
-  }
-  out_ += syntax.list ? "]" : syntax.bare ? "" : ")";
-}
-
-void Printer::printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg) {
-  const Value *value = i < a.values.size() ? a.values[i] : nullptr;
-  // dtypes, memory formats and layouts are held in `ints`.
-  auto named = [&]<class E>(E) { printField(static_cast<E>(a.ints[i]), Plain{}); };
-  switch (elem) {
-  case ArgElem::None:
-    break;
-  case ArgElem::Tensor:
-    if (!loopArg)
-      printValueRef(value);
-    else
-      out_ += i < a.ints.size() && a.ints[i] >= 0 ? '$' + std::to_string(a.ints[i]) : "none";
-    break;
-  case ArgElem::Int:
-    printField(a.ints[i], Plain{});
-    break;
-  case ArgElem::Float:
-    printFloat(a.floats[i]);
-    break;
-  case ArgElem::Bool:
-    printField(a.ints[i] != 0, Plain{});
-    break;
-  case ArgElem::String:
-    printString(a.strings[i]);
-    break;
-  case ArgElem::SymInt:
-    value ? printValueRef(value) : printField(a.ints[i], Plain{});
-    break;
-  case ArgElem::Value:
-    printValueRef(value);
-    break;
-  case ArgElem::DType:
-    named(DType{});
-    break;
-  case ArgElem::MemoryFormat:
-    named(MemoryFormat{});
-    break;
-  case ArgElem::Layout:
-    named(Layout{});
-    break;
-  case ArgElem::Device:
-    printField(a.device, Plain{});
-    break;
-  case ArgElem::Graph:
-    out_ += '@' + a.strings[i];
-    break;
-  }
-}
-
-void Printer::printNode(const Node &n) {
-  out_ += "    ";
-  const auto &results = n.results();
-  for (size_t i = 0; i < results.size(); ++i) {
-    out_ += i ? ", " : "";
-    printValueRef(results[i]);
-  }
-  out_ += results.empty() ? "" : " = ";
-  out_ += opName(n.op());
-  // Positional-or-keyword arguments first, then after ';' the keyword-only
-  // ones, as in the op's schema.
-  out_ += '(';
-  bool any = false;
-  for (bool keywordOnly : {false, true}) {
-    bool firstOfGroup = true;
-    for (const NamedArg &a : n.args()) {
-      if (a.keywordOnly != keywordOnly)
-        continue;
-      out_ += keywordOnly && firstOfGroup ? "; " : any ? ", " : "";
-      firstOfGroup = false;
-      any = true;
-      out_ += a.name + '=';
-      printArg(a.value, /*loopArg=*/false);
+  template <class M> void printField(const M &v, auto codec, int = 0) {
+    if constexpr (std::is_same_v<M, bool>) {
+      out_ += v ? "true" : "false";
+    } else if constexpr (std::is_same_v<M, double>) {
+      printFloat(v);
+    } else if constexpr (std::is_same_v<M, OpId>) {
+      out_ += opName(v);
+    } else if constexpr (std::is_enum_v<M>) {
+      out_ += EnumInfo<M>::name(v);
+    } else if constexpr (std::is_same_v<decltype(codec), BufferRef>) {
+      // Indices are checked by the verifier, not here; an unverified module
+      // still prints, with what is wrong visible.
+      out_ += '%';
+      out_ += v < graph_->buffers.size() ? graph_->buffers[v].name : "<buffer " + std::to_string(v) + ">";
+    } else if constexpr (std::is_integral_v<M>) {
+      out_ += std::to_string(v);
+    } else if constexpr (std::is_same_v<M, const SymExpr *>) {
+      out_ += v ? v->str() : "none";
+    } else if constexpr (std::is_same_v<M, Device>) {
+      out_ += deviceName(v);
+    } else if constexpr (std::is_same_v<M, TensorType>) {
+      printTensorType(v);
+    } else if constexpr (std::is_same_v<M, Arg>) {
+      printArg(v, /*loopArg=*/true);
+    } else if constexpr (std::is_same_v<decltype(codec), Bytes>) {
+      out_ += "<" + std::to_string(v.size()) + " bytes, sha256 " + sha256Hex(v) + ">";
+    } else {
+      printString(v);
     }
   }
-  out_ += ')';
-  // One type, a tuple `(T, ...)` or a list `[T, ...]`.
-  ResultForm form = n.resultForm();
-  out_ += form == ResultForm::Tuple ? " : (" : form == ResultForm::List ? " : [" : results.empty() ? "" : " : ";
-  for (size_t i = 0; i < results.size(); ++i) {
-    out_ += i ? ", " : "";
-    printType(results[i]->type());
+
+  void printString(std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out_ += '"';
+    for (char c : s) {
+      auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\')
+        out_ += {'\\', c};
+      else if (c == '\n' || c == '\t')
+        out_ += c == '\n' ? "\\n" : "\\t";
+      else if (u < 0x20 || u == 0x7f)
+        out_ += {'\\', 'x', kHex[u >> 4], kHex[u & 15]};
+      else
+        out_ += c;
+    }
+    out_ += '"';
   }
-  out_ += form == ResultForm::Tuple ? ")\n" : form == ResultForm::List ? "]\n" : "\n";
-}
 
-void Printer::printGraph(const Graph &g) {
-  out_ += "  graph @" + g.name() + '(';
-  // Inputs after the first line up under it.
-  std::string indent = ",\n" + std::string(g.name().size() + 10, ' ');
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    out_ += i ? indent : "";
-    printValueRef(g.inputs()[i]);
-    out_ += ": ";
-    printType(g.inputs()[i]->type());
-    out_ += ' ';
-    printSpec(g.inputSpecs()[i]);
+  void printFloat(double d) {
+    // Every float carries a '.', an exponent, or is inf/nan, so that the parser
+    // tells 1.0 from the integer 1. The sign of a NaN is not kept.
+    if (std::isnan(d) || std::isinf(d)) {
+      out_ += std::isnan(d) ? "nan" : d < 0 ? "-inf" : "inf";
+      return;
+    }
+    char buf[64];
+    std::string_view text(buf, std::to_chars(buf, buf + sizeof(buf), d).ptr - buf);
+    out_ += text;
+    if (text.find_first_of(".e") == std::string_view::npos)
+      out_ += ".0";
   }
-  out_ += ") {\n";
-  for (const auto &n : g.nodes())
-    printNode(*n);
-  out_ += "    return";
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    out_ += i ? ", " : " ";
-    printValueRef(g.outputs()[i]);
-    out_ += ' ';
-    printSpec(g.outputSpecs()[i]);
+
+  // Types and specs.
+  bool hasContiguousStrides(const TensorType &t) {
+    if (t.strides.size() != t.sizes.size())
+      return false;
+    std::vector<const SymExpr *> sizes;
+    // Parsing a canonical expression's text rebuilds it here; an expression
+    // that does not parse (a bad symbol name in an unverified module) keeps
+    // its strides printed.
+    for (const SymExpr *s : t.sizes) {
+      Expected<const SymExpr *> e = scratch_.parse(s->str());
+      if (!e)
+        return false;
+      sizes.push_back(*e);
+    }
+    std::vector<const SymExpr *> expected = contiguousStrides(scratch_, sizes);
+    for (size_t i = 0; i < expected.size(); ++i)
+      if (SymExpr::compare(t.strides[i], expected[i]) != 0)
+        return false;
+    return true;
   }
-  out_ += "\n  }\n";
-}
 
-//===----------------------------------------------------------------------===//
-// Module
-//===----------------------------------------------------------------------===//
+  void printTensorType(const TensorType &t) {
+    out_ += dtypeName(t.dtype);
+    printField(t.sizes, Plain{}, 0);
+    // Then the fields that differ from the defaults: contiguous strides, a
+    // zero storage offset (a null one too: a module never holds one).
+    TensorType defaults{t.dtype, {}, t.sizes};
+    if (hasContiguousStrides(t))
+      defaults.strides = t.strides;
+    if (!t.storageOffset || (t.storageOffset->isConst() && t.storageOffset->constant() == 0))
+      defaults.storageOffset = t.storageOffset;
+    printStruct(t, defaults, 0, /*optional=*/true);
+  }
 
-void Printer::printLoopGraph(const LoopGraph &g) {
-  graph_ = &g;
-  item("loops", g);
-}
+  void printType(const Type &t) {
+    if (t.isTensor())
+      printTensorType(t.tensor);
+    else
+      out_ += EnumInfo<Type::Kind>::name(t.kind);
+  }
 
-void Printer::printSymbolRanges(const Module &m) {
-  for (const auto &[name, range] : m.syms().ranges())
-    item("symbol", FileSymbol{name, range.min, range.max});
-}
+  /// An input or output spec: its kind, `("target")`, then other fields.
+  template <class S> void printSpec(const S &spec) {
+    out_ += EnumInfo<decltype(spec.kind)>::name(spec.kind);
+    if (!spec.target.empty()) {
+      out_ += '(';
+      printString(spec.target);
+      out_ += ')';
+    }
+    printStruct(spec, S{spec.kind, spec.target}, 0, /*optional=*/true);
+  }
 
-void Printer::printModule(const Module &m) {
-  out_ += "module level(" + std::string(levelName(m.level())) + ')';
-  if (!m.producer().empty()) {
-    out_ += " producer(";
-    printString(m.producer());
+  // Graphs.
+  void printArg(const Arg &a, bool loopArg) {
+    const ArgSyntax &syntax = kArgSyntax[static_cast<size_t>(a.kind)];
+    if (a.kind == ArgKind::None) {
+      out_ += "none";
+      return;
+    }
+    // A loop argument's tensors are indices into its node's inputs, in `ints`;
+    // a SymInt is a value or an integer.
+    size_t n = !syntax.list                                           ? 1
+               : syntax.elem == ArgElem::Tensor                        ? (loopArg ? a.ints.size() : a.values.size())
+               : syntax.elem == ArgElem::Float                         ? a.floats.size()
+               : syntax.elem == ArgElem::String                        ? a.strings.size()
+                                                                       : std::max(a.values.size(), a.ints.size());
+    if (!syntax.bare || n == 0)
+      out_ += syntax.keyword;
+    out_ += syntax.list ? "[" : syntax.bare ? "" : "(";
+    for (size_t i = 0; i < n; ++i) {
+      out_ += i ? ", " : "";
+      printArgElement(a, syntax.elem, i, loopArg);
+    }
+    out_ += syntax.list ? "]" : syntax.bare ? "" : ")";
+  }
+
+  void printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg) {
+    const Value *value = i < a.values.size() ? a.values[i] : nullptr;
+    // dtypes, memory formats and layouts are held in `ints`.
+    auto named = [&]<class E>(E) { printField(static_cast<E>(a.ints[i]), Plain{}); };
+    switch (elem) {
+    case ArgElem::None:
+      break;
+    case ArgElem::Tensor:
+      if (!loopArg)
+        printValueRef(value);
+      else
+        out_ += i < a.ints.size() && a.ints[i] >= 0 ? '$' + std::to_string(a.ints[i]) : "none";
+      break;
+    case ArgElem::Int:
+      printField(a.ints[i], Plain{});
+      break;
+    case ArgElem::Float:
+      printFloat(a.floats[i]);
+      break;
+    case ArgElem::Bool:
+      printField(a.ints[i] != 0, Plain{});
+      break;
+    case ArgElem::String:
+      printString(a.strings[i]);
+      break;
+    case ArgElem::SymInt:
+      value ? printValueRef(value) : printField(a.ints[i], Plain{});
+      break;
+    case ArgElem::Value:
+      printValueRef(value);
+      break;
+    case ArgElem::DType:
+      named(DType{});
+      break;
+    case ArgElem::MemoryFormat:
+      named(MemoryFormat{});
+      break;
+    case ArgElem::Layout:
+      named(Layout{});
+      break;
+    case ArgElem::Device:
+      printField(a.device, Plain{});
+      break;
+    case ArgElem::Graph:
+      out_ += '@' + a.strings[i];
+      break;
+    }
+  }
+
+  void printNode(const Node &n) {
+    out_ += "    ";
+    const auto &results = n.results();
+    for (size_t i = 0; i < results.size(); ++i) {
+      out_ += i ? ", " : "";
+      printValueRef(results[i]);
+    }
+    out_ += results.empty() ? "" : " = ";
+    out_ += opName(n.op());
+    // Positional-or-keyword arguments first, then after ';' the keyword-only
+    // ones, as in the op's schema.
+    out_ += '(';
+    bool any = false;
+    for (bool keywordOnly : {false, true}) {
+      bool firstOfGroup = true;
+      for (const NamedArg &a : n.args()) {
+        if (a.keywordOnly != keywordOnly)
+          continue;
+        out_ += keywordOnly && firstOfGroup ? "; " : any ? ", " : "";
+        firstOfGroup = false;
+        any = true;
+        out_ += a.name + '=';
+        printArg(a.value, /*loopArg=*/false);
+      }
+    }
     out_ += ')';
+    // One type, a tuple `(T, ...)` or a list `[T, ...]`.
+    ResultForm form = n.resultForm();
+    out_ += form == ResultForm::Tuple ? " : (" : form == ResultForm::List ? " : [" : results.empty() ? "" : " : ";
+    for (size_t i = 0; i < results.size(); ++i) {
+      out_ += i ? ", " : "";
+      printType(results[i]->type());
+    }
+    out_ += form == ResultForm::Tuple ? ")\n" : form == ResultForm::List ? "]\n" : "\n";
   }
-  out_ += " {\n";
-  printSymbolRanges(m);
-  for (const WeightSource &s : m.weightSources())
-    item("source", s);
-  for (const Weight &w : m.weights())
-    item("weight", w);
-  for (const auto &g : m.graphs())
-    printGraph(*g);
-  for (const auto &g : m.loopGraphs())
-    printLoopGraph(*g);
-  out_ += "}\n";
-}
+
+  void printGraph(const Graph &g) {
+    out_ += "  graph @" + g.name() + '(';
+    // Inputs after the first line up under it.
+    std::string indent = ",\n" + std::string(g.name().size() + 10, ' ');
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      out_ += i ? indent : "";
+      printValueRef(g.inputs()[i]);
+      out_ += ": ";
+      printType(g.inputs()[i]->type());
+      out_ += ' ';
+      printSpec(g.inputSpecs()[i]);
+    }
+    out_ += ") {\n";
+    for (const auto &n : g.nodes())
+      printNode(*n);
+    out_ += "    return";
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      out_ += i ? ", " : " ";
+      printValueRef(g.outputs()[i]);
+      out_ += ' ';
+      printSpec(g.outputSpecs()[i]);
+    }
+    out_ += "\n  }\n";
+  }
+
+  // Module.
+  void printLoopGraph(const LoopGraph &g) {
+    graph_ = &g;
+    item("loops", g);
+  }
+
+  void printSymbolRanges(const Module &m) {
+    for (const auto &[name, range] : m.syms().ranges())
+      item("symbol", FileSymbol{name, range.min, range.max});
+  }
+
+  void printModule(const Module &m) {
+    out_ += "module level(" + std::string(levelName(m.level())) + ')';
+    if (!m.producer().empty()) {
+      out_ += " producer(";
+      printString(m.producer());
+      out_ += ')';
+    }
+    out_ += " {\n";
+    printSymbolRanges(m);
+    for (const WeightSource &s : m.weightSources())
+      item("source", s);
+    for (const Weight &w : m.weights())
+      item("weight", w);
+    for (const auto &g : m.graphs())
+      printGraph(*g);
+    for (const auto &g : m.loopGraphs())
+      printLoopGraph(*g);
+    out_ += "}\n";
+  }
+};
 
 } // namespace
 
