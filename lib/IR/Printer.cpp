@@ -227,50 +227,26 @@ struct Printer {
 
   void printArgElement(const Arg &a, ArgElem elem, size_t i, bool loopArg) {
     const Value *value = i < a.values.size() ? a.values[i] : nullptr;
-    // dtypes, memory formats and layouts are held in `ints`.
-    auto named = [&]<class E>(E) { printField(static_cast<E>(a.ints[i]), Plain{}); };
+    // Integers, bools, dtypes, memory formats and layouts are held in `ints`.
+    int64_t n = i < a.ints.size() ? a.ints[i] : -1;
     switch (elem) {
-    case ArgElem::None:
-      break;
+    case ArgElem::None: return;
     case ArgElem::Tensor:
       if (!loopArg)
-        printValueRef(value);
-      else
-        out_ += i < a.ints.size() && a.ints[i] >= 0 ? '$' + std::to_string(a.ints[i]) : "none";
-      break;
-    case ArgElem::Int:
-      printField(a.ints[i], Plain{});
-      break;
-    case ArgElem::Float:
-      printFloat(a.floats[i]);
-      break;
-    case ArgElem::Bool:
-      printField(a.ints[i] != 0, Plain{});
-      break;
-    case ArgElem::String:
-      printString(a.strings[i]);
-      break;
-    case ArgElem::SymInt:
-      value ? printValueRef(value) : printField(a.ints[i], Plain{});
-      break;
-    case ArgElem::Value:
-      printValueRef(value);
-      break;
-    case ArgElem::DType:
-      named(DType{});
-      break;
-    case ArgElem::MemoryFormat:
-      named(MemoryFormat{});
-      break;
-    case ArgElem::Layout:
-      named(Layout{});
-      break;
-    case ArgElem::Device:
-      printField(a.device, Plain{});
-      break;
-    case ArgElem::Graph:
-      out_ += '@' + a.strings[i];
-      break;
+        return printValueRef(value);
+      out_ += n >= 0 ? '$' + std::to_string(n) : "none";
+      return;
+    case ArgElem::Int: return printField(n, Plain{});
+    case ArgElem::Float: return printFloat(a.floats[i]);
+    case ArgElem::Bool: return printField(n != 0, Plain{});
+    case ArgElem::String: return printString(a.strings[i]);
+    case ArgElem::SymInt: return value ? printValueRef(value) : printField(n, Plain{});
+    case ArgElem::Value: return printValueRef(value);
+    case ArgElem::DType: return printField(static_cast<DType>(n), Plain{});
+    case ArgElem::MemoryFormat: return printField(static_cast<MemoryFormat>(n), Plain{});
+    case ArgElem::Layout: return printField(static_cast<Layout>(n), Plain{});
+    case ArgElem::Device: return printField(a.device, Plain{});
+    case ArgElem::Graph: out_ += '@' + a.strings[i];
     }
   }
 

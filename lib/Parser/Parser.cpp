@@ -476,55 +476,41 @@ struct Parser {
   }
 
   Error parseArgElement(const ArgSyntax &syntax, Arg &out) {
-    // dtypes, memory formats and layouts are held in `ints`.
-    auto named = [&]<class E>(E e) -> Error {
-      GC_RETURN_IF_ERROR(parseName(e, syntax.keyword));
-      out.ints.push_back(static_cast<int64_t>(e));
+    // Integers, bools, dtypes, memory formats and layouts are held in `ints`.
+    auto intoInts = [&]<class V>(V v) -> Error {
+      field_ = syntax.keyword;
+      GC_RETURN_IF_ERROR(parseField(v, Plain{}));
+      out.ints.push_back(static_cast<int64_t>(v));
       return Error::success();
     };
-    bool b = false;
+    bool optional = syntax.kind == ArgKind::OptionalTensors;
+    Value *v = nullptr;
     switch (syntax.elem) {
-    case ArgElem::None:
-      return Error::success();
+    case ArgElem::None: return Error::success();
     case ArgElem::Tensor:
       if (loopArgs_)
-        return parseInputRef(syntax.kind == ArgKind::OptionalTensors, out.ints.emplace_back());
-      return parseValueRef(out.values.emplace_back(), syntax.kind == ArgKind::OptionalTensors);
-    case ArgElem::Int:
-      return parseNumber(out.ints.emplace_back());
-    case ArgElem::Float:
-      return parseNumber(out.floats.emplace_back());
-    case ArgElem::Bool:
-      GC_RETURN_IF_ERROR(parseField(b, Plain{}));
-      out.ints.push_back(b);
-      return Error::success();
-    case ArgElem::String:
-      return parseString(out.strings.emplace_back());
-    case ArgElem::SymInt: {
+        return parseInputRef(optional, out.ints.emplace_back());
+      return parseValueRef(out.values.emplace_back(), optional);
+    case ArgElem::Int: return intoInts(int64_t{});
+    case ArgElem::Float: return parseNumber(out.floats.emplace_back());
+    case ArgElem::Bool: return intoInts(false);
+    case ArgElem::String: return parseString(out.strings.emplace_back());
+    case ArgElem::SymInt:
       // Values and constants stay parallel: one of them is meaningful. Loop
       // arguments hold constants only, and no values at all.
-      Value *v = nullptr;
       GC_RETURN_IF_ERROR(peek() == '%' ? parseValueRef(v, false) : parseNumber(out.ints.emplace_back()));
       if (v)
         out.ints.push_back(0);
       if (!loopArgs_)
         out.values.push_back(v);
       return Error::success();
-    }
-    case ArgElem::Value:
-      return parseValueRef(out.values.emplace_back(), /*allowNone=*/false);
-    case ArgElem::DType:
-      return named(DType{});
-    case ArgElem::MemoryFormat:
-      return named(MemoryFormat{});
-    case ArgElem::Layout:
-      return named(Layout{});
-    case ArgElem::Device:
-      return parseField(out.device, Plain{});
-    case ArgElem::Graph:
-      // Only a name here: the graph may come later in the module, and the
-      // verifier checks that it exists.
-      return parseSigilName('@', out.strings.emplace_back());
+    case ArgElem::Value: return parseValueRef(out.values.emplace_back(), /*allowNone=*/false);
+    case ArgElem::DType: return intoInts(DType{});
+    case ArgElem::MemoryFormat: return intoInts(MemoryFormat{});
+    case ArgElem::Layout: return intoInts(Layout{});
+    case ArgElem::Device: return parseField(out.device, Plain{});
+    // Only a name: the graph may come later in the module; the verifier checks that it exists.
+    case ArgElem::Graph: return parseSigilName('@', out.strings.emplace_back());
     }
     return Error::success();
   }
