@@ -42,6 +42,7 @@ struct Printer {
   // as pointer equality within one.
   SymContext scratch_;
 
+  // Records.
   /// `{field=value, ...}` with the fields that differ from `defaults`. A full
   /// record also writes `kind`, which says what the others mean; an optional
   /// one (the suffix of a type or spec) writes nothing when none differs.
@@ -210,11 +211,11 @@ struct Printer {
     }
     // A loop argument's tensors are indices into its node's inputs, in `ints`;
     // a SymInt is a value or an integer.
-    size_t n = !syntax.list                                           ? 1
-               : syntax.elem == ArgElem::Tensor                        ? (loopArg ? a.ints.size() : a.values.size())
-               : syntax.elem == ArgElem::Float                         ? a.floats.size()
-               : syntax.elem == ArgElem::String                        ? a.strings.size()
-                                                                       : std::max(a.values.size(), a.ints.size());
+    size_t n = !syntax.list ? 1
+               : syntax.elem == ArgElem::Tensor ? (loopArg ? a.ints.size() : a.values.size())
+               : syntax.elem == ArgElem::Float  ? a.floats.size()
+               : syntax.elem == ArgElem::String ? a.strings.size()
+                                                : std::max(a.values.size(), a.ints.size());
     if (!syntax.bare || n == 0)
       out_ += syntax.keyword;
     out_ += syntax.list ? "[" : syntax.bare ? "" : "(";

@@ -613,14 +613,14 @@ TEST(LoopIRVerifierTest, CallArgumentWithoutItsConstant) {
 
 TEST(LoopIRVerifierTest, BufferIndexOutOfRange) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { node(g, "add").output = 42; }),
-            "loop graph @forward: node 'add': its output is buffer 42, but the graph has 9");
+            "loop graph @forward: nodes[1].output refers to buffer 42, but the graph has 9");
 }
 
 TEST(LoopIRVerifierTest, LoadOfMissingBuffer) {
   EXPECT_EQ(damaged(Level::Loops,
                     [](Module &, LoopGraph &g) { node(g, "add").body.ops[1].buffer = 9; }),
-            "loop graph @forward: node 'add': body operation %1: loads buffer 9, but the "
-            "graph has 9");
+            "loop graph @forward: nodes[1].body.ops[1].buffer refers to buffer 9, but the graph "
+            "has 9");
 }
 
 TEST(LoopIRVerifierTest, OperandUsedBeforeDefinition) {
@@ -682,7 +682,7 @@ TEST(LoopIRVerifierTest, WritesAnInputBuffer) {
 
 TEST(LoopIRVerifierTest, OutputNotBoundToABuffer) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { g.outputs[1].buffer = 100; }),
-            "loop graph @forward: output 'cum' names buffer 100, but the graph has 9");
+            "loop graph @forward: outputs[1].buffer refers to buffer 100, but the graph has 9");
 }
 
 TEST(LoopIRVerifierTest, ExternArgumentNamesMissingInput) {
@@ -700,6 +700,23 @@ TEST(LoopIRVerifierTest, DuplicateNames) {
 TEST(LoopIRVerifierTest, PlanAtLoopsLevel) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { g.plan.target = "x86-64"; }),
             "loop graph @forward: a plan is not allowed at level loops");
+}
+
+// Every buffer reference is checked, wherever its field is (the BufferRef
+// fields of gc/IR/Fields.h), down to the plan's.
+TEST(LoopIRVerifierTest, PlanBufferReferencesOutOfRange) {
+  EXPECT_EQ(damaged(Level::Kernels, [](Module &, LoopGraph &g) { g.plan.steps[1].frees = {0, 9}; }),
+            "loop graph @forward: plan.steps[1].frees[1] refers to buffer 9, but the graph has 9");
+  EXPECT_EQ(damaged(Level::Kernels,
+                    [](Module &, LoopGraph &g) { g.plan.steps[0].inplace = {{1, 12}}; }),
+            "loop graph @forward: plan.steps[0].inplace[0].input refers to buffer 12, but the "
+            "graph has 9");
+  EXPECT_EQ(damaged(Level::Kernels,
+                    [](Module &, LoopGraph &g) { g.plan.placements = {{.buffer = 10}}; }),
+            "loop graph @forward: plan.placements[0].buffer refers to buffer 10, but the graph "
+            "has 9");
+  EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { node(g, "mm").inputs[0].buffer = 9; }),
+            "loop graph @forward: nodes[0].inputs[0].buffer refers to buffer 9, but the graph has 9");
 }
 
 TEST(LoopIRVerifierTest, StepNamesMissingKernel) {
