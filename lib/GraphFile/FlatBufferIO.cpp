@@ -290,7 +290,7 @@ public:
     GC_RETURN_IF_ERROR(field(&root, kWeights, kModuleFields[kWeights], m->weights()));
     const auto *graphs = root.GetPointer<const TableVector *>(slot(kGraphs));
     for (uint32_t i = 0; graphs && i < graphs->size(); ++i)
-      GC_RETURN_IF_ERROR(readGraph(*graphs->Get(i), std::string(kModuleFields[kGraphs]) + "[" + std::to_string(i) + "]"));
+      GC_RETURN_IF_ERROR(readGraph(*graphs->Get(i), std::string(kModuleFields[kGraphs]) + index(i)));
     // Loop graphs hold no values, so an argument naming one is refused.
     defined_.clear();
     std::vector<LoopGraph> loopGraphs;
@@ -305,12 +305,8 @@ private:
   template <class M, class C = Plain>
   Error field(const flatbuffers::Table *t, size_t id, std::string_view name, M &out,
               const M &def = M{}, C codec = {}) {
-    size_t depth = path_.size();
-    path_ += path_.empty() || name.front() == '[' ? "" : ".";
-    path_ += name;
-    Error e = get(*t, slot(id), out, def, codec);
-    path_.resize(depth);
-    return e;
+    OnPath on(path_, (path_.empty() ? "" : ".") + std::string(name));
+    return get(*t, slot(id), out, def, codec);
   }
   /// Reads field I of the declared struct T alone.
   template <size_t I, Declared T> Error member(const flatbuffers::Table &t, T &out) {
@@ -411,7 +407,7 @@ private:
     std::vector<int32_t> indices;
     GC_RETURN_IF_ERROR(get(t, at, indices, {}, Plain{}));
     for (size_t i = 0; i < indices.size(); ++i) {
-      Indexed at(path_, i);
+      OnPath on(path_, index(i));
       GC_RETURN_IF_ERROR(expr(indices[i], /*optional=*/false, out.emplace_back()));
     }
     return Error::success();
@@ -421,7 +417,7 @@ private:
     std::vector<int32_t> indices;
     GC_RETURN_IF_ERROR(get(t, at, indices, {}, Plain{}));
     for (size_t i = 0; i < indices.size(); ++i) {
-      Indexed at(path_, i);
+      OnPath on(path_, index(i));
       int32_t index = indices[i];
       if (index != -1 && (index < 0 || static_cast<size_t>(index) >= defined_.size()))
         return fail() << "value index " << index << " is not a value defined before the node";
@@ -447,20 +443,19 @@ private:
     const auto *v = t.GetPointer<const TableVector *>(at);
     out.resize(v ? v->size() : 0);
     for (uint32_t i = 0; i < out.size(); ++i) {
-      Indexed at(path_, i);
+      OnPath on(path_, index(i));
       GC_RETURN_IF_ERROR(table(*v->Get(i), out[i]));
     }
     return Error::success();
   }
-  /// Puts "[i]" on the error path while it lives.
-  struct Indexed {
-    Indexed(std::string &path, size_t i) : path(path), depth(path.size()) {
-      path += "[" + std::to_string(i) + "]";
-    }
-    ~Indexed() { path.resize(depth); }
+  /// Puts `part` on the error path while it lives.
+  struct OnPath {
+    OnPath(std::string &path, const std::string &part) : path(path), depth(path.size()) { path += part; }
+    ~OnPath() { path.resize(depth); }
     std::string &path;
     size_t depth;
   };
+  static std::string index(size_t i) { return "[" + std::to_string(i) + "]"; }
 
   Error expr(int32_t index, bool optional, const SymExpr *&out) const {
     if (index == -1 && optional) {
@@ -586,14 +581,10 @@ private:
     const auto *nodes = t.GetPointer<const TableVector *>(slot(3)); // FileGraph::nodes
     for (uint32_t k = 0; nodes && k < nodes->size(); ++k) {
       FileNode n;
-      std::string graphPath = path_;
-      path_ += ".nodes";
-      Error e = [&] {
-        Indexed at(path_, k);
-        return table(*nodes->Get(k), n);
-      }();
-      path_ = std::move(graphPath);
-      GC_RETURN_IF_ERROR(std::move(e));
+      {
+        OnPath on(path_, ".nodes" + index(k));
+        GC_RETURN_IF_ERROR(table(*nodes->Get(k), n));
+      }
       std::vector<std::pair<std::string, Type>> results;
       for (uint32_t index : n.results) {
         size_t next = defined_.size() + results.size();

@@ -421,6 +421,41 @@ const SymExpr *strayLoopVar(const SymExpr *e, const LoopVars &vars) {
   return nullptr;
 }
 
+template <class M>
+concept RecordList = std::is_same_v<M, std::vector<typename M::value_type>> && Structured<typename M::value_type>;
+
+/// Checks every buffer reference below `v` (each field coded BufferRef in
+/// gc/IR/Fields.h, in any record or list of records) against the graph's
+/// `buffers`; errors name the field's path, as the binary reader's do.
+template <class T> Error checkBufferRefs(const T &v, size_t buffers, const std::string &path) {
+  Error e = Error::success();
+  auto check = [&](uint32_t b, const std::string &at) -> Error {
+    if (b >= buffers)
+      return makeError() << at << " refers to buffer " << b << ", but the graph has " << buffers;
+    return Error::success();
+  };
+  forEachField<T>([&](size_t, const auto &f) {
+    const auto &m = v.*f.member;
+    using M = std::remove_cvref_t<decltype(m)>;
+    std::string at = path + (path.empty() ? "" : ".") + std::string(f.name);
+    auto item = [&](size_t i) { return at + "[" + std::to_string(i) + "]"; };
+    if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(f)>::Codec, BufferRef>) {
+      if constexpr (std::is_same_v<M, uint32_t>)
+        e = check(m, at);
+      else
+        for (size_t i = 0; !e && i < m.size(); ++i)
+          e = check(m[i], item(i));
+    } else if constexpr (Structured<M>) {
+      e = checkBufferRefs(m, buffers, at);
+    } else if constexpr (RecordList<M>) {
+      for (size_t i = 0; !e && i < m.size(); ++i)
+        e = checkBufferRefs(m[i], buffers, item(i));
+    }
+    return !e;
+  });
+  return e;
+}
+
 class LoopGraphVerifier {
 public:
   LoopGraphVerifier(const Module &m, const LoopGraph &g) : module_(m), graph_(g) {}
@@ -442,6 +477,7 @@ private:
       GC_RETURN_IF_ERROR(checkExprs(b.sizes, {}, "buffer %" + b.name + " size"));
       GC_RETURN_IF_ERROR(checkExprs(b.strides, {}, "buffer %" + b.name + " stride"));
     }
+    GC_RETURN_IF_ERROR(checkBufferRefs(graph_, graph_.buffers.size(), ""));
     if (graph_.inputs.size() != graph_.inputSpecs.size() ||
         graph_.outputs.size() != graph_.outputSpecs.size())
       return fail() << "inputs or outputs do not line up with their specs";
@@ -471,13 +507,6 @@ private:
     return b;
   }
 
-  Error checkBuffer(uint32_t buffer, std::string_view what) const {
-    if (buffer >= graph_.buffers.size())
-      return fail() << what << " names buffer " << buffer << ", but the graph has "
-                    << graph_.buffers.size();
-    return Error::success();
-  }
-
   static Error checkExprs(const std::vector<const SymExpr *> &exprs, const LoopVars &vars,
                           const std::string &what) {
     for (const SymExpr *e : exprs)
@@ -502,9 +531,7 @@ private:
   }
 
   Error checkBinding(const LoopBinding &b, std::string_view what) const {
-    std::string desc = std::string(what) + " '" + b.name + "'";
-    GC_RETURN_IF_ERROR(checkBuffer(b.buffer, desc));
-    return checkType(b.type, desc);
+    return checkType(b.type, std::string(what) + " '" + b.name + "'");
   }
 
   Error checkInput(const LoopBinding &b, const InputSpec &spec,
@@ -531,9 +558,6 @@ private:
       return failAt(n) << e.message();
     if (Error e = checkExprs(n.reductionRanges, {}, "reduction range"))
       return failAt(n) << e.message();
-    if (n.output >= graph_.buffers.size())
-      return failAt(n) << "its output is buffer " << n.output << ", but the graph has "
-                       << graph_.buffers.size();
     const Buffer &out = graph_.buffers[n.output];
     if (out.kind == BufferKind::Input)
       return failAt(n) << "it writes input buffer %" << out.name;
@@ -589,9 +613,6 @@ private:
         return failOp() << "only a load has indirect indices or a mask";
       if (op.kind != BodyOp::Kind::Load && op.kind != BodyOp::Kind::Index)
         continue;
-      if (op.kind == BodyOp::Kind::Load && op.buffer >= graph_.buffers.size())
-        return failOp() << "loads buffer " << op.buffer << ", but the graph has "
-                        << graph_.buffers.size();
       LoopVars vars{n.ranges.size(), n.reductionRanges.size(), op.indirect.size()};
       if (Error e = checkExpr(op.index, vars, "index"))
         return failOp() << e.message();
@@ -608,8 +629,6 @@ private:
     for (const std::vector<BufferView> *views : {&n.inputs, &n.outputs})
       for (size_t i = 0; i < views->size(); ++i) {
         std::string what = (views == &n.inputs ? "input " : "output ") + std::to_string(i);
-        if (Error e = checkBuffer((*views)[i].buffer, what))
-          return failAt(n) << e.message();
         if (Error e = checkType((*views)[i].type, what))
           return failAt(n) << e.message();
       }
@@ -698,15 +717,7 @@ private:
                         << (want == LoopNode::Kind::Extern ? "an " : "a ")
                         << EnumInfo<LoopNode::Kind>::name(want) << " node of the graph";
       }
-      for (uint32_t b : s.frees)
-        GC_RETURN_IF_ERROR(checkBuffer(b, what + " frees"));
-      for (const InplacePair &ip : s.inplace) {
-        GC_RETURN_IF_ERROR(checkBuffer(ip.output, what + " in place"));
-        GC_RETURN_IF_ERROR(checkBuffer(ip.input, what + " in place"));
-      }
     }
-    for (const BufferPlacement &pl : p.placements)
-      GC_RETURN_IF_ERROR(checkBuffer(pl.buffer, "a placement"));
     return Error::success();
   }
 

@@ -4,7 +4,7 @@
 // than plain structs (symbols, expressions, graph values, nodes, outputs,
 // graphs, the module) get a mirror struct here, declared field by field as
 // include/gc/IR/Fields.h declares the IR's own; FlatBufferIO.cpp converts
-// between them and the IR. They exist only on the way in and out.
+// between them and the IR (the text form writes symbols as FileSymbol too).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_GRAPHFILE_FILETABLES_H

@@ -3,8 +3,8 @@
 // The one list of the fields of every plain IR struct, in the order of its
 // table in formats/graph.fbs: a field's position in kFields<T> is its
 // FlatBuffers field id, and its name is the schema's field name. The binary
-// reader and writer (lib/GraphFile) and the field-driven text form of loop
-// graphs (lib/IR/Printer.cpp, lib/Parser/Parser.cpp) walk these lists, with
+// reader and writer (lib/GraphFile) and the text form's records
+// (lib/IR/Printer.cpp, lib/Parser/Parser.cpp) walk these lists, with
 // one codec per field type instead of code per struct; a unit test checks
 // the lists against graph.fbs, so the two cannot drift apart.
 //
@@ -47,8 +47,8 @@ template <class T> inline constexpr auto kFields = std::tuple<>{};
 template <class T>
 concept Declared = std::tuple_size_v<std::remove_cvref_t<decltype(kFields<T>)>> > 0;
 
-/// A declared struct that the text form writes field by field; tensor types
-/// and arguments have a syntax of their own there.
+/// A declared struct that the text form writes as a record; tensor types and
+/// arguments have a syntax of their own there.
 template <class T>
 concept Structured = Declared<T> && !std::is_same_v<T, TensorType> && !std::is_same_v<T, Arg>;
 
@@ -167,6 +167,8 @@ GC_ENUM_FN(ReduceKind, size_t(ReduceKind::Any) + 1, reduceKindName)
 GC_ENUM_FN(InputKind, size_t(InputKind::RngOffset) + 1, inputKindName)
 GC_ENUM_FN(OutputKind, size_t(OutputKind::SavedForBackward) + 1, outputKindName)
 GC_ENUM_FN(Level, size_t(Level::Kernels) + 1, levelName)
+GC_ENUM_FN(MemoryFormat, kNumMemoryFormats, memoryFormatName)
+GC_ENUM_FN(Layout, kNumLayouts, layoutName)
 GC_ENUM_NAMES(BufferKind, "input", "output", "intermediate")
 GC_ENUM_NAMES(StoreCombine, "none", "add", "mul", "max", "min")
 GC_ENUM_NAMES(BodyOp::Kind, "load", "const", "index", "compute", "cast")

@@ -17,9 +17,9 @@ std::unique_ptr<Module> parse(std::string_view text) {
 // A parameter that requires grad and one that does not, a buffer the graph
 // updates, a user input; a float, an int and an aliasing user output.
 constexpr std::string_view kForward = R"(module level(core) {
-  graph @forward(%w: f32[3]{requires_grad} parameter("w"),
+  graph @forward(%w: f32[3]{requires_grad=true} parameter("w"),
                  %frozen: f32[3] parameter("frozen"),
-                 %unused: f32[2]{requires_grad} parameter("unused"),
+                 %unused: f32[2]{requires_grad=true} parameter("unused"),
                  %buf: f32[3] buffer("buf"),
                  %x: f32[3] user_input("x")) {
     %y = aten.mul.Tensor(self=%x, other=%w) : f32[3]
@@ -27,7 +27,7 @@ constexpr std::string_view kForward = R"(module level(core) {
     %b = aten.add.Tensor(self=%buf, other=%y) : f32[3]
     %n = aten.argmax.default(self=%z) : i64[]
     %v = aten.view.default(self=%x, size=[3]) : f32[3]
-    return %b buffer_mutation("buf"), %z user_output, %n user_output, %v user_output alias_of(%x)
+    return %b buffer_mutation("buf"), %z user_output, %n user_output, %v user_output{alias_of="x"}
   }
 })";
 
@@ -69,7 +69,7 @@ TEST(Joint, UserInputGradientsOnlyOnRequest) {
 
 TEST(Joint, OpWithoutDerivativeIsNamed) {
   std::unique_ptr<Module> m = parse(R"(module level(core) {
-  graph @forward(%w: f32[4]{requires_grad} parameter("w")) {
+  graph @forward(%w: f32[4]{requires_grad=true} parameter("w")) {
     %s = aten.as_strided.default(self=%w, size=[2], stride=[2]) : f32[2]{strides=[2]}
     return %s user_output
   }

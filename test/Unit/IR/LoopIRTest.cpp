@@ -392,9 +392,9 @@ TEST(LoopIRTest, ScalarOpNumbersAreStable) {
 }
 
 constexpr std::string_view kExpectedText = R"(module level(loops) producer("gc-lower test") {
-  symbol s0 in [2, 1024]
-  source archive "model.pt2"
-  weight "fc.weight" : f32[8, 16] = source(0) offset(0) bytes(512) sha256("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")
+  symbol {name="s0", min=2, max=1024}
+  source {kind=archive, path="model.pt2"}
+  weight {name="fc.weight", type=f32[8, 16], bytes=512, sha256="bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}
   loops {name="forward", buffers=[
     {name="x", kind=input, sizes=[s0, 8], strides=[8, 1]}
     {name="w", kind=input, sizes=[8, 16], strides=[16, 1]}
@@ -472,7 +472,7 @@ constexpr std::string_view kExpectedText = R"(module level(loops) producer("gc-l
       {type=f32[s0, 8]}
       {buffer=%idx, type=i64[4]}
     ], outputs=[
-      {buffer=%gathered, type=f32[s0, 4]{offset=2}}
+      {buffer=%gathered, type=f32[s0, 4]{storage_offset=2}}
     ]}
   ], outputs=[
     {name="out", buffer=%out, type=f32[s0, 16]}
@@ -535,7 +535,7 @@ TEST(LoopIRTest, ParseErrors) {
   EXPECT_EQ(parseError("colour=1"), "t.gcir:2:20: unknown field 'colour'");
   EXPECT_EQ(parseError("name=\"h\""), "t.gcir:2:20: duplicate field 'name'");
   EXPECT_EQ(parseError("buffers=[{name=\"b\", kind=temporary}]"),
-            "t.gcir:2:45: unknown name 'temporary'");
+            "t.gcir:2:45: unknown kind 'temporary'");
   EXPECT_EQ(parseError("buffers=[{name=\"b\" sizes=[4+]}]"),
             "t.gcir:2:46: invalid expression '4+': at column 3: expected an expression, got "
             "the end of the expression");
@@ -613,14 +613,14 @@ TEST(LoopIRVerifierTest, CallArgumentWithoutItsConstant) {
 
 TEST(LoopIRVerifierTest, BufferIndexOutOfRange) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { node(g, "add").output = 42; }),
-            "loop graph @forward: node 'add': its output is buffer 42, but the graph has 9");
+            "loop graph @forward: nodes[1].output refers to buffer 42, but the graph has 9");
 }
 
 TEST(LoopIRVerifierTest, LoadOfMissingBuffer) {
   EXPECT_EQ(damaged(Level::Loops,
                     [](Module &, LoopGraph &g) { node(g, "add").body.ops[1].buffer = 9; }),
-            "loop graph @forward: node 'add': body operation %1: loads buffer 9, but the "
-            "graph has 9");
+            "loop graph @forward: nodes[1].body.ops[1].buffer refers to buffer 9, but the graph "
+            "has 9");
 }
 
 TEST(LoopIRVerifierTest, OperandUsedBeforeDefinition) {
@@ -682,7 +682,7 @@ TEST(LoopIRVerifierTest, WritesAnInputBuffer) {
 
 TEST(LoopIRVerifierTest, OutputNotBoundToABuffer) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { g.outputs[1].buffer = 100; }),
-            "loop graph @forward: output 'cum' names buffer 100, but the graph has 9");
+            "loop graph @forward: outputs[1].buffer refers to buffer 100, but the graph has 9");
 }
 
 TEST(LoopIRVerifierTest, ExternArgumentNamesMissingInput) {
@@ -700,6 +700,23 @@ TEST(LoopIRVerifierTest, DuplicateNames) {
 TEST(LoopIRVerifierTest, PlanAtLoopsLevel) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { g.plan.target = "x86-64"; }),
             "loop graph @forward: a plan is not allowed at level loops");
+}
+
+// Every buffer reference is checked, wherever its field is (the BufferRef
+// fields of gc/IR/Fields.h), down to the plan's.
+TEST(LoopIRVerifierTest, PlanBufferReferencesOutOfRange) {
+  EXPECT_EQ(damaged(Level::Kernels, [](Module &, LoopGraph &g) { g.plan.steps[1].frees = {0, 9}; }),
+            "loop graph @forward: plan.steps[1].frees[1] refers to buffer 9, but the graph has 9");
+  EXPECT_EQ(damaged(Level::Kernels,
+                    [](Module &, LoopGraph &g) { g.plan.steps[0].inplace = {{1, 12}}; }),
+            "loop graph @forward: plan.steps[0].inplace[0].input refers to buffer 12, but the "
+            "graph has 9");
+  EXPECT_EQ(damaged(Level::Kernels,
+                    [](Module &, LoopGraph &g) { g.plan.placements = {{.buffer = 10}}; }),
+            "loop graph @forward: plan.placements[0].buffer refers to buffer 10, but the graph "
+            "has 9");
+  EXPECT_EQ(damaged(Level::Loops, [](Module &, LoopGraph &g) { node(g, "mm").inputs[0].buffer = 9; }),
+            "loop graph @forward: nodes[0].inputs[0].buffer refers to buffer 9, but the graph has 9");
 }
 
 TEST(LoopIRVerifierTest, StepNamesMissingKernel) {

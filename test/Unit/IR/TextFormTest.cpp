@@ -458,16 +458,16 @@ TEST(TextFormTest, RichModuleRoundTrips) {
   EXPECT_NE(text.find("module level(core) producer(\"torch 2.11.0+cu130 "
                       "\\\"quoted\\\" \\\\ tab\\t nl\\n \\x01 \xc3\xa9\") {\n"),
             std::string::npos);
-  EXPECT_NE(text.find("  symbol s0 in [2, inf]\n  symbol s1 in [1, 4096]\n"
-                      "  symbol u0 in [-5, 7]\n"),
+  EXPECT_NE(text.find("  symbol {name=\"s0\", min=2}\n  symbol {name=\"s1\", min=1, max=4096}\n"
+                      "  symbol {name=\"u0\", min=-5, max=7}\n"),
             std::string::npos);
-  EXPECT_NE(text.find("  weight \"l1.bias_t\" : bf16[4, 8]{strides=[1, 4], "
-                      "offset=3, device=cuda:0, requires_grad} = source(1) "
-                      "offset(18446744073709551615) bytes(0) sha256(\"\")\n"),
+  EXPECT_NE(text.find("  weight {name=\"l1.bias_t\", type=bf16[4, 8]{device=cuda:0, strides=[1, 4], "
+                      "storage_offset=3, requires_grad=true}, source=1, "
+                      "offset=18446744073709551615}\n"),
             std::string::npos);
-  EXPECT_NE(text.find("%b_tmp: f32[16] buffer(\"bn.tmp\", nonpersistent)"),
+  EXPECT_NE(text.find("%b_tmp: f32[16] buffer(\"bn.tmp\"){persistent=false}"),
             std::string::npos);
-  EXPECT_NE(text.find("%b_anon: f32[16] buffer(\"\", nonpersistent)"),
+  EXPECT_NE(text.find("%b_anon: f32[16] buffer{persistent=false}"),
             std::string::npos);
   EXPECT_NE(text.find("%token: f32[] token,"), std::string::npos);
   EXPECT_NE(text.find("%1b.x: sym_bool user_input(\"b\")) {\n"), std::string::npos);
@@ -513,12 +513,12 @@ TEST(TextFormTest, RichModuleRoundTrips) {
             std::string::npos);
   EXPECT_NE(text.find("%xt = aten.t.default(self=%x) : f32[64, s0]{strides=[1, 64]}\n"),
             std::string::npos);
-  EXPECT_NE(text.find(": f16[2*s0 + 1, s1, max(s1, 4)]{strides=[3*s1, 1, 0], "
-                      "offset=mod(s0, 7), device=cuda:0, requires_grad}\n"),
+  EXPECT_NE(text.find(": f16[2*s0 + 1, s1, max(s1, 4)]{device=cuda:0, strides=[3*s1, 1, 0], "
+                      "storage_offset=mod(s0, 7), requires_grad=true}\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find(": (bool[0, 1, 5]{requires_grad}, u8[3]{device=cpu:0}, "
-                      "i8[3]{offset=-1}, i16[2], i32[2], f64[2])\n"),
+  EXPECT_NE(text.find(": (bool[0, 1, 5]{requires_grad=true}, u8[3]{device=cpu:0}, "
+                      "i8[3]{storage_offset=-1}, i16[2], i32[2], f64[2])\n"),
             std::string::npos);
   EXPECT_NE(text.find("    return %linear user_output, %tg loss_output, "
                       "%new_mean buffer_mutation(\"bn.running_mean\"), "
@@ -545,18 +545,18 @@ TEST(TextFormTest, HandWrittenTextPrintsCanonically) {
   // float list are accepted; printing gives the canonical form.
   const char *text = R"(// a comment
 module level(aten)producer("p"){ // trailing comment
-  graph @forward(%x : f32[2,3]{strides=[3, 1], offset=0, device=cpu} user_input("x"), %w: f32[3] parameter("w")) {
+  graph @forward(%x : f32[2,3]{device=cpu, strides=[3, 1], storage_offset=0} user_input("x"), %w: f32[3] parameter("w")) {
     %y = aten.mul.Tensor(self=%x, other=%w) : f32[ 2 , 3 ]
     %z = aten.t.default(a=[1.5, 2], b=floats[1, 2], c=symints[], d=[ "s" ]  ;  e=-inf) : f32[2, 3]
     return %z user_output
   }
-  symbol s0 in [0, 10]
+  symbol {name="s0", max=10}
 })";
   auto m = parseModule(text, "hand.gcir");
   ASSERT_TRUE(m) << m.error().message();
   EXPECT_EQ(printModule(**m),
             "module level(aten) producer(\"p\") {\n"
-            "  symbol s0 in [0, 10]\n"
+            "  symbol {name=\"s0\", max=10}\n"
             "  graph @forward(%x: f32[2, 3] user_input(\"x\"),\n"
             "                 %w: f32[3] parameter(\"w\")) {\n"
             "    %y = aten.mul.Tensor(self=%x, other=%w) : f32[2, 3]\n"
@@ -755,7 +755,7 @@ module level(aten) {
     return
   }
 })",
-     "t.gcir:3:23: unknown type field 'color'"},
+     "t.gcir:3:23: unknown field 'color'"},
     {R"(
 module level(aten) {
   graph @g(%x: f32[2]{device=gpu} user_input("x")) {
@@ -867,25 +867,25 @@ module level(aten) {
      "t.gcir:6:9: redefinition of graph '@g'"},
     {R"(
 module level(aten) {
-  symbol s0 in [1, 4]
-  symbol s0 in [1, inf]
+  symbol {name="s0", min=1, max=4}
+  symbol {name="s0", min=1}
 })",
-     "t.gcir:4:10: redefinition of symbol 's0'"},
+     "t.gcir:4:16: redefinition of symbol 's0'"},
     {R"(
 module level(aten) {
-  weight "w" : sym_int = source(0) offset(0) bytes(0) sha256("")
+  weight {name="w", type=sym_int}
 })",
-     "t.gcir:3:16: expected a tensor type"},
+     "t.gcir:3:26: expected a tensor type"},
     {R"(
 module level(aten) {
-  weight "w" : f32[2] = source(-1) offset(0) bytes(0) sha256("")
+  weight {name="w", type=f32[2], source=-1}
 })",
-     "t.gcir:3:32: expected unsigned integer"},
+     "t.gcir:3:41: expected unsigned integer"},
     {R"(
 module level(aten) {
-  source tarball "x"
+  source {kind=tarball, path="x"}
 })",
-     "t.gcir:3:10: unknown weight source kind 'tarball'"},
+     "t.gcir:3:16: unknown kind 'tarball'"},
     {R"(
 module level(aten) {
   graph @g() {

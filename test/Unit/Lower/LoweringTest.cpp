@@ -202,8 +202,8 @@ TEST(LoweringTest, ViewsAreIndexRewrites) {
       "    %p = aten.permute.default(self=%x, dims=[2, 0, 1]) : f32[4, 2, 3]{strides=[1, 12, 4]}\n"
       "    %e = aten.exp.default(self=%p) : f32[4, 2, 3]\n"
       "    %v = aten.view.default(self=%e, size=[8, 3]) : f32[8, 3]\n"
-      "    %s = aten.slice.Tensor(self=%v, dim=0, start=1, end=8, step=2) : f32[4, 3]{strides=[6, 1], offset=3}\n"
-      "    %t = aten.select.int(self=%s, dim=1, index=-1) : f32[4]{strides=[6], offset=5}\n"
+      "    %s = aten.slice.Tensor(self=%v, dim=0, start=1, end=8, step=2) : f32[4, 3]{strides=[6, 1], storage_offset=3}\n"
+      "    %t = aten.select.int(self=%s, dim=1, index=-1) : f32[4]{strides=[6], storage_offset=5}\n"
       "    %u = aten.unsqueeze.default(self=%t, dim=0) : f32[1, 4]\n"
       "    %w = aten.expand.default(self=%u, size=[3, -1]) : f32[3, 4]{strides=[0, 1]}\n"
       "    %q = aten.squeeze.dims(self=%u, dim=[0]) : f32[4]\n"
@@ -501,7 +501,7 @@ TEST(LoweringTest, OutputsGetTheirOwnBuffers) {
 
 TEST(LoweringTest, SymbolicSizes) {
   std::string text =
-      "module level(core) {\n  symbol s0 in [1, 64]\n"
+      "module level(core) {\n  symbol {name=\"s0\", min=1, max=64}\n"
       "  graph @forward(%x: f32[s0, 4] user_input(\"x\")) {\n"
       "    %m = aten.amax.default(self=%x, dim=[-1], keepdim=true) : f32[s0, 1]\n"
       "    %s = aten.sub.Tensor(self=%x, other=%m) : f32[s0, 4]\n"

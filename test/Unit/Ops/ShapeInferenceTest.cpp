@@ -206,14 +206,14 @@ TEST_F(ShapeInferenceTest, CopyLayouts) {
             "f32[2, 4, 3]");
   // contiguous of a contiguous tensor is the tensor itself.
   Value *shifted = input(DType::Float32, ints({2, 3}), {}, 6);
-  EXPECT_EQ(infer(ops::aten_contiguous_default, {tensor("self", shifted)}), "f32[2, 3]{offset=6}");
+  EXPECT_EQ(infer(ops::aten_contiguous_default, {tensor("self", shifted)}), "f32[2, 3]{storage_offset=6}");
   EXPECT_EQ(infer(ops::aten_contiguous_default, {tensor("self", gaps)}), "f32[2, 4, 3]");
   EXPECT_EQ(infer(ops::aten_zeros_like_default, {tensor("self", gaps)}),
             "f32[2, 4, 3]{strides=[12, 1, 4]}");
   // dropout outside training returns its input.
   EXPECT_EQ(infer(ops::aten_dropout_default,
                   {tensor("input", gaps), real("p", 0.5), boolean("train", false)}),
-            "f32[2, 4, 3]{strides=[48, 1, 12], offset=5}");
+            "f32[2, 4, 3]{strides=[48, 1, 12], storage_offset=5}");
 }
 
 //===----------------------------------------------------------------------===//
@@ -230,12 +230,12 @@ TEST_F(ShapeInferenceTest, ViewStridesAndOffsets) {
   // slice: offset start * stride, stride * step, length ceil((end - start) / step).
   EXPECT_EQ(infer(ops::aten_slice_Tensor, {tensor("self", x), integer("dim", 2), integer("start", 1),
                                         integer("end", -1), integer("step", 2)}),
-            "f32[2, 3, 1]{strides=[12, 4, 2], offset=1}");
+            "f32[2, 3, 1]{strides=[12, 4, 2], storage_offset=1}");
   EXPECT_EQ(infer(ops::aten_slice_Tensor, {tensor("self", x), integer("dim", 1),
                                         integer("start", -100), integer("end", 100)}),
             "f32[2, 3, 4]");
   EXPECT_EQ(infer(ops::aten_select_int, {tensor("self", x), integer("dim", 1), integer("index", -1)}),
-            "f32[2, 4]{strides=[12, 1], offset=8}");
+            "f32[2, 4]{strides=[12, 1], storage_offset=8}");
   EXPECT_EQ(infer(ops::aten_unsqueeze_default, {tensor("self", x), integer("dim", 1)}),
             "f32[2, 1, 3, 4]");
   EXPECT_EQ(infer(ops::aten_unsqueeze_default, {tensor("self", x), integer("dim", -1)}),
@@ -247,7 +247,7 @@ TEST_F(ShapeInferenceTest, ViewStridesAndOffsets) {
   EXPECT_EQ(infer(ops::aten_as_strided_default, {tensor("self", x), integers("size", {2, 2}),
                                               integers("stride", {1, 3}),
                                               integer("storage_offset", 1)}),
-            "f32[2, 2]{strides=[1, 3], offset=1}");
+            "f32[2, 2]{strides=[1, 3], storage_offset=1}");
   // Results never require grad, even views of a parameter.
   TensorType param = contiguousType(syms(), DType::Float32, ints({3, 2}));
   param.requiresGrad = true;
@@ -255,7 +255,7 @@ TEST_F(ShapeInferenceTest, ViewStridesAndOffsets) {
   EXPECT_EQ(infer(ops::aten_t_default, {tensor("self", weight)}), "f32[2, 3]{strides=[1, 2]}");
   EXPECT_EQ(infer(ops::aten_diagonal_default, {tensor("self", x), integer("offset", 1),
                                             integer("dim1", 2), integer("dim2", 1)}),
-            "f32[2, 2]{strides=[12, 5], offset=4}");
+            "f32[2, 2]{strides=[12, 5], storage_offset=4}");
   Value *ones = f32({1, 3, 1});
   EXPECT_EQ(infer(ops::aten_squeeze_dims, {tensor("self", ones), integers("dim", {0, 1, -1})}),
             "f32[3]");
@@ -269,7 +269,7 @@ TEST_F(ShapeInferenceTest, ViewAndReshape) {
   // A sliced input splits along its chunks.
   Value *sliced = input(DType::Float32, ints({3, 4}), ints({6, 1}), 2);
   EXPECT_EQ(infer(ops::aten_view_default, {tensor("self", sliced), integers("size", {3, 2, 2})}),
-            "f32[3, 2, 2]{strides=[6, 2, 1], offset=2}");
+            "f32[3, 2, 2]{strides=[6, 2, 1], storage_offset=2}");
   // A transposed input cannot merge dimensions: view fails, reshape copies.
   Value *t = input(DType::Float32, ints({4, 3}), ints({1, 4}));
   EXPECT_EQ(infer(ops::aten_view_default, {tensor("self", t), integers("size", {12})}),
@@ -294,19 +294,19 @@ TEST_F(ShapeInferenceTest, ViewAndReshape) {
 TEST_F(ShapeInferenceTest, Splits) {
   Value *x = f32({5, 4});
   EXPECT_EQ(infer(ops::aten_split_Tensor, {tensor("self", x), integer("split_size", 2)}),
-            "f32[2, 4], f32[2, 4]{offset=8}, f32[1, 4]{offset=16}");
+            "f32[2, 4], f32[2, 4]{storage_offset=8}, f32[1, 4]{storage_offset=16}");
   EXPECT_EQ(infer(ops::aten_split_with_sizes_default, {tensor("self", x),
                                                     integers("split_sizes", {3, 1}),
                                                     integer("dim", -1)}),
-            "f32[5, 3]{strides=[4, 1]}, f32[5, 1]{strides=[4, 1], offset=3}");
+            "f32[5, 3]{strides=[4, 1]}, f32[5, 1]{strides=[4, 1], storage_offset=3}");
   EXPECT_EQ(infer(ops::aten_split_with_sizes_default, {tensor("self", x),
                                                     integers("split_sizes", {3, 3})}),
             "error: aten.split_with_sizes.default: pieces of 6 elements do not cover size 5");
   EXPECT_EQ(infer(ops::aten_chunk_default, {tensor("self", x), integer("chunks", 3),
                                          integer("dim", 1)}),
-            "f32[5, 2]{strides=[4, 1]}, f32[5, 2]{strides=[4, 1], offset=2}");
+            "f32[5, 2]{strides=[4, 1]}, f32[5, 2]{strides=[4, 1], storage_offset=2}");
   EXPECT_EQ(infer(ops::aten_unbind_int, {tensor("self", f32({2, 3})), integer("dim", 1)}),
-            "f32[2]{strides=[3]}, f32[2]{strides=[3], offset=1}, f32[2]{strides=[3], offset=2}");
+            "f32[2]{strides=[3]}, f32[2]{strides=[3], storage_offset=1}, f32[2]{strides=[3], storage_offset=2}");
   Value *dyn = input(DType::Float32, {s("s0"), c(4)});
   EXPECT_EQ(infer(ops::aten_unbind_int, {tensor("self", dyn)}),
             "error: aten.unbind.int: the size unbind splits is symbolic (s0); gc needs it to be "

@@ -134,9 +134,9 @@ TEST(PartitionTest, BackwardOnlyValueIsComputedInBackward) {
 
 TEST(PartitionTest, SymbolicSizesCostTheirHint) {
   std::unique_ptr<Module> m = parse(R"(module level(joint) {
-  symbol s0 in [2, inf]
-  symbol s1 in [4096, inf]
-  symbol s2 in [1, 16]
+  symbol {name="s0", min=2}
+  symbol {name="s1", min=4096}
+  symbol {name="s2", min=1, max=16}
   graph @joint(%a: f32[s0, 8] user_input("a"), %b: f16[s1] user_input("b"),
                %c: i64[s2, s0] user_input("c"), %d: f32[s3] user_input("d")) {
     return %a user_output
@@ -159,7 +159,7 @@ TEST(PartitionTest, SymbolicSizesCostTheirHint) {
 TEST(PartitionTest, SavedBytesUseTheHints) {
   auto savedBytes = [](const std::string &range) {
     std::unique_ptr<Module> m = parse(R"(module level(joint) {
-  symbol s0 in )" + range + R"(
+  symbol {name="s0", )" + range + R"(}
   graph @joint(%x: f32[s0, 8] user_input("x"), %w: f32[8, 4] user_input("w"),
                %tangents_0: f32[s0, 4] user_input("tangents_0")) {
     %mm = aten.mm.default(self=%x, mat2=%w) : f32[s0, 4]
@@ -174,8 +174,8 @@ TEST(PartitionTest, SavedBytesUseTheHints) {
     EXPECT_EQ(names(p.saved), (std::vector<std::string>{"w", "mm"}));
     return p.savedBytes;
   };
-  EXPECT_EQ(savedBytes("[2, inf]"), 8u * 4 * 4 + 1024u * 4 * 4);
-  EXPECT_EQ(savedBytes("[1, 3]"), 8u * 4 * 4 + 3u * 4 * 4);
+  EXPECT_EQ(savedBytes("min=2"), 8u * 4 * 4 + 1024u * 4 * 4);
+  EXPECT_EQ(savedBytes("min=1, max=3"), 8u * 4 * 4 + 3u * 4 * 4);
 }
 
 TEST(PartitionTest, ApplyIsDeterministic) {
