@@ -1,4 +1,4 @@
-# Makes the bfloat16 variant of a real model (resnet50 -> resnet50_bf16), in the form weightgen.py
+# Makes the bfloat16 variant of a real model (resnet50 -> resnet50_bf16), in the form weightgen_bf16.py
 # rebuilds: the float32 archive's module cast to bfloat16 (parameters, buffers and floating-point
 # inputs), exported again with torch.export, its outputs computed by PyTorch in bfloat16, and its
 # weight entries replaced by the float32 recipes of MODEL_DIR's manifest with "dtype": "bf16" (the
@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import weightgen  # noqa: E402
+import weightgen_bf16  # noqa: E402
 
 
 def to_numpy(t):
@@ -77,7 +77,7 @@ def write_skeleton(data, zipped, model_dir, out_dir):
     by_bytes = {}
     for e in json.load(open(os.path.join(model_dir, "manifest.json")))["entries"]:
         recipe = dict(e["recipe"], dtype="bf16")
-        by_bytes[hashlib.sha256(weightgen.encode(recipe).tobytes()).digest()] = recipe
+        by_bytes[hashlib.sha256(weightgen_bf16.encode(recipe).tobytes()).digest()] = recipe
     manifest = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "entries": []}
     for name, offset, length in zipped:
         recipe = by_bytes.get(hashlib.sha256(data[offset:offset + length]).digest())
