@@ -114,6 +114,16 @@ protected:
     return bytes ? *bytes : std::string();
   }
 
+  /// The package build() makes, loaded from memory as "m.gcpkg"; null (and
+  /// a failure naming the error) if it does not load.
+  gcrt_package *loadBuilt() {
+    built_ = build();
+    gcrt_package *pkg = nullptr;
+    EXPECT_EQ(gcrt_package_load_memory(built_.data(), built_.size(), "m.gcpkg", &pkg), GCRT_OK)
+        << gcrt_last_error();
+    return pkg;
+  }
+
   static Expected<std::unique_ptr<LoadedPackage>> open(std::string bytes) {
     return openPackage(MappedFile::fromBuffer("m.gcpkg", std::move(bytes)));
   }
@@ -132,6 +142,7 @@ protected:
   std::filesystem::path dir_;
   std::string objectCode_;
   Module m_;
+  std::string built_; ///< what loadBuilt() loaded (the package may map it)
 };
 
 TEST_F(PackageTest, RunsWithWeightsInPlace) {
@@ -375,10 +386,8 @@ TEST_F(PackageTest, MutatedUserInputIsCopiedBackAndAliasesRefused) {
   LoopGraph &g = *m_.loopGraphs()[0];
   g.inputSpecs[1] = InputSpec{InputKind::UserInput, "w"};
   g.outputSpecs[1] = OutputSpec{OutputKind::UserInputMutation, "x", ""};
-  std::string bytes = build();
-  gcrt_package *pkg = nullptr;
-  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
-      << gcrt_last_error();
+  gcrt_package *pkg = loadBuilt();
+  ASSERT_NE(pkg, nullptr);
   gcrt_context *ctx = nullptr;
   ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
   float mem[8] = {1, 2, 3, 4, 10, 20, 30, 40};
@@ -456,10 +465,8 @@ TEST(CApi, DTypes) {
 }
 
 TEST_F(PackageTest, CApiProfile) {
-  std::string bytes = build();
-  gcrt_package *pkg = nullptr;
-  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
-      << gcrt_last_error();
+  gcrt_package *pkg = loadBuilt();
+  ASSERT_NE(pkg, nullptr);
   gcrt_context *ctx = nullptr;
   EXPECT_EQ(gcrt_context_create_with_flags(pkg, 0, 1, 1u << 7, &ctx), GCRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(gcrt_last_error()).find("unknown flags 128"), std::string::npos);
@@ -505,10 +512,8 @@ TEST_F(PackageTest, CApiProfile) {
 /// random numbers leaves the offset where it was. (Packages that draw are
 /// checked through gc-run and gcrt-run: test/Models/random-*.test.)
 TEST_F(PackageTest, CApiGeneratorState) {
-  std::string bytes = build();
-  gcrt_package *pkg = nullptr;
-  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &pkg), GCRT_OK)
-      << gcrt_last_error();
+  gcrt_package *pkg = loadBuilt();
+  ASSERT_NE(pkg, nullptr);
   gcrt_context *ctx = nullptr;
   ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK) << gcrt_last_error();
   uint64_t seed = 99, offset = 99;
@@ -691,10 +696,8 @@ TEST_F(CudaPackageTest, WithoutGpuContextsFailNamingTheGraph) {
   EXPECT_EQ(exec.error().message(),
             "graph @forward: needs an NVIDIA GPU (cuda:sm_80,sm_90): " + why);
 
-  std::string bytes = build();
-  gcrt_package *c = nullptr;
-  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &c), GCRT_OK)
-      << gcrt_last_error();
+  gcrt_package *c = loadBuilt();
+  ASSERT_NE(c, nullptr);
   const char *device = nullptr;
   EXPECT_EQ(gcrt_package_device(c, &device), GCRT_ERROR_RUNTIME);
   EXPECT_EQ(std::string(gcrt_last_error()), "'m.gcpkg' runs on an NVIDIA GPU: " + why);
@@ -710,10 +713,8 @@ TEST_F(CudaPackageTest, WithoutGpuContextsFailNamingTheGraph) {
 }
 
 TEST_F(PackageTest, CpuPackagesRunOnTheCpu) {
-  std::string bytes = build();
-  gcrt_package *c = nullptr;
-  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &c), GCRT_OK)
-      << gcrt_last_error();
+  gcrt_package *c = loadBuilt();
+  ASSERT_NE(c, nullptr);
   const char *device = nullptr;
   ASSERT_EQ(gcrt_package_device(c, &device), GCRT_OK) << gcrt_last_error();
   EXPECT_STREQ(device, "cpu");
@@ -734,10 +735,8 @@ TEST_F(PackageTest, CpuPackagesRunOnTheCpu) {
 
 TEST_F(CudaPackageTest, RunsOnTheGpu) {
   GC_REQUIRE_GPU();
-  std::string bytes = build();
-  gcrt_package *c = nullptr;
-  ASSERT_EQ(gcrt_package_load_memory(bytes.data(), bytes.size(), "m.gcpkg", &c), GCRT_OK)
-      << gcrt_last_error();
+  gcrt_package *c = loadBuilt();
+  ASSERT_NE(c, nullptr);
   const char *device = nullptr;
   ASSERT_EQ(gcrt_package_device(c, &device), GCRT_OK) << gcrt_last_error();
   EXPECT_EQ(std::string(device).rfind("cuda:sm_", 0), 0u) << device;
