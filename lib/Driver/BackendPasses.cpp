@@ -46,6 +46,7 @@ public:
     if (!r)
       return r.error();
     statistics()["fallback nodes"] += static_cast<int64_t>(r->fallbacks.size());
+    statistics()["channels-last buffers"] += r->channelsLastBuffers;
     for (const std::string &f : r->fallbacks)
       warnings().push_back(f + " has no lowering; it runs its reference kernel");
     for (const auto &g : m.loopGraphs()) {

@@ -274,6 +274,7 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   field("partition", partitionStrategyName(p.partition));
   flag("no-fallback", p.lower.noFallback);
   field("max-inline-ops", std::to_string(p.lower.maxInlineOps));
+  field("layout", layoutModeName(p.lower.layout));
   field("target", p.codegen.emit.target);
   field("device", !p.codegen.device ? "model"
                   : *p.codegen.device == TargetDevice::CUDA ? "cuda" : "cpu");

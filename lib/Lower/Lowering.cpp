@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Lower/Lowering.h"
 
+#include "ActivationLayout.h"
 #include "BodyBuilder.h"
 
 #include "gc/IR/ArgReader.h"
@@ -27,6 +28,7 @@
 #include <memory>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gc {
 namespace {
@@ -281,6 +283,8 @@ private:
   std::unordered_map<const Value *, int> ownedOutput_;
   std::vector<std::optional<LoopBinding>> outputBindings_;
   std::set<std::string> bufferNames_, nodeNames_;
+  /// Values whose buffers are laid out channels-last (ActivationLayout.h).
+  std::unordered_set<const Value *> channelsLast_;
 };
 
 /// A value several consumers read is recomputed in each of them while its
@@ -612,6 +616,10 @@ uint32_t GraphLowerer::resultBuffer(const Value *v, const TensorType &type, bool
     return buf;
   }
   Exprs strides = flexible ? contiguousStrides(sx_, type.sizes) : denseStrides(sx_, type);
+  if (channelsLast_.count(v) && type.rank() == 4) {
+    strides = channelsLastStrides(sx_, type.sizes);
+    ++report_.channelsLastBuffers;
+  }
   return addBuffer(v->name(), BufferKind::Intermediate, type.dtype, type.sizes, strides, flexible);
 }
 
@@ -1775,8 +1783,20 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
   node.name = nodeName(n);
   node.origin = nodeName(n);
   node.op = n.op();
-  auto input = [&](const Value *v) -> int64_t {
+  // A channels-last convolution reads a graph input (or another fixed
+  // buffer) through one conversion into a channels-last buffer of its own.
+  bool channelsLast = !n.results().empty() && channelsLast_.count(n.results()[0]);
+  auto input = [&](const Value *v, const std::string &arg) -> int64_t {
     StridedView view = realize(v);
+    if (channelsLast && arg == "input" && view.sizes.size() == 4 &&
+        view.strides != channelsLastStrides(sx_, view.sizes)) {
+      uint32_t buf = addBuffer(v->name() + "_channels_last", BufferKind::Intermediate,
+                               value(v)->dtype, view.sizes,
+                               channelsLastStrides(sx_, view.sizes), true);
+      ++report_.channelsLastBuffers;
+      writePointwise(out_.buffers[buf].name, v->name(), *value(v), buf);
+      view = StridedView{buf, view.sizes, out_.buffers[buf].strides, sx_.constant(0)};
+    }
     node.inputs.push_back(bufferView(value(v)->dtype, view));
     return static_cast<int64_t>(node.inputs.size() - 1);
   };
@@ -1789,7 +1809,7 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
       arg.value.values.clear();
       arg.value.ints.clear();
       for (const Value *v : a.value.values)
-        arg.value.ints.push_back(v ? input(v) : -1);
+        arg.value.ints.push_back(v ? input(v, a.name) : -1);
       break;
     case ArgKind::SymInt:
     case ArgKind::SymInts:
@@ -1844,6 +1864,7 @@ Error GraphLowerer::lowerNode(const Node &n) {
 }
 
 Error GraphLowerer::run() {
+  channelsLast_ = channelsLastValues(g_, options_.layout);
   out_.inputSpecs = g_.inputSpecs();
   out_.outputSpecs = g_.outputSpecs();
   for (size_t i = 0; i < g_.inputs().size(); ++i) {

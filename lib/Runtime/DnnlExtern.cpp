@@ -3,6 +3,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <chrono>
 #include <optional>
 #include <unordered_map>
 
@@ -66,14 +67,26 @@ public:
   PrimitiveCall(dnnl::stream &stream, dnnl::primitive prim, std::vector<Operand> operands)
       : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)) {}
 
-  Error run(char *const *buffers) override {
+  Error run(char *const *buffers, DnnlReorders *reorders) override {
+    // Runs one reorder, timing it when asked (oneDNN's CPU stream runs it
+    // before returning).
+    auto reorder = [&](Operand &op, memory &from, memory &to, bool counted) {
+      auto begin = std::chrono::steady_clock::now();
+      op.reorder->execute(stream_, from, to);
+      if (reorders && counted) {
+        stream_.wait();
+        ++reorders->count;
+        reorders->seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      }
+    };
     try {
       std::unordered_map<int, memory> args;
       for (Operand &op : operands_) {
         char *data = buffers[op.buffer] + op.byteOffset;
         op.user.set_data_handle(data);
         if (op.reorder && !op.isOutput && !(op.constant && op.reorderedFrom == data)) {
-          op.reorder->execute(stream_, op.user, *op.own);
+          reorder(op, op.user, *op.own, !op.constant);
           op.reorderedFrom = op.constant ? data : nullptr;
         }
         args.emplace(op.arg, op.own ? *op.own : op.user);
@@ -81,7 +94,7 @@ public:
       prim_.execute(stream_, args);
       for (Operand &op : operands_)
         if (op.reorder && op.isOutput)
-          op.reorder->execute(stream_, *op.own, op.user);
+          reorder(op, *op.own, op.user, true);
       stream_.wait();
     } catch (const dnnl::error &e) {
       return makeError() << "oneDNN: " << e.what();

@@ -15,11 +15,19 @@
 
 namespace gc {
 
+/// The layout reorders of activations one oneDNN call ran (those of
+/// constant weights, made once, are not counted).
+struct DnnlReorders {
+  int64_t count = 0;
+  double seconds = 0;
+};
+
 /// One prepared oneDNN call.
 class DnnlCall {
 public:
   virtual ~DnnlCall() = default;
-  virtual Error run(char *const *buffers) = 0;
+  /// Runs the call; where `reorders` is given, adds the reorders it ran.
+  virtual Error run(char *const *buffers, DnnlReorders *reorders) = 0;
 };
 
 /// An engine and a stream, shared by the calls it prepares.

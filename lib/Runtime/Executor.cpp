@@ -113,8 +113,11 @@ Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
   }
   if (step.dnnl) {
     // The step's name is only spelled out on failure.
-    if (Error e = step.dnnl->run(buffers))
+    DnnlReorders reorders;
+    if (Error e = step.dnnl->run(buffers, profiling_ ? &reorders : nullptr))
       return e.withContext(stepLabel(s));
+    if (profiling_)
+      recordReorders(s, reorders.count, reorders.seconds);
     return Error::success();
   }
   return runOnHost(s, step, buffers);

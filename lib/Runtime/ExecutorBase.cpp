@@ -533,4 +533,9 @@ void ExecutorBase::recordStep(size_t s, double seconds) {
   ++p.runs;
 }
 
+void ExecutorBase::recordReorders(size_t s, int64_t count, double seconds) {
+  profile_[s].reorders += count;
+  profile_[s].reorderSeconds += seconds;
+}
+
 } // namespace gc

@@ -159,6 +159,8 @@ protected:
 
   /// Adds `seconds` to step `s`'s profile.
   void recordStep(size_t s, double seconds);
+  /// Adds layout reorders that step `s` ran to its profile.
+  void recordReorders(size_t s, int64_t count, double seconds);
 
   /// Forgets every instance (and the library calls they hold).
   void dropInstances() { instances_.clear(); }

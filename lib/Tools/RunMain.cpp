@@ -250,6 +250,21 @@ void printProfile(const std::vector<StepProfile> &steps) {
                   total > 0 ? 100 * p.seconds / total : 0.0);
     std::cout << line << "\n";
   }
+  // Layout reorders hide inside oneDNN's steps; their sum is what a choice
+  // of activation layouts (gc-lower --layout) saves.
+  int64_t reorders = 0, runs = 0;
+  double reorderSeconds = 0;
+  for (const StepProfile &p : steps) {
+    reorders += p.reorders;
+    reorderSeconds += p.reorderSeconds;
+    runs = std::max(runs, p.runs);
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "reorders: %.1f per run, mean us %.2f, %.1f%% of the time",
+                runs ? static_cast<double>(reorders) / runs : 0.0,
+                runs ? reorderSeconds / runs * 1e6 : 0.0,
+                total > 0 ? 100 * reorderSeconds / total : 0.0);
+  std::cout << line << "\n";
 }
 
 } // namespace

@@ -122,10 +122,19 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
                                   "recomputing the rest) or save-all (every forward value the "
                                   "backward reads)"))
         ->check(CLI::IsMember({"min-cut", "save-all"}));
-  if (runs(Phase::Lower))
+  if (runs(Phase::Lower)) {
     app.add_flag("--no-fallback", options.lower.noFallback,
                  help(Phase::Lower, "an op without a lowering is an error instead of a "
                                     "reference-kernel call"));
+    app.add_option_function<std::string>(
+           "--layout",
+           [&options](const std::string &name) { options.lower.layout = *parseLayoutMode(name); },
+           help(Phase::Lower, "activations of convolution networks: plain (as torch gave "
+                              "them), channels-last between 2-d convolutions, or auto "
+                              "(channels-last where a graph on the CPU has 2-d convolutions; "
+                              "the default)"))
+        ->check(CLI::IsMember({"plain", "channels-last", "auto"}));
+  }
   if (runs(Phase::Codegen)) {
     CodegenOptions &codegen = options.codegen;
     app.add_option("--target", codegen.emit.target, help(Phase::Codegen, "CPU target"))

@@ -15,22 +15,36 @@
 #include "gc/Support/Error.h"
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gc {
+
+/// How gc-lower lays out the 4-d activations of convolution networks
+/// (lib/Lower/ActivationLayout.h): row-major as torch gave them (plain),
+/// channels-last between convolutions, or channels-last where the graph has
+/// 2-d convolutions and runs on the CPU (auto).
+enum class LayoutMode : uint8_t { Auto, Plain, ChannelsLast };
+std::string_view layoutModeName(LayoutMode m);
+std::optional<LayoutMode> parseLayoutMode(std::string_view s);
 
 struct LowerOptions {
   /// An op without a lowering is an error instead of a Fallback node.
   bool noFallback = false;
   /// A pointwise body with more operations than this is realized.
   unsigned maxInlineOps = 64;
+  /// The layout of convolution networks' activations.
+  LayoutMode layout = LayoutMode::Auto;
 };
 
 /// What lowering one graph produced besides the loop graph.
 struct LowerReport {
   /// One line per core node that became a Fallback: "node 'x': aten.cumsum.default".
   std::vector<std::string> fallbacks;
+  /// Intermediate buffers laid out channels-last (LayoutMode).
+  int64_t channelsLastBuffers = 0;
 };
 
 /// Lowers every graph of `module` (level Core or Partitioned) in place: the

@@ -121,6 +121,10 @@ struct StepProfile {
   int64_t runs = 0;
   double seconds = 0;    ///< all runs together
   double minSeconds = 0; ///< the fastest run (free of first-run costs)
+  /// Layout reorders of activations inside the step (oneDNN calls), all
+  /// runs together, and the time they took (part of `seconds`).
+  int64_t reorders = 0;
+  double reorderSeconds = 0;
 };
 /// An NVIDIA GPU, as the driver describes it.
 struct CudaDevice {

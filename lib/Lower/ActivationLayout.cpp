@@ -1,0 +1,95 @@
+//===- ActivationLayout.cpp - Channels-last activations of conv nets ------===//
+#include "ActivationLayout.h"
+
+#include "gc/Support/DType.h"
+
+namespace gc {
+
+namespace {
+
+bool isActivation(const Value *v) {
+  if (!v || !v->type().isTensor())
+    return false;
+  const TensorType &t = v->type().tensor;
+  return t.rank() == 4 && isFloatingPoint(t.dtype);
+}
+
+const Value *tensorArg(const Node &n, const char *name) {
+  const NamedArg *a = n.arg(name);
+  return a && a->value.kind == ArgKind::Tensor && !a->value.values.empty() ? a->value.values[0]
+                                                                          : nullptr;
+}
+
+/// A 2-d convolution, not transposed, of floating-point activations.
+bool isConv2d(const Node &n) {
+  if (n.op() != ops::aten_convolution_default || n.results().empty() ||
+      !isActivation(n.results()[0]) || !isActivation(tensorArg(n, "input")))
+    return false;
+  const NamedArg *t = n.arg("transposed");
+  return !t || t->value.ints.empty() || t->value.ints[0] == 0;
+}
+
+} // namespace
+
+std::string_view layoutModeName(LayoutMode m) {
+  switch (m) {
+  case LayoutMode::Auto:
+    return "auto";
+  case LayoutMode::Plain:
+    return "plain";
+  case LayoutMode::ChannelsLast:
+    return "channels-last";
+  }
+  return "auto";
+}
+
+std::optional<LayoutMode> parseLayoutMode(std::string_view s) {
+  for (LayoutMode m : {LayoutMode::Auto, LayoutMode::Plain, LayoutMode::ChannelsLast})
+    if (layoutModeName(m) == s)
+      return m;
+  return std::nullopt;
+}
+
+std::vector<const SymExpr *> channelsLastStrides(SymContext &sx,
+                                                 const std::vector<const SymExpr *> &sizes) {
+  const SymExpr *c = sizes[1], *cw = sx.mul(c, sizes[3]), *chw = sx.mul(cw, sizes[2]);
+  return {chw, sx.constant(1), cw, c};
+}
+
+std::unordered_set<const Value *> channelsLastValues(const Graph &g, LayoutMode mode) {
+  std::unordered_set<const Value *> out;
+  if (mode == LayoutMode::Plain)
+    return out;
+  bool hasConv = false;
+  for (const auto &n : g.nodes())
+    hasConv |= isConv2d(*n);
+  if (!hasConv)
+    return out;
+  // cuDNN's convolutions take the strides they are given; gc has not
+  // measured channels-last there, so auto leaves GPU graphs alone.
+  if (mode == LayoutMode::Auto)
+    for (const Value *v : g.inputs())
+      if (v->type().isTensor() && v->type().tensor.device.kind == DeviceKind::CUDA)
+        return out;
+  // Forward, in graph order: convolutions start channels-last values, and
+  // a 4-d result of a node that reads one stays channels-last.
+  for (const auto &n : g.nodes()) {
+    bool fromChannelsLast = isConv2d(*n);
+    for (const NamedArg &a : n->args())
+      for (const Value *v : a.value.values)
+        fromChannelsLast |= v && out.count(v);
+    if (fromChannelsLast)
+      for (const Value *r : n->results())
+        if (isActivation(r))
+          out.insert(r);
+  }
+  // A convolution's input computed in the graph is written channels-last
+  // where it is computed, so that the convolution need not reorder it.
+  for (const auto &n : g.nodes())
+    if (isConv2d(*n))
+      if (const Value *x = tensorArg(*n, "input"); x->definingNode())
+        out.insert(x);
+  return out;
+}
+
+} // namespace gc
