@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace gc {
 
@@ -79,7 +80,8 @@ Results decomposeTakeAlongDim(RewriteContext &ctx) {
   if (!ctx.has("dim"))
     return finish(ctx, {indexWith(e, flatten(e, x), {flatten(e, index)})});
   if (rankOf(x) != rankOf(index))
-    rewriteFail("take_along_dim needs self and indices of the same rank");
+    rewriteFail("take_along_dim needs self and indices of the same rank, got " +
+                std::to_string(rankOf(x)) + " and " + std::to_string(rankOf(index)));
   int64_t dim = dimArg(ctx, x, "dim", 0);
   Sizes xs = sizesOf(x), is = sizesOf(index);
   for (int64_t d = 0; d < rankOf(x); ++d) {
@@ -399,8 +401,11 @@ Results quantile(RewriteContext &ctx, bool ignoreNan) {
   Emit e(ctx);
   Rows r = rowsOf(ctx, e, !ctx.has("dim"));
   double q = ctx.real("q");
-  if (!(q >= 0 && q <= 1))
-    rewriteFail("quantile's q = " + std::to_string(q) + " is outside [0, 1]");
+  if (!(q >= 0 && q <= 1)) {
+    std::ostringstream os;
+    os << "quantile's q = " << q << " is outside [0, 1]";
+    rewriteFail(os.str());
+  }
   DType dtype = typeOf(r.x).dtype;
   if (!isFloatingPoint(dtype))
     rewriteFail("quantile of a non-floating tensor is not supported");

@@ -235,8 +235,8 @@ Results decomposeCumprod(RewriteContext &ctx) {
     x = e.cast(x, *ctx.dtype("dtype"));
   if (rankOf(x) == 0)
     return finish(ctx, {x});
-  Value *one = e.scalar(Number::integer(1), typeOf(x).dtype);
-  Prefixes p = prefixes(e, x, wrapDimension(ctx.integer("dim"), rankOf(x)), [&](Value *) { return one; });
+  Prefixes p = prefixes(e, x, wrapDimension(ctx.integer("dim"), rankOf(x)),
+                        [&](Value *) { return e.scalar(Number::integer(1), typeOf(x).dtype); });
   return finish(ctx, {unscan(e, p, e.op(ops::aten_prod_dim_int,
                                         {{"self", p.rows}, {"dim", int64_t(-1)}, {"keepdim", false}}))});
 }
@@ -273,9 +273,8 @@ Results decomposeLogcumsumexp(RewriteContext &ctx) {
   Value *x = floatingInput(ctx, e);
   if (rankOf(x) == 0)
     return finish(ctx, {x});
-  Value *minusInf = e.scalar(Number::real(-kInf), typeOf(x).dtype);
   Prefixes p = prefixes(e, x, wrapDimension(ctx.integer("dim"), rankOf(x)),
-                        [&](Value *) { return minusInf; });
+                        [&](Value *) { return e.scalar(Number::real(-kInf), typeOf(x).dtype); });
   return finish(ctx, {unscan(e, p, logSumExp(e, p.rows, {rankOf(p.rows) - 1}, false))});
 }
 
@@ -359,7 +358,8 @@ Results decomposeSegmentReduce(RewriteContext &ctx) {
   Emit e(ctx);
   Value *data = ctx.value("data");
   if (ctx.integer("axis", 0) != 0 || rankOf(data) == 0)
-    rewriteFail("segment_reduce is supported over axis 0 of a tensor of rank 1 or more");
+    rewriteFail("segment_reduce over axis " + std::to_string(ctx.integer("axis", 0)) + " of a rank-" +
+                std::to_string(rankOf(data)) + " tensor is not supported (only axis 0)");
   Value *ends, *starts;
   if (ctx.has("lengths")) {
     Value *lengths = ctx.value("lengths");
