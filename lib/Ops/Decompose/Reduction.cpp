@@ -457,10 +457,10 @@ std::pair<Value *, Value *> histogramRange(Emit &e, Value *x, std::optional<std:
   return {e.where(same, e.sub(lo, widen), lo), e.where(same, e.add(hi, widen), hi)};
 }
 
-/// Per bin, the sum of `weight` (1 if null) over the elements of x in it:
-/// bin b holds edges[b] <= x < edges[b + 1], the last bin its right edge
-/// too; elements outside the edges count nowhere.
-Value *binCounts(Emit &e, Value *x, Value *edges, Value *weight, DType dtype) {
+/// For each element of x (flattened) and each bin, whether the element is
+/// in the bin: bin b holds edges[b] <= x < edges[b + 1], the last bin its
+/// right edge too; elements outside the edges are in no bin. [elements, bins]
+Value *binMembership(Emit &e, Value *x, Value *edges) {
   int64_t bins = staticSize(sizesOf(edges)[0], "the bin edges") - 1;
   Value *flat = e.unsqueeze(e.reshape(x, {sizeProduct(e.syms(), sizesOf(x))}), 1);
   Value *left = e.unsqueeze(e.slice(edges, 0, 0, bins), 0);
@@ -470,10 +470,36 @@ Value *binCounts(Emit &e, Value *x, Value *edges, Value *weight, DType dtype) {
                            {{"self", e.compare(Cmp::Lt, flat, right)},
                             {"other", e.op(ops::aten_logical_and_default,
                                            {{"self", isLast}, {"other", e.compare(Cmp::Eq, flat, right)}})}});
-  Value *in = e.op(ops::aten_logical_and_default, {{"self", e.compare(Cmp::Ge, flat, left)}, {"other", belowRight}});
-  Value *w = weight ? e.unsqueeze(e.cast(e.reshape(weight, {sizeProduct(e.syms(), sizesOf(weight))}), dtype), 1)
-                    : e.scalar(Number::integer(1), dtype);
+  return e.op(ops::aten_logical_and_default, {{"self", e.compare(Cmp::Ge, flat, left)}, {"other", belowRight}});
+}
+
+/// The sum over dim 0 of `weight` (1 if null; one per row of `in`,
+/// flattened) where `in` holds.
+Value *weightedCount(Emit &e, Value *in, Value *weight, DType dtype) {
+  Value *w = e.scalar(Number::integer(1), dtype);
+  if (weight) {
+    Sizes sizes(rankOf(in), e.syms().constant(1));
+    sizes[0] = sizeProduct(e.syms(), sizesOf(weight));
+    w = e.reshape(e.cast(weight, dtype), sizes);
+  }
   return e.sum(e.where(in, w, e.scalar(Number::integer(0), dtype)), {0}, false);
+}
+
+/// The bin widths, edges[b + 1] - edges[b].
+Value *binWidths(Emit &e, Value *edges) {
+  int64_t bins = staticSize(sizesOf(edges)[0], "the bin edges") - 1;
+  return e.sub(e.slice(edges, 0, 1, bins + 1), e.slice(edges, 0, 0, bins));
+}
+
+/// histogram's and histogramdd's `range`: per dim, its [lo, hi] if given.
+std::optional<std::pair<double, double>> rangeOfDim(RewriteContext &ctx, size_t dim, size_t dims) {
+  if (!ctx.has("range"))
+    return std::nullopt;
+  const std::vector<double> &r = ctx.find("range")->value.floats;
+  if (r.size() != 2 * dims)
+    rewriteFail("the histogram's range must hold " + std::to_string(2 * dims) + " numbers, not " +
+                std::to_string(r.size()));
+  return std::pair{r[2 * dim], r[2 * dim + 1]};
 }
 
 /// histc: `bins` equal bins over [min, max], or over the data's range when
@@ -513,24 +539,64 @@ Results decomposeHistogram(RewriteContext &ctx) {
   if (isTensorArg(ctx, "bins")) {
     edges = e.cast(ctx.value("bins"), dtype);
   } else {
-    std::optional<std::pair<double, double>> range;
-    if (ctx.has("range")) {
-      const std::vector<double> &r = ctx.find("range")->value.floats;
-      if (r.size() != 2)
-        rewriteFail("histogram's range must hold two numbers");
-      range = {r[0], r[1]};
-    }
-    auto [lo, hi] = histogramRange(e, x, range, 0.5);
+    auto [lo, hi] = histogramRange(e, x, rangeOfDim(ctx, 0, 1), 0.5);
     edges = linearEdges(e, lo, hi, ctx.integer("bins", 100));
   }
   Value *weight = ctx.has("weight") ? ctx.value("weight") : nullptr;
-  Value *hist = binCounts(e, x, edges, weight, dtype);
-  if (ctx.boolean("density", false)) {
-    int64_t bins = staticSize(sizesOf(edges)[0], "the bin edges") - 1;
-    Value *widths = e.sub(e.slice(edges, 0, 1, bins + 1), e.slice(edges, 0, 0, bins));
-    hist = e.div(hist, e.mul(e.sum(hist, {0}, false), widths));
-  }
+  Value *hist = weightedCount(e, binMembership(e, x, edges), weight, dtype);
+  if (ctx.boolean("density", false))
+    hist = e.div(hist, e.mul(e.sum(hist, {0}, false), binWidths(e, edges)));
   return finish(ctx, {hist, edges});
+}
+
+/// histogramdd: the rows of self (its last dim holds a point's D
+/// coordinates) counted in D-dimensional cells, each coordinate binned as
+/// histogram bins it; the results are the counts and each dim's edges.
+Results decomposeHistogramdd(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  DType dtype = typeOf(x).dtype;
+  if (rankOf(x) == 0)
+    rewriteFail("histogramdd of a 0-dim tensor is not supported");
+  int64_t dims = staticSize(sizesOf(x).back(), "histogramdd's point dim");
+  Sizes leading(sizesOf(x).begin(), sizesOf(x).end() - 1);
+  Value *points = e.reshape(x, {sizeProduct(e.syms(), leading), e.syms().constant(dims)});
+  std::vector<Value *> edges;
+  if (ctx.find("bins")->value.kind == ArgKind::Tensors) {
+    for (Value *b : ctx.values("bins"))
+      edges.push_back(e.cast(b, dtype));
+  } else {
+    Dims bins = ctx.ints("bins");
+    for (int64_t d = 0; d < dims; ++d) {
+      Value *column = e.select(points, 1, d);
+      auto [lo, hi] = histogramRange(e, column, rangeOfDim(ctx, d, dims), 0.5);
+      edges.push_back(linearEdges(e, lo, hi, bins.size() == 1 ? bins[0] : bins.at(d)));
+    }
+  }
+  if (static_cast<int64_t>(edges.size()) != dims)
+    rewriteFail("histogramdd has " + std::to_string(edges.size()) + " bin specifications for " +
+                std::to_string(dims) + " dims");
+  Value *cell = nullptr;
+  for (int64_t d = 0; d < dims; ++d) {
+    Value *in = binMembership(e, e.select(points, 1, d), edges[d]);
+    Sizes sizes(dims + 1, e.syms().constant(1));
+    sizes[0] = sizesOf(in)[0];
+    sizes[d + 1] = sizesOf(in)[1];
+    in = e.reshape(in, sizes);
+    cell = cell ? e.op(ops::aten_logical_and_default, {{"self", cell}, {"other", in}}) : in;
+  }
+  Value *hist = weightedCount(e, cell, ctx.has("weight") ? ctx.value("weight") : nullptr, dtype);
+  if (ctx.boolean("density", false)) {
+    Value *volume = nullptr;
+    for (int64_t d = 0; d < dims; ++d) {
+      Value *w = e.alongDim(binWidths(e, edges[d]), d, dims);
+      volume = volume ? e.mul(volume, w) : w;
+    }
+    hist = e.div(hist, e.mul(e.sum(hist, wrapDims({}, dims), false), volume));
+  }
+  std::vector<Value *> out = {hist};
+  out.insert(out.end(), edges.begin(), edges.end());
+  return finish(ctx, out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -610,6 +676,8 @@ const DecompositionEntry kReductionDecompositions[] = {
     {ops::aten_histc_default, decomposeHistc},
     {ops::aten_histogram_bin_ct, decomposeHistogram},
     {ops::aten_histogram_bins_tensor, decomposeHistogram},
+    {ops::aten_histogramdd_TensorList_bins, decomposeHistogramdd},
+    {ops::aten_histogramdd_default, decomposeHistogramdd},
     {ops::aten_linalg_vector_norm_default, decomposeVectorNorm},
     {ops::aten_log_softmax_int, decomposeLogSoftmax},
     {ops::aten_logcumsumexp_default, decomposeLogcumsumexp},
