@@ -100,11 +100,11 @@ Results decomposePut(RewriteContext &ctx) {
   Value *flat = flatten(e, x);
   int64_t n = staticSize(sizesOf(flat)[0], "put's element count");
   Value *index = wrapIndex(e, flatten(e, ctx.value("index")), n);
-  Value *out = e.op(ops::aten_index_put_default,
-                    {{"self", flat},
-                     {"indices", std::vector<Value *>{index}},
-                     {"values", flatten(e, ctx.value("source"))},
-                     {"accumulate", ctx.boolean("accumulate", false)}});
+  Value *out =
+      e.op(ops::aten_index_put_default, {{"self", flat},
+                                         {"indices", std::vector<Value *>{index}},
+                                         {"values", flatten(e, ctx.value("source"))},
+                                         {"accumulate", ctx.boolean("accumulate", false)}});
   return finish(ctx, {e.reshape(out, sizesOf(x))});
 }
 
@@ -116,12 +116,13 @@ Results decomposeIndexFill(RewriteContext &ctx) {
   int64_t n = rank == 0 ? 1 : staticSize(sizesOf(x)[dim], "the filled dim");
   DType dtype = typeOf(x).dtype;
   Value *index = wrapIndex(e, flatten(e, ctx.value("index")), n);
-  Value *hit = e.op(ops::aten_any_dim,
-                    {{"self", e.compare(Cmp::Eq, e.unsqueeze(e.arange(n), 1), e.unsqueeze(index, 0))},
-                     {"dim", int64_t(1)}});
+  Value *hit =
+      e.op(ops::aten_any_dim,
+           {{"self", e.compare(Cmp::Eq, e.unsqueeze(e.arange(n), 1), e.unsqueeze(index, 0))},
+            {"dim", int64_t(1)}});
   hit = rank == 0 ? e.reshape(hit, {}) : e.alongDim(hit, dim, rank);
   Value *value = isTensorArg(ctx, "value") ? e.cast(ctx.value("value"), dtype)
-                                          : e.scalar(number(ctx, "value"), dtype);
+                                           : e.scalar(number(ctx, "value"), dtype);
   return finish(ctx, {e.where(hit, value, x)});
 }
 
@@ -148,21 +149,28 @@ Results decomposeUnsafeMaskedIndexPutAccumulate(RewriteContext &ctx) {
   Value *x = self(ctx);
   Value *values = ctx.value("values");
   Value *zero = e.scalar(Number::integer(0), typeOf(values).dtype);
-  return finish(ctx, {e.op(ops::aten_index_put_default,
-                           {{"self", x},
-                            {"indices", clampedIndices(ctx, e, x)},
-                            {"values", e.where(ctx.value("mask"), values, zero)},
-                            {"accumulate", true}})});
+  return finish(
+      ctx, {e.op(ops::aten_index_put_default, {{"self", x},
+                                               {"indices", clampedIndices(ctx, e, x)},
+                                               {"values", e.where(ctx.value("mask"), values, zero)},
+                                               {"accumulate", true}})});
 }
 
 /// masked_scatter: the k-th true element of the mask (in row-major order)
-/// takes source's k-th element; k is a running count of the mask.
+/// takes source's k-th element; k is a running count of the mask, kept
+/// inside source where the mask is false (or source too short, which torch
+/// refuses). An empty source leaves self as it is (the mask must be false).
 Results decomposeMaskedScatter(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx);
+  Value *source = flatten(e, ctx.value("source"));
+  int64_t n = staticSize(sizesOf(source)[0], "masked_scatter's source");
+  if (n == 0)
+    return finish(ctx, {e.clone(x)});
   Value *mask = flatten(e, e.expand(ctx.value("mask"), sizesOf(x)));
-  Value *k = e.maximum(e.sub(cumsum(e, mask, 0), int64_t(1)), int64Scalar(e, 0));
-  Value *read = indexWith(e, flatten(e, ctx.value("source")), {k});
+  Value *k = e.sub(cumsum(e, mask, 0), int64_t(1));
+  k = e.minimum(e.maximum(k, int64Scalar(e, 0)), int64Scalar(e, n - 1));
+  Value *read = indexWith(e, source, {k});
   return finish(ctx, {e.reshape(e.where(mask, read, flatten(e, x)), sizesOf(x))});
 }
 
@@ -193,23 +201,26 @@ Results decomposeNonzeroStatic(RewriteContext &ctx) {
   Value *nz = flatten(e, e.compare(Cmp::Ne, x, Number::integer(0)));
   int64_t n = staticSize(sizesOf(nz)[0], "nonzero_static's element count");
   Value *rank = e.sub(cumsum(e, nz, 0), int64_t(1));
-  Value *hit = e.op(ops::aten_logical_and_default,
-                    {{"self", e.unsqueeze(nz, 0)},
-                     {"other", e.compare(Cmp::Eq, e.unsqueeze(rank, 0), e.unsqueeze(e.arange(rows), 1))}});
+  Value *hit =
+      e.op(ops::aten_logical_and_default,
+           {{"self", e.unsqueeze(nz, 0)},
+            {"other", e.compare(Cmp::Eq, e.unsqueeze(rank, 0), e.unsqueeze(e.arange(rows), 1))}});
   Value *source = e.sum(e.where(hit, e.unsqueeze(e.arange(n), 0), int64Scalar(e, 0)), {1}, true);
   Value *found = e.op(ops::aten_any_dim, {{"self", hit}, {"dim", int64_t(1)}, {"keepdim", true}});
   std::vector<Value *> coords;
   int64_t stride = 1;
   for (int64_t d = rankOf(x) - 1; d >= 0; --d) {
     int64_t size = staticSize(sizes[d], "nonzero_static's dims");
-    Value *c = e.op(ops::aten_div_Tensor_mode,
-                    {{"self", source}, {"other", int64Scalar(e, stride)}, {"rounding_mode", "floor"}});
-    coords.insert(coords.begin(), e.op(ops::aten_remainder_Tensor, {{"self", c}, {"other", int64Scalar(e, size)}}));
+    Value *c =
+        e.op(ops::aten_div_Tensor_mode,
+             {{"self", source}, {"other", int64Scalar(e, stride)}, {"rounding_mode", "floor"}});
+    coords.insert(coords.begin(),
+                  e.op(ops::aten_remainder_Tensor, {{"self", c}, {"other", int64Scalar(e, size)}}));
     stride *= size;
   }
   if (coords.empty())
-    return finish(ctx, {e.full({e.syms().constant(rows), e.syms().constant(0)},
-                               Number::integer(0), DType::Int64)});
+    return finish(ctx, {e.full({e.syms().constant(rows), e.syms().constant(0)}, Number::integer(0),
+                               DType::Int64)});
   Value *fill = int64Scalar(e, ctx.integer("fill_value", -1));
   return finish(ctx, {e.where(found, e.cat(coords, 1), fill)});
 }
@@ -249,7 +260,8 @@ Value *countBefore(Emit &e, Value *sorted, Value *values, bool right) {
 
 Results decomposeBucketize(RewriteContext &ctx) {
   Emit e(ctx);
-  return finish(ctx, {countBefore(e, ctx.value("boundaries"), self(ctx), ctx.boolean("right", false))});
+  return finish(ctx,
+                {countBefore(e, ctx.value("boundaries"), self(ctx), ctx.boolean("right", false))});
 }
 
 Results decomposeSearchsorted(RewriteContext &ctx) {
@@ -279,14 +291,16 @@ Results decomposeIsin(RewriteContext &ctx) {
 Results decomposeSortStable(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx);
-  auto [values, indices] = sortAlong(e, x, dimArg(ctx, x, "dim", -1), ctx.boolean("descending", false));
+  auto [values, indices] =
+      sortAlong(e, x, dimArg(ctx, x, "dim", -1), ctx.boolean("descending", false));
   return finish(ctx, {values, indices});
 }
 
 Results decomposeArgsort(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx);
-  return finish(ctx, {sortAlong(e, x, dimArg(ctx, x, "dim", -1), ctx.boolean("descending", false)).second});
+  return finish(
+      ctx, {sortAlong(e, x, dimArg(ctx, x, "dim", -1), ctx.boolean("descending", false)).second});
 }
 
 Results decomposeMsort(RewriteContext &ctx) {
@@ -369,7 +383,8 @@ Results decomposeKthvalue(RewriteContext &ctx) {
   Rows r = rowsOf(ctx, e, false);
   int64_t k = ctx.integer("k");
   if (k < 1 || k > r.n)
-    rewriteFail("kthvalue's k = " + std::to_string(k) + " is outside [1, " + std::to_string(r.n) + "]");
+    rewriteFail("kthvalue's k = " + std::to_string(k) + " is outside [1, " + std::to_string(r.n) +
+                "]");
   auto [values, indices] = sortAlong(e, r.x, r.dim, false);
   return pickSorted(ctx, e, r, values, indices, atEveryRow(e, r, k - 1), true);
 }
@@ -439,7 +454,8 @@ Results decomposeNanquantile(RewriteContext &ctx) { return quantile(ctx, true); 
 
 const DecompositionEntry kIndexingDecompositions[] = {
     {ops::aten__unsafe_masked_index_default, decomposeUnsafeMaskedIndex},
-    {ops::aten__unsafe_masked_index_put_accumulate_default, decomposeUnsafeMaskedIndexPutAccumulate},
+    {ops::aten__unsafe_masked_index_put_accumulate_default,
+     decomposeUnsafeMaskedIndexPutAccumulate},
     {ops::aten_argsort_default, decomposeArgsort},
     {ops::aten_argsort_stable, decomposeArgsort},
     {ops::aten_bucketize_Tensor, decomposeBucketize},

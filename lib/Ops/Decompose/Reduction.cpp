@@ -237,8 +237,9 @@ Results decomposeCumprod(RewriteContext &ctx) {
     return finish(ctx, {x});
   Prefixes p = prefixes(e, x, wrapDimension(ctx.integer("dim"), rankOf(x)),
                         [&](Value *) { return e.scalar(Number::integer(1), typeOf(x).dtype); });
-  return finish(ctx, {unscan(e, p, e.op(ops::aten_prod_dim_int,
-                                        {{"self", p.rows}, {"dim", int64_t(-1)}, {"keepdim", false}}))});
+  return finish(ctx, {unscan(e, p,
+                             e.op(ops::aten_prod_dim_int,
+                                  {{"self", p.rows}, {"dim", int64_t(-1)}, {"keepdim", false}}))});
 }
 
 /// cummax and cummin: the extreme of each prefix (NaN once one is seen)
@@ -308,7 +309,8 @@ Results decomposeMin(RewriteContext &ctx) {
 Results decomposeAminmax(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx);
-  Dims dims = ctx.has("dim") ? wrapDims(Dims{ctx.integer("dim")}, rankOf(x)) : wrapDims({}, rankOf(x));
+  Dims dims =
+      ctx.has("dim") ? wrapDims(Dims{ctx.integer("dim")}, rankOf(x)) : wrapDims({}, rankOf(x));
   bool keepdim = ctx.boolean("keepdim", false);
   return finish(ctx, {e.amin(x, dims, keepdim), e.amax(x, dims, keepdim)});
 }
@@ -328,7 +330,8 @@ Results decomposeCountNonzero(RewriteContext &ctx) {
 Value *zeroNan(Emit &e, Value *x) {
   if (!isFloatingPoint(typeOf(x).dtype))
     return x;
-  return e.where(e.unary(ops::aten_isnan_default, x), e.scalar(Number::integer(0), typeOf(x).dtype), x);
+  return e.where(e.unary(ops::aten_isnan_default, x), e.scalar(Number::integer(0), typeOf(x).dtype),
+                 x);
 }
 
 Results decomposeNansum(RewriteContext &ctx) {
@@ -358,15 +361,17 @@ Results decomposeSegmentReduce(RewriteContext &ctx) {
   Emit e(ctx);
   Value *data = ctx.value("data");
   if (ctx.integer("axis", 0) != 0 || rankOf(data) == 0)
-    rewriteFail("segment_reduce over axis " + std::to_string(ctx.integer("axis", 0)) + " of a rank-" +
-                std::to_string(rankOf(data)) + " tensor is not supported (only axis 0)");
+    rewriteFail("segment_reduce over axis " + std::to_string(ctx.integer("axis", 0)) +
+                " of a rank-" + std::to_string(rankOf(data)) +
+                " tensor is not supported (only axis 0)");
   Value *ends, *starts;
   if (ctx.has("lengths")) {
     Value *lengths = ctx.value("lengths");
     if (rankOf(lengths) != 1)
       rewriteFail("segment_reduce with lengths of rank " + std::to_string(rankOf(lengths)) +
                   " is not supported");
-    ends = e.op(ops::aten_cumsum_default, {{"self", lengths}, {"dim", int64_t(0)}, {"dtype", DType::Int64}});
+    ends = e.op(ops::aten_cumsum_default,
+                {{"self", lengths}, {"dim", int64_t(0)}, {"dtype", DType::Int64}});
     starts = e.sub(ends, lengths);
   } else if (ctx.has("offsets")) {
     Value *offsets = ctx.value("offsets");
@@ -381,9 +386,9 @@ Results decomposeSegmentReduce(RewriteContext &ctx) {
   }
   int64_t n = staticSize(sizesOf(data)[0], "the segmented dim");
   Value *j = e.unsqueeze(e.arange(n), 0);
-  Value *member = e.op(ops::aten_logical_and_default,
-                       {{"self", e.compare(Cmp::Le, e.unsqueeze(starts, 1), j)},
-                        {"other", e.compare(Cmp::Lt, j, e.unsqueeze(ends, 1))}});
+  Value *member =
+      e.op(ops::aten_logical_and_default, {{"self", e.compare(Cmp::Le, e.unsqueeze(starts, 1), j)},
+                                           {"other", e.compare(Cmp::Lt, j, e.unsqueeze(ends, 1))}});
   member = e.reshape(member, [&] {
     Sizes s = sizesOf(member);
     s.resize(rankOf(data) + 1, e.syms().constant(1));
@@ -405,10 +410,12 @@ Results decomposeSegmentReduce(RewriteContext &ctx) {
       Value *count = e.sum(member, {1}, false, dtype);
       out = e.div(out, count);
       if (initial)
-        out = e.where(e.compare(Cmp::Eq, count, Number::integer(0)), e.wrapNumber(*initial, dtype), out);
+        out = e.where(e.compare(Cmp::Eq, count, Number::integer(0)), e.wrapNumber(*initial, dtype),
+                      out);
     }
   } else if (reduce == "prod") {
-    out = e.op(ops::aten_prod_dim_int, {{"self", withIdentity(1)}, {"dim", int64_t(1)}, {"keepdim", false}});
+    out = e.op(ops::aten_prod_dim_int,
+               {{"self", withIdentity(1)}, {"dim", int64_t(1)}, {"keepdim", false}});
     if (initial)
       out = e.mul(out, e.wrapNumber(*initial, dtype));
   } else if (reduce == "max" || reduce == "min") {
@@ -433,13 +440,14 @@ Value *linearEdges(Emit &e, Value *lo, Value *hi, int64_t bins) {
   Value *step = e.div(e.sub(hi, lo), e.scalar(Number::integer(bins), dtype));
   Value *fromLo = e.add(lo, e.mul(i, step));
   Value *fromHi = e.sub(hi, e.mul(e.sub(e.scalar(Number::integer(bins), dtype), i), step));
-  return e.where(e.compare(Cmp::Lt, e.arange(bins + 1), Number::integer((bins + 1) / 2)), fromLo, fromHi);
+  return e.where(e.compare(Cmp::Lt, e.arange(bins + 1), Number::integer((bins + 1) / 2)), fromLo,
+                 fromHi);
 }
 
 /// The data's range (0-dim tensors): [lo, hi] if given and not empty, else
 /// the data's min and max, widened by `widen` on each side when equal.
-std::pair<Value *, Value *> histogramRange(Emit &e, Value *x, std::optional<std::pair<double, double>> range,
-                                           double widen) {
+std::pair<Value *, Value *>
+histogramRange(Emit &e, Value *x, std::optional<std::pair<double, double>> range, double widen) {
   DType dtype = typeOf(x).dtype;
   Value *lo, *hi;
   if (range && range->first != range->second) {
@@ -466,11 +474,13 @@ Value *binMembership(Emit &e, Value *x, Value *edges) {
   Value *left = e.unsqueeze(e.slice(edges, 0, 0, bins), 0);
   Value *right = e.unsqueeze(e.slice(edges, 0, 1, bins + 1), 0);
   Value *isLast = e.unsqueeze(e.compare(Cmp::Eq, e.arange(bins), Number::integer(bins - 1)), 0);
-  Value *belowRight = e.op(ops::aten_logical_or_default,
-                           {{"self", e.compare(Cmp::Lt, flat, right)},
-                            {"other", e.op(ops::aten_logical_and_default,
-                                           {{"self", isLast}, {"other", e.compare(Cmp::Eq, flat, right)}})}});
-  return e.op(ops::aten_logical_and_default, {{"self", e.compare(Cmp::Ge, flat, left)}, {"other", belowRight}});
+  Value *belowRight =
+      e.op(ops::aten_logical_or_default,
+           {{"self", e.compare(Cmp::Lt, flat, right)},
+            {"other", e.op(ops::aten_logical_and_default,
+                           {{"self", isLast}, {"other", e.compare(Cmp::Eq, flat, right)}})}});
+  return e.op(ops::aten_logical_and_default,
+              {{"self", e.compare(Cmp::Ge, flat, left)}, {"other", belowRight}});
 }
 
 /// The sum over dim 0 of `weight` (1 if null; one per row of `in`,
@@ -517,15 +527,17 @@ Results decomposeHistc(RewriteContext &ctx) {
   DType dtype = typeOf(x).dtype;
   // torch's bin: floor((x - lo) * bins / (hi - lo)), the right edge in the
   // last bin.
-  Value *pos = e.unary(ops::aten_floor_default,
-                       e.div(e.mul(e.sub(x, left), e.scalar(Number::integer(bins), dtype)), e.sub(right, left)));
+  Value *pos = e.unary(
+      ops::aten_floor_default,
+      e.div(e.mul(e.sub(x, left), e.scalar(Number::integer(bins), dtype)), e.sub(right, left)));
   pos = e.minimum(e.cast(pos, DType::Int64), e.scalar(Number::integer(bins - 1), DType::Int64));
-  Value *in = e.op(ops::aten_logical_and_default,
-                   {{"self", e.compare(Cmp::Ge, x, left)}, {"other", e.compare(Cmp::Le, x, right)}});
+  Value *in = e.op(ops::aten_logical_and_default, {{"self", e.compare(Cmp::Ge, x, left)},
+                                                   {"other", e.compare(Cmp::Le, x, right)}});
   Value *flatIn = e.unsqueeze(e.reshape(in, {sizeProduct(e.syms(), sizesOf(x))}), 1);
   Value *flatPos = e.unsqueeze(e.reshape(pos, {sizeProduct(e.syms(), sizesOf(x))}), 1);
-  Value *hit = e.op(ops::aten_logical_and_default,
-                    {{"self", flatIn}, {"other", e.compare(Cmp::Eq, flatPos, e.unsqueeze(e.arange(bins), 0))}});
+  Value *hit = e.op(
+      ops::aten_logical_and_default,
+      {{"self", flatIn}, {"other", e.compare(Cmp::Eq, flatPos, e.unsqueeze(e.arange(bins), 0))}});
   return finish(ctx, {e.sum(hit, {0}, false, dtype)});
 }
 
@@ -640,7 +652,8 @@ Results decomposeGradient(RewriteContext &ctx) {
   if (ctx.integer("edge_order", 1) != 1)
     rewriteFail("gradient with edge_order 2 is not supported");
   double h = optNumber(ctx, "spacing").value_or(Number::integer(1)).value();
-  Dims dims = ctx.has("dim") ? Dims{wrapDimension(ctx.integer("dim"), rankOf(x))} : wrapDims({}, rankOf(x));
+  Dims dims =
+      ctx.has("dim") ? Dims{wrapDimension(ctx.integer("dim"), rankOf(x))} : wrapDims({}, rankOf(x));
   std::vector<Value *> out;
   for (int64_t d : dims) {
     int64_t n = staticSize(sizesOf(x)[d], "a differentiated dim");

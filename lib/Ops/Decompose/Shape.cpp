@@ -412,7 +412,10 @@ Results scatterAlongIndex(RewriteContext &ctx, OpId scatter,
   along[dim] = sizesOf(index)[0];
   Value *spread = e.expand(e.reshape(index, along), sizesOf(source));
   std::vector<std::pair<std::string, ArgValue>> args = {
-      {"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x}, {"dim", dim}, {"index", spread}, {"src", source}};
+      {"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
+      {"dim", dim},
+      {"index", spread},
+      {"src", source}};
   args.insert(args.end(), extra.begin(), extra.end());
   Value *out = e.op(scatter, std::move(args));
   return finish(ctx, {rankOf(x) == 0 ? e.squeeze(out, {0}) : out});
@@ -430,9 +433,9 @@ Results decomposeIndexCopy(RewriteContext &ctx) {
 /// amin) and include_self mean the same.
 Results decomposeIndexReduce(RewriteContext &ctx) {
   std::string reduce = ctx.string("reduce", "");
-  return scatterAlongIndex(ctx, ops::aten_scatter_reduce_two,
-                           {{"reduce", reduce.c_str()},
-                            {"include_self", ctx.boolean("include_self", true)}});
+  return scatterAlongIndex(
+      ctx, ops::aten_scatter_reduce_two,
+      {{"reduce", reduce.c_str()}, {"include_self", ctx.boolean("include_self", true)}});
 }
 
 /// scatter.value: scatter.src of a tensor of the index's sizes full of the
