@@ -491,7 +491,8 @@ private:
   }
 
   /// A node's results: one tensor, a tuple of tensors (several entries) or a
-  /// list (one as_tensors entry); symbolic ints are results too.
+  /// list (one as_tensors entry); symbolic ints are results too, and a list
+  /// within a tuple is flattened into it.
   std::pair<std::vector<std::pair<std::string, Type>>, ResultForm>
   results(const json &outputs, const std::string &where) {
     std::vector<std::pair<std::string, Type>> out;
@@ -510,6 +511,13 @@ private:
                        : kind == "as_sym_float" ? Type::Kind::SymFloat
                                                 : Type::Kind::SymBool;
         out.emplace_back(asString(*v2, where), Type::makeScalar(t));
+      } else if (kind == "as_tensors" && outputs.size() > 1) {
+        // A list inside a tuple (histogramdd's bin edges): its tensors
+        // become results of their own, in order.
+        for (const json &t : *v) {
+          std::string name = asString(field(t, "name", where), where);
+          out.emplace_back(name, valueType(name, where));
+        }
       } else {
         fail(where + ": output kind '" + kind + "' is not supported");
       }

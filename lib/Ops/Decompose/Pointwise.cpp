@@ -665,6 +665,7 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_softshrink_default, decomposeSoftshrink},
     {ops::aten_square_default, decomposeSquare},
     {ops::aten_sub_Scalar, decomposeSubScalar},
+    {ops::aten_subtract_Tensor, decomposeSubScalar},
     {ops::aten_threshold_default, decomposeThreshold},
     {ops::aten_true_divide_Tensor, decomposeDivide},
     {ops::aten_where_Scalar, decomposeWhereScalar},

@@ -393,10 +393,12 @@ Results decomposeEmbedding(RewriteContext &ctx) {
   return finish(ctx, {indexAlong(e, ctx.value("weight"), 0, ctx.value("indices"))});
 }
 
-/// index_add and index_copy: `scatter` (scatter_add or scatter.src) of
-/// source into self, with the index spread over source's shape; index_add
-/// scales source by alpha first.
-Results scatterAlongIndex(RewriteContext &ctx, OpId scatter) {
+/// index_add, index_copy and index_reduce: `scatter` (scatter_add,
+/// scatter.src or scatter_reduce.two, with `extra` arguments) of source into
+/// self, with the index spread over source's shape; index_add scales source
+/// by alpha first.
+Results scatterAlongIndex(RewriteContext &ctx, OpId scatter,
+                          std::vector<std::pair<std::string, ArgValue>> extra = {}) {
   Emit e(ctx);
   Value *x = self(ctx), *source = ctx.value("source"), *index = ctx.value("index");
   int64_t dim = wrappedDim(ctx, x, "dim", 0);
@@ -409,10 +411,13 @@ Results scatterAlongIndex(RewriteContext &ctx, OpId scatter) {
   Sizes along(rankOf(source), e.syms().constant(1));
   along[dim] = sizesOf(index)[0];
   Value *spread = e.expand(e.reshape(index, along), sizesOf(source));
-  Value *out = e.op(scatter, {{"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
-                              {"dim", dim},
-                              {"index", spread},
-                              {"src", source}});
+  std::vector<std::pair<std::string, ArgValue>> args = {
+      {"self", rankOf(x) == 0 ? e.unsqueeze(x, 0) : x},
+      {"dim", dim},
+      {"index", spread},
+      {"src", source}};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Value *out = e.op(scatter, std::move(args));
   return finish(ctx, {rankOf(x) == 0 ? e.squeeze(out, {0}) : out});
 }
 
@@ -422,6 +427,15 @@ Results decomposeIndexAdd(RewriteContext &ctx) {
 
 Results decomposeIndexCopy(RewriteContext &ctx) {
   return scatterAlongIndex(ctx, ops::aten_scatter_src);
+}
+
+/// index_reduce: scatter_reduce.two, whose reductions (prod, mean, amax,
+/// amin) and include_self mean the same.
+Results decomposeIndexReduce(RewriteContext &ctx) {
+  std::string reduce = ctx.string("reduce", "");
+  return scatterAlongIndex(
+      ctx, ops::aten_scatter_reduce_two,
+      {{"reduce", reduce.c_str()}, {"include_self", ctx.boolean("include_self", true)}});
 }
 
 /// scatter.value: scatter.src of a tensor of the index's sizes full of the
@@ -455,6 +469,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_full_like_default, decomposeFullLike},
     {ops::aten_index_add_default, decomposeIndexAdd},
     {ops::aten_index_copy_default, decomposeIndexCopy},
+    {ops::aten_index_reduce_default, decomposeIndexReduce},
     {ops::aten_index_select_default, decomposeIndexSelect},
     {ops::aten_lift_fresh_copy_default, decomposeIdentity},
     {ops::aten_mH_default, decomposeMatrixTranspose},
