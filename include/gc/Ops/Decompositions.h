@@ -34,6 +34,7 @@ using DecompositionRegistry = OpRegistry<DecompositionEntry>;
 const DecompositionRegistry &decompositions();
 void registerPointwiseDecompositions(DecompositionRegistry &r);
 void registerShapeDecompositions(DecompositionRegistry &r);
+void registerLinalgDecompositions(DecompositionRegistry &r);
 void registerNNDecompositions(DecompositionRegistry &r);
 void registerRandomDecompositions(DecompositionRegistry &r);
 void registerRecurrentDecompositions(DecompositionRegistry &r);

@@ -8,6 +8,7 @@ const DecompositionRegistry &decompositions() {
     DecompositionRegistry r;
     registerPointwiseDecompositions(r);
     registerShapeDecompositions(r);
+    registerLinalgDecompositions(r);
     registerNNDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
