@@ -37,16 +37,16 @@ int64_t dimSize(Value *x, int64_t d) {
 /// (`square`) matrices of float32 or float64, as the factorizations need.
 Value *matrixArg(RewriteContext &ctx, std::string_view name, bool square = true) {
   Value *v = ctx.value(name);
-  std::string op = opString(ctx.node().op());
+  std::string what = "argument '" + std::string(name) + "'";
   const TensorType &t = typeOf(v);
   if (t.dtype != DType::Float32 && t.dtype != DType::Float64)
-    rewriteFail(op + ": argument '" + std::string(name) + "' of dtype " +
-                std::string(dtypeName(t.dtype)) + " is not supported (float32 and float64 are)");
+    rewriteFail(what + " of dtype " + std::string(dtypeName(t.dtype)) +
+                " is not supported (float32 and float64 are)");
   if (t.rank() < 2)
-    rewriteFail(op + ": argument '" + std::string(name) + "' must have at least 2 dimensions");
+    rewriteFail(what + " must have at least 2 dimensions");
   if (square && dimSize(v, -2) != dimSize(v, -1))
-    rewriteFail(op + ": argument '" + std::string(name) + "' must be batches of square matrices, "
-                "got " + std::to_string(dimSize(v, -2)) + " by " + std::to_string(dimSize(v, -1)));
+    rewriteFail(what + " must be batches of square matrices, got " +
+                std::to_string(dimSize(v, -2)) + " by " + std::to_string(dimSize(v, -1)));
   return v;
 }
 
@@ -165,37 +165,66 @@ Value *toleranceArg(RewriteContext &ctx, Emit &e, std::string_view name, DType d
   return e.scalar(Number::real(ctx.real(name)), dtype);
 }
 
-/// Which singular values count (torch's rule for pinv and matrix_rank):
-/// S > max(atol, rtol * S_max), with rtol = eps * max(m, n) when neither
-/// tolerance is given, and 0 when only atol is.
-Value *keptSingularValues(RewriteContext &ctx, Emit &e, Value *a, Value *s) {
-  DType t = typeOf(s).dtype;
-  Value *atol = toleranceArg(ctx, e, "atol", t), *rtol = toleranceArg(ctx, e, "rtol", t);
-  if (!rtol) {
+/// The tolerances of pinv and matrix_rank: a value counts if it exceeds
+/// max(atol, rtol * largest). Either may be null (absent).
+struct Tolerance {
+  Value *atol = nullptr, *rtol = nullptr;
+};
+
+/// torch's rule for the atol and rtol arguments: rtol = eps * max(m, n) when
+/// neither is given, 0 when only atol is.
+Tolerance tolerances(RewriteContext &ctx, Emit &e, Value *a) {
+  DType t = typeOf(a).dtype;
+  Tolerance tol{toleranceArg(ctx, e, "atol", t), toleranceArg(ctx, e, "rtol", t)};
+  if (!tol.rtol) {
     double eps = t == DType::Float64 ? std::numeric_limits<double>::epsilon()
                                      : std::numeric_limits<float>::epsilon();
-    double dflt = atol ? 0.0 : eps * static_cast<double>(std::max(dimSize(a, -2), dimSize(a, -1)));
-    rtol = e.scalar(Number::real(dflt), t);
+    double dflt =
+        tol.atol ? 0.0 : eps * static_cast<double>(std::max(dimSize(a, -2), dimSize(a, -1)));
+    tol.rtol = e.scalar(Number::real(dflt), t);
   }
-  Value *tol = e.mul(e.slice(s, -1, 0, 1), rtol);
-  if (atol)
-    tol = e.maximum(tol, atol);
-  return e.compare(Cmp::Gt, s, tol);
+  return tol;
 }
 
-/// The singular values of `a`, descending (|eigenvalues| for hermitian
-/// inputs are the same numbers; the SVD gives them sorted).
-Value *singularValues(Emit &e, Value *a) { return svd(e, a, false)[1]; }
+/// The spectrum pinv and matrix_rank threshold: the singular values, or for
+/// `hermitian` inputs the eigenvalues of the lower triangle (as torch reads
+/// them), with their eigenvectors. `magnitudes` are |values|, `largest`
+/// the largest magnitude of each matrix (keepdim).
+struct Spectrum {
+  Value *values, *magnitudes, *largest;
+  Value *left, *rightT; // pinv = rightT^T diag(1/values) left^T
+};
 
-Value *pinv(RewriteContext &ctx, Emit &e, Value *a) {
+Spectrum spectrum(Emit &e, Value *a, bool hermitian) {
+  // An empty matrix has no largest eigenvalue; its SVD is empty too.
+  if (hermitian && dimSize(a, -1) > 0) {
+    std::vector<Value *> wv = create(e, ops::aten_linalg_eigh_default, {{"self", a}});
+    Value *mag = e.unary(ops::aten_abs_default, wv[0]);
+    return {wv[0], mag, e.amax(mag, {rankOf(mag) - 1}, true), wv[1], mT(e, wv[1])};
+  }
   std::vector<Value *> usv = svd(e, a, false);
-  Value *keep = keptSingularValues(ctx, e, a, usv[1]);
-  DType t = typeOf(a).dtype;
-  Value *inv = e.where(keep, e.unary(ops::aten_reciprocal_default, usv[1]), e.scalar(Number::integer(0), t));
-  // pinv = V diag(1/S) U^T.
-  Value *vs = e.mul(mT(e, usv[2]), e.unsqueeze(inv, -2));
-  return e.matmul(vs, mT(e, usv[0]));
+  return {usv[1], usv[1], e.slice(usv[1], -1, 0, 1), usv[0], usv[2]};
 }
+
+/// Where the spectrum's magnitudes exceed the tolerance.
+Value *kept(Emit &e, const Spectrum &s, const Tolerance &tol) {
+  Value *bound = e.mul(s.largest, tol.rtol);
+  if (tol.atol)
+    bound = e.maximum(bound, tol.atol);
+  return e.compare(Cmp::Gt, s.magnitudes, bound);
+}
+
+/// The Moore-Penrose pseudo-inverse: V diag(1/S) U^T over the kept values.
+Value *pinv(Emit &e, Value *a, bool hermitian, const Tolerance &tol) {
+  Spectrum s = spectrum(e, a, hermitian);
+  Value *inv = e.where(kept(e, s, tol), e.unary(ops::aten_reciprocal_default, s.values),
+                       e.scalar(Number::integer(0), typeOf(a).dtype));
+  Value *vs = e.mul(mT(e, s.rightT), e.unsqueeze(inv, -2));
+  return e.matmul(vs, mT(e, s.left));
+}
+
+/// The singular values of `a`, descending.
+Value *singularValues(Emit &e, Value *a) { return svd(e, a, false)[1]; }
 
 /// x as a stack of matrices: the identity of x's matrix size broadcast.
 Value *identityLike(Emit &e, Value *x) {
@@ -393,26 +422,22 @@ Results decomposeSvd(RewriteContext &ctx) {
 
 Results decomposePinv(RewriteContext &ctx) {
   Emit e(ctx);
-  return finish(ctx, {pinv(ctx, e, matrixArg(ctx, "self", false))});
+  Value *a = matrixArg(ctx, "self", false);
+  return finish(ctx, {pinv(e, a, ctx.boolean("hermitian", false), tolerances(ctx, e, a))});
 }
 
 /// pinverse(self, rcond): pinv with rtol = rcond.
 Results decomposePinverse(RewriteContext &ctx) {
   Emit e(ctx);
-  Value *a = ctx.value("self");
-  std::vector<Value *> usv = svd(e, a, false);
-  DType t = typeOf(a).dtype;
-  Value *tol = e.mul(e.slice(usv[1], -1, 0, 1), ctx.real("rcond", 1e-15));
-  Value *keep = e.compare(Cmp::Gt, usv[1], tol);
-  Value *inv = e.where(keep, e.unary(ops::aten_reciprocal_default, usv[1]), e.scalar(Number::integer(0), t));
-  Value *vs = e.mul(mT(e, usv[2]), e.unsqueeze(inv, -2));
-  return finish(ctx, {e.matmul(vs, mT(e, usv[0]))});
+  Value *a = matrixArg(ctx, "self", false);
+  Tolerance tol{nullptr, e.scalar(Number::real(ctx.real("rcond", 1e-15)), typeOf(a).dtype)};
+  return finish(ctx, {pinv(e, a, false, tol)});
 }
 
 Results decomposeMatrixRank(RewriteContext &ctx) {
   Emit e(ctx);
   Value *a = matrixArg(ctx, "input", false);
-  Value *keep = keptSingularValues(ctx, e, a, singularValues(e, a));
+  Value *keep = kept(e, spectrum(e, a, ctx.boolean("hermitian", false)), tolerances(ctx, e, a));
   return finish(ctx, {e.sum(keep, {rankOf(keep) - 1}, false, DType::Int64)});
 }
 
