@@ -411,6 +411,30 @@ Results householderProduct(const OpCall &call) {
 // Symmetric eigendecomposition and SVD (Jacobi methods)
 //===----------------------------------------------------------------------===//
 
+/// A plane rotation by cos c and sin s.
+struct Rotation {
+  double c, s;
+};
+
+/// The Jacobi rotation that diagonalizes the symmetric 2x2 matrix
+/// [[app, apq], [apq, aqq]]: t = tan = sign(z) / (|z| + sqrt(1 + z^2)) with
+/// z = (aqq - app) / (2 apq), the smaller of the two angles.
+Rotation jacobiRotation(double app, double aqq, double apq) {
+  double z = (aqq - app) / (2 * apq);
+  double t = std::copysign(1.0, z) / (std::abs(z) + std::hypot(1.0, z));
+  double c = 1 / std::hypot(1.0, t);
+  return {c, t * c};
+}
+
+/// Columns p and q of `m` become c x - s y and s x + c y.
+void rotateColumns(Mat &m, int64_t p, int64_t q, Rotation r) {
+  for (int64_t i = 0; i < m.rows; ++i) {
+    double x = m(i, p), y = m(i, q);
+    m(i, p) = r.c * x - r.s * y;
+    m(i, q) = r.s * x + r.c * y;
+  }
+}
+
 /// Cyclic Jacobi on symmetric `a` (destroyed): eigenvalues ascending and
 /// the eigenvectors as the columns of the returned matrix.
 Mat jacobiEigen(Mat a, std::vector<double> &values) {
@@ -427,24 +451,11 @@ Mat jacobiEigen(Mat a, std::vector<double> &values) {
       for (int64_t q = p + 1; q < n; ++q) {
         if (a(p, q) == 0)
           continue;
-        double theta = (a(q, q) - a(p, p)) / (2 * a(p, q));
-        double t = std::copysign(1.0, theta) / (std::abs(theta) + std::hypot(1.0, theta));
-        double c = 1 / std::hypot(1.0, t), s = t * c;
-        for (int64_t k = 0; k < n; ++k) {
-          double akp = a(k, p), akq = a(k, q);
-          a(k, p) = c * akp - s * akq;
-          a(k, q) = s * akp + c * akq;
-        }
-        for (int64_t k = 0; k < n; ++k) {
-          double apk = a(p, k), aqk = a(q, k);
-          a(p, k) = c * apk - s * aqk;
-          a(q, k) = s * apk + c * aqk;
-        }
-        for (int64_t k = 0; k < n; ++k) {
-          double vkp = v(k, p), vkq = v(k, q);
-          v(k, p) = c * vkp - s * vkq;
-          v(k, q) = s * vkp + c * vkq;
-        }
+        Rotation r = jacobiRotation(a(p, p), a(q, q), a(p, q));
+        rotateColumns(a, p, q, r);
+        a = a.transposed();
+        rotateColumns(a, p, q, r);
+        rotateColumns(v, p, q, r);
       }
   }
   std::vector<int64_t> order(static_cast<size_t>(n));
@@ -525,19 +536,9 @@ void jacobiSvd(Mat a, int64_t uCols, Mat &u, std::vector<double> &s, Mat &v) {
         if (gamma == 0 || std::abs(gamma) <= 1e-15 * std::sqrt(alpha * beta))
           continue;
         rotated = true;
-        double zeta = (beta - alpha) / (2 * gamma);
-        double t = std::copysign(1.0, zeta) / (std::abs(zeta) + std::hypot(1.0, zeta));
-        double c = 1 / std::hypot(1.0, t), sn = c * t;
-        for (int64_t i = 0; i < m; ++i) {
-          double x = a(i, p), y = a(i, q);
-          a(i, p) = c * x - sn * y;
-          a(i, q) = sn * x + c * y;
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          double x = w(i, p), y = w(i, q);
-          w(i, p) = c * x - sn * y;
-          w(i, q) = sn * x + c * y;
-        }
+        Rotation r = jacobiRotation(alpha, beta, gamma);
+        rotateColumns(a, p, q, r);
+        rotateColumns(w, p, q, r);
       }
     if (!rotated)
       break;
