@@ -94,6 +94,7 @@ const KernelRegistry &referenceKernels() {
     registerIndexingKernels(r);
     registerNNKernels(r);
     registerCoreKernels(r);
+    registerLinalgKernels(r);
     registerSizeKernels(r);
     return r;
   }();

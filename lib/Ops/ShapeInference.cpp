@@ -85,6 +85,7 @@ const ShapeRegistry &shapeFunctions() {
     registerNNShapes(r);
     registerRecurrentShapes(r);
     registerControlFlowShapes(r);
+    registerLinalgShapes(r);
     return r;
   }();
   return registry;

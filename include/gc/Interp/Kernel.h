@@ -104,6 +104,7 @@ void registerShapeKernels(KernelRegistry &r);
 void registerIndexingKernels(KernelRegistry &r);
 void registerNNKernels(KernelRegistry &r);
 void registerCoreKernels(KernelRegistry &r);
+void registerLinalgKernels(KernelRegistry &r);
 void registerSizeKernels(KernelRegistry &r);
 
 // Helpers shared by the kernel families (defined in Kernels/Shape.cpp).

@@ -35,6 +35,7 @@ const DecompositionRegistry &decompositions();
 void registerPointwiseDecompositions(DecompositionRegistry &r);
 void registerShapeDecompositions(DecompositionRegistry &r);
 void registerIndexingDecompositions(DecompositionRegistry &r);
+void registerLinalgDecompositions(DecompositionRegistry &r);
 void registerNNDecompositions(DecompositionRegistry &r);
 void registerRandomDecompositions(DecompositionRegistry &r);
 void registerRecurrentDecompositions(DecompositionRegistry &r);

@@ -83,6 +83,7 @@ void registerIndexingShapes(ShapeRegistry &r);
 void registerNNShapes(ShapeRegistry &r);
 void registerRecurrentShapes(ShapeRegistry &r);
 void registerControlFlowShapes(ShapeRegistry &r);
+void registerLinalgShapes(ShapeRegistry &r);
 
 /// The result types of calling `op` with `args`. Errors name the op. An op
 /// that calls graphs (callsGraphs) needs the module that holds them.

@@ -9,6 +9,7 @@ const DecompositionRegistry &decompositions() {
     registerPointwiseDecompositions(r);
     registerShapeDecompositions(r);
     registerIndexingDecompositions(r);
+    registerLinalgDecompositions(r);
     registerNNDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
