@@ -33,11 +33,13 @@ using DecompositionRegistry = OpRegistry<DecompositionEntry>;
 /// Every decomposition gc has.
 const DecompositionRegistry &decompositions();
 void registerPointwiseDecompositions(DecompositionRegistry &r);
+void registerProductDecompositions(DecompositionRegistry &r);
 void registerShapeDecompositions(DecompositionRegistry &r);
 void registerNNDecompositions(DecompositionRegistry &r);
 void registerRandomDecompositions(DecompositionRegistry &r);
 void registerRecurrentDecompositions(DecompositionRegistry &r);
 void registerReductionDecompositions(DecompositionRegistry &r);
+void registerSpectralDecompositions(DecompositionRegistry &r);
 
 } // namespace gc
 

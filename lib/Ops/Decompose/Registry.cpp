@@ -7,11 +7,13 @@ const DecompositionRegistry &decompositions() {
   static const DecompositionRegistry registry = [] {
     DecompositionRegistry r;
     registerPointwiseDecompositions(r);
+    registerProductDecompositions(r);
     registerShapeDecompositions(r);
     registerNNDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);
+    registerSpectralDecompositions(r);
     return r;
   }();
   return registry;
