@@ -36,6 +36,7 @@ void registerPointwiseDecompositions(DecompositionRegistry &r);
 void registerProductDecompositions(DecompositionRegistry &r);
 void registerShapeDecompositions(DecompositionRegistry &r);
 void registerNNDecompositions(DecompositionRegistry &r);
+void registerNumericDecompositions(DecompositionRegistry &r);
 void registerRandomDecompositions(DecompositionRegistry &r);
 void registerRecurrentDecompositions(DecompositionRegistry &r);
 void registerReductionDecompositions(DecompositionRegistry &r);

@@ -10,6 +10,7 @@ const DecompositionRegistry &decompositions() {
     registerProductDecompositions(r);
     registerShapeDecompositions(r);
     registerNNDecompositions(r);
+    registerNumericDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);
