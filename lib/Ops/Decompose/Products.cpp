@@ -65,12 +65,21 @@ Value *contract(Emit &e, Value *a, Value *b, Dims dimsA, Dims dimsB, std::string
   Dims permA = freeA, permB = dimsB;
   permA.insert(permA.end(), dimsA.begin(), dimsA.end());
   permB.insert(permB.end(), freeB.begin(), freeB.end());
+  // Views that change nothing are left out.
+  auto reshaped = [&](Value *x, const Dims &perm, const Sizes &sizes) {
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i)
+      identity &= perm[i] == static_cast<int64_t>(i);
+    if (!identity)
+      x = e.permute(x, perm);
+    return sizesOf(x) == sizes ? x : e.reshape(x, sizes);
+  };
   const SymExpr *k = sizeProduct(s, contracted);
-  Value *rows = e.reshape(e.permute(a, permA), {sizeProduct(s, outA), k});
-  Value *cols = e.reshape(e.permute(b, permB), {k, sizeProduct(s, outB)});
+  Value *rows = reshaped(a, permA, {sizeProduct(s, outA), k});
+  Value *cols = reshaped(b, permB, {k, sizeProduct(s, outB)});
   Sizes out = outA;
   out.insert(out.end(), outB.begin(), outB.end());
-  return e.reshape(e.mm(rows, cols), out);
+  return reshaped(e.mm(rows, cols), {0, 1}, out);
 }
 
 /// addmm, baddbmm, addbmm, addmv, addr: beta * self + alpha * product;
@@ -121,7 +130,8 @@ Results decomposeAddmv(RewriteContext &ctx) {
 Value *outer(Emit &e, Value *a, Value *b, std::string_view op) {
   requireRank(a, 1, op, "the first vector");
   requireRank(b, 1, op, "the second vector");
-  return e.mul(e.unsqueeze(a, 1), e.unsqueeze(b, 0));
+  Value *column = e.unsqueeze(a, 1);
+  return e.mul(column, e.unsqueeze(b, 0));
 }
 
 Results decomposeAddr(RewriteContext &ctx) {
@@ -186,7 +196,8 @@ Results decomposeKron(RewriteContext &ctx) {
     spreadB.insert(spreadB.end(), {e.syms().constant(1), bs[d]});
     out.push_back(e.syms().mul(as[d], bs[d]));
   }
-  Value *product = e.mul(e.reshape(a, spreadA), e.reshape(b, spreadB));
+  Value *spread = e.reshape(a, spreadA);
+  Value *product = e.mul(spread, e.reshape(b, spreadB));
   return finish(ctx, {e.reshape(product, out)});
 }
 
@@ -279,6 +290,8 @@ Results decomposeRenorm(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = ctx.value("self");
   int64_t rank = rankOf(x);
+  if (rank < 2)
+    rewriteFail("renorm: self must have at least 2 dims");
   int64_t dim = wrapDimension(ctx.integer("dim"), rank);
   Number p = number(ctx, "p");
   Number maxnorm = number(ctx, "maxnorm");
@@ -290,9 +303,7 @@ Results decomposeRenorm(RewriteContext &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     if (d != dim)
       others.push_back(d);
-  // A 1-D tensor's slices are its elements: their norms are over a new dim.
-  Value *norm = others.empty() ? vectorNorm(e, e.unsqueeze(x, 1), p.arg(), {1}, false)
-                               : vectorNorm(e, x, p.arg(), others, true);
+  Value *norm = vectorNorm(e, x, p.arg(), others, true);
   DType t = typeOf(norm).dtype;
   Value *factor = e.where(e.compare(Cmp::Gt, norm, maxnorm),
                           e.div(e.scalar(maxnorm, t), e.add(norm, 1e-7)),

@@ -24,14 +24,14 @@ namespace {
 
 using namespace decompose;
 
-/// cos and sin of 2 pi j k / n for output k < n (rows) and input j < m
-/// (columns), as `dtype`.
+/// cos and sin of 2 pi j k / n for k < rows and j < columns, as `dtype`.
 struct DftMatrices {
   Value *cos, *sin;
 };
 
-DftMatrices dftMatrices(Emit &e, int64_t n, int64_t m, DType dtype) {
-  Value *products = e.mul(e.unsqueeze(e.arange(n), 1), e.unsqueeze(e.arange(m), 0));
+DftMatrices dftMatrices(Emit &e, int64_t rows, int64_t columns, int64_t n, DType dtype) {
+  Value *k = e.unsqueeze(e.arange(rows), 1);
+  Value *products = e.mul(k, e.unsqueeze(e.arange(columns), 0));
   Value *phase = e.op(ops::aten_remainder_Scalar, {{"self", products}, {"other", n}});
   Value *angle = e.mul(e.cast(phase, DType::Float64), 2 * std::numbers::pi / static_cast<double>(n));
   return {e.cast(e.unary(ops::aten_cos_default, angle), dtype),
@@ -62,7 +62,7 @@ struct Complex {
 Complex inverseDft(Emit &e, Complex z, int64_t dim, int64_t n) {
   z.re = leading(e, z.re, dim, n);
   int64_t m = staticSize(sizesOf(z.re)[dim], "a transformed dim");
-  DftMatrices w = dftMatrices(e, n, m, typeOf(z.re).dtype);
+  DftMatrices w = dftMatrices(e, n, m, n, typeOf(z.re).dtype);
   Value *re = applyAlong(e, z.re, w.cos, dim);
   Value *im = applyAlong(e, z.re, w.sin, dim);
   if (z.im) {
@@ -82,7 +82,7 @@ Value *hermitianToReal(Emit &e, Complex z, int64_t dim, int64_t n) {
   z.re = leading(e, z.re, dim, bins);
   int64_t m = staticSize(sizesOf(z.re)[dim], "a transformed dim");
   DType t = typeOf(z.re).dtype;
-  DftMatrices w = dftMatrices(e, n, m, t);
+  DftMatrices w = dftMatrices(e, n, m, n, t);
   Value *j = e.arange(m);
   Value *single = e.op(ops::aten_logical_or_default,
                        {{"self", e.compare(Cmp::Eq, j, Number::integer(0))},
@@ -239,7 +239,7 @@ Results decomposeStft(RewriteContext &ctx) {
     parts.push_back(e.full({e.syms().constant(right)}, Number::integer(0), t));
   if (parts.size() > 1)
     window = e.cat(parts, 0);
-  DftMatrices w = dftMatrices(e, freqs, nfft, t);
+  DftMatrices w = dftMatrices(e, freqs, nfft, nfft, t);
   Value *filters = e.mul(e.cat({w.cos, e.unary(ops::aten_neg_default, w.sin)}, 0), window);
   if (ctx.boolean("normalized", false))
     filters = e.mul(filters, 1 / std::sqrt(static_cast<double>(nfft)));
