@@ -30,7 +30,7 @@ Value *trapezoidAreas(RewriteContext &ctx, Emit &e, int64_t &dim) {
   Value *y = ctx.value("y"), *x = ctx.value("x");
   int64_t rank = rankOf(y);
   if (rank == 0)
-    rewriteFail(opString(ctx.node().op()) + ": y must have at least one dim");
+    rewriteFail("y must have at least one dim");
   dim = wrapDimension(ctx.integer("dim", -1), rank);
   int64_t n = staticSize(sizesOf(y)[dim], "the integrated dim");
   if (n == 0)
@@ -38,11 +38,11 @@ Value *trapezoidAreas(RewriteContext &ctx, Emit &e, int64_t &dim) {
   Value *dx;
   if (rankOf(x) == 1) {
     if (staticSize(sizesOf(x)[0], "x") != n)
-      rewriteFail(opString(ctx.node().op()) + ": x must have as many samples as y along dim");
+      rewriteFail("x must have as many samples as y along dim");
     dx = e.alongDim(neighbours(e, x, 0, n, false), dim, rank);
   } else {
     if (rankOf(x) != rank)
-      rewriteFail(opString(ctx.node().op()) + ": x must be 1-D or have y's number of dims");
+      rewriteFail("x must be 1-D or have y's number of dims");
     dx = neighbours(e, x, dim, staticSize(sizesOf(x)[dim], "x's integrated dim"), false);
   }
   return e.div(e.mul(dx, neighbours(e, y, dim, n, true)), 2.0);
@@ -79,7 +79,7 @@ Results decomposeGradient(RewriteContext &ctx) {
   double h = optNumber(ctx, "spacing").value_or(Number::integer(1)).value();
   int64_t order = ctx.integer("edge_order", 1);
   if (order != 1 && order != 2)
-    rewriteFail("gradient: edge_order must be 1 or 2");
+    rewriteFail("edge_order must be 1 or 2");
   std::optional<Dims> given;
   if (ctx.has("dim"))
     given = Dims{ctx.integer("dim")};
@@ -87,7 +87,7 @@ Results decomposeGradient(RewriteContext &ctx) {
   for (int64_t dim : wrapDims(given, rank)) {
     int64_t n = staticSize(sizesOf(f)[dim], "a differentiated dim");
     if (n < order + 1)
-      rewriteFail("gradient: each differentiated dim needs at least edge_order + 1 samples");
+      rewriteFail("each differentiated dim needs at least edge_order + 1 samples");
     auto at = [&](int64_t i) { return e.slice(f, dim, i, i + 1); };
     Value *first, *last;
     if (order == 1) {
@@ -114,13 +114,13 @@ Results evenlySpaced(RewriteContext &ctx, bool logarithmic) {
   Emit e(ctx);
   int64_t steps = ctx.integer("steps");
   if (steps < 0)
-    rewriteFail(opString(ctx.node().op()) + ": steps must be non-negative");
+    rewriteFail("steps must be non-negative");
   DType result = ctx.resultType().dtype;
   DType t = isFloatingPoint(result) ? computeDType(result) : DType::Float64;
   Value *start = ctx.value("start");
   Value *end = isTensorArg(ctx, "end") ? ctx.value("end") : e.scalar(number(ctx, "end"), t);
   if (rankOf(start) != 0 || rankOf(end) != 0)
-    rewriteFail(opString(ctx.node().op()) + ": start and end must be 0-dim tensors");
+    rewriteFail("start and end must be 0-dim tensors");
   if (steps == 0)
     return finish(ctx, {e.full({e.syms().constant(0)}, Number::integer(0), result)});
   start = e.cast(start, t);

@@ -22,25 +22,25 @@ namespace {
 using namespace decompose;
 
 /// `x` must have `rank` dims.
-void requireRank(Value *x, int64_t rank, std::string_view op, std::string_view what) {
+void requireRank(Value *x, int64_t rank, std::string_view what) {
   if (rankOf(x) != rank)
-    rewriteFail(std::string(op) + ": " + std::string(what) + " must have " + std::to_string(rank) +
-                " dims, not " + std::to_string(rankOf(x)));
+    rewriteFail(std::string(what) + " must have " + std::to_string(rank) + " dims, not " +
+                std::to_string(rankOf(x)));
 }
 
 /// The sum over pairs of dims (dimsA[i] of a with dimsB[i] of b) as one mm;
 /// the result has a's free dims, then b's.
-Value *contract(Emit &e, Value *a, Value *b, Dims dimsA, Dims dimsB, std::string_view op) {
+Value *contract(Emit &e, Value *a, Value *b, Dims dimsA, Dims dimsB) {
   int64_t ra = rankOf(a), rb = rankOf(b);
   if (dimsA.size() != dimsB.size())
-    rewriteFail(std::string(op) + ": both operands must contract the same number of dims");
+    rewriteFail("both operands must contract the same number of dims");
   const Sizes &as = sizesOf(a), &bs = sizesOf(b);
   Sizes contracted;
   for (size_t i = 0; i < dimsA.size(); ++i) {
     dimsA[i] = wrapDimension(dimsA[i], ra);
     dimsB[i] = wrapDimension(dimsB[i], rb);
     if (as[dimsA[i]] != bs[dimsB[i]])
-      rewriteFail(std::string(op) + ": contracted dims " + std::to_string(dimsA[i]) + " and " +
+      rewriteFail("contracted dims " + std::to_string(dimsA[i]) + " and " +
                   std::to_string(dimsB[i]) + " differ in size");
     contracted.push_back(as[dimsA[i]]);
   }
@@ -49,7 +49,7 @@ Value *contract(Emit &e, Value *a, Value *b, Dims dimsA, Dims dimsB, std::string
     for (int64_t d = 0; d < rank; ++d) {
       int64_t uses = std::count(used.begin(), used.end(), d);
       if (uses > 1)
-        rewriteFail(std::string(op) + ": dim " + std::to_string(d) + " is contracted twice");
+        rewriteFail("dim " + std::to_string(d) + " is contracted twice");
       if (uses == 0)
         free.push_back(d);
     }
@@ -112,36 +112,36 @@ Results decomposeBaddbmm(RewriteContext &ctx) {
 Results decomposeAddbmm(RewriteContext &ctx) {
   Emit e(ctx);
   Value *a = ctx.value("batch1"), *b = ctx.value("batch2");
-  requireRank(a, 3, "addbmm", "batch1");
-  requireRank(b, 3, "addbmm", "batch2");
+  requireRank(a, 3, "batch1");
+  requireRank(b, 3, "batch2");
   if (sizesOf(a)[0] != sizesOf(b)[0])
-    rewriteFail("addbmm: batch1 and batch2 must have the same number of matrices");
-  return scaledProductPlus(ctx, contract(e, a, b, {0, 2}, {0, 1}, "addbmm"));
+    rewriteFail("batch1 and batch2 must have the same number of matrices");
+  return scaledProductPlus(ctx, contract(e, a, b, {0, 2}, {0, 1}));
 }
 
 Results decomposeAddmv(RewriteContext &ctx) {
   Emit e(ctx);
   Value *mat = ctx.value("mat"), *vec = ctx.value("vec");
-  requireRank(mat, 2, "addmv", "mat");
-  requireRank(vec, 1, "addmv", "vec");
-  return scaledProductPlus(ctx, contract(e, mat, vec, {1}, {0}, "addmv"));
+  requireRank(mat, 2, "mat");
+  requireRank(vec, 1, "vec");
+  return scaledProductPlus(ctx, contract(e, mat, vec, {1}, {0}));
 }
 
-Value *outer(Emit &e, Value *a, Value *b, std::string_view op) {
-  requireRank(a, 1, op, "the first vector");
-  requireRank(b, 1, op, "the second vector");
+Value *outer(Emit &e, Value *a, Value *b) {
+  requireRank(a, 1, "the first vector");
+  requireRank(b, 1, "the second vector");
   Value *column = e.unsqueeze(a, 1);
   return e.mul(column, e.unsqueeze(b, 0));
 }
 
 Results decomposeAddr(RewriteContext &ctx) {
   Emit e(ctx);
-  return scaledProductPlus(ctx, outer(e, ctx.value("vec1"), ctx.value("vec2"), "addr"));
+  return scaledProductPlus(ctx, outer(e, ctx.value("vec1"), ctx.value("vec2")));
 }
 
 Results decomposeOuter(RewriteContext &ctx) {
   Emit e(ctx);
-  return finish(ctx, {outer(e, ctx.value("self"), ctx.value("vec2"), "outer")});
+  return finish(ctx, {outer(e, ctx.value("self"), ctx.value("vec2"))});
 }
 
 /// dot and vdot (the same for real tensors).
@@ -149,18 +149,17 @@ Results decomposeDot(RewriteContext &ctx) {
   Emit e(ctx);
   Value *a = ctx.value("self");
   Value *b = ctx.value(ctx.has("tensor") ? "tensor" : "other");
-  std::string op = opString(ctx.node().op());
-  requireRank(a, 1, op, "self");
-  requireRank(b, 1, op, "the second vector");
-  return finish(ctx, {contract(e, a, b, {0}, {0}, op)});
+  requireRank(a, 1, "self");
+  requireRank(b, 1, "the second vector");
+  return finish(ctx, {contract(e, a, b, {0}, {0})});
 }
 
 Results decomposeMv(RewriteContext &ctx) {
   Emit e(ctx);
   Value *mat = ctx.value("self"), *vec = ctx.value("vec");
-  requireRank(mat, 2, "mv", "self");
-  requireRank(vec, 1, "mv", "vec");
-  return finish(ctx, {contract(e, mat, vec, {1}, {0}, "mv")});
+  requireRank(mat, 2, "self");
+  requireRank(vec, 1, "vec");
+  return finish(ctx, {contract(e, mat, vec, {1}, {0})});
 }
 
 /// The product over the last dims; with a 0-dim operand, a plain product.
@@ -169,13 +168,13 @@ Results decomposeInner(RewriteContext &ctx) {
   Value *a = ctx.value("self"), *b = ctx.value("other");
   if (rankOf(a) == 0 || rankOf(b) == 0)
     return finish(ctx, {e.mul(a, b)});
-  return finish(ctx, {contract(e, a, b, {-1}, {-1}, "inner")});
+  return finish(ctx, {contract(e, a, b, {-1}, {-1})});
 }
 
 Results decomposeTensordot(RewriteContext &ctx) {
   Emit e(ctx);
   return finish(ctx, {contract(e, ctx.value("self"), ctx.value("other"), ctx.ints("dims_self"),
-                               ctx.ints("dims_other"), "tensordot")});
+                               ctx.ints("dims_other"))});
 }
 
 /// kron: out[i * m + j] = a[i] * b[j] in every dim, the ranks first
@@ -206,7 +205,7 @@ Results decomposeKron(RewriteContext &ctx) {
 Results decomposeTrace(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = ctx.value("self");
-  requireRank(x, 2, "trace", "self");
+  requireRank(x, 2, "self");
   int64_t rows = staticSize(sizesOf(x)[0], "trace's rows");
   int64_t cols = staticSize(sizesOf(x)[1], "trace's columns");
   int64_t n = std::min(rows, cols);
@@ -231,7 +230,7 @@ Results decomposeCross(RewriteContext &ctx) {
   Emit e(ctx);
   Value *a = ctx.value("self"), *b = ctx.value("other");
   if (rankOf(a) != rankOf(b))
-    rewriteFail("cross: self and other must have the same number of dims");
+    rewriteFail("self and other must have the same number of dims");
   Sizes sizes = broadcastSizes(e.syms(), sizesOf(a), sizesOf(b));
   a = e.expand(a, sizes);
   b = e.expand(b, sizes);
@@ -246,7 +245,7 @@ Results decomposeCross(RewriteContext &ctx) {
         dim = d;
   }
   if (dim < 0 || !isThree(dim))
-    rewriteFail("cross: the dim must have size 3");
+    rewriteFail("the dim must have size 3");
   Value *left = e.mul(rotate3(e, a, dim, 1), rotate3(e, b, dim, 2));
   Value *right = e.mul(rotate3(e, a, dim, 2), rotate3(e, b, dim, 1));
   return finish(ctx, {e.sub(left, right)});
@@ -267,12 +266,12 @@ Results decomposeCdist(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x1 = ctx.value("x1"), *x2 = ctx.value("x2");
   if (rankOf(x1) < 2 || rankOf(x2) < 2)
-    rewriteFail("cdist: x1 and x2 must have at least 2 dims");
+    rewriteFail("x1 and x2 must have at least 2 dims");
   if (sizesOf(x1).back() != sizesOf(x2).back())
-    rewriteFail("cdist: x1 and x2 must have the same number of columns");
+    rewriteFail("x1 and x2 must have the same number of columns");
   double p = ctx.real("p", 2);
   if (p < 0)
-    rewriteFail("cdist: p must be non-negative");
+    rewriteFail("p must be non-negative");
   Value *diff = e.sub(e.unsqueeze(x1, -2), e.unsqueeze(x2, -3));
   return finish(ctx, {vectorNorm(e, diff, p, {-1}, false)});
 }
@@ -291,14 +290,14 @@ Results decomposeRenorm(RewriteContext &ctx) {
   Value *x = ctx.value("self");
   int64_t rank = rankOf(x);
   if (rank < 2)
-    rewriteFail("renorm: self must have at least 2 dims");
+    rewriteFail("self must have at least 2 dims");
   int64_t dim = wrapDimension(ctx.integer("dim"), rank);
   Number p = number(ctx, "p");
   Number maxnorm = number(ctx, "maxnorm");
   if (p.value() <= 0)
-    rewriteFail("renorm: p must be positive");
+    rewriteFail("p must be positive");
   if (maxnorm.value() < 0)
-    rewriteFail("renorm: maxnorm must be non-negative");
+    rewriteFail("maxnorm must be non-negative");
   Dims others;
   for (int64_t d = 0; d < rank; ++d)
     if (d != dim)

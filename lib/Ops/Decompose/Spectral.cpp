@@ -33,7 +33,8 @@ DftMatrices dftMatrices(Emit &e, int64_t rows, int64_t columns, int64_t n, DType
   Value *k = e.unsqueeze(e.arange(rows), 1);
   Value *products = e.mul(k, e.unsqueeze(e.arange(columns), 0));
   Value *phase = e.op(ops::aten_remainder_Scalar, {{"self", products}, {"other", n}});
-  Value *angle = e.mul(e.cast(phase, DType::Float64), 2 * std::numbers::pi / static_cast<double>(n));
+  double radians = 2 * std::numbers::pi / static_cast<double>(n);
+  Value *angle = e.mul(e.cast(phase, DType::Float64), radians);
   return {e.cast(e.unary(ops::aten_cos_default, angle), dtype),
           e.cast(e.unary(ops::aten_sin_default, angle), dtype)};
 }
@@ -104,7 +105,7 @@ Norm normArg(RewriteContext &ctx) {
     return Norm::Ortho;
   if (norm == "forward")
     return Norm::Forward;
-  rewriteFail(opString(ctx.node().op()) + ": unknown norm \"" + norm + "\"");
+  rewriteFail("unknown norm \"" + norm + "\"");
 }
 
 /// irfft, irfft2, irfftn (hermitian = false) and hfft, hfft2, hfftn (true)
@@ -117,7 +118,7 @@ Results inverseRealFft(RewriteContext &ctx, Dims dims, std::vector<int64_t> size
   x = e.cast(x, computeDType(typeOf(x).dtype));
   int64_t rank = rankOf(x);
   if (dims.empty())
-    rewriteFail(opString(ctx.node().op()) + ": no dims to transform");
+    rewriteFail("no dims to transform");
   double count = 1;
   Complex z{x};
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -126,7 +127,7 @@ Results inverseRealFft(RewriteContext &ctx, Dims dims, std::vector<int64_t> size
     bool last = i + 1 == dims.size();
     int64_t n = sizes[i] != -1 ? sizes[i] : last ? 2 * (size - 1) : size;
     if (n < 1)
-      rewriteFail(opString(ctx.node().op()) + ": invalid number of data points (" +
+      rewriteFail("invalid number of data points (" +
                   std::to_string(n) + ")");
     count *= static_cast<double>(n);
     if (last)
@@ -167,7 +168,7 @@ Results inverseRealFftN(RewriteContext &ctx, bool hermitian, std::optional<Dims>
   std::vector<int64_t> sizes(dims.size(), -1);
   if (s) {
     if (s->size() != dims.size())
-      rewriteFail(opString(ctx.node().op()) + ": s and dim must have the same length");
+      rewriteFail("s and dim must have the same length");
     sizes = *s;
   }
   return inverseRealFft(ctx, dims, sizes, hermitian);
@@ -196,7 +197,8 @@ Results shiftSpectrum(RewriteContext &ctx, bool inverse) {
     int64_t half = staticSize(sizesOf(x)[d], "a shifted dim") / 2;
     shifts.push_back(inverse ? -half : half);
   }
-  return finish(ctx, {e.op(ops::aten_roll_default, {{"self", x}, {"shifts", shifts}, {"dims", dims}})});
+  return finish(ctx,
+                {e.op(ops::aten_roll_default, {{"self", x}, {"shifts", shifts}, {"dims", dims}})});
 }
 
 Results decomposeFftshift(RewriteContext &ctx) { return shiftSpectrum(ctx, false); }
@@ -209,17 +211,17 @@ Results decomposeStft(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = ctx.value("self");
   if (ctx.boolean("return_complex", false))
-    rewriteFail("aten.stft.default with return_complex=True is not supported (gc has no complex "
+    rewriteFail("return_complex=True is not supported (gc has no complex "
                 "dtype)");
   int64_t rank = rankOf(x);
   if (rank != 1 && rank != 2)
-    rewriteFail("aten.stft.default: the signal must have 1 or 2 dims");
+    rewriteFail("the signal must have 1 or 2 dims");
   int64_t nfft = ctx.integer("n_fft");
   int64_t hop = ctx.has("hop_length") ? ctx.integer("hop_length") : nfft / 4;
   int64_t win = ctx.has("win_length") ? ctx.integer("win_length") : nfft;
   int64_t length = staticSize(sizesOf(x).back(), "the signal's length");
   if (nfft <= 0 || nfft > length || hop <= 0 || win <= 0 || win > nfft)
-    rewriteFail("aten.stft.default: need 0 < n_fft <= the signal's length, 0 < hop_length and "
+    rewriteFail("need 0 < n_fft <= the signal's length, 0 < hop_length and "
                 "0 < win_length <= n_fft");
   bool onesided = ctx.boolean("onesided", true);
   int64_t freqs = onesided ? nfft / 2 + 1 : nfft;
@@ -229,7 +231,7 @@ Results decomposeStft(RewriteContext &ctx) {
   Value *window = ctx.has("window") ? e.cast(ctx.value("window"), t)
                                     : e.full({e.syms().constant(win)}, Number::integer(1), t);
   if (rankOf(window) != 1 || staticSize(sizesOf(window)[0], "the window") != win)
-    rewriteFail("aten.stft.default: the window must have win_length elements");
+    rewriteFail("the window must have win_length elements");
   int64_t left = (nfft - win) / 2, right = nfft - win - left;
   std::vector<Value *> parts;
   if (left > 0)
