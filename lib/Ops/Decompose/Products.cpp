@@ -119,12 +119,19 @@ Results decomposeAddbmm(RewriteContext &ctx) {
   return scaledProductPlus(ctx, contract(e, a, b, {0, 2}, {0, 1}));
 }
 
+/// a times the vector b over a's last dim: mv for a 2-D a, dot for a 1-D
+/// one, after checking the ranks.
+Value *timesVector(Emit &e, Value *a, Value *b, int64_t rank, std::string_view aName,
+                   std::string_view bName) {
+  requireRank(a, rank, aName);
+  requireRank(b, 1, bName);
+  return contract(e, a, b, {rank - 1}, {0});
+}
+
 Results decomposeAddmv(RewriteContext &ctx) {
   Emit e(ctx);
-  Value *mat = ctx.value("mat"), *vec = ctx.value("vec");
-  requireRank(mat, 2, "mat");
-  requireRank(vec, 1, "vec");
-  return scaledProductPlus(ctx, contract(e, mat, vec, {1}, {0}));
+  Value *product = timesVector(e, ctx.value("mat"), ctx.value("vec"), 2, "mat", "vec");
+  return scaledProductPlus(ctx, product);
 }
 
 Value *outer(Emit &e, Value *a, Value *b) {
@@ -147,19 +154,13 @@ Results decomposeOuter(RewriteContext &ctx) {
 /// dot and vdot (the same for real tensors).
 Results decomposeDot(RewriteContext &ctx) {
   Emit e(ctx);
-  Value *a = ctx.value("self");
-  Value *b = ctx.value(ctx.has("tensor") ? "tensor" : "other");
-  requireRank(a, 1, "self");
-  requireRank(b, 1, "the second vector");
-  return finish(ctx, {contract(e, a, b, {0}, {0})});
+  Value *other = ctx.value(ctx.has("tensor") ? "tensor" : "other");
+  return finish(ctx, {timesVector(e, ctx.value("self"), other, 1, "self", "the second vector")});
 }
 
 Results decomposeMv(RewriteContext &ctx) {
   Emit e(ctx);
-  Value *mat = ctx.value("self"), *vec = ctx.value("vec");
-  requireRank(mat, 2, "self");
-  requireRank(vec, 1, "vec");
-  return finish(ctx, {contract(e, mat, vec, {1}, {0})});
+  return finish(ctx, {timesVector(e, ctx.value("self"), ctx.value("vec"), 2, "self", "vec")});
 }
 
 /// The product over the last dims; with a 0-dim operand, a plain product.

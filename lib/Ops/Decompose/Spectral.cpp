@@ -6,8 +6,9 @@
 // part is zero, and the STFT with real results (return_complex=False).
 // Each transform is a product with DFT matrices of cosines and sines,
 // which the graph computes from exact integer phases (j * k mod n) in
-// float64: an O(n^2) DFT through mm, exact to rounding, that constant
-// folding turns into weights. fftshift and ifftshift are rolls.
+// float64: an O(n^2) DFT through mm, exact to rounding (lengths whose
+// matrices would pass 2^24 elements are refused). fftshift and ifftshift
+// are rolls.
 //
 //===----------------------------------------------------------------------===//
 #include "Emit.h"
@@ -24,12 +25,20 @@ namespace {
 
 using namespace decompose;
 
+/// The largest DFT matrix built (64 MiB of float32).
+constexpr int64_t kMaxDftElements = int64_t(1) << 24;
+
 /// cos and sin of 2 pi j k / n for k < rows and j < columns, as `dtype`.
 struct DftMatrices {
   Value *cos, *sin;
 };
 
 DftMatrices dftMatrices(Emit &e, int64_t rows, int64_t columns, int64_t n, DType dtype) {
+  if (rows * columns > kMaxDftElements)
+    rewriteFail("a DFT of length " + std::to_string(n) + " over " + std::to_string(columns) +
+                " inputs is not supported: gc computes it as a product with a dense " +
+                std::to_string(rows) + " x " + std::to_string(columns) +
+                " matrix, and allows at most 2^24 elements");
   Value *k = e.unsqueeze(e.arange(rows), 1);
   Value *products = e.mul(k, e.unsqueeze(e.arange(columns), 0));
   Value *phase = e.op(ops::aten_remainder_Scalar, {{"self", products}, {"other", n}});
