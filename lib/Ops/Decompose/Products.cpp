@@ -75,10 +75,15 @@ Value *contract(Emit &e, Value *a, Value *b, Dims dimsA, Dims dimsB) {
     return sizesOf(x) == sizes ? x : e.reshape(x, sizes);
   };
   const SymExpr *k = sizeProduct(s, contracted);
-  Value *rows = reshaped(a, permA, {sizeProduct(s, outA), k});
-  Value *cols = reshaped(b, permB, {k, sizeProduct(s, outB)});
   Sizes out = outA;
   out.insert(out.end(), outB.begin(), outB.end());
+  // Nothing to sum: zeros, without views of empty tensors.
+  bool staticOut =
+      std::all_of(out.begin(), out.end(), [](const SymExpr *d) { return d->isConst(); });
+  if (k->isConst() && k->constant() == 0 && staticOut)
+    return e.full(out, Number::integer(0), typeOf(a).dtype);
+  Value *rows = reshaped(a, permA, {sizeProduct(s, outA), k});
+  Value *cols = reshaped(b, permB, {k, sizeProduct(s, outB)});
   return reshaped(e.mm(rows, cols), {0, 1}, out);
 }
 
