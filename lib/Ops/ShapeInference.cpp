@@ -83,6 +83,7 @@ const ShapeRegistry &shapeFunctions() {
     registerViewShapes(r);
     registerIndexingShapes(r);
     registerNNShapes(r);
+    registerProductShapes(r);
     registerRecurrentShapes(r);
     registerControlFlowShapes(r);
     registerLinalgShapes(r);

@@ -12,9 +12,10 @@
 //    written tensor's dtype where the functional op would promote.
 //    aten.copy_.default becomes its source, expanded and cast as needed.
 //    Batch norm in training mode (aten.batch_norm.default,
-//    native_batch_norm, _native_batch_norm_legit) writes its running
-//    statistics; it becomes aten._native_batch_norm_legit_functional.default,
-//    whose results 3 and 4 are the new running mean and variance (on an
+//    native_batch_norm, _native_batch_norm_legit, _batch_norm_with_update)
+//    writes its running statistics; it becomes
+//    aten._native_batch_norm_legit_functional.default, whose results 3
+//    and 4 are the new running mean and variance (on an
 //    empty input torch leaves the statistics alone: it becomes inference
 //    batch norm, whose result is just as empty). Any other
 //    op whose schema marks an argument `(a!)` is an error: gc knows no
@@ -261,10 +262,13 @@ private:
       latest_[n.results()[0]] = emit(n, std::move(args), false)[0];
       return;
     }
-    if (isOneOf(op, {ops::aten_batch_norm_default, ops::aten_native_batch_norm_default,
-                     ops::aten__native_batch_norm_legit_default}) &&
-        stats && (boolArg(n, "training") || op != ops::aten_batch_norm_default)) {
-      functionalBatchNorm(n, boolArg(n, "training"));
+    // _batch_norm_with_update is batch norm in training mode.
+    bool withUpdate = op == ops::aten__batch_norm_with_update_default;
+    if ((isOneOf(op, {ops::aten_batch_norm_default, ops::aten_native_batch_norm_default,
+                      ops::aten__native_batch_norm_legit_default}) &&
+         stats && (boolArg(n, "training") || op != ops::aten_batch_norm_default)) ||
+        (withUpdate && stats)) {
+      functionalBatchNorm(n, withUpdate || boolArg(n, "training"));
       ++counts["batch norms made functional"];
       return;
     }
@@ -357,8 +361,15 @@ private:
       rewriteFail("aten._native_batch_norm_legit_functional.default must have 5 results");
     writeBack(mean, castTo(r[3], mean->type().tensor));
     writeBack(var, castTo(r[4], var->type().tensor));
-    for (size_t i = 0; i < n.results().size(); ++i)
-      latest_[n.results()[i]] = r[i];
+    // Results past the statistics (_batch_norm_with_update's reserve space,
+    // which the CPU leaves empty) are zeros of their recorded type.
+    for (size_t i = 0; i < n.results().size(); ++i) {
+      const TensorType &t = n.results()[i]->type().tensor;
+      latest_[n.results()[i]] =
+          i < 3 ? r[i]
+                : b_.create1(ops::aten_zeros_default,
+                             {{"size", staticSizes(t)}, {"dtype", t.dtype}});
+    }
   }
 
   /// Makes `value` the contents of old value `target`, and of what it views.

@@ -33,13 +33,16 @@ using DecompositionRegistry = OpRegistry<DecompositionEntry>;
 /// Every decomposition gc has.
 const DecompositionRegistry &decompositions();
 void registerPointwiseDecompositions(DecompositionRegistry &r);
+void registerProductDecompositions(DecompositionRegistry &r);
 void registerShapeDecompositions(DecompositionRegistry &r);
 void registerIndexingDecompositions(DecompositionRegistry &r);
 void registerLinalgDecompositions(DecompositionRegistry &r);
 void registerNNDecompositions(DecompositionRegistry &r);
+void registerNumericDecompositions(DecompositionRegistry &r);
 void registerRandomDecompositions(DecompositionRegistry &r);
 void registerRecurrentDecompositions(DecompositionRegistry &r);
 void registerReductionDecompositions(DecompositionRegistry &r);
+void registerSpectralDecompositions(DecompositionRegistry &r);
 
 } // namespace gc
 

@@ -81,6 +81,7 @@ void registerReductionShapes(ShapeRegistry &r);
 void registerViewShapes(ShapeRegistry &r);
 void registerIndexingShapes(ShapeRegistry &r);
 void registerNNShapes(ShapeRegistry &r);
+void registerProductShapes(ShapeRegistry &r);
 void registerRecurrentShapes(ShapeRegistry &r);
 void registerControlFlowShapes(ShapeRegistry &r);
 void registerLinalgShapes(ShapeRegistry &r);

@@ -1,7 +1,7 @@
 //===- NN.cpp - Decompositions of neural-network ops ----------------------===//
 //
-// Linear layers and matrix products (to mm and bmm with views, expands and
-// permutes), convolution and pooling wrappers, normalizations (their
+// Linear layers, matmul and einsum (to mm and bmm with views, expands and
+// permutes; the other products are in Products.cpp), convolution and pooling wrappers, normalizations (their
 // statistics through core reductions), attention in its math form, and
 // losses. Dropout is with the other random ops (Random.cpp).
 //
@@ -42,32 +42,6 @@ Results decomposeLinear(RewriteContext &ctx) {
 Results decomposeMatmul(RewriteContext &ctx) {
   Emit e(ctx);
   return finish(ctx, {e.matmul(ctx.value("self"), ctx.value("other"))});
-}
-
-/// addmm and baddbmm: beta * self + alpha * product; beta = 0 ignores self,
-/// NaNs included, as torch does.
-Results scaledProductPlus(RewriteContext &ctx, Value *product) {
-  Emit e(ctx);
-  Number alpha = optNumber(ctx, "alpha").value_or(Number::integer(1));
-  Number beta = optNumber(ctx, "beta").value_or(Number::integer(1));
-  if (alpha.value() != 1)
-    product = e.mul(product, alpha.arg());
-  if (beta.value() == 0)
-    return finish(ctx, {product});
-  Value *self = ctx.value("self");
-  if (beta.value() != 1)
-    self = e.mul(self, beta.arg());
-  return finish(ctx, {e.add(product, self)});
-}
-
-Results decomposeAddmm(RewriteContext &ctx) {
-  Emit e(ctx);
-  return scaledProductPlus(ctx, e.mm(ctx.value("mat1"), ctx.value("mat2")));
-}
-
-Results decomposeBaddbmm(RewriteContext &ctx) {
-  Emit e(ctx);
-  return scaledProductPlus(ctx, e.bmm(ctx.value("batch1"), ctx.value("batch2")));
 }
 
 /// One einsum operand: its value and one letter per dim.
@@ -704,8 +678,6 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten__native_batch_norm_legit_functional_default, decomposeBatchNormFunctional},
     {ops::aten__native_batch_norm_legit_no_training_default, decomposeBatchNormNoTraining},
     {ops::aten_adaptive_avg_pool2d_default, decomposeAdaptiveAvgPool2d},
-    {ops::aten_addmm_default, decomposeAddmm},
-    {ops::aten_baddbmm_default, decomposeBaddbmm},
     {ops::aten_batch_norm_default, decomposeBatchNorm},
     {ops::aten_conv1d_default, decomposeConv},
     {ops::aten_conv1d_padding, decomposeConv},

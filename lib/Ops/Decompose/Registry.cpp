@@ -7,13 +7,16 @@ const DecompositionRegistry &decompositions() {
   static const DecompositionRegistry registry = [] {
     DecompositionRegistry r;
     registerPointwiseDecompositions(r);
+    registerProductDecompositions(r);
     registerShapeDecompositions(r);
     registerIndexingDecompositions(r);
     registerLinalgDecompositions(r);
     registerNNDecompositions(r);
+    registerNumericDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);
+    registerSpectralDecompositions(r);
     return r;
   }();
   return registry;

@@ -462,6 +462,15 @@ std::vector<Type> functionalBatchNorm(const ShapeContext &ctx) {
   return out;
 }
 
+/// _batch_norm_with_update: training-mode statistics and the reserve
+/// space, empty on the CPU.
+std::vector<Type> batchNormWithUpdate(const ShapeContext &ctx) {
+  TensorType stats = batchNormStats(ctx, true);
+  TensorType reserve = contiguousType(ctx.syms(), DType::UInt8, {ctx.syms().constant(0)},
+                                      ctx.tensor("input").device);
+  return {result(batchNormOutput(ctx)), result(stats), result(stats), result(reserve)};
+}
+
 std::vector<Type> groupNorm(const ShapeContext &ctx) {
   const TensorType &input = ctx.tensor("input");
   if (input.rank() < 2)
@@ -542,6 +551,7 @@ std::vector<Type> nllLossForward(const ShapeContext &ctx) {
 
 constexpr ShapeEntry kEntries[] = {
     {ops::aten__adaptive_avg_pool2d_default, adaptiveAvgPool2d},
+    {ops::aten__batch_norm_with_update_default, batchNormWithUpdate},
     {ops::aten__native_batch_norm_legit_default, nativeBatchNorm},
     {ops::aten__native_batch_norm_legit_no_stats, nativeBatchNorm},
     {ops::aten__native_batch_norm_legit_functional_default, functionalBatchNorm},

@@ -519,3 +519,45 @@ TEST_F(ShapeInferenceTest, UnknownOpAndBadArguments) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Products, distances, FFTs and integrals
+//===----------------------------------------------------------------------===//
+
+TEST_F(ShapeInferenceTest, ProductsFftsAndIntegrals) {
+  Value *i64 = input(DType::Int64, ints({3}));
+  EXPECT_EQ(infer(ops::aten_addbmm_default, {tensor("self", f32({1})),
+                                          tensor("batch1", f32({2, 3, 4})),
+                                          tensor("batch2", f32({2, 4, 5}))}),
+            "f32[3, 5]");
+  EXPECT_EQ(infer(ops::aten_addmv_default, {tensor("self", f32({2})), tensor("mat", f32({3, 4})),
+                                         tensor("vec", f32({4}))}),
+            "error: aten.addmv.default: sizes 2 and 3 do not broadcast");
+  EXPECT_EQ(infer(ops::aten_dot_default, {tensor("self", i64), tensor("tensor", i64)}), "i64[]");
+  EXPECT_EQ(infer(ops::aten_mv_default, {tensor("self", f32({2, 3})), tensor("vec", f32({4}))}),
+            "error: aten.mv.default: mv: sizes 3 and 4 do not match");
+  EXPECT_EQ(infer(ops::aten_inner_default, {tensor("self", f32({2, 3})), tensor("other", f32({4, 3}))}),
+            "f32[2, 4]");
+  EXPECT_EQ(infer(ops::aten_tensordot_default,
+                  {tensor("self", f32({2, 3, 4})), tensor("other", f32({4, 2, 5})),
+                   integers("dims_self", {0, 2}), integers("dims_other", {1, 0})}),
+            "f32[3, 5]");
+  EXPECT_EQ(infer(ops::aten_kron_default, {tensor("self", f32({2, 1, 3})), tensor("other", f32({4, 3}))}),
+            "f32[2, 4, 9]");
+  EXPECT_EQ(infer(ops::aten_trace_default, {tensor("self", input(DType::Int32, ints({2, 3})))}),
+            "i64[]");
+  EXPECT_EQ(infer(ops::aten_cdist_default, {tensor("x1", f32({2, 1, 3, 2})), tensor("x2", f32({4, 5, 2}))}),
+            "f32[2, 4, 3, 5]");
+  EXPECT_EQ(infer(ops::aten_fft_irfft_default, {tensor("self", i64)}), "f32[4]");
+  EXPECT_EQ(infer(ops::aten_fft_hfft2_default, {tensor("self", f32({5, 6, 7})),
+                                             integers("s", {3, 10})}),
+            "f32[5, 3, 10]");
+  EXPECT_EQ(infer(ops::aten_fft_irfftn_default, {tensor("self", f32({5, 6, 7}))}), "f32[5, 6, 12]");
+  EXPECT_EQ(infer(ops::aten_stft_default, {tensor("self", f32({2, 110})), integer("n_fft", 10)}),
+            "f32[2, 6, 51, 2]");
+  EXPECT_EQ(infer(ops::aten_cumulative_trapezoid_x,
+                  {tensor("y", input(DType::Int64, ints({2, 3}))), tensor("x", f32({3}))}),
+            "f32[2, 2]");
+  EXPECT_EQ(infer(ops::aten_gradient_scalarint, {tensor("self", f32({2, 3}))}),
+            "f32[2, 3], f32[2, 3]");
+}
