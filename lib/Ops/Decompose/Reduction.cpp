@@ -611,65 +611,6 @@ Results decomposeHistogramdd(RewriteContext &ctx) {
   return finish(ctx, out);
 }
 
-//===----------------------------------------------------------------------===//
-// Integration and differentiation of samples
-//===----------------------------------------------------------------------===//
-
-/// The trapezoids' areas along dim: (x[i+1] - x[i]) * (y[i+1] + y[i]) / 2,
-/// with a 1-D x spread along dim.
-Value *trapezoids(RewriteContext &ctx, Emit &e, int64_t &dim) {
-  Value *y = ctx.value("y"), *x = ctx.value("x");
-  dim = wrapDimension(ctx.integer("dim", -1), rankOf(y));
-  int64_t n = staticSize(sizesOf(y)[dim], "the integrated dim");
-  int64_t xdim = rankOf(x) == 1 ? 0 : dim;
-  int64_t m = std::max<int64_t>(n - 1, 0);
-  Value *dx = e.sub(e.slice(x, xdim, 1, m + 1), e.slice(x, xdim, 0, m));
-  if (rankOf(x) == 1 && rankOf(y) != 1)
-    dx = e.alongDim(dx, dim, rankOf(y));
-  Value *ysum = e.add(e.slice(y, dim, 1, m + 1), e.slice(y, dim, 0, m));
-  return e.div(e.mul(dx, ysum), 2.0);
-}
-
-Results decomposeTrapezoid(RewriteContext &ctx) {
-  Emit e(ctx);
-  int64_t dim;
-  Value *areas = trapezoids(ctx, e, dim);
-  return finish(ctx, {e.sum(areas, {dim}, false)});
-}
-
-Results decomposeCumulativeTrapezoid(RewriteContext &ctx) {
-  Emit e(ctx);
-  int64_t dim;
-  Value *areas = trapezoids(ctx, e, dim);
-  return finish(ctx, {e.op(ops::aten_cumsum_default, {{"self", areas}, {"dim", dim}})});
-}
-
-/// gradient with one spacing for every dim and edge_order 1: central
-/// differences inside, one-sided ones at the two ends.
-Results decomposeGradient(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = self(ctx);
-  if (ctx.integer("edge_order", 1) != 1)
-    rewriteFail("gradient with edge_order 2 is not supported");
-  double h = optNumber(ctx, "spacing").value_or(Number::integer(1)).value();
-  Dims dims =
-      ctx.has("dim") ? Dims{wrapDimension(ctx.integer("dim"), rankOf(x))} : wrapDims({}, rankOf(x));
-  std::vector<Value *> out;
-  for (int64_t d : dims) {
-    int64_t n = staticSize(sizesOf(x)[d], "a differentiated dim");
-    if (n < 2)
-      rewriteFail("gradient needs at least 2 points along each dim");
-    Value *first = e.div(e.sub(e.slice(x, d, 1, 2), e.slice(x, d, 0, 1)), h);
-    Value *last = e.div(e.sub(e.slice(x, d, n - 1, n), e.slice(x, d, n - 2, n - 1)), h);
-    std::vector<Value *> parts = {first};
-    if (n > 2)
-      parts.push_back(e.div(e.sub(e.slice(x, d, 2, n), e.slice(x, d, 0, n - 2)), 2 * h));
-    parts.push_back(last);
-    out.push_back(e.cat(parts, d));
-  }
-  return finish(ctx, out);
-}
-
 const DecompositionEntry kReductionDecompositions[] = {
     {ops::aten__log_softmax_default, decomposeLogSoftmax},
     {ops::aten__safe_softmax_default, decomposeSafeSoftmax},
@@ -684,8 +625,6 @@ const DecompositionEntry kReductionDecompositions[] = {
     {ops::aten_cummax_default, decomposeCummax},
     {ops::aten_cummin_default, decomposeCummin},
     {ops::aten_cumprod_default, decomposeCumprod},
-    {ops::aten_cumulative_trapezoid_x, decomposeCumulativeTrapezoid},
-    {ops::aten_gradient_scalarint, decomposeGradient},
     {ops::aten_histc_default, decomposeHistc},
     {ops::aten_histogram_bin_ct, decomposeHistogram},
     {ops::aten_histogram_bins_tensor, decomposeHistogram},
@@ -713,8 +652,6 @@ const DecompositionEntry kReductionDecompositions[] = {
     {ops::aten_std_mean_default, decomposeStdMean},
     {ops::aten_std_mean_dim, decomposeStdMean},
     {ops::aten_sum_default, decomposeSumDefault},
-    {ops::aten_trapezoid_x, decomposeTrapezoid},
-    {ops::aten_trapz_x, decomposeTrapezoid},
     {ops::aten_var_correction, decomposeVar},
     {ops::aten_var_default, decomposeVar},
     {ops::aten_var_dim, decomposeVar},
