@@ -158,6 +158,13 @@ Value *isNan(Emit &e, Value *x) { return e.unary(ops::aten_isnan_default, x); }
 Value *both(Emit &e, Value *a, Value *b) {
   return e.op(ops::aten_logical_and_default, {{"self", a}, {"other", b}});
 }
+Value *either(Emit &e, Value *a, Value *b) {
+  return e.op(ops::aten_logical_or_default, {{"self", a}, {"other", b}});
+}
+/// 2^k in k's dtype.
+Value *powerOfTwo(Emit &e, Value *k) {
+  return e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, k)}, {"exponent", k}});
+}
 
 /// Whether x's sign bit is set: x < 0, and -0.0 (whose reciprocal is -inf).
 Value *signBit(Emit &e, Value *x) {
@@ -207,9 +214,7 @@ Results decomposeSinc(RewriteContext &ctx) {
   });
 }
 Results decomposeExp2(RewriteContext &ctx) {
-  return formula(ctx, [](Emit &e, Value *x) {
-    return e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, x)}, {"exponent", x}});
-  });
+  return formula(ctx, powerOfTwo);
 }
 Results decomposeDeg2rad(RewriteContext &ctx) {
   return formula(ctx, [](Emit &e, Value *x) { return e.mul(x, M_PI / 180); });
@@ -739,7 +744,7 @@ Results decomposeFloatPower(RewriteContext &ctx) {
 /// ldexp(x, k) = x * 2^k.
 Results decomposeLdexp(RewriteContext &ctx) {
   return binaryFormula(ctx, [](Emit &e, Value *x, Value *k) {
-    return e.mul(x, e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, x)}, {"exponent", k}}));
+    return e.mul(x, powerOfTwo(e, k));
   });
 }
 
@@ -765,35 +770,66 @@ Results decomposeIsclose(RewriteContext &ctx) {
   Value *error = e.unary(ops::aten_abs_default, e.sub(x, y));
   Value *allowed = e.add(e.mul(e.unary(ops::aten_abs_default, y), rtol), atol);
   Value *close = both(e, e.compare(Cmp::Lt, error, Number::real(kInf)), e.compare(Cmp::Le, error, allowed));
-  auto either = [&](Value *a, Value *b) { return e.op(ops::aten_logical_or_default, {{"self", a}, {"other", b}}); };
-  close = either(close, e.compare(Cmp::Eq, x, y));
+  close = either(e, close, e.compare(Cmp::Eq, x, y));
   if (ctx.boolean("equal_nan", false))
-    close = either(close, both(e, isNan(e, x), isNan(e, y)));
+    close = either(e, close, both(e, isNan(e, x), isNan(e, y)));
   return finish(ctx, {close});
 }
 
-/// frexp: x = m 2^e with 0.5 <= |m| < 1 (m = x, e = 0 for 0, inf, NaN),
-/// from log2|x| in float64, corrected by one where it rounded across a
-/// power of two.
-Results decomposeFrexp(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = e.cast(self(ctx), DType::Float64);
+/// frexp's parts of a float64 x: x = m 2^e with 0.5 <= |m| < 1 (m = x,
+/// e = 0 for 0, inf and NaN), e from log2|x| and corrected by one where
+/// that rounded across a power of two.
+struct FrexpParts {
+  Value *mantissa, *exponent;
+};
+FrexpParts frexpParts(Emit &e, Value *x) {
   Value *magnitude = e.unary(ops::aten_abs_default, x);
   Value *exponent = e.add(e.unary(ops::aten_floor_default,
                                   e.div(e.unary(ops::aten_log_default, magnitude), M_LN2)), 1.0);
-  auto scale = [&](Value *k) {
-    return e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, x)}, {"exponent", k}});
-  };
-  Value *mantissa = e.mul(x, scale(e.unary(ops::aten_neg_default, exponent)));
+  Value *mantissa = e.mul(x, powerOfTwo(e, e.unary(ops::aten_neg_default, exponent)));
   Value *m = e.unary(ops::aten_abs_default, mantissa);
   Value *high = e.compare(Cmp::Ge, m, Number::integer(1));
   Value *low = e.compare(Cmp::Lt, m, Number::real(0.5));
   mantissa = e.where(high, e.mul(mantissa, 0.5), e.where(low, e.mul(mantissa, 2.0), mantissa));
   exponent = e.where(high, e.add(exponent, 1.0), e.where(low, e.sub(exponent, 1.0), exponent));
-  Value *special = e.op(ops::aten_logical_or_default,
-                        {{"self", e.compare(Cmp::Eq, x, Number::integer(0))},
-                         {"other", e.logicalNot(e.compare(Cmp::Lt, magnitude, Number::real(kInf)))}});
-  return finish(ctx, {e.where(special, x, mantissa), e.where(special, zeroOf(e, x), exponent)});
+  Value *special = either(e, e.compare(Cmp::Eq, x, Number::integer(0)),
+                          e.logicalNot(e.compare(Cmp::Lt, magnitude, Number::real(kInf))));
+  return {e.where(special, x, mantissa), e.where(special, zeroOf(e, x), exponent)};
+}
+
+Results decomposeFrexp(RewriteContext &ctx) {
+  Emit e(ctx);
+  FrexpParts parts = frexpParts(e, e.cast(self(ctx), DType::Float64));
+  return finish(ctx, {parts.mantissa, parts.exponent});
+}
+
+/// nextafter(x, y): x moved by one unit in the last place of its dtype
+/// towards y, computed exactly in float64: the unit is 2^(e - digits) for
+/// x = m 2^e, half that below a power of two, and never below the smallest
+/// subnormal; y itself where x = y.
+Results decomposeNextafter(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  int digits = t == DType::Float64 ? 53 : t == DType::Float32 ? 24 : t == DType::Float16 ? 11 : 8;
+  int minExponent = t == DType::Float64 ? -1074 : t == DType::Float32 ? -149 : t == DType::Float16 ? -24 : -133;
+  if (!isFloatingPoint(t))
+    return std::nullopt;
+  Value *x = e.cast(self(ctx), DType::Float64), *y = e.cast(ctx.value("other"), DType::Float64);
+  FrexpParts parts = frexpParts(e, x);
+  Value *up = e.compare(Cmp::Gt, y, x);
+  Value *positive = e.compare(Cmp::Gt, x, Number::integer(0));
+  Value *towardZero = e.compare(Cmp::Ne, up, positive);
+  Value *atPower = e.compare(Cmp::Eq, e.unary(ops::aten_abs_default, parts.mantissa), Number::real(0.5));
+  Value *exponent = e.sub(parts.exponent, static_cast<double>(digits));
+  exponent = e.where(both(e, towardZero, atPower), e.sub(exponent, 1.0), exponent);
+  exponent = e.maximum(exponent, numberOf(e, minExponent, x));
+  Value *unit = powerOfTwo(e, exponent);
+  Value *moved = e.where(up, e.add(x, unit), e.sub(x, unit));
+  double tiny = std::ldexp(1.0, minExponent);
+  Value *fromZero = e.where(up, numberOf(e, tiny, x), numberOf(e, -tiny, x));
+  moved = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), fromZero, moved);
+  moved = e.where(e.compare(Cmp::Eq, x, y), y, moved);
+  return finish(ctx, {e.where(either(e, isNan(e, x), isNan(e, y)), e.add(x, y), moved)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -826,9 +862,8 @@ Results shift(RewriteContext &ctx, bool left) {
   int64_t bits = 8 * static_cast<int64_t>(dtypeSize(t));
   // A right shift by bits - 1 is the sign too, and 2^(bits - 1) overflows.
   int64_t limit = left ? bits : bits - 1;
-  Value *outside = e.op(ops::aten_logical_or_default,
-                        {{"self", e.compare(Cmp::Lt, count, Number::integer(0))},
-                         {"other", e.compare(Cmp::Ge, count, Number::integer(limit))}});
+  Value *outside = either(e, e.compare(Cmp::Lt, count, Number::integer(0)),
+                         e.compare(Cmp::Ge, count, Number::integer(limit)));
   Value *safeCount = e.where(outside, e.scalar(Number::integer(0), t), count);
   Value *power = e.op(ops::aten_pow_Tensor_Tensor,
                       {{"self", e.scalar(Number::integer(2), t)}, {"exponent", safeCount}});
@@ -913,6 +948,7 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_mul_Scalar, decomposeMulScalar},
     {ops::aten_mvlgamma_default, decomposeMvlgamma},
     {ops::aten_nan_to_num_default, decomposeNanToNum},
+    {ops::aten_nextafter_default, decomposeNextafter},
     {ops::aten_polygamma_default, decomposePolygamma},
     {ops::aten_pow_Scalar, decomposePowScalar},
     {ops::aten_rad2deg_default, decomposeRad2deg},
