@@ -600,17 +600,10 @@ Results decomposeWhereScalar(RewriteContext &ctx) {
 // of their own: ScalarOps.def's SPECIAL rows)
 //===----------------------------------------------------------------------===//
 
-/// `op` applied to the op's own argument (of any name): i0 for
-/// special_modified_bessel_i0, ...
-Results sameFunction(RewriteContext &ctx, OpId op) {
+/// Op applied to self: i0 for special_modified_bessel_i0, ...
+template <OpId Op> Results sameFunction(RewriteContext &ctx) {
   Emit e(ctx);
-  return finish(ctx, {e.unary(op, inComputeDType(ctx, e))});
-}
-Results decomposeModifiedBesselI0(RewriteContext &ctx) {
-  return sameFunction(ctx, ops::aten_i0_default);
-}
-Results decomposeModifiedBesselI1(RewriteContext &ctx) {
-  return sameFunction(ctx, ops::aten_special_i1_default);
+  return finish(ctx, {e.unary(Op, inComputeDType(ctx, e))});
 }
 
 /// sin(x) / x, 1 at 0 and 0 at infinity.
@@ -692,24 +685,12 @@ Results decomposeMvlgamma(RewriteContext &ctx) {
   return finish(ctx, {e.add(sum, static_cast<double>(p * (p - 1)) / 4 * std::log(M_PI))});
 }
 
-/// The shifted polynomials: P*_n(x) = P_n(2x - 1).
-Results shiftedPolynomial(RewriteContext &ctx, OpId op) {
+/// The shifted polynomials: P*_n(x) = P_n(2x - 1), Op being P.
+template <OpId Op> Results shiftedPolynomial(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = inComputeDType(ctx, e, "x");
   Value *shifted = e.sub(e.mul(x, 2.0), 1.0);
-  return finish(ctx, {e.op(op, {{"x", shifted}, {"n", ctx.value("n")}})});
-}
-Results decomposeShiftedChebyshevT(RewriteContext &ctx) {
-  return shiftedPolynomial(ctx, ops::aten_special_chebyshev_polynomial_t_default);
-}
-Results decomposeShiftedChebyshevU(RewriteContext &ctx) {
-  return shiftedPolynomial(ctx, ops::aten_special_chebyshev_polynomial_u_default);
-}
-Results decomposeShiftedChebyshevV(RewriteContext &ctx) {
-  return shiftedPolynomial(ctx, ops::aten_special_chebyshev_polynomial_v_default);
-}
-Results decomposeShiftedChebyshevW(RewriteContext &ctx) {
-  return shiftedPolynomial(ctx, ops::aten_special_chebyshev_polynomial_w_default);
+  return finish(ctx, {e.op(Op, {{"x", shifted}, {"n", ctx.value("n")}})});
 }
 
 //===----------------------------------------------------------------------===//
@@ -853,7 +834,7 @@ Results decomposeLcm(RewriteContext &ctx) {
 /// Shifts as torch defines them: by a count outside [0, bits) a left shift
 /// gives 0 and a right shift the sign; a right shift is a floor division by
 /// 2^count (arithmetic for signed types).
-Results shift(RewriteContext &ctx, bool left) {
+template <bool Left> Results shift(RewriteContext &ctx) {
   Emit e(ctx);
   DType t = ctx.resultType().dtype;
   if (isFloatingPoint(t) || t == DType::Bool)
@@ -861,13 +842,13 @@ Results shift(RewriteContext &ctx, bool left) {
   Value *a = e.cast(self(ctx), t), *count = e.cast(ctx.value("other"), t);
   int64_t bits = 8 * static_cast<int64_t>(dtypeSize(t));
   // A right shift by bits - 1 is the sign too, and 2^(bits - 1) overflows.
-  int64_t limit = left ? bits : bits - 1;
+  int64_t limit = Left ? bits : bits - 1;
   Value *outside = either(e, e.compare(Cmp::Lt, count, Number::integer(0)),
                          e.compare(Cmp::Ge, count, Number::integer(limit)));
   Value *safeCount = e.where(outside, e.scalar(Number::integer(0), t), count);
   Value *power = e.op(ops::aten_pow_Tensor_Tensor,
                       {{"self", e.scalar(Number::integer(2), t)}, {"exponent", safeCount}});
-  if (left)
+  if (Left)
     return finish(ctx, {e.where(outside, e.scalar(Number::integer(0), t), e.mul(a, power))});
   Value *quotient = e.op(ops::aten_div_Tensor_mode,
                          {{"self", a}, {"other", power}, {"rounding_mode", "floor"}});
@@ -875,8 +856,6 @@ Results shift(RewriteContext &ctx, bool left) {
                         e.scalar(Number::integer(0), t));
   return finish(ctx, {e.where(outside, sign, quotient)});
 }
-Results decomposeBitwiseLeftShift(RewriteContext &ctx) { return shift(ctx, true); }
-Results decomposeBitwiseRightShift(RewriteContext &ctx) { return shift(ctx, false); }
 
 const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten___and___Tensor, decomposeAnd},
@@ -889,9 +868,9 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_atan2_default, decomposeAtan2},
     {ops::aten_atanh_default, decomposeAtanh},
     {ops::aten_bitwise_and_Scalar, decomposeBitwiseAndScalar},
-    {ops::aten_bitwise_left_shift_Tensor, decomposeBitwiseLeftShift},
+    {ops::aten_bitwise_left_shift_Tensor, shift<true>},
     {ops::aten_bitwise_or_Scalar, decomposeBitwiseOrScalar},
-    {ops::aten_bitwise_right_shift_Tensor, decomposeBitwiseRightShift},
+    {ops::aten_bitwise_right_shift_Tensor, shift<false>},
     {ops::aten_bitwise_xor_Tensor, decomposeBitwiseXor},
     {ops::aten_celu_default, decomposeCelu},
     {ops::aten_clamp_Tensor, decomposeClamp},
@@ -968,14 +947,14 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_softshrink_default, decomposeSoftshrink},
     {ops::aten_special_entr_default, decomposeEntr},
     {ops::aten_special_log_ndtr_default, decomposeLogNdtr},
-    {ops::aten_special_modified_bessel_i0_default, decomposeModifiedBesselI0},
-    {ops::aten_special_modified_bessel_i1_default, decomposeModifiedBesselI1},
+    {ops::aten_special_modified_bessel_i0_default, sameFunction<ops::aten_i0_default>},
+    {ops::aten_special_modified_bessel_i1_default, sameFunction<ops::aten_special_i1_default>},
     {ops::aten_special_ndtr_default, decomposeNdtr},
     {ops::aten_special_polygamma_default, decomposePolygamma},
-    {ops::aten_special_shifted_chebyshev_polynomial_t_default, decomposeShiftedChebyshevT},
-    {ops::aten_special_shifted_chebyshev_polynomial_u_default, decomposeShiftedChebyshevU},
-    {ops::aten_special_shifted_chebyshev_polynomial_v_default, decomposeShiftedChebyshevV},
-    {ops::aten_special_shifted_chebyshev_polynomial_w_default, decomposeShiftedChebyshevW},
+    {ops::aten_special_shifted_chebyshev_polynomial_t_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_t_default>},
+    {ops::aten_special_shifted_chebyshev_polynomial_u_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_u_default>},
+    {ops::aten_special_shifted_chebyshev_polynomial_v_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_v_default>},
+    {ops::aten_special_shifted_chebyshev_polynomial_w_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_w_default>},
     {ops::aten_special_spherical_bessel_j0_default, decomposeSphericalBesselJ0},
     {ops::aten_special_xlog1py_default, decomposeXlog1py},
     {ops::aten_square_default, decomposeSquare},
