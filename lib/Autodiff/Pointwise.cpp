@@ -30,6 +30,21 @@ template <Value *(*Factor)(Emit &, Value *x, Value *y)> InputGrads chain(Derivat
 
 /// erf's derivative is exp(-x^2) times this.
 const double kTwoOverSqrtPi = 2 / std::sqrt(std::numbers::pi);
+/// erfinv's and ndtri's derivatives are exp(y^2) and exp(y^2 / 2) times these.
+const double kSqrtPiOverTwo = std::sqrt(std::numbers::pi) / 2;
+const double kSqrtTwoPi = std::sqrt(2 * std::numbers::pi);
+
+/// polygamma(1, x) = zeta(2, x), digamma's derivative.
+Value *trigamma(Emit &e, Value *x) {
+  return e.op(ops::aten_special_zeta_default, {{"self", scalarLike(e, x, 2)}, {"other", x}});
+}
+
+/// lower - y / x, 1/2 at x = 0: the derivative of J1, I1 and I1e from their
+/// neighbours of order 0 (lower), whose value at 0 is 1.
+Value *lowerMinusOverX(Emit &e, Value *lower, Value *x, Value *y) {
+  Value *atZero = e.compare(decompose::Cmp::Eq, x, Number::integer(0));
+  return e.where(atZero, scalarLike(e, y, 0.5), e.sub(lower, e.div(y, x)));
+}
 
 // The factors of the GC_UNARY_OP rows' derivatives: factor_aten_exp_default.
 #define GC_OP(ID, NAME, SET, TRAITS, SUMMARY, SCHEMA)
@@ -174,6 +189,7 @@ const DerivativeEntry kEntries[] = {
     {ops::aten_eq_Tensor, nullptr, "none (bool)"},
     {ops::aten_floor_default, nullptr, "0 (piecewise constant)"},
     {ops::aten_fmod_Tensor, dRemainder<ops::aten_trunc_default>, "self: g; other: -g * trunc(self / other)"},
+    {ops::aten_gcd_default, nullptr, "none (integer)"},
     {ops::aten_ge_Scalar, nullptr, "none (bool)"},
     {ops::aten_ge_Tensor, nullptr, "none (bool)"},
     {ops::aten_gt_Scalar, nullptr, "none (bool)"},

@@ -364,3 +364,19 @@ int64_t gc_powi64(int64_t base, int64_t exponent) {
   }
   return (int64_t)result;
 }
+
+/* Greatest common divisor, non-negative, as torch's gcd (Euclid's). */
+int64_t gc_gcd64(int64_t a, int64_t b) {
+  uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a;
+  uint64_t y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
+  while (y) {
+    uint64_t r = x % y;
+    x = y;
+    y = r;
+  }
+  return (int64_t)x;
+}
+
+/*--- special functions: gc_digamma, gc_bessel_j0, ... (double only) --------*/
+
+#include "../IR/SpecialMath.inc"

@@ -125,6 +125,15 @@ llvm::Value *ScalarEmitter::math(llvm::StringRef name, llvm::ArrayRef<llvm::Valu
   return call(full, args);
 }
 
+/// A special function: gc_NAME of the math library, which works in double.
+llvm::Value *ScalarEmitter::special(llvm::StringRef name, llvm::ArrayRef<llvm::Value *> args) {
+  llvm::Type *type = args[0]->getType();
+  std::vector<llvm::Value *> wide;
+  for (llvm::Value *a : args)
+    wide.push_back(b_.CreateFPExt(a, b_.getDoubleTy()));
+  return b_.CreateFPTrunc(call("gc_" + name.str(), wide), type);
+}
+
 /// Python floor division; a zero divisor gives a harmless value instead
 /// of a trap (torch raises before the kernel runs), and x // -1 is -x so
 /// that INT_MIN // -1 cannot trap either.
@@ -278,6 +287,7 @@ llvm::Value *ScalarEmitter::floatOp(ScalarOp sop, llvm::Value *x, llvm::Value *y
   // The rows of ScalarOps.def that a math function computes.
 #define GC_CALL_LIBRARY(NAME, ARITY) return math(NAME, ARITY == 1 ? Args{x} : Args{x, y}, true);
 #define GC_CALL_LIBM(NAME, ARITY) return math(NAME, ARITY == 1 ? Args{x} : Args{x, y}, false);
+#define GC_CALL_SPECIAL(NAME, ARITY) return special(NAME, ARITY == 1 ? Args{x} : Args{x, y});
 #define GC_CALL_EMITTER(NAME, ARITY) break;
 #define GC_SCALAR_OP(ID, NAME, ARITY, CPU, EVAL)                                                  \
   case ScalarOp::ID:                                                                              \
@@ -285,6 +295,7 @@ llvm::Value *ScalarEmitter::floatOp(ScalarOp sop, llvm::Value *x, llvm::Value *y
 #include "gc/IR/ScalarOps.def"
 #undef GC_SCALAR_OP
 #undef GC_CALL_EMITTER
+#undef GC_CALL_SPECIAL
 #undef GC_CALL_LIBM
 #undef GC_CALL_LIBRARY
   }
@@ -388,6 +399,10 @@ llvm::Value *ScalarEmitter::intOp(ScalarOp sop, DType t, llvm::Value *x, llvm::V
     return b_.CreateOr(x, y);
   case ScalarOp::BitwiseXor:
     return b_.CreateXor(x, y);
+  case ScalarOp::Gcd: {
+    auto widen = [&](llvm::Value *v) { return b_.CreateIntCast(v, b_.getInt64Ty(), !u); };
+    return b_.CreateTrunc(call("gc_gcd64", {widen(x), widen(y)}), type);
+  }
   default:
     return nullptr;
   }

@@ -67,6 +67,7 @@ private:
   using Value = llvm::Value;
 
   Value *math(llvm::StringRef name, llvm::ArrayRef<Value *> args, bool inLibrary);
+  Value *special(llvm::StringRef name, llvm::ArrayRef<Value *> args);
   Value *intTruncDiv(Value *a, Value *d, bool isUnsigned);
   Value *floatFloorDiv(Value *a, Value *d);
   Value *floatRemainder(Value *a, Value *d);

@@ -8,6 +8,10 @@ namespace gc {
 
 namespace {
 
+// gc_digamma and the other special functions of the SPECIAL rows, the
+// same text the kernels' math library compiles.
+#include "SpecialMath.inc"
+
 /// Python's remainder: the sign of the divisor.
 double pythonRemainder(double x, double y) {
   double r = std::fmod(x, y);

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace gc {
 namespace {
@@ -265,6 +266,7 @@ Expected<Num> computeInt(ScalarOp op, DType dtype, const Num *a, const Num *b) {
   case ScalarOp::BitwiseAnd: r = x & y; break;
   case ScalarOp::BitwiseOr: r = x | y; break;
   case ScalarOp::BitwiseXor: r = x ^ y; break;
+  case ScalarOp::Gcd: r = std::gcd(x, y); break;
   default:
     return makeError() << scalarOpName(op) << " is not defined on integer values";
   }

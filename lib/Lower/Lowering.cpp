@@ -299,6 +299,8 @@ constexpr unsigned kReuseInlineCost = 4;
 #define GC_BIN(NAME, OP) OpLowering{NAME, &GraphLowerer::binary, ScalarOp::OP}
 #define GC_CMP(NAME, OP) OpLowering{NAME, &GraphLowerer::compare, ScalarOp::OP}
 #define GC_UN(NAME, OP) OpLowering{NAME, &GraphLowerer::unary, ScalarOp::OP}
+#define GC_POLY(NAME, OP) OpLowering{NAME, &GraphLowerer::binary, ScalarOp::OP, "x", "n"}
+#define GC_UN_X(NAME, OP) OpLowering{NAME, &GraphLowerer::unary, ScalarOp::OP, "x"}
 
 const OpRegistry<OpLowering> &lowerings() {
   static const OpRegistry<OpLowering> registry = [] {
@@ -324,6 +326,19 @@ const OpRegistry<OpLowering> &lowerings() {
         GC_BIN(ops::aten_bitwise_or_Tensor, BitwiseOr),
         GC_BIN(ops::aten_bitwise_or_Scalar, BitwiseOr),
         GC_BIN(ops::aten_bitwise_xor_Tensor, BitwiseXor),
+        GC_BIN(ops::aten_gcd_default, Gcd),
+        // Special functions of two tensors.
+        GC_BIN(ops::aten_igamma_default, Igamma),
+        GC_BIN(ops::aten_igammac_default, Igammac),
+        GC_BIN(ops::aten_special_zeta_default, Zeta),
+        GC_POLY(ops::aten_special_chebyshev_polynomial_t_default, ChebyshevT),
+        GC_POLY(ops::aten_special_chebyshev_polynomial_u_default, ChebyshevU),
+        GC_POLY(ops::aten_special_chebyshev_polynomial_v_default, ChebyshevV),
+        GC_POLY(ops::aten_special_chebyshev_polynomial_w_default, ChebyshevW),
+        GC_POLY(ops::aten_special_hermite_polynomial_h_default, HermiteH),
+        GC_POLY(ops::aten_special_hermite_polynomial_he_default, HermiteHe),
+        GC_POLY(ops::aten_special_laguerre_polynomial_l_default, LaguerreL),
+        GC_POLY(ops::aten_special_legendre_polynomial_p_default, LegendreP),
         OpLowering{ops::aten_pow_Tensor_Tensor, &GraphLowerer::binary, ScalarOp::Pow, "self",
                    "exponent"},
         OpLowering{ops::aten_pow_Tensor_Scalar, &GraphLowerer::binary, ScalarOp::Pow, "self",
@@ -358,6 +373,9 @@ const OpRegistry<OpLowering> &lowerings() {
         GC_UN(ops::aten_trunc_default, Trunc),
         GC_UN(ops::aten_sign_default, Sign),
         GC_UN(ops::aten_bitwise_not_default, BitwiseNot),
+        GC_UN_X(ops::aten_special_airy_ai_default, AiryAi),
+        GC_UN_X(ops::aten_special_scaled_modified_bessel_k0_default, K0e),
+        GC_UN_X(ops::aten_special_scaled_modified_bessel_k1_default, K1e),
         OpLowering{ops::aten_isnan_default, &GraphLowerer::predicate, ScalarOp::IsNan},
         OpLowering{ops::aten_logical_not_default, &GraphLowerer::predicate, ScalarOp::LogicalNot},
         OpLowering{ops::aten_where_self, &GraphLowerer::where},
@@ -423,6 +441,8 @@ const OpRegistry<OpLowering> &lowerings() {
 #undef GC_BIN
 #undef GC_CMP
 #undef GC_UN
+#undef GC_POLY
+#undef GC_UN_X
 
 /// True if `op` lowers to a strided view of its input (GraphLowerer::view):
 /// a read of its result is a read of the input. clone is one of them, though
@@ -704,7 +724,7 @@ Error GraphLowerer::logical(const Node &n, const OpLowering &e) {
 }
 
 Error GraphLowerer::unary(const Node &n, const OpLowering &e) {
-  Operand a = operand(n, "self");
+  Operand a = operand(n, e.lhs);
   const TensorType &rt = resultType(n);
   DType dtype = rt.dtype;
   ScalarOp op = e.scalar;

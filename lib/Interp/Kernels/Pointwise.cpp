@@ -22,6 +22,7 @@
 #include <concepts>
 #include <functional>
 #include <numbers>
+#include <numeric>
 #include <optional>
 #include <type_traits>
 
@@ -229,6 +230,7 @@ constexpr Overloaded kRelu{[](double x) { return std::isnan(x) || x > 0 ? x : 0.
 /// A ScalarOp's math on one value (ScalarEval.h), shared with the loop
 /// interpreter.
 template <ScalarOp Op> double scalar(double x) { return *evalFloatScalarOp(Op, x); }
+template <ScalarOp Op> double scalar2(double x, double y) { return *evalFloatScalarOp(Op, x, y); }
 
 double silu(double x) { return x * scalar<ScalarOp::Sigmoid>(x); }
 double hardsigmoid(double x) { return std::clamp(x + 3, 0.0, 6.0) / 6; }
@@ -274,9 +276,20 @@ template <auto Fn> Results logical(const OpCall &call) {
 /// Math on floating values: integer and bool inputs become float32 (torch's
 /// default dtype) first.
 template <auto Fn> Results unaryFloat(const OpCall &call) {
-  Operand self = operand(call, "self");
+  // self, or x for some special functions
+  Operand self = operand(call, call.node().args().front().name);
   DType t = isFloatingPoint(self.dtype()) ? self.dtype() : DType::Float32;
   return {pointwise(t, t, Fn, self)};
+}
+
+/// A special function of two tensors (self and other, or x and n), in
+/// floating point as unaryFloat.
+template <auto Fn> Results binaryFloat(const OpCall &call) {
+  const std::vector<NamedArg> &args = call.node().args();
+  Operand a = operand(call, args[0].name), b = operand(call, args[1].name);
+  DType t = promote(a, b);
+  t = isFloatingPoint(t) ? t : DType::Float32;
+  return {pointwise(t, t, Fn, a, b)};
 }
 
 /// An op that keeps its input's dtype.
@@ -673,6 +686,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_fmod_Scalar, binary<kFmod>},
     {ops::aten_remainder_Tensor, binary<kRemainder>},
     {ops::aten_remainder_Scalar, binary<kRemainder>},
+    {ops::aten_gcd_default, binary<[](int64_t a, int64_t b) { return std::gcd(a, b); }>},
     // Comparisons.
     {ops::aten_eq_Tensor, compare<std::equal_to<>{}>},
     {ops::aten_eq_Scalar, compare<std::equal_to<>{}>},
@@ -714,6 +728,21 @@ const KernelEntry kKernels[] = {
 #undef GC_OP
     {ops::aten_log2_default, unaryFloat<[](double x) { return std::log2(x); }>},
     {ops::aten_log10_default, unaryFloat<[](double x) { return std::log10(x); }>},
+    // Special functions (the rest are GC_UNARY_OP rows).
+    {ops::aten_special_airy_ai_default, unaryFloat<scalar<ScalarOp::AiryAi>>},
+    {ops::aten_special_scaled_modified_bessel_k0_default, unaryFloat<scalar<ScalarOp::K0e>>},
+    {ops::aten_special_scaled_modified_bessel_k1_default, unaryFloat<scalar<ScalarOp::K1e>>},
+    {ops::aten_igamma_default, binaryFloat<scalar2<ScalarOp::Igamma>>},
+    {ops::aten_igammac_default, binaryFloat<scalar2<ScalarOp::Igammac>>},
+    {ops::aten_special_zeta_default, binaryFloat<scalar2<ScalarOp::Zeta>>},
+    {ops::aten_special_chebyshev_polynomial_t_default, binaryFloat<scalar2<ScalarOp::ChebyshevT>>},
+    {ops::aten_special_chebyshev_polynomial_u_default, binaryFloat<scalar2<ScalarOp::ChebyshevU>>},
+    {ops::aten_special_chebyshev_polynomial_v_default, binaryFloat<scalar2<ScalarOp::ChebyshevV>>},
+    {ops::aten_special_chebyshev_polynomial_w_default, binaryFloat<scalar2<ScalarOp::ChebyshevW>>},
+    {ops::aten_special_hermite_polynomial_h_default, binaryFloat<scalar2<ScalarOp::HermiteH>>},
+    {ops::aten_special_hermite_polynomial_he_default, binaryFloat<scalar2<ScalarOp::HermiteHe>>},
+    {ops::aten_special_laguerre_polynomial_l_default, binaryFloat<scalar2<ScalarOp::LaguerreL>>},
+    {ops::aten_special_legendre_polynomial_p_default, binaryFloat<scalar2<ScalarOp::LegendreP>>},
     // Activations.
     {ops::aten_relu_default, unarySame<kRelu>},
     {ops::aten_relu__default, inPlace<unarySame<kRelu>>, "self"},

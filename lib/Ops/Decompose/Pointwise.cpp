@@ -158,6 +158,13 @@ Value *isNan(Emit &e, Value *x) { return e.unary(ops::aten_isnan_default, x); }
 Value *both(Emit &e, Value *a, Value *b) {
   return e.op(ops::aten_logical_and_default, {{"self", a}, {"other", b}});
 }
+Value *either(Emit &e, Value *a, Value *b) {
+  return e.op(ops::aten_logical_or_default, {{"self", a}, {"other", b}});
+}
+/// 2^k in k's dtype.
+Value *powerOfTwo(Emit &e, Value *k) {
+  return e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, k)}, {"exponent", k}});
+}
 
 /// Whether x's sign bit is set: x < 0, and -0.0 (whose reciprocal is -inf).
 Value *signBit(Emit &e, Value *x) {
@@ -207,9 +214,7 @@ Results decomposeSinc(RewriteContext &ctx) {
   });
 }
 Results decomposeExp2(RewriteContext &ctx) {
-  return formula(ctx, [](Emit &e, Value *x) {
-    return e.op(ops::aten_pow_Tensor_Tensor, {{"self", numberOf(e, 2, x)}, {"exponent", x}});
-  });
+  return formula(ctx, powerOfTwo);
 }
 Results decomposeDeg2rad(RewriteContext &ctx) {
   return formula(ctx, [](Emit &e, Value *x) { return e.mul(x, M_PI / 180); });
@@ -590,6 +595,268 @@ Results decomposeWhereScalar(RewriteContext &ctx) {
   return finish(ctx, {e.where(ctx.value("condition"), branch("self"), branch("other"))});
 }
 
+//===----------------------------------------------------------------------===//
+// Special functions that are formulas of core ones (the rest are core ops
+// of their own: ScalarOps.def's SPECIAL rows)
+//===----------------------------------------------------------------------===//
+
+/// Op applied to self: i0 for special_modified_bessel_i0, ...
+template <OpId Op> Results sameFunction(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.unary(Op, inComputeDType(ctx, e))});
+}
+
+/// sin(x) / x, 1 at 0 and 0 at infinity.
+Results decomposeSphericalBesselJ0(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e, "x");
+  Value *ratio = e.div(e.unary(ops::aten_sin_default, x), x);
+  Value *finite = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), numberOf(e, 1, x), ratio);
+  Value *infinite = e.compare(Cmp::Eq, e.unary(ops::aten_abs_default, x), Number::real(kInf));
+  return finish(ctx, {e.where(infinite, zeroOf(e, x), finite)});
+}
+
+/// -x ln(x) for x > 0, 0 at 0, -inf below; NaN stays.
+Results decomposeEntr(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *positive = e.unary(ops::aten_neg_default, e.mul(x, e.unary(ops::aten_log_default, x)));
+    Value *rest = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), zeroOf(e, x),
+                          numberOf(e, -kInf, x));
+    Value *value = e.where(e.compare(Cmp::Gt, x, Number::integer(0)), positive, rest);
+    return e.where(isNan(e, x), x, value);
+  });
+}
+
+/// Phi(x) = erfc(-x / sqrt(2)) / 2.
+Value *ndtr(Emit &e, Value *x) {
+  return e.mul(e.unary(ops::aten_erfc_default, e.mul(x, -M_SQRT1_2)), 0.5);
+}
+Results decomposeNdtr(RewriteContext &ctx) { return formula(ctx, ndtr); }
+
+/// log Phi(x): log1p(-Phi(-x)) from -1 up, and below, where Phi(x)
+/// underflows, log(erfcx(-x / sqrt(2)) / 2) - x^2 / 2.
+Results decomposeLogNdtr(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *upper = e.unary(ops::aten_log1p_default,
+                           e.unary(ops::aten_neg_default, ndtr(e, e.unary(ops::aten_neg_default, x))));
+    Value *scaled = e.unary(ops::aten_special_erfcx_default, e.mul(x, -M_SQRT1_2));
+    Value *lower = e.sub(e.unary(ops::aten_log_default, e.mul(scaled, 0.5)), e.mul(e.mul(x, x), 0.5));
+    return e.where(e.compare(Cmp::Lt, x, Number::integer(-1)), lower, upper);
+  });
+}
+
+/// x log1p(y), 0 where x is 0, NaN where y is.
+Results decomposeXlog1py(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
+    Value *product = e.mul(x, e.unary(ops::aten_log1p_default, y));
+    Value *zeroed = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), zeroOf(e, x), product);
+    return e.where(isNan(e, y), y, zeroed);
+  });
+}
+
+/// polygamma(n, x): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
+Results decomposePolygamma(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  int64_t n = ctx.integer("n");
+  if (n < 0)
+    return std::nullopt;
+  if (n == 0)
+    return finish(ctx, {e.unary(ops::aten_digamma_default, x)});
+  double factor = n % 2 ? 1 : -1;
+  for (int64_t k = 2; k <= n; ++k)
+    factor *= static_cast<double>(k);
+  Value *order = numberOf(e, static_cast<double>(n + 1), x);
+  Value *zeta = e.op(ops::aten_special_zeta_default, {{"self", order}, {"other", x}});
+  return finish(ctx, {e.mul(zeta, factor)});
+}
+
+/// The multivariate log-gamma function of order p:
+/// sum_{i < p} lgamma(x - i/2) + p (p - 1) / 4 ln(pi).
+Results decomposeMvlgamma(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e);
+  int64_t p = ctx.integer("p");
+  if (p < 1)
+    return std::nullopt;
+  Value *sum = e.unary(ops::aten_lgamma_default, x);
+  for (int64_t i = 1; i < p; ++i)
+    sum = e.add(sum, e.unary(ops::aten_lgamma_default, e.sub(x, 0.5 * static_cast<double>(i))));
+  return finish(ctx, {e.add(sum, static_cast<double>(p * (p - 1)) / 4 * std::log(M_PI))});
+}
+
+/// The shifted polynomials: P*_n(x) = P_n(2x - 1), Op being P.
+template <OpId Op> Results shiftedPolynomial(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = inComputeDType(ctx, e, "x");
+  Value *shifted = e.sub(e.mul(x, 2.0), 1.0);
+  return finish(ctx, {e.op(Op, {{"x", shifted}, {"n", ctx.value("n")}})});
+}
+
+//===----------------------------------------------------------------------===//
+// Complex-number ops on real tensors, and floating-point utilities
+//===----------------------------------------------------------------------===//
+
+/// angle of a real number: pi below 0, else 0; NaN stays.
+Results decomposeAngle(RewriteContext &ctx) {
+  return formula(ctx, [](Emit &e, Value *x) {
+    Value *angle = e.where(e.compare(Cmp::Lt, x, Number::integer(0)), numberOf(e, M_PI, x), zeroOf(e, x));
+    return e.where(isNan(e, x), x, angle);
+  });
+}
+/// real and conj_physical of a real tensor: the tensor itself.
+Results decomposeRealIdentity(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.clone(self(ctx))});
+}
+Results decomposeIsreal(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.fullLike(self(ctx), Number::integer(1), DType::Bool)});
+}
+
+/// float_power: pow in float64.
+Results decomposeFloatPower(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *base = e.cast(self(ctx), DType::Float64);
+  Value *exponent = e.cast(ctx.value("exponent"), DType::Float64);
+  return finish(ctx, {e.op(ops::aten_pow_Tensor_Tensor, {{"self", base}, {"exponent", exponent}})});
+}
+
+/// ldexp(x, k) = x * 2^k.
+Results decomposeLdexp(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *k) {
+    return e.mul(x, powerOfTwo(e, k));
+  });
+}
+
+/// log2(2^x + 2^y) = max + log1p(2^-|x - y|) / ln 2, and x + 1 where x = y
+/// (which keeps infinities).
+Results decomposeLogaddexp2(RewriteContext &ctx) {
+  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
+    Value *gap = e.unary(ops::aten_abs_default, e.sub(x, y));
+    Value *power = e.unary(ops::aten_exp_default, e.mul(gap, -M_LN2));
+    Value *general = e.add(e.maximum(x, y), e.div(e.unary(ops::aten_log1p_default, power), M_LN2));
+    return e.where(e.compare(Cmp::Eq, x, y), e.add(x, 1.0), general);
+  });
+}
+
+/// |x - y| <= atol + rtol |y| with a finite difference, or x == y; NaNs
+/// equal each other with equal_nan.
+Results decomposeIsclose(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = computeDType(typeOf(self(ctx)).dtype);
+  Value *x = e.cast(self(ctx), t), *y = e.cast(ctx.value("other"), t);
+  double rtol = optNumber(ctx, "rtol").value_or(Number::real(1e-5)).value();
+  double atol = optNumber(ctx, "atol").value_or(Number::real(1e-8)).value();
+  Value *error = e.unary(ops::aten_abs_default, e.sub(x, y));
+  Value *allowed = e.add(e.mul(e.unary(ops::aten_abs_default, y), rtol), atol);
+  Value *close = both(e, e.compare(Cmp::Lt, error, Number::real(kInf)), e.compare(Cmp::Le, error, allowed));
+  close = either(e, close, e.compare(Cmp::Eq, x, y));
+  if (ctx.boolean("equal_nan", false))
+    close = either(e, close, both(e, isNan(e, x), isNan(e, y)));
+  return finish(ctx, {close});
+}
+
+/// frexp's parts of a float64 x: x = m 2^e with 0.5 <= |m| < 1 (m = x,
+/// e = 0 for 0, inf and NaN), e from log2|x| and corrected by one where
+/// that rounded across a power of two.
+struct FrexpParts {
+  Value *mantissa, *exponent;
+};
+FrexpParts frexpParts(Emit &e, Value *x) {
+  Value *magnitude = e.unary(ops::aten_abs_default, x);
+  Value *exponent = e.add(e.unary(ops::aten_floor_default,
+                                  e.div(e.unary(ops::aten_log_default, magnitude), M_LN2)), 1.0);
+  Value *mantissa = e.mul(x, powerOfTwo(e, e.unary(ops::aten_neg_default, exponent)));
+  Value *m = e.unary(ops::aten_abs_default, mantissa);
+  Value *high = e.compare(Cmp::Ge, m, Number::integer(1));
+  Value *low = e.compare(Cmp::Lt, m, Number::real(0.5));
+  mantissa = e.where(high, e.mul(mantissa, 0.5), e.where(low, e.mul(mantissa, 2.0), mantissa));
+  exponent = e.where(high, e.add(exponent, 1.0), e.where(low, e.sub(exponent, 1.0), exponent));
+  Value *special = either(e, e.compare(Cmp::Eq, x, Number::integer(0)),
+                          e.logicalNot(e.compare(Cmp::Lt, magnitude, Number::real(kInf))));
+  return {e.where(special, x, mantissa), e.where(special, zeroOf(e, x), exponent)};
+}
+
+Results decomposeFrexp(RewriteContext &ctx) {
+  Emit e(ctx);
+  FrexpParts parts = frexpParts(e, e.cast(self(ctx), DType::Float64));
+  return finish(ctx, {parts.mantissa, parts.exponent});
+}
+
+/// nextafter(x, y): x moved by one unit in the last place of its dtype
+/// towards y, computed exactly in float64: the unit is 2^(e - digits) for
+/// x = m 2^e, half that below a power of two, and never below the smallest
+/// subnormal; y itself where x = y.
+Results decomposeNextafter(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  int digits = t == DType::Float64 ? 53 : t == DType::Float32 ? 24 : t == DType::Float16 ? 11 : 8;
+  int minExponent = t == DType::Float64 ? -1074 : t == DType::Float32 ? -149 : t == DType::Float16 ? -24 : -133;
+  if (!isFloatingPoint(t))
+    return std::nullopt;
+  Value *x = e.cast(self(ctx), DType::Float64), *y = e.cast(ctx.value("other"), DType::Float64);
+  FrexpParts parts = frexpParts(e, x);
+  Value *up = e.compare(Cmp::Gt, y, x);
+  Value *positive = e.compare(Cmp::Gt, x, Number::integer(0));
+  Value *towardZero = e.compare(Cmp::Ne, up, positive);
+  Value *atPower = e.compare(Cmp::Eq, e.unary(ops::aten_abs_default, parts.mantissa), Number::real(0.5));
+  Value *exponent = e.sub(parts.exponent, static_cast<double>(digits));
+  exponent = e.where(both(e, towardZero, atPower), e.sub(exponent, 1.0), exponent);
+  exponent = e.maximum(exponent, numberOf(e, minExponent, x));
+  Value *unit = powerOfTwo(e, exponent);
+  Value *moved = e.where(up, e.add(x, unit), e.sub(x, unit));
+  double tiny = std::ldexp(1.0, minExponent);
+  Value *fromZero = e.where(up, numberOf(e, tiny, x), numberOf(e, -tiny, x));
+  moved = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), fromZero, moved);
+  moved = e.where(e.compare(Cmp::Eq, x, y), y, moved);
+  return finish(ctx, {e.where(either(e, isNan(e, x), isNan(e, y)), e.add(x, y), moved)});
+}
+
+//===----------------------------------------------------------------------===//
+// Integer ops
+//===----------------------------------------------------------------------===//
+
+/// lcm(a, b) = |a / gcd(a, b) * b|, 0 where both are 0.
+Results decomposeLcm(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  Value *a = e.cast(self(ctx), t), *b = e.cast(ctx.value("other"), t);
+  Value *g = e.op(ops::aten_gcd_default, {{"self", a}, {"other", b}});
+  Value *zero = e.compare(Cmp::Eq, g, Number::integer(0));
+  Value *divisor = e.where(zero, e.scalar(Number::integer(1), t), g);
+  Value *quotient = e.op(ops::aten_div_Tensor_mode,
+                         {{"self", a}, {"other", divisor}, {"rounding_mode", "trunc"}});
+  Value *lcm = e.unary(ops::aten_abs_default, e.mul(quotient, b));
+  return finish(ctx, {e.where(zero, e.scalar(Number::integer(0), t), lcm)});
+}
+
+/// Shifts as torch defines them: by a count outside [0, bits) a left shift
+/// gives 0 and a right shift the sign; a right shift is a floor division by
+/// 2^count (arithmetic for signed types).
+template <bool Left> Results shift(RewriteContext &ctx) {
+  Emit e(ctx);
+  DType t = ctx.resultType().dtype;
+  if (isFloatingPoint(t) || t == DType::Bool)
+    return std::nullopt;
+  Value *a = e.cast(self(ctx), t), *count = e.cast(ctx.value("other"), t);
+  int64_t bits = 8 * static_cast<int64_t>(dtypeSize(t));
+  // A right shift by bits - 1 is the sign too, and 2^(bits - 1) overflows.
+  int64_t limit = Left ? bits : bits - 1;
+  Value *outside = either(e, e.compare(Cmp::Lt, count, Number::integer(0)),
+                         e.compare(Cmp::Ge, count, Number::integer(limit)));
+  Value *safeCount = e.where(outside, e.scalar(Number::integer(0), t), count);
+  Value *power = e.op(ops::aten_pow_Tensor_Tensor,
+                      {{"self", e.scalar(Number::integer(2), t)}, {"exponent", safeCount}});
+  if (Left)
+    return finish(ctx, {e.where(outside, e.scalar(Number::integer(0), t), e.mul(a, power))});
+  Value *quotient = e.op(ops::aten_div_Tensor_mode,
+                         {{"self", a}, {"other", power}, {"rounding_mode", "floor"}});
+  Value *sign = e.where(e.compare(Cmp::Lt, a, Number::integer(0)), e.scalar(Number::integer(-1), t),
+                        e.scalar(Number::integer(0), t));
+  return finish(ctx, {e.where(outside, sign, quotient)});
+}
+
 const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten___and___Tensor, decomposeAnd},
     {ops::aten___or___Tensor, decomposeOr},
@@ -597,10 +864,13 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_add_Scalar, decomposeAddScalar},
     {ops::aten_addcdiv_default, decomposeAddcdiv},
     {ops::aten_addcmul_default, decomposeAddcmul},
+    {ops::aten_angle_default, decomposeAngle},
     {ops::aten_atan2_default, decomposeAtan2},
     {ops::aten_atanh_default, decomposeAtanh},
     {ops::aten_bitwise_and_Scalar, decomposeBitwiseAndScalar},
+    {ops::aten_bitwise_left_shift_Tensor, shift<true>},
     {ops::aten_bitwise_or_Scalar, decomposeBitwiseOrScalar},
+    {ops::aten_bitwise_right_shift_Tensor, shift<false>},
     {ops::aten_bitwise_xor_Tensor, decomposeBitwiseXor},
     {ops::aten_celu_default, decomposeCelu},
     {ops::aten_clamp_Tensor, decomposeClamp},
@@ -609,6 +879,7 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_clamp_max_default, decomposeClamp},
     {ops::aten_clamp_min_Tensor, decomposeClamp},
     {ops::aten_clamp_min_default, decomposeClamp},
+    {ops::aten_conj_physical_default, decomposeRealIdentity},
     {ops::aten_copysign_Tensor, decomposeCopysign},
     {ops::aten_deg2rad_default, decomposeDeg2rad},
     {ops::aten_div_Scalar, decomposeDivScalar},
@@ -616,11 +887,13 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_divide_Tensor, decomposeDivide},
     {ops::aten_elu_default, decomposeElu},
     {ops::aten_exp2_default, decomposeExp2},
+    {ops::aten_float_power_Tensor_Tensor, decomposeFloatPower},
     {ops::aten_floor_divide_default, decomposeFloorDivide},
     {ops::aten_fmax_default, decomposeFmax},
     {ops::aten_fmin_default, decomposeFmin},
     {ops::aten_fmod_Scalar, decomposeFmodScalar},
     {ops::aten_frac_default, decomposeFrac},
+    {ops::aten_frexp_Tensor, decomposeFrexp},
     {ops::aten_gelu_default, decomposeGelu},
     {ops::aten_hardshrink_default, decomposeHardshrink},
     {ops::aten_hardsigmoid_default, decomposeHardsigmoid},
@@ -628,16 +901,21 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_hardtanh_default, decomposeHardtanh},
     {ops::aten_heaviside_default, decomposeHeaviside},
     {ops::aten_hypot_default, decomposeHypot},
+    {ops::aten_isclose_default, decomposeIsclose},
     {ops::aten_isfinite_default, decomposeIsfinite},
     {ops::aten_isinf_default, decomposeIsinf},
     {ops::aten_isneginf_default, decomposeIsneginf},
     {ops::aten_isposinf_default, decomposeIsposinf},
+    {ops::aten_isreal_default, decomposeIsreal},
+    {ops::aten_lcm_default, decomposeLcm},
+    {ops::aten_ldexp_Tensor, decomposeLdexp},
     {ops::aten_leaky_relu_default, decomposeLeakyRelu},
     {ops::aten_lerp_Scalar, decomposeLerp},
     {ops::aten_lerp_Tensor, decomposeLerp},
     {ops::aten_log10_default, decomposeLog10},
     {ops::aten_log2_default, decomposeLog2},
     {ops::aten_log_sigmoid_default, decomposeLogSigmoid},
+    {ops::aten_logaddexp2_default, decomposeLogaddexp2},
     {ops::aten_logaddexp_default, decomposeLogaddexp},
     {ops::aten_logical_xor_default, decomposeLogicalXor},
     {ops::aten_logit_default, decomposeLogit},
@@ -647,9 +925,13 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_min_other, decomposeMinOther},
     {ops::aten_mish_default, decomposeMish},
     {ops::aten_mul_Scalar, decomposeMulScalar},
+    {ops::aten_mvlgamma_default, decomposeMvlgamma},
     {ops::aten_nan_to_num_default, decomposeNanToNum},
+    {ops::aten_nextafter_default, decomposeNextafter},
+    {ops::aten_polygamma_default, decomposePolygamma},
     {ops::aten_pow_Scalar, decomposePowScalar},
     {ops::aten_rad2deg_default, decomposeRad2deg},
+    {ops::aten_real_default, decomposeRealIdentity},
     {ops::aten_relu6_default, decomposeRelu6},
     {ops::aten_relu_default, decomposeRelu},
     {ops::aten_remainder_Scalar, decomposeRemainderScalar},
@@ -663,6 +945,18 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_sinc_default, decomposeSinc},
     {ops::aten_softplus_default, decomposeSoftplus},
     {ops::aten_softshrink_default, decomposeSoftshrink},
+    {ops::aten_special_entr_default, decomposeEntr},
+    {ops::aten_special_log_ndtr_default, decomposeLogNdtr},
+    {ops::aten_special_modified_bessel_i0_default, sameFunction<ops::aten_i0_default>},
+    {ops::aten_special_modified_bessel_i1_default, sameFunction<ops::aten_special_i1_default>},
+    {ops::aten_special_ndtr_default, decomposeNdtr},
+    {ops::aten_special_polygamma_default, decomposePolygamma},
+    {ops::aten_special_shifted_chebyshev_polynomial_t_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_t_default>},
+    {ops::aten_special_shifted_chebyshev_polynomial_u_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_u_default>},
+    {ops::aten_special_shifted_chebyshev_polynomial_v_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_v_default>},
+    {ops::aten_special_shifted_chebyshev_polynomial_w_default, shiftedPolynomial<ops::aten_special_chebyshev_polynomial_w_default>},
+    {ops::aten_special_spherical_bessel_j0_default, decomposeSphericalBesselJ0},
+    {ops::aten_special_xlog1py_default, decomposeXlog1py},
     {ops::aten_square_default, decomposeSquare},
     {ops::aten_sub_Scalar, decomposeSubScalar},
     {ops::aten_subtract_Tensor, decomposeSubScalar},

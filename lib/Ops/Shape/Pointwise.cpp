@@ -428,6 +428,16 @@ template <Result R> std::vector<Type> binary(const ShapeContext &ctx) {
   return one(elementwise(ctx, {"self", "other"}, R));
 }
 
+/// The special functions whose tensor is named x (airy_ai, ...).
+std::vector<Type> unaryOfX(const ShapeContext &ctx) {
+  return one(elementwise(ctx, {"x"}, Result::Floating));
+}
+
+/// The orthogonal polynomials P_n(x): x and n broadcast, in floating point.
+std::vector<Type> polynomial(const ShapeContext &ctx) {
+  return one(elementwise(ctx, {"x", "n"}, Result::Floating));
+}
+
 /// addcmul, addcdiv: self and both tensors broadcast and promote together.
 std::vector<Type> ternary(const ShapeContext &ctx) {
   return one(elementwise(ctx, {"self", "tensor1", "tensor2"}, Result::Promoted));
@@ -725,6 +735,9 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_logit_default, unary<Result::Floating>},
     {ops::aten_rad2deg_default, unary<Result::Floating>},
     {ops::aten_sinc_default, unary<Result::Floating>},
+    {ops::aten_special_airy_ai_default, unaryOfX},
+    {ops::aten_special_scaled_modified_bessel_k0_default, unaryOfX},
+    {ops::aten_special_scaled_modified_bessel_k1_default, unaryOfX},
     // Unary predicates.
     {ops::aten_isinf_default, unary<Result::Bool>},
     {ops::aten_isfinite_default, unary<Result::Bool>},
@@ -757,7 +770,19 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_fmin_default, binary<Result::Promoted>},
     {ops::aten_fmod_Scalar, binary<Result::Promoted>},
     {ops::aten_fmod_Tensor, binary<Result::Promoted>},
+    {ops::aten_gcd_default, binary<Result::Promoted>},
     {ops::aten_heaviside_default, heaviside},
+    {ops::aten_igamma_default, binary<Result::Floating>},
+    {ops::aten_igammac_default, binary<Result::Floating>},
+    {ops::aten_special_chebyshev_polynomial_t_default, polynomial},
+    {ops::aten_special_chebyshev_polynomial_u_default, polynomial},
+    {ops::aten_special_chebyshev_polynomial_v_default, polynomial},
+    {ops::aten_special_chebyshev_polynomial_w_default, polynomial},
+    {ops::aten_special_hermite_polynomial_h_default, polynomial},
+    {ops::aten_special_hermite_polynomial_he_default, polynomial},
+    {ops::aten_special_laguerre_polynomial_l_default, polynomial},
+    {ops::aten_special_legendre_polynomial_p_default, polynomial},
+    {ops::aten_special_zeta_default, binary<Result::Floating>},
     {ops::aten_hypot_default, binary<Result::Promoted>},
     {ops::aten_logaddexp_default, binary<Result::Floating>},
     {ops::aten_max_other, binary<Result::Promoted>},
