@@ -283,6 +283,16 @@ def gpu_module(ep):
     return gm.to("cuda")
 
 
+def npy_tensor(path):
+    """A .npy file as a tensor; bfloat16 arrays are numpy's '|V2' (their bits)."""
+    import numpy as np
+    import torch
+    a = np.load(path)
+    if a.dtype == np.dtype("V2"):
+        return torch.from_numpy(a.view(np.uint16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
 def torch_times(name, runs, mode):
     """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error."""
     import numpy as np
@@ -292,7 +302,7 @@ def torch_times(name, runs, mode):
     if name in REAL:
         archive = os.path.join(OPTS.realmodels, name, "model.pt2")
     module = gpu_module(torch.export.load(archive))
-    ins = [torch.from_numpy(np.load(p)).cuda() for p in numbered(src, "in")]
+    ins = [npy_tensor(p).cuda() for p in numbered(src, "in")]
     if name in BANDWIDTH:
         shape = json.load(open(os.path.join(INPUTS, "gpu_bandwidth", "provenance.json")))
         ins = [torch.randn(*shape["models"][name]["input"], device="cuda")]
