@@ -6,7 +6,13 @@
 //     bounds of their sizes; a symbol without an upper bound counts as
 //     large), or that has none, runs ThreadPerPoint with 256 threads a
 //     block: one thread per point of the parallel ranges, doing the inner
-//     loops and reductions alone.
+//     loops and reductions alone. Not so when a node's own loops beyond
+//     the parallel ranges have at least a warp's 32 points and the
+//     parallel ranges fewer than 2^18 (softmax's normalization fused with
+//     the next pointwise node over their common [heads, rows] prefix):
+//     one thread per point would walk each row alone, with too few threads
+//     to fill the GPU and neighbours a row apart in memory, so such a group
+//     runs BlockPerPoint (5), its threads sharing the inner loops.
 //  2. So does a group with short rows (reductions of at most 1024 points)
 //     over a huge parallel space (at least 2^20 points for sure, the most
 //     blocks a launch has): there are enough points to fill the GPU with
@@ -50,6 +56,7 @@ constexpr uint32_t kMinBlockThreads = 128;
 constexpr int64_t kElementsPerThread = 8;
 constexpr int64_t kUnrollSpace = int64_t(1) << 18;
 constexpr uint32_t kUnroll = 4;
+constexpr int64_t kWideInnerLoop = 32;
 
 constexpr int64_t kUnbounded = SymRange::kUnbounded;
 
@@ -109,6 +116,20 @@ bool loadsBeforeStores(const LoopGraph &graph, const KernelGroup &k) {
   return true;
 }
 
+/// The most points of any node's own loops beyond the parallel ranges.
+int64_t largestInnerLoop(const LoopGraph &graph, const KernelGroup &k, const VarRanges &ranges) {
+  int64_t largest = 0;
+  size_t prefix = k.parallelRanges.size();
+  for (uint32_t n : k.nodes) {
+    if (n >= graph.nodes.size() || graph.nodes[n].ranges.size() <= prefix)
+      continue;
+    const std::vector<const SymExpr *> &all = graph.nodes[n].ranges;
+    std::vector<const SymExpr *> inner(all.begin() + prefix, all.end());
+    largest = std::max(largest, loopSpaceBounds(inner, ranges).max);
+  }
+  return largest;
+}
+
 uint32_t blockThreadsFor(int64_t reductionPoints) {
   uint32_t threads = kMinBlockThreads;
   while (threads < kGpuMaxBlockThreads && saturatingMul(threads, kElementsPerThread) < reductionPoints)
@@ -148,7 +169,10 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
       columns = columns && readsAcrossPoints(node, innermost);
     }
     SymRange space = loopSpaceBounds(k.parallelRanges, ranges);
-    bool perThread = scans || largest == 0 || (space.min >= kHugeSpace && largest <= kShortRow) ||
+    bool rowsPerBlock = space.max < kUnrollSpace &&
+                        largestInnerLoop(graph, k, ranges) >= kWideInnerLoop;
+    bool perThread = scans || (largest == 0 && !rowsPerBlock) ||
+                     (space.min >= kHugeSpace && largest <= kShortRow) ||
                      (columns && space.min >= kColumnSpace);
     k.mapping = perThread ? GpuMapping::ThreadPerPoint : GpuMapping::BlockPerPoint;
     k.blockThreads = perThread ? kPointThreads : blockThreadsFor(largest);

@@ -394,6 +394,12 @@ void GroupEmitterBase::combineStore(const LoopNode &node, Value *address, Value 
 
 GroupEmitterBase::Value *GroupEmitterBase::combineStored(StoreCombine combine, DType dtype,
                                                          Value *old, Value *v) {
+  // Half precision: both are the 16 bits as stored (v rounded already);
+  // they combine in float32 and the result rounds once.
+  if (isHalfPrecision(dtype) && combine != StoreCombine::None)
+    return scalar_.encodeHalf(combineStored(combine, DType::Float32, scalar_.decodeHalf(old, dtype),
+                                            scalar_.decodeHalf(v, dtype)),
+                              dtype);
   bool isFloat = isFloatingPoint(dtype);
   if (dtype == DType::Bool)
     return combine == StoreCombine::Add || combine == StoreCombine::Max ? b_.CreateOr(old, v)

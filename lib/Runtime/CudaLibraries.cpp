@@ -338,27 +338,57 @@ struct Place {
   uint64_t address(const uint64_t *buffers) const { return buffers[buffer] + byteOffset; }
 };
 
+/// How the libraries see the one dtype of a step's tensors: the element,
+/// and the type they compute and scale in. Float64 computes in float64;
+/// float32, bfloat16 and float16 in float32 (half precision rounds once,
+/// when the result is stored, as torch's GPU products and convolutions do).
+struct Precision {
+  plan::DType dtype = plan::DType::Float32;
+
+  static bool takes(plan::DType t) {
+    return t == plan::DType::Float32 || t == plan::DType::Float64 ||
+           t == plan::DType::BFloat16 || t == plan::DType::Float16;
+  }
+  bool wide() const { return dtype == plan::DType::Float64; }
+  bool half() const { return dtype == plan::DType::BFloat16 || dtype == plan::DType::Float16; }
+  int64_t elementBytes() const { return wide() ? 8 : half() ? 2 : 4; }
+  cudaDataType ltType() const {
+    return wide()                           ? CUDA_R_64F
+           : dtype == plan::DType::BFloat16 ? CUDA_R_16BF
+           : dtype == plan::DType::Float16  ? CUDA_R_16F
+                                            : CUDA_R_32F;
+  }
+  cudnnDataType_t dnnType() const {
+    return wide()                           ? CUDNN_DATA_DOUBLE
+           : dtype == plan::DType::BFloat16 ? CUDNN_DATA_BFLOAT16
+           : dtype == plan::DType::Float16  ? CUDNN_DATA_HALF
+                                            : CUDNN_DATA_FLOAT;
+  }
+  cudnnDataType_t dnnComputeType() const { return wide() ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT; }
+};
+
 /// The views of one step, checked for what every call here needs: one
 /// output, every tensor of one dtype the libraries take, none empty.
 struct Views {
   const plan::OpStep &step;
   const std::vector<StridedLayout> &inputs;
   const std::vector<StridedLayout> &outputs;
-  plan::DType dtype = plan::DType::Float32;
+  Precision precision;
 
   bool usable() {
     if (outputs.size() != 1 || step.outputs()->size() != 1 ||
         inputs.size() != step.inputs()->size())
       return false;
-    dtype = step.outputs()->Get(0)->dtype();
-    if (dtype != plan::DType::Float32 && dtype != plan::DType::Float64)
+    plan::DType dtype = step.outputs()->Get(0)->dtype();
+    if (!Precision::takes(dtype))
       return false;
+    precision.dtype = dtype;
     for (size_t i = 0; i < inputs.size(); ++i)
       if (step.inputs()->Get(i)->dtype() != dtype || inputs[i].numel() == 0)
         return false;
     return outputs[0].numel() > 0;
   }
-  int64_t elementBytes() const { return dtype == plan::DType::Float64 ? 8 : 4; }
+  int64_t elementBytes() const { return precision.elementBytes(); }
   Place input(size_t i) const {
     return {step.inputs()->Get(i)->buffer(), inputs[i].offset * elementBytes()};
   }
@@ -367,7 +397,8 @@ struct Views {
   }
 };
 
-/// Host scalars 1 and 0 in the type the libraries scale a dtype's data by.
+/// Host scalars 1 and 0 in the type the libraries scale a dtype's data by:
+/// double for float64, float for the others.
 struct Scalars {
   float one32 = 1, zero32 = 0;
   double one64 = 1, zero64 = 0;
@@ -488,10 +519,11 @@ std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
 
 class MatmulCall final : public CudaLibraryCall {
 public:
-  MatmulCall(const CublasLt &lt, bool wide) : lt_(lt), desc_(lt.cublasLtMatmulDescDestroy) {
+  MatmulCall(const CublasLt &lt, Precision precision)
+      : lt_(lt), desc_(lt.cublasLtMatmulDescDestroy), precision_(precision) {
     for (int i = 0; i < 4; ++i)
       layouts_.emplace_back(lt.cublasLtMatrixLayoutDestroy);
-    scalars_.wide = wide;
+    scalars_.wide = precision.wide();
   }
 
   /// Describes the product: false when cuBLASLt refuses it.
@@ -558,6 +590,7 @@ private:
   Place places_[4];
   std::optional<Place> bias_;
   bool add_ = false;
+  Precision precision_;
   Scalars scalars_;
   cublasLtMatmulAlgo_t algo_{};
   Alignments assumed_;
@@ -654,10 +687,15 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
     if (o.batchStride < 0)
       return false;
 
-  cudaDataType type = scalars_.wide ? CUDA_R_64F : CUDA_R_32F;
-  cublasComputeType_t compute = scalars_.wide       ? CUBLAS_COMPUTE_64F
-                                : options.allowTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                    : CUBLAS_COMPUTE_32F;
+  // Half-precision operands go to the tensor cores as they are, with
+  // float32 accumulation and float32 scalars (bias and C of D's dtype);
+  // TF32 concerns float32 operands only.
+  cudaDataType type = precision_.ltType();
+  cudaDataType scaleType = precision_.wide() ? CUDA_R_64F : CUDA_R_32F;
+  bool tf32 = options.allowTF32 && !precision_.half();
+  cublasComputeType_t compute = precision_.wide() ? CUBLAS_COMPUTE_64F
+                                : tf32            ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                  : CUBLAS_COMPUTE_32F;
   for (int i = 0; i < 4; ++i) {
     if (i == 2 && !add_)
       continue;
@@ -670,7 +708,7 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
                CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &ops[i].batchStride,
                sizeof ops[i].batchStride);
   }
-  GC_PREPARE(lt_, cublasLtMatmulDescCreate, &desc_.h, compute, type);
+  GC_PREPARE(lt_, cublasLtMatmulDescCreate, &desc_.h, compute, scaleType);
   std::pair<cublasLtMatmulDescAttributes_t, int32_t> attrs[] = {
       {CUBLASLT_MATMUL_DESC_TRANSA, ops[0].op},
       {CUBLASLT_MATMUL_DESC_TRANSB, ops[1].op},
@@ -732,11 +770,11 @@ std::optional<DnnShape> dnnShape(const std::vector<int64_t> &sizes,
 
 class ConvolutionCall final : public CudaLibraryCall {
 public:
-  ConvolutionCall(const Cudnn &dnn, bool wide)
+  ConvolutionCall(const Cudnn &dnn, Precision precision)
       : dnn_(dnn), x_(dnn.cudnnDestroyTensorDescriptor), y_(dnn.cudnnDestroyTensorDescriptor),
         w_(dnn.cudnnDestroyFilterDescriptor), conv_(dnn.cudnnDestroyConvolutionDescriptor),
-        relu_(dnn.cudnnDestroyActivationDescriptor) {
-    scalars_.wide = wide;
+        relu_(dnn.cudnnDestroyActivationDescriptor), precision_(precision) {
+    scalars_.wide = precision.wide();
   }
 
   /// Describes the convolution and its epilogue: false when cuDNN refuses.
@@ -781,6 +819,7 @@ private:
   ActivationDesc relu_;
   Place xPlace_, wPlace_, yPlace_;
   std::vector<Step> steps_;
+  Precision precision_;
   Scalars scalars_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   uint64_t workspace_ = 0;
@@ -792,8 +831,7 @@ Outcome ConvolutionCall::setTensor(TensorDesc &d, const std::vector<int64_t> &si
   if (!s)
     return false;
   GC_PREPARE(dnn_, cudnnCreateTensorDescriptor, &d.h);
-  GC_PREPARE(dnn_, cudnnSetTensorNdDescriptor, d.h,
-             scalars_.wide ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, int(s->dims.size()),
+  GC_PREPARE(dnn_, cudnnSetTensorNdDescriptor, d.h, precision_.dnnType(), int(s->dims.size()),
              s->dims.data(), s->strides.data());
   return true;
 }
@@ -874,7 +912,6 @@ Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
     }
   }
 
-  cudnnDataType_t type = scalars_.wide ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   xPlace_ = v.input(xi), wPlace_ = v.input(wi), yPlace_ = v.output();
   if (Outcome done = setTensor(x_, x.sizes, x.strides, unitHeight); !done || !*done)
     return done;
@@ -884,16 +921,20 @@ Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
   if (!filter)
     return false;
   GC_PREPARE(dnn_, cudnnCreateFilterDescriptor, &w_.h);
-  GC_PREPARE(dnn_, cudnnSetFilterNdDescriptor, w_.h, type, CUDNN_TENSOR_NCHW,
+  GC_PREPARE(dnn_, cudnnSetFilterNdDescriptor, w_.h, precision_.dnnType(), CUDNN_TENSOR_NCHW,
              int(filter->dims.size()), filter->dims.data());
   GC_PREPARE(dnn_, cudnnCreateConvolutionDescriptor, &conv_.h);
   GC_PREPARE(dnn_, cudnnSetConvolutionNdDescriptor, conv_.h, int(pad.size()), pad.data(),
-             stride.data(), dilation.data(), CUDNN_CROSS_CORRELATION, type);
+             stride.data(), dilation.data(), CUDNN_CROSS_CORRELATION,
+             precision_.dnnComputeType());
   GC_PREPARE(dnn_, cudnnSetConvolutionGroupCount, conv_.h, int(groups));
   // Default math lets float32 use TF32 tensor cores; FMA math keeps full
-  // float32 precision.
+  // float32 precision. Half precision takes the tensor cores, accumulating
+  // in float32 (the compute type above).
   GC_PREPARE(dnn_, cudnnSetConvolutionMathType, conv_.h,
-             options.allowTF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+             precision_.half()   ? CUDNN_TENSOR_OP_MATH
+             : options.allowTF32 ? CUDNN_DEFAULT_MATH
+                                 : CUDNN_FMA_MATH);
   std::vector<int> outDims(filter->dims.size());
   GC_PREPARE(dnn_, cudnnGetConvolutionNdForwardOutputDim, conv_.h, x_.h, w_.h, int(outDims.size()),
              outDims.data());
@@ -977,18 +1018,17 @@ CudaLibraries::prepare(const plan::OpStep &step, const std::vector<StridedLayout
   Views v{step, inputs, outputs};
   if (!step.dnnl() || !v.usable())
     return declined();
-  bool wide = v.dtype == plan::DType::Float64;
   const Libraries &libs = libraries();
   switch (step.dnnl()->primitive()) {
   case plan::DnnlPrimitive::Matmul:
     if (!libs.lt.problem.empty())
       return declined();
-    return prepared(std::make_unique<MatmulCall>(libs.lt.api, wide), v, impl_->options,
+    return prepared(std::make_unique<MatmulCall>(libs.lt.api, v.precision), v, impl_->options,
                     impl_->handles);
   case plan::DnnlPrimitive::Convolution:
     if (!libs.dnn.problem.empty())
       return declined();
-    return prepared(std::make_unique<ConvolutionCall>(libs.dnn.api, wide), v, impl_->options,
+    return prepared(std::make_unique<ConvolutionCall>(libs.dnn.api, v.precision), v, impl_->options,
                     impl_->handles);
   }
   return declined();

@@ -15,10 +15,11 @@ and lib/libgcrt*, to the GPU machine (the repository's test/Models/Inputs
 travels with the checkout).
 
 check (on the GPU machine, numpy only): runs every package with gcrt-run and
-compares with PyTorch's outputs (rtol/atol 1e-3), and for training models the
-backward graph's gradients with the corpus's grad.*.npy. The real models'
-archives are rebuilt first with weightgen.py into RDIR (default
-/tmp/gc-realmodels). Prints one line per model and a summary; exits 1 on a
+compares with PyTorch's outputs (rtol/atol 1e-3; the bfloat16 models at the
+tolerances of their CPU tests, test/Models/real-<model>.test), and for
+training models the backward graph's gradients with the corpus's grad.*.npy.
+The real models' archives are rebuilt first with weightgen.py (the bfloat16
+ones with weightgen_bf16.py) into RDIR (default /tmp/gc-realmodels). Prints one line per model and a summary; exits 1 on a
 mismatch.
 
 bench (on the GPU machine, with torch): per model, PyTorch eager and
@@ -42,7 +43,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 INPUTS = os.path.join(ROOT, "test", "Models", "Inputs")
-REAL = ["resnet50", "bert_base", "llama_50m"]
+REAL = ["resnet50", "bert_base", "llama_50m", "resnet50_bf16", "bert_base_bf16"]
 CORPUS = ["convnet", "convnet_train", "gpt2_tiny", "gru", "lstm", "mlp", "mlp_dynamic",
           "mobilenet_v3_small", "rnn", "sdpa_attention", "tinylm", "transformer_encoder"]
 BANDWIDTH = ["pointwise", "rowsum"]
@@ -55,6 +56,18 @@ def model_dir(name):
     if name in BANDWIDTH:
         return os.path.join(INPUTS, "gpu_bandwidth", name)
     return os.path.join(INPUTS, name)
+
+
+def tolerances(name):
+    """(rtol, atol) for --expect: 1e-3, or for a bfloat16 model those its
+    CPU test (test/Models/real-<model>.test) uses, the one place they are set."""
+    if not name.endswith("_bf16"):
+        return TOL, TOL
+    with open(os.path.join(ROOT, "test", "Models", "real-%s.test" % name)) as f:
+        m = re.search(r"--rtol (\S+) --atol (\S+)", f.read())
+    if not m:
+        sys.exit("no --rtol/--atol in test/Models/real-%s.test" % name)
+    return m.group(1), m.group(2)
 
 
 def numbered(d, prefix):
@@ -141,11 +154,14 @@ def regen_real(opts, names):
     """The real models' archives, rebuilt from their recipes where missing."""
     missing = [n for n in names if n in REAL and
                not os.path.exists(os.path.join(opts.realmodels, n, "model.pt2"))]
-    if missing:
-        proc = run([sys.executable, os.path.join(INPUTS, "realmodels", "weightgen.py"), "regen",
-                    "--to", opts.realmodels, *[model_dir(n) for n in missing]])
+    for generator in ("weightgen.py", "weightgen_bf16.py"):
+        these = [n for n in missing if n.endswith("_bf16") == (generator == "weightgen_bf16.py")]
+        if not these:
+            continue
+        proc = run([sys.executable, os.path.join(INPUTS, "realmodels", generator), "regen",
+                    "--to", opts.realmodels, *[model_dir(n) for n in these]])
         if proc.returncode != 0:
-            sys.exit("weightgen failed:\n" + proc.stdout + proc.stderr)
+            sys.exit(generator + " failed:\n" + proc.stdout + proc.stderr)
 
 
 def weights_flags(opts, name):
@@ -174,7 +190,8 @@ def check_model(opts, name, entry, work):
     pkg = os.path.join(opts.out, entry["package"])
     src = model_dir(name)
     ins, outs = numbered(src, "in"), numbered(src, "out")
-    expect = ["--expect", *outs, "--rtol", TOL, "--atol", TOL]
+    rtol, atol = tolerances(name)
+    expect = ["--expect", *outs, "--rtol", rtol, "--atol", atol]
     graph = ["--graph", "forward"] if entry["train"] else []
     fw = os.path.join(work, "fw")
     os.makedirs(fw, exist_ok=True)
@@ -266,6 +283,16 @@ def gpu_module(ep):
     return gm.to("cuda")
 
 
+def npy_tensor(path):
+    """A .npy file as a tensor; bfloat16 arrays are numpy's '|V2' (their bits)."""
+    import numpy as np
+    import torch
+    a = np.load(path)
+    if a.dtype == np.dtype("V2"):
+        return torch.from_numpy(a.view(np.uint16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
 def torch_times(name, runs, mode):
     """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error."""
     import numpy as np
@@ -275,7 +302,7 @@ def torch_times(name, runs, mode):
     if name in REAL:
         archive = os.path.join(OPTS.realmodels, name, "model.pt2")
     module = gpu_module(torch.export.load(archive))
-    ins = [torch.from_numpy(np.load(p)).cuda() for p in numbered(src, "in")]
+    ins = [npy_tensor(p).cuda() for p in numbered(src, "in")]
     if name in BANDWIDTH:
         shape = json.load(open(os.path.join(INPUTS, "gpu_bandwidth", "provenance.json")))
         ins = [torch.randn(*shape["models"][name]["input"], device="cuda")]

@@ -9,7 +9,8 @@ namespace {
 
 /// One kernel group of one node over `parallel`, a reduction over `reduced`
 /// (none if empty) whose load walks memory along `contiguous` ("r0" for a
-/// row, "i0" for a column).
+/// row, "i0" for a column); the node has loops of its own, `inner`, beyond
+/// the group's parallel ranges.
 class GpuLaunchTest : public ::testing::Test {
 protected:
   Module module;
@@ -20,11 +21,13 @@ protected:
 
   const KernelGroup &launch(std::vector<const SymExpr *> parallel,
                             std::vector<const SymExpr *> reduced,
-                            const std::string &contiguous = "r0") {
+                            const std::string &contiguous = "r0",
+                            std::vector<const SymExpr *> inner = {}) {
     LoopNode node;
     node.kind = reduced.empty() ? LoopNode::Kind::Pointwise : LoopNode::Kind::Reduction;
     node.name = "n";
     node.ranges = parallel;
+    node.ranges.insert(node.ranges.end(), inner.begin(), inner.end());
     node.reductionRanges = reduced;
     BodyOp load;
     load.kind = BodyOp::Kind::Load;
@@ -110,3 +113,15 @@ TEST_F(GpuLaunchTest, LargePointwiseRunsFourPointsAThread) {
 }
 
 } // namespace
+
+TEST_F(GpuLaunchTest, FewRowsOfPointwiseInnerLoopsRunABlockPerPoint) {
+  // softmax's normalization fused with the next node over 24 x 128 rows of
+  // 128: the block's threads share each row.
+  const KernelGroup &k = launch({c(3072)}, {}, "r0", {c(128)});
+  EXPECT_EQ(k.mapping, GpuMapping::BlockPerPoint);
+  EXPECT_EQ(k.blockThreads, 128u);
+  // Rows shorter than a warp, or enough of them to fill the GPU with
+  // threads: a thread per point.
+  EXPECT_EQ(launch({c(3072)}, {}, "r0", {c(16)}).mapping, GpuMapping::ThreadPerPoint);
+  EXPECT_EQ(launch({c(1 << 18)}, {}, "r0", {c(128)}).mapping, GpuMapping::ThreadPerPoint);
+}

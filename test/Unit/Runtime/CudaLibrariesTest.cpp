@@ -10,6 +10,8 @@
 #include "CudaLibraries.h"
 #include "CudaLibrariesLoader.h"
 
+#include "gc/Tensor/Tensor.h"
+
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -218,6 +220,42 @@ Expect reference(const Case &c, const std::vector<std::vector<double>> &data, co
   return e;
 }
 
+/// Elements as the step's dtype stores them: float64, float32, and the 16
+/// bits of bfloat16 and float16 (rounded to nearest even).
+size_t elementSize(plan::DType t) {
+  return t == plan::DType::Float64 ? 8 : t == plan::DType::Float32 ? 4 : 2;
+}
+void storeElement(plan::DType t, double v, char *p) {
+  if (t == plan::DType::Float64)
+    return void(std::memcpy(p, &v, 8));
+  float f = float(v);
+  if (t == plan::DType::Float32)
+    return void(std::memcpy(p, &f, 4));
+  uint16_t bits = t == plan::DType::BFloat16 ? floatToBFloat16(f) : floatToHalf(f);
+  std::memcpy(p, &bits, 2);
+}
+double loadElement(plan::DType t, const char *p) {
+  if (t == plan::DType::Float64) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (t == plan::DType::Float32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return t == plan::DType::BFloat16 ? bfloat16ToFloat(bits) : halfToFloat(bits);
+}
+/// v as the dtype holds it.
+double rounded(plan::DType t, double v) {
+  char bytes[8];
+  storeElement(t, v, bytes);
+  return loadElement(t, bytes);
+}
+
 struct DeviceMemory {
   void *p = nullptr;
   explicit DeviceMemory(uint64_t bytes) {
@@ -232,15 +270,14 @@ struct DeviceMemory {
 void expectMatchesReference(const Case &c) {
   std::vector<StridedLayout> views = c.inputs;
   views.push_back(c.output);
-  bool wide = c.dtype == plan::DType::Float64;
-  size_t elem = wide ? 8 : 4;
+  size_t elem = elementSize(c.dtype);
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> dist(-1, 1);
   std::vector<std::vector<double>> data;
   for (const StridedLayout &l : c.inputs) {
     std::vector<double> d(l.extent());
     for (double &v : d)
-      v = wide ? dist(rng) : double(float(dist(rng)));
+      v = rounded(c.dtype, dist(rng));
     data.push_back(std::move(d));
   }
 
@@ -260,14 +297,8 @@ void expectMatchesReference(const Case &c) {
     buffers.push_back(memory.back()->address() + shift);
     std::vector<char> host(n * elem);
     if (i < c.inputs.size())
-      for (uint64_t k = 0; k < n; ++k) {
-        if (wide)
-          std::memcpy(&host[k * 8], &data[i][k], 8);
-        else {
-          float f = float(data[i][k]);
-          std::memcpy(&host[k * 4], &f, 4);
-        }
-      }
+      for (uint64_t k = 0; k < n; ++k)
+        storeElement(c.dtype, data[i][k], &host[k * elem]);
     else
       std::memset(host.data(), 0xff, host.size()); // NaN: what the call leaves unwritten shows
     ASSERT_EQ(cudaMemcpy(reinterpret_cast<void *>(buffers.back()), host.data(), host.size(),
@@ -308,14 +339,7 @@ void expectMatchesReference(const Case &c) {
     int64_t p = c.output.offset;
     for (size_t i = 0; i < o.size(); ++i)
       p += o[i] * c.output.strides[i];
-    double got;
-    if (wide)
-      std::memcpy(&got, &out[p * 8], 8);
-    else {
-      float f;
-      std::memcpy(&f, &out[p * 4], 4);
-      got = f;
-    }
+    double got = loadElement(c.dtype, &out[p * elem]);
     Expect want = reference(c, data, o);
     if (!(std::abs(got - want.value) <= c.tolerance * want.magnitude + 1e-30) && failures++ < 5)
       ADD_FAILURE() << "element " << ::testing::PrintToString(o) << ": got " << got << ", want "
@@ -507,6 +531,64 @@ TEST(CudaLibraries, CapturedInACudaGraph) {
 }
 
 //===----------------------------------------------------------------------===//
+// Half precision: 16-bit operands on the tensor cores, float32 accumulation
+//===----------------------------------------------------------------------===//
+
+// The result is rounded once to its dtype (relative 2^-9 for bfloat16,
+// 2^-12 for float16), so each element must be within that of a
+// double-precision sum of the rounded inputs, and far closer than a sum
+// rounded at every step would be over these lengths.
+constexpr double kBFloat16Tolerance = 8e-3, kFloat16Tolerance = 1e-3;
+
+TEST(CudaLibraries, HalfPrecisionMatmulsWithBiasResidualAndActivations) {
+  REQUIRE_GPU();
+  for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float16}) {
+    SCOPED_TRACE(t == plan::DType::BFloat16 ? "bfloat16" : "float16");
+    double tolerance = t == plan::DType::BFloat16 ? kBFloat16Tolerance : kFloat16Tolerance;
+    // A linear layer (transposed weight, bias, GELU), K long enough that
+    // float32 accumulation matters.
+    Case linear = transposedWeight(64, 768, 96);
+    linear.inputs.push_back(layout({96}));
+    linear.postOps = {postOp(plan::PostOpKind::AddBias, 2), postOp(plan::PostOpKind::GeluTanh)};
+    linear.dtype = t;
+    linear.tolerance = tolerance;
+    expectMatchesReference(linear);
+    // Batched, with a residual and ReLU.
+    Case batched;
+    batched.inputs = {layout({3, 17, 64}), layout({3, 64, 24}), layout({3, 17, 24})};
+    batched.output = layout({3, 17, 24});
+    batched.postOps = {postOp(plan::PostOpKind::Add, 2), postOp(plan::PostOpKind::Relu)};
+    batched.dtype = t;
+    batched.tolerance = tolerance;
+    expectMatchesReference(batched);
+  }
+}
+
+TEST(CudaLibraries, HalfPrecisionConvolutionsWithBiasResidualAndRelu) {
+  REQUIRE_GPU();
+  for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float16}) {
+    SCOPED_TRACE(t == plan::DType::BFloat16 ? "bfloat16" : "float16");
+    // A residual block's last convolution: bias, residual, ReLU (each
+    // post-op rounds to the dtype on its own; the tolerance covers three).
+    Case c = convolution({2, 16, 9, 9}, {32, 16, 3, 3}, {2, 32, 9, 9}, {1, 1}, {1, 1}, {1, 1}, 1);
+    c.inputs.push_back(layout({32}));
+    c.inputs.push_back(layout({2, 32, 9, 9}));
+    c.bias = 2;
+    c.postOps = {postOp(plan::PostOpKind::Add, 3), postOp(plan::PostOpKind::Relu)};
+    c.dtype = t;
+    c.tolerance = 3 * (t == plan::DType::BFloat16 ? kBFloat16Tolerance : kFloat16Tolerance);
+    expectMatchesReference(c);
+    // Depthwise and strided, captured in a CUDA graph.
+    Case depthwise =
+        convolution({2, 8, 10, 10}, {8, 1, 3, 3}, {2, 8, 5, 5}, {2, 2}, {1, 1}, {1, 1}, 8);
+    depthwise.dtype = t;
+    depthwise.tolerance = c.tolerance;
+    depthwise.captured = true;
+    expectMatchesReference(depthwise);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // What the libraries decline, decided on the layouts alone
 //===----------------------------------------------------------------------===//
 
@@ -539,6 +621,9 @@ TEST(CudaLibraries, DeclinesWhatTheyCannotComputeExactly) {
   Case ints = transposedWeight(8, 8, 8);
   ints.dtype = plan::DType::Int32;
   EXPECT_FALSE(taken(ints));
+  Case bytes = transposedWeight(8, 8, 8);
+  bytes.dtype = plan::DType::UInt8;
+  EXPECT_FALSE(taken(bytes));
 
   // cuDNN's legacy activations have no GELU; a filter must be dense.
   Case convGelu = convolution({1, 2, 5, 5}, {2, 2, 3, 3}, {1, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1);
