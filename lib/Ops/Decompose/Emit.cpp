@@ -397,6 +397,18 @@ Value *Emit::logSoftmax(Value *x, int64_t dim) {
   return sub(shifted, unary(ops::aten_log_default, sum(unary(ops::aten_exp_default, shifted), {dim}, true)));
 }
 
+Value *Emit::reduceLoss(Value *loss, int64_t reduction) {
+  switch (reduction) {
+  case kNone:
+    return loss;
+  case kMean:
+    return mean(loss, wrapDims({}, rankOf(loss)), false);
+  case kSum:
+    return sum(loss, {}, false);
+  }
+  rewriteFail("unknown loss reduction " + std::to_string(reduction));
+}
+
 ArgValue Emit::sizeArg(const Sizes &sizes) {
   size_t symbolic = 0;
   for (const SymExpr *s : sizes)

@@ -69,6 +69,9 @@ std::optional<Sizes> viewStrides(SymContext &syms, const TensorType &t, const Si
 /// computed in another one. Null entries (results no one can use) pass.
 Results finish(RewriteContext &ctx, std::vector<Value *> values);
 
+/// A loss's `reduction` argument (torch's Reduction enum).
+enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+
 /// A comparison, as Emit::compare makes it.
 enum class Cmp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
@@ -128,6 +131,8 @@ public:
   Value *softmax(Value *x, int64_t dim, Value **rowMax = nullptr);
   /// x - max - log(sum(exp(x - max))) along `dim`.
   Value *logSoftmax(Value *x, int64_t dim);
+  /// A per-element loss reduced as `reduction` (a Reduction) says.
+  Value *reduceLoss(Value *loss, int64_t reduction);
 
   // Views and data movement.
   /// torch's reshape: a view when the strides allow it, else a contiguous

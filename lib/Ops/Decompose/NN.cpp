@@ -593,24 +593,10 @@ Results decomposeSdpa(RewriteContext &ctx) {
 // Losses
 //===----------------------------------------------------------------------===//
 
-enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
-
-Value *reduceLoss(Emit &e, Value *loss, int64_t reduction) {
-  switch (reduction) {
-  case kNone:
-    return loss;
-  case kMean:
-    return e.mean(loss, wrapDims({}, rankOf(loss)), false);
-  case kSum:
-    return e.sum(loss, {}, false);
-  }
-  rewriteFail("unknown loss reduction " + std::to_string(reduction));
-}
-
 Results decomposeMseLoss(RewriteContext &ctx) {
   Emit e(ctx);
   Value *d = e.sub(ctx.value("self"), ctx.value("target"));
-  return finish(ctx, {reduceLoss(e, e.mul(d, d), ctx.integer("reduction", kMean))});
+  return finish(ctx, {e.reduceLoss(e.mul(d, d), ctx.integer("reduction", kMean))});
 }
 
 /// The negative log-likelihood part of nll_loss and cross_entropy with
@@ -648,7 +634,7 @@ Nll negativeLogLikelihood(RewriteContext &ctx, Emit &e, Value *logp, Value *targ
 Value *reduceNll(Emit &e, const Nll &nll, Value *loss, int64_t reduction) {
   if (reduction == kMean)
     return e.div(e.sum(loss, {}, false), nll.totalWeight);
-  return reduceLoss(e, loss, reduction);
+  return e.reduceLoss(loss, reduction);
 }
 
 Results nllLoss(RewriteContext &ctx, bool withTotalWeight) {
@@ -684,7 +670,7 @@ Results decomposeCrossEntropy(RewriteContext &ctx) {
     if (smoothing > 0)
       target = e.add(e.mul(target, 1 - smoothing), smoothing / static_cast<double>(classes));
     Value *loss = e.unary(ops::aten_neg_default, e.sum(weighted(e.mul(logp, target)), {classDim}, false));
-    return finish(ctx, {reduceLoss(e, loss, reduction)});
+    return finish(ctx, {e.reduceLoss(loss, reduction)});
   }
   Nll nll = negativeLogLikelihood(ctx, e, logp, target);
   Value *out = reduceNll(e, nll, nll.loss, reduction);

@@ -9,6 +9,8 @@ const DecompositionRegistry &decompositions() {
     registerPointwiseDecompositions(r);
     registerShapeDecompositions(r);
     registerNNDecompositions(r);
+    registerLossDecompositions(r);
+    registerPoolingDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);
