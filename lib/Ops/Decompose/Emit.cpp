@@ -71,6 +71,17 @@ std::optional<Number> optNumber(const RewriteContext &ctx, std::string_view name
   return number(ctx, name);
 }
 
+Dims intsOfLength(const RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt) {
+  if (!ctx.has(name))
+    return Dims(n, dflt);
+  Dims v = ctx.ints(name);
+  if (v.size() == 1)
+    v.assign(n, v[0]);
+  if (v.size() != n)
+    rewriteFail(std::string(name) + " must have " + std::to_string(n) + " entries");
+  return v;
+}
+
 bool isTensorArg(const RewriteContext &ctx, std::string_view name) {
   const NamedArg *a = ctx.find(name);
   return a && a->value.kind == ArgKind::Tensor;

@@ -41,6 +41,9 @@ struct Number {
 /// The number argument `name`; fails for symbolic values.
 Number number(const RewriteContext &ctx, std::string_view name);
 std::optional<Number> optNumber(const RewriteContext &ctx, std::string_view name);
+/// An int[n] argument with torch's shorthand: one value for every dim;
+/// `dflt` for every dim when absent.
+Dims intsOfLength(const RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt);
 /// True if argument `name` is given as a tensor (not a number, not None).
 bool isTensorArg(const RewriteContext &ctx, std::string_view name);
 

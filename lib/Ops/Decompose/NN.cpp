@@ -201,18 +201,6 @@ Results decomposeEinsum(RewriteContext &ctx) {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-/// An int[n] argument with torch's shorthand: one value for every dim.
-Dims intsOfLength(RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt) {
-  if (!ctx.has(name))
-    return Dims(n, dflt);
-  Dims v = ctx.ints(name);
-  if (v.size() == 1)
-    v.assign(n, v[0]);
-  if (v.size() != n)
-    rewriteFail(std::string(name) + " must have " + std::to_string(n) + " entries");
-  return v;
-}
-
 /// conv1d/2d/3d, with numeric or string ("valid", "same") padding, as one
 /// convolution; an unbatched input gets a batch dim of 1 for the call.
 Results decomposeConv(RewriteContext &ctx) {

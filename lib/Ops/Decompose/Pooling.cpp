@@ -15,6 +15,334 @@ namespace {
 using namespace decompose;
 
 //===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// The window of an n-d pooling op, one entry per pooled dim.
+struct Window {
+  Dims kernel, stride, padding, dilation;
+  bool ceilMode = false;
+
+  /// A 2-d window from dims `first` and `second` of this one; -1 takes a
+  /// trivial dim (kernel 1, stride 1, no padding).
+  Window pick(int64_t first, int64_t second) const {
+    Window w;
+    w.ceilMode = ceilMode;
+    for (int64_t i : {first, second}) {
+      w.kernel.push_back(i < 0 ? 1 : kernel[i]);
+      w.stride.push_back(i < 0 ? 1 : stride[i]);
+      w.padding.push_back(i < 0 ? 0 : padding[i]);
+      w.dilation.push_back(i < 0 ? 1 : dilation[i]);
+    }
+    return w;
+  }
+};
+
+/// kernel_size, stride (empty: the kernel), padding, dilation, ceil_mode.
+Window windowArgs(RewriteContext &ctx, size_t n) {
+  Window w;
+  w.kernel = intsOfLength(ctx, "kernel_size", n, 1);
+  bool strided = ctx.has("stride") && !ctx.ints("stride").empty();
+  w.stride = strided ? intsOfLength(ctx, "stride", n, 1) : w.kernel;
+  w.padding = intsOfLength(ctx, "padding", n, 0);
+  w.dilation = intsOfLength(ctx, "dilation", n, 1);
+  w.ceilMode = ctx.boolean("ceil_mode", false);
+  return w;
+}
+
+/// Values and flat indices of 2-d max pooling over the last two dims.
+std::pair<Value *, Value *> maxPool2d(Emit &e, Value *x, const Window &w) {
+  std::vector<Value *> r = e.builder().create(ops::aten_max_pool2d_with_indices_default,
+                                              {{"self", x},
+                                               {"kernel_size", w.kernel},
+                                               {"stride", w.stride},
+                                               {"padding", w.padding},
+                                               {"dilation", w.dilation},
+                                               {"ceil_mode", w.ceilMode}});
+  return {r.at(0), r.at(1)};
+}
+
+/// How avg_pool divides a window's sum.
+struct Divisor {
+  bool countIncludePad = true;
+  std::optional<int64_t> override;
+};
+
+Value *avgPool2d(Emit &e, Value *x, const Window &w, const Divisor &d) {
+  return e.op(ops::aten_avg_pool2d_default,
+              {{"self", x},
+               {"kernel_size", w.kernel},
+               {"stride", w.stride},
+               {"padding", w.padding},
+               {"ceil_mode", w.ceilMode},
+               {"count_include_pad", d.countIncludePad},
+               {"divisor_override", d.override ? ArgValue(*d.override) : ArgValue::none()}});
+}
+
+/// Checks a pooled input: n spatial dims, optionally batched.
+void requirePoolRank(Value *x, int64_t n, std::string_view op) {
+  int64_t rank = rankOf(x);
+  if (rank != n + 1 && rank != n + 2)
+    rewriteFail(std::string(op) + " expects a " + std::to_string(n + 1) + "-D or " +
+                std::to_string(n + 2) + "-D input, got " + std::to_string(rank) + "-D");
+}
+
+/// The sizes before the last n.
+Sizes leading(Value *x, int64_t n) {
+  const Sizes &s = sizesOf(x);
+  return Sizes(s.begin(), s.end() - n);
+}
+
+Sizes concat(Sizes a, const Sizes &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+/// 3-d pooling runs as two 2-d stages: height and width of every depth
+/// slice of x ([*, D, H, W] as [P D, H, W], P the leading sizes' product),
+/// then depth over the first stage's result as rows [P, D, H' W'].
+Value *depthSlices(Emit &e, Value *x) {
+  SymContext &sy = e.syms();
+  const Sizes &s = sizesOf(x);
+  size_t k = s.size() - 3;
+  return e.reshape(x, {sy.mul(sizeProduct(sy, leading(x, 3)), s[k]), s[k + 1], s[k + 2]});
+}
+
+Value *depthRows(Emit &e, Value *stage1, Value *x) {
+  SymContext &sy = e.syms();
+  const Sizes &s1 = sizesOf(stage1);
+  return e.reshape(stage1, {sizeProduct(sy, leading(x, 3)), sizesOf(x)[rankOf(x) - 3],
+                            sy.mul(s1[1], s1[2])});
+}
+
+/// The result of the two stages: x's leading sizes, the depth stage's
+/// depth, the first stage's height and width.
+Sizes stagedSizes(Value *x, Value *stage1, Value *stage2) {
+  return concat(leading(x, 3), {sizesOf(stage2)[1], sizesOf(stage1)[1], sizesOf(stage1)[2]});
+}
+
+/// avg_pool1d/3d through avg_pool2d. A box average is separable, and so is
+/// each of torch's divisors (a product of per-dim counts), so 3-d pooling
+/// is two 2-d stages; with divisor_override the first stage sums.
+Results avgPoolNd(RewriteContext &ctx, int64_t n) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  requirePoolRank(x, n, opString(ctx.node().op()));
+  Window w = windowArgs(ctx, n);
+  Divisor div;
+  div.countIncludePad = ctx.boolean("count_include_pad", true);
+  if (ctx.has("divisor_override"))
+    div.override = ctx.integer("divisor_override");
+  if (n == 1)
+    return finish(ctx, {e.squeeze(avgPool2d(e, e.unsqueeze(x, rankOf(x) - 1), w.pick(-1, 0), div),
+                                  {rankOf(x) - 1})});
+  auto staged = [&](Value *v, const Window &win, const Divisor &first, const Divisor &second) {
+    Value *hw = avgPool2d(e, depthSlices(e, v), win.pick(1, 2), first);
+    Value *d = avgPool2d(e, depthRows(e, hw, v), win.pick(0, -1), second);
+    return e.reshape(d, stagedSizes(v, hw, d));
+  };
+  Divisor sum{true, 1};
+  if (isFloatingPoint(typeOf(x).dtype) || div.override)
+    return finish(ctx, {staged(x, w, div.override ? sum : div, div)});
+  // Integer averages truncate the whole window's sum once: the sum over
+  // its count (the ones it covers, padding included for count_include_pad).
+  Window counted = w;
+  Value *ones = e.fullLike(x, Number::integer(1), typeOf(x).dtype);
+  if (div.countIncludePad) {
+    if (w.ceilMode)
+      rewriteFail("avg_pool3d of an integer input with ceil_mode and count_include_pad is not "
+                  "supported");
+    Dims pad;
+    for (int64_t i = 3; i-- > 0;) {
+      pad.push_back(w.padding[i]);
+      pad.push_back(w.padding[i]);
+    }
+    ones = e.op(ops::aten_constant_pad_nd_default, {{"self", ones}, {"pad", pad}, {"value", int64_t(1)}});
+    counted.padding = Dims(3, 0);
+  }
+  return finish(ctx, {e.op(ops::aten_div_Tensor_mode, {{"self", staged(x, w, sum, sum)},
+                                                       {"other", staged(ones, counted, sum, sum)},
+                                                       {"rounding_mode", "trunc"}})});
+}
+
+Results decomposeAvgPool1d(RewriteContext &ctx) { return avgPoolNd(ctx, 1); }
+Results decomposeAvgPool3d(RewriteContext &ctx) { return avgPoolNd(ctx, 3); }
+
+/// Max pooling of 1 or 3 spatial dims through max_pool2d_with_indices. In
+/// 3-d the first stage pools height and width of every depth slice, the
+/// second depth; the flat index d H W + h W + w gathers the first stage's
+/// index at the second's. Ties go to the first maximum in (d, h, w) order,
+/// as in torch.
+std::pair<Value *, Value *> maxPoolNd(Emit &e, Value *x, int64_t n, const Window &w) {
+  int64_t rank = rankOf(x);
+  if (n == 1) {
+    auto [v, i] = maxPool2d(e, e.unsqueeze(x, rank - 1), w.pick(-1, 0));
+    return {e.squeeze(v, {rank - 1}), e.squeeze(i, {rank - 1})};
+  }
+  SymContext &sy = e.syms();
+  auto [v1, i1] = maxPool2d(e, depthSlices(e, x), w.pick(1, 2));
+  auto [v2, i2] = maxPool2d(e, depthRows(e, v1, x), w.pick(0, -1));
+  Sizes out = stagedSizes(x, v1, v2);
+  // i2 = d H' W' + (index into the first stage's plane); i1 there is h W + w.
+  const Sizes &s2 = sizesOf(v2);
+  Value *at = e.reshape(i2, {s2[0], sy.mul(s2[1], s2[2])});
+  Value *i1Rows = depthRows(e, i1, x);
+  const Sizes &rows = sizesOf(i1Rows);
+  Value *inPlane = e.op(ops::aten_gather_default,
+                        {{"self", e.reshape(i1Rows, {rows[0], sy.mul(rows[1], rows[2])})},
+                         {"dim", int64_t(1)},
+                         {"index", at}});
+  Value *depth = e.op(ops::aten_div_Tensor_mode,
+                      {{"self", at},
+                       {"other", e.scalar(Number::integer(staticSize(rows[2], "the pooled plane")),
+                                          DType::Int64)},
+                       {"rounding_mode", "floor"}});
+  const Sizes &s = sizesOf(x);
+  int64_t plane = staticSize(sy.mul(s[s.size() - 2], s.back()), "the input plane");
+  return {e.reshape(v2, out), e.reshape(e.add(e.mul(depth, plane), inPlane), out)};
+}
+
+Results maxPool(RewriteContext &ctx, int64_t n, bool withIndices) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  requirePoolRank(x, n, opString(ctx.node().op()));
+  auto [values, indices] = maxPoolNd(e, x, n, windowArgs(ctx, n));
+  if (!withIndices)
+    return finish(ctx, {values});
+  return finish(ctx, {values, indices});
+}
+
+Results decomposeMaxPool1d(RewriteContext &ctx) { return maxPool(ctx, 1, false); }
+Results decomposeMaxPool1dWithIndices(RewriteContext &ctx) { return maxPool(ctx, 1, true); }
+Results decomposeMaxPool3d(RewriteContext &ctx) { return maxPool(ctx, 3, false); }
+Results decomposeMaxPool3dWithIndices(RewriteContext &ctx) { return maxPool(ctx, 3, true); }
+
+/// adaptive_avg_pool1d through adaptive_avg_pool2d of height 1;
+/// adaptive_avg_pool3d as two adaptive_avg_pool2d stages (box means are
+/// separable): height and width per depth slice, then depth.
+Results decomposeAdaptiveAvgPool1d(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  requirePoolRank(x, 1, "adaptive_avg_pool1d");
+  int64_t r = rankOf(x);
+  Dims out = intsOfLength(ctx, "output_size", 1, 1);
+  Value *y = e.op(ops::aten_adaptive_avg_pool2d_default,
+                  {{"self", e.unsqueeze(x, r - 1)}, {"output_size", Dims{1, out[0]}}});
+  return finish(ctx, {e.squeeze(y, {r - 1})});
+}
+
+Results decomposeAdaptiveAvgPool3d(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  requirePoolRank(x, 3, "adaptive_avg_pool3d");
+  Dims out = intsOfLength(ctx, "output_size", 3, 1);
+  Value *hw = e.op(ops::aten_adaptive_avg_pool2d_default,
+                   {{"self", depthSlices(e, x)}, {"output_size", Dims{out[1], out[2]}}});
+  Value *d = e.op(ops::aten_adaptive_avg_pool2d_default,
+                  {{"self", depthRows(e, hw, x)}, {"output_size", Dims{out[0], out[1] * out[2]}}});
+  return finish(ctx, {e.reshape(d, stagedSizes(x, hw, d))});
+}
+
+/// The window of adaptive pooling from `in` to `out` cells along one dim,
+/// when its cells [floor(i in / out), ceil((i + 1) in / out)) are evenly
+/// sized and spaced (always so when out divides in, or out = in - 1, ...).
+std::optional<std::pair<int64_t, int64_t>> adaptiveWindow(int64_t in, int64_t out) {
+  if (out <= 0)
+    return std::nullopt;
+  auto start = [&](int64_t i) { return i * in / out; };
+  auto end = [&](int64_t i) { return ((i + 1) * in + out - 1) / out; };
+  int64_t kernel = end(0) - start(0);
+  int64_t stride = out > 1 ? start(1) - start(0) : kernel;
+  for (int64_t i = 0; i < out; ++i)
+    if (start(i) != i * stride || end(i) - start(i) != kernel)
+      return std::nullopt;
+  return std::make_pair(kernel, std::max<int64_t>(stride, 1));
+}
+
+/// adaptive_max_pool1d/3d as max pooling with the window the cells make,
+/// where they are evenly sized and spaced.
+Results adaptiveMaxPool(RewriteContext &ctx, int64_t n) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  std::string op = opString(ctx.node().op());
+  requirePoolRank(x, n, op);
+  Dims out = intsOfLength(ctx, "output_size", n, 1);
+  Window w;
+  const Sizes &s = sizesOf(x);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t in = staticSize(s[s.size() - n + i], "the pooled dim");
+    std::optional<std::pair<int64_t, int64_t>> cell = adaptiveWindow(in, out[i]);
+    if (!cell)
+      rewriteFail(op + ": cells of uneven size or spacing (" + std::to_string(in) + " to " +
+                  std::to_string(out[i]) + ") are not supported");
+    w.kernel.push_back(cell->first);
+    w.stride.push_back(cell->second);
+    w.padding.push_back(0);
+    w.dilation.push_back(1);
+  }
+  auto [values, indices] = maxPoolNd(e, x, n, w);
+  return finish(ctx, {values, indices});
+}
+
+Results decomposeAdaptiveMaxPool1d(RewriteContext &ctx) { return adaptiveMaxPool(ctx, 1); }
+Results decomposeAdaptiveMaxPool3d(RewriteContext &ctx) { return adaptiveMaxPool(ctx, 3); }
+
+/// x with its last n dims flattened into one.
+Value *flattenLast(Emit &e, Value *x, int64_t n) {
+  const Sizes &s = sizesOf(x);
+  Sizes tail(s.end() - n, s.end());
+  Sizes lead = leading(x, n);
+  lead.push_back(sizeProduct(e.syms(), tail));
+  return e.reshape(x, lead);
+}
+
+/// max_unpool2d/3d: zeros of the output size with self's values scattered
+/// to the flat indices of each plane.
+Results maxUnpool(RewriteContext &ctx, int64_t n) {
+  Emit e(ctx);
+  Value *x = ctx.value("self"), *idx = ctx.value("indices");
+  std::string op = opString(ctx.node().op());
+  requirePoolRank(x, n, op);
+  if (sizesOf(idx) != sizesOf(x))
+    rewriteFail(op + ": indices must have self's shape");
+  Dims outSize = ctx.ints("output_size");
+  if (static_cast<int64_t>(outSize.size()) != n)
+    rewriteFail(op + ": output_size must have " + std::to_string(n) + " entries");
+  SymContext &sy = e.syms();
+  Sizes out = leading(x, n);
+  int64_t plane = 1;
+  for (int64_t v : outSize) {
+    out.push_back(sy.constant(v));
+    plane *= v;
+  }
+  Sizes flatOut = leading(x, n);
+  flatOut.push_back(sy.constant(plane));
+  Value *zeros = e.full(flatOut, Number::integer(0), typeOf(x).dtype);
+  Value *scattered = e.op(ops::aten_scatter_src, {{"self", zeros},
+                                                  {"dim", int64_t(-1)},
+                                                  {"index", flattenLast(e, idx, n)},
+                                                  {"src", flattenLast(e, x, n)}});
+  return finish(ctx, {e.reshape(scattered, out)});
+}
+
+Results decomposeMaxUnpool2d(RewriteContext &ctx) { return maxUnpool(ctx, 2); }
+Results decomposeMaxUnpool3d(RewriteContext &ctx) { return maxUnpool(ctx, 3); }
+
+/// max_pool2d_with_indices_backward: the output gradient summed into the
+/// input elements its indices name, plane by plane.
+Results decomposeMaxPool2dBackward(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *g = ctx.value("grad_output"), *self = ctx.value("self"), *idx = ctx.value("indices");
+  requirePoolRank(self, 2, "max_pool2d_with_indices_backward");
+  Value *zeros = e.full(sizesOf(flattenLast(e, self, 2)), Number::integer(0), typeOf(g).dtype);
+  Value *sums = e.op(ops::aten_scatter_add_default, {{"self", zeros},
+                                                    {"dim", int64_t(-1)},
+                                                    {"index", flattenLast(e, idx, 2)},
+                                                    {"src", flattenLast(e, g, 2)}});
+  return finish(ctx, {e.reshape(sums, sizesOf(self))});
+}
+
+//===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +414,19 @@ Results decomposePad(RewriteContext &ctx) {
 }
 
 const DecompositionEntry kPoolingDecompositions[] = {
+    {ops::aten_adaptive_avg_pool1d_default, decomposeAdaptiveAvgPool1d},
+    {ops::aten_adaptive_avg_pool3d_default, decomposeAdaptiveAvgPool3d},
+    {ops::aten_adaptive_max_pool1d_default, decomposeAdaptiveMaxPool1d},
+    {ops::aten_adaptive_max_pool3d_default, decomposeAdaptiveMaxPool3d},
+    {ops::aten_avg_pool1d_default, decomposeAvgPool1d},
+    {ops::aten_avg_pool3d_default, decomposeAvgPool3d},
+    {ops::aten_max_pool1d_default, decomposeMaxPool1d},
+    {ops::aten_max_pool1d_with_indices_default, decomposeMaxPool1dWithIndices},
+    {ops::aten_max_pool2d_with_indices_backward_default, decomposeMaxPool2dBackward},
+    {ops::aten_max_pool3d_default, decomposeMaxPool3d},
+    {ops::aten_max_pool3d_with_indices_default, decomposeMaxPool3dWithIndices},
+    {ops::aten_max_unpool2d_default, decomposeMaxUnpool2d},
+    {ops::aten_max_unpool3d_default, decomposeMaxUnpool3d},
     {ops::aten_pad_default, decomposePad},
 };
 
