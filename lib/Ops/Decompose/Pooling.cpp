@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Emit.h"
 
+#include <cmath>
+
 namespace gc {
 
 namespace {
@@ -343,6 +345,178 @@ Results decomposeMaxPool2dBackward(RewriteContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// Interpolation
+//===----------------------------------------------------------------------===//
+
+enum class Mode { Nearest, NearestExact, Linear, Cubic };
+
+/// An upsample_*.vec call over the last n dims: output sizes from
+/// output_size, or from scale_factors (whose reciprocals then scale).
+struct Resample {
+  Dims in, out;
+  std::vector<std::optional<double>> scales;
+};
+
+Resample resampleArgs(RewriteContext &ctx, Value *x, int64_t n) {
+  std::string op = opString(ctx.node().op());
+  int64_t rank = rankOf(x);
+  if (rank != n + 2)
+    rewriteFail(op + " expects a " + std::to_string(n + 2) + "-D input, got " + std::to_string(rank) +
+                "-D");
+  Resample r;
+  for (int64_t i = 0; i < n; ++i)
+    r.in.push_back(staticSize(sizesOf(x)[rank - n + i], "the resampled dim"));
+  r.scales.assign(n, std::nullopt);
+  if (ctx.has("output_size")) {
+    r.out = ctx.ints("output_size");
+  } else if (ctx.has("scale_factors")) {
+    const std::vector<double> &f = ctx.find("scale_factors")->value.floats;
+    if (static_cast<int64_t>(f.size()) != n)
+      rewriteFail(op + ": scale_factors must have " + std::to_string(n) + " entries");
+    for (int64_t i = 0; i < n; ++i) {
+      r.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(r.in[i]) * f[i])));
+      r.scales[i] = f[i];
+    }
+  } else {
+    rewriteFail(op + " needs output_size or scale_factors");
+  }
+  if (static_cast<int64_t>(r.out.size()) != n)
+    rewriteFail(op + ": output_size must have " + std::to_string(n) + " entries");
+  for (int64_t v : r.out)
+    if (v <= 0)
+      rewriteFail(op + ": output sizes must be positive");
+  return r;
+}
+
+/// A number as the compute dtype holds it (torch computes these scales in
+/// float for float32 and half inputs).
+double rounded(double v, DType t) { return t == DType::Float64 ? v : static_cast<float>(v); }
+
+/// Source coordinates, indices and weights along one dim, as torch's CPU
+/// upsampling kernels compute them (area_pixel_compute_scale and
+/// area_pixel_compute_source_index), in the compute dtype `t`.
+struct Axis {
+  Emit &e;
+  DType t;
+  int64_t in, out;
+  bool align;
+  std::optional<double> scale;
+
+  Value *positions() { return e.cast(e.arange(out), t); }
+  Value *intScalar(int64_t v) { return e.scalar(Number::integer(v), DType::Int64); }
+  Value *clampIndex(Value *i) {
+    return e.minimum(e.maximum(i, intScalar(0)), intScalar(in - 1));
+  }
+  Value *floorIndex(Value *src) { return e.cast(e.unary(ops::aten_floor_default, src), DType::Int64); }
+
+  /// nearest and nearest-exact: floor(dst * s) or floor((dst + 0.5) s),
+  /// at most in - 1, with s = in / out (or 1 / scale).
+  Value *nearest(bool exact) {
+    double s = rounded(scale && *scale > 0 ? 1 / *scale : static_cast<double>(in) / out, DType::Float32);
+    Value *pos = e.cast(e.arange(out), DType::Float32);
+    if (exact)
+      pos = e.add(pos, 0.5);
+    return e.minimum(floorIndex(e.mul(pos, s)), intScalar(in - 1));
+  }
+
+  /// The real source coordinate of each output position.
+  Value *source(bool cubic) {
+    double s;
+    if (align)
+      s = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
+    else
+      s = scale && *scale > 0 ? 1 / *scale : static_cast<double>(in) / out;
+    s = rounded(s, t);
+    if (align)
+      return e.mul(positions(), s);
+    Value *src = e.sub(e.mul(e.add(positions(), 0.5), s), 0.5);
+    return cubic ? src : e.maximum(src, e.scalar(Number::integer(0), t));
+  }
+
+  /// guard_index_and_lambda: the index floor(src) (at most in - 1) and the
+  /// fraction src - index clamped to [0, 1].
+  std::pair<Value *, Value *> indexAndFraction(Value *src) {
+    Value *i = e.minimum(floorIndex(src), intScalar(in - 1));
+    Value *f = e.sub(src, e.cast(i, t));
+    f = e.minimum(e.maximum(f, e.scalar(Number::integer(0), t)), e.scalar(Number::integer(1), t));
+    return {i, f};
+  }
+};
+
+Value *gatherAlong(Emit &e, Value *x, int64_t d, Value *index) {
+  return e.op(ops::aten_index_select_default, {{"self", x}, {"dim", d}, {"index", index}});
+}
+
+/// Keys's cubic convolution kernel with a = -0.75, for |x| <= 1 and for
+/// 1 < |x| < 2.
+Value *cubicNear(Emit &e, Value *x) {
+  constexpr double a = -0.75;
+  return e.add(e.mul(e.mul(e.sub(e.mul(x, a + 2), a + 3), x), x), int64_t(1));
+}
+Value *cubicFar(Emit &e, Value *x) {
+  constexpr double a = -0.75;
+  return e.sub(e.mul(e.add(e.mul(e.sub(e.mul(x, a), 5 * a), x), 8 * a), x), 4 * a);
+}
+
+/// One dim of x resampled.
+Value *resampleDim(Emit &e, Value *x, int64_t d, Axis axis, Mode mode) {
+  int64_t rank = rankOf(x);
+  if (mode == Mode::Nearest || mode == Mode::NearestExact) {
+    if (axis.in == axis.out)
+      return x;
+    return gatherAlong(e, x, d, axis.nearest(mode == Mode::NearestExact));
+  }
+  if (mode == Mode::Linear) {
+    if (axis.in == axis.out)
+      return x;
+    auto [i0, f] = axis.indexAndFraction(axis.source(false));
+    Value *i1 = e.minimum(e.add(i0, int64_t(1)), axis.intScalar(axis.in - 1));
+    Value *w1 = e.alongDim(f, d, rank);
+    Value *w0 = e.alongDim(e.sub(e.scalar(Number::integer(1), axis.t), f), d, rank);
+    return e.add(e.mul(gatherAlong(e, x, d, i0), w0), e.mul(gatherAlong(e, x, d, i1), w1));
+  }
+  auto [i, t] = axis.indexAndFraction(axis.source(true));
+  Value *one = e.scalar(Number::integer(1), axis.t);
+  Value *weights[4] = {cubicFar(e, e.add(t, one)), cubicNear(e, t), cubicNear(e, e.sub(one, t)),
+                       cubicFar(e, e.sub(e.add(one, one), t))};
+  Value *sum = nullptr;
+  for (int64_t k = 0; k < 4; ++k) {
+    Value *tap = gatherAlong(e, x, d, axis.clampIndex(e.add(i, k - 1)));
+    Value *term = e.mul(tap, e.alongDim(weights[k], d, rank));
+    sum = sum ? e.add(sum, term) : term;
+  }
+  return sum;
+}
+
+/// upsample_{nearest,linear,bilinear,bicubic,trilinear}*.vec: one gather
+/// (nearest) or a weighted sum of gathers (linear, cubic) per resampled
+/// dim, the dims one after another (the kernels are separable).
+Results resample(RewriteContext &ctx, int64_t n, Mode mode) {
+  Emit e(ctx);
+  Value *x = ctx.value("input");
+  Resample r = resampleArgs(ctx, x, n);
+  bool interpolates = mode == Mode::Linear || mode == Mode::Cubic;
+  DType t = computeDType(typeOf(x).dtype);
+  if (interpolates) {
+    if (!isFloatingPoint(typeOf(x).dtype))
+      rewriteFail(opString(ctx.node().op()) + " of an integer input is not supported");
+    x = e.cast(x, t);
+  }
+  bool align = interpolates && ctx.boolean("align_corners", false);
+  int64_t rank = rankOf(x);
+  for (int64_t i = 0; i < n; ++i)
+    x = resampleDim(e, x, rank - n + i, Axis{e, t, r.in[i], r.out[i], align, r.scales[i]}, mode);
+  return finish(ctx, {x});
+}
+
+Results decomposeUpsampleNearest1d(RewriteContext &ctx) { return resample(ctx, 1, Mode::Nearest); }
+Results decomposeUpsampleNearestExact1d(RewriteContext &ctx) { return resample(ctx, 1, Mode::NearestExact); }
+Results decomposeUpsampleLinear1d(RewriteContext &ctx) { return resample(ctx, 1, Mode::Linear); }
+Results decomposeUpsampleBilinear2d(RewriteContext &ctx) { return resample(ctx, 2, Mode::Linear); }
+Results decomposeUpsampleTrilinear3d(RewriteContext &ctx) { return resample(ctx, 3, Mode::Linear); }
+Results decomposeUpsampleBicubic2d(RewriteContext &ctx) { return resample(ctx, 2, Mode::Cubic); }
+
+//===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//
 
@@ -414,6 +588,7 @@ Results decomposePad(RewriteContext &ctx) {
 }
 
 const DecompositionEntry kPoolingDecompositions[] = {
+    {ops::aten__upsample_nearest_exact1d_vec, decomposeUpsampleNearestExact1d},
     {ops::aten_adaptive_avg_pool1d_default, decomposeAdaptiveAvgPool1d},
     {ops::aten_adaptive_avg_pool3d_default, decomposeAdaptiveAvgPool3d},
     {ops::aten_adaptive_max_pool1d_default, decomposeAdaptiveMaxPool1d},
@@ -428,6 +603,11 @@ const DecompositionEntry kPoolingDecompositions[] = {
     {ops::aten_max_unpool2d_default, decomposeMaxUnpool2d},
     {ops::aten_max_unpool3d_default, decomposeMaxUnpool3d},
     {ops::aten_pad_default, decomposePad},
+    {ops::aten_upsample_bicubic2d_vec, decomposeUpsampleBicubic2d},
+    {ops::aten_upsample_bilinear2d_vec, decomposeUpsampleBilinear2d},
+    {ops::aten_upsample_linear1d_vec, decomposeUpsampleLinear1d},
+    {ops::aten_upsample_nearest1d_vec, decomposeUpsampleNearest1d},
+    {ops::aten_upsample_trilinear3d_vec, decomposeUpsampleTrilinear3d},
 };
 
 } // namespace
