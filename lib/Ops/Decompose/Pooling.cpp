@@ -517,6 +517,139 @@ Results decomposeUpsampleTrilinear3d(RewriteContext &ctx) { return resample(ctx,
 Results decomposeUpsampleBicubic2d(RewriteContext &ctx) { return resample(ctx, 2, Mode::Cubic); }
 
 //===----------------------------------------------------------------------===//
+// im2col and grid sampling
+//===----------------------------------------------------------------------===//
+
+/// im2col (unfold): for each kernel offset (i, j), the strided slice of
+/// the padded input it sees, [N, C, oh, ow]; stacked as [N, C, kh kw, oh ow]
+/// and viewed as [N, C kh kw, oh ow].
+Results decomposeIm2col(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  int64_t rank = rankOf(x);
+  if (rank != 3 && rank != 4)
+    rewriteFail("im2col expects a 3-D or 4-D input, got " + std::to_string(rank) + "-D");
+  Dims kernel = intsOfLength(ctx, "kernel_size", 2, 1), dilation = intsOfLength(ctx, "dilation", 2, 1);
+  Dims padding = intsOfLength(ctx, "padding", 2, 0), stride = intsOfLength(ctx, "stride", 2, 1);
+  for (int k = 0; k < 2; ++k)
+    if (kernel[k] <= 0 || dilation[k] <= 0 || stride[k] <= 0 || padding[k] < 0)
+      rewriteFail("im2col: kernel_size, dilation and stride must be positive, padding non-negative");
+  if (padding[0] || padding[1])
+    x = e.op(ops::aten_constant_pad_nd_default,
+             {{"self", x}, {"pad", Dims{padding[1], padding[1], padding[0], padding[0]}}, {"value", int64_t(0)}});
+  const Sizes &s = sizesOf(x);
+  Dims out(2);
+  for (int k = 0; k < 2; ++k) {
+    int64_t span = staticSize(s[rank - 2 + k], "the image size") - dilation[k] * (kernel[k] - 1) - 1;
+    if (span < 0)
+      rewriteFail("im2col: the kernel does not fit the padded input");
+    out[k] = span / stride[k] + 1;
+  }
+  std::vector<Value *> blocks;
+  for (int64_t i = 0; i < kernel[0]; ++i)
+    for (int64_t j = 0; j < kernel[1]; ++j) {
+      int64_t h0 = i * dilation[0], w0 = j * dilation[1];
+      Value *b = e.slice(x, rank - 2, h0, h0 + (out[0] - 1) * stride[0] + 1, stride[0]);
+      b = e.slice(b, rank - 1, w0, w0 + (out[1] - 1) * stride[1] + 1, stride[1]);
+      blocks.push_back(e.unsqueeze(b, rank - 2));
+    }
+  Value *stacked = blocks.size() == 1 ? blocks[0] : e.cat(blocks, rank - 2);
+  SymContext &sy = e.syms();
+  Sizes result = leading(x, 3);
+  result.push_back(sy.mul(s[rank - 3], sy.constant(kernel[0] * kernel[1])));
+  result.push_back(sy.constant(out[0] * out[1]));
+  return finish(ctx, {e.reshape(stacked, result)});
+}
+
+/// grid_sampler (2-d and 3-d): each output point reads the input at the
+/// grid's coordinates in [-1, 1] (x for width first), bilinearly (the 2^n
+/// corners, weighted) or at the nearest element; with zeros padding a
+/// corner outside the input counts 0, with border padding coordinates are
+/// clamped to the input. Corners are gathers from [N, C, spatial product].
+Results decomposeGridSampler(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *input = ctx.value("input"), *grid = ctx.value("grid");
+  int64_t n = rankOf(input) - 2;
+  if ((n != 2 && n != 3) || rankOf(grid) != n + 2)
+    rewriteFail("grid_sampler expects a 4-D or 5-D input and a grid of the same rank");
+  int64_t interp = ctx.integer("interpolation_mode"), padMode = ctx.integer("padding_mode");
+  if (interp != 0 && interp != 1)
+    rewriteFail("grid_sampler: bicubic interpolation is not supported");
+  if (padMode != 0 && padMode != 1)
+    rewriteFail("grid_sampler: reflection padding is not supported");
+  bool align = ctx.boolean("align_corners", false);
+  DType t = computeDType(typeOf(input).dtype);
+  Value *x = e.cast(input, t);
+  grid = e.cast(grid, t);
+  SymContext &sy = e.syms();
+  const Sizes &is = sizesOf(x), &gs = sizesOf(grid);
+  Sizes spatialIn(is.begin() + 2, is.end()), spatialOut(gs.begin() + 1, gs.end() - 1);
+  const SymExpr *points = sizeProduct(sy, spatialOut);
+  Value *flat = e.reshape(x, {is[0], is[1], sizeProduct(sy, spatialIn)});
+  // Coordinates per dim, outermost (depth or height) first: [N, points].
+  std::vector<Value *> coord(n);
+  Dims size(n);
+  for (int64_t k = 0; k < n; ++k) {
+    size[k] = staticSize(spatialIn[k], "the input size");
+    Value *c = e.reshape(e.select(grid, n + 1, n - 1 - k), {gs[0], points});
+    // Unnormalize from [-1, 1] to pixel coordinates.
+    c = align ? e.mul(e.add(c, int64_t(1)), 0.5 * static_cast<double>(size[k] - 1))
+              : e.div(e.sub(e.mul(e.add(c, int64_t(1)), static_cast<double>(size[k])), int64_t(1)), 2.0);
+    if (padMode == 1)
+      c = e.minimum(e.maximum(c, e.scalar(Number::integer(0), t)),
+                    e.scalar(Number::integer(size[k] - 1), t));
+    if (interp == 1)
+      c = e.unary(ops::aten_round_default, c);
+    coord[k] = c;
+  }
+  Value *zero = e.scalar(Number::integer(0), t);
+  auto sample = [&](const std::vector<Value *> &at, Value *weight) {
+    // at: integer coordinates [N, points]; weight [N, points].
+    Value *flatIndex = nullptr, *inside = nullptr;
+    for (int64_t k = 0; k < n; ++k) {
+      Value *ok = e.op(ops::aten_logical_and_default,
+                       {{"self", e.compare(Cmp::Ge, at[k], Number::integer(0))},
+                        {"other", e.compare(Cmp::Lt, at[k], Number::integer(size[k]))}});
+      inside = inside ? e.op(ops::aten_logical_and_default, {{"self", inside}, {"other", ok}}) : ok;
+      Value *c = e.minimum(e.maximum(at[k], e.scalar(Number::integer(0), DType::Int64)),
+                           e.scalar(Number::integer(size[k] - 1), DType::Int64));
+      flatIndex = flatIndex ? e.add(e.mul(flatIndex, size[k]), c) : c;
+    }
+    Value *index = e.expand(e.unsqueeze(flatIndex, 1), {is[0], is[1], points});
+    Value *v = e.op(ops::aten_gather_default, {{"self", flat}, {"dim", int64_t(2)}, {"index", index}});
+    Value *w = e.where(inside, weight, zero);
+    return e.mul(v, e.unsqueeze(w, 1));
+  };
+  Value *out = nullptr;
+  if (interp == 1) {
+    std::vector<Value *> at;
+    for (Value *c : coord)
+      at.push_back(e.cast(c, DType::Int64));
+    out = sample(at, e.fullLike(coord[0], Number::integer(1), t));
+  } else {
+    std::vector<Value *> lo(n), frac(n);
+    for (int64_t k = 0; k < n; ++k) {
+      Value *f = e.unary(ops::aten_floor_default, coord[k]);
+      lo[k] = e.cast(f, DType::Int64);
+      frac[k] = e.sub(coord[k], f);
+    }
+    for (int64_t corner = 0; corner < (int64_t(1) << n); ++corner) {
+      std::vector<Value *> at(n);
+      Value *w = nullptr;
+      for (int64_t k = 0; k < n; ++k) {
+        bool high = (corner >> (n - 1 - k)) & 1;
+        at[k] = high ? e.add(lo[k], int64_t(1)) : lo[k];
+        Value *wk = high ? frac[k] : e.sub(e.scalar(Number::integer(1), t), frac[k]);
+        w = w ? e.mul(w, wk) : wk;
+      }
+      Value *term = sample(at, w);
+      out = out ? e.add(out, term) : term;
+    }
+  }
+  return finish(ctx, {e.reshape(out, concat({is[0], is[1]}, spatialOut))});
+}
+
+//===----------------------------------------------------------------------===//
 // Padding
 //===----------------------------------------------------------------------===//
 
@@ -595,6 +728,10 @@ const DecompositionEntry kPoolingDecompositions[] = {
     {ops::aten_adaptive_max_pool3d_default, decomposeAdaptiveMaxPool3d},
     {ops::aten_avg_pool1d_default, decomposeAvgPool1d},
     {ops::aten_avg_pool3d_default, decomposeAvgPool3d},
+    {ops::aten_grid_sampler_2d_default, decomposeGridSampler},
+    {ops::aten_grid_sampler_3d_default, decomposeGridSampler},
+    {ops::aten_grid_sampler_default, decomposeGridSampler},
+    {ops::aten_im2col_default, decomposeIm2col},
     {ops::aten_max_pool1d_default, decomposeMaxPool1d},
     {ops::aten_max_pool1d_with_indices_default, decomposeMaxPool1dWithIndices},
     {ops::aten_max_pool2d_with_indices_backward_default, decomposeMaxPool2dBackward},
