@@ -822,6 +822,74 @@ Results decomposeBilinear(RewriteContext &ctx) {
   return finish(ctx, {e.reshape(out, outSizes)});
 }
 
+/// embedding_bag (sum and mean): each index's weight row (times its
+/// per-sample weight; 0 for padding_idx) summed into its bag with a
+/// scatter_add; a mean divides by the bag's count of non-padding indices
+/// (an empty bag gives 0). A bag spans offsets[b] up to the next offset;
+/// 2-D indices are one bag per row.
+Results decomposeEmbeddingBag(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *weight = ctx.value("weight"), *indices = ctx.value("indices");
+  int64_t mode = ctx.integer("mode", 0);
+  if (mode != 0 && mode != 1)
+    rewriteFail("embedding_bag: mode 'max' is not supported");
+  if (rankOf(weight) != 2 || (rankOf(indices) != 1 && rankOf(indices) != 2))
+    rewriteFail("embedding_bag expects a 2-D weight and 1-D or 2-D indices");
+  SymContext &sy = e.syms();
+  DType t = typeOf(weight).dtype;
+  int64_t length = staticSize(sizeProduct(sy, sizesOf(indices)), "the index count");
+  int64_t bags;
+  Value *bag; // [L] the bag of each index
+  if (rankOf(indices) == 2) {
+    bags = staticSize(sizesOf(indices)[0], "the bag count");
+    int64_t per = staticSize(sizesOf(indices)[1], "the bag size");
+    indices = e.reshape(indices, {sy.constant(length)});
+    bag = e.op(ops::aten_div_Tensor_mode, {{"self", e.arange(length)},
+                                        {"other", e.scalar(Number::integer(std::max<int64_t>(per, 1)), DType::Int64)},
+                                        {"rounding_mode", "floor"}});
+  } else {
+    Value *offsets = ctx.value("offsets");
+    bags = staticSize(sizesOf(offsets)[0], "the offset count");
+    if (ctx.boolean("include_last_offset", false)) {
+      bags = std::max<int64_t>(bags - 1, 0);
+      offsets = e.slice(offsets, 0, 0, bags);
+    }
+    Value *started = e.compare(Cmp::Ge, e.unsqueeze(e.arange(length), 1), e.unsqueeze(offsets, 0));
+    bag = e.sub(e.sum(e.cast(started, DType::Int64), {1}, false), int64_t(1));
+  }
+  Value *rows = e.op(ops::aten_index_Tensor, {{"self", weight}, {"indices", std::vector<Value *>{indices}}});
+  Value *kept = e.fullLike(indices, Number::integer(1), t);
+  if (ctx.has("padding_idx"))
+    kept = e.cast(e.compare(Cmp::Ne, indices, Number::integer(ctx.integer("padding_idx"))), t);
+  Value *scale = kept;
+  if (std::optional<Value *> psw = ctx.optValue("per_sample_weights"); psw && *psw) {
+    if (mode != 0)
+      rewriteFail("embedding_bag: per_sample_weights need mode 'sum'");
+    scale = e.mul(scale, e.reshape(*psw, {sy.constant(length)}));
+  }
+  rows = e.mul(rows, e.unsqueeze(scale, 1));
+  const SymExpr *dim = sizesOf(weight)[1];
+  Sizes outSizes = {sy.constant(bags), dim};
+  auto bagSum = [&](Value *v, const Sizes &sizes) {
+    Value *index = rankOf(v) == 2 ? e.expand(e.unsqueeze(bag, 1), sizesOf(v)) : bag;
+    return e.op(ops::aten_scatter_add_default, {{"self", e.full(sizes, Number::integer(0), typeOf(v).dtype)},
+                                             {"dim", int64_t(0)},
+                                             {"index", index},
+                                             {"src", v}});
+  };
+  Value *out = bagSum(rows, outSizes);
+  Value *count = bagSum(e.cast(kept, DType::Int64), {sy.constant(bags)});
+  if (mode == 1) {
+    Value *c = e.unsqueeze(e.cast(count, t), 1);
+    Value *safe = e.maximum(c, e.scalar(Number::integer(1), t));
+    out = e.div(out, safe);
+  }
+  auto filler = [&](size_t result) {
+    return e.full(ctx.resultType(result).sizes, Number::integer(0), ctx.resultType(result).dtype);
+  };
+  return finish(ctx, {out, filler(1), count, filler(3)});
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
@@ -1010,6 +1078,7 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten_cosine_similarity_default, decomposeCosineSimilarity},
     {ops::aten_cross_entropy_loss_default, decomposeCrossEntropy},
     {ops::aten_einsum_default, decomposeEinsum},
+    {ops::aten_embedding_bag_padding_idx, decomposeEmbeddingBag},
     {ops::aten_glu_default, decomposeGlu},
     {ops::aten_group_norm_default, decomposeGroupNorm},
     {ops::aten_instance_norm_default, decomposeInstanceNorm},
