@@ -825,8 +825,8 @@ Results decomposeBilinear(RewriteContext &ctx) {
 /// embedding_bag (sum and mean): each index's weight row (times its
 /// per-sample weight; 0 for padding_idx) summed into its bag with a
 /// scatter_add; a mean divides by the bag's count of non-padding indices
-/// (an empty bag gives 0). A bag spans offsets[b] up to the next offset;
-/// 2-D indices are one bag per row.
+/// (an empty bag gives 0). A bag spans offsets[b] up to the next offset
+/// (1-D indices); 2-D indices are one bag per row.
 Results decomposeEmbeddingBag(RewriteContext &ctx) {
   Emit e(ctx);
   Value *weight = ctx.value("weight"), *indices = ctx.value("indices");
@@ -884,10 +884,16 @@ Results decomposeEmbeddingBag(RewriteContext &ctx) {
     Value *safe = e.maximum(c, e.scalar(Number::integer(1), t));
     out = e.div(out, safe);
   }
-  auto filler = [&](size_t result) {
+  // torch's other results: each index's bag (empty where its sum kernel
+  // skips it), and for a mean the bag sizes twice (zeros for a sum).
+  auto zerosOf = [&](size_t result) {
     return e.full(ctx.resultType(result).sizes, Number::integer(0), ctx.resultType(result).dtype);
   };
-  return finish(ctx, {out, filler(1), count, filler(3)});
+  const Sizes &bagSizes = ctx.resultType(1).sizes;
+  bool emptyBags = bagSizes.size() == 1 && bagSizes[0]->isConst() && bagSizes[0]->constant() == 0;
+  Value *offset2bag = emptyBags ? zerosOf(1) : bag;
+  Value *sizes = mode == 1 ? count : zerosOf(2);
+  return finish(ctx, {out, offset2bag, sizes, mode == 1 ? count : zerosOf(3)});
 }
 
 //===----------------------------------------------------------------------===//
