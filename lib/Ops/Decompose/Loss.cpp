@@ -10,12 +10,20 @@
 
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 namespace gc {
 
 namespace {
 
 using namespace decompose;
+
+/// A number for an error message: 3, 0.5.
+std::string numberText(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
 
 Value *zeroOf(Emit &e, Value *like) { return e.scalar(Number::integer(0), typeOf(like).dtype); }
 
@@ -49,7 +57,7 @@ Results decomposeSmoothL1Loss(RewriteContext &ctx) {
   Emit e(ctx);
   double beta = ctx.real("beta", 1);
   if (beta < 0)
-    rewriteFail("smooth_l1_loss: beta must be non-negative, got " + std::to_string(beta));
+    rewriteFail("smooth_l1_loss: beta must be non-negative, got " + numberText(beta));
   Value *d = difference(ctx, e);
   Value *a = absOf(e, d);
   if (beta == 0)
@@ -64,7 +72,7 @@ Results decomposeHuberLoss(RewriteContext &ctx) {
   Emit e(ctx);
   double delta = ctx.real("delta", 1);
   if (delta <= 0)
-    rewriteFail("huber_loss: delta must be positive, got " + std::to_string(delta));
+    rewriteFail("huber_loss: delta must be positive, got " + numberText(delta));
   Value *d = difference(ctx, e);
   Value *a = absOf(e, d);
   return reduced(ctx, e, e.where(e.compare(Cmp::Lt, a, Number::real(delta)), e.mul(e.mul(d, d), 0.5),
@@ -244,7 +252,7 @@ Results decomposeMultiMarginLoss(RewriteContext &ctx) {
   t = rankOf(t) == 0 ? e.unsqueeze(t, 0) : t;
   Number p = number(ctx, "p");
   if (p.value() != 1 && p.value() != 2)
-    rewriteFail("multi_margin_loss: p must be 1 or 2, got " + std::to_string(p.value()));
+    rewriteFail("multi_margin_loss: p must be 1 or 2, got " + numberText(p.value()));
   Value *col = e.unsqueeze(t, 1);
   Value *picked = e.op(ops::aten_gather_default, {{"self", x}, {"dim", int64_t(1)}, {"index", col}});
   Value *z = clampMin0(e, e.add(e.sub(x, picked), optNumber(ctx, "margin").value_or(Number::integer(1)).arg()));
