@@ -691,43 +691,37 @@ Value *regroup(Emit &e, Value *x, int64_t keep, const Sizes &inner, const Dims &
   return e.reshape(e.permute(e.reshape(x, viewed), full), result);
 }
 
-/// pixel_shuffle: [*, C r^2, H, W] -> [*, C, H r, W r].
-Results decomposePixelShuffle(RewriteContext &ctx) {
+/// pixel_shuffle ([*, C r^2, H, W] -> [*, C, H r, W r]) and
+/// pixel_unshuffle (its inverse), as a view, a permute and a view.
+Results pixelShuffle(RewriteContext &ctx, bool up) {
   Emit e(ctx);
   Value *x = ctx.value("self");
-  int64_t r = ctx.integer("upscale_factor");
-  if (rankOf(x) < 3 || r <= 0)
-    rewriteFail("pixel_shuffle needs an input of at least 3 dims and a positive factor");
+  std::string op = up ? "pixel_shuffle" : "pixel_unshuffle";
+  int64_t r = ctx.integer(up ? "upscale_factor" : "downscale_factor");
+  int64_t rank = rankOf(x);
+  if (rank < 3 || r <= 0)
+    rewriteFail(op + " needs an input of at least 3 dims and a positive factor");
   SymContext &sy = e.syms();
   const Sizes &s = sizesOf(x);
-  int64_t rank = rankOf(x);
-  int64_t c = staticSize(s[rank - 3], "the channels");
-  if (c % (r * r) != 0)
-    rewriteFail("pixel_shuffle: channels must be divisible by the factor squared");
-  const SymExpr *cr = sy.constant(c / (r * r)), *f = sy.constant(r);
-  const SymExpr *h = s[rank - 2], *w = s[rank - 1];
-  return finish(ctx, {regroup(e, x, 3, {cr, f, f, h, w}, {0, 3, 1, 4, 2},
-                              {cr, sy.mul(h, f), sy.mul(w, f)})});
-}
-
-/// pixel_unshuffle: [*, C, H r, W r] -> [*, C r^2, H, W].
-Results decomposePixelUnshuffle(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = ctx.value("self");
-  int64_t r = ctx.integer("downscale_factor");
-  if (rankOf(x) < 3 || r <= 0)
-    rewriteFail("pixel_unshuffle needs an input of at least 3 dims and a positive factor");
-  SymContext &sy = e.syms();
-  const Sizes &s = sizesOf(x);
-  int64_t rank = rankOf(x);
-  int64_t hr = staticSize(s[rank - 2], "the height"), wr = staticSize(s[rank - 1], "the width");
+  const SymExpr *f = sy.constant(r), *c = s[rank - 3], *h = s[rank - 2], *w = s[rank - 1];
+  if (up) {
+    int64_t channels = staticSize(c, "the channels");
+    if (channels % (r * r) != 0)
+      rewriteFail(op + ": channels must be divisible by the factor squared");
+    const SymExpr *cr = sy.constant(channels / (r * r));
+    return finish(ctx, {regroup(e, x, 3, {cr, f, f, h, w}, {0, 3, 1, 4, 2},
+                                {cr, sy.mul(h, f), sy.mul(w, f)})});
+  }
+  int64_t hr = staticSize(h, "the height"), wr = staticSize(w, "the width");
   if (hr % r != 0 || wr % r != 0)
-    rewriteFail("pixel_unshuffle: height and width must be divisible by the factor");
-  const SymExpr *c = s[rank - 3], *f = sy.constant(r);
-  const SymExpr *h = sy.constant(hr / r), *w = sy.constant(wr / r);
+    rewriteFail(op + ": height and width must be divisible by the factor");
+  h = sy.constant(hr / r);
+  w = sy.constant(wr / r);
   return finish(ctx, {regroup(e, x, 3, {c, h, f, w, f}, {0, 2, 4, 1, 3},
                               {sy.mul(c, sy.constant(r * r)), h, w})});
 }
+Results decomposePixelShuffle(RewriteContext &ctx) { return pixelShuffle(ctx, true); }
+Results decomposePixelUnshuffle(RewriteContext &ctx) { return pixelShuffle(ctx, false); }
 
 /// channel_shuffle: channels [g, C/g] transposed to [C/g, g].
 Results decomposeChannelShuffle(RewriteContext &ctx) {
