@@ -261,29 +261,91 @@ std::optional<std::pair<int64_t, int64_t>> adaptiveWindow(int64_t in, int64_t ou
   return std::make_pair(kernel, std::max<int64_t>(stride, 1));
 }
 
-/// adaptive_max_pool1d/3d as max pooling with the window the cells make,
-/// where they are evenly sized and spaced.
+Value *floorDiv(Emit &e, Value *v, int64_t by) {
+  return e.op(ops::aten_div_Tensor_mode, {{"self", v},
+                                          {"other", e.scalar(Number::integer(by), DType::Int64)},
+                                          {"rounding_mode", "floor"}});
+}
+
+/// Adaptive max pooling along dim d, from `in` to `out` cells of any sizes:
+/// each cell is read through a gather of kmax positions (kmax its longest
+/// size; shorter cells repeat their last position), then its max and the
+/// first position of it. Returns the values and that position along d.
+std::pair<Value *, Value *> adaptiveMaxAlong(Emit &e, Value *x, int64_t d, int64_t in, int64_t out) {
+  int64_t kmax = 0;
+  for (int64_t i = 0; i < out; ++i)
+    kmax = std::max(kmax, ((i + 1) * in + out - 1) / out - i * in / out);
+  SymContext &sy = e.syms();
+  Value *cell = e.unsqueeze(e.arange(out), 1);
+  Value *start = floorDiv(e, e.mul(cell, in), out);
+  Value *last = e.sub(floorDiv(e, e.add(e.mul(e.add(cell, int64_t(1)), in), out - 1), out), int64_t(1));
+  Value *table = e.minimum(e.add(start, e.unsqueeze(e.arange(kmax), 0)), last); // [out, kmax]
+  Value *read = e.op(ops::aten_index_select_default,
+                     {{"self", x}, {"dim", d}, {"index", e.reshape(table, {sy.constant(out * kmax)})}});
+  int64_t rank = rankOf(x);
+  Sizes split = sizesOf(x);
+  split[d] = sy.constant(out);
+  split.insert(split.begin() + d + 1, sy.constant(kmax));
+  read = e.reshape(read, split);
+  Value *values = e.amax(read, {d + 1}, false);
+  Value *first = e.op(ops::aten_argmax_default, {{"self", read}, {"dim", d + 1}, {"keepdim", true}});
+  Sizes aligned(rank + 1, sy.constant(1));
+  aligned[d] = sy.constant(out);
+  aligned[d + 1] = sy.constant(kmax);
+  Value *positions = e.expand(e.reshape(table, aligned), split);
+  Value *index = e.op(ops::aten_gather_default, {{"self", positions}, {"dim", d + 1}, {"index", first}});
+  return {values, e.squeeze(index, {d + 1})};
+}
+
+/// adaptive_max_pool1d/3d: max pooling with the window the cells make
+/// where they are evenly sized and spaced in every dim; else one dim after
+/// another (last first) through adaptiveMaxAlong, each step also picking
+/// the positions the later dims chose, and flat indices d H W + h W + w.
 Results adaptiveMaxPool(RewriteContext &ctx, int64_t n) {
   Emit e(ctx);
   Value *x = ctx.value("self");
   std::string op = opString(ctx.node().op());
   requirePoolRank(x, n, op);
   Dims out = intsOfLength(ctx, "output_size", n, 1);
+  for (int64_t o : out)
+    if (o <= 0)
+      rewriteFail(op + ": output sizes must be positive");
   Window w;
+  Dims in;
+  bool even = true;
   const Sizes &s = sizesOf(x);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t in = staticSize(s[s.size() - n + i], "the pooled dim");
-    std::optional<std::pair<int64_t, int64_t>> cell = adaptiveWindow(in, out[i]);
-    if (!cell)
-      rewriteFail(op + ": cells of uneven size or spacing (" + std::to_string(in) + " to " +
-                  std::to_string(out[i]) + ") are not supported");
-    w.kernel.push_back(cell->first);
-    w.stride.push_back(cell->second);
+    in.push_back(staticSize(s[s.size() - n + i], "the pooled dim"));
+    std::optional<std::pair<int64_t, int64_t>> cell = adaptiveWindow(in[i], out[i]);
+    even &= cell.has_value();
+    w.kernel.push_back(cell ? cell->first : 1);
+    w.stride.push_back(cell ? cell->second : 1);
     w.padding.push_back(0);
     w.dilation.push_back(1);
   }
-  auto [values, indices] = maxPoolNd(e, x, n, w);
-  return finish(ctx, {values, indices});
+  if (even) {
+    auto [values, indices] = maxPoolNd(e, x, n, w);
+    return finish(ctx, {values, indices});
+  }
+  int64_t rank = rankOf(x);
+  std::vector<Value *> chosen(n);
+  Value *v = x;
+  for (int64_t k = n; k-- > 0;) {
+    int64_t d = rank - n + k;
+    auto [pooled, at] = adaptiveMaxAlong(e, v, d, in[k], out[k]);
+    for (int64_t j = k + 1; j < n; ++j)
+      chosen[j] = e.op(ops::aten_gather_default, {{"self", chosen[j]}, {"dim", d}, {"index", at}});
+    chosen[k] = at;
+    v = pooled;
+  }
+  Value *flat = nullptr;
+  int64_t stride = 1;
+  for (int64_t k = n; k-- > 0;) {
+    Value *term = stride == 1 ? chosen[k] : e.mul(chosen[k], stride);
+    flat = flat ? e.add(flat, term) : term;
+    stride *= in[k];
+  }
+  return finish(ctx, {v, flat});
 }
 
 Results decomposeAdaptiveMaxPool1d(RewriteContext &ctx) { return adaptiveMaxPool(ctx, 1); }
