@@ -89,6 +89,13 @@ void requirePoolRank(Value *x, int64_t n, std::string_view op) {
                 std::to_string(n + 2) + "-D input, got " + std::to_string(rank) + "-D");
 }
 
+/// v // by, for int64 v.
+Value *floorDiv(Emit &e, Value *v, int64_t by) {
+  return e.op(ops::aten_div_Tensor_mode, {{"self", v},
+                                          {"other", e.scalar(Number::integer(by), DType::Int64)},
+                                          {"rounding_mode", "floor"}});
+}
+
 /// The sizes before the last n.
 Sizes leading(Value *x, int64_t n) {
   const Sizes &s = sizesOf(x);
@@ -194,11 +201,7 @@ std::pair<Value *, Value *> maxPoolNd(Emit &e, Value *x, int64_t n, const Window
                         {{"self", e.reshape(i1Rows, {rows[0], sy.mul(rows[1], rows[2])})},
                          {"dim", int64_t(1)},
                          {"index", at}});
-  Value *depth = e.op(ops::aten_div_Tensor_mode,
-                      {{"self", at},
-                       {"other", e.scalar(Number::integer(staticSize(rows[2], "the pooled plane")),
-                                          DType::Int64)},
-                       {"rounding_mode", "floor"}});
+  Value *depth = floorDiv(e, at, staticSize(rows[2], "the pooled plane"));
   const Sizes &s = sizesOf(x);
   int64_t plane = staticSize(sy.mul(s[s.size() - 2], s.back()), "the input plane");
   return {e.reshape(v2, out), e.reshape(e.add(e.mul(depth, plane), inPlane), out)};
@@ -259,12 +262,6 @@ std::optional<std::pair<int64_t, int64_t>> adaptiveWindow(int64_t in, int64_t ou
     if (start(i) != i * stride || end(i) - start(i) != kernel)
       return std::nullopt;
   return std::make_pair(kernel, std::max<int64_t>(stride, 1));
-}
-
-Value *floorDiv(Emit &e, Value *v, int64_t by) {
-  return e.op(ops::aten_div_Tensor_mode, {{"self", v},
-                                          {"other", e.scalar(Number::integer(by), DType::Int64)},
-                                          {"rounding_mode", "floor"}});
 }
 
 /// Adaptive max pooling along dim d, from `in` to `out` cells of any sizes:
