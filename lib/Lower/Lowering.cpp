@@ -1629,8 +1629,8 @@ Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
   size_t rank = rt.rank();
   if (rank < 3 || x->sizes.size() != rank)
     throw LowerError("avg_pool2d expects 3 or 4 dimensions");
-  if (!isFloatingPoint(rt.dtype))
-    throw LowerError("avg_pool2d of an integer input is not supported");
+  if (rt.dtype == DType::Bool)
+    throw LowerError("avg_pool2d of a bool input is not supported");
   Exprs outer = rt.sizes, inner{sx_.constant(kernel[0]), sx_.constant(kernel[1])};
   Exprs ivars = loopVars(sx_, 'i', rank), rvars = loopVars(sx_, 'r', 2);
   auto start = [=, this](const Exprs &idx, size_t k) {
@@ -1664,7 +1664,9 @@ Error GraphLowerer::avgPool(const Node &n, const OpLowering &) {
     uint32_t divisor = divisorOverride
                            ? b.constant(dtype, static_cast<double>(*divisorOverride))
                            : b.cast(b.index(b.simplify(count)), dtype);
-    return b.compute(ScalarOp::Div, dtype, {emit(b, *sums, idx), divisor});
+    // Integer averages truncate, as torch's integer division does.
+    ScalarOp div = isFloatingPoint(dtype) ? ScalarOp::Div : ScalarOp::TruncDiv;
+    return b.compute(div, dtype, {emit(b, *sums, idx), divisor});
   }));
   return Error::success();
 }

@@ -108,6 +108,13 @@ void requireFloating(const Tensor &t, std::string_view what) {
                std::string(dtypeName(t.dtype())));
 }
 
+/// Integer inputs are computed in float64 and converted back (truncating),
+/// as torch's CPU kernels do for the ops that accept them.
+void requireNumber(const Tensor &t, std::string_view what) {
+  if (t.dtype() == DType::Bool)
+    kernelFail(std::string(what) + " must be a number tensor, got bool");
+}
+
 void requireSameDType(const Tensor &a, const Tensor &b) {
   if (a.dtype() != b.dtype())
     kernelFail("expected operands of one dtype, got " + std::string(dtypeName(a.dtype())) +
@@ -385,11 +392,12 @@ struct ConvPadding {
 };
 
 /// Convolution of a batched input [N, Cin, *spatial] (1 to 3 spatial dims),
-/// in the input's dtype.
+/// in the input's dtype; integer inputs accumulate in float64 (exact below
+/// 2^53), as torch's CPU kernel convolves them too.
 Tensor convolve(const Tensor &input, const Tensor &weight, const std::optional<Tensor> &bias,
                 const std::vector<int64_t> &stride, const ConvPadding &padding,
                 const std::vector<int64_t> &dilation, int64_t groups) {
-  requireFloating(input, "convolution input");
+  requireNumber(input, "convolution input");
   requireSameDType(input, weight);
   if (bias)
     requireSameDType(input, *bias);
@@ -609,7 +617,7 @@ std::vector<Tensor> maxPool2dWithIndices(const OpCall &call) {
 /// divisor when count_include_pad is false.
 std::vector<Tensor> avgPool2d(const OpCall &call) {
   Tensor self = call.tensor("self");
-  requireFloating(self, "avg_pool2d input");
+  requireNumber(self, "avg_pool2d input");
   PoolInput in = poolInput(self);
   auto [h, w] = poolWindows(call, in);
   bool countPad = call.boolean("count_include_pad", true);

@@ -71,6 +71,17 @@ std::optional<Number> optNumber(const RewriteContext &ctx, std::string_view name
   return number(ctx, name);
 }
 
+Dims intsOfLength(const RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt) {
+  if (!ctx.has(name))
+    return Dims(n, dflt);
+  Dims v = ctx.ints(name);
+  if (v.size() == 1)
+    v.assign(n, v[0]);
+  if (v.size() != n)
+    rewriteFail(std::string(name) + " must have " + std::to_string(n) + " entries");
+  return v;
+}
+
 bool isTensorArg(const RewriteContext &ctx, std::string_view name) {
   const NamedArg *a = ctx.find(name);
   return a && a->value.kind == ArgKind::Tensor;
@@ -395,6 +406,18 @@ Value *Emit::softmax(Value *x, int64_t dim, Value **rowMax) {
 Value *Emit::logSoftmax(Value *x, int64_t dim) {
   Value *shifted = sub(x, amax(x, {dim}, true));
   return sub(shifted, unary(ops::aten_log_default, sum(unary(ops::aten_exp_default, shifted), {dim}, true)));
+}
+
+Value *Emit::reduceLoss(Value *loss, int64_t reduction) {
+  switch (reduction) {
+  case kNone:
+    return loss;
+  case kMean:
+    return mean(loss, wrapDims({}, rankOf(loss)), false);
+  case kSum:
+    return sum(loss, {}, false);
+  }
+  rewriteFail("unknown loss reduction " + std::to_string(reduction));
 }
 
 ArgValue Emit::sizeArg(const Sizes &sizes) {

@@ -41,6 +41,9 @@ struct Number {
 /// The number argument `name`; fails for symbolic values.
 Number number(const RewriteContext &ctx, std::string_view name);
 std::optional<Number> optNumber(const RewriteContext &ctx, std::string_view name);
+/// An int[n] argument with torch's shorthand: one value for every dim;
+/// `dflt` for every dim when absent.
+Dims intsOfLength(const RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt);
 /// True if argument `name` is given as a tensor (not a number, not None).
 bool isTensorArg(const RewriteContext &ctx, std::string_view name);
 
@@ -68,6 +71,9 @@ std::optional<Sizes> viewStrides(SymContext &syms, const TensorType &t, const Si
 /// recorded types (equal sizes), casting to the recorded dtype where torch
 /// computed in another one. Null entries (results no one can use) pass.
 Results finish(RewriteContext &ctx, std::vector<Value *> values);
+
+/// A loss's `reduction` argument (torch's Reduction enum).
+enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
 /// A comparison, as Emit::compare makes it.
 enum class Cmp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
@@ -128,6 +134,8 @@ public:
   Value *softmax(Value *x, int64_t dim, Value **rowMax = nullptr);
   /// x - max - log(sum(exp(x - max))) along `dim`.
   Value *logSoftmax(Value *x, int64_t dim);
+  /// A per-element loss reduced as `reduction` (a Reduction) says.
+  Value *reduceLoss(Value *loss, int64_t reduction);
 
   // Views and data movement.
   /// torch's reshape: a view when the strides allow it, else a contiguous

@@ -9,8 +9,10 @@
 #include "Emit.h"
 
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/TypePromotion.h"
 #include "gc/Ops/ShapeInference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -173,18 +175,6 @@ Results decomposeEinsum(RewriteContext &ctx) {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-/// An int[n] argument with torch's shorthand: one value for every dim.
-Dims intsOfLength(RewriteContext &ctx, std::string_view name, size_t n, int64_t dflt) {
-  if (!ctx.has(name))
-    return Dims(n, dflt);
-  Dims v = ctx.ints(name);
-  if (v.size() == 1)
-    v.assign(n, v[0]);
-  if (v.size() != n)
-    rewriteFail(std::string(name) + " must have " + std::to_string(n) + " entries");
-  return v;
-}
-
 /// conv1d/2d/3d, with numeric or string ("valid", "same") padding, as one
 /// convolution; an unbatched input gets a batch dim of 1 for the call.
 Results decomposeConv(RewriteContext &ctx) {
@@ -237,6 +227,80 @@ Results decomposeConv(RewriteContext &ctx) {
                                         {"transposed", false},
                                         {"output_padding", Dims(n, 0)},
                                         {"groups", ctx.integer("groups", 1)}});
+  return finish(ctx, {unbatched ? e.squeeze(out, {0}) : out});
+}
+
+/// x with s - 1 zeros inserted between neighbours along dim d.
+Value *dilateDim(Emit &e, Value *x, int64_t d, int64_t s) {
+  int64_t n = staticSize(sizesOf(x)[d], "the input size");
+  if (s == 1 || n == 0)
+    return x;
+  SymContext &syms = e.syms();
+  Value *wide = e.unsqueeze(x, d + 1);
+  Dims pad(2 * (rankOf(wide) - d - 2), 0);
+  pad.push_back(0);
+  pad.push_back(s - 1);
+  wide = e.op(ops::aten_constant_pad_nd_default, {{"self", wide}, {"pad", pad}, {"value", int64_t(0)}});
+  Sizes merged = sizesOf(x);
+  merged[d] = syms.constant(n * s);
+  return e.slice(e.reshape(wide, merged), d, 0, (n - 1) * s + 1);
+}
+
+/// conv_transpose1d/2d/3d as a plain convolution: the input dilated by the
+/// stride and padded by dilation * (k - 1) - padding (plus output_padding
+/// at the end), the weight's channels swapped per group and its kernel
+/// flipped, stride 1.
+Results decomposeConvTranspose(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *input = ctx.value("input"), *weight = ctx.value("weight");
+  int64_t n = rankOf(weight) - 2;
+  if (n < 1)
+    rewriteFail("conv_transpose: the weight needs at least 3 dims");
+  Dims stride = intsOfLength(ctx, "stride", n, 1);
+  Dims padding = intsOfLength(ctx, "padding", n, 0);
+  Dims outPad = intsOfLength(ctx, "output_padding", n, 0);
+  Dims dilation = intsOfLength(ctx, "dilation", n, 1);
+  int64_t groups = ctx.integer("groups", 1);
+  bool unbatched = rankOf(input) == n + 1;
+  if (unbatched)
+    input = e.unsqueeze(input, 0);
+  SymContext &syms = e.syms();
+  Dims pad; // constant_pad_nd's list: last dim first
+  for (int64_t i = n; i-- > 0;) {
+    int64_t d = i + 2;
+    input = dilateDim(e, input, d, stride[i]);
+    int64_t k = staticSize(sizesOf(weight)[d], "the kernel");
+    int64_t edge = dilation[i] * (k - 1) - padding[i];
+    pad.push_back(edge);
+    pad.push_back(edge + outPad[i]);
+  }
+  bool padded = std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p != 0; });
+  if (padded)
+    input = e.op(ops::aten_constant_pad_nd_default, {{"self", input}, {"pad", pad}, {"value", int64_t(0)}});
+  // [Cin, Cout/g, k...] -> [g, Cin/g, Cout/g, k...] -> [Cout, Cin/g, k...].
+  const Sizes &ws = sizesOf(weight);
+  const SymExpr *g = syms.constant(groups);
+  const SymExpr *inPerGroup = syms.floorDiv(ws[0], g);
+  Sizes grouped = {g, inPerGroup, ws[1]};
+  Sizes swapped = {syms.mul(ws[1], g), inPerGroup};
+  for (int64_t i = 0; i < n; ++i) {
+    grouped.push_back(ws[i + 2]);
+    swapped.push_back(ws[i + 2]);
+  }
+  Value *w = e.reshape(e.transpose(e.reshape(weight, grouped), 1, 2), swapped);
+  Dims spatial(n);
+  std::iota(spatial.begin(), spatial.end(), 2);
+  w = e.op(ops::aten_flip_default, {{"self", w}, {"dims", spatial}});
+  Value *out =
+      e.op(ops::aten_convolution_default, {{"input", input},
+                                        {"weight", w},
+                                        {"bias", ctx.has("bias") ? ctx.value("bias") : nullptr},
+                                        {"stride", Dims(n, 1)},
+                                        {"padding", Dims(n, 0)},
+                                        {"dilation", dilation},
+                                        {"transposed", false},
+                                        {"output_padding", Dims(n, 0)},
+                                        {"groups", groups}});
   return finish(ctx, {unbatched ? e.squeeze(out, {0}) : out});
 }
 
@@ -493,6 +557,313 @@ Results decomposeNativeGroupNorm(RewriteContext &ctx) {
   return groupNorm(ctx, ctx.integer("group"), true);
 }
 
+/// rms_norm: x / sqrt(mean(x^2) + eps) over the trailing normalized dims,
+/// times weight; eps defaults to the compute dtype's machine epsilon.
+Results decomposeRmsNorm(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *input = ctx.value("input");
+  DType t = computeDType(typeOf(input).dtype);
+  Value *x = e.cast(input, t);
+  int64_t k = static_cast<int64_t>(ctx.ints("normalized_shape").size());
+  int64_t rank = rankOf(x);
+  if (k > rank)
+    rewriteFail("rms_norm: normalized_shape has more dims than the input");
+  Dims dims(k);
+  std::iota(dims.begin(), dims.end(), rank - k);
+  double eps = ctx.has("eps") ? ctx.real("eps", 0)
+               : t == DType::Float64 ? std::numeric_limits<double>::epsilon()
+                                     : std::numeric_limits<float>::epsilon();
+  Value *out = e.mul(x, rsqrtPlus(e, e.mean(e.mul(x, x), dims, true), eps));
+  out = e.cast(out, typeOf(input).dtype);
+  return finish(ctx, {affine(e, out, valueOrNull(ctx, "weight"), nullptr)});
+}
+
+/// instance_norm: each (sample, channel) normalized over its spatial
+/// elements with its own statistics (use_input_stats), else with the
+/// running statistics; per-channel affine. The running statistics are not
+/// written back.
+Results decomposeInstanceNorm(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *input = ctx.value("input");
+  Value *x = e.cast(input, computeDType(typeOf(input).dtype));
+  int64_t rank = rankOf(x);
+  if (rank < 2)
+    rewriteFail("instance_norm needs an input with at least 2 dims");
+  double eps = ctx.real("eps", 1e-5);
+  Value *weight = perChannel(e, valueOrNull(ctx, "weight"), rank);
+  Value *bias = perChannel(e, valueOrNull(ctx, "bias"), rank);
+  if (!ctx.boolean("use_input_stats", true)) {
+    Value *mean = valueOrNull(ctx, "running_mean"), *var = valueOrNull(ctx, "running_var");
+    if (!mean || !var)
+      rewriteFail("instance_norm without input statistics needs running statistics");
+    return finish(ctx, {normalize(e, x, perChannel(e, mean, rank),
+                                  perChannel(e, rsqrtPlus(e, var, eps), rank), weight, bias)});
+  }
+  Dims dims;
+  for (int64_t d = 2; d < rank; ++d)
+    dims.push_back(d);
+  Value *mean = e.mean(x, dims, true);
+  Value *centered = e.sub(x, mean);
+  Value *rstd = rsqrtPlus(e, e.mean(e.mul(centered, centered), dims, true), eps);
+  return finish(ctx, {affine(e, e.mul(centered, rstd), weight, bias)});
+}
+
+//===----------------------------------------------------------------------===//
+// Other layers
+//===----------------------------------------------------------------------===//
+
+/// glu: the first half of dim times the sigmoid of the second half.
+Results decomposeGlu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  if (rankOf(x) == 0)
+    rewriteFail("glu needs an input with at least 1 dim");
+  int64_t d = wrapDims(Dims{ctx.integer("dim", -1)}, rankOf(x))[0];
+  int64_t n = staticSize(sizesOf(x)[d], "the halved dim");
+  if (n % 2 != 0)
+    rewriteFail("glu: dim " + std::to_string(d) + " has odd size " + std::to_string(n));
+  return finish(ctx, {e.mul(e.slice(x, d, 0, n / 2),
+                            e.unary(ops::aten_sigmoid_default, e.slice(x, d, n / 2, n)))});
+}
+
+/// prelu: x where x > 0, else weight x; a weight of several elements is per
+/// channel (dim 1).
+Results decomposePrelu(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self"), *w = ctx.value("weight");
+  int64_t rank = rankOf(x);
+  bool single = rankOf(w) == 0 || (rankOf(w) == 1 && staticSize(sizesOf(w)[0], "the weight") == 1);
+  if (!single) {
+    if (rankOf(w) != 1 || rank < 2)
+      rewriteFail("prelu: a weight of several elements must be a vector of the input's channels");
+    w = e.alongDim(w, 1, rank);
+  } else if (rankOf(w) == 1 && rank == 0) {
+    w = e.squeeze(w, {0});
+  }
+  return finish(ctx, {e.where(e.compare(Cmp::Gt, x, Number::integer(0)), x, e.mul(x, w))});
+}
+
+/// The leading (batch) dims of x, all but the last `keep`.
+Sizes leadingSizes(Value *x, int64_t keep) {
+  const Sizes &s = sizesOf(x);
+  return Sizes(s.begin(), s.end() - keep);
+}
+
+/// x viewed with `inner` in place of its last `keep` dims, permuted by
+/// `perm` (over those inner dims), viewed as `out` (also inner only).
+Value *regroup(Emit &e, Value *x, int64_t keep, const Sizes &inner, const Dims &perm,
+               const Sizes &out) {
+  Sizes lead = leadingSizes(x, keep);
+  int64_t k = static_cast<int64_t>(lead.size());
+  Sizes viewed = lead, result = lead;
+  viewed.insert(viewed.end(), inner.begin(), inner.end());
+  result.insert(result.end(), out.begin(), out.end());
+  Dims full(k);
+  std::iota(full.begin(), full.end(), 0);
+  for (int64_t p : perm)
+    full.push_back(k + p);
+  return e.reshape(e.permute(e.reshape(x, viewed), full), result);
+}
+
+/// pixel_shuffle ([*, C r^2, H, W] -> [*, C, H r, W r]) and
+/// pixel_unshuffle (its inverse), as a view, a permute and a view.
+Results pixelShuffle(RewriteContext &ctx, bool up) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  std::string op = up ? "pixel_shuffle" : "pixel_unshuffle";
+  int64_t r = ctx.integer(up ? "upscale_factor" : "downscale_factor");
+  int64_t rank = rankOf(x);
+  if (rank < 3 || r <= 0)
+    rewriteFail(op + " needs an input of at least 3 dims and a positive factor");
+  SymContext &sy = e.syms();
+  const Sizes &s = sizesOf(x);
+  const SymExpr *f = sy.constant(r), *c = s[rank - 3], *h = s[rank - 2], *w = s[rank - 1];
+  if (up) {
+    int64_t channels = staticSize(c, "the channels");
+    if (channels % (r * r) != 0)
+      rewriteFail(op + ": channels must be divisible by the factor squared");
+    const SymExpr *cr = sy.constant(channels / (r * r));
+    return finish(ctx, {regroup(e, x, 3, {cr, f, f, h, w}, {0, 3, 1, 4, 2},
+                                {cr, sy.mul(h, f), sy.mul(w, f)})});
+  }
+  int64_t hr = staticSize(h, "the height"), wr = staticSize(w, "the width");
+  if (hr % r != 0 || wr % r != 0)
+    rewriteFail(op + ": height and width must be divisible by the factor");
+  h = sy.constant(hr / r);
+  w = sy.constant(wr / r);
+  return finish(ctx, {regroup(e, x, 3, {c, h, f, w, f}, {0, 2, 4, 1, 3},
+                              {sy.mul(c, sy.constant(r * r)), h, w})});
+}
+Results decomposePixelShuffle(RewriteContext &ctx) { return pixelShuffle(ctx, true); }
+Results decomposePixelUnshuffle(RewriteContext &ctx) { return pixelShuffle(ctx, false); }
+
+/// channel_shuffle: channels [g, C/g] transposed to [C/g, g].
+Results decomposeChannelShuffle(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  int64_t g = ctx.integer("groups");
+  int64_t rank = rankOf(x);
+  if (rank < 3 || g <= 0)
+    rewriteFail("channel_shuffle needs an input of at least 3 dims and positive groups");
+  int64_t c = staticSize(sizesOf(x)[1], "the channels");
+  if (c % g != 0)
+    rewriteFail("channel_shuffle: channels must be divisible by groups");
+  SymContext &sy = e.syms();
+  Sizes inner(sizesOf(x).begin() + 1, sizesOf(x).end());
+  Sizes split = {sy.constant(g), sy.constant(c / g)};
+  split.insert(split.end(), inner.begin() + 1, inner.end());
+  Dims perm = {1, 0};
+  for (int64_t d = 2; d < rank; ++d)
+    perm.push_back(d);
+  return finish(ctx, {regroup(e, x, rank - 1, split, perm, inner)});
+}
+
+/// one_hot: x == arange(num_classes) along a new last dim, as int64.
+Results decomposeOneHot(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  int64_t n = ctx.integer("num_classes", -1);
+  if (n < 0)
+    rewriteFail("one_hot: num_classes = -1 (the size taken from the data) is not supported");
+  Value *hit = e.compare(Cmp::Eq, e.unsqueeze(x, rankOf(x)), e.arange(n));
+  return finish(ctx, {e.cast(hit, DType::Int64)});
+}
+
+/// cosine_similarity: sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along
+/// dim of the broadcast inputs.
+Results decomposeCosineSimilarity(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *a = ctx.value("x1"), *b = ctx.value("x2");
+  DType t = computeDType(promoteTypes(typeOf(a).dtype, typeOf(b).dtype));
+  a = e.cast(a, t);
+  b = e.cast(b, t);
+  int64_t rank = std::max(rankOf(a), rankOf(b));
+  int64_t d = wrapDims(Dims{ctx.integer("dim", 1)}, std::max<int64_t>(rank, 1))[0];
+  Value *eps = e.scalar(Number::real(ctx.real("eps", 1e-8)), t);
+  auto unit = [&](Value *v) {
+    Value *norm = e.op(ops::aten_linalg_vector_norm_default,
+                       {{"self", v}, {"ord", 2.0}, {"dim", Dims{d}}, {"keepdim", true}});
+    return e.div(v, e.maximum(norm, eps));
+  };
+  return finish(ctx, {e.sum(e.mul(unit(a), unit(b)), {d}, false)});
+}
+
+/// pdist: the p-norm distance of every pair of rows i < j, row by row.
+Results decomposePdist(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("self");
+  if (rankOf(x) != 2)
+    rewriteFail("pdist needs a 2-D input");
+  int64_t n = staticSize(sizesOf(x)[0], "the row count");
+  double p = ctx.real("p", 2);
+  std::vector<Value *> rows;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    Value *d = e.sub(e.slice(x, 0, i + 1, n), e.slice(x, 0, i, i + 1));
+    rows.push_back(e.op(ops::aten_linalg_vector_norm_default,
+                        {{"self", d}, {"ord", p}, {"dim", Dims{1}}, {"keepdim", false}}));
+  }
+  if (rows.empty())
+    return finish(ctx, {e.full({e.syms().constant(0)}, Number::integer(0), typeOf(x).dtype)});
+  return finish(ctx, {rows.size() == 1 ? rows[0] : e.cat(rows, 0)});
+}
+
+/// bilinear: out[b, o] = x1[b] W[o] x2[b] + bias[o], as one mm of x1 with
+/// W's [I, O J] view, then a product with x2 summed over J.
+Results decomposeBilinear(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x1 = ctx.value("input1"), *x2 = ctx.value("input2"), *w = ctx.value("weight");
+  if (rankOf(w) != 3 || rankOf(x1) < 1 || rankOf(x1) != rankOf(x2))
+    rewriteFail("bilinear: needs inputs of one rank >= 1 and a 3-D weight");
+  SymContext &sy = e.syms();
+  const Sizes &ws = sizesOf(w);
+  Sizes lead = leadingSizes(x1, 1);
+  const SymExpr *batch = sizeProduct(sy, lead);
+  Value *a = e.reshape(x1, {batch, ws[1]});
+  Value *b = e.reshape(x2, {batch, ws[2]});
+  Value *wm = e.reshape(e.permute(w, {1, 0, 2}), {ws[1], sy.mul(ws[0], ws[2])});
+  Value *t = e.reshape(e.mm(a, wm), {batch, ws[0], ws[2]});
+  Value *out = e.sum(e.mul(t, e.unsqueeze(b, 1)), {2}, false);
+  if (Value *bias = valueOrNull(ctx, "bias"))
+    out = e.add(out, bias);
+  Sizes outSizes = lead;
+  outSizes.push_back(ws[0]);
+  return finish(ctx, {e.reshape(out, outSizes)});
+}
+
+/// embedding_bag (sum and mean): each index's weight row (times its
+/// per-sample weight; 0 for padding_idx) summed into its bag with a
+/// scatter_add; a mean divides by the bag's count of non-padding indices
+/// (an empty bag gives 0). A bag spans offsets[b] up to the next offset
+/// (1-D indices); 2-D indices are one bag per row.
+Results decomposeEmbeddingBag(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *weight = ctx.value("weight"), *indices = ctx.value("indices");
+  int64_t mode = ctx.integer("mode", 0);
+  if (mode != 0 && mode != 1)
+    rewriteFail("embedding_bag: mode 'max' is not supported");
+  if (rankOf(weight) != 2 || (rankOf(indices) != 1 && rankOf(indices) != 2))
+    rewriteFail("embedding_bag expects a 2-D weight and 1-D or 2-D indices");
+  SymContext &sy = e.syms();
+  DType t = typeOf(weight).dtype;
+  int64_t length = staticSize(sizeProduct(sy, sizesOf(indices)), "the index count");
+  int64_t bags;
+  Value *bag; // [L] the bag of each index
+  if (rankOf(indices) == 2) {
+    bags = staticSize(sizesOf(indices)[0], "the bag count");
+    int64_t per = staticSize(sizesOf(indices)[1], "the bag size");
+    indices = e.reshape(indices, {sy.constant(length)});
+    bag = e.op(ops::aten_div_Tensor_mode, {{"self", e.arange(length)},
+                                        {"other", e.scalar(Number::integer(std::max<int64_t>(per, 1)), DType::Int64)},
+                                        {"rounding_mode", "floor"}});
+  } else {
+    Value *offsets = ctx.value("offsets");
+    bags = staticSize(sizesOf(offsets)[0], "the offset count");
+    if (ctx.boolean("include_last_offset", false)) {
+      bags = std::max<int64_t>(bags - 1, 0);
+      offsets = e.slice(offsets, 0, 0, bags);
+    }
+    Value *started = e.compare(Cmp::Ge, e.unsqueeze(e.arange(length), 1), e.unsqueeze(offsets, 0));
+    bag = e.sub(e.sum(e.cast(started, DType::Int64), {1}, false), int64_t(1));
+  }
+  Value *rows = e.op(ops::aten_index_Tensor, {{"self", weight}, {"indices", std::vector<Value *>{indices}}});
+  Value *kept = e.fullLike(indices, Number::integer(1), t);
+  if (ctx.has("padding_idx"))
+    kept = e.cast(e.compare(Cmp::Ne, indices, Number::integer(ctx.integer("padding_idx"))), t);
+  Value *scale = kept;
+  if (std::optional<Value *> psw = ctx.optValue("per_sample_weights"); psw && *psw) {
+    if (mode != 0)
+      rewriteFail("embedding_bag: per_sample_weights need mode 'sum'");
+    scale = e.mul(scale, e.reshape(*psw, {sy.constant(length)}));
+  }
+  rows = e.mul(rows, e.unsqueeze(scale, 1));
+  const SymExpr *dim = sizesOf(weight)[1];
+  Sizes outSizes = {sy.constant(bags), dim};
+  auto bagSum = [&](Value *v, const Sizes &sizes) {
+    Value *index = rankOf(v) == 2 ? e.expand(e.unsqueeze(bag, 1), sizesOf(v)) : bag;
+    return e.op(ops::aten_scatter_add_default, {{"self", e.full(sizes, Number::integer(0), typeOf(v).dtype)},
+                                             {"dim", int64_t(0)},
+                                             {"index", index},
+                                             {"src", v}});
+  };
+  Value *out = bagSum(rows, outSizes);
+  Value *count = bagSum(e.cast(kept, DType::Int64), {sy.constant(bags)});
+  if (mode == 1) {
+    Value *c = e.unsqueeze(e.cast(count, t), 1);
+    Value *safe = e.maximum(c, e.scalar(Number::integer(1), t));
+    out = e.div(out, safe);
+  }
+  // torch's other results: each index's bag (empty where its sum kernel
+  // skips it), and for a mean the bag sizes twice (zeros for a sum).
+  auto zerosOf = [&](size_t result) {
+    return e.full(ctx.resultType(result).sizes, Number::integer(0), ctx.resultType(result).dtype);
+  };
+  const Sizes &bagSizes = ctx.resultType(1).sizes;
+  bool emptyBags = bagSizes.size() == 1 && bagSizes[0]->isConst() && bagSizes[0]->constant() == 0;
+  Value *offset2bag = emptyBags ? zerosOf(1) : bag;
+  Value *sizes = mode == 1 ? count : zerosOf(2);
+  return finish(ctx, {out, offset2bag, sizes, mode == 1 ? count : zerosOf(3)});
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
@@ -567,24 +938,10 @@ Results decomposeSdpa(RewriteContext &ctx) {
 // Losses
 //===----------------------------------------------------------------------===//
 
-enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
-
-Value *reduceLoss(Emit &e, Value *loss, int64_t reduction) {
-  switch (reduction) {
-  case kNone:
-    return loss;
-  case kMean:
-    return e.mean(loss, wrapDims({}, rankOf(loss)), false);
-  case kSum:
-    return e.sum(loss, {}, false);
-  }
-  rewriteFail("unknown loss reduction " + std::to_string(reduction));
-}
-
 Results decomposeMseLoss(RewriteContext &ctx) {
   Emit e(ctx);
   Value *d = e.sub(ctx.value("self"), ctx.value("target"));
-  return finish(ctx, {reduceLoss(e, e.mul(d, d), ctx.integer("reduction", kMean))});
+  return finish(ctx, {e.reduceLoss(e.mul(d, d), ctx.integer("reduction", kMean))});
 }
 
 /// The negative log-likelihood part of nll_loss and cross_entropy with
@@ -622,7 +979,7 @@ Nll negativeLogLikelihood(RewriteContext &ctx, Emit &e, Value *logp, Value *targ
 Value *reduceNll(Emit &e, const Nll &nll, Value *loss, int64_t reduction) {
   if (reduction == kMean)
     return e.div(e.sum(loss, {}, false), nll.totalWeight);
-  return reduceLoss(e, loss, reduction);
+  return e.reduceLoss(loss, reduction);
 }
 
 Results nllLoss(RewriteContext &ctx, bool withTotalWeight) {
@@ -658,7 +1015,7 @@ Results decomposeCrossEntropy(RewriteContext &ctx) {
     if (smoothing > 0)
       target = e.add(e.mul(target, 1 - smoothing), smoothing / static_cast<double>(classes));
     Value *loss = e.unary(ops::aten_neg_default, e.sum(weighted(e.mul(logp, target)), {classDim}, false));
-    return finish(ctx, {reduceLoss(e, loss, reduction)});
+    return finish(ctx, {e.reduceLoss(loss, reduction)});
   }
   Nll nll = negativeLogLikelihood(ctx, e, logp, target);
   Value *out = reduceNll(e, nll, nll.loss, reduction);
@@ -679,15 +1036,24 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten__native_batch_norm_legit_no_training_default, decomposeBatchNormNoTraining},
     {ops::aten_adaptive_avg_pool2d_default, decomposeAdaptiveAvgPool2d},
     {ops::aten_batch_norm_default, decomposeBatchNorm},
+    {ops::aten_bilinear_default, decomposeBilinear},
+    {ops::aten_channel_shuffle_default, decomposeChannelShuffle},
     {ops::aten_conv1d_default, decomposeConv},
     {ops::aten_conv1d_padding, decomposeConv},
     {ops::aten_conv2d_default, decomposeConv},
     {ops::aten_conv2d_padding, decomposeConv},
     {ops::aten_conv3d_default, decomposeConv},
     {ops::aten_conv3d_padding, decomposeConv},
+    {ops::aten_conv_transpose1d_default, decomposeConvTranspose},
+    {ops::aten_conv_transpose2d_input, decomposeConvTranspose},
+    {ops::aten_conv_transpose3d_input, decomposeConvTranspose},
+    {ops::aten_cosine_similarity_default, decomposeCosineSimilarity},
     {ops::aten_cross_entropy_loss_default, decomposeCrossEntropy},
     {ops::aten_einsum_default, decomposeEinsum},
+    {ops::aten_embedding_bag_padding_idx, decomposeEmbeddingBag},
+    {ops::aten_glu_default, decomposeGlu},
     {ops::aten_group_norm_default, decomposeGroupNorm},
+    {ops::aten_instance_norm_default, decomposeInstanceNorm},
     {ops::aten_layer_norm_default, decomposeLayerNorm},
     {ops::aten_linear_default, decomposeLinear},
     {ops::aten_matmul_default, decomposeMatmul},
@@ -700,6 +1066,12 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten_nll_loss2d_forward_default, decomposeNllLossForward},
     {ops::aten_nll_loss_forward_default, decomposeNllLossForward},
     {ops::aten_nll_loss_nd_default, decomposeNllLoss},
+    {ops::aten_one_hot_default, decomposeOneHot},
+    {ops::aten_pdist_default, decomposePdist},
+    {ops::aten_pixel_shuffle_default, decomposePixelShuffle},
+    {ops::aten_pixel_unshuffle_default, decomposePixelUnshuffle},
+    {ops::aten_prelu_default, decomposePrelu},
+    {ops::aten_rms_norm_default, decomposeRmsNorm},
     {ops::aten_scaled_dot_product_attention_default, decomposeSdpa},
 };
 

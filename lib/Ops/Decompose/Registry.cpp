@@ -12,7 +12,9 @@ const DecompositionRegistry &decompositions() {
     registerIndexingDecompositions(r);
     registerLinalgDecompositions(r);
     registerNNDecompositions(r);
+    registerLossDecompositions(r);
     registerNumericDecompositions(r);
+    registerPoolingDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);

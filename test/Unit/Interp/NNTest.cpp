@@ -365,9 +365,13 @@ TEST(NNConv, Convolution1d3dAndErrors) {
   expectValues(out3, DType::Float32, {1, 1, 1, 1, 1}, {36});
   EXPECT_THROW(convolutionNode(iota({1, 1, 4}), f32({1, 1, 2}, {1, -1}), 1, true).run1(),
                KernelError);
-  // Integer convolution is not something torch does either.
+  // Integer convolution is exact, as torch's CPU kernel; bool is refused.
+  Tensor ints =
+      convolutionNode(make(DType::Int64, {1, 1, 2}, {1, -2}), make(DType::Int64, {1, 1, 1}, {3}), 1)
+          .run1();
+  expectValues(ints, DType::Int64, {1, 1, 2}, {3, -6});
   EXPECT_THROW(
-      convolutionNode(make(DType::Int64, {1, 1, 2}, {1, 2}), make(DType::Int64, {1, 1, 1}, {1}), 1)
+      convolutionNode(make(DType::Bool, {1, 1, 2}, {1, 0}), make(DType::Bool, {1, 1, 1}, {1}), 1)
           .run1(),
       KernelError);
   // The kernel must fit in the padded input.
@@ -482,6 +486,14 @@ TEST(NNPool, AvgPool2d) {
   Tensor overridden =
       avgPoolNode(iota({1, 3, 3}), {3, 3}, {2, 2}, {1, 1}).integer("divisor_override", 2).run1();
   expectValues(overridden, DType::Float32, {1, 2, 2}, {6, 8, 12, 14});
+}
+
+TEST(NNPool, AvgPool2dIntegerTruncates) {
+  // Window sums -1 + 0 + 1 + 3 = 3 and 0 - 4 + 3 + 0 = -1, over 4.
+  Tensor x = make(DType::Int64, {1, 2, 3}, {-1, 0, -4, 1, 3, 0});
+  expectValues(avgPoolNode(x, {2, 2}, {1, 1}, {0, 0}).run1(), DType::Int64, {1, 1, 2}, {0, 0});
+  Tensor y = make(DType::Int64, {1, 2, 2}, {-3, -3, -3, 2});
+  expectValues(avgPoolNode(y, {2, 2}, {1, 1}, {0, 0}).run1(), DType::Int64, {1, 1, 1}, {-1});
 }
 
 TEST(NNPool, AvgPool2dCeilMode) {
