@@ -861,20 +861,14 @@ Results decomposeSelectScatter(RewriteContext &ctx) {
 // Flips, block matrices and sums to a size
 //===----------------------------------------------------------------------===//
 
-Results decomposeFliplr(RewriteContext &ctx) {
+/// fliplr (Dim 1) and flipud (Dim 0): a flip of that dim.
+template <int Dim> Results decomposeFlipDim(RewriteContext &ctx) {
   Emit e(ctx);
   Value *x = self(ctx);
-  if (rankOf(x) < 2)
-    rewriteFail("fliplr needs at least 2 dims");
-  return finish(ctx, {e.flip(x, {1})});
-}
-
-Results decomposeFlipud(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = self(ctx);
-  if (rankOf(x) < 1)
-    rewriteFail("flipud needs at least 1 dim");
-  return finish(ctx, {e.flip(x, {0})});
+  if (rankOf(x) <= Dim)
+    rewriteFail("needs at least " + std::to_string(Dim + 1) + " dims, got " +
+                std::to_string(rankOf(x)));
+  return finish(ctx, {e.flip(x, {Dim})});
 }
 
 /// rot90: k quarter turns from dims[0] towards dims[1]: one turn flips
@@ -1082,8 +1076,8 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_expand_as_default, decomposeExpandAs},
     {ops::aten_fill_Scalar, decomposeFill},
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
-    {ops::aten_fliplr_default, decomposeFliplr},
-    {ops::aten_flipud_default, decomposeFlipud},
+    {ops::aten_fliplr_default, decomposeFlipDim<1>},
+    {ops::aten_flipud_default, decomposeFlipDim<0>},
     {ops::aten_full_like_default, decomposeFullLike},
     {ops::aten_hsplit_array, decomposeDirectionalSplit<1>},
     {ops::aten_hsplit_int, decomposeDirectionalSplit<1>},
