@@ -430,6 +430,22 @@ ArgValue Emit::sizeArg(const Sizes &sizes) {
       ints.push_back(s->isConst() ? s->constant() : -1);
     return ArgValue(ints);
   }
+  return symIntsArg(sizes);
+}
+
+ArgValue Emit::symIntArg(const SymExpr *e) {
+  if (e->isConst())
+    return ArgValue(e->constant());
+  Arg a;
+  a.kind = ArgKind::SymInt;
+  a.values.push_back(sizeValue(e));
+  a.ints.push_back(0);
+  return ArgValue(std::move(a));
+}
+
+ArgValue Emit::symIntsArg(const Sizes &sizes) {
+  if (std::all_of(sizes.begin(), sizes.end(), [](const SymExpr *s) { return s->isConst(); }))
+    return sizeArg(sizes);
   Arg a;
   a.kind = ArgKind::SymInts;
   for (const SymExpr *s : sizes) {
@@ -540,6 +556,18 @@ Value *Emit::cat(std::vector<Value *> xs, int64_t dim) {
 Value *Emit::clone(Value *x) {
   return op(ops::aten_clone_default,
             {{"self", x}, {"memory_format", memoryFormatArg(MemoryFormat::Contiguous)}});
+}
+
+Value *Emit::asStrided(Value *x, const TensorType &view) {
+  return op(ops::aten_as_strided_default,
+            {{"self", x},
+             {"size", symIntsArg(view.sizes)},
+             {"stride", symIntsArg(view.strides)},
+             {"storage_offset", symIntArg(view.storageOffset)}});
+}
+
+Value *Emit::flip(Value *x, const Dims &dims) {
+  return op(ops::aten_flip_default, {{"self", x}, {"dims", dims}});
 }
 
 Value *Emit::alongDim(Value *x, int64_t dim, int64_t rank) {

@@ -152,6 +152,9 @@ public:
   Value *cat(std::vector<Value *> xs, int64_t dim);
   /// A contiguous copy.
   Value *clone(Value *x);
+  /// as_strided of x with the sizes, strides and storage offset of `view`.
+  Value *asStrided(Value *x, const TensorType &view);
+  Value *flip(Value *x, const Dims &dims);
   /// x with the size-1 dims inserted that make it broadcast along dim `dim`
   /// of a rank-`rank` tensor (a per-channel vector for NCHW: dim 1).
   Value *alongDim(Value *x, int64_t dim, int64_t rank);
@@ -166,6 +169,9 @@ public:
   /// and reshape infer it); with more, a SymInt[] whose symbolic entries are
   /// computed by sizeValue.
   ArgValue sizeArg(const Sizes &sizes);
+  /// A SymInt[] argument holding `sizes` exactly (no -1), and a SymInt one.
+  ArgValue symIntsArg(const Sizes &sizes);
+  ArgValue symIntArg(const SymExpr *e);
   /// A node computing the size expression `e` (not a constant): each symbol
   /// read with sym_size from a graph input that has it as a dimension,
   /// combined with Python's integer operators. Fails for min and max, and

@@ -5,7 +5,9 @@
 // torch's may have been permuted, so a view that was valid in the exported
 // graph need not be valid here. Splits become slices and selects,
 // transposes permutes, creation ops full and arange.start_step, and copies
-// that change nothing disappear.
+// that change nothing disappear. The *_copy ops are the view they name,
+// cloned; views no core view expresses (diagonal, unfold) become as_strided
+// with the strides their shape function computes.
 //
 //===----------------------------------------------------------------------===//
 #include "Emit.h"
@@ -275,10 +277,7 @@ Results decomposeBroadcastTensors(RewriteContext &ctx) {
 
 /// repeat: each dim i becomes (repeat_i, size_i) through a size-1 dim
 /// expanded to repeat_i, then the pairs merge.
-Results decomposeRepeat(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = self(ctx);
-  Dims repeats = ctx.ints("repeats");
+Value *repeated(Emit &e, Value *x, const Dims &repeats) {
   int64_t n = static_cast<int64_t>(repeats.size());
   if (n < rankOf(x))
     rewriteFail("repeat: fewer repeats than dims");
@@ -286,13 +285,29 @@ Results decomposeRepeat(RewriteContext &ctx) {
   padded.insert(padded.end(), sizesOf(x).begin(), sizesOf(x).end());
   if (rankOf(x) != n)
     x = e.reshape(x, padded);
-  Sizes pairs;
+  Sizes pairs, merged;
   for (int64_t i = 0; i < n; ++i) {
     x = e.unsqueeze(x, 2 * i);
     pairs.push_back(e.syms().constant(repeats[i]));
     pairs.push_back(padded[i]);
+    merged.push_back(e.syms().mul(pairs[2 * i], padded[i]));
   }
-  return finish(ctx, {e.reshape(e.expand(x, pairs), resultSizes(ctx))});
+  return e.reshape(e.expand(x, pairs), merged);
+}
+
+Results decomposeRepeat(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {repeated(e, self(ctx), ctx.ints("repeats"))});
+}
+
+/// tile: repeat, with 1s put before the repeats when self has more dims.
+Results decomposeTile(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims reps = ctx.ints("dims");
+  if (static_cast<int64_t>(reps.size()) < rankOf(x))
+    reps.insert(reps.begin(), rankOf(x) - reps.size(), 1);
+  return finish(ctx, {repeated(e, x, reps)});
 }
 
 /// roll along one dim: the last `shift` elements move to the front.
@@ -450,23 +465,557 @@ Results decomposeScatterValue(RewriteContext &ctx) {
                                                    {"src", src}})});
 }
 
+//===----------------------------------------------------------------------===//
+// Views no core view expresses, and copies of views
+//===----------------------------------------------------------------------===//
+
+/// diagonal and unfold: as_strided with the sizes, strides and storage
+/// offset their shape function gives for self's layout in the new graph.
+Results decomposeStridedView(RewriteContext &ctx) {
+  Expected<std::vector<Type>> types =
+      inferResultTypes(ctx.node().op(), ctx.mappedArgs(), ctx.syms());
+  if (!types)
+    rewriteFail(types.error().message());
+  Emit e(ctx);
+  return finish(ctx, {e.asStrided(self(ctx), (*types)[0].tensor)});
+}
+
+/// Each X_copy op: the view X returns, copied.
+struct CopyOfView {
+  OpId copy, view;
+};
+constexpr CopyOfView kCopiesOfViews[] = {
+    {ops::aten_alias_copy_default, ops::aten_alias_default},
+    {ops::aten_as_strided_copy_default, ops::aten_as_strided_default},
+    {ops::aten_diagonal_copy_default, ops::aten_diagonal_default},
+    {ops::aten_expand_copy_default, ops::aten_expand_default},
+    {ops::aten_narrow_copy_default, ops::aten_narrow_default},
+    {ops::aten_permute_copy_default, ops::aten_permute_default},
+    {ops::aten_split_with_sizes_copy_default, ops::aten_split_with_sizes_default},
+    {ops::aten_squeeze_copy_default, ops::aten_squeeze_default},
+    {ops::aten_t_copy_default, ops::aten_t_default},
+    {ops::aten_transpose_copy_int, ops::aten_transpose_int},
+    {ops::aten_unbind_copy_int, ops::aten_unbind_int},
+    {ops::aten_unfold_copy_default, ops::aten_unfold_default},
+    {ops::aten_unsqueeze_copy_default, ops::aten_unsqueeze_default},
+    {ops::aten_view_copy_default, ops::aten_view_default},
+};
+
+Results decomposeCopyOfView(RewriteContext &ctx) {
+  const CopyOfView *entry = std::find_if(std::begin(kCopiesOfViews), std::end(kCopiesOfViews),
+                                         [&](const CopyOfView &c) { return c.copy == ctx.node().op(); });
+  std::vector<std::pair<std::string, ArgValue>> args;
+  for (NamedArg &a : ctx.mappedArgs())
+    args.emplace_back(a.name, ArgValue(std::move(a.value)));
+  Emit e(ctx);
+  std::vector<Value *> out = ctx.builder().create(entry->view, std::move(args));
+  for (Value *&v : out)
+    v = e.clone(v);
+  return finish(ctx, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Dims added, stacks and splits
+//===----------------------------------------------------------------------===//
+
+/// atleast_1d/2d/3d: a 0-dim tensor becomes [1, ..., 1]; a vector of k
+/// becomes [1, k] (and [1, k, 1]); a matrix gains a last dim for 3d.
+Value *atLeast(Emit &e, Value *x, int64_t n) {
+  if (rankOf(x) >= n)
+    return x;
+  if (rankOf(x) == 0)
+    return e.reshape(x, Sizes(n, e.syms().constant(1)));
+  if (rankOf(x) == 1)
+    x = e.unsqueeze(x, 0);
+  return rankOf(x) < n ? e.unsqueeze(x, rankOf(x)) : x;
+}
+template <int N> Results decomposeAtLeast(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {atLeast(e, self(ctx), N)});
+}
+
+/// hstack, vstack, dstack: cat along dim 1, 0 or 2 of the tensors made at
+/// least 1-, 2- or 3-dimensional; hstack joins vectors along dim 0.
+template <int N> Results decomposeStackN(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  if (xs.empty())
+    rewriteFail("needs at least one tensor");
+  for (Value *&x : xs)
+    x = atLeast(e, x, N);
+  int64_t dim = N == 1 ? (rankOf(xs[0]) == 1 ? 0 : 1) : N == 2 ? 0 : 2;
+  return finish(ctx, {e.cat(xs, dim)});
+}
+
+/// column_stack: 0-D and 1-D tensors as columns, then cat along dim 1.
+Results decomposeColumnStack(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  if (xs.empty())
+    rewriteFail("column_stack needs at least one tensor");
+  for (Value *&x : xs)
+    if (rankOf(x) <= 1)
+      x = e.reshape(x, {sizeProduct(e.syms(), sizesOf(x)), e.syms().constant(1)});
+  return finish(ctx, {e.cat(xs, 1)});
+}
+
+/// tensor_split's pieces of `dim`: [0, b0), [b0, b1), ..., [bk, size), each
+/// bound wrapped (if negative) and clamped into the dim.
+std::vector<Value *> splitAt(Emit &e, Value *x, int64_t dim, const Dims &bounds) {
+  int64_t size = staticSize(sizesOf(x)[dim], "the split dim");
+  auto clamp = [&](int64_t b) { return std::clamp<int64_t>(b < 0 ? b + size : b, 0, size); };
+  std::vector<Value *> out;
+  int64_t start = 0;
+  for (size_t i = 0; i <= bounds.size(); ++i) {
+    int64_t end = i < bounds.size() ? clamp(bounds[i]) : size;
+    out.push_back(e.slice(x, dim, start, std::max(start, end)));
+    start = std::max(start, end);
+  }
+  return out;
+}
+
+/// hsplit, vsplit, dsplit: along dim 1 (0 for a vector), 0 or 2, into
+/// equal sections (which must divide the dim) or at indices.
+template <int Dim> Results decomposeDirectionalSplit(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t minRank = Dim == 1 ? 1 : Dim + 1 + (Dim == 0);
+  if (rankOf(x) < minRank)
+    rewriteFail("needs a tensor of at least " + std::to_string(minRank) + " dims, got " +
+                std::to_string(rankOf(x)));
+  int64_t dim = Dim == 1 && rankOf(x) == 1 ? 0 : Dim;
+  if (ctx.has("indices"))
+    return finish(ctx, splitAt(e, x, dim, ctx.ints("indices")));
+  int64_t size = staticSize(sizesOf(x)[dim], "the split dim");
+  int64_t sections = ctx.integer("sections");
+  if (sections <= 0 || size % sections != 0)
+    rewriteFail("cannot split a dim of size " + std::to_string(size) + " into " +
+                std::to_string(sections) + " equal sections");
+  Dims bounds;
+  for (int64_t i = 1; i < sections; ++i)
+    bounds.push_back(i * (size / sections));
+  return finish(ctx, splitAt(e, x, dim, bounds));
+}
+
+/// _chunk_cat: each tensor's dim padded with zeros to a multiple of
+/// num_chunks and viewed as [..., num_chunks, rest], the rest holding a
+/// chunk and every dim after it; the tensors joined along that last dim.
+Results decomposeChunkCat(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  int64_t chunks = ctx.integer("num_chunks");
+  if (xs.empty() || chunks <= 0)
+    rewriteFail("_chunk_cat needs tensors and a positive num_chunks");
+  int64_t dim = wrappedDim(ctx, xs[0], "dim", 0);
+  for (Value *&x : xs) {
+    if (rankOf(x) <= dim)
+      rewriteFail("_chunk_cat: a tensor has no dim " + std::to_string(dim));
+    x = e.cast(x, ctx.resultType().dtype);
+    int64_t size = staticSize(sizesOf(x)[dim], "the chunked dim");
+    int64_t chunk = (size + chunks - 1) / chunks;
+    if (chunk * chunks != size) {
+      Dims pad(2 * (rankOf(x) - dim), 0);
+      pad[2 * (rankOf(x) - 1 - dim) + 1] = chunk * chunks - size;
+      x = e.op(ops::aten_constant_pad_nd_default, {{"self", x}, {"pad", pad}, {"value", 0.0}});
+    }
+    Sizes sizes(sizesOf(x).begin(), sizesOf(x).begin() + dim);
+    sizes.push_back(e.syms().constant(chunks));
+    Sizes rest(sizesOf(x).begin() + dim + 1, sizesOf(x).end());
+    sizes.push_back(e.syms().mul(e.syms().constant(chunk), sizeProduct(e.syms(), rest)));
+    x = e.reshape(x, sizes);
+  }
+  return finish(ctx, {e.cat(xs, dim + 1)});
+}
+
+//===----------------------------------------------------------------------===//
+// Grids and combinations
+//===----------------------------------------------------------------------===//
+
+/// meshgrid: tensor i (0-D or 1-D) along output dim i, expanded to every
+/// tensor's length; "xy" indexing swaps the first two output dims.
+std::vector<Value *> meshgrid(Emit &e, std::vector<Value *> xs, bool xy) {
+  size_t n = xs.size();
+  Sizes grid;
+  for (Value *&x : xs) {
+    if (rankOf(x) > 1)
+      rewriteFail("meshgrid takes 0-D and 1-D tensors");
+    if (rankOf(x) == 0)
+      x = e.reshape(x, {e.syms().constant(1)});
+    grid.push_back(sizesOf(x)[0]);
+  }
+  std::vector<size_t> at(n);
+  std::iota(at.begin(), at.end(), 0);
+  if (xy && n >= 2)
+    std::swap(at[0], at[1]);
+  Sizes out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[at[i]] = grid[i];
+  for (size_t i = 0; i < n; ++i) {
+    Sizes along(n, e.syms().constant(1));
+    along[at[i]] = grid[i];
+    xs[i] = e.expand(e.reshape(xs[i], along), out);
+  }
+  return xs;
+}
+
+Results decomposeMeshgrid(RewriteContext &ctx) {
+  std::string indexing = ctx.string("indexing", "ij");
+  if (indexing != "ij" && indexing != "xy")
+    rewriteFail("meshgrid: indexing must be 'ij' or 'xy', got '" + indexing + "'");
+  Emit e(ctx);
+  return finish(ctx, meshgrid(e, ctx.values("tensors"), indexing == "xy"));
+}
+
+/// cartesian_prod: the flattened "ij" grids as columns; one tensor is
+/// returned as it is.
+Results decomposeCartesianProd(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  if (xs.size() == 1)
+    return finish(ctx, {xs[0]});
+  std::vector<Value *> cols = meshgrid(e, xs, false);
+  for (Value *&c : cols)
+    c = e.unsqueeze(e.reshape(c, {sizeProduct(e.syms(), sizesOf(c))}), 1);
+  return finish(ctx, {e.cat(cols, 1)});
+}
+
+/// The elements of 1-D `x` at the (compile-time) `indices`: runs of equal
+/// indices become expanded one-element slices, runs of consecutive ones
+/// slices, joined by cat.
+Value *elementsAt(Emit &e, Value *x, const Dims &indices) {
+  std::vector<Value *> runs;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i + 1;
+    bool same = j < indices.size() && indices[j] == indices[i];
+    while (j < indices.size() && indices[j] == indices[j - 1] + (same ? 0 : 1))
+      ++j;
+    int64_t len = static_cast<int64_t>(j - i);
+    Value *run = same ? e.expand(e.slice(x, 0, indices[i], indices[i] + 1),
+                                 {e.syms().constant(len)})
+                      : e.slice(x, 0, indices[i], indices[i] + len);
+    runs.push_back(run);
+    i = j;
+  }
+  if (runs.empty())
+    return e.slice(x, 0, 0, 0);
+  return runs.size() == 1 ? runs[0] : e.cat(runs, 0);
+}
+
+/// combinations: every r-element combination of the vector's elements
+/// (with repetition if asked), in lexicographic order of their indices,
+/// one per row.
+Results decomposeCombinations(RewriteContext &ctx) {
+  constexpr size_t kMaxRows = 1 << 16;
+  Emit e(ctx);
+  Value *x = self(ctx);
+  if (rankOf(x) != 1)
+    rewriteFail("combinations needs a 1-D tensor");
+  int64_t n = staticSize(sizesOf(x)[0], "the size of combinations' input");
+  int64_t r = ctx.integer("r", 2);
+  bool repeat = ctx.boolean("with_replacement", false);
+  if (r <= 0)
+    rewriteFail("combinations with r = " + std::to_string(r) + " is not supported");
+  std::vector<Dims> cols(r);
+  Dims pick(r, 0);
+  // Advance `pick` through the index tuples in order; each step fixes the
+  // last position that can still grow and resets the ones after it.
+  auto valid = [&](int64_t k, int64_t v) { return v + (repeat ? 0 : r - 1 - k) < n; };
+  for (int64_t k = 0; k < r; ++k)
+    pick[k] = repeat ? 0 : k;
+  bool more = valid(r - 1, pick[r - 1]) && (repeat || r <= n);
+  while (more) {
+    if (cols[0].size() == kMaxRows)
+      rewriteFail("combinations with more than " + std::to_string(kMaxRows) +
+                  " rows is not supported");
+    for (int64_t k = 0; k < r; ++k)
+      cols[k].push_back(pick[k]);
+    int64_t k = r - 1;
+    while (k >= 0 && !valid(k, pick[k] + 1))
+      --k;
+    more = k >= 0;
+    if (more) {
+      ++pick[k];
+      for (int64_t m = k + 1; m < r; ++m)
+        pick[m] = repeat ? pick[k] : pick[m - 1] + 1;
+    }
+  }
+  std::vector<Value *> columns;
+  for (const Dims &c : cols)
+    columns.push_back(e.unsqueeze(elementsAt(e, x, c), 1));
+  return finish(ctx, {columns.size() == 1 ? columns[0] : e.cat(columns, 1)});
+}
+
+//===----------------------------------------------------------------------===//
+// Diagonals
+//===----------------------------------------------------------------------===//
+
+/// diag_embed: the last dim of x on the `offset` diagonal of two new dims
+/// dim1 (rows) and dim2 (columns), zeros elsewhere. The square matrix is
+/// built last, then moved into place.
+Value *diagEmbed(Emit &e, Value *x, int64_t offset, int64_t dim1, int64_t dim2) {
+  int64_t rank = rankOf(x) + 1;
+  if (rankOf(x) == 0)
+    rewriteFail("diag_embed needs at least one dim");
+  int64_t d1 = wrapDimension(dim1, rank), d2 = wrapDimension(dim2, rank);
+  if (d1 == d2)
+    rewriteFail("diag_embed needs two different dims");
+  int64_t len = staticSize(sizesOf(x).back(), "the embedded dim");
+  int64_t shift = offset < 0 ? -offset : offset, n = len + shift;
+  if (shift > 0) {
+    Dims pad = {0, shift};
+    x = e.op(ops::aten_constant_pad_nd_default, {{"self", x}, {"pad", pad}, {"value", 0.0}});
+  }
+  // Row r holds x[r] for offset >= 0; column c holds x[c] below it.
+  x = e.unsqueeze(x, offset >= 0 ? rank - 1 : rank - 2);
+  Value *colMinusRow = e.sub(e.arange(n), e.unsqueeze(e.arange(n), 1));
+  Value *onDiagonal = e.compare(Cmp::Eq, colMinusRow, Number::integer(offset));
+  Value *m = e.where(onDiagonal, x, e.scalar(Number::integer(0), typeOf(x).dtype));
+  Dims perm;
+  for (int64_t p = 0, batch = 0; p < rank; ++p)
+    perm.push_back(p == d1 ? rank - 2 : p == d2 ? rank - 1 : batch++);
+  return e.permute(m, perm);
+}
+
+Value *diagonal(Emit &e, Value *x, int64_t offset, int64_t dim1, int64_t dim2) {
+  return e.op(ops::aten_diagonal_default,
+              {{"self", x}, {"offset", offset}, {"dim1", dim1}, {"dim2", dim2}});
+}
+
+Results decomposeDiagEmbed(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {diagEmbed(e, self(ctx), ctx.integer("offset", 0), ctx.integer("dim1", -2),
+                                ctx.integer("dim2", -1))});
+}
+
+/// diag: a vector onto a matrix's diagonal, or a matrix's diagonal copied.
+Results decomposeDiag(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  int64_t offset = ctx.integer("diagonal", 0);
+  if (rankOf(x) == 1)
+    return finish(ctx, {diagEmbed(e, x, offset, 0, 1)});
+  if (rankOf(x) != 2)
+    rewriteFail("diag needs a 1-D or 2-D tensor, got " + std::to_string(rankOf(x)) + " dims");
+  return finish(ctx, {e.clone(diagonal(e, x, offset, 0, 1))});
+}
+
+Results decomposeDiagflat(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Value *flat = e.reshape(x, {sizeProduct(e.syms(), sizesOf(x))});
+  return finish(ctx, {diagEmbed(e, flat, ctx.integer("offset", 0), 0, 1)});
+}
+
+/// self with src written where a view of self would read: the view taken
+/// of the element positions 0..numel-1 (laid out as contiguous self) says
+/// where each element of src goes, and a scatter into flattened self puts
+/// it there.
+template <typename ViewFn>
+Value *scatterThroughView(Emit &e, Value *x, Value *src, ViewFn view) {
+  SymContext &syms = e.syms();
+  const SymExpr *numel = sizeProduct(syms, sizesOf(x));
+  Value *positions = view(e.reshape(e.arange(staticSize(numel, "self's size")), sizesOf(x)));
+  if (sizesOf(positions) != sizesOf(src))
+    rewriteFail("src's sizes do not match the view's");
+  Sizes count = {sizeProduct(syms, sizesOf(src))};
+  Value *out = e.op(ops::aten_scatter_src, {{"self", e.reshape(x, {numel})},
+                                            {"dim", int64_t(0)},
+                                            {"index", e.reshape(positions, count)},
+                                            {"src", e.reshape(e.cast(src, typeOf(x).dtype), count)}});
+  return e.reshape(out, sizesOf(x));
+}
+
+Results decomposeDiagonalScatter(RewriteContext &ctx) {
+  Emit e(ctx);
+  int64_t offset = ctx.integer("offset", 0), d1 = ctx.integer("dim1", 0), d2 = ctx.integer("dim2", 1);
+  return finish(ctx, {scatterThroughView(e, self(ctx), ctx.value("src"), [&](Value *p) {
+                  return diagonal(e, p, offset, d1, d2);
+                })});
+}
+
+Results decomposeAsStridedScatter(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {scatterThroughView(e, self(ctx), ctx.value("src"), [&](Value *p) {
+                  std::vector<std::pair<std::string, ArgValue>> args = {
+                      {"self", p}, {"size", ctx.passThrough("size")}, {"stride", ctx.passThrough("stride")}};
+                  if (ctx.has("storage_offset"))
+                    args.emplace_back("storage_offset", ctx.passThrough("storage_offset"));
+                  return e.op(ops::aten_as_strided_default, std::move(args));
+                })});
+}
+
+/// select_scatter: src (unsqueezed at dim) where the index along dim is
+/// `index`, self elsewhere.
+Results decomposeSelectScatter(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  if (rankOf(x) == 0)
+    rewriteFail("select_scatter needs at least one dim");
+  int64_t dim = wrappedDim(ctx, x, "dim", 0);
+  int64_t size = staticSize(sizesOf(x)[dim], "the selected dim");
+  int64_t index = ctx.integer("index");
+  if (index < -size || index >= size)
+    rewriteFail("select_scatter: index " + std::to_string(index) + " is out of range for size " +
+                std::to_string(size));
+  Value *at = e.alongDim(e.arange(size), dim, rankOf(x));
+  Value *mask = e.compare(Cmp::Eq, at, Number::integer(index < 0 ? index + size : index));
+  Value *src = e.unsqueeze(e.cast(ctx.value("src"), typeOf(x).dtype), dim);
+  return finish(ctx, {e.where(mask, src, x)});
+}
+
+//===----------------------------------------------------------------------===//
+// Flips, block matrices and sums to a size
+//===----------------------------------------------------------------------===//
+
+/// fliplr (Dim 1) and flipud (Dim 0): a flip of that dim.
+template <int Dim> Results decomposeFlipDim(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  if (rankOf(x) <= Dim)
+    rewriteFail("needs at least " + std::to_string(Dim + 1) + " dims, got " +
+                std::to_string(rankOf(x)));
+  return finish(ctx, {e.flip(x, {Dim})});
+}
+
+/// rot90: k quarter turns from dims[0] towards dims[1]: one turn flips
+/// dims[1] and swaps the two, three flip dims[0] and swap, two flip both.
+Results decomposeRot90(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims dims = ctx.has("dims") ? ctx.ints("dims") : Dims{0, 1};
+  if (dims.size() != 2 || rankOf(x) < 2)
+    rewriteFail("rot90 needs two dims and a tensor of at least 2 dims");
+  int64_t d0 = wrapDimension(dims[0], rankOf(x)), d1 = wrapDimension(dims[1], rankOf(x));
+  if (d0 == d1)
+    rewriteFail("rot90 needs two different dims");
+  int64_t k = ((ctx.integer("k", 1) % 4) + 4) % 4;
+  if (k == 1)
+    x = e.transpose(e.flip(x, {d1}), d0, d1);
+  else if (k == 2)
+    x = e.flip(x, {d0, d1});
+  else if (k == 3)
+    x = e.transpose(e.flip(x, {d0}), d0, d1);
+  return finish(ctx, {x});
+}
+
+/// block_diag: each tensor (as a matrix) padded with zero columns to its
+/// place, the rows joined.
+Results decomposeBlockDiag(RewriteContext &ctx) {
+  Emit e(ctx);
+  std::vector<Value *> xs = ctx.values("tensors");
+  int64_t cols = 0;
+  for (Value *&x : xs) {
+    if (rankOf(x) > 2)
+      rewriteFail("block_diag takes tensors of at most 2 dims");
+    x = e.cast(atLeast(e, x, 2), ctx.resultType().dtype);
+    cols += staticSize(sizesOf(x)[1], "a block's columns");
+  }
+  if (xs.empty())
+    return finish(ctx, {e.full(resultSizes(ctx), Number::integer(0), ctx.resultType().dtype)});
+  int64_t left = 0;
+  for (Value *&x : xs) {
+    int64_t width = staticSize(sizesOf(x)[1], "a block's columns");
+    Dims pad = {left, cols - left - width};
+    if (width != cols)
+      x = e.op(ops::aten_constant_pad_nd_default, {{"self", x}, {"pad", pad}, {"value", 0.0}});
+    left += width;
+  }
+  return finish(ctx, {e.cat(xs, 0)});
+}
+
+/// sum_to_size: sums over the leading dims size lacks and over the dims
+/// where size has 1 and self has not.
+Results decomposeSumToSize(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = self(ctx);
+  Dims size = ctx.ints("size");
+  int64_t lead = rankOf(x) - static_cast<int64_t>(size.size());
+  if (lead < 0)
+    rewriteFail("sum_to_size: size has more dims than self");
+  Dims dims;
+  for (int64_t d = 0; d < rankOf(x); ++d) {
+    const SymExpr *have = sizesOf(x)[d];
+    if (d < lead || (size[d - lead] == 1 && !(have->isConst() && have->constant() == 1)))
+      dims.push_back(d);
+    else if (!have->isConst() || have->constant() != size[d - lead])
+      rewriteFail("sum_to_size: size is not expandable to self's sizes");
+  }
+  if (dims.empty())
+    return finish(ctx, {x});
+  Value *s = e.sum(x, dims, true, ctx.resultType().dtype);
+  return finish(ctx, {e.reshape(s, resultSizes(ctx))});
+}
+
+//===----------------------------------------------------------------------===//
+// Resizes, fills and ranges
+//===----------------------------------------------------------------------===//
+
+/// resize and resize_as (resize_ and resize_as_ made functional): self's
+/// first elements in row-major order; growing is not supported, since the
+/// new elements would be undefined.
+Value *resized(Emit &e, Value *x, const Sizes &to) {
+  SymContext &syms = e.syms();
+  int64_t have = staticSize(sizeProduct(syms, sizesOf(x)), "self's size");
+  int64_t want = staticSize(sizeProduct(syms, to), "the new size");
+  if (want > have)
+    rewriteFail("resizing " + std::to_string(have) + " elements to " + std::to_string(want) +
+                " is not supported (the new elements are undefined)");
+  Value *flat = e.reshape(x, {syms.constant(have)});
+  if (want < have)
+    flat = e.slice(flat, 0, 0, want);
+  return e.reshape(flat, to);
+}
+
+Results decomposeResize(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {resized(e, self(ctx), resultSizes(ctx))});
+}
+
+Results decomposeFill(RewriteContext &ctx) {
+  Emit e(ctx);
+  return finish(ctx, {e.fullLike(self(ctx), number(ctx, "value"), ctx.resultType().dtype)});
+}
+
 const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten__assert_tensor_metadata_default, decomposeToNothing},
+    {ops::aten__chunk_cat_default, decomposeChunkCat},
     {ops::aten__unsafe_view_default, decomposeView},
     {ops::aten_alias_default, decomposeIdentity},
     {ops::aten_arange_default, decomposeArange},
     {ops::aten_arange_start, decomposeArange},
+    {ops::aten_as_strided_scatter_default, decomposeAsStridedScatter},
+    {ops::aten_atleast_1d_default, decomposeAtLeast<1>},
+    {ops::aten_atleast_2d_default, decomposeAtLeast<2>},
+    {ops::aten_atleast_3d_default, decomposeAtLeast<3>},
+    {ops::aten_block_diag_default, decomposeBlockDiag},
     {ops::aten_broadcast_tensors_default, decomposeBroadcastTensors},
     {ops::aten_broadcast_to_default, decomposeExpandAs},
+    {ops::aten_cartesian_prod_default, decomposeCartesianProd},
     {ops::aten_chunk_default, decomposeChunk},
+    {ops::aten_column_stack_default, decomposeColumnStack},
+    {ops::aten_combinations_default, decomposeCombinations},
     {ops::aten_contiguous_default, decomposeContiguous},
+    {ops::aten_diag_default, decomposeDiag},
+    {ops::aten_diag_embed_default, decomposeDiagEmbed},
+    {ops::aten_diagflat_default, decomposeDiagflat},
+    {ops::aten_diagonal_default, decomposeStridedView},
+    {ops::aten_diagonal_scatter_default, decomposeDiagonalScatter},
     {ops::aten_diff_default, decomposeDiff},
+    {ops::aten_dsplit_array, decomposeDirectionalSplit<2>},
+    {ops::aten_dsplit_int, decomposeDirectionalSplit<2>},
+    {ops::aten_dstack_default, decomposeStackN<3>},
     {ops::aten_embedding_default, decomposeEmbedding},
     {ops::aten_empty_memory_format, decomposeZeros},
     {ops::aten_empty_like_default, decomposeZerosLike},
     {ops::aten_expand_as_default, decomposeExpandAs},
+    {ops::aten_fill_Scalar, decomposeFill},
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
+    {ops::aten_fliplr_default, decomposeFlipDim<1>},
+    {ops::aten_flipud_default, decomposeFlipDim<0>},
     {ops::aten_full_like_default, decomposeFullLike},
+    {ops::aten_hsplit_array, decomposeDirectionalSplit<1>},
+    {ops::aten_hsplit_int, decomposeDirectionalSplit<1>},
+    {ops::aten_hstack_default, decomposeStackN<1>},
     {ops::aten_index_add_default, decomposeIndexAdd},
     {ops::aten_index_copy_default, decomposeIndexCopy},
     {ops::aten_index_reduce_default, decomposeIndexReduce},
@@ -475,6 +1024,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_mH_default, decomposeMatrixTranspose},
     {ops::aten_mT_default, decomposeMatrixTranspose},
     {ops::aten_matrix_H_default, decomposeMatrixTranspose},
+    {ops::aten_meshgrid_indexing, decomposeMeshgrid},
     {ops::aten_movedim_int, decomposeMovedim},
     {ops::aten_movedim_intlist, decomposeMovedim},
     {ops::aten_narrow_default, decomposeNarrow},
@@ -490,15 +1040,23 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_repeat_default, decomposeRepeat},
     {ops::aten_reshape_as_default, decomposeToResultSizes},
     {ops::aten_reshape_default, decomposeReshape},
+    {ops::aten_resize_default, decomposeResize},
+    {ops::aten_resize_as_default, decomposeResize},
+    {ops::aten_resolve_conj_default, decomposeIdentity},
+    {ops::aten_resolve_neg_default, decomposeIdentity},
     {ops::aten_roll_default, decomposeRoll},
+    {ops::aten_rot90_default, decomposeRot90},
     {ops::aten_scalar_tensor_default, decomposeScalarTensor},
     {ops::aten_scatter_value, decomposeScatterValue},
+    {ops::aten_select_scatter_default, decomposeSelectScatter},
     {ops::aten_split_Tensor, decomposeSplit},
     {ops::aten_split_with_sizes_default, decomposeSplitWithSizes},
     {ops::aten_squeeze_default, decomposeSqueeze},
     {ops::aten_squeeze_dim, decomposeSqueezeDim},
     {ops::aten_stack_default, decomposeStack},
+    {ops::aten_sum_to_size_default, decomposeSumToSize},
     {ops::aten_t_default, decomposeT},
+    {ops::aten_tile_default, decomposeTile},
     {ops::aten_to_device, decomposeTo},
     {ops::aten_to_dtype, decomposeTo},
     {ops::aten_to_dtype_layout, decomposeTo},
@@ -508,16 +1066,29 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_triu_default, decomposeTriu},
     {ops::aten_unbind_int, decomposeUnbind},
     {ops::aten_unflatten_int, decomposeToResultSizes},
+    {ops::aten_unfold_default, decomposeStridedView},
+    {ops::aten_unsafe_chunk_default, decomposeChunk},
+    {ops::aten_unsafe_split_Tensor, decomposeSplit},
     // Core: the decompose pass calls this only for a view its input's new
     // layout no longer allows (see the file comment).
     {ops::aten_view_default, decomposeView},
     {ops::aten_view_as_default, decomposeToResultSizes},
+    {ops::aten_vsplit_array, decomposeDirectionalSplit<0>},
+    {ops::aten_vsplit_int, decomposeDirectionalSplit<0>},
+    {ops::aten_vstack_default, decomposeStackN<2>},
+    {ops::aten_zero_default, decomposeZerosLike},
     {ops::aten_zeros_default, decomposeZeros},
     {ops::aten_zeros_like_default, decomposeZerosLike},
 };
 
 } // namespace
 
-void registerShapeDecompositions(DecompositionRegistry &r) { r.add(kShapeDecompositions); }
+void registerShapeDecompositions(DecompositionRegistry &r) {
+  r.add(kShapeDecompositions);
+  std::vector<DecompositionEntry> copies;
+  for (const CopyOfView &c : kCopiesOfViews)
+    copies.push_back({c.copy, decomposeCopyOfView});
+  r.add(copies);
+}
 
 } // namespace gc

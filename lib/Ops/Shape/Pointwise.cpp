@@ -869,6 +869,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_randn_default, filled},
     {ops::aten_randn_like_default, filledLike},
     {ops::aten_scalar_tensor_default, scalarTensor},
+    {ops::aten_zero_default, filledLike},
     {ops::aten_zeros_default, filled},
     {ops::aten_zeros_like_default, filledLike},
     {ops::gc_rand_default, rand},

@@ -574,6 +574,47 @@ std::vector<Type> diagonal(const ShapeContext &ctx) {
   return one(std::move(v));
 }
 
+/// unfold: every `size`-long window of `dimension`, `step` apart: that dim
+/// counts the windows and a new last dim walks through one. A 0-dim
+/// tensor has one window of one element.
+std::vector<Type> unfold(const ShapeContext &ctx) {
+  const TensorType &self = ctx.tensor("self");
+  SymContext &syms = ctx.syms();
+  int64_t size = ctx.integer("size"), step = ctx.integer("step");
+  if (step <= 0)
+    shapeFail("unfold needs a positive step, got " + std::to_string(step));
+  TensorType v = self;
+  if (self.rank() == 0) {
+    wrapDimension(ctx.integer("dimension"), 1);
+    if (size < 0 || size > 1)
+      shapeFail("unfold of a 0-dim tensor needs a size of at most 1, got " + std::to_string(size));
+    v.sizes = {syms.constant(size)};
+    v.strides = {syms.constant(1)};
+    return one(std::move(v));
+  }
+  int64_t d = wrapDimension(ctx.integer("dimension"), self.rank());
+  int64_t length = constantSize(self.sizes[d], "the unfolded size");
+  if (size < 0 || size > length)
+    shapeFail("unfold: a window of " + std::to_string(size) + " does not fit in size " +
+              std::to_string(length));
+  v.sizes[d] = syms.constant((length - size) / step + 1);
+  v.strides[d] = syms.mul(self.strides[d], syms.constant(step));
+  v.sizes.push_back(syms.constant(size));
+  v.strides.push_back(self.strides[d]);
+  return one(std::move(v));
+}
+
+/// resize, resize_as: a new contiguous tensor of the given sizes (of the
+/// template's for resize_as).
+std::vector<Type> resize(const ShapeContext &ctx) {
+  const TensorType &self = ctx.tensor("self");
+  Sizes sizes = ctx.has("the_template") ? ctx.tensor("the_template").sizes : symInts(ctx, "size");
+  for (const SymExpr *s : sizes)
+    if (s->isConst() && s->constant() < 0)
+      shapeFail("resize to a negative size " + s->str());
+  return one(contiguousType(ctx.syms(), self.dtype, sizes, self.device));
+}
+
 std::vector<Type> asStrided(const ShapeContext &ctx) {
   const TensorType &self = ctx.tensor("self");
   Sizes sizes = symInts(ctx, "size"), strides = symInts(ctx, "stride");
@@ -606,6 +647,8 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_ravel_default, ravel},
     {ops::aten_reshape_default, reshape},
     {ops::aten_reshape_as_default, reshapeAs},
+    {ops::aten_resize_default, resize},
+    {ops::aten_resize_as_default, resize},
     {ops::aten_select_int, select},
     {ops::aten_slice_Tensor, slice},
     {ops::aten_split_Tensor, split},
@@ -617,6 +660,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_transpose_int, transpose},
     {ops::aten_unbind_int, unbind},
     {ops::aten_unflatten_int, unflatten},
+    {ops::aten_unfold_default, unfold},
     {ops::aten_unsqueeze_default, unsqueeze},
     {ops::aten_view_default, view},
     {ops::aten_view_as_default, viewAs},
