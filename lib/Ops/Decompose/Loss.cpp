@@ -298,6 +298,44 @@ Results decomposeMultilabelMarginLoss(RewriteContext &ctx) {
   return finish(ctx, {e.reduceLoss(perSample(e, loss, input), ctx.integer("reduction", kMean))});
 }
 
+/// The reduction named by a string argument (torch_nn's ops), as the
+/// integer code the aten losses take.
+int64_t reductionNamed(const std::string &name) {
+  if (name == "none")
+    return kNone;
+  if (name == "sum")
+    return kSum;
+  if (name == "mean")
+    return kMean;
+  rewriteFail("unknown reduction '" + name + "'");
+}
+
+/// torch_nn._linear_cross_entropy_batch_chunked: cross_entropy of
+/// linear(input); the chunking only bounds torch's memory. The gradient
+/// results are the empty tensors torch returns when not asked for them.
+Results decomposeLinearCrossEntropy(RewriteContext &ctx) {
+  Emit e(ctx);
+  for (const char *flag :
+       {"compute_input_grad", "compute_linear_weight_grad", "compute_linear_bias_grad"})
+    if (ctx.boolean(flag, false))
+      rewriteFail(std::string(flag) + " (gradients computed in the forward pass) is not supported");
+  Value *logits = e.op(ops::aten_linear_default,
+                       {{"input", ctx.value("input")},
+                        {"weight", ctx.value("linear_weight")},
+                        {"bias", ctx.optValue("linear_bias").value_or(nullptr)}});
+  Value *loss = e.op(ops::aten_cross_entropy_loss_default,
+                     {{"self", logits},
+                      {"target", ctx.value("target")},
+                      {"weight", ctx.optValue("weight").value_or(nullptr)},
+                      {"reduction", reductionNamed(ctx.string("reduction", "mean"))},
+                      {"ignore_index", ctx.integer("ignore_index", -100)},
+                      {"label_smoothing", ctx.real("label_smoothing", 0.0)}});
+  std::vector<Value *> results = {loss};
+  for (size_t i = 1; i < 4; ++i)
+    results.push_back(e.full(ctx.resultType(i).sizes, Number::integer(0), ctx.resultType(i).dtype));
+  return finish(ctx, results);
+}
+
 const DecompositionEntry kLossDecompositions[] = {
     {ops::aten_binary_cross_entropy_default, decomposeBinaryCrossEntropy},
     {ops::aten_binary_cross_entropy_with_logits_default, decomposeBinaryCrossEntropyWithLogits},
@@ -314,6 +352,7 @@ const DecompositionEntry kLossDecompositions[] = {
     {ops::aten_smooth_l1_loss_default, decomposeSmoothL1Loss},
     {ops::aten_soft_margin_loss_default, decomposeSoftMarginLoss},
     {ops::aten_triplet_margin_loss_default, decomposeTripletMarginLoss},
+    {ops::torch_nn__linear_cross_entropy_batch_chunked_default, decomposeLinearCrossEntropy},
 };
 
 } // namespace

@@ -231,11 +231,13 @@ Value *rotate3(Emit &e, Value *x, int64_t dim, int64_t by) {
 }
 
 /// a x b along a dim of size 3: a[i+1] b[i+2] - a[i+2] b[i+1] (mod 3),
-/// after broadcasting; without a dim, the first dim of size 3.
+/// after broadcasting. Without a dim, cross.default takes the first dim of
+/// size 3 and linalg_cross the last.
 Results decomposeCross(RewriteContext &ctx) {
   Emit e(ctx);
   Value *a = ctx.value("self"), *b = ctx.value("other");
-  if (rankOf(a) != rankOf(b))
+  bool linalg = ctx.node().op() == ops::aten_linalg_cross_default;
+  if (!linalg && rankOf(a) != rankOf(b))
     rewriteFail("self and other must have the same number of dims");
   Sizes sizes = broadcastSizes(e.syms(), sizesOf(a), sizesOf(b));
   a = e.expand(a, sizes);
@@ -243,8 +245,8 @@ Results decomposeCross(RewriteContext &ctx) {
   int64_t rank = static_cast<int64_t>(sizes.size());
   auto isThree = [&](int64_t d) { return sizes[d]->isConst() && sizes[d]->constant() == 3; };
   int64_t dim = -1;
-  if (ctx.has("dim")) {
-    dim = wrapDimension(ctx.integer("dim"), rank);
+  if (ctx.has("dim") || linalg) {
+    dim = wrapDimension(ctx.integer("dim", -1), rank);
   } else {
     for (int64_t d = 0; d < rank && dim < 0; ++d)
       if (isThree(d))
@@ -353,6 +355,7 @@ const DecompositionEntry kProductDecompositions[] = {
     {ops::aten_dot_default, decomposeDot},
     {ops::aten_inner_default, decomposeInner},
     {ops::aten_kron_default, decomposeKron},
+    {ops::aten_linalg_cross_default, decomposeCross},
     {ops::aten_mv_default, decomposeMv},
     {ops::aten_native_dropout_backward_default, decomposeNativeDropoutBackward},
     {ops::aten_outer_default, decomposeOuter},
