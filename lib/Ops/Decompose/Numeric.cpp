@@ -123,8 +123,10 @@ Results evenlySpaced(RewriteContext &ctx, bool logarithmic) {
     rewriteFail("start and end must be 0-dim tensors");
   if (steps == 0)
     return finish(ctx, {e.full({e.syms().constant(0)}, Number::integer(0), result)});
-  start = e.cast(start, t);
-  end = e.cast(end, t);
+  // The bounds take the result's dtype first (an integer result truncates
+  // them), then the dtype the points are computed in.
+  start = e.cast(e.cast(start, result), t);
+  end = e.cast(e.cast(end, result), t);
   Value *values;
   if (steps == 1) {
     values = e.unsqueeze(start, 0);
