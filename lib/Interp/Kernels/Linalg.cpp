@@ -184,27 +184,35 @@ int64_t luInPlace(Mat &a, std::vector<int32_t> &pivots) {
   return info;
 }
 
-Results luFactor(const OpCall &call) {
-  Tensor A = call.tensor("A");
-  if (!call.boolean("pivot", true))
-    kernelFail("linalg_lu_factor_ex: LU without pivoting is not supported on the CPU");
-  bool check = call.boolean("check_errors", false);
+/// A batched factorization with pivots (LU, LDL^T): each matrix factored in
+/// place by `factor`, which fills its pivots and returns LAPACK's info code;
+/// results are the factors, the int32 pivots and the info codes.
+Results factorWithPivots(const char *op, const Tensor &A, bool check, int64_t pivots,
+                         int64_t (*factor)(Mat &, std::vector<int32_t> &)) {
   Shape batch = batchSizes(A);
-  int64_t m = A.size(A.dim() - 2), n = A.size(A.dim() - 1);
-  Tensor lu = Tensor::zeros(A.dtype(), A.sizes());
-  Tensor piv = batchedZeros(DType::Int32, batch, {std::min(m, n)});
+  Tensor factors = Tensor::zeros(A.dtype(), A.sizes());
+  Tensor piv = batchedZeros(DType::Int32, batch, {pivots});
   Tensor info = Tensor::zeros(DType::Int32, batch);
   forEachIndex(batch, [&](const Shape &b) {
     Mat a = loadMatrix(A, b);
     std::vector<int32_t> p;
-    int64_t code = luInPlace(a, p);
+    int64_t code = factor(a, p);
     if (check && code)
-      singular("linalg_lu_factor_ex", code);
-    storeMatrix(lu, b, a);
+      singular(op, code);
+    storeMatrix(factors, b, a);
     storeVector(piv, b, p);
     info.setInt(b, code);
   });
-  return {lu, piv, info};
+  return {factors, piv, info};
+}
+
+Results luFactor(const OpCall &call) {
+  Tensor A = call.tensor("A");
+  if (!call.boolean("pivot", true))
+    kernelFail("linalg_lu_factor_ex: LU without pivoting is not supported on the CPU");
+  int64_t m = A.size(A.dim() - 2), n = A.size(A.dim() - 1);
+  return factorWithPivots("linalg_lu_factor_ex", A, call.boolean("check_errors", false),
+                          std::min(m, n), luInPlace);
 }
 
 /// lu_unpack: A = P L U, with P from applying the row swaps in order.
@@ -704,23 +712,8 @@ Results ldlFactor(const OpCall &call) {
   if (call.boolean("hermitian", false))
     kernelFail("linalg_ldl_factor_ex: hermitian=True is not supported (real inputs are "
                "symmetric: use hermitian=False)");
-  bool check = call.boolean("check_errors", false);
-  Shape batch = batchSizes(A);
-  int64_t n = A.size(A.dim() - 1);
-  Tensor LD = Tensor::zeros(A.dtype(), A.sizes());
-  Tensor piv = batchedZeros(DType::Int32, batch, {n});
-  Tensor info = Tensor::zeros(DType::Int32, batch);
-  forEachIndex(batch, [&](const Shape &b) {
-    Mat a = loadMatrix(A, b);
-    std::vector<int32_t> p;
-    int64_t code = ldlInPlace(a, p);
-    if (check && code)
-      singular("linalg_ldl_factor_ex", code);
-    storeMatrix(LD, b, a);
-    storeVector(piv, b, p);
-    info.setInt(b, code);
-  });
-  return {LD, piv, info};
+  return factorWithPivots("linalg_ldl_factor_ex", A, call.boolean("check_errors", false),
+                          A.size(A.dim() - 1), ldlInPlace);
 }
 
 /// Solves A X = B in place with A = P L D L^T P^T from ldlInPlace (sytrs).

@@ -350,13 +350,15 @@ Results binaryFormula(RewriteContext &ctx, Value *(*f)(Emit &, Value *, Value *)
   DType t = ctx.resultType().dtype;
   return finish(ctx, {f(e, e.cast(self(ctx), t), e.cast(ctx.value("other"), t))});
 }
-Results decomposeXlogy(RewriteContext &ctx) {
+/// x * logOp(y), 0 where x is 0, NaN where y is (xlogy, xlog1py).
+template <OpId LogOp> Results xTimesLog(RewriteContext &ctx) {
   return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
-    Value *product = e.mul(x, e.unary(ops::aten_log_default, y));
+    Value *product = e.mul(x, e.unary(LogOp, y));
     Value *zeroed = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), zeroOf(e, x), product);
     return e.where(isNan(e, y), y, zeroed);
   });
 }
+Results decomposeXlogy(RewriteContext &ctx) { return xTimesLog<ops::aten_log_default>(ctx); }
 Results decomposeCopysign(RewriteContext &ctx) {
   return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
     Value *magnitude = e.unary(ops::aten_abs_default, x);
@@ -645,13 +647,8 @@ Results decomposeLogNdtr(RewriteContext &ctx) {
   });
 }
 
-/// x log1p(y), 0 where x is 0, NaN where y is.
 Results decomposeXlog1py(RewriteContext &ctx) {
-  return binaryFormula(ctx, [](Emit &e, Value *x, Value *y) {
-    Value *product = e.mul(x, e.unary(ops::aten_log1p_default, y));
-    Value *zeroed = e.where(e.compare(Cmp::Eq, x, Number::integer(0)), zeroOf(e, x), product);
-    return e.where(isNan(e, y), y, zeroed);
-  });
+  return xTimesLog<ops::aten_log1p_default>(ctx);
 }
 
 /// polygamma(n, x): digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1, x).
