@@ -79,26 +79,47 @@ std::string messagesOf(const std::string &log) {
   return text.empty() ? "no message" : text;
 }
 
-/// Runs a toolkit program with `args`, its output into a log in `dir`;
-/// `command` names the step in messages ("ptxas -arch=sm_90").
+/// A toolkit program running in the background, its output going to a
+/// log file; finish() waits for it and turns a failure into an error.
+class RunningTool {
+public:
+  /// Starts `program` with `args`, its output into `dir`'s file `logName`;
+  /// `command` names the step in messages ("ptxas -arch=sm_90").
+  RunningTool(const std::string &program, std::string command,
+              const std::vector<std::string> &args, const ScratchDir &dir,
+              const std::string &logName)
+      : program_(program), command_(std::move(command)), log_(dir.file(logName)) {
+    std::vector<llvm::StringRef> argv = {program};
+    for (const std::string &a : args)
+      argv.push_back(a);
+    std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log_),
+                                                  llvm::StringRef(log_)};
+    process_ = llvm::sys::ExecuteNoWait(program, argv, std::nullopt, redirects, 0, &failure_);
+  }
+
+  Error finish() {
+    int rc = -1;
+    if (process_.Pid != llvm::sys::ProcessInfo::InvalidPid)
+      rc = llvm::sys::Wait(process_, std::nullopt, &failure_).ReturnCode;
+    if (rc == 0)
+      return Error::success();
+    Expected<std::string> messages = readWhole(log_);
+    std::string text = messages ? messagesOf(*messages) : "no message";
+    if (rc < 0)
+      return makeError() << "cannot run the CUDA toolkit's '" << program_
+                         << "': " << (failure_.empty() ? text : failure_);
+    return makeError() << command_ << " failed (exit status " << rc << "): " << text;
+  }
+
+private:
+  std::string program_, command_, log_, failure_;
+  llvm::sys::ProcessInfo process_;
+};
+
+/// Runs a toolkit program and waits for it (RunningTool's arguments).
 Error runTool(const std::string &program, const std::string &command,
               const std::vector<std::string> &args, const ScratchDir &dir) {
-  std::string log = dir.file("tool.log");
-  std::vector<llvm::StringRef> argv = {program};
-  for (const std::string &a : args)
-    argv.push_back(a);
-  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log),
-                                                llvm::StringRef(log)};
-  std::string failure;
-  int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0, 0, &failure);
-  if (rc == 0)
-    return Error::success();
-  Expected<std::string> messages = readWhole(log);
-  std::string text = messages ? messagesOf(*messages) : "no message";
-  if (rc < 0)
-    return makeError() << "cannot run the CUDA toolkit's '" << program
-                       << "': " << (failure.empty() ? text : failure);
-  return makeError() << command << " failed (exit status " << rc << "): " << text;
+  return RunningTool(program, command, args, dir, "tool.log").finish();
 }
 
 } // namespace
@@ -156,13 +177,26 @@ Expected<std::string> assembleFatbinary(const std::string &ptx, std::span<const 
   std::string ptxFile = dir->file("kernels.ptx"), output = dir->file("kernels.fatbin");
   GC_RETURN_IF_ERROR(writeWhole(ptxFile, ptx));
   std::vector<std::string> bundle = {"--64", "--create=" + output};
+  // ptxas is single-threaded and the architectures are independent: one
+  // process each, all at once.
+  std::vector<RunningTool> assemblers;
+  assemblers.reserve(archs.size());
   for (int arch : archs) {
     std::string sm = "sm_" + std::to_string(arch);
     std::string cubin = dir->file(sm + ".cubin");
-    GC_RETURN_IF_ERROR(
-        runTool(*ptxas, "ptxas -arch=" + sm, {"-arch=" + sm, "-O3", ptxFile, "-o", cubin}, *dir));
+    assemblers.emplace_back(*ptxas, "ptxas -arch=" + sm,
+                            std::vector<std::string>{"-arch=" + sm, "-O3", ptxFile, "-o", cubin},
+                            *dir, sm + ".log");
     bundle.push_back("--image3=kind=elf,sm=" + std::to_string(arch) + ",file=" + cubin);
   }
+  // Every process is waited for, even after one fails; the first failure
+  // (in architecture order) is the error.
+  Error first = Error::success();
+  for (RunningTool &assembler : assemblers)
+    if (Error e = assembler.finish(); e && !first)
+      first = std::move(e);
+  if (first)
+    return first;
   bundle.push_back("--image3=kind=ptx,sm=" + std::to_string(archs.front()) + ",file=" + ptxFile);
   GC_RETURN_IF_ERROR(runTool(*fatbinary, "fatbinary", bundle, *dir));
   return readWhole(output);

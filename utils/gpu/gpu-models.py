@@ -8,7 +8,7 @@ usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arc
 
 prepare (on the build machine, no GPU needed): compiles every model with
 gc-compile --device cuda into DIR/<model>/model.gcpkg (training models with
---train --grad-inputs; the real models with --weights=external, so that the
+--train --grad-inputs; every model with --weights=external, so that the
 packages stay small), timing each compile
 with an empty cache, and writes DIR/manifest.json. Copy DIR, with bin/gcrt-run
 and lib/libgcrt*, to the GPU machine (the repository's test/Models/Inputs
@@ -23,12 +23,15 @@ ones with weightgen_bf16.py) into RDIR (default /tmp/gc-realmodels). Prints one 
 mismatch.
 
 bench (on the GPU machine, with torch): per model, PyTorch eager and
-torch.compile (default mode) on the GPU, and gc's package through gcrt-run,
+torch.compile (default mode) on the GPU, and gc's package through gcrt-run
+(host arrays, so copies included) and through gcrt_run_device on tensors
+already on the GPU (libgcrt through ctypes, as PyTorch's columns are timed),
 in one run on the same GPU: latency median and p90, torch.compile's compile
 time and gc's (from prepare). Then the device-to-device copy bandwidth and gc's
 elementwise and row-reduction kernels against it. Prints Markdown tables.
 """
 import argparse
+import ctypes
 import glob
 import json
 import os
@@ -102,8 +105,10 @@ def prepare(opts):
         flags = ["--device", opts.device, "--gpu-arch", opts.gpu_arch, "--no-cache"]
         if is_training(name):
             flags += ["--train", "--grad-inputs"]
-        if name in REAL:
-            flags += ["--weights=external"]
+        # Packages name their archives rather than copy the weights, so that
+        # what travels to the GPU machine stays small (the corpus archives
+        # travel with the checkout; the real ones are rebuilt there).
+        flags += ["--weights=external"]
         start = time.perf_counter()
         proc = run([os.path.join(tools, "gc-compile"), archive, *flags, "-o", pkg])
         seconds = time.perf_counter() - start
@@ -352,6 +357,95 @@ def gc_times(opts, name, entry, runs, work, profile=False, flags=()):
     return float(m.group(1)), float(m.group(2)), proc.stdout
 
 
+class GcrtTensor(ctypes.Structure):
+    """gcrt.h's gcrt_tensor."""
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_size_t),
+                ("sizes", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64))]
+
+
+class GcrtTensorInfo(ctypes.Structure):
+    """gcrt.h's gcrt_tensor_info."""
+    _fields_ = [("name", ctypes.c_char_p), ("role", ctypes.c_char_p), ("target", ctypes.c_char_p),
+                ("dtype", ctypes.c_int), ("rank", ctypes.c_size_t),
+                ("sizes", ctypes.POINTER(ctypes.c_int64)),
+                ("min_sizes", ctypes.POINTER(ctypes.c_int64)),
+                ("max_sizes", ctypes.POINTER(ctypes.c_int64))]
+
+
+# gcrt_dtype values (gcrt.h), in order, by torch dtype name.
+GCRT_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+               "float32", "float64"]
+
+
+def gc_device_times(opts, name, entry, runs):
+    """(median, p90) ms of gcrt_run_device on inputs and outputs that already
+    live on the GPU (torch allocates them), through libgcrt with ctypes: the
+    same footing as the PyTorch columns, without host copies. Each call
+    returns once the outputs are complete, so the wall time of the call is
+    the run's time."""
+    import torch
+    lib = ctypes.CDLL(os.path.join(opts.bin, "libgcrt.so"))
+    lib.gcrt_last_error.restype = ctypes.c_char_p
+    vp = ctypes.c_void_p
+
+    def ok(status):
+        if status != 0:
+            raise RuntimeError(lib.gcrt_last_error().decode())
+
+    pkg, ctx = vp(), vp()
+    path = os.path.join(opts.out, entry["package"]).encode()
+    weights = weights_flags(opts, name)
+    ok(lib.gcrt_package_load_file_with_weights(path, weights[1].encode() if weights else None,
+                                               ctypes.byref(pkg)))
+    try:
+        # A training package's forward graph (it also returns what the
+        # backward saves), else the one graph.
+        lib.gcrt_graph_count.restype = ctypes.c_size_t
+        lib.gcrt_graph_name.restype = ctypes.c_char_p
+        graphs = [lib.gcrt_graph_name(pkg, ctypes.c_size_t(g)).decode()
+                  for g in range(lib.gcrt_graph_count(pkg))]
+        graph = graphs.index("forward") if "forward" in graphs else 0
+        ok(lib.gcrt_context_create(pkg, ctypes.c_size_t(graph), 0, ctypes.byref(ctx)))
+        ins = [npy_tensor(p).cuda().contiguous() for p in numbered(model_dir(name), "in")]
+        keep = []
+
+        def described(t):
+            sizes = (ctypes.c_int64 * max(1, t.dim()))(*t.shape)
+            keep.append(sizes)
+            return GcrtTensor(t.data_ptr(), GCRT_DTYPES.index(str(t.dtype).replace("torch.", "")),
+                              t.dim(), sizes, None)
+
+        cpu_ins = [t.cpu() for t in ins]  # only their sizes are read
+        host_in = (GcrtTensor * len(ins))(*[described(t) for t in cpu_ins])
+        outs = []
+        lib.gcrt_output_count.restype = ctypes.c_size_t
+        for i in range(lib.gcrt_output_count(pkg, ctypes.c_size_t(graph))):
+            sizes, rank = (ctypes.c_int64 * 8)(), ctypes.c_size_t()
+            ok(lib.gcrt_output_sizes(ctx, host_in, len(ins), ctypes.c_size_t(i), sizes, 8,
+                                     ctypes.byref(rank)))
+            info = GcrtTensorInfo()
+            ok(lib.gcrt_output_info(pkg, ctypes.c_size_t(graph), ctypes.c_size_t(i),
+                                    ctypes.byref(info)))
+            outs.append(torch.empty(list(sizes[:rank.value]),
+                                    dtype=getattr(torch, GCRT_DTYPES[info.dtype]), device="cuda"))
+        dev_in = (GcrtTensor * len(ins))(*[described(t) for t in ins])
+        dev_out = (GcrtTensor * len(outs))(*[described(t) for t in outs])
+        torch.cuda.synchronize()
+        for _ in range(5):
+            ok(lib.gcrt_run_device(ctx, dev_in, len(ins), dev_out, len(outs)))
+        ms = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            ok(lib.gcrt_run_device(ctx, dev_in, len(ins), dev_out, len(outs)))
+            ms.append((time.perf_counter() - start) * 1e3)
+        return statistics.median(ms), percentile(ms, 0.9)
+    finally:
+        if ctx:
+            lib.gcrt_context_free(ctx)
+        lib.gcrt_package_free(pkg)
+
+
 def bandwidth_table(opts, manifest, runs):
     import torch
     n = 1 << 28  # 1 GiB of float32
@@ -413,16 +507,19 @@ def bench(opts):
     print("GPU: %s" % torch.cuda.get_device_name())
     print("\n| model | eager median / p90 ms | torch.compile median / p90 ms "
           "| torch.compile compile s | gc median / p90 ms | gc --allow-tf32 median / p90 ms "
-          "| gc compile s (2 cores) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| gc device I/O median / p90 ms | gc device / torch.compile | gc compile s (2 cores) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     errors = []
     for name in names:
         entry = manifest[name]
         cells = []
+        compiled_ms = None
         for mode in ("eager", "compile"):
             try:
                 med, p90, comp = torch_times(name, opts.runs, mode)
                 cells.append("%.3f / %.3f" % (med, p90))
+                if mode == "compile":
+                    compiled_ms = med
                 if mode == "compile":
                     cells.append("%.1f" % comp)
             except Exception as e:  # a model torch cannot move to the GPU
@@ -432,7 +529,7 @@ def bench(opts):
                     cells.append("")
             torch.cuda.empty_cache()
         if "error" in entry:
-            cells += ["not compiled", "", ""]
+            cells += ["not compiled", "", "", "", ""]
         else:
             for flags in ((), ("--allow-tf32",)):
                 with tempfile.TemporaryDirectory() as work:
@@ -441,6 +538,13 @@ def bench(opts):
                         cells.append("%.3f / %.3f" % (med, p90))
                     except RuntimeError as e:
                         cells.append("error: %s" % str(e)[:60])
+            try:
+                med, p90 = gc_device_times(opts, name, entry, opts.runs)
+                cells.append("%.3f / %.3f" % (med, p90))
+                cells.append("%.2f" % (med / compiled_ms) if compiled_ms else "")
+            except RuntimeError as e:
+                cells += ["error: %s" % str(e)[:60], ""]
+            torch.cuda.empty_cache()
             cells.append("%.2f" % entry["compile_s"])
         print("| %s | %s |" % (name, " | ".join(cells)), flush=True)
     bandwidth_table(opts, manifest, opts.runs)
