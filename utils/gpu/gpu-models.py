@@ -28,7 +28,9 @@ torch.compile (default mode) on the GPU, and gc's package through gcrt-run
 already on the GPU (libgcrt through ctypes, as PyTorch's columns are timed),
 in one run on the same GPU: latency median and p90, torch.compile's compile
 time and gc's (from prepare). Then the device-to-device copy bandwidth and gc's
-elementwise and row-reduction kernels against it. Prints Markdown tables.
+elementwise and row-reduction kernels against it, and each model's matrix
+products (gc's extern steps, from gcrt-run --profile) against cuBLAS on the
+same shapes (torch.mm/bmm). Prints Markdown tables.
 """
 import argparse
 import ctypes
@@ -116,12 +118,46 @@ def prepare(opts):
                  "compile_s": round(seconds, 3), "flags": flags}
         if proc.returncode != 0:
             entry["error"] = proc.stderr.strip()
+        elif not is_training(name) and name not in BANDWIDTH:
+            entry["gemms"] = gemm_steps(run([os.path.join(tools, "gc-compile"), archive, *flags,
+                                             "--compile-to", "kernels", "--emit", "text",
+                                             "-o", "-"]).stdout)
         manifest[name] = entry
         print("%-22s %s %.2f s" % (name, "FAILED: " + entry["error"] if "error" in entry
                                    else "compiled", seconds))
     with open(os.path.join(opts.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+GEMM_STEP = re.compile(r'\{kind=extern, name="([^"]+)", op=aten\.(mm|bmm)\.default.*?'
+                       r'inputs=\[(.*?)\], outputs=', re.S)
+OPERAND = re.compile(r'type=([a-z0-9]+)\[([0-9, ]*)\](?:\{strides=\[([0-9, ]*)\]\})?')
+DTYPE_NAMES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def gemm_steps(kernels_text):
+    """The matrix products of a kernels-level graph (text form): per extern
+    step, its op and each operand's dtype, sizes and strides (row-major
+    where the text gives none), for timing cuBLAS on the same shapes."""
+    steps = []
+    for name, op, inputs in GEMM_STEP.findall(kernels_text):
+        operands = []
+        for dtype, sizes, strides in OPERAND.findall(inputs):
+            sizes = [int(x) for x in sizes.split(",")]
+            if strides:
+                strides = [int(x) for x in strides.split(",")]
+            else:
+                strides, inner = [], 1
+                for n in reversed(sizes):
+                    strides.insert(0, inner)
+                    inner *= n
+            operands.append({"dtype": DTYPE_NAMES.get(dtype, dtype), "sizes": sizes,
+                             "strides": strides})
+        # A product with a symbolic size has no one shape to time.
+        if len(operands) >= 2:
+            steps.append({"name": name, "op": op, "operands": operands})
+    return steps
 
 
 def copy_runtime(opts):
@@ -299,9 +335,13 @@ def npy_tensor(path):
 
 
 def torch_times(name, runs, mode):
-    """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error."""
+    """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error.
+    PyTorch runs in full float32, as gc does by default: its default lets
+    cuDNN's convolutions use TF32, which gc allows only with --allow-tf32."""
     import numpy as np
     import torch
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     src = model_dir(name)
     archive = os.path.join(src, "model.pt2")
     if name in REAL:
@@ -499,6 +539,56 @@ def kernel_median(profile_text):
     return best
 
 
+def cublas_us(gemm, runs=20):
+    """The fastest of `runs` timings (us) of torch's mm/bmm, which calls
+    cuBLAS, on operands laid out as gc's step has them."""
+    import torch
+    # The first two operands are the product's; any others feed its fused
+    # bias or residual add.
+    ops = [torch.empty_strided(o["sizes"], o["strides"], dtype=getattr(torch, o["dtype"]),
+                               device="cuda").normal_() for o in gemm["operands"][:2]]
+    fn = torch.mm if gemm["op"] == "mm" else torch.bmm
+    for _ in range(3):
+        fn(*ops)
+    best = None
+    for _ in range(runs):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn(*ops)
+        b.record()
+        b.synchronize()
+        best = a.elapsed_time(b) * 1e3 if best is None else min(best, a.elapsed_time(b) * 1e3)
+    return best
+
+
+def gemm_table(opts, manifest, names, runs):
+    """gc's matrix-product steps against cuBLAS on the same shapes: each
+    step's fastest run under gcrt-run --profile (CUDA events; gc's steps
+    also apply their fused bias and activation) beside torch.mm/bmm's."""
+    import torch
+    print("\n| model | matrix-product steps | gc us (sum of fastest runs) "
+          "| cuBLAS us, same shapes | gc's throughput / cuBLAS's |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name in names:
+        entry = manifest[name]
+        if not entry.get("gemms"):
+            continue
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                _, _, text = gc_times(opts, name, entry, runs, work, profile=True)
+            except RuntimeError as e:
+                print("| %s | | %s | | |" % (name, e))
+                continue
+        step_us = {m.group(1): float(m.group(2)) for m in re.finditer(
+            r"^\s*\d+ extern\s+(\S+)\s+[0-9.]+\s+([0-9.]+)", text, re.M)}
+        gemms = [g for g in entry["gemms"] if g["name"] in step_us]
+        gc_total = sum(step_us[g["name"]] for g in gemms)
+        ref_total = sum(cublas_us(g) for g in gemms)
+        torch.cuda.empty_cache()
+        print("| %s | %d | %.1f | %.1f | %.0f%% |" % (name, len(gemms), gc_total, ref_total,
+                                                      100 * ref_total / gc_total))
+
+
 def bench(opts):
     import torch
     manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
@@ -541,13 +631,23 @@ def bench(opts):
             try:
                 med, p90 = gc_device_times(opts, name, entry, opts.runs)
                 cells.append("%.3f / %.3f" % (med, p90))
-                cells.append("%.2f" % (med / compiled_ms) if compiled_ms else "")
+                gc_ms = med
             except RuntimeError as e:
-                cells += ["error: %s" % str(e)[:60], ""]
+                # Graphs that keep state, or return views, run with host
+                # arrays only: the ratio then takes gcrt-run's time (marked *).
+                cells.append("host I/O only: %s" % str(e)[:50])
+                gc_ms = None
+            host_ms = float(cells[-3].split(" / ")[0]) if cells[-3][:1].isdigit() else None
+            if compiled_ms and (gc_ms or host_ms):
+                cells.append("%.2f" % (gc_ms / compiled_ms) if gc_ms
+                             else "%.2f*" % (host_ms / compiled_ms))
+            else:
+                cells.append("")
             torch.cuda.empty_cache()
             cells.append("%.2f" % entry["compile_s"])
         print("| %s | %s |" % (name, " | ".join(cells)), flush=True)
     bandwidth_table(opts, manifest, opts.runs)
+    gemm_table(opts, manifest, names, opts.runs)
     if errors:
         print("\nPyTorch's errors in full:\n" + "\n".join(errors))
     return 0
