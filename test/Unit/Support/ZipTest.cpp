@@ -1,4 +1,4 @@
-//===- ZipTest.cpp - ZipArchive and ZipWriter -----------------------------===//
+//===- ZipTest.cpp - ZipArchive and ZipBuffer -----------------------------===//
 #include "gc/Support/Zip.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@ std::shared_ptr<MappedFile> buffer(std::string bytes) {
 }
 
 std::string sampleArchive() {
-  ZipWriter w;
+  ZipBuffer w;
   w.add("model/data/weights/weight_0", std::string(1000, 'w'));
   w.add("model/byteorder", "little");
   w.add("empty", "");
@@ -76,7 +76,7 @@ TEST(Zip, WriterIsDeterministic) {
 
 TEST(Zip, OtherAlignments) {
   for (uint32_t alignment : {1u, 4u, 4096u}) {
-    ZipWriter w(alignment);
+    ZipBuffer w(alignment);
     w.add("a", "x");
     w.add("bb", "yy");
     Expected<ZipArchive> z = ZipArchive::open(buffer(w.finish()));
@@ -206,7 +206,7 @@ TEST(Zip, BadLocalHeader) {
 }
 
 TEST(Zip, DuplicateEntries) {
-  ZipWriter w;
+  ZipBuffer w;
   w.add("a", "1");
   w.add("a", "2");
   EXPECT_EQ(openError(w.finish()),
@@ -214,7 +214,7 @@ TEST(Zip, DuplicateEntries) {
 }
 
 TEST(Zip, HostileNamesAreEscaped) {
-  ZipWriter w;
+  ZipBuffer w;
   w.add(std::string("a\nb\xff", 4), "1");
   std::string bytes = w.finish();
   bytes[0] = 'X';
@@ -226,7 +226,7 @@ TEST(Zip, ReadsZip64Records) {
   // Rewrite a small archive the way a zip64 writer would: sizes and offset
   // in the central directory moved to a zip64 extra field, and a zip64
   // end-of-central-directory record and locator before the classic one.
-  ZipWriter w;
+  ZipBuffer w;
   w.add("a", "hello");
   std::string bytes = w.finish();
   size_t cd = bytes.find(std::string("PK\x01\x02", 4));
