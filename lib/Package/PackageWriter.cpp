@@ -88,13 +88,13 @@ Expected<std::optional<ExternalPlan>> planExternal(const Module &m, const Packag
         w.bytes > e->compressedSize - (w.offset - e->dataOffset))
       return makeError() << "weight '" << w.name << "': " << w.bytes << " bytes at offset "
                          << w.offset << " of '" << path << "' are not inside one stored entry";
-    std::string_view bytes = (*file)->text().substr(w.offset, w.bytes);
-    if (!w.sha256.empty() && sha256Hex(bytes) != w.sha256)
+    std::string digest = sha256Hex(**file, w.offset, w.bytes);
+    if (!w.sha256.empty() && digest != w.sha256)
       return makeError() << "weight '" << w.name << "': the bytes in '" << path
                          << "' do not match the module's SHA-256";
     plan.weights.push_back(
         ExternalWeight{w.name, e->name, e->compressedSize, w.offset - e->dataOffset, w.bytes,
-                       w.sha256.empty() ? sha256Hex(bytes) : w.sha256});
+                       std::move(digest)});
   }
   return std::optional(std::move(plan));
 }
@@ -171,7 +171,7 @@ Expected<WeightsLayout> layoutWeights(const Module &m, std::optional<uint32_t> e
     // A source changed since the module was made would otherwise ship
     // silently wrong weights. A module fresh from the importer in this
     // process has no digests to check (gc-compile).
-    if (!w.sha256.empty() && sha256Hex(bytes) != w.sha256)
+    if (!w.sha256.empty() && sha256Hex(*file, w.offset, w.bytes) != w.sha256)
       return makeError() << "weight '" << w.name << "': the bytes in '" << file->path()
                          << "' do not match the module's SHA-256";
     if (uint64_t padding = alignUp(layout.bytes) - layout.bytes) {
