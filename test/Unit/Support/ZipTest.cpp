@@ -303,3 +303,39 @@ TEST(Zip, CorruptingAnyByteNeverCrashes) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Crc32, ContinuesAndSkipsZeros) {
+  std::string data = "The quick brown fox jumps over the lazy dog";
+  EXPECT_EQ(crc32(data.substr(9), crc32(data.substr(0, 9))), crc32(data));
+  for (uint64_t n : {0u, 1u, 7u, 64u, 1000u, 65537u}) {
+    std::string zeros(n, '\0');
+    EXPECT_EQ(crc32Zeros(crc32(data), n), crc32(data + zeros)) << n;
+    EXPECT_EQ(crc32Zeros(0, n), crc32(zeros)) << n;
+  }
+}
+
+TEST(Zip, WriterCopiesPiecesOfMappedFiles) {
+  // Entries from pieces of a mapped file and from memory read back whole,
+  // and a small archive keeps the classic records (no zip64 signature).
+  std::string path = ::testing::TempDir() + "/zip-pieces.bin";
+  ASSERT_FALSE(writeFileAtomic(path, "0123456789abcdef"));
+  Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
+  ASSERT_TRUE(bool(file));
+  std::string_view text = (*file)->text();
+  ZipPiece pieces[] = {{text.substr(2, 3), file->get()}, {"--"}, {text.substr(10), file->get()}};
+  StringSink sink;
+  ZipWriter w(sink);
+  ASSERT_FALSE(w.add("joined", pieces));
+  ASSERT_FALSE(w.finish());
+  EXPECT_EQ(sink.bytes.find(std::string("PK\x06\x06", 4)), std::string::npos);
+  Expected<ZipArchive> z = ZipArchive::open(buffer(sink.bytes));
+  ASSERT_TRUE(bool(z));
+  Expected<std::string_view> joined = z->read(z->entries()[0], /*checkCrc=*/true);
+  ASSERT_TRUE(bool(joined)) << joined.error().message();
+  EXPECT_EQ(*joined, "234--abcdef");
+  std::remove(path.c_str());
+}
+
+} // namespace
