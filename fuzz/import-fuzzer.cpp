@@ -15,7 +15,7 @@
 using namespace gc;
 
 static std::string wrapModelJson(std::string_view json) {
-  ZipWriter zip;
+  ZipBuffer zip;
   zip.add("model/data/weights/model_weights_config.json", R"({"config": {}})");
   zip.add("model/models/model.json", json);
   return zip.finish();

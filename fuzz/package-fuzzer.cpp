@@ -31,7 +31,7 @@ namespace {
 /// kernels, empty metadata. Level 1: the fuzzer's time goes to the reader.
 std::string wrapPlan(std::string_view plan) {
   using namespace gc;
-  ZipWriter zip(package::kAlignment);
+  ZipBuffer zip(package::kAlignment);
   zip.add(package::kFormatEntry, kPackageFormat);
   zip.add(package::kVersionEntry,
           std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor) + "\n");

@@ -74,6 +74,7 @@ private:
     return step();
   }
   Expected<std::unique_ptr<Module>> runPhase(Phase phase, std::unique_ptr<Module> m);
+  Error package(const Module &m, const CompileCache &cache, const std::optional<std::string> &key);
   Error runPasses(Phase phase, Module &m, std::vector<std::unique_ptr<Pass>> passes);
   Expected<std::unique_ptr<Module>> handOff(Phase phase, std::unique_ptr<Module> m);
   Expected<std::unique_ptr<Module>> handOffInMemory(std::unique_ptr<Module> m,
@@ -106,7 +107,8 @@ Expected<CompileResult> Compilation::run() {
     std::optional<std::string> hit = timed(Phase::Package, "cache lookup",
                                            [&] { return cache.lookup(*key); });
     if (hit) {
-      result.package = std::move(*hit);
+      if (Error e = writeFileAtomic(options_.packagePath, *hit))
+        return e;
       result.cacheHit = true;
       return result;
     }
@@ -117,13 +119,8 @@ Expected<CompileResult> Compilation::run() {
     for (CompileObserver *o : observers_)
       o->phaseStarted(phase);
     if (phase == Phase::Package) {
-      Expected<std::string> package =
-          timed(phase, "package", [&] { return buildPackage(*m, options_.package); });
-      if (!package)
-        return package.error().withContext("package");
-      result.package = package.take();
-      if (key)
-        timed(phase, "cache store", [&] { cache.store(*key, result.package); });
+      if (Error e = timed(phase, "package", [&] { return package(*m, cache, key); }))
+        return e;
     } else {
       Expected<std::unique_ptr<Module>> next = runPhase(phase, std::move(m));
       if (!next)
@@ -149,11 +146,34 @@ Expected<CompileResult> Compilation::run() {
   return result;
 }
 
+/// Writes the package to options_.packagePath, straight from the weights'
+/// sources; with a cache key, through memory, as the cache stores bytes.
+Error Compilation::package(const Module &m, const CompileCache &cache,
+                           const std::optional<std::string> &key) {
+  Expected<std::unique_ptr<OutputFile>> out = OutputFile::create(options_.packagePath);
+  if (!out)
+    return out.error();
+  if (!key) {
+    if (Error e = writePackage(m, options_.package, **out))
+      return e.withContext("package");
+    return (*out)->commit();
+  }
+  StringSink bytes;
+  if (Error e = writePackage(m, options_.package, bytes))
+    return e.withContext("package");
+  timed(Phase::Package, "cache store", [&] { cache.store(*key, bytes.bytes); });
+  GC_RETURN_IF_ERROR((*out)->write(bytes.bytes));
+  return (*out)->commit();
+}
+
 Expected<std::unique_ptr<Module>> Compilation::runPhase(Phase phase, std::unique_ptr<Module> m) {
   std::string_view name = phaseInfo(phase).name;
   if (phase == Phase::Import) {
     ImportOptions import;
     import.modelName = options_.modelName;
+    // The digests serve a module written to a file; the packager here reads
+    // the weights from the archive this process mapped.
+    import.hashWeights = options_.writeStages || options_.last != Phase::Package;
     Expected<ImportResult> imported =
         timed(phase, "import", [&] { return importArchive(archive_, import); });
     if (!imported)
@@ -231,8 +251,9 @@ std::string hex(const std::array<uint8_t, 32> &digest) {
 /// Cache entries are rewritten on every miss; a fast level keeps a miss
 /// from costing more than the compile (weights barely compress anyway).
 constexpr int kCacheZstdLevel = 3;
-/// No package is larger (no zip64).
-constexpr uint64_t kMaxPackageBytes = uint64_t(1) << 32;
+/// A bound on what a cache entry may declare (64 GiB), so that damage
+/// cannot ask for any allocation at all.
+constexpr uint64_t kMaxPackageBytes = uint64_t(1) << 36;
 
 } // namespace
 

@@ -356,7 +356,8 @@ private:
         fail(where + " (entry '" + path + "') has " + std::to_string(data.size()) +
              " bytes, but its metadata needs " + std::to_string(need));
       w.bytes = data.size();
-      w.sha256 = sha256Hex(data);
+      if (options_.hashWeights)
+        w.sha256 = sha256Hex(data);
       if (options_.weights == ImportOptions::WeightMode::Reference) {
         w.source = archiveSource();
         w.offset = static_cast<uint64_t>(data.data() - file_->text().data());

@@ -25,8 +25,6 @@ inline constexpr const char *kExternalWeightsEntry = "external_weights.json.zst"
 inline constexpr uint32_t kArchiveSource = 1;
 /// Weights start on this boundary within the file.
 inline constexpr uint64_t kAlignment = 64;
-/// The classic zip format's limit (no zip64 yet).
-inline constexpr uint64_t kMaxArchiveBytes = 0xFFFFFFFFull;
 
 /// Plan graph `graph`'s kernels: a shared library for the CPU, a CUDA
 /// fatbinary for NVIDIA GPUs.

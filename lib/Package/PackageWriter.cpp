@@ -28,22 +28,10 @@ std::string versionText() {
   return std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor) + "\n";
 }
 
-/// The entries before the weights. Where an entry's data starts depends
-/// only on what comes before it and on its name, so a probe archive with
-/// an empty weights entry tells where the real one's data will start.
-void addHead(ZipWriter &zip) {
-  zip.add(kFormatEntry, kPackageFormat);
-  zip.add(kVersionEntry, versionText());
-}
-
-Expected<uint64_t> weightsDataOffset() {
-  ZipWriter probe(kAlignment);
-  addHead(probe);
-  probe.add(kWeightsEntry, "");
-  Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("<probe>", probe.finish()));
-  if (!zip)
-    return zip.error();
-  return zip->find(kWeightsEntry)->dataOffset;
+/// The entries before the weights.
+Error addHead(ZipWriter &zip) {
+  GC_RETURN_IF_ERROR(zip.add(kFormatEntry, kPackageFormat));
+  return zip.add(kVersionEntry, versionText());
 }
 
 /// The weights that stay in the source archive (--weights=external): the
@@ -100,13 +88,13 @@ Expected<std::optional<ExternalPlan>> planExternal(const Module &m, const Packag
         w.bytes > e->compressedSize - (w.offset - e->dataOffset))
       return makeError() << "weight '" << w.name << "': " << w.bytes << " bytes at offset "
                          << w.offset << " of '" << path << "' are not inside one stored entry";
-    std::string_view bytes = (*file)->text().substr(w.offset, w.bytes);
-    if (!w.sha256.empty() && sha256Hex(bytes) != w.sha256)
+    std::string digest = sha256Hex(**file, w.offset, w.bytes);
+    if (!w.sha256.empty() && digest != w.sha256)
       return makeError() << "weight '" << w.name << "': the bytes in '" << path
                          << "' do not match the module's SHA-256";
     plan.weights.push_back(
         ExternalWeight{w.name, e->name, e->compressedSize, w.offset - e->dataOffset, w.bytes,
-                       w.sha256.empty() ? sha256Hex(bytes) : w.sha256});
+                       std::move(digest)});
   }
   return std::optional(std::move(plan));
 }
@@ -137,26 +125,35 @@ std::string externalJson(const Module &m, const ExternalPlan &plan) {
   return j.dump(2) + "\n";
 }
 
-/// Every weight of `m` that the package holds (all but those of the
-/// archive source `external`, if any), each at an aligned offset, in the
-/// module's order; `offsets` receives where each one starts within the
-/// blob (0 for an external weight).
-Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> external,
-                                    std::vector<uint64_t> &offsets) {
-  std::vector<std::shared_ptr<MappedFile>> files(m.weightSources().size());
+/// The weights entry: every weight of `m` that the package holds (all but
+/// those of the archive source `external`, if any), each at an aligned
+/// offset, in the module's order, as pieces of the mapped sources (nothing
+/// is copied until the entry is written); `offsets` receives where each
+/// weight starts within the entry (0 for one it does not hold).
+struct WeightsLayout {
+  std::vector<ZipPiece> pieces;
+  uint64_t bytes = 0;
+  /// The mappings the pieces point into.
+  std::vector<std::shared_ptr<MappedFile>> files;
+};
+
+Expected<WeightsLayout> layoutWeights(const Module &m, std::optional<uint32_t> external,
+                                      std::vector<uint64_t> &offsets) {
+  static const char kZeros[kAlignment] = {};
+  WeightsLayout layout;
+  layout.files.resize(m.weightSources().size());
   const auto &pending = m.pendingBlob();
-  std::string blob;
   for (const Weight &w : m.weights()) {
-    if (w.source >= files.size())
+    if (w.source >= layout.files.size())
       return makeError() << "weight '" << w.name << "' names source " << w.source
-                         << ", but the module has " << files.size();
+                         << ", but the module has " << layout.files.size();
     if ((external && w.source == *external) ||
         m.weightSources()[w.source].kind == WeightSource::Kind::Program) {
       offsets.push_back(0);
       continue;
     }
     std::string path = resolvePath(m.weightSources()[w.source].path, m.sourceBaseDir());
-    std::shared_ptr<MappedFile> &file = files[w.source];
+    std::shared_ptr<MappedFile> &file = layout.files[w.source];
     if (!file && pending && pending->source == w.source)
       file = MappedFile::fromBuffer("<constants in memory>", pending->bytes);
     if (!file) {
@@ -172,15 +169,20 @@ Expected<std::string> gatherWeights(const Module &m, std::optional<uint32_t> ext
                          << " bytes at offset " << w.offset;
     std::string_view bytes = text.substr(w.offset, w.bytes);
     // A source changed since the module was made would otherwise ship
-    // silently wrong weights.
-    if (!w.sha256.empty() && sha256Hex(bytes) != w.sha256)
+    // silently wrong weights. A module fresh from the importer in this
+    // process has no digests to check (gc-compile).
+    if (!w.sha256.empty() && sha256Hex(*file, w.offset, w.bytes) != w.sha256)
       return makeError() << "weight '" << w.name << "': the bytes in '" << file->path()
                          << "' do not match the module's SHA-256";
-    blob.resize(alignUp(blob.size()), '\0');
-    offsets.push_back(blob.size());
-    blob.append(bytes);
+    if (uint64_t padding = alignUp(layout.bytes) - layout.bytes) {
+      layout.pieces.push_back(ZipPiece{std::string_view(kZeros, padding)});
+      layout.bytes += padding;
+    }
+    offsets.push_back(layout.bytes);
+    layout.pieces.push_back(ZipPiece{bytes, file.get()});
+    layout.bytes += bytes.size();
   }
-  return blob;
+  return layout;
 }
 
 /// A copy of `m` as the package describes it (in its plan and metadata):
@@ -223,7 +225,7 @@ std::unique_ptr<Module> packagedModule(const Module &m,
 
 } // namespace
 
-Expected<std::string> buildPackage(const Module &m, const PackageOptions &options) {
+Error writePackage(const Module &m, const PackageOptions &options, ByteSink &out) {
   if (m.level() != Level::Kernels)
     return makeError() << "a package needs a module at the kernels level (from gc-codegen), not "
                        << levelName(m.level());
@@ -237,14 +239,17 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   if (*external)
     externalSource = (*external)->source;
   std::vector<uint64_t> offsets;
-  Expected<std::string> weights = gatherWeights(m, externalSource, offsets);
+  Expected<WeightsLayout> weights = layoutWeights(m, externalSource, offsets);
   if (!weights)
     return weights.error();
-  Expected<uint64_t> base = weightsDataOffset();
-  if (!base)
-    return base.error();
+  // Where an entry's data starts depends only on what comes before it, its
+  // name and its size, so the weights' offsets in the file are known
+  // before anything is written.
+  ZipWriter zip(out, kAlignment);
+  GC_RETURN_IF_ERROR(addHead(zip));
+  uint64_t base = zip.nextDataOffset(kWeightsEntry, weights->bytes);
   for (uint64_t &o : offsets)
-    o += *base;
+    o += base;
 
   std::unique_ptr<Module> packaged = packagedModule(m, offsets, externalSource);
 
@@ -281,24 +286,13 @@ Expected<std::string> buildPackage(const Module &m, const PackageOptions &option
   if (*external)
     externalTable = compressZstd(externalJson(*packaged, **external));
 
-  uint64_t total =
-      *base + weights->size() + metadata.size() + planFrame.size() + externalTable.size();
+  GC_RETURN_IF_ERROR(zip.add(kWeightsEntry, weights->pieces));
+  GC_RETURN_IF_ERROR(zip.add(kMetadataEntry, metadata));
+  GC_RETURN_IF_ERROR(zip.add(kPlanEntry, planFrame));
   for (const auto &[name, bytes] : libraries)
-    total += bytes.size();
-  // Headers and padding take a little more; leave them ample room.
-  if (total + (1u << 20) > kMaxArchiveBytes)
-    return makeError() << "the package would hold about " << total
-                       << " bytes; packages over 4 GiB (zip64) are not supported yet";
-
-  ZipWriter zip(kAlignment);
-  addHead(zip);
-  zip.add(kWeightsEntry, *weights);
-  zip.add(kMetadataEntry, metadata);
-  zip.add(kPlanEntry, planFrame);
-  for (const auto &[name, bytes] : libraries)
-    zip.add(name, bytes);
+    GC_RETURN_IF_ERROR(zip.add(name, bytes));
   if (*external)
-    zip.add(kExternalWeightsEntry, externalTable);
+    GC_RETURN_IF_ERROR(zip.add(kExternalWeightsEntry, externalTable));
   return zip.finish();
 }
 

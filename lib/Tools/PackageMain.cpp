@@ -35,10 +35,12 @@ int packageMain(int argc, char **argv) {
   Expected<std::unique_ptr<Module>> m = readModuleFile(input);
   if (!m)
     return reportError("gc-package", m.error());
-  Expected<std::string> bytes = buildPackage(**m, options);
-  if (!bytes)
-    return reportError("gc-package", bytes.error().withContext("'" + input + "'"));
-  if (Error e = writeFileAtomic(out.path, *bytes))
+  Expected<std::unique_ptr<OutputFile>> file = OutputFile::create(out.path);
+  if (!file)
+    return reportError("gc-package", file.error());
+  if (Error e = writePackage(**m, options, **file))
+    return reportError("gc-package", e.withContext("'" + input + "'"));
+  if (Error e = (*file)->commit())
     return reportError("gc-package", e);
   if (Error e = out.writeDepfile(moduleDependencies(input, **m)))
     return reportError("gc-package", e);

@@ -47,6 +47,9 @@ struct CompileOptions {
   bool train = false;
   /// The phase whose result is the output.
   Phase last = Phase::Package;
+  /// last == Package: where compileModel writes the package ("-": stdout),
+  /// as an OutputFile.
+  std::string packagePath = "-";
   /// Where the stage files lie: "<stageDir>/<stem>.<level>.gc".
   std::string stageDir = ".";
   std::string stem = "model";
@@ -70,9 +73,7 @@ public:
 };
 
 struct CompileResult {
-  /// last == Package: the package's bytes.
-  std::string package;
-  /// Otherwise: the last phase's module, to be written with writeModuleFile.
+  /// last != Package: the last phase's module, to be written with writeModuleFile.
   std::unique_ptr<Module> module;
   /// The passes' warnings (the lowering's fallbacks to reference kernels).
   std::vector<std::string> warnings;

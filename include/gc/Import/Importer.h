@@ -20,6 +20,10 @@ struct ImportOptions {
   std::string blobPath;
   /// Which models/<name>.json of the archive to read.
   std::string modelName = "model";
+  /// Record each weight's SHA-256, with which a later stage that reopens
+  /// the weights' source checks that it did not change. gc-compile, which
+  /// packages from the mapping it imported, skips the pass over the bytes.
+  bool hashWeights = true;
 };
 
 struct ImportResult {

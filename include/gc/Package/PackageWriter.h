@@ -10,6 +10,7 @@
 #include "gc/IR/Module.h"
 #include "gc/Package/Package.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/FileSystem.h"
 
 #include <string>
 
@@ -24,10 +25,13 @@ struct PackageOptions {
   std::string outputDir = ".";
 };
 
-/// The bytes of a package for `m`, a Kernels-level module whose weights are
-/// read from their sources (and checked against their SHA-256). The bytes
-/// depend only on the module and the options.
-Expected<std::string> buildPackage(const Module &m, const PackageOptions &options);
+/// Writes a package for `m`, a Kernels-level module, to `out`. Its weights
+/// are checked against the module's SHA-256 digests, where it has them,
+/// and copied from their sources as the package is written, never gathered
+/// in memory. The bytes depend only on the module and the options. On an
+/// error `out` holds a partial package (an OutputFile is then not
+/// committed, so no file is left behind).
+Error writePackage(const Module &m, const PackageOptions &options, ByteSink &out);
 
 } // namespace gc
 

@@ -15,6 +15,9 @@ public:
   SHA256();
   void update(std::string_view data);
   std::array<uint8_t, 32> finish();
+  /// Whether blocks go through the CPU's SHA instructions where it has them
+  /// (the default); off, the portable code runs, which tests check too.
+  static void useShaExtensions(bool on);
 
 private:
   /// Hashes `count` whole 64-byte blocks.
@@ -27,6 +30,12 @@ private:
 
 /// Lowercase hex SHA-256 of `data`.
 std::string sha256Hex(std::string_view data);
+
+class MappedFile;
+/// Lowercase hex SHA-256 of `length` bytes of `file` from `offset`. The
+/// file's holes are hashed as the zeros they read as, without touching
+/// their pages.
+std::string sha256Hex(const MappedFile &file, uint64_t offset, uint64_t length);
 
 } // namespace gc
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,15 +53,31 @@ private:
   std::vector<size_t> byName_;
 };
 
+/// A stretch of a zip entry's data: bytes in memory, or in the mapping of
+/// `file`, from which the kernel copies them (its holes stay holes).
+struct ZipPiece {
+  std::string_view bytes;
+  const MappedFile *file = nullptr;
+};
+
 /// Writes a zip archive with stored entries whose data start on `alignment`
 /// byte boundaries (padding goes into the local header's extra field), as
-/// torch.export.save does. Entries keep the order they are added in.
+/// torch.export.save does, straight to `out` (a file, for packages). Entries keep the order they
+/// are added in. zip64 records are written only where a size, an offset or
+/// the entry count passes the classic format's limits, so smaller archives
+/// keep the classic layout byte for byte.
 class ZipWriter {
 public:
-  explicit ZipWriter(uint32_t alignment = 64) : alignment_(alignment) {}
-  void add(std::string name, std::string_view data);
-  /// The whole archive; the writer is empty afterwards.
-  std::string finish();
+  explicit ZipWriter(ByteSink &out, uint32_t alignment = 64)
+      : out_(out), alignment_(alignment) {}
+  Error add(std::string name, std::string_view data);
+  /// An entry whose data are `pieces` in order.
+  Error add(std::string name, std::span<const ZipPiece> pieces);
+  /// Where the data of an entry named `name` of `size` bytes would start if
+  /// it were added next.
+  uint64_t nextDataOffset(std::string_view name, uint64_t size) const;
+  /// Writes the central directory. Nothing may be added afterwards.
+  Error finish();
 
 private:
   struct Pending {
@@ -69,12 +86,39 @@ private:
     uint64_t size;
     uint32_t crc;
   };
+  /// The local header's extra field: zip64 sizes (for `size` past the
+  /// classic limit), then alignment padding.
+  std::string localExtra(std::string_view name, uint64_t size) const;
+  ByteSink &out_;
   uint32_t alignment_;
-  std::string out_;
   std::vector<Pending> entries_;
 };
 
-uint32_t crc32(std::string_view data);
+/// A small archive built in memory (tests, fuzzers, probes): a ZipWriter
+/// over a string, which cannot fail.
+class ZipBuffer {
+public:
+  explicit ZipBuffer(uint32_t alignment = 64) : writer_(sink_, alignment) {}
+  void add(std::string name, std::string_view data) {
+    (void)writer_.add(std::move(name), data);
+  }
+  /// The whole archive.
+  std::string finish() {
+    (void)writer_.finish();
+    return std::move(sink_.bytes);
+  }
+
+private:
+  StringSink sink_;
+  ZipWriter writer_;
+};
+
+/// The CRC-32 of `data`; with `crc`, of the bytes it is the CRC-32 of,
+/// followed by `data`.
+uint32_t crc32(std::string_view data, uint32_t crc = 0);
+/// The CRC-32 of the bytes `crc` is the CRC-32 of, followed by `count`
+/// zero bytes, in O(log count) steps (sparse files' holes).
+uint32_t crc32Zeros(uint32_t crc, uint64_t count);
 
 } // namespace gc
 

@@ -109,9 +109,17 @@ protected:
   }
 
   std::string build(const PackageOptions &options = {}) {
-    Expected<std::string> bytes = buildPackage(m_, options);
+    Expected<std::string> bytes = buildPackage(options);
     EXPECT_TRUE(bool(bytes)) << (bytes ? "" : bytes.error().message());
     return bytes ? *bytes : std::string();
+  }
+
+  /// The package's bytes, written in memory.
+  Expected<std::string> buildPackage(const PackageOptions &options) {
+    StringSink sink;
+    if (Error e = writePackage(m_, options, sink))
+      return e;
+    return std::move(sink.bytes);
   }
 
   /// The package build() makes, loaded from memory as "m.gcpkg"; null (and
@@ -133,7 +141,7 @@ protected:
                                const std::string &data) {
     Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", bytes));
     EXPECT_TRUE(bool(zip));
-    ZipWriter out(64);
+    ZipBuffer out(64);
     for (const ZipEntry &e : zip->entries())
       out.add(e.name, e.name == name ? std::string_view(data) : *zip->read(e));
     return out.finish();
@@ -196,21 +204,21 @@ TEST_F(PackageTest, EntriesAreStoredAlignedAndCompressed) {
 
 TEST_F(PackageTest, RefusesOtherModules) {
   m_.setLevel(Level::Loops);
-  Expected<std::string> bytes = buildPackage(m_, {});
+  Expected<std::string> bytes = buildPackage({});
   ASSERT_FALSE(bool(bytes));
   EXPECT_NE(bytes.error().message().find("kernels level"), std::string::npos);
 }
 
 TEST_F(PackageTest, ChangedWeightSourceIsAnError) {
   std::ofstream(dir_ / "w.bin", std::ios::binary) << std::string(24, 'y');
-  Expected<std::string> bytes = buildPackage(m_, {});
+  Expected<std::string> bytes = buildPackage({});
   ASSERT_FALSE(bool(bytes));
   EXPECT_NE(bytes.error().message().find("SHA-256"), std::string::npos)
       << bytes.error().message();
 }
 
 TEST_F(PackageTest, MissingLinkerIsAnError) {
-  Expected<std::string> bytes = buildPackage(m_, PackageOptions{"/nonexistent/ld"});
+  Expected<std::string> bytes = buildPackage(PackageOptions{"/nonexistent/ld"});
   ASSERT_FALSE(bool(bytes));
   EXPECT_NE(bytes.error().message().find("cannot run the linker '/nonexistent/ld'"),
             std::string::npos)
@@ -555,7 +563,7 @@ namespace {
 
 /// A .pt2-like archive whose one entry holds w's four floats.
 std::string archiveWith(const std::vector<float> &w) {
-  ZipWriter zip(64);
+  ZipBuffer zip(64);
   zip.add("other", "padding before the weight");
   zip.add("data/w", std::string_view(reinterpret_cast<const char *>(w.data()),
                                      w.size() * sizeof(float)));

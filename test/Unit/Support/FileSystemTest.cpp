@@ -151,6 +151,42 @@ TEST_F(FileSystemTest, ParentOfAFileIsNotADirectory) {
                              path("file") + "' is not a directory");
 }
 
+TEST_F(FileSystemTest, CopyKeepsHolesAndUncommittedLeavesNothing) {
+  // A sparse source: 1 MiB hole, 5 bytes, 1 MiB hole.
+  {
+    std::ofstream f(path("sparse"), std::ios::binary);
+    f.seekp(1 << 20);
+    f << "hello";
+  }
+  ASSERT_EQ(::truncate(path("sparse").c_str(), (2 << 20) + 5), 0);
+  Expected<std::shared_ptr<MappedFile>> src = MappedFile::open(path("sparse"));
+  ASSERT_TRUE(src);
+  {
+    Expected<std::unique_ptr<OutputFile>> out = OutputFile::create(path("abandoned"));
+    ASSERT_TRUE(out);
+    ASSERT_FALSE((*out)->write("partial"));
+  }
+  EXPECT_EQ(listing(), std::vector<std::string>{"sparse"});
+
+  Expected<std::unique_ptr<OutputFile>> out = OutputFile::create(path("copy"));
+  ASSERT_TRUE(out);
+  ASSERT_FALSE((*out)->write("head"));
+  ASSERT_FALSE((*out)->copyFrom(**src, 0, (*src)->text().size()));
+  EXPECT_EQ((*out)->size(), 4 + (*src)->text().size());
+  ASSERT_FALSE((*out)->commit());
+  Expected<std::shared_ptr<MappedFile>> copy = MappedFile::open(path("copy"));
+  ASSERT_TRUE(copy);
+  EXPECT_EQ((*copy)->text(), "head" + std::string((*src)->text()));
+  // Where the file system reports holes, the copy has them too: it takes
+  // far less disk than its 2 MiB.
+  std::vector<FileExtent> holes = fileExtents(**src, 0, (*src)->text().size());
+  if (holes.size() > 1) {
+    struct stat st;
+    ASSERT_EQ(::stat(path("copy").c_str(), &st), 0);
+    EXPECT_LT(st.st_blocks * 512, 1 << 20);
+  }
+}
+
 TEST(Paths, ParentDirectory) {
   EXPECT_EQ(parentDirectory("a/b/c.pt2"), "a/b");
   EXPECT_EQ(parentDirectory("c.pt2"), ".");

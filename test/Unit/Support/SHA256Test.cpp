@@ -18,8 +18,19 @@ std::string hexOf(const std::array<uint8_t, 32> &digest) {
   return s;
 }
 
+/// Runs each test twice: with the CPU's SHA instructions where it has them,
+/// and with the portable code.
+class SHA256Paths : public ::testing::TestWithParam<bool> {
+protected:
+  void SetUp() override { SHA256::useShaExtensions(GetParam()); }
+  void TearDown() override { SHA256::useShaExtensions(true); }
+};
+
+INSTANTIATE_TEST_SUITE_P(BothPaths, SHA256Paths, ::testing::Values(true, false),
+                         [](const auto &info) { return info.param ? "ShaExtensions" : "Portable"; });
+
 // Vectors from FIPS 180-4's examples and NIST's SHA-256 test suite.
-TEST(SHA256, KnownVectors) {
+TEST_P(SHA256Paths, KnownVectors) {
   EXPECT_EQ(sha256Hex(""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256Hex("abc"),
@@ -31,7 +42,7 @@ TEST(SHA256, KnownVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
-TEST(SHA256, PaddingBoundaries) {
+TEST_P(SHA256Paths, PaddingBoundaries) {
   // 55 bytes fit one padded block, 56 need a second; 64 is a whole block.
   EXPECT_EQ(sha256Hex(std::string(55, 'a')),
             "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
@@ -41,7 +52,7 @@ TEST(SHA256, PaddingBoundaries) {
             "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
 }
 
-TEST(SHA256, IncrementalMatchesOneShot) {
+TEST_P(SHA256Paths, IncrementalMatchesOneShot) {
   std::string data;
   for (int i = 0; i < 1000; ++i)
     data.push_back(char(i * 131 + 7));

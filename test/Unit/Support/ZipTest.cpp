@@ -1,4 +1,4 @@
-//===- ZipTest.cpp - ZipArchive and ZipWriter -----------------------------===//
+//===- ZipTest.cpp - ZipArchive and ZipBuffer -----------------------------===//
 #include "gc/Support/Zip.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@ std::shared_ptr<MappedFile> buffer(std::string bytes) {
 }
 
 std::string sampleArchive() {
-  ZipWriter w;
+  ZipBuffer w;
   w.add("model/data/weights/weight_0", std::string(1000, 'w'));
   w.add("model/byteorder", "little");
   w.add("empty", "");
@@ -76,7 +76,7 @@ TEST(Zip, WriterIsDeterministic) {
 
 TEST(Zip, OtherAlignments) {
   for (uint32_t alignment : {1u, 4u, 4096u}) {
-    ZipWriter w(alignment);
+    ZipBuffer w(alignment);
     w.add("a", "x");
     w.add("bb", "yy");
     Expected<ZipArchive> z = ZipArchive::open(buffer(w.finish()));
@@ -206,7 +206,7 @@ TEST(Zip, BadLocalHeader) {
 }
 
 TEST(Zip, DuplicateEntries) {
-  ZipWriter w;
+  ZipBuffer w;
   w.add("a", "1");
   w.add("a", "2");
   EXPECT_EQ(openError(w.finish()),
@@ -214,7 +214,7 @@ TEST(Zip, DuplicateEntries) {
 }
 
 TEST(Zip, HostileNamesAreEscaped) {
-  ZipWriter w;
+  ZipBuffer w;
   w.add(std::string("a\nb\xff", 4), "1");
   std::string bytes = w.finish();
   bytes[0] = 'X';
@@ -226,7 +226,7 @@ TEST(Zip, ReadsZip64Records) {
   // Rewrite a small archive the way a zip64 writer would: sizes and offset
   // in the central directory moved to a zip64 extra field, and a zip64
   // end-of-central-directory record and locator before the classic one.
-  ZipWriter w;
+  ZipBuffer w;
   w.add("a", "hello");
   std::string bytes = w.finish();
   size_t cd = bytes.find(std::string("PK\x01\x02", 4));
@@ -300,6 +300,42 @@ TEST(Zip, CorruptingAnyByteNeverCrashes) {
         (void)z->read(e, true);
       }
     }
+}
+
+} // namespace
+
+namespace {
+
+TEST(Crc32, ContinuesAndSkipsZeros) {
+  std::string data = "The quick brown fox jumps over the lazy dog";
+  EXPECT_EQ(crc32(data.substr(9), crc32(data.substr(0, 9))), crc32(data));
+  for (uint64_t n : {0u, 1u, 7u, 64u, 1000u, 65537u}) {
+    std::string zeros(n, '\0');
+    EXPECT_EQ(crc32Zeros(crc32(data), n), crc32(data + zeros)) << n;
+    EXPECT_EQ(crc32Zeros(0, n), crc32(zeros)) << n;
+  }
+}
+
+TEST(Zip, WriterCopiesPiecesOfMappedFiles) {
+  // Entries from pieces of a mapped file and from memory read back whole,
+  // and a small archive keeps the classic records (no zip64 signature).
+  std::string path = ::testing::TempDir() + "/zip-pieces.bin";
+  ASSERT_FALSE(writeFileAtomic(path, "0123456789abcdef"));
+  Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
+  ASSERT_TRUE(bool(file));
+  std::string_view text = (*file)->text();
+  ZipPiece pieces[] = {{text.substr(2, 3), file->get()}, {"--"}, {text.substr(10), file->get()}};
+  StringSink sink;
+  ZipWriter w(sink);
+  ASSERT_FALSE(w.add("joined", pieces));
+  ASSERT_FALSE(w.finish());
+  EXPECT_EQ(sink.bytes.find(std::string("PK\x06\x06", 4)), std::string::npos);
+  Expected<ZipArchive> z = ZipArchive::open(buffer(sink.bytes));
+  ASSERT_TRUE(bool(z));
+  Expected<std::string_view> joined = z->read(z->entries()[0], /*checkCrc=*/true);
+  ASSERT_TRUE(bool(joined)) << joined.error().message();
+  EXPECT_EQ(*joined, "234--abcdef");
+  std::remove(path.c_str());
 }
 
 } // namespace
