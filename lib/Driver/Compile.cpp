@@ -4,7 +4,6 @@
 #include "gc/ModuleIO/ModuleIO.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
-#include "gc/Package/Compression.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/SHA256.h"
@@ -103,10 +102,11 @@ Expected<CompileResult> Compilation::run() {
     key = timed(Phase::Package, "cache key",
                 [&] { return compileCacheKey(*archive_, options_); });
   if (key) {
-    std::optional<std::string> hit = timed(Phase::Package, "cache lookup",
-                                           [&] { return cache.lookup(*key); });
-    if (hit) {
-      result.package = std::move(*hit);
+    Expected<bool> hit = timed(Phase::Package, "cache lookup",
+                               [&] { return cache.lookup(*key, options_.output); });
+    if (!hit)
+      return hit.error();
+    if (*hit) {
       result.cacheHit = true;
       return result;
     }
@@ -117,13 +117,18 @@ Expected<CompileResult> Compilation::run() {
     for (CompileObserver *o : observers_)
       o->phaseStarted(phase);
     if (phase == Phase::Package) {
-      Expected<std::string> package =
-          timed(phase, "package", [&] { return buildPackage(*m, options_.package); });
-      if (!package)
-        return package.error().withContext("package");
-      result.package = package.take();
+      // The package's bytes are gone from memory before the cache copies
+      // the file.
+      if (Error e = timed(phase, "package", [&]() -> Error {
+            Expected<std::string> package = buildPackage(*m, options_.package);
+            if (!package)
+              return package.error().withContext("package");
+            return writeFileAtomic(options_.output, *package);
+          }))
+        return e;
       if (key)
-        timed(phase, "cache store", [&] { cache.store(*key, result.package); });
+        if (Error e = timed(phase, "cache store", [&] { return cache.store(*key, options_.output); }))
+          warnings_.push_back("the compile cache: " + e.message());
     } else {
       Expected<std::unique_ptr<Module>> next = runPhase(phase, std::move(m));
       if (!next)
@@ -228,12 +233,6 @@ std::string hex(const std::array<uint8_t, 32> &digest) {
   return out;
 }
 
-/// Cache entries are rewritten on every miss; a fast level keeps a miss
-/// from costing more than the compile (weights barely compress anyway).
-constexpr int kCacheZstdLevel = 3;
-/// No package is larger (no zip64).
-constexpr uint64_t kMaxPackageBytes = uint64_t(1) << 32;
-
 } // namespace
 
 std::string CompileOptions::stagePath(Level level) const {
@@ -248,7 +247,8 @@ Expected<CompileResult> compileModel(const std::string &input, const CompileOpti
 std::optional<std::string> compileCacheKey(const MappedFile &archive,
                                            const CompileOptions &options) {
   const PipelineOptions &p = options.pipeline;
-  if (options.last != Phase::Package || options.writeStages || p.codegen.emit.target == "native")
+  if (options.last != Phase::Package || options.writeStages || options.output == "-" ||
+      p.codegen.emit.target == "native")
     return std::nullopt;
   SHA256 h;
   // Length-prefixed fields: no two different option sets hash the same text.
@@ -290,19 +290,12 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   return hex(h.finish());
 }
 
-std::optional<std::string> CompileCache::lookup(const std::string &key) const {
-  std::optional<std::string> entry = store_.lookup(key);
-  if (!entry)
-    return std::nullopt;
-  Expected<std::string> package = decompressZstd(*entry, kMaxPackageBytes, "cache entry");
-  if (!package || !isPackage(std::span(reinterpret_cast<const uint8_t *>(package->data()),
-                                       package->size())))
-    return std::nullopt;
-  return package.take();
+Expected<bool> CompileCache::lookup(const std::string &key, const std::string &outputPath) const {
+  return store_.lookupInto(key, outputPath);
 }
 
-void CompileCache::store(const std::string &key, std::string_view package) const {
-  store_.store(key, compressZstd(package, kCacheZstdLevel));
+Error CompileCache::store(const std::string &key, const std::string &packagePath) const {
+  return store_.storeFile(key, packagePath);
 }
 
 void StepTimer::stepTimed(Phase phase, std::string_view step, double seconds) {

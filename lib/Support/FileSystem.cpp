@@ -1,13 +1,15 @@
 //===- FileSystem.cpp - Mapped input files and atomic outputs -------------===//
 #include "gc/Support/FileSystem.h"
+#include "gc/Support/AtomicFile.h"
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <random>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -146,60 +148,65 @@ MappedFile::~MappedFile() {
 }
 
 namespace {
-bool hasContents(const std::string &path, std::string_view bytes) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) != bytes.size())
-    return false;
-  std::ifstream in(path, std::ios::binary);
-  std::string chunk(1 << 16, '\0');
-  size_t pos = 0;
-  while (in && pos < bytes.size()) {
-    in.read(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), bytes.size() - pos)));
-    size_t got = static_cast<size_t>(in.gcount());
-    if (got == 0 || bytes.substr(pos, got) != std::string_view(chunk.data(), got))
-      return false;
-    pos += got;
-  }
-  return pos == bytes.size();
+
+/// A name no other writer of `path` uses: see AtomicFile.h.
+std::string temporaryName(const std::string &path) {
+  static const std::string host = [] {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0)
+      return std::string("host");
+    std::string safe;
+    // Kept short, and to characters that need no quoting in a file name.
+    for (const char *c = name; *c && safe.size() < 32; ++c)
+      safe += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' ? *c : '_';
+    return safe;
+  }();
+  static const uint32_t random = std::random_device{}();
+  static std::atomic<unsigned> counter{0};
+  char suffix[64];
+  std::snprintf(suffix, sizeof suffix, "-%ld-%08x-%u", static_cast<long>(::getpid()), random,
+                counter++);
+  return path + ".tmp-" + host + suffix;
 }
+
+/// Copies the first `size` bytes of `from` to the end of `to`. Returns 0
+/// or an errno value (EIO where `from` is shorter).
+int copyPrefix(int from, uint64_t size, int to) {
+  char buf[1 << 16];
+  for (uint64_t pos = 0; pos < size;) {
+    ssize_t n = ::pread(from, buf, std::min<uint64_t>(sizeof buf, size - pos), off_t(pos));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? errno : EIO;
+    if (int err = writeAll(to, std::string_view(buf, size_t(n))))
+      return err;
+    pos += uint64_t(n);
+  }
+  return 0;
+}
+
+/// Whether `bytes` are what `fd` holds at `offset`.
+bool holdsAt(int fd, uint64_t offset, std::string_view bytes) {
+  char buf[1 << 16];
+  while (!bytes.empty()) {
+    ssize_t n = ::pread(fd, buf, std::min(sizeof buf, bytes.size()), off_t(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0 || std::memcmp(buf, bytes.data(), size_t(n)) != 0)
+      return false;
+    bytes.remove_prefix(size_t(n));
+    offset += uint64_t(n);
+  }
+  return true;
+}
+
 } // namespace
 
-Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
+Expected<AtomicFile> AtomicFile::create(const std::string &path) {
   auto fail = [&](const std::string &why) -> Error {
     return makeError() << "cannot write '" << path << "': " << why;
   };
-
-  if (path == "-") {
-    // Through stdio, so that text a tool printed before stays in order.
-    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
-        std::fflush(stdout) != 0)
-      return makeError() << "cannot write to standard output: "
-                         << describe(errno);
-    return Error::success();
-  }
-
-  // A device or a pipe (-o /dev/null, a FIFO another process reads) is
-  // written in place: renaming a temporary file over it would replace the
-  // device node with a regular file, and a partial write leaves no file.
-  struct stat target;
-  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) &&
-      !S_ISDIR(target.st_mode)) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      return fail(describe(errno));
-    int err = writeAll(fd, bytes);
-    if (::close(fd) != 0 && !err)
-      err = errno;
-    return err ? fail(describe(err)) : Error::success();
-  }
-
-  // A file that already holds these bytes keeps its timestamp, so that a
-  // build system that restats outputs (Ninja's restat, Make's order) does
-  // not rebuild what depends on it.
-  if (hasContents(path, bytes))
-    return Error::success();
-
   std::string dir = parentDirectory(path);
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
@@ -209,25 +216,118 @@ Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
   }
   if (!S_ISDIR(st.st_mode))
     return fail("'" + dir + "' is not a directory");
+  AtomicFile file(path);
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    file.existing_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } else if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    // A device or a pipe (-o /dev/null, a FIFO another process reads) is
+    // written in place: renaming a temporary file over it would replace
+    // the node with a regular file.
+    file.fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (file.fd_ < 0)
+      return fail(describe(errno));
+  }
+  return file;
+}
 
-  // The pid and a counter keep concurrent writers (processes, threads) of
-  // one path from sharing a temporary file.
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return fail(describe(errno));
-  int err = writeAll(fd, bytes);
-  if (::close(fd) != 0 && !err)
-    err = errno;
-  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0)
-    err = errno;
-  if (err) {
-    ::unlink(tmp.c_str());
-    return fail(describe(err));
+AtomicFile::AtomicFile(AtomicFile &&other) noexcept
+    : path_(std::move(other.path_)), tmp_(std::move(other.tmp_)), fd_(other.fd_),
+      existing_(other.existing_), written_(other.written_), done_(other.done_) {
+  other.fd_ = other.existing_ = -1;
+  other.tmp_.clear();
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (existing_ >= 0)
+    ::close(existing_);
+  if (!tmp_.empty() && !done_)
+    ::unlink(tmp_.c_str());
+  fd_ = existing_ = -1;
+  tmp_.clear();
+}
+
+Error AtomicFile::fail(int err) const {
+  return makeError() << "cannot write '" << path_ << "': " << describe(err);
+}
+
+Error AtomicFile::diverge() {
+  if (fd_ < 0) {
+    // O_EXCL: a name taken anyway (a stale file of a crashed writer that
+    // happened to draw the same numbers) is skipped, never shared.
+    for (int attempt = 0; fd_ < 0 && attempt < 8; ++attempt) {
+      tmp_ = temporaryName(path_);
+      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && errno != EEXIST) {
+        int err = errno;
+        tmp_.clear();
+        return fail(err);
+      }
+    }
+    if (fd_ < 0) {
+      tmp_.clear();
+      return fail(EEXIST);
+    }
+  }
+  if (existing_ >= 0) {
+    int err = copyPrefix(existing_, written_, fd_);
+    ::close(existing_);
+    existing_ = -1;
+    if (err)
+      return fail(err);
   }
   return Error::success();
+}
+
+Error AtomicFile::write(std::string_view bytes) {
+  if (existing_ >= 0 && holdsAt(existing_, written_, bytes)) {
+    written_ += bytes.size();
+    return Error::success();
+  }
+  GC_RETURN_IF_ERROR(diverge());
+  if (int err = writeAll(fd_, bytes))
+    return fail(err);
+  written_ += bytes.size();
+  return Error::success();
+}
+
+Error AtomicFile::commit() {
+  struct stat st;
+  if (existing_ >= 0 && ::fstat(existing_, &st) == 0 && uint64_t(st.st_size) == written_) {
+    done_ = true;
+    discard();
+    return Error::success();
+  }
+  GC_RETURN_IF_ERROR(diverge());
+  int err = ::close(fd_) != 0 ? errno : 0;
+  fd_ = -1;
+  if (!err && !tmp_.empty() && ::rename(tmp_.c_str(), path_.c_str()) != 0)
+    err = errno;
+  if (err)
+    return fail(err);
+  done_ = true;
+  discard();
+  return Error::success();
+}
+
+Error gc::writeFileAtomic(const std::string &path, std::string_view bytes) {
+  if (path == "-") {
+    // Through stdio, so that text a tool printed before stays in order.
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
+        std::fflush(stdout) != 0)
+      return makeError() << "cannot write to standard output: "
+                         << describe(errno);
+    return Error::success();
+  }
+
+  Expected<AtomicFile> file = AtomicFile::create(path);
+  if (!file)
+    return file.error();
+  GC_RETURN_IF_ERROR(file->write(bytes));
+  return file->commit();
 }
 
 std::string gc::parentDirectory(const std::string &path) {

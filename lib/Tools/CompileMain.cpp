@@ -65,6 +65,7 @@ int compileMain(int argc, char **argv) {
 
   options.last = *phaseProducing(compileTo);
   options.package.weights = options.pipeline.core.weights;
+  options.output = output.path;
   options.package.outputDir = output.path == "-" ? "." : parentDirectory(output.path);
   if (phaseInfo(options.last).training && !options.train)
     return reportError(tool, makeError() << "--compile-to=" << compileTo
@@ -97,11 +98,10 @@ int compileMain(int argc, char **argv) {
     return reportError(tool, result.error());
   for (const std::string &w : result->warnings)
     std::cerr << tool << ": warning: " << w << "\n";
-  Error written = options.last == Phase::Package
-                      ? writeFileAtomic(output.path, result->package)
-                      : writeModuleFile(*result->module, output.path, output.format);
-  if (written)
-    return reportError(tool, written);
+  // compileModel wrote the package.
+  if (options.last != Phase::Package)
+    if (Error e = writeModuleFile(*result->module, output.path, output.format))
+      return reportError(tool, e);
   if (Error e = output.writeDepfile({input}))
     return reportError(tool, e);
   if (timePasses)

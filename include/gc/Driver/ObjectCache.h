@@ -3,14 +3,26 @@
 // Compiling kernels with LLVM is the slowest part of gc-codegen, and its
 // result depends only on the scheduled loop graph, the target and gc's
 // version. The cache keeps object code under the SHA-256 of those, one file
-// per entry, so that a rebuild of an unchanged model skips LLVM.
+// per entry, so that a rebuild of an unchanged model skips LLVM. The
+// compile cache keeps whole packages in the same store.
+//
+// Several processes, on one machine or on several sharing the folder, may
+// use one cache at once without locks: an entry is written to a temporary
+// file beside it and renamed into place (AtomicFile), so a reader sees a
+// whole entry or none, and every entry carries its length and a checksum,
+// so one damaged or cut short anyway (a crash before the data reached the
+// disk, a full disk, a copy gone wrong) is a miss, never wrong output.
+// docs/cache.md describes the entry format.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_DRIVER_OBJECTCACHE_H
 #define GC_DRIVER_OBJECTCACHE_H
 
+#include "gc/Support/Error.h"
+
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace gc {
 
@@ -21,15 +33,29 @@ public:
   /// $GC_CACHE_DIR is "off".
   static ObjectCache fromEnvironment();
   static ObjectCache disabled() { return ObjectCache(""); }
+  static ObjectCache inDirectory(std::string dir) { return ObjectCache(std::move(dir)); }
 
   bool enabled() const { return !dir_.empty(); }
+  /// The entry's bytes; none where it is missing, damaged or cut short.
   std::optional<std::string> lookup(const std::string &key) const;
+  /// Streams the entry's bytes into the file `path` (replaced atomically)
+  /// and returns true; false, writing nothing, where lookup would miss. The
+  /// error is that of writing `path`.
+  Expected<bool> lookupInto(const std::string &key, const std::string &path) const;
+
   /// Best effort: a cache that cannot be written is not an error.
-  void store(const std::string &key, const std::string &bytes) const;
+  void store(const std::string &key, std::string_view bytes) const;
+  /// Stores the file at `path`, streamed in pieces (never whole in memory);
+  /// anything but a regular file (a device, a pipe) is not stored.
+  /// The error says why it was not stored, for a caller that warns; it is
+  /// no reason to fail.
+  Error storeFile(const std::string &key, const std::string &path) const;
+
+  /// Where the entry of `key` lies (a file that may not exist).
+  std::string path(const std::string &key) const;
 
 private:
   explicit ObjectCache(std::string dir) : dir_(std::move(dir)) {}
-  std::string path(const std::string &key) const;
   std::string dir_;
 };
 
