@@ -96,7 +96,10 @@ Expected<CompileResult> Compilation::run() {
   archive_ = *archive;
 
   CompileResult result;
-  CompileCache cache(options_.useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled());
+  ObjectCache store = options_.useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled();
+  if (!store.warning().empty())
+    warnings_.push_back(store.warning());
+  CompileCache cache(store);
   std::optional<std::string> key;
   if (cache.enabled())
     key = timed(Phase::Package, "cache key",
@@ -108,6 +111,7 @@ Expected<CompileResult> Compilation::run() {
       return hit.error();
     if (*hit) {
       result.cacheHit = true;
+      result.warnings = std::move(warnings_);
       return result;
     }
   }
@@ -295,7 +299,10 @@ Expected<bool> CompileCache::lookup(const std::string &key, const std::string &o
 }
 
 Error CompileCache::store(const std::string &key, const std::string &packagePath) const {
-  return store_.storeFile(key, packagePath);
+  Error e = store_.storeFile(key, packagePath);
+  // Once per compile: a compile stores one package and many kernels.
+  store_.evict();
+  return e;
 }
 
 void StepTimer::stepTimed(Phase phase, std::string_view step, double seconds) {

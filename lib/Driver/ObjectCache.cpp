@@ -6,12 +6,16 @@
 #include "gc/Support/FileSystem.h"
 #include "gc/Support/SHA256.h"
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -131,9 +135,13 @@ Expected<bool> streamEntry(int fd, const std::function<Error(std::string_view)> 
     pos += n;
   }
   uint64_t stored;
-  if (!readAt(fd, reinterpret_cast<char *>(&stored), 8, kHeaderBytes + size))
+  if (!readAt(fd, reinterpret_cast<char *>(&stored), 8, kHeaderBytes + size) ||
+      stored != checksum.finish())
     return false;
-  return stored == checksum.finish();
+  // Used now, for evict's least-recently-used order (atime is unreliable:
+  // relatime and noatime mounts). A read-only cache stays usable.
+  (void)::futimens(fd, nullptr);
+  return true;
 }
 
 /// The entry at `file`, streamed to `sink` as streamEntry does; false
@@ -178,16 +186,43 @@ Error writeEntry(const std::string &file, uint64_t size,
   return out->commit();
 }
 
+/// `text` as a byte count: digits, then optionally K, M or G (binary).
+std::optional<uint64_t> parseSize(std::string_view text) {
+  uint64_t value = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (value > (UINT64_MAX - 9) / 10)
+      return std::nullopt;
+    value = value * 10 + uint64_t(text[i] - '0');
+  }
+  if (i == 0)
+    return std::nullopt;
+  std::string_view suffix = text.substr(i);
+  int shift = suffix.empty() ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
+  if (shift < 0 || value > (UINT64_MAX >> shift))
+    return std::nullopt;
+  return value << shift;
+}
+
 } // namespace
 
 ObjectCache ObjectCache::fromEnvironment() {
+  ObjectCache cache("");
   if (const char *dir = std::getenv("GC_CACHE_DIR"); dir && *dir)
-    return ObjectCache(std::string(dir) == "off" ? "" : dir);
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return ObjectCache(std::string(xdg) + "/gc");
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return ObjectCache(std::string(home) + "/.cache/gc");
-  return disabled();
+    cache.dir_ = std::string(dir) == "off" ? "" : dir;
+  else if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    cache.dir_ = std::string(xdg) + "/gc";
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    cache.dir_ = std::string(home) + "/.cache/gc";
+  if (const char *max = std::getenv("GC_CACHE_MAX_SIZE"); max && *max && cache.enabled()) {
+    if (std::optional<uint64_t> bytes = parseSize(max))
+      cache.maxBytes_ = *bytes;
+    else
+      cache.warning_ = "GC_CACHE_MAX_SIZE='" + std::string(max) +
+                       "' is not a size (bytes, or a number with K, M or G); the cache is "
+                       "not limited";
+  }
+  return cache;
 }
 
 std::string ObjectCache::path(const std::string &key) const {
@@ -285,6 +320,53 @@ Error ObjectCache::storeFile(const std::string &key, const std::string &path) co
   });
   ::close(fd);
   return e;
+}
+
+void ObjectCache::evict() const {
+  namespace fs = std::filesystem;
+  if (!enabled() || maxBytes_ == 0)
+    return;
+  struct Entry {
+    fs::file_time_type used;
+    uint64_t size;
+    fs::path path;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  const auto staleBefore = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  std::error_code ec;
+  // Files vanish while the walk runs (other processes evict too); each
+  // error skips one file, or ends the walk early.
+  for (fs::recursive_directory_iterator it(dir_ + "/objects", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code fileEc;
+    if (!it->is_regular_file(fileEc))
+      continue;
+    Entry e{it->last_write_time(fileEc), it->file_size(fileEc), it->path()};
+    if (fileEc)
+      continue;
+    if (e.path.extension() != ".o") {
+      if (e.used < staleBefore)
+        fs::remove(e.path, fileEc);
+      continue;
+    }
+    total += e.size;
+    entries.push_back(std::move(e));
+  }
+  if (total <= maxBytes_)
+    return;
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return a.used != b.used ? a.used < b.used : a.path < b.path;
+  });
+  // Down to 90%, so that the stores that follow do not each evict.
+  const uint64_t target = maxBytes_ - maxBytes_ / 10;
+  for (const Entry &e : entries) {
+    if (total <= target)
+      break;
+    std::error_code removeEc;
+    fs::remove(e.path, removeEc);
+    total -= e.size;
+  }
 }
 
 } // namespace gc

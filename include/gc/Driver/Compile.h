@@ -107,7 +107,8 @@ public:
   /// a miss, writing nothing. The error is that of writing `outputPath`.
   Expected<bool> lookup(const std::string &key, const std::string &outputPath) const;
   /// Best effort: the error says why the package file at `packagePath` was
-  /// not stored.
+  /// not stored. Then keeps the cache within its size limit
+  /// (ObjectCache::evict).
   Error store(const std::string &key, const std::string &packagePath) const;
 
 private:

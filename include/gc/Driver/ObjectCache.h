@@ -20,6 +20,7 @@
 
 #include "gc/Support/Error.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,10 +31,14 @@ class ObjectCache {
 public:
   /// The cache in $GC_CACHE_DIR, else $XDG_CACHE_HOME/gc, else ~/.cache/gc;
   /// disabled (every lookup misses, stores do nothing) if none is set or
-  /// $GC_CACHE_DIR is "off".
+  /// $GC_CACHE_DIR is "off". $GC_CACHE_MAX_SIZE (bytes, or with a K, M or G
+  /// suffix) limits its size (see evict).
   static ObjectCache fromEnvironment();
   static ObjectCache disabled() { return ObjectCache(""); }
-  static ObjectCache inDirectory(std::string dir) { return ObjectCache(std::move(dir)); }
+  /// `maxBytes` 0: no limit.
+  static ObjectCache inDirectory(std::string dir, uint64_t maxBytes = 0) {
+    return ObjectCache(std::move(dir), maxBytes);
+  }
 
   bool enabled() const { return !dir_.empty(); }
   /// The entry's bytes; none where it is missing, damaged or cut short.
@@ -54,9 +59,25 @@ public:
   /// Where the entry of `key` lies (a file that may not exist).
   std::string path(const std::string &key) const;
 
+  /// Over the size limit, removes the least recently used entries (a hit
+  /// touches its entry's mtime) until the cache holds 90% of the limit, and
+  /// temporary files a crashed writer left (older than an hour). It walks
+  /// the whole folder, so callers run it once per compile, not per entry.
+  /// Concurrent evictions and lookups are safe: a reader keeps reading an
+  /// entry removed under it, and a removed entry is a miss.
+  void evict() const;
+
+  /// A problem with the environment that leaves the cache usable (a
+  /// $GC_CACHE_MAX_SIZE that is not a size: no limit), for a caller that
+  /// warns; empty when there is none.
+  const std::string &warning() const { return warning_; }
+
 private:
-  explicit ObjectCache(std::string dir) : dir_(std::move(dir)) {}
+  ObjectCache(std::string dir, uint64_t maxBytes = 0)
+      : dir_(std::move(dir)), maxBytes_(maxBytes) {}
   std::string dir_;
+  uint64_t maxBytes_ = 0;
+  std::string warning_;
 };
 
 } // namespace gc

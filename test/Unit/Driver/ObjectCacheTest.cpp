@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -119,6 +120,39 @@ TEST_F(ObjectCacheTest, DamagedEntryIsAMissAndLeavesTheOutput) {
   EXPECT_TRUE(damaged("gccache0" + whole.substr(8)));
   EXPECT_FALSE(damaged(whole)) << "the whole entry must still hit";
   EXPECT_EQ(strayFiles(), 0u);
+}
+
+TEST_F(ObjectCacheTest, EvictsLeastRecentlyUsed) {
+  // Ten entries of 10 KB used at minutes 1..10 (entry 0 oldest), a limit
+  // of 60 KB: eviction keeps the most recent ones within 54 KB (90%). A hit
+  // on entry 1 makes it the most recent, so it stays.
+  ObjectCache c = ObjectCache::inDirectory((dir_ / "cache").string(), 60 * 1024);
+  const std::string bytes(10 * 1024 - 24, 'x'); // 24 bytes of header and checksum
+  for (int i = 0; i < 10; ++i) {
+    std::string key = "k" + std::to_string(i);
+    c.store(key, bytes);
+    fs::last_write_time(c.path(key), fs::file_time_type::clock::now() -
+                                         std::chrono::hours(2) + std::chrono::minutes(i));
+  }
+  std::string stale = c.path("k0") + ".tmp-crashed";
+  ASSERT_FALSE(writeFileAtomic(stale, "partial"));
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  ASSERT_TRUE(c.lookup("k1"));
+  c.evict();
+  std::vector<int> kept;
+  for (int i = 0; i < 10; ++i)
+    if (fs::exists(c.path("k" + std::to_string(i))))
+      kept.push_back(i);
+  EXPECT_EQ(kept, (std::vector<int>{1, 6, 7, 8, 9}));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_EQ(c.lookup("k1"), bytes);
+}
+
+TEST_F(ObjectCacheTest, NoLimitEvictsNothing) {
+  ObjectCache c = cache();
+  c.store("k", "x");
+  c.evict();
+  EXPECT_TRUE(c.lookup("k"));
 }
 
 TEST_F(ObjectCacheTest, EightThreadsSameAndDifferentKeys) {
