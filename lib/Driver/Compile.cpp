@@ -4,7 +4,6 @@
 #include "gc/ModuleIO/ModuleIO.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
-#include "gc/Package/Compression.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/SHA256.h"
@@ -74,7 +73,7 @@ private:
     return step();
   }
   Expected<std::unique_ptr<Module>> runPhase(Phase phase, std::unique_ptr<Module> m);
-  Error package(const Module &m, const CompileCache &cache, const std::optional<std::string> &key);
+  Error package(const Module &m);
   Error runPasses(Phase phase, Module &m, std::vector<std::unique_ptr<Pass>> passes);
   Expected<std::unique_ptr<Module>> handOff(Phase phase, std::unique_ptr<Module> m);
   Expected<std::unique_ptr<Module>> handOffInMemory(std::unique_ptr<Module> m,
@@ -98,18 +97,22 @@ Expected<CompileResult> Compilation::run() {
   archive_ = *archive;
 
   CompileResult result;
-  CompileCache cache(options_.useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled());
+  ObjectCache store = options_.useCache ? ObjectCache::fromEnvironment() : ObjectCache::disabled();
+  if (!store.warning().empty())
+    warnings_.push_back(store.warning());
+  CompileCache cache(store);
   std::optional<std::string> key;
   if (cache.enabled())
     key = timed(Phase::Package, "cache key",
                 [&] { return compileCacheKey(*archive_, options_); });
   if (key) {
-    std::optional<std::string> hit = timed(Phase::Package, "cache lookup",
-                                           [&] { return cache.lookup(*key); });
-    if (hit) {
-      if (Error e = writeFileAtomic(options_.packagePath, *hit))
-        return e;
+    Expected<bool> hit = timed(Phase::Package, "cache lookup",
+                               [&] { return cache.lookup(*key, options_.packagePath); });
+    if (!hit)
+      return hit.error();
+    if (*hit) {
       result.cacheHit = true;
+      result.warnings = std::move(warnings_);
       return result;
     }
   }
@@ -119,8 +122,13 @@ Expected<CompileResult> Compilation::run() {
     for (CompileObserver *o : observers_)
       o->phaseStarted(phase);
     if (phase == Phase::Package) {
-      if (Error e = timed(phase, "package", [&] { return package(*m, cache, key); }))
+      if (Error e = timed(phase, "package", [&] { return package(*m); }))
         return e;
+      // The cache copies the package file in pieces, as it lies on disk.
+      if (key)
+        if (Error e = timed(phase, "cache store",
+                            [&] { return cache.store(*key, options_.packagePath); }))
+          warnings_.push_back("the compile cache: " + e.message());
     } else {
       Expected<std::unique_ptr<Module>> next = runPhase(phase, std::move(m));
       if (!next)
@@ -147,22 +155,13 @@ Expected<CompileResult> Compilation::run() {
 }
 
 /// Writes the package to options_.packagePath, straight from the weights'
-/// sources; with a cache key, through memory, as the cache stores bytes.
-Error Compilation::package(const Module &m, const CompileCache &cache,
-                           const std::optional<std::string> &key) {
+/// sources.
+Error Compilation::package(const Module &m) {
   Expected<std::unique_ptr<OutputFile>> out = OutputFile::create(options_.packagePath);
   if (!out)
     return out.error();
-  if (!key) {
-    if (Error e = writePackage(m, options_.package, **out))
-      return e.withContext("package");
-    return (*out)->commit();
-  }
-  StringSink bytes;
-  if (Error e = writePackage(m, options_.package, bytes))
+  if (Error e = writePackage(m, options_.package, **out))
     return e.withContext("package");
-  timed(Phase::Package, "cache store", [&] { cache.store(*key, bytes.bytes); });
-  GC_RETURN_IF_ERROR((*out)->write(bytes.bytes));
   return (*out)->commit();
 }
 
@@ -248,13 +247,6 @@ std::string hex(const std::array<uint8_t, 32> &digest) {
   return out;
 }
 
-/// Cache entries are rewritten on every miss; a fast level keeps a miss
-/// from costing more than the compile (weights barely compress anyway).
-constexpr int kCacheZstdLevel = 3;
-/// A bound on what a cache entry may declare (64 GiB), so that damage
-/// cannot ask for any allocation at all.
-constexpr uint64_t kMaxPackageBytes = uint64_t(1) << 36;
-
 } // namespace
 
 std::string CompileOptions::stagePath(Level level) const {
@@ -269,7 +261,8 @@ Expected<CompileResult> compileModel(const std::string &input, const CompileOpti
 std::optional<std::string> compileCacheKey(const MappedFile &archive,
                                            const CompileOptions &options) {
   const PipelineOptions &p = options.pipeline;
-  if (options.last != Phase::Package || options.writeStages || p.codegen.emit.target == "native")
+  if (options.last != Phase::Package || options.writeStages || options.packagePath == "-" ||
+      p.codegen.emit.target == "native")
     return std::nullopt;
   SHA256 h;
   // Length-prefixed fields: no two different option sets hash the same text.
@@ -311,19 +304,15 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   return hex(h.finish());
 }
 
-std::optional<std::string> CompileCache::lookup(const std::string &key) const {
-  std::optional<std::string> entry = store_.lookup(key);
-  if (!entry)
-    return std::nullopt;
-  Expected<std::string> package = decompressZstd(*entry, kMaxPackageBytes, "cache entry");
-  if (!package || !isPackage(std::span(reinterpret_cast<const uint8_t *>(package->data()),
-                                       package->size())))
-    return std::nullopt;
-  return package.take();
+Expected<bool> CompileCache::lookup(const std::string &key, const std::string &outputPath) const {
+  return store_.lookupInto(key, outputPath);
 }
 
-void CompileCache::store(const std::string &key, std::string_view package) const {
-  store_.store(key, compressZstd(package, kCacheZstdLevel));
+Error CompileCache::store(const std::string &key, const std::string &packagePath) const {
+  Error e = store_.storeFile(key, packagePath);
+  // Once per compile: a compile stores one package and many kernels.
+  store_.evict();
+  return e;
 }
 
 void StepTimer::stepTimed(Phase phase, std::string_view step, double seconds) {

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <fcntl.h>
 #include <sys/sendfile.h>
@@ -193,6 +195,29 @@ bool sameContents(const std::string &a, const std::string &b) {
   return fa && fb && (*fa)->text() == (*fb)->text();
 }
 
+/// A name for `path`'s temporary file that no other writer uses: the host
+/// name, the process ID, a random number drawn once per process and a
+/// counter keep apart writers on several machines sharing a folder (a
+/// cache on NFS), in containers with equal PIDs, and on several threads.
+std::string temporaryName(const std::string &path) {
+  static const std::string host = [] {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0)
+      return std::string("host");
+    std::string safe;
+    // Kept short, and to characters that need no quoting in a file name.
+    for (const char *c = name; *c && safe.size() < 32; ++c)
+      safe += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' ? *c : '_';
+    return safe;
+  }();
+  static const uint32_t random = std::random_device{}();
+  static std::atomic<unsigned> counter{0};
+  char suffix[64];
+  std::snprintf(suffix, sizeof suffix, "-%ld-%08x-%u", static_cast<long>(::getpid()), random,
+                counter++);
+  return path + ".tmp-" + host + suffix;
+}
+
 } // namespace
 
 Expected<std::unique_ptr<OutputFile>> OutputFile::create(const std::string &path) {
@@ -227,11 +252,7 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::create(const std::string &path
     return makeError() << "cannot write '" << path << "': '" << dir
                        << "' is not a directory";
 
-  // The pid and a counter keep concurrent writers (processes, threads) of
-  // one path from sharing a temporary file.
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter++);
+  std::string tmp = temporaryName(path);
   out->fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (out->fd_ < 0)
     return out->fail(errno);

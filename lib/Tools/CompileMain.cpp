@@ -98,6 +98,7 @@ int compileMain(int argc, char **argv) {
     return reportError(tool, result.error());
   for (const std::string &w : result->warnings)
     std::cerr << tool << ": warning: " << w << "\n";
+  // compileModel wrote the package.
   if (options.last != Phase::Package)
     if (Error e = writeModuleFile(*result->module, output.path, output.format))
       return reportError(tool, e);

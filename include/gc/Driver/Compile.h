@@ -12,7 +12,8 @@
 //
 // A package can come from the compile cache instead: its key is the SHA-256
 // of the archive's bytes, every option that changes the output and gc's
-// version; entries are zstd frames in the object cache's store.
+// version; entries are the package's bytes in the object cache's store,
+// streamed in and out, never whole in memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_DRIVER_COMPILE_H
@@ -47,8 +48,8 @@ struct CompileOptions {
   bool train = false;
   /// The phase whose result is the output.
   Phase last = Phase::Package;
-  /// last == Package: where compileModel writes the package ("-": stdout),
-  /// as an OutputFile.
+  /// last == Package: where compileModel writes the package ("-": stdout,
+  /// which the compile cache does not serve), as an OutputFile.
   std::string packagePath = "-";
   /// Where the stage files lie: "<stageDir>/<stem>.<level>.gc".
   std::string stageDir = ".";
@@ -75,7 +76,8 @@ public:
 struct CompileResult {
   /// last != Package: the last phase's module, to be written with writeModuleFile.
   std::unique_ptr<Module> module;
-  /// The passes' warnings (the lowering's fallbacks to reference kernels).
+  /// The passes' warnings (the lowering's fallbacks to reference kernels),
+  /// and why the compile cache could not store the package.
   std::vector<std::string> warnings;
   /// The package came from the compile cache; nothing was compiled.
   bool cacheHit = false;
@@ -87,20 +89,27 @@ Expected<CompileResult> compileModel(const std::string &input, const CompileOpti
 
 /// The compile cache's key for `archive` compiled with `options`, or none
 /// where the output is not cached: graph-file outputs and written stage
-/// files (they are more than one file), and the "native" target (the host's
-/// CPU is an input the key does not see).
+/// files (they are more than one file), a package written to stdout, and
+/// the "native" target (the host's CPU is an input the key does not see).
 std::optional<std::string> compileCacheKey(const MappedFile &archive,
                                            const CompileOptions &options);
 
-/// Packages by compile-cache key, zstd-compressed in the object cache's
-/// store ($GC_CACHE_DIR; "off" disables it). Writes are atomic renames, so
-/// concurrent compiles of one model are safe; a damaged entry is a miss.
+/// Packages by compile-cache key in the object cache's store ($GC_CACHE_DIR;
+/// "off" disables it), copied file to file in pieces. Entries are renamed
+/// into place and checked when read (ObjectCache), so concurrent compiles
+/// of one model, on one machine or several, are safe; a damaged entry is a
+/// miss.
 class CompileCache {
 public:
   explicit CompileCache(ObjectCache store) : store_(std::move(store)) {}
   bool enabled() const { return store_.enabled(); }
-  std::optional<std::string> lookup(const std::string &key) const;
-  void store(const std::string &key, std::string_view package) const;
+  /// Writes the package of `key` to `outputPath` and returns true; false on
+  /// a miss, writing nothing. The error is that of writing `outputPath`.
+  Expected<bool> lookup(const std::string &key, const std::string &outputPath) const;
+  /// Best effort: the error says why the package file at `packagePath` was
+  /// not stored. Then keeps the cache within its size limit
+  /// (ObjectCache::evict).
+  Error store(const std::string &key, const std::string &packagePath) const;
 
 private:
   ObjectCache store_;

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -185,6 +188,92 @@ TEST_F(FileSystemTest, CopyKeepsHolesAndUncommittedLeavesNothing) {
     ASSERT_EQ(::stat(path("copy").c_str(), &st), 0);
     EXPECT_LT(st.st_blocks * 512, 1 << 20);
   }
+}
+
+TEST_F(FileSystemTest, OutputFileInPieces) {
+  {
+    Expected<std::unique_ptr<OutputFile>> f = OutputFile::create(path("f"));
+    ASSERT_TRUE(f) << f.error().message();
+    ASSERT_FALSE((*f)->write("abc"));
+    ASSERT_FALSE((*f)->write("def"));
+    // Nothing is visible before the commit but the temporary file.
+    ASSERT_EQ(listing().size(), 1u);
+    EXPECT_EQ(listing()[0].rfind("f.tmp-", 0), 0u) << listing()[0];
+    ASSERT_FALSE((*f)->commit());
+  }
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("f"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->text(), "abcdef");
+  EXPECT_EQ(listing(), std::vector<std::string>{"f"});
+}
+
+TEST_F(FileSystemTest, UncommittedOutputFileLeavesNothing) {
+  ASSERT_FALSE(writeFileAtomic(path("f"), "old"));
+  {
+    Expected<std::unique_ptr<OutputFile>> f = OutputFile::create(path("f"));
+    ASSERT_TRUE(f);
+    ASSERT_FALSE((*f)->write("new and longer"));
+  }
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("f"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->text(), "old");
+  EXPECT_EQ(listing(), std::vector<std::string>{"f"});
+}
+
+TEST_F(FileSystemTest, UnchangedBytesKeepTheFile) {
+  // The same bytes in other pieces: the file (its inode, so its timestamp)
+  // stays; a prefix, an extension or one changed byte replaces it.
+  ASSERT_FALSE(writeFileAtomic(path("f"), "0123456789"));
+  struct stat before;
+  ASSERT_EQ(::stat(path("f").c_str(), &before), 0);
+  auto rewrite = [&](std::vector<std::string> pieces) {
+    Expected<std::unique_ptr<OutputFile>> f = OutputFile::create(path("f"));
+    EXPECT_TRUE(f);
+    for (const std::string &p : pieces)
+      EXPECT_FALSE((*f)->write(p));
+    EXPECT_FALSE((*f)->commit());
+    struct stat after;
+    EXPECT_EQ(::stat(path("f").c_str(), &after), 0);
+    Expected<std::shared_ptr<MappedFile>> m = MappedFile::open(path("f"));
+    std::string all;
+    for (const std::string &p : pieces)
+      all += p;
+    EXPECT_EQ((*m)->text(), all);
+    return after.st_ino == before.st_ino;
+  };
+  EXPECT_TRUE(rewrite({"0123", "456789"}));
+  EXPECT_TRUE(rewrite({"0123456789", ""}));
+  EXPECT_FALSE(rewrite({"0123", "45678"}));
+  ASSERT_FALSE(writeFileAtomic(path("f"), "0123456789"));
+  ASSERT_EQ(::stat(path("f").c_str(), &before), 0);
+  EXPECT_FALSE(rewrite({"0123456789", "x"}));
+  ASSERT_FALSE(writeFileAtomic(path("f"), "0123456789"));
+  ASSERT_EQ(::stat(path("f").c_str(), &before), 0);
+  EXPECT_FALSE(rewrite({"0123", "4X6789"}));
+  EXPECT_EQ(listing(), std::vector<std::string>{"f"});
+}
+
+TEST_F(FileSystemTest, EightThreadsWriteOnePath) {
+  // Each writer has a temporary file of its own; the path ends up holding
+  // one writer's bytes whole.
+  std::vector<std::string> versions;
+  for (int t = 0; t < 8; ++t)
+    versions.push_back(std::string(100000 + t, char('a' + t)));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 10; ++r)
+        failures += bool(writeFileAtomic(path("f"), versions[t]));
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("f"));
+  ASSERT_TRUE(f);
+  EXPECT_NE(std::find(versions.begin(), versions.end(), std::string((*f)->text())),
+            versions.end());
+  EXPECT_EQ(listing(), std::vector<std::string>{"f"});
 }
 
 TEST(Paths, ParentDirectory) {
