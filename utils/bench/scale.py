@@ -5,7 +5,7 @@ one decode step, each step in its own process.
 
     utils/bench/scale.py ARCHIVE --inputs-dir DIR [--bin build/bin] [--work DIR]
                          [--threads 2] [--bench 3] [--flags "--freeze"]
-                         [--eager-python PY] [--keep]
+                         [--eager-python PY] [--as-limit GB] [--keep]
 
 ARCHIVE and DIR come from utils/make-llama-archive.py (DIR holds in*.npy and
 config.json). Steps: gc-import --weights reference; gc-compile
@@ -27,6 +27,7 @@ import argparse
 import glob
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -66,12 +67,18 @@ def rss_split(pid):
         return None
 
 
-def run_step(name, cmd):
-    """Runs cmd; wall time, max RSS from wait4, and (seconds, anon, file) samples from /proc."""
+def run_step(name, cmd, address_space=None):
+    """Runs cmd (with at most address_space bytes of virtual memory, if given); wall time, max RSS
+    from wait4, and (seconds, anon, file) samples from /proc."""
     print(f"[scale] {name}: {shlex.join(cmd)}", file=sys.stderr, flush=True)
+
+    def limit():
+        if address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, preexec_fn=limit)
         samples = []
         while True:
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
@@ -131,6 +138,10 @@ def main(argv):
     p.add_argument("--flags", default="", help="more gc-compile flags, e.g. --freeze")
     p.add_argument("--eager-python", help="a python with torch: also time PyTorch eager")
     p.add_argument("--keep", action="store_true", help="keep the packages")
+    p.add_argument("--as-limit", type=float, metavar="GB",
+                   help="the most virtual memory a gc step may take (RLIMIT_AS; the mapped archive "
+                        "counts): a step that needs more fails instead of pushing a shared machine "
+                        "into swapping or the OOM killer")
     a = p.parse_args(argv)
     for path in (a.archive, a.inputs_dir):
         if not os.path.exists(path):
@@ -143,11 +154,12 @@ def main(argv):
     work = a.work or tempfile.mkdtemp(prefix="gc-scale-")
     os.makedirs(work, exist_ok=True)
     flags = shlex.split(a.flags)
+    limit = int(a.as_limit * GB) if a.as_limit else None
 
     steps = []
     graph = os.path.join(work, "model.aten.gc")
     s = run_step("gc-import (weights referenced)",
-                 [os.path.join(bin_dir, "gc-import"), a.archive, "--weights", "reference", "-o", graph])
+                 [os.path.join(bin_dir, "gc-import"), a.archive, "--weights", "reference", "-o", graph], limit)
     s.output_bytes = os.path.getsize(graph) if s.rc == 0 else None
     steps.append(s)
     if os.path.exists(graph):
@@ -158,7 +170,7 @@ def main(argv):
         pkg = os.path.join(work, f"model.{mode}.gcpkg")
         s = run_step(f"gc-compile --weights={mode}",
                      [os.path.join(bin_dir, "gc-compile"), a.archive, f"--weights={mode}", "--no-cache",
-                      "--time-passes", *flags, "-o", pkg])
+                      "--time-passes", *flags, "-o", pkg], limit)
         if s.rc == 0:
             s.output_bytes = os.path.getsize(pkg)
             packages[mode] = pkg
@@ -170,7 +182,7 @@ def main(argv):
     if decode:
         s = run_step(f"decode step, gcrt-run --threads {a.threads} ({os.path.basename(decode)})",
                      [os.path.join(bin_dir, "gcrt-run"), decode, *inputs, "--bench", str(a.bench),
-                      "--threads", str(a.threads)])
+                      "--threads", str(a.threads)], limit)
         m = re.search(r"median ([0-9.]+) ms", s.out)
         if s.rc == 0 and m:
             s.note = f"median of {a.bench}: {float(m.group(1)):.4g} ms"
