@@ -16,7 +16,9 @@ step in PyTorch eager (make-llama-archive.py --eager, weights mapped from
 the archive). A step that fails is reported with its first error line and
 the steps after it still run where they can.
 
-Prints a Markdown table (wall time, peak RSS from wait4, output size), then
+Prints a Markdown table (wall time, peak RSS from wait4, the largest
+anonymous part of it sampled from /proc: RSS also counts the archive's
+mapped pages, which are the page cache's, not the process's), then
 each compile's stages: the --time-passes times with the largest resident
 memory seen while each stage ran (sampled from /proc every 50 ms, split into
 anonymous memory, the process's own copies, and file pages, the mapped
@@ -201,15 +203,17 @@ def main(argv):
             os.remove(pkg)
 
     print(f"archive: {a.archive} ({fmt_size(os.path.getsize(a.archive))}); threads {a.threads}\n")
-    print("| step | wall s | peak RSS GB | output | note |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| step | wall s | peak RSS GB | anonymous GB | output | note |")
+    print("| --- | --- | --- | --- | --- | --- |")
     failed = False
     for s in steps:
         note = s.note
         if s.rc != 0:
             failed = True
             note = f"{note}failed (exit {s.rc}): {s.first_error()}"
-        print(f"| {s.name} | {s.wall:.1f} | {s.maxrss / GB:.2f} | {fmt_size(s.output_bytes)} | {note} |")
+        anon = max((sample[1] for sample in s.samples), default=0)
+        print(f"| {s.name} | {s.wall:.1f} | {s.maxrss / GB:.2f} | {anon / GB:.2f} | {fmt_size(s.output_bytes)} "
+              f"| {note} |")
     for s in steps:
         rows = stage_table(s)
         if rows:
