@@ -5,7 +5,7 @@ one decode step, each step in its own process.
 
     utils/bench/scale.py ARCHIVE --inputs-dir DIR [--bin build/bin] [--work DIR]
                          [--threads 2] [--bench 3] [--flags "--freeze"]
-                         [--eager-python PY] [--as-limit GB] [--keep]
+                         [--eager-python PY] [--memory-limit GB] [--keep]
 
 ARCHIVE and DIR come from utils/make-llama-archive.py (DIR holds in*.npy and
 config.json). Steps: gc-import --weights reference; gc-compile
@@ -69,14 +69,14 @@ def rss_split(pid):
         return None
 
 
-def run_step(name, cmd, address_space=None):
-    """Runs cmd (with at most address_space bytes of virtual memory, if given); wall time, max RSS
-    from wait4, and (seconds, anon, file) samples from /proc."""
+def run_step(name, cmd, private_bytes=None):
+    """Runs cmd (with at most private_bytes of private writable memory, if given); wall time, max
+    RSS from wait4, and (seconds, anon, file) samples from /proc."""
     print(f"[scale] {name}: {shlex.join(cmd)}", file=sys.stderr, flush=True)
 
     def limit():
-        if address_space:
-            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        if private_bytes:
+            resource.setrlimit(resource.RLIMIT_DATA, (private_bytes, private_bytes))
 
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
@@ -140,10 +140,10 @@ def main(argv):
     p.add_argument("--flags", default="", help="more gc-compile flags, e.g. --freeze")
     p.add_argument("--eager-python", help="a python with torch: also time PyTorch eager")
     p.add_argument("--keep", action="store_true", help="keep the packages")
-    p.add_argument("--as-limit", type=float, metavar="GB",
-                   help="the most virtual memory a gc step may take (RLIMIT_AS; the mapped archive "
-                        "counts): a step that needs more fails instead of pushing a shared machine "
-                        "into swapping or the OOM killer")
+    p.add_argument("--memory-limit", type=float, metavar="GB",
+                   help="the most private memory a gc step may take (RLIMIT_DATA: heap and private "
+                        "writable mappings; the mapped archive does not count): a step that needs "
+                        "more fails instead of pushing a shared machine into the OOM killer")
     a = p.parse_args(argv)
     for path in (a.archive, a.inputs_dir):
         if not os.path.exists(path):
@@ -156,7 +156,7 @@ def main(argv):
     work = a.work or tempfile.mkdtemp(prefix="gc-scale-")
     os.makedirs(work, exist_ok=True)
     flags = shlex.split(a.flags)
-    limit = int(a.as_limit * GB) if a.as_limit else None
+    limit = int(a.memory_limit * GB) if a.memory_limit else None
 
     steps = []
     graph = os.path.join(work, "model.aten.gc")
