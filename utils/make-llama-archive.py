@@ -209,25 +209,25 @@ def tensor_meta(meta, shape):
     return meta
 
 
-def write_entry(out, name, chunks):
-    """Adds one stored entry whose data starts on an ALIGNMENT boundary; chunks are bytes-likes."""
-    total = sum(len(b) for b in chunks)
+def write_entry(out, name, data):
+    """Adds one stored entry (data: any bytes-like) whose data starts on an ALIGNMENT boundary."""
+    size = memoryview(data).nbytes
     info = zipfile.ZipInfo(name, ZIP_DATE)
     info.compress_type = zipfile.ZIP_STORED
-    zip64 = total >= 0xFFFFFFFF
-    # Local header (30 bytes), the name, zipfile's zip64 extra (20 bytes) when forced, then ours.
+    info.file_size = size
+    # zipfile's own rule for an entry's zip64 extra (20 bytes in the local header).
+    zip64 = size * 1.05 > zipfile.ZIP64_LIMIT
+    # The local header (30 bytes), the name, the zip64 extra, then our padding block's 4-byte head.
     start = out.fp.tell() + 30 + len(name.encode()) + (20 if zip64 else 0) + 4
     pad = (-start) % ALIGNMENT
     info.extra = (0xCAFE).to_bytes(2, "little") + pad.to_bytes(2, "little") + bytes(pad)
-    info.file_size = total
     with out.open(info, "w", force_zip64=zip64) as f:
-        for b in chunks:
-            f.write(b)
-    assert (info.header_offset + 30 + len(name.encode()) + len(info.extra) + (20 if zip64 else 0)) \
-        % ALIGNMENT == 0, name
+        f.write(data)
+    assert (start + pad) % ALIGNMENT == 0 and out.fp.tell() == start + pad + size, name
 
 
 def write_archive(c, out_path):
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     tmp = out_path + ".skeleton.pt2"
     shapes = export_skeleton(c, tmp)
     with zipfile.ZipFile(tmp) as skel:
@@ -247,15 +247,15 @@ def write_archive(c, out_path):
                 name = out_root + info.filename[len(root):]
                 if info.filename in by_file:
                     # One tensor in memory at a time.
-                    write_entry(out, name, [memoryview(weightgen_bf16.encode(by_file[info.filename]))])
+                    write_entry(out, name, weightgen_bf16.encode(by_file[info.filename]))
                 elif info.filename == config_name:
-                    write_entry(out, name, [json.dumps(config).encode()])
+                    write_entry(out, name, json.dumps(config).encode())
                 elif info.filename.endswith(".data/serialization_id"):
                     # torch writes a random id; ours names the configuration.
                     ident = hashlib.sha256(json.dumps(c, sort_keys=True).encode()).hexdigest()
-                    write_entry(out, name, [ident[:info.file_size].encode()])
+                    write_entry(out, name, ident[:info.file_size].encode())
                 else:
-                    write_entry(out, name, [skel.read(info)])
+                    write_entry(out, name, skel.read(info))
     os.remove(tmp)
     os.replace(part, out_path)
 
