@@ -4,7 +4,7 @@ takes to import, compile (with external and with embedded weights) and run
 one decode step, each step in its own process.
 
     utils/bench/scale.py ARCHIVE --inputs-dir DIR [--bin build/bin] [--work DIR]
-                         [--threads 2] [--bench 3] [--flags "--freeze"]
+                         [--threads 2] [--bench 3] [--flags=--freeze]
                          [--eager-python PY] [--memory-limit GB] [--keep]
 
 ARCHIVE and DIR come from utils/make-llama-archive.py (DIR holds in*.npy and
