@@ -127,13 +127,13 @@ def ort_export(model_dir, onnx_path):
     ep = torch.export.load(pt2)
     start = time.perf_counter()
     program = torch.onnx.export(ep, dynamo=True)
-    tmp = onnx_path + ".tmp"
+    tmp = f"{onnx_path}.{os.getpid()}.tmp"  # two processes may export the same model at once
     program.save(tmp)
     record = {"source": source, "export_s": time.perf_counter() - start}
     os.replace(tmp, onnx_path)
-    with open(record_path + ".tmp", "w") as f:
+    with open(f"{record_path}.{os.getpid()}.tmp", "w") as f:
         json.dump(record, f)
-    os.replace(record_path + ".tmp", record_path)
+    os.replace(f"{record_path}.{os.getpid()}.tmp", record_path)
     return dict(record, cached=False)
 
 
