@@ -11,6 +11,7 @@ torch.manual_seed(0), in eval mode. The files are written to a temporary
 directory and renamed into place, so an interrupted export leaves nothing.
 Run it with the benchmark's virtual environment (run.py does).
 """
+import functools
 import json
 import os
 import shutil
@@ -56,28 +57,8 @@ def _torchvision(name):
     return getattr(torchvision.models, name)(weights=None), (_image(),), f"torchvision {name}, 1x3x224x224"
 
 
-def tv_resnet18():
-    return _torchvision("resnet18")
-
-
-def tv_mobilenet_v3_large():
-    return _torchvision("mobilenet_v3_large")
-
-
-def tv_regnet_y_400mf():
-    return _torchvision("regnet_y_400mf")
-
-
-def tv_efficientnet_b0():
-    return _torchvision("efficientnet_b0")
-
-
-def tv_convnext_tiny():
-    return _torchvision("convnext_tiny")
-
-
-def tv_densenet121():
-    return _torchvision("densenet121")
+# torchvision models taken as they come (tv_<name>).
+TORCHVISION = ("resnet18", "mobilenet_v3_large", "regnet_y_400mf", "efficientnet_b0", "convnext_tiny", "densenet121")
 
 
 def tv_vit_b_16():
@@ -153,9 +134,9 @@ def hf_llama():
             "intermediate 1536, vocab 32000, seq 128; outputs logits")
 
 
-MODELS = {f.__name__: f for f in (tv_resnet18, tv_mobilenet_v3_large, tv_regnet_y_400mf, tv_efficientnet_b0,
-                                   tv_convnext_tiny, tv_densenet121, tv_vit_b_16, hf_bert, hf_bert_2x128, hf_gpt2,
-                                   hf_gpt2_32, hf_llama, hf_whisper_tiny_encoder)}
+MODELS = {**{f"tv_{name}": functools.partial(_torchvision, name) for name in TORCHVISION},
+          **{f.__name__: f for f in (tv_vit_b_16, hf_bert, hf_bert_2x128, hf_gpt2, hf_gpt2_32, hf_llama,
+                                     hf_whisper_tiny_encoder)}}
 
 
 def export(name, dest):

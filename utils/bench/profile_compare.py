@@ -18,9 +18,8 @@ one's share of the total. Run it with the benchmark's virtual environment
 gc's steps are grouped as: an extern's op (a convolution's with its kernel
 size and grouping; mm, addmm, ...), or for a generated kernel the compute
 ops of its nodes (`add+maximum`; `copy` for one that only moves data;
-`sum(maximum) div`: a sum reduction of a ReLU, then a division). Times are per run. gc's are each step's
-fastest run (the steadiest figure on a shared machine); ONNX Runtime's
-profile has every run, so its are medians over the runs of each node.
+`sum(maximum) div`: a sum reduction of a ReLU, then a division). Times are per run, each step's (each
+node's) fastest run for both: the steadiest figure on a shared machine.
 """
 import argparse
 import collections
@@ -28,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -134,9 +132,8 @@ def ort_profile(model_dir, onnx_path, o):
     by_op = collections.defaultdict(lambda: [0, 0.0])
     for (_, op), durs in per_node.items():
         by_op[op][0] += 1
-        by_op[op][1] += statistics.median(durs[1:] or durs)  # the first run is the warm-up
-    total_runs = sorted(e["dur"] for e in runs[1:]) or [0]
-    return by_op, total_runs[len(total_runs) // 2]
+        by_op[op][1] += min(durs[1:] or durs)  # the first run is the warm-up
+    return by_op, min([e["dur"] for e in runs[1:]] or [0])
 
 
 def table(title, rows, total_us, top):
@@ -199,7 +196,7 @@ def main():
           + (f"; oneDNN reorders inside steps: {reorders[0]:g} per run, {reorders[1]:g}% of the mean time"
              if reorders else "") + "):\n")
     print("\n".join(table("gc step kind", gc_rows, gc_total, o.top)))
-    print(f"\nONNX Runtime (median run {ort_run_us / 1e3:.2f} ms; its nodes' medians sum to "
+    print(f"\nONNX Runtime (fastest run {ort_run_us / 1e3:.2f} ms; its nodes' fastest runs sum to "
           f"{ort_total / 1e3:.2f} ms):\n")
     print("\n".join(table("ONNX Runtime op", by_op, ort_total, o.top)))
     if not o.keep:
