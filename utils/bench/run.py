@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""gc beside PyTorch (eager, torch.compile, AOTInductor) on the same .pt2
-archives, the same inputs, the same thread count and the same pinned cores.
+"""gc beside PyTorch (eager, torch.compile, AOTInductor) and ONNX Runtime on
+the same .pt2 archives, the same inputs, the same thread count and the same
+pinned cores.
 
     utils/bench/run.py --build build [--models M ...] [--threads 2] [--cores 0-1]
-                       [--repeat 100] [--timeout 600] [--no-doc]
+                       [--repeat 100] [--timeout 600] [--section bench|issue19] [--no-doc]
 
 One command: on first use it makes a virtual environment outside the
 checkout (default ~/.cache/gc-bench/venv, --venv or $GC_BENCH_VENV), installs
-torch, torchvision, transformers, numpy and psutil from PyPI into it, and
+the PACKAGES below from PyPI into it (ONNX Runtime's pinned), and
 re-executes itself with that environment's python. Everything it makes lives
 in the cache folder (default ~/.cache/gc-bench, --cache or $GC_BENCH_CACHE):
 the exported models (models/<name>/), the rebuilt real models
