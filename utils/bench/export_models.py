@@ -11,6 +11,7 @@ torch.manual_seed(0), in eval mode. The files are written to a temporary
 directory and renamed into place, so an interrupted export leaves nothing.
 Run it with the benchmark's virtual environment (run.py does).
 """
+import functools
 import json
 import os
 import shutil
@@ -39,10 +40,10 @@ def _wrap(model, keep):
     return Wrapped()
 
 
-def _ids(vocab):
+def _ids(vocab, batch=1, seq=SEQ):
     import torch
     g = torch.Generator().manual_seed(1)
-    return torch.randint(0, vocab, (1, SEQ), generator=g, dtype=torch.int64)
+    return torch.randint(0, vocab, (batch, seq), generator=g, dtype=torch.int64)
 
 
 def _image(size=224):
@@ -51,15 +52,13 @@ def _image(size=224):
     return torch.randn(1, 3, size, size, generator=g)
 
 
-def tv_resnet18():
+def _torchvision(name):
     import torchvision
-    return torchvision.models.resnet18(weights=None), (_image(),), "torchvision resnet18, 1x3x224x224"
+    return getattr(torchvision.models, name)(weights=None), (_image(),), f"torchvision {name}, 1x3x224x224"
 
 
-def tv_mobilenet_v3_large():
-    import torchvision
-    return (torchvision.models.mobilenet_v3_large(weights=None), (_image(),),
-            "torchvision mobilenet_v3_large, 1x3x224x224")
+# torchvision models taken as they come (tv_<name>).
+TORCHVISION = ("resnet18", "mobilenet_v3_large", "regnet_y_400mf", "efficientnet_b0", "convnext_tiny", "densenet121")
 
 
 def tv_vit_b_16():
@@ -73,18 +72,56 @@ def tv_vit_b_16():
     return m, (_image(),), "torchvision vit_b_16 (head re-initialized: torchvision zeroes it), 1x3x224x224"
 
 
-def hf_bert():
+def _bert(batch):
     from transformers import BertConfig, BertModel
     cfg = BertConfig()  # bert-base sizes: 12 layers, hidden 768, 12 heads
-    return (_wrap(BertModel(cfg), 2), (_ids(cfg.vocab_size),),
-            "transformers BertModel, default BertConfig (12x768), seq 128; outputs last_hidden_state, pooler_output")
+    return (_wrap(BertModel(cfg), 2), (_ids(cfg.vocab_size, batch=batch),),
+            f"transformers BertModel, default BertConfig (12x768), batch {batch}, seq {SEQ}; "
+            "outputs last_hidden_state, pooler_output")
+
+
+def hf_bert():
+    return _bert(1)
+
+
+def hf_bert_2x128():
+    return _bert(2)
+
+
+def _gpt2(seq):
+    from transformers import GPT2Config, GPT2LMHeadModel
+    cfg = GPT2Config()  # GPT-2 small: 12 layers, hidden 768, 12 heads
+    return (_wrap(GPT2LMHeadModel(cfg), 1), (_ids(cfg.vocab_size, seq=seq),),
+            f"transformers GPT2LMHeadModel, default GPT2Config (small), seq {seq}; outputs logits")
 
 
 def hf_gpt2():
-    from transformers import GPT2Config, GPT2LMHeadModel
-    cfg = GPT2Config()  # GPT-2 small: 12 layers, hidden 768, 12 heads
-    return (_wrap(GPT2LMHeadModel(cfg), 1), (_ids(cfg.vocab_size),),
-            "transformers GPT2LMHeadModel, default GPT2Config (small), seq 128; outputs logits")
+    return _gpt2(SEQ)
+
+
+def hf_gpt2_32():
+    return _gpt2(32)
+
+
+def hf_whisper_tiny_encoder():
+    import torch
+    from transformers import WhisperConfig
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+    cfg = WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6, encoder_ffn_dim=1536,
+                        decoder_layers=4, decoder_attention_heads=6, decoder_ffn_dim=1536, num_mel_bins=80)
+
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = WhisperEncoder(cfg)
+
+        def forward(self, input_features):
+            return self.m(input_features, return_dict=False)[0]
+
+    g = torch.Generator().manual_seed(1)
+    return (Encoder(), (torch.randn(1, 80, 3000, generator=g),),
+            "transformers WhisperEncoder, Whisper-tiny sizes (d_model 384, 4 layers, 6 heads, ffn 1536), "
+            "input_features 1x80x3000; outputs last_hidden_state")
 
 
 def hf_llama():
@@ -97,7 +134,9 @@ def hf_llama():
             "intermediate 1536, vocab 32000, seq 128; outputs logits")
 
 
-MODELS = {f.__name__: f for f in (tv_resnet18, tv_mobilenet_v3_large, tv_vit_b_16, hf_bert, hf_gpt2, hf_llama)}
+MODELS = {**{f"tv_{name}": functools.partial(_torchvision, name) for name in TORCHVISION},
+          **{f.__name__: f for f in (tv_vit_b_16, hf_bert, hf_bert_2x128, hf_gpt2, hf_gpt2_32, hf_llama,
+                                     hf_whisper_tiny_encoder)}}
 
 
 def export(name, dest):

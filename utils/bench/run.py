@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""gc beside PyTorch (eager, torch.compile, AOTInductor) on the same .pt2
-archives, the same inputs, the same thread count and the same pinned cores.
+"""gc beside PyTorch (eager, torch.compile, AOTInductor) and ONNX Runtime on
+the same .pt2 archives, the same inputs, the same thread count and the same
+pinned cores.
 
     utils/bench/run.py --build build [--models M ...] [--threads 2] [--cores 0-1]
-                       [--repeat 100] [--timeout 600] [--no-doc]
+                       [--repeat 100] [--timeout 600] [--section bench|issue19] [--no-doc]
 
 One command: on first use it makes a virtual environment outside the
 checkout (default ~/.cache/gc-bench/venv, --venv or $GC_BENCH_VENV), installs
-torch, torchvision, transformers, numpy and psutil from PyPI into it, and
+the PACKAGES below from PyPI into it (ONNX Runtime's pinned), and
 re-executes itself with that environment's python. Everything it makes lives
 in the cache folder (default ~/.cache/gc-bench, --cache or $GC_BENCH_CACHE):
 the exported models (models/<name>/), the rebuilt real models
@@ -29,7 +30,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-PACKAGES = ["torch", "torchvision", "transformers", "numpy", "psutil"]
+# pip requirements; ONNX Runtime and the ONNX exporter's packages are pinned to
+# the versions the tables were made with.
+PACKAGES = ["torch", "torchvision", "transformers", "numpy", "psutil", "onnxruntime==1.32.0", "onnx==1.23.2",
+            "onnxscript==0.7.2"]
 DEFAULT_CACHE = os.environ.get("GC_BENCH_CACHE", os.path.expanduser("~/.cache/gc-bench"))
 
 
@@ -42,7 +46,7 @@ def log(msg):
 def venv_ready(py):
     if not os.path.exists(py):
         return False
-    probe = "import " + ", ".join(PACKAGES)
+    probe = "import " + ", ".join(p.split("==")[0] for p in PACKAGES)
     return subprocess.run([py, "-c", probe], capture_output=True).returncode == 0
 
 
@@ -140,10 +144,22 @@ class CellError(Exception):
 CORPUS_DIR = os.path.join(REPO, "test", "Models", "Inputs")
 CORPUS = ["convnet", "gpt2_tiny", "mlp", "mlp_dynamic", "mobilenet_v3_small", "sdpa_attention", "tinylm",
           "transformer_encoder"]  # convnet_train is a training graph
-EXPORTED = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_vit_b_16", "hf_bert", "hf_gpt2", "hf_llama"]
+EXPORTED = ["tv_resnet18", "tv_mobilenet_v3_large", "tv_regnet_y_400mf", "tv_efficientnet_b0", "tv_convnext_tiny",
+            "tv_densenet121", "tv_vit_b_16", "hf_bert", "hf_bert_2x128", "hf_gpt2", "hf_gpt2_32", "hf_llama",
+            "hf_whisper_tiny_encoder"]
 REAL = ["resnet50", "bert_base", "llama_50m"]
 ALL_MODELS = CORPUS + EXPORTED + REAL
-ENGINES = ["gc", "eager", "compile", "compile-frozen", "aoti"]
+# The tables of docs/PERFORMANCE.md that run.py writes (--section): each its
+# heading and its models (the default for --models, and the rows --merge keeps).
+SECTIONS = {
+    "bench": ("gc beside PyTorch Inductor (utils/bench)", ALL_MODELS),
+    # issue 19's models (resnet50 is the shared real one).
+    "issue19": ("gc beside ONNX Runtime and Inductor (issue 19)",
+                ["tv_regnet_y_400mf", "tv_efficientnet_b0", "resnet50", "tv_convnext_tiny", "tv_densenet121",
+                 "hf_gpt2_32", "tv_vit_b_16", "hf_bert_2x128", "hf_whisper_tiny_encoder", "bert_base",
+                 "llama_50m"]),
+}
+ENGINES = ["gc", "eager", "compile", "compile-frozen", "aoti", "ort"]
 
 
 def group(name):
@@ -182,6 +198,14 @@ def prepare(name, o):
             raise CellError("regen fails", f"weightgen.py regen {name}: " +
                             ("timeout" if r.timed_out else r.err.strip().splitlines()[-1]))
     return d
+
+
+def onnx_file(name, d, o):
+    """Where ONNX Runtime's export of a model is cached: beside the model in the
+    bench cache (the corpus models live in the checkout, so theirs go to onnx/)."""
+    if name in CORPUS:
+        return os.path.join(o.cache, "onnx", name, "model.onnx")
+    return os.path.join(d, "model.onnx")
 
 
 def numbered(d, prefix):
@@ -309,18 +333,19 @@ class GcEngine:
 
 
 LABELS = {"eager": "eager", "compile": "torch.compile", "compile-frozen": "torch.compile (freezing)",
-          "aoti": "AOTI", "aoti-compile": "AOTI"}
+          "aoti": "AOTI", "aoti-compile": "AOTI", "ort": "ONNX Runtime"}
 
 
 class TorchEngine:
     """One torch_worker.py process that serves one engine: it compiles (timed) and
-    checks, then answers `warmup`/`bench N` until `quit`."""
+    checks, then answers `warmup`/`bench N` until `quit`. package: AOTI's; onnx:
+    ONNX Runtime's file."""
 
-    def __init__(self, o, engine, d, work, package=None):
+    def __init__(self, o, engine, d, work, package=None, onnx=None):
         self.o, self.engine, self.label = o, engine, LABELS[engine]
         cmd = [sys.executable, os.path.join(HERE, "torch_worker.py"), "serve", d, "--engine", engine,
                "--threads", str(o.threads), "--repeat", str(o.repeat), "--rtol", str(o.rtol),
-               *(["--package", package] if package else [])]
+               *(["--package", package] if package else []), *(["--onnx", onnx] if onnx else [])]
         env = thread_env(o, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor-" + engine))
         self.err = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(pinned(o, cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -461,11 +486,12 @@ def bench_model(name, o):
                     res["aoti_compile"] = r
                 else:
                     aoti_pkg = None
-            for e in ("eager", "compile", "compile-frozen", "aoti"):
+            for e in ("eager", "compile", "compile-frozen", "aoti", "ort"):
                 if e not in o.engines or (e == "aoti" and not aoti_pkg):
                     continue
                 log(f"{name}: {LABELS[e]}" + (" (fresh Inductor cache)" if e.startswith("compile") else ""))
-                eng = attempt(e, lambda: TorchEngine(o, e, d, work, aoti_pkg if e == "aoti" else None))
+                eng = attempt(e, lambda: TorchEngine(o, e, d, work, aoti_pkg if e == "aoti" else None,
+                                                     onnx_file(name, d, o) if e == "ort" else None))
                 if not eng:
                     continue
                 res[e] = dict(eng.ready)
@@ -563,12 +589,12 @@ def fmt_s(v):
     return None if v is None else f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:.0f}"
 
 
-INDUCTOR = (("compile", "compile"), ("compile-frozen", "frozen"), ("aoti", "AOTI"))
+PEERS = (("compile", "compile"), ("compile-frozen", "frozen"), ("aoti", "AOTI"), ("ort", "ORT"))
 
 
 def ratio(res):
     g = res.get("gc", {}).get("median_ms")
-    best = [(res[e]["median_ms"], lbl) for e, lbl in INDUCTOR
+    best = [(res[e]["median_ms"], lbl) for e, lbl in PEERS
             if res.get(e, {}).get("median_ms") and e not in res["errors"]]
     if not g or not best or "gc" in res["errors"]:
         return "n/a"
@@ -585,16 +611,18 @@ def tables(results, o, meta):
     notes = Notes()
     pre = ["prepare"]
     row = lambda cells: "| " + " | ".join(cells) + " |"  # noqa: E731
-    lat = ["| model | gc | eager | torch.compile | torch.compile, freezing | AOTI | Inductor's best / gc | load |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    fast = ["| model | gc | eager | torch.compile | torch.compile, freezing | AOTI |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    comp = ["| model | gc-compile cold | gc-compile warm | torch.compile first call | "
-            "torch.compile, freezing, first call | AOTI compile |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    mem = ["| model | weights MiB | gc package MiB | AOTI package MiB | gc-compile max RSS (cold / warm) | "
-           "torch.compile max RSS | torch.compile, freezing, max RSS | AOTI compile max RSS | torch after load |",
+    lat = ["| model | gc | eager | torch.compile | torch.compile, freezing | AOTI | ONNX Runtime | best peer / gc "
+           "| load |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    fast = ["| model | gc | eager | torch.compile | torch.compile, freezing | AOTI | ONNX Runtime |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    comp = ["| model | gc-compile cold | gc-compile warm | torch.compile first call | "
+            "torch.compile, freezing, first call | AOTI compile | ONNX export + session |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    mem = ["| model | weights MiB | gc package MiB | AOTI package MiB | gc-compile max RSS (cold / warm) | "
+           "torch.compile max RSS | torch.compile, freezing, max RSS | AOTI compile max RSS | ONNX Runtime max RSS | "
+           "torch after load |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
         m = r["model"]
         lat.append(row([m, cell_for(r, notes, pre + ["gc_compile", "gc"], latency(r, "gc")),
@@ -602,18 +630,22 @@ def tables(results, o, meta):
                         cell_for(r, notes, pre + ["compile"], latency(r, "compile")),
                         cell_for(r, notes, pre + ["compile-frozen"], latency(r, "compile-frozen")),
                         cell_for(r, notes, pre + ["aoti_compile", "aoti"], latency(r, "aoti")),
+                        cell_for(r, notes, pre + ["ort"], latency(r, "ort")),
                         ratio(r), load(r)]))
         fast.append(row([m, cell_for(r, notes, pre + ["gc_compile", "gc"], latency(r, "gc", "min_ms"), True),
                          cell_for(r, notes, pre + ["eager"], latency(r, "eager", "min_ms")),
                          cell_for(r, notes, pre + ["compile"], latency(r, "compile", "min_ms")),
                          cell_for(r, notes, pre + ["compile-frozen"], latency(r, "compile-frozen", "min_ms")),
-                         cell_for(r, notes, pre + ["aoti_compile", "aoti"], latency(r, "aoti", "min_ms"))]))
+                         cell_for(r, notes, pre + ["aoti_compile", "aoti"], latency(r, "aoti", "min_ms")),
+                         cell_for(r, notes, pre + ["ort"], latency(r, "ort", "min_ms"))]))
         comp.append(row([m, cell_for(r, notes, pre + ["gc_compile"], lambda: fmt_s(r["gc_compile_cold_s"])),
                          cell_for(r, notes, pre + ["gc_compile"], lambda: fmt_s(r["gc_compile_warm_s"]), True),
                          cell_for(r, notes, pre + ["compile"], lambda: fmt_s(r["compile"]["compile_s"])),
                          cell_for(r, notes, pre + ["compile-frozen"],
                                   lambda: fmt_s(r["compile-frozen"]["compile_s"])),
-                         cell_for(r, notes, pre + ["aoti_compile"], lambda: fmt_s(r["aoti_compile"]["compile_s"]))]))
+                         cell_for(r, notes, pre + ["aoti_compile"], lambda: fmt_s(r["aoti_compile"]["compile_s"])),
+                         cell_for(r, notes, pre + ["ort"], lambda: f"{fmt_s(r['ort']['export_s'])} + "
+                                  f"{fmt_s(r['ort']['session_s'])}")]))
 
         def rss(key, field):
             return lambda: f"{r[key][field]:.0f}" if r.get(key) else None
@@ -627,6 +659,7 @@ def tables(results, o, meta):
                         cell_for(r, notes, pre + ["compile"], rss("compile", "compile_max_rss_mb")),
                         cell_for(r, notes, pre + ["compile-frozen"], rss("compile-frozen", "compile_max_rss_mb")),
                         cell_for(r, notes, pre + ["aoti_compile"], rss("aoti_compile", "max_rss_mb")),
+                        cell_for(r, notes, pre + ["ort"], rss("ort", "compile_max_rss_mb")),
                         cell_for(r, notes, pre, rss("eager", "rss_after_load_mb"))]))
 
     runs = {}
@@ -648,18 +681,21 @@ def tables(results, o, meta):
         + (f"OMP_WAIT_POLICY={o.omp_wait_policy}, " if o.omp_wait_policy else "") +
         f"`torch.set_num_threads({o.threads})`, `gc-run --threads {o.threads}`); gc {commit} "
         f"(`{' '.join(['gc-compile', *o.gc_flags])}`), torch {meta['torch']}, torchvision {meta['torchvision']}, "
-        f"transformers {meta['transformers']}, Python {meta['python']}. Other jobs (builds, tests) may have shared "
+        f"transformers {meta['transformers']}, onnxruntime {meta['onnxruntime']} (onnx {meta['onnx']}, onnxscript "
+        f"{meta['onnxscript']}), Python {meta['python']}. Other jobs (builds, tests) may have shared "
         "the machine: the *load* column gives the 1-minute load average when each model started and ended "
         "(2 would be this benchmark alone on both cores).",
         "",
-        f"**Latency**, ms, median / p90 (batch 1, float32): {o.rounds} rounds of up to {o.repeat} runs "
+        f"**Latency**, ms, median / p90 (float32): {o.rounds} rounds of up to {o.repeat} runs "
         f"(fewer where a round would pass {o.round_seconds:g} s, never under 10) after warm-up; the round with "
         "the lowest median counts. Every engine runs on the same `.pt2`: gc its package through "
         "`gc-run --bench`, PyTorch `torch.export.load(...).module()` (eager), `torch.compile` of it, and "
-        "`aoti_compile_and_package` then `aoti_load_package` (AOTI), all under `torch.no_grad()`. Each "
+        "`aoti_compile_and_package` then `aoti_load_package` (AOTI), all under `torch.no_grad()`, and ONNX "
+        "Runtime the ONNX file `torch.onnx.export(ep, dynamo=True)` makes of it (CPU provider, "
+        f"ORT_ENABLE_ALL, {o.threads} intra-op threads, 1 inter-op, sequential; `sess.run` timed). Each "
         f"engine's outputs are checked against the model's out*.npy first (rtol {o.rtol:g}, atol {o.rtol:g} × "
-        "min(1, max |output|)); a mismatch reads *wrong* and is not timed. *Inductor's best / gc* above 1 "
-        "means gc is faster than the fastest Inductor column. The engines take turns, round after round "
+        "min(1, max |output|)); a mismatch reads *wrong* and is not timed. *best peer / gc* above 1 "
+        "means gc is faster than the fastest of the Inductor and ONNX Runtime columns (issue 19 wants 1.25). The engines take turns, round after round "
         "(the order rotated each round), so that other jobs' bursts hit them alike.",
         "",
         *lat,
@@ -672,7 +708,9 @@ def tables(results, o, meta):
         "**Compile time**, wall seconds, each from empty caches: gc-compile with a fresh `GC_CACHE_DIR` "
         "(process start included), *warm* the same command again on that cache (a compile-cache hit); "
         "torch in its own process with a fresh `TORCHINDUCTOR_CACHE_DIR`, timed inside it: "
-        "`torch.compile`'s first call (the compile plus one run) and `aoti_compile_and_package`.",
+        "`torch.compile`'s first call (the compile plus one run) and `aoti_compile_and_package`; ONNX Runtime: "
+        "`torch.onnx.export` (timed when the cached file was made) plus the session's creation (its graph "
+        "optimizations).",
         "",
         *comp,
         "",
@@ -693,7 +731,7 @@ def tables(results, o, meta):
 def versions():
     import importlib.metadata as md
     out = {}
-    for p in ("torch", "torchvision", "transformers"):
+    for p in ("torch", "torchvision", "transformers", "onnxruntime", "onnx", "onnxscript"):
         try:
             out[p] = md.version(p)
         except md.PackageNotFoundError:
@@ -715,17 +753,15 @@ def versions():
     return out
 
 
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-SECTION = "## gc beside PyTorch Inductor (utils/bench)"
-
-
-def write_doc(path, text):
+def write_doc(path, text, section):
+    """Puts text between the section's markers, or appends the section."""
+    begin, end = f"<!-- {section}:begin -->", f"<!-- {section}:end -->"
     doc = open(path).read() if os.path.exists(path) else "# Performance\n"
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in doc and END in doc:
-        doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
+    block = f"{begin}\n{text}\n{end}"
+    if begin in doc and end in doc:
+        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
     else:
-        doc = doc.rstrip("\n") + f"\n\n{SECTION}\n\n{block}\n"
+        doc = doc.rstrip("\n") + f"\n\n## {SECTIONS[section][0]}\n\n{block}\n"
     with open(path + ".tmp", "w") as f:
         f.write(doc)
     os.replace(path + ".tmp", path)
@@ -771,6 +807,8 @@ def main(argv):
     p.add_argument("--realmodels", default="/work/shared/realmodels")
     p.add_argument("--doc", default=os.path.join(REPO, "docs", "PERFORMANCE.md"))
     p.add_argument("--no-doc", action="store_true", help="print the tables only")
+    p.add_argument("--section", choices=SECTIONS, default="bench",
+                   help="the tables to make: bench (every model) or issue19 (issue 19's models)")
     p.add_argument("--report-only", action="store_true",
                    help="measure nothing: make the tables from results.json (the models given, else all there)")
     p.add_argument("--merge", action="store_true",
@@ -783,7 +821,8 @@ def main(argv):
     o.results = os.path.join(o.cache, "results")
     os.makedirs(o.results, exist_ok=True)
     o.repeat_budget = 600  # seconds for the timed runs themselves, on top of a compile's limit
-    models = o.models or ALL_MODELS
+    scope = SECTIONS[o.section][1]
+    models = o.models or scope
     unknown = [m for m in models + o.skip if m not in ALL_MODELS]
     if unknown:
         p.error("unknown models: " + " ".join(unknown))
@@ -799,7 +838,7 @@ def main(argv):
     previous = json.load(open(store)) if os.path.exists(store) else {}
     results = []
     if o.report_only:
-        models = [m for m in (o.models or ALL_MODELS) if m in previous and m not in o.skip]
+        models = [m for m in (o.models or scope) if m in previous and m not in o.skip]
         results = [previous[m] for m in models]
         meta["command"] = previous[models[0]]["meta"].get("command", meta["command"]) if models else meta["command"]
         meta["date"] = max(r["meta"]["date"] for r in results) if results else meta["date"]
@@ -816,12 +855,12 @@ def main(argv):
     meta["load_end"] = os.getloadavg()[0]
     if o.merge:
         ran = {r["model"] for r in results}
-        results += [previous[m] for m in ALL_MODELS if m in previous and m not in ran]
-        results.sort(key=lambda r: ALL_MODELS.index(r["model"]))
+        results += [previous[m] for m in scope if m in previous and m not in ran]
+        results.sort(key=lambda r: scope.index(r["model"]) if r["model"] in scope else len(scope))
     text = tables(results, o, meta)
     print(text)
     if not o.no_doc:
-        write_doc(o.doc, text)
+        write_doc(o.doc, text, o.section)
         log(f"wrote the tables into {o.doc}")
     return 0
 

@@ -3,7 +3,7 @@ under `taskset`, with the thread count in the environment and, where a
 compile is timed, a fresh TORCHINDUCTOR_CACHE_DIR.
 
     python torch_worker.py aoti-compile MODEL_DIR --package PKG --threads T
-    python torch_worker.py serve MODEL_DIR --engine ENGINE [--package PKG] --threads T
+    python torch_worker.py serve MODEL_DIR --engine ENGINE [--package PKG] [--onnx FILE] --threads T
 
 Every mode loads MODEL_DIR/model.pt2 with torch.export.load, the same file gc
 compiles, and the inputs in<i>.npy. `aoti-compile` times
@@ -11,7 +11,9 @@ torch._inductor.aoti_compile_and_package(ep) and exits. `serve` prepares one
 engine: eager (ep.module()), compile (torch.compile(ep.module()), timing its
 first call: the compile plus one run), compile-frozen (the same with
 torch._inductor.config.freezing = True) or aoti
-(torch._inductor.aoti_load_package(PKG)); checks the first call's outputs
+(torch._inductor.aoti_load_package(PKG)) or ort (ONNX Runtime on FILE, exported
+from the same program by torch.onnx.export(ep, dynamo=True) unless FILE is
+already that export; see ort_session); checks the first call's outputs
 (flattened in pytree order) against out<i>.npy; prints `READY {json}`; then
 answers commands on stdin, one a line, so that run.py can interleave the
 engines' timing rounds:
@@ -104,6 +106,60 @@ def weights_bytes(ep):
     return total
 
 
+def ort_export(model_dir, onnx_path):
+    """Exports MODEL_DIR/model.pt2 to onnx_path with torch.onnx.export(ep,
+    dynamo=True), unless onnx_path.json says onnx_path is already the export of
+    this very archive (its size and mtime) by these torch and onnxscript
+    versions. Returns that record; its export_s is the export's time (from the
+    run that made the file), ONNX Runtime's compile time with the session's."""
+    import importlib.metadata as md
+    import torch
+    pt2 = os.path.join(model_dir, "model.pt2")
+    st = os.stat(pt2)
+    source = {"pt2_bytes": st.st_size, "pt2_mtime_ns": st.st_mtime_ns, "torch": torch.__version__,
+              "onnxscript": md.version("onnxscript")}
+    record_path = onnx_path + ".json"
+    if os.path.exists(onnx_path) and os.path.exists(record_path):
+        record = json.load(open(record_path))
+        if record.get("source") == source:
+            return dict(record, cached=True)
+    os.makedirs(os.path.dirname(onnx_path), exist_ok=True)
+    ep = torch.export.load(pt2)
+    start = time.perf_counter()
+    program = torch.onnx.export(ep, dynamo=True)
+    tmp = f"{onnx_path}.{os.getpid()}.tmp"  # two processes may export the same model at once
+    program.save(tmp)
+    record = {"source": source, "export_s": time.perf_counter() - start}
+    os.replace(tmp, onnx_path)
+    with open(f"{record_path}.{os.getpid()}.tmp", "w") as f:
+        json.dump(record, f)
+    os.replace(f"{record_path}.{os.getpid()}.tmp", record_path)
+    return dict(record, cached=False)
+
+
+def ort_session(onnx_path, threads, profile_prefix=None):
+    """An ONNX Runtime session as the benchmark runs it: the CPU provider, every
+    graph optimization, `threads` intra-op threads, one inter-op thread,
+    sequential execution (profiling on where profile_prefix is given)."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+
+
+def ort_runner(sess, args):
+    """A callable running sess on args (the model's inputs, in order), with the
+    feeds made once so that only sess.run is timed."""
+    feeds = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)}
+    return lambda *_: sess.run(None, feeds)
+
+
 def reply(obj, tag="RESULT"):
     print(f"{tag} " + json.dumps(obj), flush=True)
 
@@ -111,11 +167,12 @@ def reply(obj, tag="RESULT"):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["serve", "aoti-compile"])
-    p.add_argument("--engine", choices=["eager", "compile", "compile-frozen", "aoti"], default="eager")
+    p.add_argument("--engine", choices=["eager", "compile", "compile-frozen", "aoti", "ort"], default="eager")
     p.add_argument("model_dir")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=100)
     p.add_argument("--package")
+    p.add_argument("--onnx", help="ort: the ONNX file (exported here when missing or stale)")
     p.add_argument("--rtol", type=float, default=1e-3)
     a = p.parse_args()
 
@@ -137,6 +194,15 @@ def main():
 
     if a.engine == "aoti":
         fn = torch._inductor.aoti_load_package(a.package)
+    elif a.engine == "ort":
+        import onnxruntime
+        export = ort_export(a.model_dir, a.onnx)
+        start = time.perf_counter()
+        fn = ort_runner(ort_session(a.onnx, a.threads), args)
+        result.update(ort=onnxruntime.__version__, export_s=export["export_s"], export_cached=export["cached"],
+                      session_s=time.perf_counter() - start)
+        result["compile_s"] = result["export_s"] + result["session_s"]
+        result["compile_max_rss_mb"] = rss_mb()
     else:
         ep = torch.export.load(os.path.join(a.model_dir, "model.pt2"))
         result["rss_after_load_mb"] = current_rss_mb()
