@@ -748,6 +748,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_relu__default, inPlace<unarySame<kRelu>>, "self"},
     {ops::aten_gelu_default, gelu},
     {ops::aten_silu_default, activation<silu>},
+    {ops::aten_silu__default, inPlace<activation<silu>>, "self"},
     {ops::aten_hardsigmoid_default, activation<hardsigmoid>},
     {ops::aten_hardswish_default, activation<hardswish>},
     {ops::aten_hardswish__default, inPlace<activation<hardswish>>, "self"},

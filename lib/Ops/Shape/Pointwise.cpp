@@ -840,6 +840,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_hardswish__default, inPlace},
     {ops::aten_mul__Tensor, inPlace},
     {ops::aten_relu__default, inPlace},
+    {ops::aten_silu__default, inPlace},
     // Random numbers.
     {ops::aten_bernoulli_default, filledLike},
     {ops::aten_bernoulli_p, filledLike},
