@@ -192,6 +192,10 @@ private:
     if (!levels || levels->size() != entries.size())
       return makeError() << where(kPlanEntry) << ": graph '" << g.name()->str() << "' names "
                          << entries.size() << " kernel libraries for target '" << target << "'";
+    // Every level's library is present and intact, loaded or not.
+    for (const std::string &e : entries)
+      if (Expected<std::string_view> bytes = entry(e, true); !bytes)
+        return bytes.error();
     pkg.kernelTarget_ = *level;
     pkg.kernelTargets_ = joinTargets(*levels);
     size_t index = std::find(levels->begin(), levels->end(), *level) - levels->begin();
