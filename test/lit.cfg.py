@@ -44,3 +44,13 @@ except (OSError, subprocess.SubprocessError):
     devices = ""
 if devices.startswith("cuda device 0: "):
     config.available_features.add("cuda-gpu")
+
+# x86-64-v4: this CPU runs AVX-512 kernels (the flags /proc/cpuinfo lists for
+# the level's AVX-512 subsets), so tests may load a package's v4 kernels.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+except OSError:
+    flags = []
+if {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl"} <= set(flags):
+    config.available_features.add("x86-64-v4")

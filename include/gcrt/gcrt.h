@@ -36,8 +36,10 @@ extern "C" {
  * gcrt_input_path and gcrt_output_path. 5 added packages whose graphs run
  * on an NVIDIA GPU: gcrt_cuda_device_count, gcrt_cuda_device_name and
  * gcrt_package_device, gcrt_run_device, and the context flags
- * GCRT_CONTEXT_NO_CUDA_GRAPHS and GCRT_CONTEXT_ALLOW_TF32. */
-#define GCRT_API_VERSION 5
+ * GCRT_CONTEXT_NO_CUDA_GRAPHS and GCRT_CONTEXT_ALLOW_TF32. 6 added packages
+ * with kernels for several CPU levels (format 2.2) and
+ * gcrt_package_kernel_target. */
+#define GCRT_API_VERSION 6
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -195,6 +197,16 @@ GCRT_EXPORT gcrt_status gcrt_cuda_device_name(size_t index, const char **name);
  * without a usable GPU: GCRT_ERROR_RUNTIME, and the reason. The string
  * lives as long as the package. */
 GCRT_EXPORT gcrt_status gcrt_package_device(const gcrt_package *package, const char **device);
+/* The CPU level whose kernels the package loaded ("x86-64-v4") and every
+ * level it has kernels for, lowest first ("x86-64-v3,x86-64-v4"). Loading
+ * picks the highest level this CPU runs; the environment variable
+ * GC_CPU_TARGET (such as GC_CPU_TARGET=x86-64-v3) makes it load that
+ * level's kernels instead, and loading fails if the package has none for
+ * it or the CPU cannot run them. Both strings are "" for a package whose
+ * graphs have no CPU kernels (GPU packages, graphs of library calls only);
+ * they live as long as the package. */
+GCRT_EXPORT gcrt_status gcrt_package_kernel_target(const gcrt_package *package,
+                                                   const char **loaded, const char **available);
 
 /* Running. `threads` is the number of worker threads (0: one per hardware
  * thread). For a CUDA package, creating a context fails (GCRT_ERROR_PACKAGE)

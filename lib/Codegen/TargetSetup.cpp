@@ -12,15 +12,12 @@
 #include <llvm/Support/TargetSelect.h>
 
 #include <algorithm>
-#include <array>
 #include <mutex>
 #include <string>
 
 namespace gc {
 
 namespace {
-constexpr std::array<std::string_view, 4> kTargetNames = {"x86-64", "x86-64-v3", "x86-64-v4",
-                                                          "native"};
 constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
 
 /// The host's CPU features as LLVM's "+avx2,-avx512f,..." string, sorted so
@@ -38,8 +35,6 @@ std::string hostFeatures() {
   return text;
 }
 } // namespace
-
-std::span<const std::string_view> cpuTargetNames() { return kTargetNames; }
 
 std::string resolvedTargetName(const std::string &target) {
   if (targetDevice(target) == TargetDevice::CUDA)
@@ -66,7 +61,7 @@ Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(std::string_v
   if (target == "native") {
     cpu = llvm::sys::getHostCPUName().str();
     features = hostFeatures();
-  } else if (std::find(kTargetNames.begin(), kTargetNames.end(), target) != kTargetNames.end()) {
+  } else if (std::find(kCpuLevels.begin(), kCpuLevels.end(), target) != kCpuLevels.end()) {
     cpu = std::string(target);
   } else {
     return makeError() << "unknown CPU target '" << target

@@ -7,6 +7,7 @@
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Target.h"
+#include "gc/Support/TargetObjects.h"
 
 namespace gc {
 
@@ -132,28 +133,47 @@ public:
       // scheduled graph as text (buffers, bodies, kernels, placements; not
       // where the weights live), the target and gc itself. Printed before
       // any object code is attached.
-      std::string graphKey =
-          sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(g.plan.target) +
-                    "\n" + printLoopGraph(m, g));
-      g.plan.objectHash = graphKey;
-      if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(graphKey)) {
-        g.plan.objectCode = std::move(*cached);
-        ++statistics()["cache hits"];
-        continue;
+      std::string graphText = printLoopGraph(m, g);
+      auto keyFor = [&](const std::string &target) {
+        return sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(target) + "\n" +
+                         graphText);
+      };
+      g.plan.objectHash = keyFor(g.plan.target);
+      // A CPU plan of several levels gets one object per level, each
+      // cached on its own (a v3-only build reuses the v3 object).
+      std::vector<std::string> targets = {g.plan.target};
+      if (!gpu) {
+        Expected<std::vector<std::string>> list = cpuTargetList(g.plan.target);
+        if (!list)
+          return list.error().withContext("graph @" + g.name);
+        targets = list.take();
       }
-      // Each graph's PTX is appended, so that --emit=ptx shows every graph.
-      std::string ptx;
-      EmitOptions emit = options_;
-      emit.target = g.plan.target;
-      emit.ptx = options_.ptx ? &ptx : nullptr;
-      Expected<std::string> object = gpu ? emitGpuKernels(m, g, emit) : emitKernels(m, g, emit);
-      if (!object)
-        return object.error().withContext("graph @" + g.name);
-      if (options_.ptx)
-        *options_.ptx += ptx;
-      g.plan.objectCode = object.take();
-      cache_.store(graphKey, g.plan.objectCode);
-      statistics()["object bytes"] += static_cast<int64_t>(g.plan.objectCode.size());
+      std::vector<TargetObject> objects;
+      for (const std::string &target : targets) {
+        std::string key = keyFor(target);
+        if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(key)) {
+          objects.push_back({target, std::move(*cached)});
+          ++statistics()["cache hits"];
+          continue;
+        }
+        // Each graph's PTX is appended, so that --emit=ptx shows every graph.
+        // The LLVM IR shown is the first (lowest) CPU level's.
+        std::string ptx;
+        EmitOptions emit = options_;
+        emit.target = target;
+        emit.ptx = options_.ptx ? &ptx : nullptr;
+        if (target != targets.front())
+          emit.llvmIR = emit.optimizedLLVMIR = nullptr;
+        Expected<std::string> object = gpu ? emitGpuKernels(m, g, emit) : emitKernels(m, g, emit);
+        if (!object)
+          return object.error().withContext("graph @" + g.name);
+        if (options_.ptx)
+          *options_.ptx += ptx;
+        cache_.store(key, *object);
+        statistics()["object bytes"] += static_cast<int64_t>(object->size());
+        objects.push_back({target, object.take()});
+      }
+      g.plan.objectCode = bundleTargetObjects(objects);
     }
     return Error::success();
   }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace gc::package {
 
@@ -27,9 +28,10 @@ inline constexpr uint32_t kArchiveSource = 1;
 inline constexpr uint64_t kAlignment = 64;
 
 /// Plan graph `graph`'s kernels: a shared library for the CPU, a CUDA
-/// fatbinary for NVIDIA GPUs.
-inline std::string kernelsEntry(size_t graph, TargetDevice device) {
-  return "kernels/" + std::to_string(graph) +
+/// fatbinary for NVIDIA GPUs. A graph built for several CPU levels has one
+/// library per `level` (format 2.2), "kernels/<graph>.<level>.so.zst".
+inline std::string kernelsEntry(size_t graph, TargetDevice device, std::string_view level = {}) {
+  return "kernels/" + std::to_string(graph) + (level.empty() ? "" : "." + std::string(level)) +
          (device == TargetDevice::CUDA ? ".fatbin.zst" : ".so.zst");
 }
 

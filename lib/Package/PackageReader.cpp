@@ -133,6 +133,12 @@ public:
         pkg->kernels_.push_back(std::make_unique<NoKernels>());
         continue;
       }
+      if (targetDevice(g->target()->string_view()) == TargetDevice::CPU) {
+        Expected<std::string> chosen = chooseCpuKernels(*g, *pkg);
+        if (!chosen)
+          return chosen.error();
+        name = chosen.take();
+      }
       Expected<std::string_view> frame = entry(name, true);
       if (!frame)
         return frame.error();
@@ -168,6 +174,34 @@ public:
   }
 
 private:
+  /// The entry of CPU graph `g`'s kernels for the level this CPU runs best
+  /// (or $GC_CPU_TARGET), recorded in `pkg` as the level its kernels are for.
+  Expected<std::string> chooseCpuKernels(const plan::Graph &g, LoadedPackage &pkg) const {
+    std::string_view target = g.target()->string_view();
+    Expected<std::string> level = selectCpuTarget(target);
+    if (!level)
+      return level.error().withContext("'" + zip_.path() + "'");
+    Expected<std::vector<std::string>> levels = cpuTargetList(target);
+    std::vector<std::string> entries;
+    std::string_view list = g.kernel_library()->string_view();
+    for (size_t at = 0; at <= list.size();) {
+      size_t comma = std::min(list.find(',', at), list.size());
+      entries.emplace_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+    if (!levels || levels->size() != entries.size())
+      return makeError() << where(kPlanEntry) << ": graph '" << g.name()->str() << "' names "
+                         << entries.size() << " kernel libraries for target '" << target << "'";
+    // Every level's library is present and intact, loaded or not.
+    for (const std::string &e : entries)
+      if (Expected<std::string_view> bytes = entry(e, true); !bytes)
+        return bytes.error();
+    pkg.kernelTarget_ = *level;
+    pkg.kernelTargets_ = joinTargets(*levels);
+    size_t index = std::find(levels->begin(), levels->end(), *level) - levels->begin();
+    return entries[index];
+  }
+
   std::string where(const std::string &entryName) const {
     return "'" + zip_.path() + "': entry '" + entryName + "'";
   }

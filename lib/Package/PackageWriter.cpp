@@ -9,6 +9,7 @@
 #include "gc/Package/Linker.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/SHA256.h"
+#include "gc/Support/TargetObjects.h"
 #include "gc/Support/Zip.h"
 
 #include <nlohmann/json.hpp>
@@ -254,6 +255,8 @@ Error writePackage(const Module &m, const PackageOptions &options, ByteSink &out
   std::unique_ptr<Module> packaged = packagedModule(m, offsets, externalSource);
 
   std::vector<std::pair<std::string, std::string>> libraries;
+  // Per graph, the entries of its kernels: one per CPU level it was built for.
+  std::vector<std::string> kernelEntries(m.loopGraphs().size());
   for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
     const LoopGraph &g = *m.loopGraphs()[i];
     if (g.plan.kernels.empty())
@@ -263,21 +266,27 @@ Error writePackage(const Module &m, const PackageOptions &options, ByteSink &out
     TargetDevice device = targetDevice(g.plan.target);
     if (device == TargetDevice::CUDA) {
       // The driver loads a fatbinary as it is.
-      libraries.emplace_back(kernelsEntry(i, device), compressZstd(g.plan.objectCode));
+      kernelEntries[i] = kernelsEntry(i, device);
+      libraries.emplace_back(kernelEntries[i], compressZstd(g.plan.objectCode));
       continue;
     }
-    Expected<std::string> library = linkSharedLibrary(g.plan.objectCode, options.linker);
-    if (!library)
-      return library.error().withContext("graph @" + g.name);
-    libraries.emplace_back(kernelsEntry(i, device), compressZstd(*library));
+    Expected<std::vector<TargetObject>> objects = targetObjects(g.plan.target, g.plan.objectCode);
+    if (!objects)
+      return objects.error().withContext("graph @" + g.name);
+    for (const TargetObject &o : *objects) {
+      Expected<std::string> library = linkSharedLibrary(o.object, options.linker);
+      if (!library)
+        return library.error().withContext("graph @" + g.name);
+      std::string entry = kernelsEntry(i, device, objects->size() > 1 ? o.target : "");
+      kernelEntries[i] += (kernelEntries[i].empty() ? "" : ",") + entry;
+      libraries.emplace_back(std::move(entry), compressZstd(*library));
+    }
   }
   std::string metadata = compressZstd(package::packageMetadata(*packaged, options));
   PlanOptions planOptions;
   if (externalSource)
     planOptions.archiveSource = kArchiveSource;
-  planOptions.kernelLibrary = [&](size_t graph) {
-    return kernelsEntry(graph, targetDevice(m.loopGraphs()[graph]->plan.target));
-  };
+  planOptions.kernelLibrary = [&](size_t graph) { return kernelEntries[graph]; };
   Expected<std::string> plan = buildRuntimePlan(*packaged, planOptions);
   if (!plan)
     return plan.error();

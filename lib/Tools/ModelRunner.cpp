@@ -4,12 +4,15 @@
 #include "gc/ModuleIO/ModuleIO.h"
 #include "gc/Codegen/ObjectLoader.h"
 #include "gc/Support/Target.h"
+#include "gc/Support/TargetObjects.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/IR/Random.h"
 #include "gc/Lower/LoopInterpreter.h"
 #include "gc/Package/PackageReader.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Runtime/Runtime.h"
+
+#include <algorithm>
 
 namespace gc {
 
@@ -166,7 +169,7 @@ public:
         runner->kernels_.push_back(std::make_unique<GpuKernelImage>(lg->plan.objectCode));
         continue;
       }
-      Expected<std::unique_ptr<KernelLibrary>> kernels = loadObjectCode(lg->plan.objectCode);
+      Expected<std::unique_ptr<KernelLibrary>> kernels = runner->loadCpuKernels(*lg);
       if (!kernels)
         return kernels.error().withContext("graph @" + lg->name);
       runner->kernels_.push_back(kernels.take());
@@ -234,9 +237,28 @@ public:
     return r;
   }
   std::vector<StepProfile> profile() const override { return executor_->profile(); }
+  KernelTargets kernelTargets() const override { return targets_; }
 
 private:
   explicit PlanRunner(const LoopGraph &g) : graph_(g) {}
+
+  /// The object of the CPU level this machine runs best (or
+  /// $GC_CPU_TARGET's), linked in process, as a package would load it.
+  Expected<std::unique_ptr<KernelLibrary>> loadCpuKernels(const LoopGraph &g) {
+    Expected<std::string> level = selectCpuTarget(g.plan.target);
+    if (!level)
+      return level.error();
+    Expected<std::vector<TargetObject>> objects = targetObjects(g.plan.target, g.plan.objectCode);
+    if (!objects)
+      return objects.error();
+    if (!g.plan.kernels.empty())
+      targets_ = {*level, g.plan.target};
+    // selectCpuTarget chose one of the targets, which have an object each.
+    auto chosen = std::find_if(objects->begin(), objects->end(),
+                               [&](const TargetObject &o) { return o.target == *level; });
+    return loadObjectCode(chosen->object);
+  }
+
   const LoopGraph &graph_;
   std::shared_ptr<const RuntimePlan> plan_;
   const plan::Graph *planGraph_ = nullptr;
@@ -244,14 +266,17 @@ private:
   std::unique_ptr<Executor> executor_;
   std::map<std::string, Tensor> weights_;
   GeneratorBinding generator_;
+  KernelTargets targets_;
 };
 
 /// A graph of a package, on the runtime with the package's own kernels and
 /// its weights in place. The roles come from the plan's bindings.
 class PackageRunner final : public ModelRunner {
 public:
-  static Expected<std::unique_ptr<ModelRunner>> create(std::unique_ptr<PackageExecutor> exec) {
-    auto runner = std::unique_ptr<PackageRunner>(new PackageRunner(std::move(exec)));
+  static Expected<std::unique_ptr<ModelRunner>> create(std::unique_ptr<PackageExecutor> exec,
+                                                       KernelTargets targets) {
+    auto runner =
+        std::unique_ptr<PackageRunner>(new PackageRunner(std::move(exec), std::move(targets)));
     const plan::Graph &g = runner->exec_->graph();
     for (const plan::Binding *b : *g.inputs()) {
       std::optional<InputKind> kind = parseInputKind(b->role()->string_view());
@@ -279,10 +304,13 @@ public:
     return runOnRuntime(*exec_, exec_->graph(), outputSpecs_, inputs);
   }
   std::vector<StepProfile> profile() const override { return exec_->profile(); }
+  KernelTargets kernelTargets() const override { return targets_; }
 
 private:
-  explicit PackageRunner(std::unique_ptr<PackageExecutor> exec) : exec_(std::move(exec)) {}
+  PackageRunner(std::unique_ptr<PackageExecutor> exec, KernelTargets targets)
+      : exec_(std::move(exec)), targets_(std::move(targets)) {}
   std::unique_ptr<PackageExecutor> exec_;
+  KernelTargets targets_;
   std::vector<InputSpec> inputSpecs_;
   std::vector<OutputSpec> outputSpecs_;
 };
@@ -299,6 +327,7 @@ public:
     return runner_->run(userInputs);
   }
   std::vector<StepProfile> profile() const override { return runner_->profile(); }
+  KernelTargets kernelTargets() const override { return runner_->kernelTargets(); }
 
 private:
   std::unique_ptr<Module> module_;
@@ -325,7 +354,7 @@ Expected<std::unique_ptr<ModelRunner>> openPackageRunner(std::shared_ptr<MappedF
   if (!exec)
     return exec.error();
   (*exec)->randomState().seed = options.seed;
-  return PackageRunner::create(exec.take());
+  return PackageRunner::create(exec.take(), {shared->kernelTarget(), shared->kernelTargets()});
 }
 
 } // namespace

@@ -235,8 +235,15 @@ Error bench(ModelRunner &runner, const std::vector<Tensor> &inputs, unsigned n) 
   return Error::success();
 }
 
-/// One line per plan step: its share of the time of all runs so far.
-void printProfile(const std::vector<StepProfile> &steps) {
+/// The CPU level whose kernels ran, of those there are, then one line per
+/// plan step: its share of the time of all runs so far.
+void printProfile(const KernelTargets &targets, const std::vector<StepProfile> &steps) {
+  if (!targets.loaded.empty()) {
+    std::string available = targets.available;
+    for (size_t comma = 0; (comma = available.find(',', comma)) != std::string::npos; comma += 2)
+      available.replace(comma, 1, ", ");
+    std::cout << "kernels: " << targets.loaded << " (of " << available << ")\n";
+  }
   double total = 0;
   for (const StepProfile &p : steps)
     total += p.seconds;
@@ -369,7 +376,7 @@ int runMain(int argc, char **argv) {
     if (Error e = bench(**runner, inputs, o.bench))
       return reportError(tool, e.withContext("'" + o.input + "'"));
   if (o.profile)
-    printProfile((*runner)->profile());
+    printProfile((*runner)->kernelTargets(), (*runner)->profile());
   if (!o.outputDir.empty())
     if (Error e = writeOutputs(o, g, *r, given, inputs))
       return reportError(tool, e);

@@ -2,6 +2,7 @@
 #include "gc/Tools/ToolSupport.h"
 
 #include "gc/Support/FileSystem.h"
+#include "gc/Support/Target.h"
 
 #include <algorithm>
 #include <iostream>
@@ -137,10 +138,25 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
   }
   if (runs(Phase::Codegen)) {
     CodegenOptions &codegen = options.codegen;
-    app.add_option("--target", codegen.emit.target, help(Phase::Codegen, "CPU target"))
-        ->check(CLI::IsMember(std::vector<std::string>(cpuTargetNames().begin(),
-                                                       cpuTargetNames().end())))
-        ->default_val(codegen.emit.target);
+    // Repeated or comma-separated, the levels make one list: the kernels
+    // are built once per level and the runtime loads the best the CPU runs.
+    app.add_option_function<std::vector<std::string>>(
+           "--target",
+           [&codegen](const std::vector<std::string> &items) {
+             Expected<std::vector<std::string>> list = cpuTargetList(joinTargets(items));
+             if (!list)
+               throw CLI::ValidationError("--target", list.error().message());
+             codegen.emit.target = joinTargets(*list);
+           },
+           help(Phase::Codegen, "CPU targets: x86-64, x86-64-v3, x86-64-v4 (comma-separated "
+                                "or repeated: kernels for each, the runtime loads the best the "
+                                "CPU runs), or native alone"))
+        ->check([](const std::string &item) -> std::string {
+          Expected<std::vector<std::string>> list = cpuTargetList(item);
+          return list ? std::string() : list.error().message();
+        })
+        ->allow_extra_args(false)
+        ->default_str(codegen.emit.target);
     app.add_option_function<std::string>(
            "--device",
            [&codegen](const std::string &name) {

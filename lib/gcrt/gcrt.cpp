@@ -466,6 +466,16 @@ gcrt_status gcrt_package_device(const gcrt_package *package, const char **device
   return GCRT_OK;
 }
 
+gcrt_status gcrt_package_kernel_target(const gcrt_package *package, const char **loaded,
+                                       const char **available) {
+  if (!package || !loaded || !available)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_kernel_target: null argument");
+  lastError.clear();
+  *loaded = package->package->kernelTarget().c_str();
+  *available = package->package->kernelTargets().c_str();
+  return GCRT_OK;
+}
+
 size_t gcrt_graph_count(const gcrt_package *package) {
   return package ? package->graphs.size() : 0;
 }

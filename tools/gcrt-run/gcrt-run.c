@@ -400,8 +400,22 @@ static int bench(gcrt_context *ctx, const gcrt_tensor *in, size_t numIn, gcrt_te
   return 0;
 }
 
-/* gc-run's profile table: one line per plan step. */
-static int printProfile(gcrt_context *ctx) {
+/* gc-run's profile: the CPU level whose kernels ran, of those the package
+ * has ("kernels: x86-64-v4 (of x86-64-v3, x86-64-v4)"), then one line per
+ * plan step. */
+static int printProfile(const gcrt_package *pkg, gcrt_context *ctx) {
+  const char *loaded = "", *available = "";
+  if (gcrt_package_kernel_target(pkg, &loaded, &available) != GCRT_OK)
+    return error("%s", gcrt_last_error());
+  if (*loaded) {
+    printf("kernels: %s (of ", loaded);
+    for (const char *c = available; *c; ++c)
+      if (*c == ',')
+        fputs(", ", stdout);
+      else
+        putchar(*c);
+    printf(")\n");
+  }
   size_t count = 0;
   if (gcrt_context_profile(ctx, NULL, 0, &count) != GCRT_OK)
     return error("%s", gcrt_last_error());
@@ -700,7 +714,7 @@ int main(int argc, char **argv) {
   failures += more;
   if (o.bench && bench(ctx, in, gcrt_input_count(pkg, graph), out, numOut, o.bench, o.package))
     goto done;
-  if (o.profile && printProfile(ctx))
+  if (o.profile && printProfile(pkg, ctx))
     goto done;
   if (failures) {
     size_t checks = o.numExpects + o.numExpectBuffers;

@@ -10,16 +10,12 @@
 
 #include "gc/IR/LoopIR.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/Target.h"
 
-#include <span>
 #include <string>
 #include <string_view>
 
 namespace gc {
-
-/// CPU targets by name: "x86-64" (portable, SSE2), "x86-64-v3" (AVX2, FMA),
-/// "x86-64-v4" (AVX-512), "native" (this machine; never cached across hosts).
-std::span<const std::string_view> cpuTargetNames();
 
 /// What a target name stands for on this machine: the name itself, except
 /// "native", which becomes the host's CPU name and features, and a CUDA
@@ -28,7 +24,10 @@ std::span<const std::string_view> cpuTargetNames();
 std::string resolvedTargetName(const std::string &target);
 
 struct EmitOptions {
-  std::string target = "x86-64-v3";
+  /// CPU targets: "x86-64" (portable, SSE2), "x86-64-v3" (AVX2, FMA),
+  /// "x86-64-v4" (AVX-512), "native" (this machine; never cached across
+  /// hosts), or a list of levels ("x86-64-v3,x86-64-v4", Target.h).
+  std::string target{kDefaultCpuTargets};
   /// Fill these with the module's text before / after optimization.
   std::string *llvmIR = nullptr;
   std::string *optimizedLLVMIR = nullptr;

@@ -43,9 +43,11 @@ namespace gc {
 inline constexpr const char *kPackageFormat = "gc-package";
 /// 1.1 added external weights (an external_weights.json.zst entry); 2.0
 /// replaced the module's graph file with the runtime plan; 2.1 added the
-/// constant program (weights computed at load time, plan 1.2).
+/// constant program (weights computed at load time, plan 1.2); 2.2 added
+/// kernels for several CPU levels, one library per graph and level (plan
+/// 1.3).
 inline constexpr uint32_t kPackageMajor = 2;
-inline constexpr uint32_t kPackageMinor = 1;
+inline constexpr uint32_t kPackageMinor = 2;
 
 /// Where a package's weights live.
 enum class WeightsMode : uint8_t {

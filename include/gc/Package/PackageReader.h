@@ -68,6 +68,11 @@ public:
   /// and the archive's path as resolved when the package was opened.
   const std::vector<ExternalWeight> &externalWeights() const { return external_; }
   const std::string &archivePath() const { return archivePath_; }
+  /// The CPU level whose kernels were loaded ("x86-64-v4": the best this
+  /// CPU runs, or $GC_CPU_TARGET's) and the levels the package has kernels
+  /// for ("x86-64-v3,x86-64-v4"); both empty when no CPU graph has kernels.
+  const std::string &kernelTarget() const { return kernelTarget_; }
+  const std::string &kernelTargets() const { return kernelTargets_; }
 
 private:
   friend class PackageReader;
@@ -79,6 +84,7 @@ private:
   std::shared_ptr<const WeightBinding> weights_;
   std::vector<ExternalWeight> external_;
   std::string archivePath_;
+  std::string kernelTarget_, kernelTargets_;
   std::function<Expected<const FallbackComponent *>()> fallback_;
 };
 

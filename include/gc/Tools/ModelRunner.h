@@ -26,6 +26,12 @@ struct RunnerOptions {
   uint64_t seed = RandomState::kDefaultSeed; ///< the generator's seed (docs/random.md)
 };
 
+/// Which CPU kernels a plan runs with ("x86-64-v4") of those it has
+/// ("x86-64-v3,x86-64-v4").
+struct KernelTargets {
+  std::string loaded, available;
+};
+
 class ModelRunner {
 public:
   virtual ~ModelRunner() = default;
@@ -42,6 +48,9 @@ public:
   /// Kernel plans run with RunnerOptions::profile: the time of each step so
   /// far. Empty for interpreters.
   virtual std::vector<StepProfile> profile() const { return {}; }
+  /// Kernel plans on the CPU: the level whose kernels run and the levels
+  /// there are kernels for (LoadedPackage::kernelTarget). Empty otherwise.
+  virtual KernelTargets kernelTargets() const { return {}; }
 };
 
 /// A runner for the graph named `graphName` of `module` (the first graph if

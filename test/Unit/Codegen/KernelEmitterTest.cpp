@@ -523,7 +523,6 @@ TEST(CpuTargets, UnknownTargetIsAnError) {
   auto object = emitKernels(module, graph, options);
   ASSERT_FALSE(object);
   EXPECT_NE(object.error().message().find("pentium"), std::string::npos);
-  EXPECT_EQ(cpuTargetNames().size(), 4u);
 }
 
 } // namespace

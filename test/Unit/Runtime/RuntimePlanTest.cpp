@@ -108,7 +108,7 @@ TEST(RuntimePlan, NewerVersionsAreErrorsNamingBoth) {
   SizedGraph g;
   std::string bytes = g.bytes();
   const_cast<plan::PlanVersion *>(mutablePlan(bytes).version())->mutate_major_version(2);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 2.2; this gc reads 1.0 to 1.2");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 2.3; this gc reads 1.0 to 1.3");
 }
 
 TEST(RuntimePlan, OutOfRangeIndicesAreErrors) {
