@@ -154,6 +154,8 @@ public:
       g.plan.objectCode = object.take();
       cache_.store(graphKey, g.plan.objectCode);
       statistics()["object bytes"] += static_cast<int64_t>(g.plan.objectCode.size());
+      if (!gpu)
+        statistics()["kernel batches"] += static_cast<int64_t>(kernelBatches(g).size());
     }
     return Error::success();
   }

@@ -5,6 +5,8 @@
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 
+#include <optional>
+
 namespace gc {
 
 int packageMain(int argc, char **argv) {
@@ -27,20 +29,36 @@ int packageMain(int argc, char **argv) {
                  "embed: the package holds every weight (the default); external: it holds "
                  "only the weights its source archive (.pt2) does not, names the archive "
                  "relative to the package's directory, and libgcrt maps it at load time");
+  TimeTraceFlag timeTrace;
+  timeTrace.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
 
   options.outputDir = out.path == "-" ? "." : parentDirectory(out.path);
-  Expected<std::unique_ptr<Module>> m = readModuleFile(input);
+  TimeTrace *trace = timeTrace.trace();
+  std::optional<TraceScope> whole(std::in_place, trace, "gc-package", "tool");
+  Expected<std::unique_ptr<Module>> m = [&] {
+    TraceScope scope(trace, "read", "stage");
+    return readModuleFile(input);
+  }();
   if (!m)
     return reportError("gc-package", m.error());
-  Expected<std::string> bytes = buildPackage(**m, options);
+  Expected<std::string> bytes = [&] {
+    TraceScope scope(trace, "package", "stage");
+    return buildPackage(**m, options);
+  }();
   if (!bytes)
     return reportError("gc-package", bytes.error().withContext("'" + input + "'"));
-  if (Error e = writeFileAtomic(out.path, *bytes))
+  if (Error e = [&] {
+        TraceScope scope(trace, "write", "stage");
+        return writeFileAtomic(out.path, *bytes);
+      }())
     return reportError("gc-package", e);
   if (Error e = out.writeDepfile(moduleDependencies(input, **m)))
+    return reportError("gc-package", e);
+  whole.reset();
+  if (Error e = timeTrace.write())
     return reportError("gc-package", e);
   return 0;
 }
