@@ -4,6 +4,7 @@
 #include "gc/Support/FileSystem.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -68,7 +69,13 @@ void TimeTraceFlag::addTo(CLI::App &app) {
                  "thread that ran it) to FILE as Chrome trace JSON (chrome://tracing, Perfetto)")
       ->type_name("FILE")
       ->check([](const std::string &file) {
-        return file.empty() ? std::string("needs a file name") : std::string();
+        // Refused before anything runs, so that no output is written
+        // without its trace.
+        if (file.empty())
+          return std::string("needs a file name");
+        if (!std::filesystem::is_directory(parentDirectory(file)))
+          return "no directory '" + parentDirectory(file) + "' for '" + file + "'";
+        return std::string();
       });
 }
 
