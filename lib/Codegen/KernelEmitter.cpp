@@ -37,7 +37,7 @@ namespace {
 /// Loop nodes per batch: LLVM spends a few milliseconds on every module
 /// (target machine, math library, pass pipelines) however small, so a batch
 /// gathers kernels until that is a small share of its time.
-constexpr size_t kBatchNodes = 32;
+constexpr size_t kBatchNodes = 16;
 
 /// Emits one kernel group as a CPU function over a sub-range of its first
 /// parallel loop.
@@ -108,9 +108,12 @@ Expected<std::string> emitBatch(const LoopGraph &graph, KernelBatch batch,
     return machine.error();
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> module = newKernelModule(ctx, graph.name, **machine);
-  for (uint32_t g = batch.begin; g < batch.end; ++g) {
-    GroupEmitter emitter(*module, graph, g);
-    GC_RETURN_IF_ERROR(emitter.emit());
+  {
+    TraceScope build(options.trace, "build IR", "llvm");
+    for (uint32_t g = batch.begin; g < batch.end; ++g) {
+      GroupEmitter emitter(*module, graph, g);
+      GC_RETURN_IF_ERROR(emitter.emit());
+    }
   }
   return finishKernelModule(
       *module, **machine,

@@ -2,7 +2,7 @@
 events have names, non-negative times and integer threads, and nest: every
 event of the main thread lies inside the tool's event, every pass inside the
 tool or a stage, every kernel batch (on any thread) inside the emit-kernels
-pass. Prints the names of the events, one a line, sorted and unique, then the
+pass, and so every LLVM step. Prints the names of the events, one a line, sorted and unique, then the
 number of threads that compiled kernels."""
 import json
 import sys
@@ -43,9 +43,9 @@ def main(path):
             fail("pass %r is in no stage" % e["name"])
     emits = [e for e in events if e["name"] == "emit-kernels"]
     batches = [e for e in events if e["cat"] == "kernels"]
-    for b in batches:
+    for b in batches + [e for e in events if e["cat"] == "llvm"]:
         if not any(inside(b, e) for e in emits):
-            fail("kernel batch %r is outside emit-kernels" % b["name"])
+            fail("%r is outside emit-kernels" % b["name"])
     for name in sorted({e["name"] for e in events if e["cat"] != "kernels"}):
         print(name)
     if batches:
