@@ -141,6 +141,9 @@ void forEachIndex(size_t n, unsigned jobs, const std::function<void(size_t)> &wo
 
 Expected<std::string> emitKernels(const Module &, const LoopGraph &graph,
                                   const EmitOptions &options) {
+  // A bad target is an error even for a graph without kernels.
+  if (auto machine = createTargetMachine(options.target); !machine)
+    return machine.error();
   bool wantIR = options.llvmIR || options.optimizedLLVMIR;
   std::vector<KernelBatch> batches =
       wantIR ? std::vector<KernelBatch>{{0, static_cast<uint32_t>(graph.plan.kernels.size())}}

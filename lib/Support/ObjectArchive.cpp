@@ -19,8 +19,8 @@ std::string archiveObjects(std::span<const std::string> objects) {
   for (size_t i = 0; i < objects.size(); ++i) {
     std::string name = "b" + std::to_string(i) + ".o/";
     char header[kHeaderBytes + 1];
-    std::snprintf(header, sizeof header, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name.c_str(), "0",
-                  "0", "0", "644", objects[i].size());
+    std::snprintf(header, sizeof header, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name.c_str(), "0", "0",
+                  "0", "644", objects[i].size());
     out.append(header, kHeaderBytes);
     out += objects[i];
     // Members start at even offsets.
@@ -45,8 +45,7 @@ Expected<std::vector<std::string_view>> archivedObjects(std::string_view bytes) 
     auto parsed = std::from_chars(field.data(), field.data() + field.size(), size);
     at += kHeaderBytes;
     if (parsed.ec != std::errc() || size > bytes.size() - at)
-      return makeError() << "kernel object archive: member " << members.size()
-                         << " has a bad size";
+      return makeError() << "kernel object archive: member " << members.size() << " has a bad size";
     members.push_back(bytes.substr(at, size));
     at += size + size % 2;
   }

@@ -21,11 +21,11 @@ TimeTrace::TimeTrace() { threads_[std::this_thread::get_id()] = 0; }
 void TimeTrace::record(std::string name, std::string_view category, Clock::time_point start) {
   Clock::time_point end = Clock::now();
   std::lock_guard lock(mutex_);
-  auto [it, added] = threads_.try_emplace(std::this_thread::get_id(),
-                                          static_cast<uint32_t>(threads_.size()));
-  (void)added;
+  uint32_t thread =
+      threads_.try_emplace(std::this_thread::get_id(), static_cast<uint32_t>(threads_.size()))
+          .first->second;
   events_.push_back({std::move(name), std::string(category), micros(start - origin_),
-                     micros(end - start), it->second});
+                     micros(end - start), thread});
 }
 
 std::string TimeTrace::json() const {
@@ -42,12 +42,13 @@ std::string TimeTrace::json() const {
   });
   nlohmann::json events = nlohmann::json::array();
   int pid = static_cast<int>(getpid());
-  for (const auto &[id, number] : threads_)
-    events.push_back({{"name", "thread_name"},
-                      {"ph", "M"},
-                      {"pid", pid},
-                      {"tid", number},
-                      {"args", {{"name", number == 0 ? "main" : "worker " + std::to_string(number)}}}});
+  for (uint32_t number = 0; number < threads_.size(); ++number)
+    events.push_back(
+        {{"name", "thread_name"},
+         {"ph", "M"},
+         {"pid", pid},
+         {"tid", number},
+         {"args", {{"name", number == 0 ? "main" : "worker " + std::to_string(number)}}}});
   for (const Event *e : order)
     events.push_back({{"name", e->name},
                       {"cat", e->category},

@@ -17,7 +17,7 @@ std::vector<std::string> membersOf(const std::string &archive) {
 
 TEST(ObjectArchive, MembersComeBackInOrderWhateverTheirSizes) {
   // Odd sizes are padded to even offsets; an empty member stays empty.
-  std::vector<std::string> objects = {"\x7f" "ELF one", "", "three", std::string(1001, 'x')};
+  std::vector<std::string> objects = {"\177ELF one", "", "three", std::string(1001, 'x')};
   std::string archive = archiveObjects(objects);
   EXPECT_EQ(archive.substr(0, 8), "!<arch>\n");
   EXPECT_EQ(membersOf(archive), objects);
@@ -33,7 +33,7 @@ TEST(ObjectArchive, SameObjectsSameBytes) {
 }
 
 TEST(ObjectArchive, OneObjectWithoutArchiveIsItself) {
-  EXPECT_EQ(membersOf("\x7f" "ELF whole object"), std::vector<std::string>{"\x7f" "ELF whole object"});
+  EXPECT_EQ(membersOf("\177ELF whole object"), std::vector<std::string>{"\177ELF whole object"});
 }
 
 TEST(ObjectArchive, MalformedArchivesAreErrors) {
