@@ -1,6 +1,8 @@
 //===- GroupEmitterBase.cpp - What the CPU and GPU kernel emitters share --===//
 #include "GroupEmitterBase.h"
 
+#include "gc/Support/TimeTrace.h"
+
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -11,6 +13,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <optional>
 #include <set>
 
 namespace gc {
@@ -734,16 +737,22 @@ Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachi
                                          llvm::StringRef bitcode, const std::string &graphName,
                                          const EmitOptions &options, llvm::CodeGenFileType type,
                                          const std::function<Error()> &afterLink) {
+  std::optional<TraceScope> link(std::in_place, options.trace, "link math library", "llvm");
   GC_RETURN_IF_ERROR(linkMathLibrary(module, bitcode));
+  link.reset();
   if (afterLink)
     GC_RETURN_IF_ERROR(afterLink());
   setTargetAttributes(module, machine);
   GC_RETURN_IF_ERROR(verifyKernelModule(module, graphName));
   if (options.llvmIR)
     *options.llvmIR = printModule(module);
-  optimize(module, machine);
+  {
+    TraceScope scope(options.trace, "optimize", "llvm");
+    optimize(module, machine);
+  }
   if (options.optimizedLLVMIR)
     *options.optimizedLLVMIR = printModule(module);
+  TraceScope scope(options.trace, "machine code", "llvm");
   llvm::SmallVector<char, 0> bytes;
   llvm::raw_svector_ostream stream(bytes);
   llvm::legacy::PassManager codegen;

@@ -18,13 +18,26 @@
 #include "MathBitcode.h"
 #include "TargetSetup.h"
 
+#include "gc/Support/ObjectArchive.h"
+#include "gc/Support/TimeTrace.h"
+
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <thread>
+
 namespace gc {
 
 namespace {
+
+/// Loop nodes per batch: LLVM spends a few milliseconds on every module
+/// (target machine, math library, pass pipelines) however small, so a batch
+/// gathers kernels until that is a small share of its time.
+constexpr size_t kBatchNodes = 16;
 
 /// Emits one kernel group as a CPU function over a sub-range of its first
 /// parallel loop.
@@ -66,23 +79,90 @@ private:
 
 } // namespace
 
-Expected<std::string> emitKernels(const Module &, const LoopGraph &graph,
-                                  const EmitOptions &options) {
+std::vector<KernelBatch> kernelBatches(const LoopGraph &graph) {
+  std::vector<KernelBatch> batches;
+  size_t nodes = 0;
+  uint32_t count = static_cast<uint32_t>(graph.plan.kernels.size());
+  for (uint32_t k = 0; k < count; ++k) {
+    if (batches.empty() || nodes >= kBatchNodes) {
+      batches.push_back({k, k});
+      nodes = 0;
+    }
+    batches.back().end = k + 1;
+    nodes += graph.plan.kernels[k].nodes.size();
+  }
+  return batches;
+}
+
+namespace {
+
+/// The object code of the kernels of `batch`.
+Expected<std::string> emitBatch(const LoopGraph &graph, KernelBatch batch,
+                                const EmitOptions &options) {
+  TraceScope scope(options.trace,
+                   "kernels " + graph.name + "[" + std::to_string(batch.begin) + ", " +
+                       std::to_string(batch.end) + ")",
+                   "kernels");
   auto machine = createTargetMachine(options.target);
   if (!machine)
     return machine.error();
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> owned = newKernelModule(ctx, graph.name, **machine);
-  llvm::Module &module = *owned;
-
-  for (uint32_t g = 0; g < graph.plan.kernels.size(); ++g) {
-    GroupEmitter emitter(module, graph, g);
-    GC_RETURN_IF_ERROR(emitter.emit());
+  std::unique_ptr<llvm::Module> module = newKernelModule(ctx, graph.name, **machine);
+  {
+    TraceScope build(options.trace, "build IR", "llvm");
+    for (uint32_t g = batch.begin; g < batch.end; ++g) {
+      GroupEmitter emitter(*module, graph, g);
+      GC_RETURN_IF_ERROR(emitter.emit());
+    }
   }
   return finishKernelModule(
-      module, **machine,
+      *module, **machine,
       llvm::StringRef(reinterpret_cast<const char *>(kMathBitcode), kMathBitcodeSize), graph.name,
       options, llvm::CGFT_ObjectFile);
+}
+
+/// Calls work(i) for every i < n on up to `jobs` threads (the caller's
+/// among them), each taking the next index when it is done with one.
+void forEachIndex(size_t n, unsigned jobs, const std::function<void(size_t)> &work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;)
+      work(i);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::min<size_t>(jobs, n); ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread &t : threads)
+    t.join();
+}
+
+} // namespace
+
+Expected<std::string> emitKernels(const Module &, const LoopGraph &graph,
+                                  const EmitOptions &options) {
+  // A bad target is an error even for a graph without kernels.
+  if (auto machine = createTargetMachine(options.target); !machine)
+    return machine.error();
+  bool wantIR = options.llvmIR || options.optimizedLLVMIR;
+  std::vector<KernelBatch> batches =
+      wantIR ? std::vector<KernelBatch>{{0, static_cast<uint32_t>(graph.plan.kernels.size())}}
+             : kernelBatches(graph);
+  std::vector<std::string> objects(batches.size());
+  std::vector<Error> errors(batches.size());
+  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  forEachIndex(batches.size(), jobs, [&](size_t i) {
+    Expected<std::string> object = emitBatch(graph, batches[i], options);
+    if (object)
+      objects[i] = object.take();
+    else
+      errors[i] = object.error();
+  });
+  // The first failure in batch order, whichever thread saw it first.
+  for (const Error &e : errors)
+    if (e)
+      return e;
+  return archiveObjects(objects);
 }
 
 } // namespace gc

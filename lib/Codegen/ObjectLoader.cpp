@@ -3,6 +3,8 @@
 
 #include "TargetSetup.h"
 
+#include "gc/Support/ObjectArchive.h"
+
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Object/ObjectFile.h>
@@ -62,10 +64,9 @@ Expected<std::vector<std::string>> exportedFunctions(llvm::MemoryBufferRef bytes
 
 Expected<std::unique_ptr<KernelLibrary>> loadObjectCode(const std::string &objectCode) {
   initializeX86Target();
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(objectCode, "kernels.o");
-  auto names = exportedFunctions(buffer->getMemBufferRef());
-  if (!names)
-    return names.error();
+  Expected<std::vector<std::string_view>> objects = archivedObjects(objectCode);
+  if (!objects)
+    return objects.error();
 
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit)
@@ -78,11 +79,19 @@ Expected<std::unique_ptr<KernelLibrary>> loadObjectCode(const std::string &objec
     return makeError() << "cannot search this process for symbols: "
                        << llvm::toString(process.takeError());
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
-  if (llvm::Error err = (*jit)->addObjectFile(std::move(buffer)))
-    return makeError() << "cannot load kernel object code: " << llvm::toString(std::move(err));
+  std::vector<std::string> names;
+  for (std::string_view object : *objects) {
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, "kernels.o");
+    auto exported = exportedFunctions(buffer->getMemBufferRef());
+    if (!exported)
+      return exported.error();
+    names.insert(names.end(), exported->begin(), exported->end());
+    if (llvm::Error err = (*jit)->addObjectFile(std::move(buffer)))
+      return makeError() << "cannot load kernel object code: " << llvm::toString(std::move(err));
+  }
 
   std::map<std::string, KernelEntryFn> entries;
-  for (const std::string &name : *names) {
+  for (const std::string &name : names) {
     auto address = (*jit)->lookup(name);
     if (!address)
       return makeError() << "cannot link kernel '" << name

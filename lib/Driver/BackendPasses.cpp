@@ -171,6 +171,8 @@ public:
           *options_.ptx += ptx;
         cache_.store(key, *object);
         statistics()["object bytes"] += static_cast<int64_t>(object->size());
+        if (!gpu)
+          statistics()["kernel batches"] += static_cast<int64_t>(kernelBatches(g).size());
         objects.push_back({target, object.take()});
       }
       g.plan.objectCode = bundleTargetObjects(objects);

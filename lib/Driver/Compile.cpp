@@ -7,6 +7,7 @@
 #include "gc/Pass/Pass.h"
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/SHA256.h"
+#include "gc/Support/TimeTrace.h"
 
 #include <cstdio>
 #include <functional>
@@ -329,6 +330,19 @@ void StepTimer::print(std::ostream &out) const {
     rows.push_back({label, e.seconds});
   }
   printTimingReport(out, "gc-compile execution timing report", "Stage    Step", rows);
+}
+
+void PhaseTracer::phaseStarted(Phase) { phaseStart_ = std::chrono::steady_clock::now(); }
+
+void PhaseTracer::phaseFinished(Phase phase) {
+  trace_.record(std::string(phaseInfo(phase).name), "stage", phaseStart_);
+}
+
+void PhaseTracer::stepTimed(Phase, std::string_view step, double seconds) {
+  // Steps are reported as they end.
+  auto took = std::chrono::duration_cast<TimeTrace::Clock::duration>(
+      std::chrono::duration<double>(seconds));
+  trace_.record(std::string(step), "pass", TimeTrace::Clock::now() - took);
 }
 
 ProgressReporter::ProgressReporter(std::ostream &out, std::string what,

@@ -1,6 +1,8 @@
 //===- Linker.cpp - Kernel object code to a shared library ----------------===//
 #include "gc/Package/Linker.h"
 
+#include "gc/Support/ObjectArchive.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -31,22 +33,28 @@ public:
                          << "': " << std::strerror(errno);
     return ScratchDir(std::move(pattern));
   }
-  ScratchDir(ScratchDir &&o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  ScratchDir(ScratchDir &&o) noexcept
+      : path_(std::move(o.path_)), files_(std::move(o.files_)) {
+    o.path_.clear();
+  }
   ScratchDir(const ScratchDir &) = delete;
   ~ScratchDir() {
     if (path_.empty())
       return;
-    for (const char *name : kFiles)
-      unlink((path_ + "/" + name).c_str());
+    for (const std::string &file : files_)
+      unlink(file.c_str());
     rmdir(path_.c_str());
   }
-  std::string file(const char *name) const { return path_ + "/" + name; }
-
-  static constexpr const char *kFiles[] = {"kernels.o", "kernels.so", "linker.log"};
+  /// The path of `name` in the directory, removed with it.
+  std::string file(const std::string &name) {
+    files_.push_back(path_ + "/" + name);
+    return files_.back();
+  }
 
 private:
   explicit ScratchDir(std::string path) : path_(std::move(path)) {}
   std::string path_;
+  std::vector<std::string> files_;
 };
 
 Error writeWhole(const std::string &path, std::string_view bytes) {
@@ -77,14 +85,19 @@ Expected<std::string> linkSharedLibrary(std::string_view objectCode, const std::
   Expected<ScratchDir> dir = ScratchDir::create();
   if (!dir)
     return dir.error();
-  std::string object = dir->file("kernels.o"), library = dir->file("kernels.so"),
-              log = dir->file("linker.log");
-  GC_RETURN_IF_ERROR(writeWhole(object, objectCode));
-
+  Expected<std::vector<std::string_view>> objects = archivedObjects(objectCode);
+  if (!objects)
+    return objects.error();
+  std::string library = dir->file("kernels.so"), log = dir->file("linker.log");
   // No build id: it would be a hash of the output at best and a random
   // value at worst; either way the package gains nothing from it.
-  std::vector<std::string> args = {linker,          "-shared", "--build-id=none", "-z",
-                                   "noexecstack",   "-o",      library,           object};
+  std::vector<std::string> args = {linker,        "-shared", "--build-id=none", "-z",
+                                   "noexecstack", "-o",      library};
+  // In batch order, so that the library's layout is always the same.
+  for (size_t i = 0; i < objects->size(); ++i) {
+    args.push_back(dir->file("kernels" + std::to_string(i) + ".o"));
+    GC_RETURN_IF_ERROR(writeWhole(args.back(), (*objects)[i]));
+  }
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());

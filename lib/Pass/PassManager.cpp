@@ -3,6 +3,7 @@
 
 #include "gc/IR/Printer.h"
 #include "gc/IR/Verifier.h"
+#include "gc/Support/TimeTrace.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -82,6 +83,8 @@ Error PassManager::run(Module &m) {
   for (const auto &p : passes_) {
     auto start = std::chrono::steady_clock::now();
     Error e = p->run(m);
+    if (options_.trace)
+      options_.trace->record(std::string(p->name()), "pass", start);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     timings.push_back({std::string(p->name()), seconds});

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace gc {
 
@@ -58,6 +59,8 @@ int compileMain(int argc, char **argv) {
                "~/.cache/gc)");
   app.add_flag("--time-passes", timePasses,
                "Print the time of every stage's passes and steps to stderr");
+  TimeTraceFlag timeTrace;
+  timeTrace.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
@@ -86,12 +89,18 @@ int compileMain(int argc, char **argv) {
     options.writeStages = true;
   }
 
+  TimeTrace *trace = timeTrace.trace();
+  options.pipeline.codegen.emit.trace = trace;
+  std::optional<TraceScope> whole(std::in_place, trace, tool, "tool");
   StepTimer timer;
   Expected<CompileResult> result = [&] {
     ProgressReporter progress(std::cerr, tool + ": " + input);
     std::vector<CompileObserver *> observers = {&progress};
     if (timePasses)
       observers.push_back(&timer);
+    std::optional<PhaseTracer> tracer;
+    if (trace)
+      observers.push_back(&tracer.emplace(*trace));
     return compileModel(input, options, observers);
   }();
   if (!result)
@@ -99,13 +108,18 @@ int compileMain(int argc, char **argv) {
   for (const std::string &w : result->warnings)
     std::cerr << tool << ": warning: " << w << "\n";
   // compileModel wrote the package.
-  if (options.last != Phase::Package)
+  if (options.last != Phase::Package) {
+    TraceScope scope(trace, "write", "stage");
     if (Error e = writeModuleFile(*result->module, output.path, output.format))
       return reportError(tool, e);
+  }
   if (Error e = output.writeDepfile({input}))
     return reportError(tool, e);
   if (timePasses)
     timer.print(std::cerr);
+  whole.reset();
+  if (Error e = timeTrace.write())
+    return reportError(tool, e);
   return 0;
 }
 

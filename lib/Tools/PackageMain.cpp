@@ -5,6 +5,8 @@
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 
+#include <optional>
+
 namespace gc {
 
 int packageMain(int argc, char **argv) {
@@ -27,22 +29,38 @@ int packageMain(int argc, char **argv) {
                  "embed: the package holds every weight (the default); external: it holds "
                  "only the weights its source archive (.pt2) does not, names the archive "
                  "relative to the package's directory, and libgcrt maps it at load time");
+  TimeTraceFlag timeTrace;
+  timeTrace.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
 
   options.outputDir = out.path == "-" ? "." : parentDirectory(out.path);
-  Expected<std::unique_ptr<Module>> m = readModuleFile(input);
+  TimeTrace *trace = timeTrace.trace();
+  std::optional<TraceScope> whole(std::in_place, trace, "gc-package", "tool");
+  Expected<std::unique_ptr<Module>> m = [&] {
+    TraceScope scope(trace, "read", "stage");
+    return readModuleFile(input);
+  }();
   if (!m)
     return reportError("gc-package", m.error());
   Expected<std::unique_ptr<OutputFile>> file = OutputFile::create(out.path);
   if (!file)
     return reportError("gc-package", file.error());
-  if (Error e = writePackage(**m, options, **file))
+  if (Error e = [&] {
+        TraceScope scope(trace, "package", "stage");
+        return writePackage(**m, options, **file);
+      }())
     return reportError("gc-package", e.withContext("'" + input + "'"));
-  if (Error e = (*file)->commit())
+  if (Error e = [&] {
+        TraceScope scope(trace, "write", "stage");
+        return (*file)->commit();
+      }())
     return reportError("gc-package", e);
   if (Error e = out.writeDepfile(moduleDependencies(input, **m)))
+    return reportError("gc-package", e);
+  whole.reset();
+  if (Error e = timeTrace.write())
     return reportError("gc-package", e);
   return 0;
 }

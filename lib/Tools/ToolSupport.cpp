@@ -5,8 +5,10 @@
 #include "gc/Support/Target.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace gc {
@@ -62,10 +64,39 @@ Error OutputOptions::writeDepfile(const std::vector<std::string> &inputs) const 
   return writeFileAtomic(depfile, rule + "\n");
 }
 
+void TimeTraceFlag::addTo(CLI::App &app) {
+  app.add_option("--time-trace", path,
+                 "Write where the time went (each stage, pass and kernel batch, with the "
+                 "thread that ran it) to FILE as Chrome trace JSON (chrome://tracing, Perfetto)")
+      ->type_name("FILE")
+      ->check([](const std::string &file) {
+        // Refused before anything runs, so that no output is written
+        // without its trace.
+        if (file.empty())
+          return std::string("needs a file name");
+        if (!std::filesystem::is_directory(parentDirectory(file)))
+          return "no directory '" + parentDirectory(file) + "' for '" + file + "'";
+        return std::string();
+      });
+}
+
+TimeTrace *TimeTraceFlag::trace() {
+  if (path.empty())
+    return nullptr;
+  if (!trace_)
+    trace_ = std::make_unique<TimeTrace>();
+  return trace_.get();
+}
+
+Error TimeTraceFlag::write() const {
+  return trace_ ? trace_->write(path) : Error::success();
+}
+
 void PassManagerFlags::addTo(CLI::App &app, const std::string &listHelp) {
   app.add_option("--print-after", printAfter, "Print the module after this pass ('all' for every)")
       ->delimiter(',');
   app.add_flag("--time-passes", options.timePasses, "Print the time each pass took to stderr");
+  timeTrace.addTo(app);
   app.add_flag("--stats", options.statistics, "Print pass statistics to stderr");
   app.add_flag("!--no-verify-each", options.verifyEach,
                "Do not verify the module after each pass");
@@ -169,6 +200,10 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
                    help(Phase::Codegen, "GPU architectures to build cubins for, with PTX for "
                                         "newer ones (--device cuda)"))
         ->default_val(codegen.gpuArchs);
+    app.add_option("-j,--jobs", codegen.emit.jobs,
+                   help(Phase::Codegen, "threads that compile kernels (default: one per "
+                                        "hardware thread); the output is the same for any"))
+        ->check(CLI::Range(1u, 4096u));
     app.add_flag("!--no-fuse", codegen.schedule.fuse,
                  help(Phase::Codegen, "one kernel per loop node"));
     app.add_flag("!--no-extern-post-ops", codegen.schedule.externPostOps,
@@ -194,12 +229,18 @@ int StageTool::run(const std::string &tool, std::vector<std::unique_ptr<Pass>> p
   }
   if (input.empty())
     return reportError(tool, makeError() << "no input file");
+  TimeTrace *trace = passManager.timeTrace.trace();
+  passManager.options.trace = trace;
+  std::optional<TraceScope> whole(std::in_place, trace, tool, "tool");
   if (Error e = passManager.resolvePrintAfter([&](std::string_view name) {
         return std::any_of(passes.begin(), passes.end(),
                            [&](const auto &p) { return p->name() == name; });
       }))
     return reportError(tool, e);
-  Expected<std::unique_ptr<Module>> m = readModuleFile(input);
+  Expected<std::unique_ptr<Module>> m = [&] {
+    TraceScope scope(trace, "read", "stage");
+    return readModuleFile(input);
+  }();
   if (!m)
     return reportError(tool, m.error());
   std::vector<std::string> deps = moduleDependencies(input, **m);
@@ -214,20 +255,27 @@ int StageTool::run(const std::string &tool, std::vector<std::unique_ptr<Pass>> p
     std::cerr << tool << ": warning: " << w << "\n";
   if (failed)
     return reportError(tool, failed.withContext("'" + input + "'"));
-  Error written = hooks.write ? hooks.write(**m)
-                              : writeModuleFile(**m, output.path, output.format);
+  Error written = [&] {
+    TraceScope scope(trace, "write", "stage");
+    return hooks.write ? hooks.write(**m) : writeModuleFile(**m, output.path, output.format);
+  }();
   if (written)
     return reportError(tool, written);
   if (Error e = output.writeDepfile(deps))
+    return reportError(tool, e);
+  whole.reset();
+  if (Error e = passManager.timeTrace.write())
     return reportError(tool, e);
   return 0;
 }
 
 int StageTool::run(const std::string &tool, std::span<const Phase> phases,
                    const PipelineOptions &options, const Hooks &hooks) {
+  PipelineOptions traced = options;
+  traced.codegen.emit.trace = passManager.timeTrace.trace();
   std::vector<std::unique_ptr<Pass>> passes;
   for (Phase phase : phases) {
-    Expected<std::vector<std::unique_ptr<Pass>>> more = phasePasses(phase, options);
+    Expected<std::vector<std::unique_ptr<Pass>>> more = phasePasses(phase, traced);
     if (!more)
       return reportError(tool, more.error());
     for (auto &p : *more)

@@ -2,7 +2,11 @@
 //
 // Each KernelGroup of a plan becomes one function with the KernelEntryFn
 // signature (Runtime.h), built as LLVM IR, optimized at O3 for the chosen
-// target, and emitted as one ELF object for the whole graph.
+// target. Consecutive kernels form batches, one LLVM module and one ELF
+// object each, compiled on a pool of threads; the graph's object code is
+// the archive of the batches' objects (Support/ObjectArchive.h). Batches
+// depend on the graph alone, never on the number of threads, so the bytes
+// are the same however many compile them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_CODEGEN_KERNELEMITTER_H
@@ -14,8 +18,11 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gc {
+
+class TimeTrace;
 
 /// What a target name stands for on this machine: the name itself, except
 /// "native", which becomes the host's CPU name and features, and a CUDA
@@ -33,11 +40,27 @@ struct EmitOptions {
   std::string *optimizedLLVMIR = nullptr;
   /// CUDA targets: fill this with the kernels' PTX.
   std::string *ptx = nullptr;
+  /// Threads that compile a graph's kernel batches (0: one per hardware
+  /// thread); the object code does not depend on it.
+  unsigned jobs = 0;
+  /// Records one event per kernel batch, on the thread that compiled it.
+  TimeTrace *trace = nullptr;
 };
 
+/// Kernels [begin, end) of a plan, compiled as one LLVM module.
+struct KernelBatch {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+/// graph.plan's kernels cut into batches: consecutive kernels until a
+/// batch holds enough loop nodes to outweigh LLVM's cost per module.
+std::vector<KernelBatch> kernelBatches(const LoopGraph &graph);
+
 /// Compiles every kernel of graph.plan for a CPU target (CUDA targets go
-/// to emitGpuKernels, GpuKernelEmitter.h) into one relocatable object (the
-/// bytes of an ELF .o). Size symbols are read from the `symbols` argument
+/// to emitGpuKernels, GpuKernelEmitter.h) into the archive of one
+/// relocatable ELF object per batch. With llvmIR or optimizedLLVMIR set the
+/// kernels form one batch, so that the text is one module. Size symbols are read from the `symbols` argument
 /// in graph.plan.symbols order. Errors name the kernel and node.
 Expected<std::string> emitKernels(const Module &module, const LoopGraph &graph,
                                   const EmitOptions &options);

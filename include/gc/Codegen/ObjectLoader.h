@@ -10,7 +10,8 @@
 
 namespace gc {
 
-/// Links the relocatable object `objectCode` (from emitKernels) into this
+/// Links the relocatable objects of `objectCode` (from emitKernels: an
+/// archive of them, Support/ObjectArchive.h, or one object) into this
 /// process with LLVM's JIT linker and resolves its kernels. The library owns
 /// the code; function pointers die with it.
 Expected<std::unique_ptr<KernelLibrary>> loadObjectCode(const std::string &objectCode);

@@ -130,6 +130,20 @@ private:
   std::vector<Entry> entries_;
 };
 
+/// --time-trace for the whole chain: one event per phase and one per step
+/// (kernel batches are recorded by the emitter, CodegenOptions::emit.trace).
+class PhaseTracer final : public CompileObserver {
+public:
+  explicit PhaseTracer(TimeTrace &trace) : trace_(trace) {}
+  void phaseStarted(Phase phase) override;
+  void phaseFinished(Phase phase) override;
+  void stepTimed(Phase phase, std::string_view step, double seconds) override;
+
+private:
+  TimeTrace &trace_;
+  std::chrono::steady_clock::time_point phaseStart_;
+};
+
 /// A line on `out` when a phase has run longer than `threshold`, and one
 /// when it ends, so that a long compile shows where it is; quick phases
 /// print nothing.

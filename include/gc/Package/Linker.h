@@ -9,7 +9,8 @@
 
 namespace gc {
 
-/// Links the ELF relocatable `objectCode` into a shared library with the
+/// Links the ELF relocatables of `objectCode` (an archive of them,
+/// Support/ObjectArchive.h, or one object) into a shared library with the
 /// system linker `linker` (an ld-compatible program, found on PATH unless
 /// it holds a '/'), and returns the library's bytes. The output depends only
 /// on the object code and the linker: no build id, fixed file names. A

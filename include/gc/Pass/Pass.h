@@ -5,8 +5,8 @@
 // library's); the pass manager knows none of them. Tools build a pipeline
 // from names (--passes=a,b,c) or take a phase's passes (Driver/Pipeline.h)
 // and run it through a PassManager, which owns the debugging flags every
-// tool shares: --print-after=NAME (or all), --time-passes, --verify-each,
-// --stats.
+// tool shares: --print-after=NAME (or all), --time-passes, --time-trace,
+// --verify-each, --stats.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_PASS_PASS_H
@@ -24,6 +24,8 @@
 #include <vector>
 
 namespace gc {
+
+class TimeTrace;
 
 class Pass {
 public:
@@ -74,6 +76,8 @@ struct PassManagerOptions {
   bool timePasses = false;
   bool verifyEach = true;
   bool statistics = false;
+  /// Records one event per pass run (--time-trace).
+  TimeTrace *trace = nullptr;
 };
 
 class PassManager {

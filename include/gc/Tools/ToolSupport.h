@@ -6,10 +6,12 @@
 #include "gc/Driver/Pipeline.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
+#include "gc/Support/TimeTrace.h"
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,11 +33,29 @@ struct OutputOptions {
   Error writeDepfile(const std::vector<std::string> &inputs) const;
 };
 
+/// --time-trace FILE: where the time of every stage, pass and kernel batch
+/// went, as Chrome trace JSON (Support/TimeTrace.h). Every tool that runs
+/// passes offers it, and gc-package.
+struct TimeTraceFlag {
+  std::string path;
+  void addTo(CLI::App &app);
+  /// The trace to record into, started at the first call; null without the
+  /// flag.
+  TimeTrace *trace();
+  /// Writes the trace, if one was asked for.
+  Error write() const;
+
+private:
+  std::unique_ptr<TimeTrace> trace_;
+};
+
 /// The pass manager's flags, as every tool that runs passes offers them:
-/// --print-after, --time-passes, --stats, --no-verify-each, --list-passes.
+/// --print-after, --time-passes, --time-trace, --stats, --no-verify-each,
+/// --list-passes.
 struct PassManagerFlags {
   std::vector<std::string> printAfter;
   PassManagerOptions options;
+  TimeTraceFlag timeTrace;
   bool listPasses = false;
   void addTo(CLI::App &app, const std::string &listHelp);
   /// Checks that every --print-after name is "all" or a pass `isKnown`
