@@ -34,7 +34,8 @@ VarRanges nodeRanges(const SymContext &ctx, const LoopNode &node);
 /// The store index, then every Load and Index expression of the body.
 std::vector<const SymExpr *> indexExprs(const LoopNode &node);
 
-/// Simplifies every index expression of `node` under its loop ranges.
+/// Simplifies every index expression of `node` under its loop ranges, the
+/// variable of a loop of extent 1 replaced by 0.
 void simplifyNodeIndices(SymContext &ctx, LoopNode &node);
 
 /// Permutes the outer loops so that the innermost walks the store (then the
