@@ -109,20 +109,6 @@ std::vector<const SymExpr *> indexExprs(const LoopNode &node) {
 }
 
 void simplifyNodeIndices(SymContext &ctx, LoopNode &node) {
-  // A loop of extent 1 only ever takes the value 0. Lowering leaves its
-  // variable in some indices and not in others (a load through a stride it
-  // ignores), and equal positions must be equal expressions for matching
-  // epilogues and in-place writes to see them.
-  Substitution zeros;
-  auto zeroUnitLoops = [&](const std::vector<const SymExpr *> &extents, bool reduction) {
-    for (size_t k = 0; k < extents.size(); ++k)
-      if (extents[k] == ctx.constant(1))
-        zeros[loopVar(reduction, k)] = ctx.constant(0);
-  };
-  zeroUnitLoops(node.ranges, false);
-  zeroUnitLoops(node.reductionRanges, true);
-  if (!zeros.empty())
-    rewriteIndices(ctx, node, zeros);
   VarRanges ranges = nodeRanges(ctx, node);
   node.storeIndex = simplifyIndex(ctx, node.storeIndex, ranges);
   for (BodyOp &op : node.body.ops)

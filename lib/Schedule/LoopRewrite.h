@@ -34,8 +34,7 @@ VarRanges nodeRanges(const SymContext &ctx, const LoopNode &node);
 /// The store index, then every Load and Index expression of the body.
 std::vector<const SymExpr *> indexExprs(const LoopNode &node);
 
-/// Simplifies every index expression of `node` under its loop ranges, the
-/// variable of a loop of extent 1 replaced by 0.
+/// Simplifies every index expression of `node` under its loop ranges.
 void simplifyNodeIndices(SymContext &ctx, LoopNode &node);
 
 /// Permutes the outer loops so that the innermost walks the store (then the
