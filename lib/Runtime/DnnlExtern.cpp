@@ -266,16 +266,23 @@ std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine 
   attr.set_post_ops(*po);
 
   // Weights may take any layout: they are reordered once (constant). The
-  // primitive picks the activations' layouts too (reordering them every
-  // run still beats the implementations that take plain layouts, depthwise
-  // ones above all); then plain activations, and a reference
-  // implementation that takes every layout is the last resort.
+  // activations keep the layouts they have when a direct implementation
+  // takes them (channels-last: brgconv); else the primitive picks them
+  // (reordering them every run still beats the GEMM-based and reference
+  // implementations that take plain layouts, depthwise ones above all; left
+  // to pick, it may choose those itself where a binary post-op's operand is
+  // channels-last); then plain activations, and a reference implementation
+  // that takes every layout is the last resort.
   auto plainOrAny = [&](const memory &m, bool plain) {
     return plain ? m.get_desc() : anyLayout(m);
   };
-  enum class Choice { PlainActivations, AllChosen, AllPlain };
+  enum class Choice { GivenActivations, PlainActivations, AllChosen, AllPlain };
+  auto generic = [](const std::string &impl) {
+    return impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos;
+  };
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
-  for (Choice c : {Choice::AllChosen, Choice::PlainActivations, Choice::AllPlain}) {
+  for (Choice c : {Choice::GivenActivations, Choice::AllChosen, Choice::PlainActivations,
+                   Choice::AllPlain}) {
     bool plainActs = c != Choice::AllChosen;
     try {
       dnnl::convolution_forward::desc desc(
@@ -289,7 +296,9 @@ std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine 
         throw;
       continue;
     }
-    if (c == Choice::AllPlain || std::string(pd->impl_info_str()).rfind("ref", 0) != 0)
+    std::string impl = pd->impl_info_str();
+    if (c == Choice::GivenActivations ? !generic(impl)
+                                      : c == Choice::AllPlain || impl.rfind("ref", 0) != 0)
       break;
   }
   bindLayout(ops[0], pd->src_desc(), eng);

@@ -121,8 +121,8 @@ bool samePrefixPoint(SymContext &ctx, const LoopNode &writer,
 
 class Fuser {
 public:
-  Fuser(SymContext &ctx, const LoopGraph &graph)
-      : ctx_(ctx), graph_(graph), access_(nodeAccesses(graph)) {
+  Fuser(SymContext &ctx, const LoopGraph &graph, const std::vector<uint32_t> &origin)
+      : ctx_(ctx), graph_(graph), origin_(origin), access_(nodeAccesses(graph)) {
     for (uint32_t n = 0; n < graph.nodes.size(); ++n)
       for (uint32_t b : access_[n].writes)
         ++writers_[b];
@@ -149,11 +149,13 @@ public:
   }
 
 private:
-  /// Whether `n` writes a buffer that a member of `g` reads or writes.
+  /// Whether `n` writes a buffer that a member of `g` reads or writes,
+  /// other than its own slices' disjoint writes.
   bool writesInto(const Group &g, uint32_t n) const {
     for (uint32_t m : g.nodes)
       for (uint32_t x : access_[n].writes)
-        if (access_[m].reads.count(x) || access_[m].writes.count(x))
+        if (access_[m].reads.count(x) ||
+            (access_[m].writes.count(x) && origin_[m] != origin_[n]))
           return true;
     return false;
   }
@@ -225,6 +227,7 @@ private:
 
   SymContext &ctx_;
   const LoopGraph &graph_;
+  const std::vector<uint32_t> &origin_;
   std::vector<Access> access_;
   std::map<uint32_t, size_t> writers_;
   std::vector<Group> groups_;
@@ -255,9 +258,10 @@ std::vector<Access> nodeAccesses(const LoopGraph &graph) {
 }
 
 std::vector<Group> fuseNodes(SymContext &ctx, const LoopGraph &graph,
-                             const std::vector<uint32_t> &nodes, bool fuse,
+                             const std::vector<uint32_t> &nodes,
+                             const std::vector<uint32_t> &origin, bool fuse,
                              TargetDevice device) {
-  return Fuser(ctx, graph).run(nodes, fuse, device);
+  return Fuser(ctx, graph, origin).run(nodes, fuse, device);
 }
 
 } // namespace gc::schedule

@@ -37,9 +37,12 @@ std::vector<Access> nodeAccesses(const LoopGraph &graph);
 /// `fuse` false each node is a group of its own. A scattering node is
 /// always a kernel of its own: on the CPU with no parallel loop (one thread
 /// runs its points in order, so that a float sum is deterministic), on a
-/// GPU over all its points (atomic stores).
+/// GPU over all its points (atomic stores). `origin` gives, for each node,
+/// the node it was split from (splitAtIndexBounds): slices of one node
+/// write disjoint parts of one output and may share a kernel.
 std::vector<Group> fuseNodes(SymContext &ctx, const LoopGraph &graph,
-                             const std::vector<uint32_t> &nodes, bool fuse,
+                             const std::vector<uint32_t> &nodes,
+                             const std::vector<uint32_t> &origin, bool fuse,
                              TargetDevice device);
 
 } // namespace gc::schedule

@@ -14,6 +14,7 @@
 #include "gc/IR/IndexSimplify.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 namespace gc::schedule {
@@ -63,13 +64,25 @@ bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind
   return adds <= 1 && biases <= 1;
 }
 
+/// `e` with the variable of each extent-1 loop of `node` replaced by 0.
+/// Lowering leaves such a variable in some indices and not in others (a
+/// batch of one: the epilogue stores through the batch stride, its load of
+/// the extern's result ignores it), yet both name the same element.
+const SymExpr *withoutUnitLoops(SymContext &ctx, const LoopNode &node, const SymExpr *e) {
+  std::map<std::string, const SymExpr *> zeros;
+  for (size_t k = 0; k < node.ranges.size(); ++k)
+    if (node.ranges[k] == ctx.constant(1))
+      zeros[loopVar(false, k)] = ctx.constant(0);
+  return zeros.empty() ? e : substitute(ctx, e, zeros);
+}
+
 /// Matches an epilogue body as a chain of post-ops applied to a load of
 /// the extern's result.
 class ChainMatcher {
 public:
   ChainMatcher(SymContext &ctx, const LoopNode &ext, const LoopNode &epilogue)
       : ctx_(ctx), ext_(ext), node_(epilogue),
-        result_(ext.outputs[0]) {}
+        result_(ext.outputs[0]), store_(withoutUnitLoops(ctx, epilogue, epilogue.storeIndex)) {}
 
   /// The post-ops in order, with the view each extra input is read through.
   struct Step {
@@ -88,7 +101,7 @@ public:
 private:
   bool isResultLoad(const BodyOp &op) const {
     return op.kind == BodyOp::Kind::Load && op.buffer == result_.buffer &&
-           op.index == node_.storeIndex && op.mask < 0 && op.indirect.empty();
+           atStore(op.index) && op.mask < 0 && op.indirect.empty();
   }
 
   bool sameDType(const BodyOp &op) const {
@@ -140,7 +153,7 @@ private:
     if (op.kind != BodyOp::Kind::Load || op.buffer == result_.buffer ||
         op.mask >= 0 || !op.indirect.empty() || !sameDType(op))
       return std::nullopt;
-    if (op.index == node_.storeIndex)
+    if (atStore(op.index))
       return Step{PostOp::Kind::Add, BufferView{op.buffer, result_.type}};
     std::optional<size_t> dim = biasDim(ext_.op, result_.type.rank());
     if (!dim || !op.index->isSymbol())
@@ -164,10 +177,15 @@ private:
     return std::nullopt;
   }
 
+  bool atStore(const SymExpr *index) const {
+    return withoutUnitLoops(ctx_, node_, index) == store_;
+  }
+
   SymContext &ctx_;
   const LoopNode &ext_;
   const LoopNode &node_;
   const BufferView &result_;
+  const SymExpr *store_;
   size_t used_ = 0;
 };
 

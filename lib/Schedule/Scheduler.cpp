@@ -12,6 +12,7 @@
 #include "Fusion.h"
 #include "LoopRewrite.h"
 #include "PostOps.h"
+#include "RangeSplit.h"
 
 #include <algorithm>
 #include <set>
@@ -181,11 +182,17 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
         kept.push_back(std::move(graph.nodes[n]));
     graph.nodes = std::move(kept);
   }
+  std::vector<uint32_t> origin(graph.nodes.size());
+  for (uint32_t n = 0; n < graph.nodes.size(); ++n)
+    origin[n] = n;
+  // On a GPU every slice would be a launch of its own.
+  if (options.device == TargetDevice::CPU)
+    origin = splitAtIndexBounds(ctx, graph);
   std::vector<uint32_t> order(graph.nodes.size());
   for (uint32_t n = 0; n < graph.nodes.size(); ++n)
     order[n] = n;
 
-  std::vector<Group> groups = fuseNodes(ctx, graph, order, options.fuse, options.device);
+  std::vector<Group> groups = fuseNodes(ctx, graph, order, origin, options.fuse, options.device);
   Plan &plan = graph.plan;
   plan.kernels.clear();
   plan.steps.clear();
