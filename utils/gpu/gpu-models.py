@@ -334,6 +334,21 @@ def npy_tensor(path):
     return torch.from_numpy(a)
 
 
+def cuda_event_ms(fn, runs):
+    """The time of each of `runs` calls of fn (ms), each between two CUDA
+    events on the current stream."""
+    import torch
+    ms = []
+    for _ in range(runs):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ms.append(a.elapsed_time(b))
+    return ms
+
+
 def torch_times(name, runs, mode):
     """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error.
     PyTorch runs in full float32, as gc does by default: its default lets
@@ -363,14 +378,7 @@ def torch_times(name, runs, mode):
         for _ in range(5):
             module(*ins)
         torch.cuda.synchronize()
-        ms = []
-        for _ in range(runs):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            module(*ins)
-            b.record()
-            b.synchronize()
-            ms.append(a.elapsed_time(b))
+        ms = cuda_event_ms(lambda: module(*ins), runs)
     return statistics.median(ms), percentile(ms, 0.9), compile_s
 
 
@@ -494,14 +502,7 @@ def bandwidth_table(opts, manifest, runs):
     for _ in range(3):
         y.copy_(x)
     torch.cuda.synchronize()
-    ms = []
-    for _ in range(20):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        y.copy_(x)
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
+    ms = cuda_event_ms(lambda: y.copy_(x), 20)
     copy_gbs = 2 * 4 * n / (statistics.median(ms) * 1e-3) / 1e9
     del x, y
     torch.cuda.empty_cache()
@@ -550,15 +551,7 @@ def cublas_us(gemm, runs=20):
     fn = torch.mm if gemm["op"] == "mm" else torch.bmm
     for _ in range(3):
         fn(*ops)
-    best = None
-    for _ in range(runs):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn(*ops)
-        b.record()
-        b.synchronize()
-        best = a.elapsed_time(b) * 1e3 if best is None else min(best, a.elapsed_time(b) * 1e3)
-    return best
+    return min(cuda_event_ms(lambda: fn(*ops), runs)) * 1e3
 
 
 def gemm_table(opts, manifest, names, runs):
