@@ -541,17 +541,29 @@ def kernel_median(profile_text):
 
 
 def cublas_us(gemm, runs=20):
-    """The fastest of `runs` timings (us) of torch's mm/bmm, which calls
-    cuBLAS, on operands laid out as gc's step has them."""
+    """The time (us) of one call of torch's mm/bmm, which calls cuBLAS, on
+    operands laid out as gc's step has them: `runs` calls captured in a CUDA
+    graph, its replay timed 5 times, the fastest divided by `runs`. Timing
+    calls from Python times PyTorch's dispatch (15 to 20 us a call) rather
+    than the GPU's work, and gc's steps replay from a CUDA graph too."""
     import torch
     # The first two operands are the product's; any others feed its fused
     # bias or residual add.
     ops = [torch.empty_strided(o["sizes"], o["strides"], dtype=getattr(torch, o["dtype"]),
                                device="cuda").normal_() for o in gemm["operands"][:2]]
     fn = torch.mm if gemm["op"] == "mm" else torch.bmm
-    for _ in range(3):
-        fn(*ops)
-    return min(cuda_event_ms(lambda: fn(*ops), runs)) * 1e3
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn(*ops)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(runs):
+            fn(*ops)
+    graph.replay()
+    return min(cuda_event_ms(graph.replay, 5)) * 1e3 / runs
 
 
 def gemm_table(opts, manifest, names, runs):
