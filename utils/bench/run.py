@@ -767,15 +767,6 @@ def write_doc(path, text, section):
     os.replace(path + ".tmp", path)
 
 
-def default_target():
-    try:
-        flags = open("/proc/cpuinfo").read()
-    except OSError:
-        return "x86-64-v3"
-    return "x86-64-v4" if all(f in flags for f in ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")) \
-        else "x86-64-v3"
-
-
 def main(argv):
     reexec_in_venv(argv)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -789,8 +780,9 @@ def main(argv):
     p.add_argument("--repeat", type=int, default=100, help="timed runs per engine (default 100)")
     p.add_argument("--timeout", type=int, default=600, help="seconds each compile may take (default 600)")
     p.add_argument("--rtol", type=float, default=1e-3)
-    p.add_argument("--target", default=default_target(),
-                   help="gc-compile --target (default: x86-64-v4 where the CPU has AVX-512, else x86-64-v3)")
+    p.add_argument("--target",
+                   help="gc-compile --target (default: gc-compile's own, kernels for several CPU levels "
+                   "of which the runtime loads the best this CPU runs: the package users get)")
     p.add_argument("--rounds", type=int, default=5,
                    help="timing rounds per engine; the round with the lowest median counts (default 5)")
     p.add_argument("--round-seconds", type=float, default=8,
@@ -817,7 +809,7 @@ def main(argv):
     o.cache = os.path.abspath(os.path.expanduser(o.cache))
     o.build = os.path.abspath(o.build)
     o.cores = o.cores or (f"0-{o.threads - 1}" if o.threads > 1 else "0")
-    o.gc_flags = ["--freeze", "--target", o.target]
+    o.gc_flags = ["--freeze"] + (["--target", o.target] if o.target else [])
     o.results = os.path.join(o.cache, "results")
     os.makedirs(o.results, exist_ok=True)
     o.repeat_budget = 600  # seconds for the timed runs themselves, on top of a compile's limit
