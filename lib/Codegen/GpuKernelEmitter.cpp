@@ -1,7 +1,8 @@
 //===- GpuKernelEmitter.cpp - NVIDIA GPU code for kernel groups -----------===//
 //
 // A kernel group becomes one kernel entry `void name(ptr buffers, ptr
-// symbols)` that strides over the flattened points of its parallel ranges
+// symbols)` (buffers: the base pointers of its own buffers, in
+// kernelBuffers() order, KernelCode.h; groups of one name share it) that strides over the flattened points of its parallel ranges
 // (a launch has at most 2^20 blocks, so a grid need not cover them all):
 //
 // - ThreadPerPoint: thread t of block b starts at point b*T + t and steps by
@@ -37,6 +38,7 @@
 #include "MathBitcode.h"
 #include "TargetSetup.h"
 
+#include "gc/IR/KernelCode.h"
 #include "gc/Support/Target.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
@@ -527,7 +529,7 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   // libdevice's functions flush denormals to zero only when asked to.
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 
-  for (uint32_t g = 0; g < graph.plan.kernels.size(); ++g) {
+  for (uint32_t g : distinctKernels(graph)) {
     GpuGroupEmitter emitter(module, m, graph, g);
     GC_RETURN_IF_ERROR(emitter.emit());
   }

@@ -1,6 +1,7 @@
 //===- GroupEmitterBase.cpp - What the CPU and GPU kernel emitters share --===//
 #include "GroupEmitterBase.h"
 
+#include "gc/IR/KernelCode.h"
 #include "gc/Support/TimeTrace.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
@@ -80,20 +81,15 @@ void GroupEmitterBase::loadSymbols(Value *symbols) {
   }
 }
 
-/// Loads the base pointer of every buffer the group touches and builds
-/// one alias scope per buffer: an access to one buffer is `noalias` with
-/// every other buffer except its in-place partners.
+/// Loads the base pointer of every buffer the group touches, from the
+/// entry's argument list in kernelBuffers() order, and builds one alias
+/// scope per buffer: an access to one buffer is `noalias` with every other
+/// buffer except its in-place partners.
 Error GroupEmitterBase::prepareBuffers(Value *buffers) {
-  std::set<uint32_t> used;
-  for (uint32_t n : group_.nodes) {
+  for (uint32_t n : group_.nodes)
     if (n >= graph_.nodes.size())
       return makeError() << "kernel '" << group_.name << "': node index " << n << " out of range";
-    const LoopNode &node = graph_.nodes[n];
-    used.insert(node.output);
-    for (const BodyOp &op : node.body.ops)
-      if (op.kind == BodyOp::Kind::Load)
-        used.insert(op.buffer);
-  }
+  std::vector<uint32_t> used = kernelBuffers(graph_, group_);
   std::set<std::pair<uint32_t, uint32_t>> mayAlias;
   for (const PlanStep &step : graph_.plan.steps)
     if (step.kind == PlanStep::Kind::Kernel && step.index == groupIndex_)
@@ -104,12 +100,13 @@ Error GroupEmitterBase::prepareBuffers(Value *buffers) {
   llvm::MDBuilder md(ctx_);
   llvm::MDNode *domain = md.createAnonymousAliasScopeDomain(group_.name);
   std::map<uint32_t, llvm::MDNode *> scopes;
-  for (uint32_t buf : used) {
+  for (size_t arg = 0; arg < used.size(); ++arg) {
+    uint32_t buf = used[arg];
     if (buf >= graph_.buffers.size())
       return makeError() << "kernel '" << group_.name << "': buffer index " << buf
                          << " out of range";
     const Buffer &buffer = graph_.buffers[buf];
-    Value *slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), buffers, buf);
+    Value *slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), buffers, arg);
     base_[buf] = bufferBase(b_.CreateLoad(b_.getPtrTy(), slot, buffer.name));
     scopes[buf] = md.createAnonymousAliasScope(domain, buffer.name);
   }

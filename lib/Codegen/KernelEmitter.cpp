@@ -18,6 +18,7 @@
 #include "MathBitcode.h"
 #include "TargetSetup.h"
 
+#include "gc/IR/KernelCode.h"
 #include "gc/Support/ObjectArchive.h"
 #include "gc/Support/TimeTrace.h"
 
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <span>
 #include <thread>
 
 namespace gc {
@@ -82,14 +84,14 @@ private:
 std::vector<KernelBatch> kernelBatches(const LoopGraph &graph) {
   std::vector<KernelBatch> batches;
   size_t nodes = 0;
-  uint32_t count = static_cast<uint32_t>(graph.plan.kernels.size());
-  for (uint32_t k = 0; k < count; ++k) {
+  std::vector<uint32_t> kernels = distinctKernels(graph);
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
     if (batches.empty() || nodes >= kBatchNodes) {
-      batches.push_back({k, k});
+      batches.push_back({i, i});
       nodes = 0;
     }
-    batches.back().end = k + 1;
-    nodes += graph.plan.kernels[k].nodes.size();
+    batches.back().end = i + 1;
+    nodes += graph.plan.kernels[kernels[i]].nodes.size();
   }
   return batches;
 }
@@ -97,11 +99,11 @@ std::vector<KernelBatch> kernelBatches(const LoopGraph &graph) {
 namespace {
 
 /// The object code of the kernels of `batch`.
-Expected<std::string> emitBatch(const LoopGraph &graph, KernelBatch batch,
-                                const EmitOptions &options) {
+Expected<std::string> emitBatch(const LoopGraph &graph, std::span<const uint32_t> kernels,
+                                KernelBatch batch, const EmitOptions &options) {
   TraceScope scope(options.trace,
                    "kernels " + graph.name + "[" + std::to_string(batch.begin) + ", " +
-                       std::to_string(batch.end) + ")",
+                       std::to_string(batch.end) + ") " + options.target,
                    "kernels");
   auto machine = createTargetMachine(options.target);
   if (!machine)
@@ -110,8 +112,8 @@ Expected<std::string> emitBatch(const LoopGraph &graph, KernelBatch batch,
   std::unique_ptr<llvm::Module> module = newKernelModule(ctx, graph.name, **machine);
   {
     TraceScope build(options.trace, "build IR", "llvm");
-    for (uint32_t g = batch.begin; g < batch.end; ++g) {
-      GroupEmitter emitter(*module, graph, g);
+    for (uint32_t i = batch.begin; i < batch.end; ++i) {
+      GroupEmitter emitter(*module, graph, kernels[i]);
       GC_RETURN_IF_ERROR(emitter.emit());
     }
   }
@@ -139,30 +141,54 @@ void forEachIndex(size_t n, unsigned jobs, const std::function<void(size_t)> &wo
 
 } // namespace
 
-Expected<std::string> emitKernels(const Module &, const LoopGraph &graph,
-                                  const EmitOptions &options) {
+Expected<std::vector<std::string>> emitKernelsForTargets(const Module &, const LoopGraph &graph,
+                                                         std::span<const std::string> targets,
+                                                         const EmitOptions &options) {
   // A bad target is an error even for a graph without kernels.
-  if (auto machine = createTargetMachine(options.target); !machine)
-    return machine.error();
+  for (const std::string &target : targets)
+    if (auto machine = createTargetMachine(target); !machine)
+      return machine.error();
   bool wantIR = options.llvmIR || options.optimizedLLVMIR;
+  std::vector<uint32_t> kernels = distinctKernels(graph);
   std::vector<KernelBatch> batches =
-      wantIR ? std::vector<KernelBatch>{{0, static_cast<uint32_t>(graph.plan.kernels.size())}}
+      wantIR ? std::vector<KernelBatch>{{0, static_cast<uint32_t>(kernels.size())}}
              : kernelBatches(graph);
-  std::vector<std::string> objects(batches.size());
-  std::vector<Error> errors(batches.size());
-  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  forEachIndex(batches.size(), jobs, [&](size_t i) {
-    Expected<std::string> object = emitBatch(graph, batches[i], options);
+  // One job per (target, batch), so that every level's batches share the
+  // threads; the text asked for is the first target's.
+  size_t jobsPerTarget = batches.size();
+  std::vector<std::string> objects(targets.size() * jobsPerTarget);
+  std::vector<Error> errors(objects.size());
+  unsigned threads =
+      options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  forEachIndex(objects.size(), threads, [&](size_t i) {
+    EmitOptions emit = options;
+    emit.target = targets[i / jobsPerTarget];
+    if (i >= jobsPerTarget)
+      emit.llvmIR = emit.optimizedLLVMIR = nullptr;
+    Expected<std::string> object = emitBatch(graph, kernels, batches[i % jobsPerTarget], emit);
     if (object)
       objects[i] = object.take();
     else
       errors[i] = object.error();
   });
-  // The first failure in batch order, whichever thread saw it first.
+  // The first failure in job order, whichever thread saw it first.
   for (const Error &e : errors)
     if (e)
       return e;
-  return archiveObjects(objects);
+  std::vector<std::string> out;
+  for (size_t t = 0; t < targets.size(); ++t)
+    out.push_back(archiveObjects(std::span<const std::string>(objects).subspan(
+        t * jobsPerTarget, jobsPerTarget)));
+  return out;
+}
+
+Expected<std::string> emitKernels(const Module &module, const LoopGraph &graph,
+                                  const EmitOptions &options) {
+  Expected<std::vector<std::string>> objects =
+      emitKernelsForTargets(module, graph, std::span(&options.target, 1), options);
+  if (!objects)
+    return objects.error();
+  return std::move(objects->front());
 }
 
 } // namespace gc

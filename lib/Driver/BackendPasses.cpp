@@ -149,31 +149,47 @@ public:
         targets = list.take();
       }
       std::vector<TargetObject> objects;
+      std::vector<std::string> missing;
       for (const std::string &target : targets) {
-        std::string key = keyFor(target);
-        if (std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(key)) {
-          objects.push_back({target, std::move(*cached)});
+        std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(keyFor(target));
+        if (cached)
           ++statistics()["cache hits"];
-          continue;
-        }
+        else
+          missing.push_back(target);
+        objects.push_back({target, cached ? std::move(*cached) : std::string()});
+      }
+      if (!missing.empty()) {
         // Each graph's PTX is appended, so that --emit=ptx shows every graph.
         // The LLVM IR shown is the first (lowest) CPU level's.
         std::string ptx;
         EmitOptions emit = options_;
-        emit.target = target;
+        emit.target = missing.front();
         emit.ptx = options_.ptx ? &ptx : nullptr;
-        if (target != targets.front())
+        if (missing.front() != targets.front())
           emit.llvmIR = emit.optimizedLLVMIR = nullptr;
-        Expected<std::string> object = gpu ? emitGpuKernels(m, g, emit) : emitKernels(m, g, emit);
-        if (!object)
-          return object.error().withContext("graph @" + g.name);
+        Expected<std::vector<std::string>> made = std::vector<std::string>();
+        if (gpu) {
+          Expected<std::string> object = emitGpuKernels(m, g, emit);
+          if (!object)
+            return object.error().withContext("graph @" + g.name);
+          made->push_back(object.take());
+        } else {
+          made = emitKernelsForTargets(m, g, missing, emit);
+          if (!made)
+            return made.error().withContext("graph @" + g.name);
+        }
         if (options_.ptx)
           *options_.ptx += ptx;
-        cache_.store(key, *object);
-        statistics()["object bytes"] += static_cast<int64_t>(object->size());
+        for (size_t k = 0; k < missing.size(); ++k) {
+          cache_.store(keyFor(missing[k]), (*made)[k]);
+          statistics()["object bytes"] += static_cast<int64_t>((*made)[k].size());
+          for (TargetObject &o : objects)
+            if (o.target == missing[k])
+              o.object = std::move((*made)[k]);
+        }
         if (!gpu)
-          statistics()["kernel batches"] += static_cast<int64_t>(kernelBatches(g).size());
-        objects.push_back({target, object.take()});
+          statistics()["kernel batches"] +=
+              static_cast<int64_t>(kernelBatches(g).size() * missing.size());
       }
       g.plan.objectCode = bundleTargetObjects(objects);
     }

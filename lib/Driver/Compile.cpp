@@ -296,6 +296,7 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   field("gpu-arch", p.codegen.gpuArchs);
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
+  flag("share-kernels", p.codegen.schedule.shareKernels);
   field("linker", options.package.linker);
   field("weights", weightsModeName(options.package.weights));
   // An external package names the archive relative to its own directory.

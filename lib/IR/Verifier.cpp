@@ -2,12 +2,14 @@
 #include "gc/IR/Verifier.h"
 
 #include "gc/IR/Fields.h"
+#include "gc/IR/KernelCode.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/Printer.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -717,6 +719,14 @@ private:
                         << (want == LoopNode::Kind::Extern ? "an " : "a ")
                         << EnumInfo<LoopNode::Kind>::name(want) << " node of the graph";
       }
+    }
+    // Groups of one name share one compiled function.
+    std::map<std::string_view, uint32_t> first;
+    for (uint32_t k = 0; k < p.kernels.size(); ++k) {
+      auto [it, isNew] = first.try_emplace(p.kernels[k].name, k);
+      if (!isNew && !sameKernelCode(graph_, it->second, k))
+        return fail() << "kernels " << it->second << " and " << k << " share the name '"
+                      << p.kernels[k].name << "' but do not run the same code";
     }
     return Error::success();
   }

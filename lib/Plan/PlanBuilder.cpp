@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Plan/PlanBuilder.h"
 
+#include "gc/IR/KernelCode.h"
 #include "gc/IR/Random.h"
 
 #include "gc/Runtime/RuntimePlan.h"
@@ -554,22 +555,15 @@ ArenaProblem arenaProblem(const LoopGraph &graph) {
         uses.push_back(b);
     };
     auto visitNode = [&](const LoopNode &node) {
-      if (node.kind == LoopNode::Kind::Pointwise || node.kind == LoopNode::Kind::Reduction) {
-        for (const BodyOp &op : node.body.ops)
-          if (op.kind == BodyOp::Kind::Load)
-            use(op.buffer);
-        use(node.output);
-        return;
-      }
       for (const auto *views : {&node.inputs, &node.outputs})
         for (const BufferView &v : *views)
           use(v.buffer);
     };
+    // A kernel's uses are the buffers its entry receives, in that order.
     if (step.kind == PlanStep::Kind::Kernel) {
       if (step.index < plan.kernels.size())
-        for (uint32_t n : plan.kernels[step.index].nodes)
-          if (n < graph.nodes.size())
-            visitNode(graph.nodes[n]);
+        for (uint32_t b : kernelBuffers(graph, plan.kernels[step.index]))
+          use(b);
     } else if (step.index < graph.nodes.size()) {
       visitNode(graph.nodes[step.index]);
     }

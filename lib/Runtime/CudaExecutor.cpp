@@ -6,8 +6,10 @@
 //
 //   [ arena (intermediates) | inputs and outputs | library workspace | tables ]
 //
-// where the tables are the buffer-address array and the kernel symbols that
-// every kernel receives: entry(buffers, symbols). Weights get allocations
+// where the tables are, for each kernel step in turn, the addresses of the
+// buffers it uses (its `buffers` argument: one kernel may serve several
+// steps), then the kernel symbols' values that every kernel receives:
+// entry(buffers, symbols). Weights get allocations
 // of their own, uploaded once and again only when their host address
 // changes. Callers pass host tensors: inputs are copied in before the steps
 // and outputs out after them, through host staging memory where the
@@ -118,7 +120,8 @@ public:
   CudaExecutor(std::shared_ptr<const RuntimePlan> plan, const plan::Graph &graph,
                const RuntimeOptions &options, const Driver &d, CudaDevice device)
       : ExecutorBase(std::move(plan), graph, options), d_(d), device_(std::move(device)),
-        memory_(d), functions_(graph.steps()->size(), nullptr) {
+        memory_(d), functions_(graph.steps()->size(), nullptr),
+        kernelArgStart_(graph.steps()->size(), 0) {
     weights_.reserve(numBuffers_);
     for (size_t b = 0; b < numBuffers_; ++b)
       weights_.emplace_back(d);
@@ -193,6 +196,10 @@ private:
   DeviceBuffer memory_;
   std::vector<WeightCopy> weights_; ///< per buffer; used for weight buffers
   std::vector<cuda::Function> functions_; ///< per step; null for op steps
+  /// Per kernel step: where its buffers' addresses start in the tables (in
+  /// addresses); and how many addresses all kernel steps take.
+  std::vector<size_t> kernelArgStart_;
+  size_t numKernelArgs_ = 0;
   std::unique_ptr<CudaLibraries> libraries_;
   /// Device addresses: of every buffer (by index), of the workspace and
   /// of the two tables, for the current run.
@@ -298,6 +305,8 @@ Error CudaExecutor::resolveKernel(size_t s, const plan::KernelStep &k) {
                        << " threads per block, but " << gpu() << " runs it with at most "
                        << maxThreads;
   functions_[s] = fn;
+  kernelArgStart_[s] = numKernelArgs_;
+  numKernelArgs_ += step(s).uses()->size();
   return Error::success();
 }
 
@@ -368,7 +377,7 @@ Error CudaExecutor::placeBuffers(const Instance &inst) {
   size_t workspace = bytes;
   bytes += alignDevice(workspaceBytes);
   size_t tables = bytes;
-  bytes += (numBuffers_ + inst.symbols.size()) * sizeof(uint64_t);
+  bytes += (numKernelArgs_ + inst.symbols.size()) * sizeof(uint64_t);
   size_t had = memory_.size();
   Expected<DevicePtr> base = memory_.reserve(bytes, "the buffers of " + graphName(), device_);
   if (!base)
@@ -456,7 +465,13 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
 }
 
 Error CudaExecutor::uploadTables(const Instance &inst) {
-  std::vector<uint64_t> table(addresses_);
+  std::vector<uint64_t> table(numKernelArgs_);
+  for (size_t s = 0; s < functions_.size(); ++s)
+    if (functions_[s]) {
+      const auto &uses = *step(s).uses();
+      for (size_t k = 0; k < uses.size(); ++k)
+        table[kernelArgStart_[s] + k] = addresses_[uses[k]];
+    }
   for (int64_t v : inst.symbols)
     table.push_back(static_cast<uint64_t>(v));
   if (table == tableHost_ && tablesUploadedTo_ == tables_)
@@ -472,7 +487,8 @@ Error CudaExecutor::runStep(size_t s, StepInstance &si) {
   if (cuda::Function fn = functions_[s]) {
     if (si.count == 0)
       return Error::success();
-    DevicePtr buffers = tables_, symbols = tables_ + numBuffers_ * sizeof(uint64_t);
+    DevicePtr buffers = tables_ + kernelArgStart_[s] * sizeof(uint64_t);
+    DevicePtr symbols = tables_ + numKernelArgs_ * sizeof(uint64_t);
     void *params[] = {&buffers, &symbols};
     unsigned block = step(s).detail_as_KernelStep()->block_threads();
     return d_.check(d_.launchKernel(fn, static_cast<unsigned>(si.count), 1, 1, block, 1, 1, 0,

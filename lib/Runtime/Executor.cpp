@@ -64,6 +64,7 @@ private:
   std::vector<KernelEntryFn> kernelFns_; ///< per step; null for op steps
   HostBuffer arena_, scratch_;
   std::vector<char *> bufferPtrs_;
+  std::vector<char *> kernelArgs_; ///< the running kernel step's buffers
 };
 
 Error CpuExecutor::resolveKernel(size_t s, const plan::KernelStep &k) {
@@ -103,12 +104,19 @@ Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
   if (KernelEntryFn fn = kernelFns_[s]) {
     if (step.count <= 0)
       return Error::success();
+    // The kernel receives the base pointers of its own buffers (the step's
+    // uses, in order), so that one entry serves every step that shares it.
+    const auto &uses = *this->step(s).uses();
+    kernelArgs_.resize(uses.size());
+    for (size_t k = 0; k < uses.size(); ++k)
+      kernelArgs_[k] = buffers[uses[k]];
+    char *const *args = kernelArgs_.data();
     if (!step.parallel) {
-      fn(buffers, symbols, 0, step.count);
+      fn(args, symbols, 0, step.count);
       return Error::success();
     }
     pool_.parallelFor(step.count,
-                      [&](int64_t begin, int64_t end) { fn(buffers, symbols, begin, end); });
+                      [&](int64_t begin, int64_t end) { fn(args, symbols, begin, end); });
     return Error::success();
   }
   if (step.dnnl) {

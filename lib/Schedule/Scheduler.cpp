@@ -3,7 +3,8 @@
 // The passes run in this order: loop order per node (so that fusion sees
 // contiguous loops), extern post-ops, fusion, then loop collapse inside each
 // kernel (collapsing the shared prefix only where every member agrees, so
-// that the group keeps one prefix), and last the plan's steps.
+// that the group keeps one prefix), then the plan's steps, and last the
+// sharing of kernels between groups of the same code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,10 @@
 #include "PostOps.h"
 #include "RangeSplit.h"
 
+#include "gc/IR/KernelCode.h"
+
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace gc {
@@ -156,6 +160,34 @@ std::vector<std::string> sizeSymbols(const LoopGraph &graph) {
   return {out.begin(), out.end()};
 }
 
+/// What groups of the same code certainly agree on, to compare only those
+/// in full: node kinds and body and range sizes.
+std::vector<size_t> fingerprint(const LoopGraph &graph, const KernelGroup &k) {
+  std::vector<size_t> print = {k.parallelRanges.size()};
+  for (uint32_t n : k.nodes) {
+    const LoopNode &node = graph.nodes[n];
+    print.insert(print.end(), {static_cast<size_t>(node.kind), node.ranges.size(),
+                               node.reductionRanges.size(), node.body.ops.size()});
+  }
+  return print;
+}
+
+/// Renames every kernel group that compiles to the same code as an earlier
+/// group after the first such group.
+void shareKernels(LoopGraph &graph) {
+  std::vector<KernelGroup> &kernels = graph.plan.kernels;
+  std::map<std::vector<size_t>, std::vector<uint32_t>> firsts;
+  for (uint32_t k = 0; k < kernels.size(); ++k) {
+    std::vector<uint32_t> &candidates = firsts[fingerprint(graph, kernels[k])];
+    auto same = std::find_if(candidates.begin(), candidates.end(),
+                             [&](uint32_t first) { return sameKernelCode(graph, first, k); });
+    if (same == candidates.end())
+      candidates.push_back(k);
+    else
+      kernels[k].name = kernels[*same].name;
+  }
+}
+
 } // namespace
 
 Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
@@ -213,6 +245,8 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
                           inplaceCandidates(ctx, graph, group)});
   }
   plan.symbols = sizeSymbols(graph);
+  if (options.shareKernels)
+    shareKernels(graph);
   return Error::success();
 }
 

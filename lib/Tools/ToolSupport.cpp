@@ -209,6 +209,9 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
     app.add_flag("!--no-extern-post-ops", codegen.schedule.externPostOps,
                  help(Phase::Codegen, "do not fold bias, activations and adds into matmul and "
                                       "convolution calls"));
+    app.add_flag("!--no-share-kernels", codegen.schedule.shareKernels,
+                 help(Phase::Codegen, "compile a kernel for every group, even where groups "
+                                      "run the same code on other buffers"));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "gc/Support/Error.h"
 #include "gc/Support/Target.h"
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,23 +48,33 @@ struct EmitOptions {
   TimeTrace *trace = nullptr;
 };
 
-/// Kernels [begin, end) of a plan, compiled as one LLVM module.
+/// Kernels [begin, end) of distinctKernels(graph) (KernelCode.h), compiled
+/// as one LLVM module.
 struct KernelBatch {
   uint32_t begin = 0;
   uint32_t end = 0;
 };
 
-/// graph.plan's kernels cut into batches: consecutive kernels until a
-/// batch holds enough loop nodes to outweigh LLVM's cost per module.
+/// graph.plan's distinct kernels cut into batches: consecutive kernels
+/// until a batch holds enough loop nodes to outweigh LLVM's cost per module.
 std::vector<KernelBatch> kernelBatches(const LoopGraph &graph);
 
-/// Compiles every kernel of graph.plan for a CPU target (CUDA targets go
-/// to emitGpuKernels, GpuKernelEmitter.h) into the archive of one
-/// relocatable ELF object per batch. With llvmIR or optimizedLLVMIR set the
-/// kernels form one batch, so that the text is one module. Size symbols are read from the `symbols` argument
+/// Compiles the distinct kernels of graph.plan (one function per name) for
+/// a CPU target (CUDA targets go to emitGpuKernels, GpuKernelEmitter.h)
+/// into the archive of one relocatable ELF object per batch. With llvmIR or
+/// optimizedLLVMIR set the kernels form one batch, so that the text is one
+/// module. Size symbols are read from the `symbols` argument
 /// in graph.plan.symbols order. Errors name the kernel and node.
 Expected<std::string> emitKernels(const Module &module, const LoopGraph &graph,
                                   const EmitOptions &options);
+
+/// emitKernels for each CPU target of `targets` in turn (options.target is
+/// not read), the batches of every target compiled on one pool of threads;
+/// the LLVM text asked for is the first target's.
+Expected<std::vector<std::string>> emitKernelsForTargets(const Module &module,
+                                                         const LoopGraph &graph,
+                                                         std::span<const std::string> targets,
+                                                         const EmitOptions &options);
 
 } // namespace gc
 

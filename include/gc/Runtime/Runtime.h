@@ -29,7 +29,8 @@
 namespace gc {
 
 /// The entry point of a compiled kernel. `buffers` has one base pointer per
-/// plan buffer (by index), `symbols` one value per kernel symbol, and
+/// buffer the step's kernel touches, in the order of its plan step's
+/// `buffers` list, `symbols` one value per kernel symbol, and
 /// the kernel runs the part [begin, end) of its group's first parallel
 /// range (the whole range if the group has none: begin 0, end 1).
 using KernelEntryFn = void (*)(char *const *buffers, const int64_t *symbols,

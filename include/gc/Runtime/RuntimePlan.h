@@ -26,8 +26,8 @@ namespace gc {
 
 /// The plan format this build writes and reads: a reader takes the same
 /// major version and any minor version up to its own.
-inline constexpr uint32_t kPlanMajor = 1;
-inline constexpr uint32_t kPlanMinor = 3;
+inline constexpr uint32_t kPlanMajor = 2;
+inline constexpr uint32_t kPlanMinor = 0;
 
 /// A plan whose bytes verified (structure, version, every index, every
 /// size program). Immutable; shared by the executors of its graphs.

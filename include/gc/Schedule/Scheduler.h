@@ -25,6 +25,9 @@ namespace gc {
 struct ScheduleOptions {
   bool fuse = true;         ///< false: one kernel per node
   bool externPostOps = true;
+  /// Groups that compile to the same code (KernelCode.h) share one name,
+  /// so that their kernel is compiled once.
+  bool shareKernels = true;
   /// Which libraries run the externs, and so which post-ops they can fuse
   /// (oneDNN on the CPU; cuBLASLt and cuDNN on a GPU).
   TargetDevice device = TargetDevice::CPU;
@@ -32,7 +35,9 @@ struct ScheduleOptions {
 
 /// Rewrites the nodes of `graph` (loop order, collapsed loops; nodes folded
 /// into extern post-ops are removed) and fills graph.plan.kernels and graph.plan.steps
-/// (with in-place candidates; not frees or placements). Deterministic.
+/// (with in-place candidates; not frees or placements). A group that
+/// compiles to the same code as an earlier one takes that one's name.
+/// Deterministic.
 Error scheduleGraph(SymContext &ctx, LoopGraph &graph, const ScheduleOptions &options);
 
 } // namespace gc

@@ -27,7 +27,7 @@ TEST_P(KernelEmitterTest, PointwiseAddWithBroadcast) {
   body.compute(ScalarOp::Add, DType::Float32, {x, y});
   uint32_t n = pointwise({c(rows), c(cols)}, body.body, out, flat);
   kernel("k_add", {n}, {c(rows)});
-  KernelEntryFn fn = compile("k_add");
+  auto fn = compile("k_add");
   ASSERT_NE(fn, nullptr);
 
   std::vector<float> va(rows * cols), vb(cols), vo(rows * cols, -1);
@@ -51,7 +51,7 @@ TEST_P(KernelEmitterTest, TransposeCopy) {
   uint32_t n =
       pointwise({c(cols), c(rows)}, body.body, out, add(mul(sym("i0"), c(rows)), sym("i1")));
   kernel("k_t", {n}, {c(cols)});
-  KernelEntryFn fn = compile("k_t");
+  auto fn = compile("k_t");
   ASSERT_NE(fn, nullptr);
   std::vector<double> vi(rows * cols), vo(rows * cols);
   for (size_t k = 0; k < vi.size(); ++k)
@@ -74,7 +74,7 @@ TEST_P(KernelEmitterTest, SymbolicSizeAndSubRange) {
   body.compute(ScalarOp::Mul, DType::Float32, {x, two});
   uint32_t n = pointwise({sym("s0"), sym("s1")}, body.body, out, flat);
   kernel("k_sym", {n}, {sym("s0")});
-  KernelEntryFn fn = compile("k_sym");
+  auto fn = compile("k_sym");
   ASSERT_NE(fn, nullptr);
   const int64_t s0 = 6, s1 = 1001;
   std::vector<float> vi(s0 * s1), vo(s0 * s1, -7.0f);
@@ -104,7 +104,7 @@ TEST_P(KernelEmitterTest, RowSumAndRowMax) {
   uint32_t nm = reduction({c(rows)}, {c(cols)}, ReduceKind::Max, body.body, max, sym("i0"));
   uint32_t ni = reduction({c(rows)}, {c(cols)}, ReduceKind::Min, asInt.body, min, sym("i0"));
   kernel("k_red", {ns, nm, ni}, {c(rows)});
-  KernelEntryFn fn = compile("k_red");
+  auto fn = compile("k_red");
   ASSERT_NE(fn, nullptr);
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> vi(rows * cols), vs(rows), vm(rows);
@@ -168,7 +168,7 @@ TEST_P(KernelEmitterTest, SoftmaxGroupOfThreeNodes) {
   uint32_t n1 = reduction({c(rows)}, {c(cols)}, ReduceKind::Sum, sumBody.body, sm, sym("i0"));
   uint32_t n2 = pointwise({c(rows), c(cols)}, outBody.body, out, flat("i1"));
   kernel("k_softmax", {n0, n1, n2}, {c(rows)});
-  KernelEntryFn fn = compile("k_softmax");
+  auto fn = compile("k_softmax");
   ASSERT_NE(fn, nullptr);
   std::vector<float> vi(rows * cols), vmx(rows), vsm(rows), vo(rows * cols);
   for (size_t k = 0; k < vi.size(); ++k)
@@ -197,7 +197,7 @@ TEST_P(KernelEmitterTest, ArgMaxAndArgMin) {
   uint32_t n0 = reduction({c(rows)}, {c(3), c(3)}, ReduceKind::ArgMax, body.body, amax, sym("i0"));
   uint32_t n1 = reduction({c(rows)}, {c(3), c(3)}, ReduceKind::ArgMin, body.body, amin, sym("i0"));
   kernel("k_arg", {n0, n1}, {c(rows)});
-  KernelEntryFn fn = compile("k_arg");
+  auto fn = compile("k_arg");
   ASSERT_NE(fn, nullptr);
   const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
   std::vector<float> vi = {
@@ -227,7 +227,7 @@ TEST_P(KernelEmitterTest, MaskedLoadPads) {
   body.body.ops[x].constant = -1.5;
   uint32_t node = pointwise({c(n + 2 * pad)}, body.body, out, sym("i0"));
   kernel("k_pad", {node}, {});
-  KernelEntryFn fn = compile("k_pad");
+  auto fn = compile("k_pad");
   ASSERT_NE(fn, nullptr);
   std::vector<float> vi(n), vo(n + 2 * pad);
   for (int64_t k = 0; k < n; ++k)
@@ -249,7 +249,7 @@ TEST_P(KernelEmitterTest, IndirectLoadGathers) {
   uint32_t node =
       pointwise({c(rows), c(dim)}, body.body, out, add(mul(sym("i0"), c(dim)), sym("i1")));
   kernel("k_gather", {node}, {c(rows)});
-  KernelEntryFn fn = compile("k_gather");
+  auto fn = compile("k_gather");
   ASSERT_NE(fn, nullptr);
   std::vector<float> vt(vocab * dim), vo(rows * dim);
   for (size_t k = 0; k < vt.size(); ++k)
@@ -311,7 +311,7 @@ TEST_P(KernelEmitterTest, IntegerAndBoolOpsAndCasts) {
       },
       whereOut);
   kernel("k_int", {n0, n1, n2, n3, n4}, {});
-  KernelEntryFn fn = compile("k_int");
+  auto fn = compile("k_int");
   ASSERT_NE(fn, nullptr);
   std::vector<int64_t> va(n), vb(n), vq(n), vr(n);
   std::vector<float> vf(n);
@@ -346,7 +346,7 @@ TEST_P(KernelEmitterTest, BoolReductionsCountAndAny) {
   uint32_t n0 = reduction({c(rows)}, {c(cols)}, ReduceKind::Sum, body.body, count, sym("i0"));
   uint32_t n1 = reduction({c(rows)}, {c(cols)}, ReduceKind::Any, body.body, any, sym("i0"));
   kernel("k_bool", {n0, n1}, {c(rows)});
-  KernelEntryFn fn = compile("k_bool");
+  auto fn = compile("k_bool");
   ASSERT_NE(fn, nullptr);
   std::vector<uint8_t> vi(rows * cols, 0), vany(rows, 9);
   std::vector<int64_t> vcount(rows, -1);
@@ -367,7 +367,7 @@ TEST_P(KernelEmitterTest, InplaceOutputMaySharePointer) {
   body.compute(ScalarOp::Mul, DType::Float32, {x, x});
   kernel("k_sq", {pointwise({c(n)}, body.body, out, sym("i0"))}, {c(n)});
   graph.plan.steps[0].inplace = {InplacePair{out, in}};
-  KernelEntryFn fn = compile("k_sq");
+  auto fn = compile("k_sq");
   ASSERT_NE(fn, nullptr);
   std::vector<float> v(n);
   for (int64_t k = 0; k < n; ++k)
@@ -404,7 +404,7 @@ TEST_P(KernelEmitterTest, HalfPrecisionStoresRoundToNearestEven) {
     nodes.push_back(pointwise({c(8)}, body.body, out, sym("i0")));
   }
   kernel("k_half", nodes, {c(8)});
-  KernelEntryFn fn = compile("k_half");
+  auto fn = compile("k_half");
   ASSERT_NE(fn, nullptr);
   std::vector<float> vi = {1.0f, 1.00390625f, 1.01171875f, -2.5f, 1e-30f, 70000.0f,
                            std::numeric_limits<float>::quiet_NaN(),

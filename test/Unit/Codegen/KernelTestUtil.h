@@ -4,10 +4,12 @@
 
 #include "gc/Codegen/KernelEmitter.h"
 #include "gc/Codegen/ObjectLoader.h"
+#include "gc/IR/KernelCode.h"
 #include "gc/IR/Module.h"
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,22 +119,41 @@ protected:
     graph.plan.steps.push_back(step);
   }
 
-  /// Compiles the graph for the test's target and loads it; the entry point
-  /// of `name`.
-  KernelEntryFn compile(const std::string &name, std::string *optimizedIR = nullptr) {
+  /// A compiled kernel called with the graph's whole buffer table: it
+  /// passes the entry point the group's own buffers (kernelBuffers), as the
+  /// executors do.
+  struct Kernel {
+    KernelEntryFn entry = nullptr;
+    std::vector<uint32_t> uses;
+    bool operator==(std::nullptr_t) const { return entry == nullptr; }
+    void operator()(char *const *buffers, const int64_t *symbols, int64_t begin,
+                    int64_t end) const {
+      std::vector<char *> args;
+      for (uint32_t b : uses)
+        args.push_back(buffers[b]);
+      entry(args.data(), symbols, begin, end);
+    }
+  };
+
+  /// Compiles the graph for the test's target and loads it; the kernel
+  /// `name`.
+  Kernel compile(const std::string &name, std::string *optimizedIR = nullptr) {
     EmitOptions options;
     options.target = GetParam();
     options.optimizedLLVMIR = optimizedIR;
     auto object = emitKernels(module, graph, options);
     EXPECT_TRUE(object) << (object ? "" : object.error().message());
     if (!object)
-      return nullptr;
+      return {};
     auto loaded = loadObjectCode(*object);
     EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message());
     if (!loaded)
-      return nullptr;
+      return {};
     library = loaded.take();
-    return library->lookup(name);
+    for (const KernelGroup &k : graph.plan.kernels)
+      if (k.name == name)
+        return {library->lookup(name), kernelBuffers(graph, k)};
+    return {};
   }
 };
 

@@ -127,7 +127,7 @@ protected:
     uint32_t y = body.load(b, t, sym("i0"));
     body.compute(ScalarOp::Pow, t, {x, y});
     kernel("k_pow", {pointwise({sym("s0")}, body.body, out, sym("i0"))}, {});
-    KernelEntryFn fn = compile("k_pow");
+    auto fn = compile("k_pow");
     ASSERT_NE(fn, nullptr);
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<T> va, vb;
@@ -181,7 +181,7 @@ TEST_P(MathLibraryTest, RoundingAndSign) {
          {unary(ScalarOp::Round, round), unary(ScalarOp::Sign, sign),
           byMinus3(ScalarOp::FloorDiv, floorDiv), byMinus3(ScalarOp::Remainder, rem)},
          {});
-  KernelEntryFn fn = compile("k_misc");
+  auto fn = compile("k_misc");
   ASSERT_NE(fn, nullptr);
   std::vector<float> vi = {0.5f,  1.5f, 2.5f,  -0.5f, -1.5f,   7.0f,
                            -7.0f, 0.0f, 2.49f, -8.0f, 100.25f, std::nanf("")};
@@ -215,7 +215,7 @@ TEST_P(MathLibraryTest, PowByConstantExponents) {
     nodes.push_back(pointwise({c(64)}, body.body, buffer(DType::Float32, "out"), sym("i0")));
   }
   kernel("k_powc", nodes, {});
-  KernelEntryFn fn = compile("k_powc");
+  auto fn = compile("k_powc");
   ASSERT_NE(fn, nullptr);
   std::vector<std::vector<float>> outs(std::size(exponents), std::vector<float>(64));
   std::vector<float> vi(64);

@@ -741,6 +741,15 @@ TEST(LoopIRVerifierTest, NodeInNoKernelOrTwo) {
             "loop graph @forward: node 'add': it is in 2 kernels, expected exactly 1");
 }
 
+TEST(LoopIRVerifierTest, KernelsOfOneNameRunOneCode) {
+  // kernel_add is a pointwise add and kernel_rowsum a reduction: one
+  // compiled function cannot serve both.
+  EXPECT_EQ(damaged(Level::Kernels,
+                    [](Module &, LoopGraph &g) { g.plan.kernels[1].name = "kernel_add"; }),
+            "loop graph @forward: kernels 0 and 1 share the name 'kernel_add' but do not run "
+            "the same code");
+}
+
 TEST(LoopIRVerifierTest, LevelHoldsTheRightGraphs) {
   EXPECT_EQ(damaged(Level::Loops, [](Module &m, LoopGraph &) { m.setLevel(Level::Core); }),
             "a module of level core cannot hold loop graphs");

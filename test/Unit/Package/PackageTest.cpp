@@ -93,14 +93,21 @@ protected:
     g.outputs = {LoopBinding{"y", 2, tensor({s0})}, LoopBinding{"z", 3, tensor({s0})}};
     g.outputSpecs = {OutputSpec{OutputKind::UserOutput, "", ""},
                      OutputSpec{OutputKind::UserOutput, "", ""}};
+    // What gc_test_kernel computes, so that the kernel's buffers (the
+    // order its entry receives them) are x, w, y, z.
     LoopNode n;
     n.name = "add";
     n.ranges = {s0};
     n.output = 2;
     n.storeIndex = i0;
-    n.body.ops = {BodyOp{BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 0, i0}};
+    n.body.ops = {BodyOp{BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 0, i0},
+                  BodyOp{BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 1, i0}};
     g.nodes.push_back(n);
-    g.plan.kernels = {KernelGroup{"gc_test_kernel", {0}, {s0}}};
+    n.name = "scale";
+    n.output = 3;
+    n.body.ops.pop_back();
+    g.nodes.push_back(n);
+    g.plan.kernels = {KernelGroup{"gc_test_kernel", {0, 1}, {s0}}};
     g.plan.steps = {PlanStep{PlanStep::Kind::Kernel, 0, {}, {}}};
     g.plan.symbols = {"s0"};
     g.plan.target = "x86-64";

@@ -12,7 +12,7 @@ namespace {
 
 constexpr int64_t kCols = 4;
 
-/// out[i, j] = x[i, j] + y[i, j] for rows [begin, end); buffers 0, 1, 2.
+/// out[i, j] = x[i, j] + y[i, j] for rows [begin, end); its buffers: x, y, out.
 std::atomic<int64_t> addRowsSeen{0};
 void addKernel(char *const *bufs, const int64_t *syms, int64_t begin, int64_t end) {
   auto *x = reinterpret_cast<const float *>(bufs[0]);
@@ -24,7 +24,7 @@ void addKernel(char *const *bufs, const int64_t *syms, int64_t begin, int64_t en
   addRowsSeen += end - begin;
 }
 
-/// t[i] = sum_j x[i, j] (buffers 0 -> 1), then out[i] = 2 * t[i] (1 -> 2).
+/// t[i] = sum_j x[i, j] (its buffers: x, t), then out[i] = 2 * t[i] (t, out).
 void rowSumKernel(char *const *bufs, const int64_t *, int64_t begin, int64_t end) {
   auto *x = reinterpret_cast<const float *>(bufs[0]);
   auto *t = reinterpret_cast<float *>(bufs[1]);
@@ -35,8 +35,8 @@ void rowSumKernel(char *const *bufs, const int64_t *, int64_t begin, int64_t end
   }
 }
 void doubleKernel(char *const *bufs, const int64_t *, int64_t begin, int64_t end) {
-  auto *t = reinterpret_cast<const float *>(bufs[1]);
-  auto *out = reinterpret_cast<float *>(bufs[2]);
+  auto *t = reinterpret_cast<const float *>(bufs[0]);
+  auto *out = reinterpret_cast<float *>(bufs[1]);
   for (int64_t i = begin; i < end; ++i)
     out[i] = 2 * t[i];
 }
@@ -54,6 +54,9 @@ struct AddGraph : LoopGraphMaker {
     n.name = "add";
     n.ranges = sizes;
     n.output = out;
+    // The kernel's buffers: x, y, out.
+    n.body.ops.push_back({BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 0});
+    n.body.ops.push_back({BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 1});
     graph.nodes.push_back(n);
     graph.plan.kernels.push_back({"add_kernel", {0}, {s0}});
     graph.plan.steps.push_back({PlanStep::Kind::Kernel, 0, {}, {}});
@@ -179,6 +182,7 @@ struct RowSumGraph : LoopGraphMaker {
     sum.ranges = {s0};
     sum.reductionRanges = {k(kCols)};
     sum.output = t;
+    sum.body.ops.push_back({BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, 0});
     LoopNode twice;
     twice.name = "twice";
     twice.ranges = {s0};

@@ -104,11 +104,16 @@ TEST(RuntimePlan, CorruptPlansAreErrors) {
   (void)readError(flipped);
 }
 
-TEST(RuntimePlan, NewerVersionsAreErrorsNamingBoth) {
+TEST(RuntimePlan, OtherMajorVersionsAreErrorsNamingBoth) {
   SizedGraph g;
   std::string bytes = g.bytes();
-  const_cast<plan::PlanVersion *>(mutablePlan(bytes).version())->mutate_major_version(2);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 2.3; this gc reads 1.0 to 1.3");
+  auto *version = const_cast<plan::PlanVersion *>(mutablePlan(bytes).version());
+  version->mutate_major_version(3);
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.0");
+  // A 1.x plan's kernels take the whole buffer table: not this runtime's.
+  version->mutate_major_version(1);
+  version->mutate_minor_version(3);
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.0");
 }
 
 TEST(RuntimePlan, OutOfRangeIndicesAreErrors) {
