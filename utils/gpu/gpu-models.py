@@ -28,11 +28,13 @@ torch.compile (default mode) on the GPU, and gc's package through gcrt-run
 already on the GPU (libgcrt through ctypes, as PyTorch's columns are timed),
 in one run on the same GPU: latency median and p90, torch.compile's compile
 time and gc's (from prepare). Then the device-to-device copy bandwidth and gc's
-elementwise and row-reduction kernels against it, and each model's matrix
-products (gc's extern steps, from gcrt-run --profile) against cuBLAS on the
-same shapes (torch.mm/bmm). Prints Markdown tables.
+elementwise and row-reduction kernels against it, and, for models whose
+extern steps are all matrix products, the GPU time of gc's product kernels
+against cuBLAS's on the same shapes (torch.mm/bmm), both from CUPTI through
+torch.profiler. Prints Markdown tables.
 """
 import argparse
+import contextlib
 import ctypes
 import glob
 import json
@@ -119,9 +121,10 @@ def prepare(opts):
         if proc.returncode != 0:
             entry["error"] = proc.stderr.strip()
         elif not is_training(name) and name not in BANDWIDTH:
-            entry["gemms"] = gemm_steps(run([os.path.join(tools, "gc-compile"), archive, *flags,
-                                             "--compile-to", "kernels", "--emit", "text",
-                                             "-o", "-"]).stdout)
+            text = run([os.path.join(tools, "gc-compile"), archive, *flags, "--compile-to",
+                        "kernels", "--emit", "text", "-o", "-"]).stdout
+            entry["gemms"] = gemm_steps(text)
+            entry["externs"] = len(re.findall(r"\{kind=extern,", text))
         manifest[name] = entry
         print("%-22s %s %.2f s" % (name, "FAILED: " + entry["error"] if "error" in entry
                                    else "compiled", seconds))
@@ -426,12 +429,13 @@ GCRT_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "b
                "float32", "float64"]
 
 
-def gc_device_times(opts, name, entry, runs):
-    """(median, p90) ms of gcrt_run_device on inputs and outputs that already
-    live on the GPU (torch allocates them), through libgcrt with ctypes: the
-    same footing as the PyTorch columns, without host copies. Each call
-    returns once the outputs are complete, so the wall time of the call is
-    the run's time."""
+@contextlib.contextmanager
+def device_runner(opts, name, entry):
+    """Yields a function that runs the package once through gcrt_run_device
+    on inputs and outputs that already live on the GPU (torch allocates
+    them), through libgcrt with ctypes: the same footing as the PyTorch
+    columns, without host copies. Each call returns once the outputs are
+    complete."""
     import torch
     lib = ctypes.CDLL(os.path.join(opts.bin, "libgcrt.so"))
     lib.gcrt_last_error.restype = ctypes.c_char_p
@@ -480,18 +484,25 @@ def gc_device_times(opts, name, entry, runs):
         dev_in = (GcrtTensor * len(ins))(*[described(t) for t in ins])
         dev_out = (GcrtTensor * len(outs))(*[described(t) for t in outs])
         torch.cuda.synchronize()
-        for _ in range(5):
-            ok(lib.gcrt_run_device(ctx, dev_in, len(ins), dev_out, len(outs)))
-        ms = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            ok(lib.gcrt_run_device(ctx, dev_in, len(ins), dev_out, len(outs)))
-            ms.append((time.perf_counter() - start) * 1e3)
-        return statistics.median(ms), percentile(ms, 0.9)
+        yield lambda: ok(lib.gcrt_run_device(ctx, dev_in, len(ins), dev_out, len(outs)))
     finally:
         if ctx:
             lib.gcrt_context_free(ctx)
         lib.gcrt_package_free(pkg)
+
+
+def gc_device_times(opts, name, entry, runs):
+    """(median, p90) ms of gcrt_run_device (device_runner): the wall time
+    of each call is the run's time."""
+    with device_runner(opts, name, entry) as run_once:
+        for _ in range(5):
+            run_once()
+        ms = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            run_once()
+            ms.append((time.perf_counter() - start) * 1e3)
+        return statistics.median(ms), percentile(ms, 0.9)
 
 
 def bandwidth_table(opts, manifest, runs):
@@ -540,58 +551,67 @@ def kernel_median(profile_text):
     return best
 
 
-def cublas_us(gemm, runs=20):
-    """The time (us) of one call of torch's mm/bmm, which calls cuBLAS, on
-    operands laid out as gc's step has them: `runs` calls captured in a CUDA
-    graph, its replay timed 5 times, the fastest divided by `runs`. Timing
-    calls from Python times PyTorch's dispatch (15 to 20 us a call) rather
-    than the GPU's work, and gc's steps replay from a CUDA graph too."""
+GC_KERNEL = re.compile(r"_k\d+$")
+
+
+def library_kernel_us(call, runs):
+    """GPU time (us) per call of `call()` spent in kernels that are not
+    gc's own (named GRAPH_kN): cuBLAS's, cuBLASLt's and cuDNN's, as CUPTI
+    records them through torch.profiler, whoever launched them. Kernel
+    durations leave out launch gaps, so gc's products and torch's are timed
+    alike."""
     import torch
-    # The first two operands are the product's; any others feed its fused
-    # bias or residual add.
-    ops = [torch.empty_strided(o["sizes"], o["strides"], dtype=getattr(torch, o["dtype"]),
-                               device="cuda").normal_() for o in gemm["operands"][:2]]
-    fn = torch.mm if gemm["op"] == "mm" else torch.bmm
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn(*ops)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(runs):
-            fn(*ops)
-    graph.replay()
-    return min(cuda_event_ms(graph.replay, 5)) * 1e3 / runs
+            call()
+        torch.cuda.synchronize()
+    total = 0.0
+    for e in prof.key_averages():
+        if e.device_type != DeviceType.CUDA or GC_KERNEL.search(e.key):
+            continue
+        if "memcpy" in e.key.lower() or "memset" in e.key.lower():
+            continue
+        total += getattr(e, "device_time_total", None) or e.cuda_time_total
+    return total / runs
 
 
 def gemm_table(opts, manifest, names, runs):
-    """gc's matrix-product steps against cuBLAS on the same shapes: each
-    step's fastest run under gcrt-run --profile (CUDA events; gc's steps
-    also apply their fused bias and activation) beside torch.mm/bmm's."""
+    """gc's matrix products against cuBLAS on the same shapes, for models
+    whose every extern step is a product: the GPU time per run of gc's
+    library kernels (its products, with their fused bias and activation)
+    beside torch.mm/bmm's kernels on the same operands, both from CUPTI."""
     import torch
-    print("\n| model | matrix-product steps | gc us (sum of fastest runs) "
-          "| cuBLAS us, same shapes | gc's throughput / cuBLAS's |")
+    print("\n| model | matrix products | gc's product kernels us / run "
+          "| cuBLAS (torch.mm/bmm) us, same shapes | gc's throughput / cuBLAS's |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for name in names:
         entry = manifest[name]
-        if not entry.get("gemms"):
+        gemms = entry.get("gemms")
+        if not gemms or len(gemms) != entry.get("externs"):
             continue
-        with tempfile.TemporaryDirectory() as work:
-            try:
-                _, _, text = gc_times(opts, name, entry, runs, work, profile=True)
-            except RuntimeError as e:
-                print("| %s | | %s | | |" % (name, e))
-                continue
-        step_us = {m.group(1): float(m.group(2)) for m in re.finditer(
-            r"^\s*\d+ extern\s+(\S+)\s+[0-9.]+\s+([0-9.]+)", text, re.M)}
-        gemms = [g for g in entry["gemms"] if g["name"] in step_us]
-        gc_total = sum(step_us[g["name"]] for g in gemms)
-        ref_total = sum(cublas_us(g) for g in gemms)
+        try:
+            with device_runner(opts, name, entry) as run_once:
+                gc_us = library_kernel_us(run_once, runs)
+        except RuntimeError as e:
+            print("| %s | | %s | | |" % (name, str(e)[:60]))
+            continue
+        # The first two operands are the product's; any others feed its
+        # fused bias or residual add.
+        calls = []
+        for g in gemms:
+            ops = [torch.empty_strided(o["sizes"], o["strides"], dtype=getattr(torch, o["dtype"]),
+                                       device="cuda").normal_() for o in g["operands"][:2]]
+            calls.append((torch.mm if g["op"] == "mm" else torch.bmm, ops))
+        ref_us = library_kernel_us(lambda: [fn(*ops) for fn, ops in calls], runs)
+        del calls
         torch.cuda.empty_cache()
-        print("| %s | %d | %.1f | %.1f | %.0f%% |" % (name, len(gemms), gc_total, ref_total,
-                                                      100 * ref_total / gc_total))
+        print("| %s | %d | %.1f | %.1f | %.0f%% |" % (name, len(gemms), gc_us, ref_us,
+                                                      100 * ref_us / gc_us), flush=True)
 
 
 def bench(opts):
