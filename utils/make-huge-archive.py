@@ -11,10 +11,12 @@ of the local and central headers, offsets past 4 GiB in the central one, and a
 zip64 end-of-central-directory record and locator.
 
 Usage:
-  make-huge-archive.py DIR [--vocab N] [--zip64] [--break WHAT]
+  make-huge-archive.py DIR [--vocab N] [--zip64] [--dense] [--break WHAT]
 
 Writes DIR/model.pt2, DIR/in0.npy (int64 indices) and DIR/out0.npy (the rows
-they pick). --zip64 writes the zip64 end records even for a small archive.
+they pick). --zip64 writes the zip64 end records even for a small archive. --dense writes
+every row (those in0 does not pick hold a filler row), so that no page of the
+table is a hole: tests that measure a compile's memory read them all.
 --break damages the archive for error tests: "zip64-record" cuts the zip64
 end-of-central-directory record short (the locator points into the central
 directory), "past-end" makes the table's entry run past the end of the file.
@@ -191,6 +193,7 @@ def main():
     parser.add_argument("dir")
     parser.add_argument("--vocab", type=int, default=(4 << 30) // ROW_BYTES + 4096)
     parser.add_argument("--zip64", action="store_true")
+    parser.add_argument("--dense", action="store_true")
     parser.add_argument("--break", dest="damage", choices=["zip64-record", "past-end"])
     args = parser.parse_args()
 
@@ -199,6 +202,12 @@ def main():
     rows = sorted({0, 1, vocab // 2, vocab - 1, max(0, vocab - 4097)})
     table = vocab * ROW_BYTES
     pieces = [(r * ROW_BYTES, row_values(r)) for r in rows]
+    if args.dense:
+        filler, end, dense = row_values(7), 0, []
+        for at, data in pieces:
+            dense += [(end, filler * ((at - end) // ROW_BYTES)), (at, data)]
+            end = at + len(data)
+        pieces = dense + [(end, filler * ((table - end) // ROW_BYTES))]
     weights_config = {"config": {"emb.weight": {
         "path_name": "weight_0", "is_param": True, "use_pickle": False,
         "tensor_meta": dict(tensor_meta(7, [vocab, DIM]), requires_grad=True)}}}

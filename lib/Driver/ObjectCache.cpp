@@ -93,21 +93,6 @@ static_assert(std::endian::native == std::endian::little,
 
 std::string_view asBytes(const uint64_t &v) { return {reinterpret_cast<const char *>(&v), 8}; }
 
-/// Reads exactly `size` bytes at `offset`; false at a short read or error.
-bool readAt(int fd, char *out, size_t size, uint64_t offset) {
-  while (size > 0) {
-    ssize_t n = ::pread(fd, out, size, off_t(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    out += n;
-    size -= size_t(n);
-    offset += uint64_t(n);
-  }
-  return true;
-}
-
 /// Streams the payload of the entry in `fd` to `sink`; true where the
 /// entry is whole. A sink may have seen the bytes of a damaged entry by
 /// then, so it must not act on them before this returns true.

@@ -152,6 +152,48 @@ MappedFile::~MappedFile() {
     ::close(fd_);
 }
 
+bool gc::readAt(int fd, char *out, size_t size, uint64_t offset) {
+  while (size > 0) {
+    ssize_t n = ::pread(fd, out, size, off_t(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    out += n;
+    size -= size_t(n);
+    offset += uint64_t(n);
+  }
+  return true;
+}
+
+void MappedFile::release(uint64_t offset, uint64_t length) const {
+  if (!mapped_ || length == 0)
+    return;
+  static const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  uint64_t begin = offset / page * page;
+  uint64_t end = std::min<uint64_t>((offset + length + page - 1) / page * page, size_);
+  // The mapping is private and never written, so dropping a page loses
+  // nothing: its next read faults it in again from the page cache.
+  (void)::madvise(const_cast<uint8_t *>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
+void gc::scanFile(const MappedFile &file, uint64_t offset, uint64_t length,
+                  const std::function<void(std::string_view)> &data,
+                  const std::function<void(uint64_t)> &hole) {
+  for (const FileExtent &x : fileExtents(file, offset, length)) {
+    if (x.hole) {
+      hole(x.length);
+      continue;
+    }
+    for (uint64_t pos = x.offset, end = x.offset + x.length; pos < end;) {
+      uint64_t n = std::min(end - pos, kScanPieceBytes);
+      data(file.text().substr(pos, n));
+      file.release(pos, n);
+      pos += n;
+    }
+  }
+}
+
 std::vector<FileExtent> gc::fileExtents(const MappedFile &file, uint64_t offset,
                                         uint64_t length) {
   std::vector<FileExtent> extents;
@@ -188,11 +230,24 @@ std::vector<FileExtent> gc::fileExtents(const MappedFile &file, uint64_t offset,
 
 namespace {
 
-/// Whether regular files `a` and `b` hold the same bytes.
-bool sameContents(const std::string &a, const std::string &b) {
-  Expected<std::shared_ptr<MappedFile>> fa = MappedFile::open(a);
-  Expected<std::shared_ptr<MappedFile>> fb = MappedFile::open(b);
-  return fa && fb && (*fa)->text() == (*fb)->text();
+/// Whether regular files `a` and `b`, both `size` bytes long, hold the
+/// same bytes. Read through a small buffer, not mapped: they may be as
+/// large as a package, and comparing must not make them resident.
+bool sameContents(const std::string &a, const std::string &b, uint64_t size) {
+  int fa = ::open(a.c_str(), O_RDONLY | O_CLOEXEC);
+  int fb = ::open(b.c_str(), O_RDONLY | O_CLOEXEC);
+  bool same = fa >= 0 && fb >= 0;
+  std::string bufA(1 << 20, '\0'), bufB(bufA.size(), '\0');
+  for (uint64_t pos = 0, n; same && pos < size; pos += n) {
+    n = std::min<uint64_t>(size - pos, bufA.size());
+    same = readAt(fa, bufA.data(), n, pos) && readAt(fb, bufB.data(), n, pos) &&
+           std::memcmp(bufA.data(), bufB.data(), n) == 0;
+  }
+  if (fa >= 0)
+    ::close(fa);
+  if (fb >= 0)
+    ::close(fb);
+  return same;
 }
 
 /// A name for `path`'s temporary file that no other writer uses: the host
@@ -333,8 +388,13 @@ Error OutputFile::copyFrom(const MappedFile &source, uint64_t offset, uint64_t l
       if (pos > x.offset)
         endsInHole_ = false;
     }
-    if (pos < end)
-      GC_RETURN_IF_ERROR(write(source.text().substr(pos, end - pos)));
+    // The rest goes from the mapping, a piece at a time, each released once
+    // written, so that no more than a piece of the source stays resident.
+    for (uint64_t n; pos < end; pos += n) {
+      n = std::min(end - pos, kScanPieceBytes);
+      GC_RETURN_IF_ERROR(write(source.text().substr(pos, n)));
+      source.release(pos, n);
+    }
   }
   return Error::success();
 }
@@ -360,7 +420,7 @@ Error OutputFile::commit() {
   // not rebuild what depends on it.
   struct stat old;
   if (::stat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
-      uint64_t(old.st_size) == size_ && sameContents(path_, tmp_))
+      uint64_t(old.st_size) == size_ && sameContents(path_, tmp_, size_))
     return Error::success(); // the destructor removes the temporary file
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     return fail(errno);

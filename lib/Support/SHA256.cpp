@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -221,19 +224,70 @@ std::string gc::sha256Hex(std::string_view data) {
   return hex(hasher.finish());
 }
 
-std::string gc::sha256Hex(const MappedFile &file, uint64_t offset, uint64_t length) {
+namespace {
+/// Adds `length` bytes of `file` from `offset` to `hasher`.
+void updateFromFile(SHA256 &hasher, const MappedFile &file, uint64_t offset, uint64_t length) {
   static const char zeros[1 << 16] = {};
+  scanFile(
+      file, offset, length, [&](std::string_view piece) { hasher.update(piece); },
+      [&](uint64_t hole) {
+        for (uint64_t left = hole; left;) {
+          uint64_t n = std::min<uint64_t>(left, sizeof zeros);
+          hasher.update(std::string_view(zeros, n));
+          left -= n;
+        }
+      });
+}
+
+/// The digest of one tree leaf: `length` bytes of `file` from `offset`.
+std::array<uint8_t, 32> treeLeaf(const MappedFile &file, uint64_t offset, uint64_t length) {
+  // Sparse files (tests' huge archives) are mostly whole-hole leaves.
+  static const std::array<uint8_t, 32> zeroLeaf = [] {
+    SHA256 hasher;
+    hasher.update(std::string(kSha256TreeLeafBytes, '\0'));
+    return hasher.finish();
+  }();
+  std::vector<FileExtent> extents = fileExtents(file, offset, length);
+  if (length == kSha256TreeLeafBytes && extents.size() == 1 && extents[0].hole)
+    return zeroLeaf;
   SHA256 hasher;
-  for (const FileExtent &x : fileExtents(file, offset, length)) {
-    if (!x.hole) {
-      hasher.update(file.text().substr(x.offset, x.length));
-      continue;
-    }
-    for (uint64_t left = x.length; left;) {
-      uint64_t n = std::min<uint64_t>(left, sizeof zeros);
-      hasher.update(std::string_view(zeros, n));
-      left -= n;
-    }
-  }
+  updateFromFile(hasher, file, offset, length);
+  return hasher.finish();
+}
+} // namespace
+
+std::string gc::sha256Hex(const MappedFile &file, uint64_t offset, uint64_t length) {
+  SHA256 hasher;
+  updateFromFile(hasher, file, offset, length);
   return hex(hasher.finish());
+}
+
+std::array<uint8_t, 32> gc::sha256Tree(const MappedFile &file, unsigned threads) {
+  const uint64_t size = file.bytes().size();
+  const size_t leaves = size_t((size + kSha256TreeLeafBytes - 1) / kSha256TreeLeafBytes);
+  std::vector<std::array<uint8_t, 32>> digests(leaves);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < leaves;) {
+      uint64_t offset = uint64_t(i) * kSha256TreeLeafBytes;
+      digests[i] = treeLeaf(file, offset, std::min(kSha256TreeLeafBytes, size - offset));
+    }
+  };
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(threads, leaves); ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  SHA256 root;
+  root.update("gc sha256-tree, leaves of " + std::to_string(kSha256TreeLeafBytes) + " bytes\n");
+  char length[8];
+  for (int i = 0; i < 8; ++i)
+    length[i] = char(size >> (8 * i));
+  root.update(std::string_view(length, sizeof length));
+  for (const auto &d : digests)
+    root.update(std::string_view(reinterpret_cast<const char *>(d.data()), d.size()));
+  return root.finish();
 }

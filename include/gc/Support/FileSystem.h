@@ -5,6 +5,7 @@
 #include "gc/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,6 +36,11 @@ public:
   /// The open descriptor of a mapped file (kept for kernel-side copies and
   /// finding holes), or -1 for one read into memory.
   int fd() const { return fd_; }
+  /// Drops the pages of [offset, offset + length) (widened to whole pages)
+  /// from this process's resident memory. The bytes stay readable: the page
+  /// cache keeps them, and a later read maps them again. A no-op for a file
+  /// read into memory.
+  void release(uint64_t offset, uint64_t length) const;
 
 private:
   MappedFile() = default;
@@ -59,6 +65,21 @@ struct FileExtent {
 /// one data extent where it cannot tell.
 std::vector<FileExtent> fileExtents(const MappedFile &file, uint64_t offset,
                                     uint64_t length);
+
+/// The most that scanFile hands over, and keeps mapped, at once.
+inline constexpr uint64_t kScanPieceBytes = uint64_t(4) << 20;
+/// Reads [offset, offset + length) of `file` (which must contain it) front
+/// to back, as a hash or a checksum does: data in pieces of at most
+/// kScanPieceBytes to `data`, holes (see fileExtents) as their length to
+/// `hole`. Each piece's pages are released once `data` returns, so reading
+/// a file of any size adds one piece at most to the peak resident memory.
+void scanFile(const MappedFile &file, uint64_t offset, uint64_t length,
+              const std::function<void(std::string_view)> &data,
+              const std::function<void(uint64_t)> &hole);
+
+/// Reads exactly `size` bytes of descriptor `fd` from `offset` into `out`;
+/// false where the file ends first or reading fails.
+bool readAt(int fd, char *out, size_t size, uint64_t offset);
 
 /// Where bytes written front to back go.
 class ByteSink {

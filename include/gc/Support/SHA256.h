@@ -37,6 +37,16 @@ class MappedFile;
 /// their pages.
 std::string sha256Hex(const MappedFile &file, uint64_t offset, uint64_t length);
 
+/// A content hash of all of `file` for large inputs, computed on up to
+/// `threads` threads (0: one per hardware thread): the SHA-256 of a fixed
+/// label, the file's length and the SHA-256 digests of its consecutive
+/// kSha256TreeLeafBytes pieces (the last one shorter). With a fixed piece size and the length hashed, two files
+/// share it only where SHA-256 collides; it does not depend on the number of
+/// threads or on the machine. Holes are hashed as zeros, whole-hole pieces
+/// without reading them; every piece's pages are released once hashed.
+std::array<uint8_t, 32> sha256Tree(const MappedFile &file, unsigned threads);
+inline constexpr uint64_t kSha256TreeLeafBytes = uint64_t(4) << 20;
+
 } // namespace gc
 
 #endif // GC_SUPPORT_SHA256_H

@@ -116,6 +116,10 @@ private:
 /// The CRC-32 of `data`; with `crc`, of the bytes it is the CRC-32 of,
 /// followed by `data`.
 uint32_t crc32(std::string_view data, uint32_t crc = 0);
+/// Whether crc32 folds with the CPU's carry-less multiplication where it has
+/// it (the default); off, the portable table code runs, which tests check
+/// too. The results are the same.
+void useCarrylessCrc32(bool on);
 /// The CRC-32 of the bytes `crc` is the CRC-32 of, followed by `count`
 /// zero bytes, in O(log count) steps (sparse files' holes).
 uint32_t crc32Zeros(uint32_t crc, uint64_t count);

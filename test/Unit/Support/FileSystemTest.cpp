@@ -253,6 +253,95 @@ TEST_F(FileSystemTest, UnchangedBytesKeepTheFile) {
   EXPECT_EQ(listing(), std::vector<std::string>{"f"});
 }
 
+TEST_F(FileSystemTest, UnchangedLargeFileKeepsTheFile) {
+  // Compared piece by piece: equal in every piece, or different in the last
+  // byte of the last one.
+  std::string data(3 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = char(i * 131 >> 7);
+  ASSERT_FALSE(writeFileAtomic(path("f"), data));
+  auto inode = [&] {
+    struct stat st;
+    EXPECT_EQ(::stat(path("f").c_str(), &st), 0);
+    return st.st_ino;
+  };
+  ino_t before = inode();
+  ASSERT_FALSE(writeFileAtomic(path("f"), data));
+  EXPECT_EQ(inode(), before);
+  data.back() ^= 1;
+  ASSERT_FALSE(writeFileAtomic(path("f"), data));
+  EXPECT_NE(inode(), before);
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("f"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->text(), data);
+}
+
+/// This process's resident file-backed memory, in KiB.
+uint64_t residentFileKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  uint64_t kib = 0;
+  while (status >> key) {
+    if (key == "RssFile:") {
+      status >> kib;
+      break;
+    }
+  }
+  return kib;
+}
+
+TEST_F(FileSystemTest, ScanReadsInPiecesAndReleasesThem) {
+  std::string data(24 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = char(i * 2654435761u >> 13);
+  ASSERT_FALSE(writeFileAtomic(path("big"), data));
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("big"));
+  ASSERT_TRUE(f);
+  const MappedFile &file = **f;
+  const uint64_t before = residentFileKiB();
+  unsigned sum = 0;
+  for (size_t i = 0; i < data.size(); i += 4096)
+    sum += uint8_t(file.text()[i]);
+  EXPECT_NE(sum, 0u);
+  EXPECT_GE(residentFileKiB(), before + (16 << 10)) << "reading maps the pages";
+  file.release(0, data.size());
+  EXPECT_LT(residentFileKiB(), before + (8 << 10)) << "release unmaps them";
+  // The bytes stay readable after a release.
+  EXPECT_EQ(file.text().substr(1000, 100), std::string_view(data).substr(1000, 100));
+  file.release(0, data.size());
+
+  std::string seen;
+  uint64_t holes = 0;
+  scanFile(
+      file, 5, data.size() - 10,
+      [&](std::string_view piece) {
+        EXPECT_LE(piece.size(), kScanPieceBytes);
+        seen += piece;
+      },
+      [&](uint64_t n) { holes += n; });
+  EXPECT_EQ(holes, 0u);
+  EXPECT_TRUE(seen == std::string_view(data).substr(5, data.size() - 10));
+  EXPECT_LT(residentFileKiB(), before + (8 << 10)) << "a scan leaves nothing mapped";
+}
+
+TEST_F(FileSystemTest, ScanReportsHoles) {
+  // 1 MiB of hole, "data", 1 MiB of hole: whatever the file system reports
+  // as holes, data and holes together are the file.
+  {
+    std::ofstream f(path("sparse"), std::ios::binary);
+    f.seekp(1 << 20);
+    f << "data";
+  }
+  ASSERT_EQ(::truncate(path("sparse").c_str(), (2 << 20) + 4), 0);
+  Expected<std::shared_ptr<MappedFile>> f = MappedFile::open(path("sparse"));
+  ASSERT_TRUE(f);
+  std::string rebuilt;
+  scanFile(
+      **f, 0, (*f)->text().size(), [&](std::string_view piece) { rebuilt += piece; },
+      [&](uint64_t n) { rebuilt.append(n, '\0'); });
+  EXPECT_TRUE(rebuilt == (*f)->text());
+}
+
 TEST_F(FileSystemTest, EightThreadsWriteOnePath) {
   // Each writer has a temporary file of its own; the path ends up holding
   // one writer's bytes whole.

@@ -1,7 +1,12 @@
 //===- SHA256Test.cpp - SHA-256 known answers -----------------------------===//
 #include "gc/Support/SHA256.h"
 
+#include "gc/Support/FileSystem.h"
+
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
 
 
 using namespace gc;
@@ -64,6 +69,63 @@ TEST_P(SHA256Paths, IncrementalMatchesOneShot) {
     hasher.update("");
     EXPECT_EQ(hexOf(hasher.finish()), expected) << chunk;
   }
+}
+
+/// The tree hash as its comment defines it, computed one leaf after another.
+std::string treeByDefinition(std::string_view data) {
+  SHA256 root;
+  root.update("gc sha256-tree, leaves of " + std::to_string(kSha256TreeLeafBytes) + " bytes\n");
+  for (int i = 0; i < 8; ++i)
+    root.update(std::string(1, char(uint64_t(data.size()) >> (8 * i))));
+  for (size_t pos = 0; pos < data.size(); pos += kSha256TreeLeafBytes) {
+    SHA256 leaf;
+    leaf.update(data.substr(pos, kSha256TreeLeafBytes));
+    auto d = leaf.finish();
+    root.update(std::string_view(reinterpret_cast<const char *>(d.data()), d.size()));
+  }
+  return hexOf(root.finish());
+}
+
+TEST(SHA256Tree, FollowsItsDefinitionOnAnyThreads) {
+  std::string data(2 * kSha256TreeLeafBytes + 12345, '\0');
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = char(i * 2654435761u >> 11);
+  for (size_t size : {size_t(0), size_t(1), size_t(kSha256TreeLeafBytes), data.size()}) {
+    auto file = MappedFile::fromBuffer("tree", data.substr(0, size));
+    std::string expected = treeByDefinition(file->text());
+    for (unsigned threads : {0u, 1u, 2u, 5u})
+      EXPECT_EQ(hexOf(sha256Tree(*file, threads)), expected) << size << " bytes, " << threads;
+  }
+}
+
+TEST(SHA256Tree, EveryByteAndTheLengthCount) {
+  std::string data(kSha256TreeLeafBytes + 100, 'x');
+  std::string base = hexOf(sha256Tree(*MappedFile::fromBuffer("tree", data), 2));
+  for (size_t at : {size_t(0), size_t(kSha256TreeLeafBytes - 1), data.size() - 1}) {
+    std::string changed = data;
+    changed[at] ^= 1;
+    EXPECT_NE(hexOf(sha256Tree(*MappedFile::fromBuffer("tree", changed), 2)), base) << at;
+  }
+  EXPECT_NE(hexOf(sha256Tree(*MappedFile::fromBuffer("tree", data + '\0'), 2)), base);
+}
+
+TEST(SHA256Tree, HolesHashAsZeros) {
+  // Two whole leaves of hole, then data: the same digest as the bytes
+  // written out.
+  std::string path = ::testing::TempDir() + "/sha256-tree-sparse.bin";
+  std::string tail = "the end of a sparse file";
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.seekp(std::streamoff(2 * kSha256TreeLeafBytes + 7));
+    f << tail;
+  }
+  Expected<std::shared_ptr<MappedFile>> sparse = MappedFile::open(path);
+  ASSERT_TRUE(sparse);
+  std::string dense(2 * kSha256TreeLeafBytes + 7, '\0');
+  dense += tail;
+  EXPECT_EQ(hexOf(sha256Tree(**sparse, 2)), treeByDefinition(dense));
+  EXPECT_EQ(sha256Hex(**sparse, 3, dense.size() - 3), sha256Hex(std::string_view(dense).substr(3)));
+  std::remove(path.c_str());
 }
 
 } // namespace
