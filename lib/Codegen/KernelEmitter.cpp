@@ -20,6 +20,7 @@
 
 #include "gc/IR/KernelCode.h"
 #include "gc/Support/ObjectArchive.h"
+#include "gc/Support/Parallel.h"
 #include "gc/Support/TimeTrace.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -27,10 +28,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
-#include <atomic>
-#include <functional>
 #include <span>
-#include <thread>
 
 namespace gc {
 
@@ -123,22 +121,6 @@ Expected<std::string> emitBatch(const LoopGraph &graph, std::span<const uint32_t
       options, llvm::CGFT_ObjectFile);
 }
 
-/// Calls work(i) for every i < n on up to `jobs` threads (the caller's
-/// among them), each taking the next index when it is done with one.
-void forEachIndex(size_t n, unsigned jobs, const std::function<void(size_t)> &work) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;)
-      work(i);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < std::min<size_t>(jobs, n); ++t)
-    threads.emplace_back(worker);
-  worker();
-  for (std::thread &t : threads)
-    t.join();
-}
-
 } // namespace
 
 Expected<std::vector<std::string>> emitKernelsForTargets(const Module &, const LoopGraph &graph,
@@ -158,9 +140,7 @@ Expected<std::vector<std::string>> emitKernelsForTargets(const Module &, const L
   size_t jobsPerTarget = batches.size();
   std::vector<std::string> objects(targets.size() * jobsPerTarget);
   std::vector<Error> errors(objects.size());
-  unsigned threads =
-      options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  forEachIndex(objects.size(), threads, [&](size_t i) {
+  forEachIndex(objects.size(), options.jobs, [&](size_t i) {
     EmitOptions emit = options;
     emit.target = targets[i / jobsPerTarget];
     if (i >= jobsPerTarget)

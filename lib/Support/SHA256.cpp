@@ -2,12 +2,12 @@
 #include "gc/Support/SHA256.h"
 
 #include "gc/Support/FileSystem.h"
+#include "gc/Support/Parallel.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -266,21 +266,10 @@ std::array<uint8_t, 32> gc::sha256Tree(const MappedFile &file, unsigned threads)
   const uint64_t size = file.bytes().size();
   const size_t leaves = size_t((size + kSha256TreeLeafBytes - 1) / kSha256TreeLeafBytes);
   std::vector<std::array<uint8_t, 32>> digests(leaves);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < leaves;) {
-      uint64_t offset = uint64_t(i) * kSha256TreeLeafBytes;
-      digests[i] = treeLeaf(file, offset, std::min(kSha256TreeLeafBytes, size - offset));
-    }
-  };
-  if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::min<size_t>(threads, leaves); ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool)
-    t.join();
+  forEachIndex(leaves, threads, [&](size_t i) {
+    uint64_t offset = uint64_t(i) * kSha256TreeLeafBytes;
+    digests[i] = treeLeaf(file, offset, std::min(kSha256TreeLeafBytes, size - offset));
+  });
   SHA256 root;
   root.update("gc sha256-tree, leaves of " + std::to_string(kSha256TreeLeafBytes) + " bytes\n");
   char length[8];
