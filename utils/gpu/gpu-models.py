@@ -5,6 +5,7 @@ times them on a machine with one (docs/gpu.md, "Checking on a GPU").
 usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arch A]
        gpu-models.py check --out DIR [--models M ...] [--realmodels RDIR]
        gpu-models.py bench --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
+       gpu-models.py kernels --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
 
 prepare (on the build machine, no GPU needed): compiles every model with
 gc-compile --device cuda into DIR/<model>/model.gcpkg (training models with
@@ -32,6 +33,9 @@ elementwise and row-reduction kernels against it, and, for models whose
 extern steps are all matrix products, the GPU time of gc's product kernels
 against cuBLAS's on the same shapes (torch.mm/bmm), both from CUPTI through
 torch.profiler. Prints Markdown tables.
+
+kernels (on the GPU machine, with torch): per model, gc's GPU kernels (its
+own and the libraries') by GPU time per run, from CUPTI.
 """
 import argparse
 import contextlib
@@ -124,7 +128,7 @@ def prepare(opts):
             text = run([os.path.join(tools, "gc-compile"), archive, *flags, "--compile-to",
                         "kernels", "--emit", "text", "-o", "-"]).stdout
             entry["gemms"] = gemm_steps(text)
-            entry["externs"] = len(re.findall(r"\{kind=extern,", text))
+            entry["externs"] = len(re.findall(r"\{kind=extern, name=", text))
         manifest[name] = entry
         print("%-22s %s %.2f s" % (name, "FAILED: " + entry["error"] if "error" in entry
                                    else "compiled", seconds))
@@ -554,12 +558,10 @@ def kernel_median(profile_text):
 GC_KERNEL = re.compile(r"_k\d+$")
 
 
-def library_kernel_us(call, runs):
-    """GPU time (us) per call of `call()` spent in kernels that are not
-    gc's own (named GRAPH_kN): cuBLAS's, cuBLASLt's and cuDNN's, as CUPTI
-    records them through torch.profiler, whoever launched them. Kernel
-    durations leave out launch gaps, so gc's products and torch's are timed
-    alike."""
+def kernel_times(call, runs):
+    """{kernel name: (launches, GPU us)} per call of `call()`, as CUPTI
+    records them through torch.profiler, whoever launched them (memory
+    copies and sets left out)."""
     import torch
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
@@ -570,14 +572,42 @@ def library_kernel_us(call, runs):
         for _ in range(runs):
             call()
         torch.cuda.synchronize()
-    total = 0.0
+    out = {}
     for e in prof.key_averages():
-        if e.device_type != DeviceType.CUDA or GC_KERNEL.search(e.key):
+        if e.device_type != DeviceType.CUDA:
             continue
         if "memcpy" in e.key.lower() or "memset" in e.key.lower():
             continue
-        total += getattr(e, "device_time_total", None) or e.cuda_time_total
-    return total / runs
+        us = getattr(e, "device_time_total", None) or e.cuda_time_total
+        out[e.key] = (e.count / runs, us / runs)
+    return out
+
+
+def library_kernel_us(call, runs):
+    """GPU time (us) per call of `call()` spent in kernels that are not
+    gc's own (named GRAPH_kN): cuBLAS's, cuBLASLt's and cuDNN's. Kernel
+    durations leave out launch gaps, so gc's products and torch's are timed
+    alike."""
+    return sum(us for name, (_, us) in kernel_times(call, runs).items()
+               if not GC_KERNEL.search(name))
+
+
+def kernels(opts):
+    """Per model, gc's kernels by GPU time per run (device I/O)."""
+    manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
+    names = [n for n in opts.models if n in manifest and "error" not in manifest[n]]
+    regen_real(opts, names)
+    for name in names:
+        with device_runner(opts, name, manifest[name]) as run_once:
+            times = kernel_times(run_once, opts.runs)
+        total = sum(us for _, us in times.values())
+        print("\n%s: %d kernels a run, %.1f us of GPU time" %
+              (name, round(sum(n for n, _ in times.values())), total))
+        print("| kernel | launches / run | us / run | share |")
+        print("| --- | ---: | ---: | ---: |")
+        for key, (n, us) in sorted(times.items(), key=lambda kv: -kv[1][1])[:25]:
+            print("| %s | %.0f | %.1f | %.1f%% |" % (key[:90], n, us, 100 * us / total))
+    return 0
 
 
 def gemm_table(opts, manifest, names, runs):
@@ -684,7 +714,7 @@ OPTS = None
 def main():
     global OPTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["prepare", "check", "bench"])
+    parser.add_argument("mode", choices=["prepare", "check", "bench", "kernels"])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--out", required=True)
     parser.add_argument("--bin", default=None, help="where gcrt-run is (default: OUT/bin)")
@@ -700,7 +730,7 @@ def main():
         prepare(opts)
         copy_runtime(opts)
         return 0
-    return check(opts) if opts.mode == "check" else bench(opts)
+    return {"check": check, "bench": bench, "kernels": kernels}[opts.mode](opts)
 
 
 if __name__ == "__main__":
