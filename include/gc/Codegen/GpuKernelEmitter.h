@@ -20,11 +20,12 @@ namespace gc {
 /// that it can run before the object cache key is computed.
 void chooseGpuLaunches(const Module &module, LoopGraph &graph);
 
-/// Compiles every kernel of graph.plan (whose launches chooseGpuLaunches
-/// chose) for the CUDA target options.target into a CUDA fatbinary. Each
-/// kernel is an entry named after its group taking (buffers, symbols):
-/// device arrays of every plan buffer's device address (u64, by buffer
-/// index) and of the size symbols (i64, in graph.plan.symbols order). It
+/// Compiles the distinct kernels of graph.plan (whose launches
+/// chooseGpuLaunches chose) for the CUDA target options.target into a CUDA
+/// fatbinary. Each kernel is an entry named after its group taking
+/// (buffers, symbols): device arrays of the device addresses of its
+/// buffers (u64, in kernelBuffers() order, KernelCode.h) and of the size
+/// symbols (i64, in graph.plan.symbols order). It
 /// runs with `grid` blocks (the plan's KernelStep) of exactly
 /// `blockThreads` threads. Fills options.ptx with the PTX when asked.
 /// Errors name the kernel, node or buffer, or the toolkit's tool that
