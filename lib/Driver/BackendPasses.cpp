@@ -5,6 +5,7 @@
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Printer.h"
 #include "gc/Plan/PlanBuilder.h"
+#include "gc/Support/Parallel.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Target.h"
 #include "gc/Support/TargetObjects.h"
@@ -123,80 +124,113 @@ public:
       if (g->plan.target.empty())
         g->plan.target = options_.target;
     bool wantIR = options_.llvmIR || options_.optimizedLLVMIR || options_.ptx;
-    for (size_t i = 0; i < m.loopGraphs().size(); ++i) {
+    // Keys and cache lookups one graph after another, then the graphs'
+    // emissions at once (a training module's forward and backward graphs
+    // overlap their LLVM and ptxas work), then the results in graph order.
+    std::vector<GraphObjects> graphs(m.loopGraphs().size());
+    for (size_t i = 0; i < graphs.size(); ++i)
+      GC_RETURN_IF_ERROR(prepare(m, *m.loopGraphs()[i], wantIR, graphs[i]));
+    forEachIndex(graphs.size(), wantIR ? 1 : 0, [&](size_t i) {
+      if (!graphs[i].missing.empty())
+        emit(m, *m.loopGraphs()[i], graphs[i]);
+    });
+    for (size_t i = 0; i < graphs.size(); ++i) {
       LoopGraph &g = *m.loopGraphs()[i];
-      bool gpu = targetDevice(g.plan.target) == TargetDevice::CUDA;
-      // The launches are part of the graph's text, hence of the key.
-      if (gpu)
-        chooseGpuLaunches(m, g);
-      // The key covers everything the object code depends on: the
-      // scheduled graph as text (buffers, bodies, kernels, placements; not
-      // where the weights live), the target and gc itself. Printed before
-      // any object code is attached.
-      std::string graphText = printLoopGraph(m, g);
-      auto keyFor = [&](const std::string &target) {
-        return sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(target) + "\n" +
-                         graphText);
-      };
-      g.plan.objectHash = keyFor(g.plan.target);
-      // A CPU plan of several levels gets one object per level, each
-      // cached on its own (a v3-only build reuses the v3 object).
-      std::vector<std::string> targets = {g.plan.target};
-      if (!gpu) {
-        Expected<std::vector<std::string>> list = cpuTargetList(g.plan.target);
-        if (!list)
-          return list.error().withContext("graph @" + g.name);
-        targets = list.take();
+      GraphObjects &go = graphs[i];
+      if (go.error)
+        return std::move(go.error).withContext("graph @" + g.name);
+      if (options_.ptx)
+        *options_.ptx += go.ptx;
+      for (size_t k = 0; k < go.missing.size(); ++k) {
+        cache_.store(go.keys[go.missing[k]], go.made[k]);
+        statistics()["object bytes"] += static_cast<int64_t>(go.made[k].size());
+        go.objects[go.missing[k]].object = std::move(go.made[k]);
       }
-      std::vector<TargetObject> objects;
-      std::vector<std::string> missing;
-      for (const std::string &target : targets) {
-        std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(keyFor(target));
-        if (cached)
-          ++statistics()["cache hits"];
-        else
-          missing.push_back(target);
-        objects.push_back({target, cached ? std::move(*cached) : std::string()});
-      }
-      if (!missing.empty()) {
-        // Each graph's PTX is appended, so that --emit=ptx shows every graph.
-        // The LLVM IR shown is the first (lowest) CPU level's.
-        std::string ptx;
-        EmitOptions emit = options_;
-        emit.target = missing.front();
-        emit.ptx = options_.ptx ? &ptx : nullptr;
-        if (missing.front() != targets.front())
-          emit.llvmIR = emit.optimizedLLVMIR = nullptr;
-        Expected<std::vector<std::string>> made = std::vector<std::string>();
-        if (gpu) {
-          Expected<std::string> object = emitGpuKernels(m, g, emit);
-          if (!object)
-            return object.error().withContext("graph @" + g.name);
-          made->push_back(object.take());
-        } else {
-          made = emitKernelsForTargets(m, g, missing, emit);
-          if (!made)
-            return made.error().withContext("graph @" + g.name);
-        }
-        if (options_.ptx)
-          *options_.ptx += ptx;
-        for (size_t k = 0; k < missing.size(); ++k) {
-          cache_.store(keyFor(missing[k]), (*made)[k]);
-          statistics()["object bytes"] += static_cast<int64_t>((*made)[k].size());
-          for (TargetObject &o : objects)
-            if (o.target == missing[k])
-              o.object = std::move((*made)[k]);
-        }
-        if (!gpu)
-          statistics()["kernel batches"] +=
-              static_cast<int64_t>(kernelBatches(g).size() * missing.size());
-      }
-      g.plan.objectCode = bundleTargetObjects(objects);
+      if (!go.gpu)
+        statistics()["kernel batches"] +=
+            static_cast<int64_t>(kernelBatches(g).size() * go.missing.size());
+      g.plan.objectCode = bundleTargetObjects(go.objects);
     }
     return Error::success();
   }
 
 private:
+  /// One graph's object code: per target, its cache key and object (from
+  /// the cache or made), which targets were missing (indices into
+  /// objects), and what their emission made.
+  struct GraphObjects {
+    bool gpu = false;
+    std::vector<std::string> keys;
+    std::vector<TargetObject> objects;
+    std::vector<size_t> missing;
+    std::vector<std::string> made;
+    std::string ptx;
+    Error error;
+  };
+
+  /// Launches (GPU), keys and cache lookups of `g`.
+  Error prepare(const Module &m, LoopGraph &g, bool wantIR, GraphObjects &go) {
+    go.gpu = targetDevice(g.plan.target) == TargetDevice::CUDA;
+    // The launches are part of the graph's text, hence of the key.
+    if (go.gpu)
+      chooseGpuLaunches(m, g);
+    // The key covers everything the object code depends on: the scheduled
+    // graph as text (buffers, bodies, kernels, placements; not where the
+    // weights live), the target and gc itself. Printed before any object
+    // code is attached.
+    std::string graphText = printLoopGraph(m, g);
+    auto keyFor = [&](const std::string &target) {
+      return sha256Hex(std::string("gc " GC_VERSION "\n") + resolvedTargetName(target) + "\n" +
+                       graphText);
+    };
+    g.plan.objectHash = keyFor(g.plan.target);
+    // A CPU plan of several levels gets one object per level, each cached
+    // on its own (a v3-only build reuses the v3 object).
+    std::vector<std::string> targets = {g.plan.target};
+    if (!go.gpu) {
+      Expected<std::vector<std::string>> list = cpuTargetList(g.plan.target);
+      if (!list)
+        return list.error().withContext("graph @" + g.name);
+      targets = list.take();
+    }
+    for (const std::string &target : targets) {
+      go.keys.push_back(keyFor(target));
+      std::optional<std::string> cached = wantIR ? std::nullopt : cache_.lookup(go.keys.back());
+      if (cached)
+        ++statistics()["cache hits"];
+      else
+        go.missing.push_back(go.objects.size());
+      go.objects.push_back({target, cached ? std::move(*cached) : std::string()});
+    }
+    return Error::success();
+  }
+
+  /// Compiles the missing targets of `g` into go.made (or go.error).
+  void emit(const Module &m, const LoopGraph &g, GraphObjects &go) const {
+    std::vector<std::string> targets;
+    for (size_t t : go.missing)
+      targets.push_back(go.objects[t].target);
+    // The LLVM IR shown is the first (lowest) CPU level's.
+    EmitOptions emit = options_;
+    emit.target = targets.front();
+    emit.ptx = options_.ptx ? &go.ptx : nullptr;
+    if (go.missing.front() != 0)
+      emit.llvmIR = emit.optimizedLLVMIR = nullptr;
+    if (go.gpu) {
+      Expected<std::string> object = emitGpuKernels(m, g, emit);
+      if (object)
+        go.made.push_back(object.take());
+      else
+        go.error = object.error();
+      return;
+    }
+    Expected<std::vector<std::string>> made = emitKernelsForTargets(m, g, targets, emit);
+    if (made)
+      go.made = made.take();
+    else
+      go.error = made.error();
+  }
+
   EmitOptions options_;
   ObjectCache cache_;
 };
