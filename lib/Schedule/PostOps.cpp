@@ -35,13 +35,14 @@ std::optional<size_t> biasDim(OpId op, size_t rank) {
 /// at most one Add (as C) and one AddBias before at most one Relu or
 /// GeluTanh (its GELU is the tanh form), which comes last; cuDNN's
 /// convolution adds bias and tensors and applies ReLU as separate calls in
-/// any order, but has no GELU.
+/// any order, but the runtime sets up no other activation for it (no GELU,
+/// no SiLU).
 bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind> &kinds) {
   if (device == TargetDevice::CPU)
     return true;
   if (op == ops::aten_convolution_default)
-    return std::none_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
-      return k == PostOp::Kind::GeluErf || k == PostOp::Kind::GeluTanh;
+    return std::all_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
+      return k == PostOp::Kind::AddBias || k == PostOp::Kind::Add || k == PostOp::Kind::Relu;
     });
   int adds = 0, biases = 0;
   for (size_t k = 0; k < kinds.size(); ++k) {
@@ -58,6 +59,7 @@ bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind
         return false;
       break;
     case PostOp::Kind::GeluErf:
+    case PostOp::Kind::Swish:
       return false;
     }
   }
@@ -127,6 +129,22 @@ private:
           if (!walk(op.operands[side], steps))
             return false;
           steps.push_back({PostOp::Kind::Relu, std::nullopt});
+          return true;
+        }
+      }
+      return false;
+    }
+    if (op.op == ScalarOp::Mul) {
+      // SiLU: x * sigmoid(x), the same body value x on both sides.
+      for (int side = 0; side < 2; ++side) {
+        const BodyOp &other = ops[op.operands[1 - side]];
+        if (other.kind == BodyOp::Kind::Compute && other.op == ScalarOp::Sigmoid &&
+            other.operands.size() == 1 && other.operands[0] == op.operands[side] &&
+            sameDType(other)) {
+          ++used_;
+          if (!walk(op.operands[side], steps))
+            return false;
+          steps.push_back({PostOp::Kind::Swish, std::nullopt});
           return true;
         }
       }

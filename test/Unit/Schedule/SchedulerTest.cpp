@@ -487,6 +487,53 @@ TEST_F(SchedulerTest, GpuFoldsOnlyWhatCublasLtApplies) {
   }
 }
 
+/// mm, then x * sigmoid(x): oneDNN's swish on a CPU; cuBLASLt has no such
+/// epilogue, so on a GPU it stays a kernel.
+TEST_F(SchedulerTest, SiluBecomesSwishOnlyOnTheCpu) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    uint32_t m = temp({"32", "64"});
+    uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+    externNode(ops::aten_mm_default, {x, w}, m);
+    BodyBuilder b = body();
+    uint32_t v = b.load(m, "64*i0 + i1");
+    b.compute(ScalarOp::Mul, {b.compute(ScalarOp::Sigmoid, {v}), v});
+    pointwise({"32", "64"}, out, "64*i0 + i1", b);
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    const LoopNode &mm = graph.nodes[0];
+    if (device == TargetDevice::CPU) {
+      ASSERT_EQ(mm.postOps.size(), 1u);
+      EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::Swish);
+      EXPECT_EQ(graph.plan.steps.size(), 1u);
+    } else {
+      EXPECT_TRUE(mm.postOps.empty());
+      EXPECT_EQ(graph.plan.steps.size(), 2u) << "the SiLU runs as a kernel";
+    }
+  }
+}
+
+/// x * sigmoid(y) is a gate, not a SiLU: it stays a kernel.
+TEST_F(SchedulerTest, SigmoidOfAnotherValueIsNotSwish) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t g = buffer("g", BufferKind::Input, {"32", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+  externNode(ops::aten_mm_default, {x, w}, m);
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Mul, {b.load(m, "64*i0 + i1"),
+                            b.compute(ScalarOp::Sigmoid, {b.load(g, "64*i0 + i1")})});
+  pointwise({"32", "64"}, out, "64*i0 + i1", b);
+  schedule();
+  EXPECT_TRUE(graph.nodes[0].postOps.empty());
+  EXPECT_EQ(graph.plan.steps.size(), 2u);
+}
+
 TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
   uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
   uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
