@@ -253,6 +253,11 @@ private:
   void define(const Value *v, LoweredPtr l);
   /// Puts `v`'s value in a buffer of its own; returns its view.
   StridedView realize(const Value *v);
+  /// Realizes argument `name` of `n` if it is an extern's epilogue that
+  /// `n`'s result broadcasts: computed once per element of its own rather
+  /// than once per point of the result (the sigmoid of a squeeze-excitation
+  /// gate, read at every position of its channel).
+  void realizeBroadcastEpilogue(const Node &n, const char *name);
   /// Appends `node` under a name no other node has.
   void addNode(LoopNode node);
   /// Writes `l` into `buffer` with a Pointwise node.
@@ -680,7 +685,29 @@ void GraphLowerer::define(const Value *v, LoweredPtr l) {
 
 // Pointwise ops --------------------------------------------------------------
 
+void GraphLowerer::realizeBroadcastEpilogue(const Node &n, const char *name) {
+  const NamedArg *a = n.arg(name);
+  if (!a || a->value.kind != ArgKind::Tensor || !a->value.values[0])
+    return;
+  const Value *v = a->value.values[0];
+  LoweredPtr l = value(v);
+  auto numel = [](const Exprs &sizes) -> std::optional<int64_t> {
+    int64_t n = 1;
+    for (const SymExpr *s : sizes) {
+      if (!s->isConst())
+        return std::nullopt;
+      n *= s->constant();
+    }
+    return n;
+  };
+  std::optional<int64_t> own = numel(l->sizes), result = numel(resultType(n).sizes);
+  if (!l->view && l->epilogueOf && own && result && *own < *result)
+    realize(v);
+}
+
 Error GraphLowerer::binary(const Node &n, const OpLowering &e) {
+  realizeBroadcastEpilogue(n, e.lhs);
+  realizeBroadcastEpilogue(n, e.rhs);
   Operand a = operand(n, e.lhs), b = operand(n, e.rhs);
   const TensorType &rt = resultType(n);
   DType dtype = rt.dtype;

@@ -412,6 +412,41 @@ TEST_F(SchedulerTest, NoInplaceWhenReadElsewhere) {
       EXPECT_NE(p.input, a);
 }
 
+/// Column sums of a row-major [3136, 96] matrix (a mean over the positions
+/// of a channels-last tensor): on a CPU, a zero fill and a node adding row
+/// after row, its channels innermost; on a GPU, still a reduction.
+TEST_F(SchedulerTest, StridedSumAccumulatesRowByRowOnTheCpu) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    uint32_t in = buffer("x", BufferKind::Input, {"3136", "96"});
+    uint32_t sum = temp({"96"});
+    uint32_t out = buffer("y", BufferKind::Output, {"96"});
+    BodyBuilder b1 = body();
+    b1.load(in, "i0 + 96*r0");
+    reduction({"96"}, {"3136"}, ReduceKind::Sum, sum, "i0", b1);
+    BodyBuilder b2 = body();
+    b2.compute(ScalarOp::Exp, {b2.load(sum, "i0")});
+    pointwise({"96"}, out, "i0", b2);
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    if (device == TargetDevice::CUDA) {
+      EXPECT_EQ(graph.nodes[0].kind, LoopNode::Kind::Reduction);
+      continue;
+    }
+    ASSERT_EQ(graph.nodes.size(), 3u);
+    EXPECT_EQ(graph.nodes[0].kind, LoopNode::Kind::Pointwise);
+    EXPECT_EQ(graph.nodes[0].output, sum);
+    const LoopNode &acc = graph.nodes[1];
+    EXPECT_EQ(acc.kind, LoopNode::Kind::Pointwise);
+    EXPECT_EQ(acc.combine, StoreCombine::Add);
+    EXPECT_EQ(strs(acc.ranges), (std::vector<std::string>{"3136", "96"}));
+    EXPECT_EQ(acc.storeIndex->str(), "i1");
+    EXPECT_EQ(acc.body.ops[0].index->str(), "96*i0 + i1");
+  }
+}
+
 TEST_F(SchedulerTest, NoFuseGivesOneKernelPerNode) {
   uint32_t in = buffer("x", BufferKind::Input, {"64", "100"});
   uint32_t out = buffer("y", BufferKind::Output, {"64", "100"});
