@@ -120,36 +120,15 @@ private:
     if (op.kind != BodyOp::Kind::Compute)
       return false;
     const auto &ops = node_.body.ops;
-    if (op.op == ScalarOp::Maximum) {
-      for (int side = 0; side < 2; ++side) {
-        const BodyOp &other = ops[op.operands[1 - side]];
-        if (other.kind == BodyOp::Kind::Const && other.constant == 0 &&
-            sameDType(other)) {
-          ++used_;
-          if (!walk(op.operands[side], steps))
-            return false;
-          steps.push_back({PostOp::Kind::Relu, std::nullopt});
-          return true;
-        }
-      }
-      return false;
-    }
-    if (op.op == ScalarOp::Mul) {
-      // SiLU: x * sigmoid(x), the same body value x on both sides.
-      for (int side = 0; side < 2; ++side) {
-        const BodyOp &other = ops[op.operands[1 - side]];
-        if (other.kind == BodyOp::Kind::Compute && other.op == ScalarOp::Sigmoid &&
-            other.operands.size() == 1 && other.operands[0] == op.operands[side] &&
-            sameDType(other)) {
-          ++used_;
-          if (!walk(op.operands[side], steps))
-            return false;
-          steps.push_back({PostOp::Kind::Swish, std::nullopt});
-          return true;
-        }
-      }
-      return false;
-    }
+    if (op.op == ScalarOp::Maximum)
+      return activation(op, PostOp::Kind::Relu, steps, [](const BodyOp &other, uint32_t) {
+        return other.kind == BodyOp::Kind::Const && other.constant == 0;
+      });
+    if (op.op == ScalarOp::Mul) // SiLU: x * sigmoid(x), the same body value x
+      return activation(op, PostOp::Kind::Swish, steps, [](const BodyOp &other, uint32_t x) {
+        return other.kind == BodyOp::Kind::Compute && other.op == ScalarOp::Sigmoid &&
+               other.operands == std::vector<uint32_t>{x};
+      });
     if (op.op == ScalarOp::Add) {
       for (int side = 0; side < 2; ++side) {
         std::optional<Step> extra = extraInput(ops[op.operands[1 - side]]);
@@ -161,6 +140,25 @@ private:
         steps.push_back(*extra);
         return true;
       }
+    }
+    return false;
+  }
+
+  /// `op` as activation `kind` of one operand x, given whether its other
+  /// operand is the partner that activation needs for x.
+  template <typename Partner>
+  bool activation(const BodyOp &op, PostOp::Kind kind, std::vector<Step> &steps,
+                  Partner isPartner) {
+    for (int side = 0; side < 2; ++side) {
+      uint32_t x = op.operands[side];
+      const BodyOp &other = node_.body.ops[op.operands[1 - side]];
+      if (!isPartner(other, x) || !sameDType(other))
+        continue;
+      ++used_;
+      if (!walk(x, steps))
+        return false;
+      steps.push_back({kind, std::nullopt});
+      return true;
     }
     return false;
   }

@@ -92,6 +92,14 @@ protected:
     graph.nodes[n].reduce = kind;
     return n;
   }
+  /// An mm of inputs x [32, 16] and w [16, 64] into a new temp; returns it.
+  uint32_t matmul32x64() {
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    uint32_t m = temp({"32", "64"});
+    externNode(ops::aten_mm_default, {x, w}, m);
+    return m;
+  }
   BufferView view(uint32_t buffer) {
     BufferView v;
     v.buffer = buffer;
@@ -528,11 +536,8 @@ TEST_F(SchedulerTest, SiluBecomesSwishOnlyOnTheCpu) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
     graph = LoopGraph{};
     graph.name = "g";
-    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
-    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
-    uint32_t m = temp({"32", "64"});
+    uint32_t m = matmul32x64();
     uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-    externNode(ops::aten_mm_default, {x, w}, m);
     BodyBuilder b = body();
     uint32_t v = b.load(m, "64*i0 + i1");
     b.compute(ScalarOp::Mul, {b.compute(ScalarOp::Sigmoid, {v}), v});
@@ -554,12 +559,9 @@ TEST_F(SchedulerTest, SiluBecomesSwishOnlyOnTheCpu) {
 
 /// x * sigmoid(y) is a gate, not a SiLU: it stays a kernel.
 TEST_F(SchedulerTest, SigmoidOfAnotherValueIsNotSwish) {
-  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
-  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = matmul32x64();
   uint32_t g = buffer("g", BufferKind::Input, {"32", "64"});
-  uint32_t m = temp({"32", "64"});
   uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-  externNode(ops::aten_mm_default, {x, w}, m);
   BodyBuilder b = body();
   b.compute(ScalarOp::Mul, {b.load(m, "64*i0 + i1"),
                             b.compute(ScalarOp::Sigmoid, {b.load(g, "64*i0 + i1")})});
