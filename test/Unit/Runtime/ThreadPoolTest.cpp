@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -66,20 +65,27 @@ TEST(ThreadPool, UsesTheWorkers) {
 
 TEST(ThreadPool, AFreeThreadTakesOverASlowOnesWork) {
   // The chunk at 0 stalls its thread (as another process on its core
-  // would); the other thread runs the rest of the range meanwhile, its own
-  // share and all of the stalled one's but that chunk.
+  // would) until every other index is done: the other thread must take
+  // over the rest of the stalled thread's share. With fixed halves the
+  // stalled chunk would be that whole share.
   ThreadPool pool(2);
   const int64_t n = 64;
-  std::vector<std::thread::id> ranBy(n);
+  std::atomic<int64_t> doneElsewhere{0};
+  bool othersFinishedFirst = false;
+  int64_t stalledEnd = 0;
   pool.parallelFor(n, [&](int64_t begin, int64_t end) {
-    if (begin == 0)
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    for (int64_t i = begin; i < end; ++i)
-      ranBy[i] = std::this_thread::get_id();
+    if (begin != 0) {
+      doneElsewhere += end - begin;
+      return;
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (doneElsewhere.load() < n - end && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    othersFinishedFirst = doneElsewhere.load() == n - end;
+    stalledEnd = end;
   });
-  int64_t byOther = std::count_if(ranBy.begin(), ranBy.end(),
-                                  [&](std::thread::id id) { return id != ranBy[0]; });
-  EXPECT_GT(byOther, 3 * n / 4);
+  EXPECT_LT(stalledEnd, n / 2);
+  EXPECT_TRUE(othersFinishedFirst);
 }
 
 TEST(ThreadPool, ManyLoopsInARow) {
