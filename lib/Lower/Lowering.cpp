@@ -23,9 +23,11 @@
 #include "gc/IR/TypePromotion.h"
 #include "gc/Ops/ShapeInference.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,6 +58,10 @@ struct Lowered {
   Loader loader;                   ///< otherwise
   /// Operations emitting the value costs (a load or a constant: 1).
   unsigned cost = 1;
+  /// The buffer of the extern result this value is a pointwise function of
+  /// and of nothing else: what the extern's post-ops may compute as it
+  /// stores (an extern's own result names its buffer).
+  std::optional<uint32_t> epilogueOf;
 };
 
 uint32_t emit(BodyBuilder &b, const Lowered &v, const Exprs &idx) {
@@ -247,6 +253,11 @@ private:
   void define(const Value *v, LoweredPtr l);
   /// Puts `v`'s value in a buffer of its own; returns its view.
   StridedView realize(const Value *v);
+  /// Realizes argument `name` of `n` if it is an extern's epilogue that
+  /// `n`'s result broadcasts: computed once per element of its own rather
+  /// than once per point of the result (the sigmoid of a squeeze-excitation
+  /// gate, read at every position of its channel).
+  void realizeBroadcastEpilogue(const Node &n, const char *name);
   /// Appends `node` under a name no other node has.
   void addNode(LoopNode node);
   /// Writes `l` into `buffer` with a Pointwise node.
@@ -522,6 +533,10 @@ LoweredPtr GraphLowerer::pointwise(DType dtype, Exprs sizes, unsigned ownCost,
   for (const LoweredPtr &in : inputs)
     l->cost += in->cost;
   l->loader = std::move(loader);
+  if (!inputs.empty() && inputs[0]->epilogueOf &&
+      std::all_of(inputs.begin(), inputs.end(),
+                  [&](const LoweredPtr &in) { return in->epilogueOf == inputs[0]->epilogueOf; }))
+    l->epilogueOf = inputs[0]->epilogueOf;
   return l;
 }
 
@@ -661,14 +676,38 @@ void GraphLowerer::define(const Value *v, LoweredPtr l) {
   if (l->view)
     return;
   unsigned uses = uses_.count(v) ? uses_.at(v) : 0;
-  if (ownedOutput_.count(v) || (uses > 1 && l->cost > kReuseInlineCost) ||
+  // Several readers of an extern's epilogue read it from memory: the extern
+  // computes it as it stores (PostOps.h), where each reader would repeat it.
+  if (ownedOutput_.count(v) || (uses > 1 && (l->cost > kReuseInlineCost || l->epilogueOf)) ||
       l->cost > options_.maxInlineOps)
     realize(v);
 }
 
 // Pointwise ops --------------------------------------------------------------
 
+void GraphLowerer::realizeBroadcastEpilogue(const Node &n, const char *name) {
+  const NamedArg *a = n.arg(name);
+  if (!a || a->value.kind != ArgKind::Tensor || !a->value.values[0])
+    return;
+  const Value *v = a->value.values[0];
+  LoweredPtr l = value(v);
+  auto numel = [](const Exprs &sizes) -> std::optional<int64_t> {
+    int64_t n = 1;
+    for (const SymExpr *s : sizes) {
+      if (!s->isConst())
+        return std::nullopt;
+      n *= s->constant();
+    }
+    return n;
+  };
+  std::optional<int64_t> own = numel(l->sizes), result = numel(resultType(n).sizes);
+  if (!l->view && l->epilogueOf && own && result && *own < *result)
+    realize(v);
+}
+
 Error GraphLowerer::binary(const Node &n, const OpLowering &e) {
+  realizeBroadcastEpilogue(n, e.lhs);
+  realizeBroadcastEpilogue(n, e.rhs);
   Operand a = operand(n, e.lhs), b = operand(n, e.rhs);
   const TensorType &rt = resultType(n);
   DType dtype = rt.dtype;
@@ -1855,7 +1894,10 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
     uint32_t buf = resultBuffer(r, t, false);
     StridedView view{buf, t.sizes, out_.buffers[buf].strides, sx_.constant(0)};
     node.outputs.push_back(bufferView(t.dtype, view));
-    vals_[r] = stridedLowered(t.dtype, view);
+    auto result = std::make_shared<Lowered>(*stridedLowered(t.dtype, view));
+    if (kind == LoopNode::Kind::Extern)
+      result->epilogueOf = buf;
+    vals_[r] = std::move(result);
   }
   addNode(std::move(node));
   return Error::success();

@@ -76,6 +76,8 @@ fb::PostOpKind postOpKind(PostOp::Kind k) {
     return fb::PostOpKind::GeluErf;
   case PostOp::Kind::GeluTanh:
     return fb::PostOpKind::GeluTanh;
+  case PostOp::Kind::Swish:
+    return fb::PostOpKind::Swish;
   }
   return fb::PostOpKind::AddBias;
 }

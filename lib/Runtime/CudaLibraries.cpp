@@ -507,7 +507,8 @@ std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
       e.kind = CUBLASLT_EPILOGUE_GELU;
       break;
     case plan::PostOpKind::GeluErf:
-      return std::nullopt;
+    case plan::PostOpKind::Swish:
+      return std::nullopt; // cuBLASLt's epilogues have neither
     }
   }
   if (e.bias)
@@ -908,7 +909,8 @@ Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
       break;
     case plan::PostOpKind::GeluErf:
     case plan::PostOpKind::GeluTanh:
-      return false; // cuDNN's legacy activations have no GELU
+    case plan::PostOpKind::Swish:
+      return false; // of cuDNN's legacy activations, only ReLU is set up here
     }
   }
 

@@ -182,6 +182,9 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
     case plan::PostOpKind::GeluTanh:
       po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
       break;
+    case plan::PostOpKind::Swish: // x * sigmoid(alpha * x), alpha 1: SiLU
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      break;
     }
   }
   return po;

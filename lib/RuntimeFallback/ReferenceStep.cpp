@@ -47,6 +47,9 @@ void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor
       case PostOp::Kind::GeluTanh:
         v = gelu(v, p.kind);
         break;
+      case PostOp::Kind::Swish:
+        v = v / (1 + std::exp(-v));
+        break;
       }
     }
     result.setDouble(idx, v);

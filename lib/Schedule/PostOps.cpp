@@ -35,13 +35,14 @@ std::optional<size_t> biasDim(OpId op, size_t rank) {
 /// at most one Add (as C) and one AddBias before at most one Relu or
 /// GeluTanh (its GELU is the tanh form), which comes last; cuDNN's
 /// convolution adds bias and tensors and applies ReLU as separate calls in
-/// any order, but has no GELU.
+/// any order, but the runtime sets up no other activation for it (no GELU,
+/// no SiLU).
 bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind> &kinds) {
   if (device == TargetDevice::CPU)
     return true;
   if (op == ops::aten_convolution_default)
-    return std::none_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
-      return k == PostOp::Kind::GeluErf || k == PostOp::Kind::GeluTanh;
+    return std::all_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
+      return k == PostOp::Kind::AddBias || k == PostOp::Kind::Add || k == PostOp::Kind::Relu;
     });
   int adds = 0, biases = 0;
   for (size_t k = 0; k < kinds.size(); ++k) {
@@ -58,6 +59,7 @@ bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind
         return false;
       break;
     case PostOp::Kind::GeluErf:
+    case PostOp::Kind::Swish:
       return false;
     }
   }
@@ -118,20 +120,15 @@ private:
     if (op.kind != BodyOp::Kind::Compute)
       return false;
     const auto &ops = node_.body.ops;
-    if (op.op == ScalarOp::Maximum) {
-      for (int side = 0; side < 2; ++side) {
-        const BodyOp &other = ops[op.operands[1 - side]];
-        if (other.kind == BodyOp::Kind::Const && other.constant == 0 &&
-            sameDType(other)) {
-          ++used_;
-          if (!walk(op.operands[side], steps))
-            return false;
-          steps.push_back({PostOp::Kind::Relu, std::nullopt});
-          return true;
-        }
-      }
-      return false;
-    }
+    if (op.op == ScalarOp::Maximum)
+      return activation(op, PostOp::Kind::Relu, steps, [](const BodyOp &other, uint32_t) {
+        return other.kind == BodyOp::Kind::Const && other.constant == 0;
+      });
+    if (op.op == ScalarOp::Mul) // SiLU: x * sigmoid(x), the same body value x
+      return activation(op, PostOp::Kind::Swish, steps, [](const BodyOp &other, uint32_t x) {
+        return other.kind == BodyOp::Kind::Compute && other.op == ScalarOp::Sigmoid &&
+               other.operands == std::vector<uint32_t>{x};
+      });
     if (op.op == ScalarOp::Add) {
       for (int side = 0; side < 2; ++side) {
         std::optional<Step> extra = extraInput(ops[op.operands[1 - side]]);
@@ -143,6 +140,25 @@ private:
         steps.push_back(*extra);
         return true;
       }
+    }
+    return false;
+  }
+
+  /// `op` as activation `kind` of one operand x, given whether its other
+  /// operand is the partner that activation needs for x.
+  template <typename Partner>
+  bool activation(const BodyOp &op, PostOp::Kind kind, std::vector<Step> &steps,
+                  Partner isPartner) {
+    for (int side = 0; side < 2; ++side) {
+      uint32_t x = op.operands[side];
+      const BodyOp &other = node_.body.ops[op.operands[1 - side]];
+      if (!isPartner(other, x) || !sameDType(other))
+        continue;
+      ++used_;
+      if (!walk(x, steps))
+        return false;
+      steps.push_back({kind, std::nullopt});
+      return true;
     }
     return false;
   }

@@ -1,7 +1,8 @@
 //===- PostOps.h - Folding pointwise epilogues into externs -----*- C++ -*-===//
 //
 // A matmul or convolution followed by a pointwise node that only adds a
-// bias, adds a same-shaped tensor or applies relu can do that itself while
+// bias, adds a same-shaped tensor or applies relu or SiLU (x * sigmoid(x))
+// can do that itself while
 // storing its result (oneDNN post-ops), saving a pass over the output.
 //
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,7 @@
 #include "LoopRewrite.h"
 #include "PostOps.h"
 #include "RangeSplit.h"
+#include "StridedSum.h"
 
 #include "gc/IR/KernelCode.h"
 
@@ -204,6 +205,9 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
     if (!scatters(node))
       reorderLoops(ctx, node);
   }
+  // Serial on a GPU, the accumulating node would leave the device idle.
+  if (options.device == TargetDevice::CPU)
+    accumulateStridedSums(ctx, graph);
   if (options.externPostOps) {
     // A node folded into an extern's post-ops no longer runs: drop it, so
     // that every node left is in exactly one step.

@@ -51,7 +51,7 @@ def plan_kinds(text):
         m = re.match(r'    \{kind=(\w+), name="([^"]+)"(?:, op=aten\.(\w+))?', line)
         if m:
             node = {"kind": m.group(1), "name": m.group(2), "extern": m.group(3), "ops": set(), "groups": 1,
-                    "shapes": []}
+                    "shapes": [], "loads": 0}
             nodes.append(node)
             continue
         if node is None:
@@ -59,6 +59,12 @@ def plan_kinds(text):
         c = re.match(r"\s+\{kind=compute(?:, op=(\w+))?", line)
         if c:
             node["ops"].add(c.group(1) or "add")
+        if re.match(r"\s+\{kind=load\b", line):
+            node["loads"] += 1
+        # A node adding its values into its output (combine=add) is a sum
+        # over its outer loops, as gc-compile writes a strided one.
+        if re.match(r"\s+\].*\boutput=.*, combine=add\}$", line):
+            node["kind"] = "reduction"
         g = re.match(r'\s+\{name="groups", value=(\d+)\}', line)
         if g:
             node["groups"] = int(g.group(1))
@@ -77,11 +83,13 @@ def plan_kinds(text):
 
 def kernel_kind(members):
     """A generated kernel's compute ops, each reduction's as NAME(ops) (its node's
-    name says which reduction); `copy` where it only moves data."""
+    name says which reduction); `copy` where it only moves data, `fill` where it
+    only stores constants."""
     pointwise = sorted(set().union(*(n["ops"] for n in members if n["kind"] != "reduction")))
     reductions = sorted({re.sub(r"_\d+$", "", n["name"]) + "(" + "+".join(sorted(n["ops"])) + ")"
                          for n in members if n["kind"] == "reduction"})
-    return " ".join(reductions + ["+".join(pointwise)]).strip() or "copy"
+    kind = " ".join(reductions + ["+".join(pointwise)]).strip()
+    return kind or ("copy" if any(n["loads"] for n in members) else "fill")
 
 
 def extern_kind(node):

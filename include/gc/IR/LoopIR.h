@@ -131,7 +131,7 @@ struct LoopArg {
 /// Pointwise activations and binary ops an Extern can apply to its result
 /// before storing it (oneDNN post-ops), in order.
 struct PostOp {
-  enum class Kind : uint8_t { AddBias, Add, Relu, GeluErf, GeluTanh };
+  enum class Kind : uint8_t { AddBias, Add, Relu, GeluErf, GeluTanh, Swish };
   Kind kind = Kind::AddBias;
   /// AddBias: the bias vector (along the output's last dim, or the
   /// convolution's channels); Add: a tensor of the output's shape.

@@ -25,9 +25,11 @@ public:
   /// for parallel regions the calling thread starts.
   void bindToCallingThread() const;
 
-  /// Splits [0, n) into at most size() contiguous chunks, calls fn(begin,
-  /// end) once per chunk (one of them on the calling thread) and returns
-  /// when all are done. fn must not call parallelFor.
+  /// Calls fn(begin, end) on disjoint chunks covering [0, n), on up to
+  /// size() threads (the calling thread one of them), and returns when all
+  /// are done. Chunks are handed out as threads come free, so a thread
+  /// slowed down by other work does not hold up the loop. fn must not call
+  /// parallelFor.
   void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn) const;
 
 private:

@@ -158,6 +158,22 @@ TEST(DnnlExtern, ConvolutionStridePaddingGroupsBiasRelu) {
        }});
 }
 
+TEST(DnnlExtern, DepthwiseConvolutionBiasSwish) {
+  // SiLU as oneDNN's swish after a depthwise convolution, as in
+  // efficientnet's blocks.
+  ExternCase c{ops::aten_convolution_default, {{1, 4, 7, 7}, {4, 1, 3, 3}, {4}}, {1, 4, 7, 7},
+               [](LoopGraphMaker &, LoopNode &node) {
+                 node.args = {tensorArg("input", 0), tensorArg("weight", 1),
+                              tensorArg("bias", 2), intsArg("stride", {1, 1}),
+                              intsArg("padding", {1, 1}), intsArg("dilation", {1, 1}),
+                              boolArg("transposed", false), intsArg("output_padding", {0, 0}),
+                              intArg("groups", 4)};
+                 node.postOps = {{PostOp::Kind::Swish, 0}};
+               }};
+  EXPECT_TRUE(dnnlTakes(c));
+  expectMatchesReference(c);
+}
+
 TEST(DnnlExtern, ConvolutionDilatedWithoutBias1d) {
   expectMatchesReference({ops::aten_convolution_default, {{1, 3, 20}, {5, 3, 3}}, {1, 5, 16},
                           [](LoopGraphMaker &, LoopNode &node) {

@@ -92,6 +92,14 @@ protected:
     graph.nodes[n].reduce = kind;
     return n;
   }
+  /// An mm of inputs x [32, 16] and w [16, 64] into a new temp; returns it.
+  uint32_t matmul32x64() {
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    uint32_t m = temp({"32", "64"});
+    externNode(ops::aten_mm_default, {x, w}, m);
+    return m;
+  }
   BufferView view(uint32_t buffer) {
     BufferView v;
     v.buffer = buffer;
@@ -412,6 +420,41 @@ TEST_F(SchedulerTest, NoInplaceWhenReadElsewhere) {
       EXPECT_NE(p.input, a);
 }
 
+/// Column sums of a row-major [3136, 96] matrix (a mean over the positions
+/// of a channels-last tensor): on a CPU, a zero fill and a node adding row
+/// after row, its channels innermost; on a GPU, still a reduction.
+TEST_F(SchedulerTest, StridedSumAccumulatesRowByRowOnTheCpu) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    uint32_t in = buffer("x", BufferKind::Input, {"3136", "96"});
+    uint32_t sum = temp({"96"});
+    uint32_t out = buffer("y", BufferKind::Output, {"96"});
+    BodyBuilder b1 = body();
+    b1.load(in, "i0 + 96*r0");
+    reduction({"96"}, {"3136"}, ReduceKind::Sum, sum, "i0", b1);
+    BodyBuilder b2 = body();
+    b2.compute(ScalarOp::Exp, {b2.load(sum, "i0")});
+    pointwise({"96"}, out, "i0", b2);
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    if (device == TargetDevice::CUDA) {
+      EXPECT_EQ(graph.nodes[0].kind, LoopNode::Kind::Reduction);
+      continue;
+    }
+    ASSERT_EQ(graph.nodes.size(), 3u);
+    EXPECT_EQ(graph.nodes[0].kind, LoopNode::Kind::Pointwise);
+    EXPECT_EQ(graph.nodes[0].output, sum);
+    const LoopNode &acc = graph.nodes[1];
+    EXPECT_EQ(acc.kind, LoopNode::Kind::Pointwise);
+    EXPECT_EQ(acc.combine, StoreCombine::Add);
+    EXPECT_EQ(strs(acc.ranges), (std::vector<std::string>{"3136", "96"}));
+    EXPECT_EQ(acc.storeIndex->str(), "i1");
+    EXPECT_EQ(acc.body.ops[0].index->str(), "96*i0 + i1");
+  }
+}
+
 TEST_F(SchedulerTest, NoFuseGivesOneKernelPerNode) {
   uint32_t in = buffer("x", BufferKind::Input, {"64", "100"});
   uint32_t out = buffer("y", BufferKind::Output, {"64", "100"});
@@ -485,6 +528,47 @@ TEST_F(SchedulerTest, GpuFoldsOnlyWhatCublasLtApplies) {
       EXPECT_EQ(graph.plan.steps.size(), 2u) << "the add runs as a kernel";
     }
   }
+}
+
+/// mm, then x * sigmoid(x): oneDNN's swish on a CPU; cuBLASLt has no such
+/// epilogue, so on a GPU it stays a kernel.
+TEST_F(SchedulerTest, SiluBecomesSwishOnlyOnTheCpu) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    uint32_t m = matmul32x64();
+    uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+    BodyBuilder b = body();
+    uint32_t v = b.load(m, "64*i0 + i1");
+    b.compute(ScalarOp::Mul, {b.compute(ScalarOp::Sigmoid, {v}), v});
+    pointwise({"32", "64"}, out, "64*i0 + i1", b);
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    const LoopNode &mm = graph.nodes[0];
+    if (device == TargetDevice::CPU) {
+      ASSERT_EQ(mm.postOps.size(), 1u);
+      EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::Swish);
+      EXPECT_EQ(graph.plan.steps.size(), 1u);
+    } else {
+      EXPECT_TRUE(mm.postOps.empty());
+      EXPECT_EQ(graph.plan.steps.size(), 2u) << "the SiLU runs as a kernel";
+    }
+  }
+}
+
+/// x * sigmoid(y) is a gate, not a SiLU: it stays a kernel.
+TEST_F(SchedulerTest, SigmoidOfAnotherValueIsNotSwish) {
+  uint32_t m = matmul32x64();
+  uint32_t g = buffer("g", BufferKind::Input, {"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+  BodyBuilder b = body();
+  b.compute(ScalarOp::Mul, {b.load(m, "64*i0 + i1"),
+                            b.compute(ScalarOp::Sigmoid, {b.load(g, "64*i0 + i1")})});
+  pointwise({"32", "64"}, out, "64*i0 + i1", b);
+  schedule();
+  EXPECT_TRUE(graph.nodes[0].postOps.empty());
+  EXPECT_EQ(graph.plan.steps.size(), 2u);
 }
 
 TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
