@@ -116,6 +116,24 @@ void simplifyNodeIndices(SymContext &ctx, LoopNode &node) {
       op.index = simplifyIndex(ctx, op.index, ranges);
 }
 
+void dropUnitLoops(SymContext &ctx, LoopNode &node) {
+  const SymExpr *one = ctx.constant(1);
+  std::vector<const SymExpr *> kept;
+  Substitution sub;
+  for (size_t k = 0; k < node.ranges.size(); ++k) {
+    if (node.ranges[k] == one) {
+      sub[loopVar(false, k)] = ctx.constant(0);
+      continue;
+    }
+    sub[loopVar(false, k)] = ctx.symbol(loopVar(false, kept.size()));
+    kept.push_back(node.ranges[k]);
+  }
+  if (kept.size() == node.ranges.size() || kept.empty())
+    return;
+  node.ranges = std::move(kept);
+  rewriteIndices(ctx, node, sub);
+}
+
 void reorderLoops(SymContext &ctx, LoopNode &node) {
   size_t n = node.ranges.size();
   std::vector<LoopKey> keys;

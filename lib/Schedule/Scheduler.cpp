@@ -1,9 +1,10 @@
 //===- Scheduler.cpp - Fusion of loop nodes into kernels ------------------===//
 //
-// The passes run in this order: loop order per node (so that fusion sees
-// contiguous loops), extern post-ops, fusion, then loop collapse inside each
-// kernel (collapsing the shared prefix only where every member agrees, so
-// that the group keeps one prefix), and last the plan's steps.
+// The passes run in this order: loop order per node, without its loops of
+// extent 1 (so that fusion sees contiguous loops and equal prefixes), extern
+// post-ops, fusion, then loop collapse inside each kernel (collapsing the
+// shared prefix only where every member agrees, so that the group keeps one
+// prefix), and last the plan's steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,6 +167,7 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
     if (!node.storeIndex)
       return makeError() << "graph '" << graph.name << "': node '" << node.name
                          << "' has no store index";
+    dropUnitLoops(ctx, node);
     simplifyNodeIndices(ctx, node);
     // A scatter keeps its points in order: where several write one element,
     // the order decides the result (the last write wins, a float sum rounds).

@@ -168,6 +168,36 @@ TEST_F(SchedulerTest, SoftmaxIsOneKernel) {
   EXPECT_TRUE(graph.plan.symbols.empty());
 }
 
+/// Softmax as lowering leaves it for torch's amax and sum with keepdim on
+/// a batch of one (Whisper's attention, [1, 6, 1500, 1500]): the reductions
+/// run over [1, 6, 15, 1] and store through the unit loops' variables, the
+/// division runs over [6, 15, 20] and reads them without. The unit loops
+/// are dropped, so all three share the prefix [6, 15].
+TEST_F(SchedulerTest, KeepdimSoftmaxOnABatchOfOneIsOneKernel) {
+  uint32_t in = buffer("x", BufferKind::Input, {"1", "6", "15", "20"});
+  uint32_t out = buffer("y", BufferKind::Output, {"6", "15", "20"});
+  uint32_t mx = temp({"1", "6", "15", "1"}), sum = temp({"1", "6", "15", "1"});
+  const char *stats = "90*i0 + 15*i1 + i2 + i3";
+  BodyBuilder b1 = body();
+  b1.load(in, "1800*i0 + 300*i1 + 20*i2 + r0");
+  reduction({"1", "6", "15", "1"}, {"20"}, ReduceKind::Max, mx, stats, b1);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Exp, {b2.compute(ScalarOp::Sub, {b2.load(in, "300*i1 + 20*i2 + r0"),
+                                                        b2.load(mx, "15*i1 + i2")})});
+  reduction({"1", "6", "15", "1"}, {"20"}, ReduceKind::Sum, sum, stats, b2);
+  BodyBuilder b3 = body();
+  uint32_t centered =
+      b3.compute(ScalarOp::Sub, {b3.load(in, "300*i0 + 20*i1 + i2"), b3.load(mx, "15*i0 + i1")});
+  uint32_t ex = b3.compute(ScalarOp::Exp, {centered});
+  b3.compute(ScalarOp::Div, {ex, b3.load(sum, "15*i0 + i1")});
+  pointwise({"6", "15", "20"}, out, "300*i0 + 20*i1 + i2", b3);
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges), (std::vector<std::string>{"90"}));
+  EXPECT_EQ(graph.nodes[0].storeIndex->str(), "i0");
+}
+
 TEST_F(SchedulerTest, SymbolicSoftmaxAndSymbols) {
   ctx.setRange("s0", SymRange{2, SymRange::kUnbounded});
   ctx.setRange("s1", SymRange{2, SymRange::kUnbounded});
