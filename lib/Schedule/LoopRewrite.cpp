@@ -98,6 +98,13 @@ VarRanges nodeRanges(const SymContext &ctx, const LoopNode &node) {
   return ranges;
 }
 
+const SymExpr *extentProduct(SymContext &ctx, const std::vector<const SymExpr *> &extents) {
+  const SymExpr *n = ctx.constant(1);
+  for (const SymExpr *e : extents)
+    n = ctx.mul(n, e);
+  return n;
+}
+
 std::vector<const SymExpr *> indexExprs(const LoopNode &node) {
   std::vector<const SymExpr *> out;
   if (node.storeIndex)

@@ -31,6 +31,9 @@ bool mentionsLoopSymbol(const SymExpr *e);
 /// [0, bound of its extent - 1].
 VarRanges nodeRanges(const SymContext &ctx, const LoopNode &node);
 
+/// The product of `extents` (a loop nest's points, a shape's elements).
+const SymExpr *extentProduct(SymContext &ctx, const std::vector<const SymExpr *> &extents);
+
 /// The store index, then every Load and Index expression of the body.
 std::vector<const SymExpr *> indexExprs(const LoopNode &node);
 

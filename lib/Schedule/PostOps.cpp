@@ -189,6 +189,20 @@ private:
   size_t used_ = 0;
 };
 
+/// Whether the extern may write `out`, the epilogue's buffer, through the
+/// view it had of `result`, its own: the epilogue reads `result` at its store
+/// position, so each element keeps its offset, and this holds where both are
+/// laid out alike, or are both dense and the epilogue writes every element.
+bool sameOffsets(SymContext &ctx, const Buffer &result, const Buffer &out,
+                 const LoopNode &epilogue) {
+  if (out.sizes == result.sizes && out.strides == result.strides)
+    return true;
+  const SymExpr *count = extentProduct(ctx, out.sizes);
+  return out.strides == contiguousStrides(ctx, out.sizes) &&
+         result.strides == contiguousStrides(ctx, result.sizes) &&
+         extentProduct(ctx, result.sizes) == count && extentProduct(ctx, epilogue.ranges) == count;
+}
+
 /// The only live node reading `buffer`, if exactly one does.
 std::optional<uint32_t> soleReader(const std::vector<Access> &access,
                                    const std::set<uint32_t> &folded,
@@ -241,12 +255,12 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
         break;
       const LoopNode &epilogue = graph.nodes[*reader];
       const Buffer &out = graph.buffers[epilogue.output];
-      // The extern then writes the epilogue's buffer through the view it
-      // had of its own, so both must be laid out alike.
-      if (out.dtype != buf.dtype || out.sizes != buf.sizes || out.strides != buf.strides)
+      if (out.dtype != buf.dtype || !sameOffsets(ctx, buf, out, epilogue))
         break;
+      // An empty chain is a copy (a reshape of a user output, say): the
+      // extern then writes the copy's buffer itself.
       auto steps = ChainMatcher(ctx, ext, epilogue).match();
-      if (!steps || steps->empty())
+      if (!steps)
         break;
       std::vector<PostOp::Kind> kinds;
       for (const PostOp &p : ext.postOps)

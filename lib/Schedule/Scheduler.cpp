@@ -63,13 +63,6 @@ void collapseGroup(SymContext &ctx, LoopGraph &graph, Group &group) {
   }
 }
 
-const SymExpr *elementCount(SymContext &ctx, const Buffer &b) {
-  const SymExpr *n = ctx.constant(1);
-  for (const SymExpr *s : b.sizes)
-    n = ctx.mul(n, s);
-  return n;
-}
-
 /// Whether every load of `buffer` in the group is at the store position of
 /// `node`, unmasked and direct.
 bool readOnlyAtStore(const LoopGraph &graph, const Group &group,
@@ -102,7 +95,7 @@ std::vector<InplacePair> inplaceCandidates(SymContext &ctx,
       const Buffer &in = graph.buffers[op.buffer];
       if (in.kind == BufferKind::Intermediate &&
           dtypeSize(in.dtype) == dtypeSize(out.dtype) &&
-          elementCount(ctx, in) == elementCount(ctx, out) &&
+          extentProduct(ctx, in.sizes) == extentProduct(ctx, out.sizes) &&
           readOnlyAtStore(graph, group, n, op.buffer))
         pairs.insert({node.output, op.buffer});
     }

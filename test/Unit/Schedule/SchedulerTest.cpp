@@ -533,6 +533,40 @@ TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
   EXPECT_EQ(graph.nodes[0].outputs[0].buffer, m);
 }
 
+/// GPT-2's logits: a matrix product reshaped into the user output. The copy
+/// goes: the extern writes the output through its own [32, 64] view.
+TEST_F(SchedulerTest, ReshapeCopyOfAnExternIntoAnOutputIsFolded) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"1", "32", "64"});
+  externNode(ops::aten_mm_default, {x, w}, m);
+  BodyBuilder b = body();
+  b.load(m, "i0");
+  pointwise({"2048"}, out, "i0", b);
+  schedule();
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_TRUE(graph.nodes[0].postOps.empty());
+  EXPECT_EQ(graph.nodes[0].outputs[0].buffer, out);
+  EXPECT_EQ(strs(graph.nodes[0].outputs[0].type.sizes), (std::vector<std::string>{"32", "64"}));
+}
+
+/// A copy into part of a larger buffer stays: the extern would write all of
+/// its result there.
+TEST_F(SchedulerTest, CopyIntoPartOfABufferIsNotFolded) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"4096"});
+  externNode(ops::aten_mm_default, {x, w}, m);
+  BodyBuilder b = body();
+  b.load(m, "i0");
+  pointwise({"2048"}, out, "i0", b);
+  schedule();
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  EXPECT_EQ(graph.nodes[0].outputs[0].buffer, m);
+}
+
 TEST_F(SchedulerTest, PostOpsCanBeTurnedOff) {
   uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
   uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
