@@ -533,6 +533,50 @@ TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
   EXPECT_EQ(graph.nodes[0].outputs[0].buffer, m);
 }
 
+/// BERT's and GPT-2's feed-forward: mm, bias, then GELU as torch decomposes
+/// it, 0.5 v (1 + erf(v / sqrt 2)) or with tanh; both fold into the extern.
+/// A GELU with another constant (here 0.6 for 1/sqrt 2) is not one.
+TEST_F(SchedulerTest, MatmulBiasGeluBecomesPostOps) {
+  for (int form = 0; form < 3; ++form) {
+    graph = LoopGraph();
+    graph.name = "g";
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    uint32_t bias = buffer("b", BufferKind::Input, {"64"});
+    uint32_t m = temp({"32", "64"});
+    uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+    externNode(ops::aten_mm_default, {x, w}, m);
+    BodyBuilder b = body();
+    uint32_t v = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"), b.load(bias, "i1")});
+    uint32_t half = b.compute(ScalarOp::Mul, {v, b.constant(0.5)});
+    uint32_t f;
+    if (form == 1) {
+      uint32_t cube = b.compute(ScalarOp::Pow, {v, b.constant(3.0)});
+      uint32_t sum =
+          b.compute(ScalarOp::Add, {v, b.compute(ScalarOp::Mul, {cube, b.constant(0.044715)})});
+      f = b.compute(ScalarOp::Tanh,
+                    {b.compute(ScalarOp::Mul, {sum, b.constant(0.7978845608028654)})});
+    } else {
+      double scale = form == 0 ? 0.7071067811865476 : 0.6;
+      f = b.compute(ScalarOp::Erf, {b.compute(ScalarOp::Mul, {v, b.constant(scale)})});
+    }
+    b.compute(ScalarOp::Mul, {half, b.compute(ScalarOp::Add, {f, b.constant(1.0)})});
+    pointwise({"32", "64"}, out, "64*i0 + i1", b);
+    schedule();
+    const LoopNode &mm = graph.nodes[0];
+    if (form == 2) {
+      EXPECT_TRUE(mm.postOps.empty());
+      EXPECT_EQ(graph.nodes.size(), 2u);
+      continue;
+    }
+    ASSERT_EQ(graph.nodes.size(), 1u) << "form " << form;
+    ASSERT_EQ(mm.postOps.size(), 2u);
+    EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::AddBias);
+    EXPECT_EQ(mm.postOps[1].kind, form == 0 ? PostOp::Kind::GeluErf : PostOp::Kind::GeluTanh);
+    EXPECT_EQ(mm.outputs[0].buffer, out);
+  }
+}
+
 /// GPT-2's logits: a matrix product reshaped into the user output. The copy
 /// goes: the extern writes the output through its own [32, 64] view.
 TEST_F(SchedulerTest, ReshapeCopyOfAnExternIntoAnOutputIsFolded) {
