@@ -128,6 +128,20 @@ protected:
   }
   BodyBuilder body() { return BodyBuilder(ctx); }
 
+  /// x[32, 16] times w[16, 64] into a temporary; a bias b[64] and an
+  /// output y[32, 64] for its epilogue.
+  struct MatmulBuffers {
+    uint32_t result, bias, out;
+  };
+  MatmulBuffers matmulWithBias() {
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    MatmulBuffers m{temp({"32", "64"}), buffer("b", BufferKind::Input, {"64"}),
+                    buffer("y", BufferKind::Output, {"32", "64"})};
+    externNode(ops::aten_mm_default, {x, w}, m.result);
+    return m;
+  }
+
   /// softmax over the rows of in[rows, cols] into out.
   void buildSoftmax(const std::string &rows, const std::string &cols,
                     uint32_t in, uint32_t out) {
@@ -459,12 +473,7 @@ TEST_F(SchedulerTest, NoFuseGivesOneKernelPerNode) {
 }
 
 TEST_F(SchedulerTest, MatmulBiasReluBecomesPostOps) {
-  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
-  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
-  uint32_t bias = buffer("b", BufferKind::Input, {"64"});
-  uint32_t m = temp({"32", "64"});
-  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-  externNode(ops::aten_mm_default, {x, w}, m);
+  auto [m, bias, out] = matmulWithBias();
   BodyBuilder b = body();
   uint32_t sum = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"),
                                            b.load(bias, "i1")});
@@ -540,12 +549,7 @@ TEST_F(SchedulerTest, MatmulBiasGeluBecomesPostOps) {
   for (int form = 0; form < 3; ++form) {
     graph = LoopGraph();
     graph.name = "g";
-    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
-    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
-    uint32_t bias = buffer("b", BufferKind::Input, {"64"});
-    uint32_t m = temp({"32", "64"});
-    uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-    externNode(ops::aten_mm_default, {x, w}, m);
+    auto [m, bias, out] = matmulWithBias();
     BodyBuilder b = body();
     uint32_t v = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"), b.load(bias, "i1")});
     uint32_t half = b.compute(ScalarOp::Mul, {v, b.constant(0.5)});
