@@ -98,6 +98,13 @@ VarRanges nodeRanges(const SymContext &ctx, const LoopNode &node) {
   return ranges;
 }
 
+const SymExpr *extentProduct(SymContext &ctx, const std::vector<const SymExpr *> &extents) {
+  const SymExpr *n = ctx.constant(1);
+  for (const SymExpr *e : extents)
+    n = ctx.mul(n, e);
+  return n;
+}
+
 std::vector<const SymExpr *> indexExprs(const LoopNode &node) {
   std::vector<const SymExpr *> out;
   if (node.storeIndex)
@@ -114,6 +121,24 @@ void simplifyNodeIndices(SymContext &ctx, LoopNode &node) {
   for (BodyOp &op : node.body.ops)
     if (op.index)
       op.index = simplifyIndex(ctx, op.index, ranges);
+}
+
+void dropUnitLoops(SymContext &ctx, LoopNode &node) {
+  const SymExpr *one = ctx.constant(1);
+  std::vector<const SymExpr *> kept;
+  Substitution sub;
+  for (size_t k = 0; k < node.ranges.size(); ++k) {
+    if (node.ranges[k] == one) {
+      sub[loopVar(false, k)] = ctx.constant(0);
+      continue;
+    }
+    sub[loopVar(false, k)] = ctx.symbol(loopVar(false, kept.size()));
+    kept.push_back(node.ranges[k]);
+  }
+  if (kept.size() == node.ranges.size() || kept.empty())
+    return;
+  node.ranges = std::move(kept);
+  rewriteIndices(ctx, node, sub);
 }
 
 void reorderLoops(SymContext &ctx, LoopNode &node) {

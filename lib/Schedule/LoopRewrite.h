@@ -1,8 +1,8 @@
 //===- LoopRewrite.h - Loop order and loop collapse of one node -*- C++ -*-===//
 //
 // Rewrites of a single Pointwise or Reduction node that keep what it
-// computes: renaming its loop variables (a new loop order) and merging two
-// adjacent loops into one. Both substitute into every index expression of
+// computes: renaming its loop variables (a new loop order, loops of extent 1
+// dropped) and merging two adjacent loops into one. Both substitute into every index expression of
 // the node (store, loads, Index ops).
 //
 //===----------------------------------------------------------------------===//
@@ -31,11 +31,21 @@ bool mentionsLoopSymbol(const SymExpr *e);
 /// [0, bound of its extent - 1].
 VarRanges nodeRanges(const SymContext &ctx, const LoopNode &node);
 
+/// The product of `extents` (a loop nest's points, a shape's elements).
+const SymExpr *extentProduct(SymContext &ctx, const std::vector<const SymExpr *> &extents);
+
 /// The store index, then every Load and Index expression of the body.
 std::vector<const SymExpr *> indexExprs(const LoopNode &node);
 
 /// Simplifies every index expression of `node` under its loop ranges.
 void simplifyNodeIndices(SymContext &ctx, LoopNode &node);
+
+/// Removes the outer loops of extent 1 (their variable is 0 in every index),
+/// keeping one if all are. Lowering leaves such a loop where torch kept a
+/// dimension of size 1 (a keepdim reduction, a batch of one), and its
+/// variable in some indices but not others; without it, nodes that run over
+/// the same elements have the same loop prefix and fuse.
+void dropUnitLoops(SymContext &ctx, LoopNode &node);
 
 /// Permutes the outer loops so that the innermost walks the store (then the
 /// loads) with the smallest stride. Reduction loops keep their order.

@@ -14,7 +14,9 @@
 #include "gc/IR/IndexSimplify.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <numbers>
 #include <optional>
 
 namespace gc::schedule {
@@ -124,6 +126,13 @@ private:
       return activation(op, PostOp::Kind::Relu, steps, [](const BodyOp &other, uint32_t) {
         return other.kind == BodyOp::Kind::Const && other.constant == 0;
       });
+    if (std::optional<Gelu> g = gelu(id)) {
+      used_ += g->ops;
+      if (!walk(g->input, steps))
+        return false;
+      steps.push_back({g->kind, std::nullopt});
+      return true;
+    }
     if (op.op == ScalarOp::Mul) // SiLU: x * sigmoid(x), the same body value x
       return activation(op, PostOp::Kind::Swish, steps, [](const BodyOp &other, uint32_t x) {
         return other.kind == BodyOp::Kind::Compute && other.op == ScalarOp::Sigmoid &&
@@ -161,6 +170,68 @@ private:
       return true;
     }
     return false;
+  }
+
+  /// A GELU the body computes as torch decomposes it: `kind`, the value it
+  /// applies to, and how many ops it takes besides the root and that value.
+  struct Gelu {
+    PostOp::Kind kind;
+    uint32_t input;
+    size_t ops;
+  };
+
+  /// 0.5 v (1 + erf(v / sqrt(2))) or 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))
+  /// rooted at op `id`, the products in either order.
+  std::optional<Gelu> gelu(uint32_t id) const {
+    const auto &ops = node_.body.ops;
+    const BodyOp &root = ops[id];
+    if (root.op != ScalarOp::Mul || root.operands.size() != 2)
+      return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      std::optional<uint32_t> v = byConstant(root.operands[side], ScalarOp::Mul, 0.5);
+      std::optional<uint32_t> f = byConstant(root.operands[1 - side], ScalarOp::Add, 1.0);
+      if (!v || !f || !isUnary(ops[*f]))
+        continue;
+      uint32_t arg = ops[*f].operands[0];
+      // The two products by constants above: four ops, and the function.
+      const size_t outer = 5;
+      if (ops[*f].op == ScalarOp::Erf && byConstant(arg, ScalarOp::Mul, std::numbers::sqrt2 / 2) == v)
+        return Gelu{PostOp::Kind::GeluErf, *v, outer + 2};
+      std::optional<uint32_t> sum =
+          byConstant(arg, ScalarOp::Mul, std::sqrt(2 / std::numbers::pi));
+      if (ops[*f].op != ScalarOp::Tanh || !sum || ops[*sum].op != ScalarOp::Add ||
+          ops[*sum].kind != BodyOp::Kind::Compute || !sameDType(ops[*sum]))
+        continue;
+      for (int term = 0; term < 2; ++term) {
+        std::optional<uint32_t> cube =
+            byConstant(ops[*sum].operands[1 - term], ScalarOp::Mul, 0.044715);
+        if (ops[*sum].operands[term] == *v && cube &&
+            byConstant(*cube, ScalarOp::Pow, 3.0) == v)
+          return Gelu{PostOp::Kind::GeluTanh, *v, outer + 7};
+      }
+    }
+    return std::nullopt;
+  }
+
+  bool isUnary(const BodyOp &op) const {
+    return op.kind == BodyOp::Kind::Compute && op.operands.size() == 1 && sameDType(op);
+  }
+
+  /// The other operand of op `id` if it is `kind` of that operand and a
+  /// constant equal to `value` (as its dtype rounds it); a power's constant
+  /// must be the exponent.
+  std::optional<uint32_t> byConstant(uint32_t id, ScalarOp kind, double value) const {
+    const auto &ops = node_.body.ops;
+    const BodyOp &op = ops[id];
+    if (op.kind != BodyOp::Kind::Compute || op.op != kind || op.operands.size() != 2 ||
+        !sameDType(op))
+      return std::nullopt;
+    for (int side = kind == ScalarOp::Pow ? 1 : 0; side < 2; ++side) {
+      const BodyOp &c = ops[op.operands[side]];
+      if (c.kind == BodyOp::Kind::Const && std::fabs(c.constant - value) <= 1e-7 * value)
+        return op.operands[1 - side];
+    }
+    return std::nullopt;
   }
 
   /// An Add's other operand: a same-shaped tensor read at the store
@@ -204,6 +275,20 @@ private:
   const SymExpr *store_;
   size_t used_ = 0;
 };
+
+/// Whether the extern may write `out`, the epilogue's buffer, through the
+/// view it had of `result`, its own: the epilogue reads `result` at its store
+/// position, so each element keeps its offset, and this holds where both are
+/// laid out alike, or are both dense and the epilogue writes every element.
+bool sameOffsets(SymContext &ctx, const Buffer &result, const Buffer &out,
+                 const LoopNode &epilogue) {
+  if (out.sizes == result.sizes && out.strides == result.strides)
+    return true;
+  const SymExpr *count = extentProduct(ctx, out.sizes);
+  return out.strides == contiguousStrides(ctx, out.sizes) &&
+         result.strides == contiguousStrides(ctx, result.sizes) &&
+         extentProduct(ctx, result.sizes) == count && extentProduct(ctx, epilogue.ranges) == count;
+}
 
 /// The only live node reading `buffer`, if exactly one does.
 std::optional<uint32_t> soleReader(const std::vector<Access> &access,
@@ -257,12 +342,12 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
         break;
       const LoopNode &epilogue = graph.nodes[*reader];
       const Buffer &out = graph.buffers[epilogue.output];
-      // The extern then writes the epilogue's buffer through the view it
-      // had of its own, so both must be laid out alike.
-      if (out.dtype != buf.dtype || out.sizes != buf.sizes || out.strides != buf.strides)
+      if (out.dtype != buf.dtype || !sameOffsets(ctx, buf, out, epilogue))
         break;
+      // An empty chain is a copy (a reshape of a user output, say): the
+      // extern then writes the copy's buffer itself.
       auto steps = ChainMatcher(ctx, ext, epilogue).match();
-      if (!steps || steps->empty())
+      if (!steps)
         break;
       std::vector<PostOp::Kind> kinds;
       for (const PostOp &p : ext.postOps)

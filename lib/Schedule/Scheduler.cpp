@@ -1,10 +1,11 @@
 //===- Scheduler.cpp - Fusion of loop nodes into kernels ------------------===//
 //
-// The passes run in this order: loop order per node (so that fusion sees
-// contiguous loops), extern post-ops, fusion, then loop collapse inside each
-// kernel (collapsing the shared prefix only where every member agrees, so
-// that the group keeps one prefix), then the plan's steps, and last the
-// sharing of kernels between groups of the same code.
+// The passes run in this order: loop order per node, without its loops of
+// extent 1 (so that fusion sees contiguous loops and equal prefixes), extern
+// post-ops, fusion, then loop collapse inside each kernel (collapsing the
+// shared prefix only where every member agrees, so that the group keeps one
+// prefix), then the plan's steps, and last the sharing of kernels between
+// groups of the same code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,13 +68,6 @@ void collapseGroup(SymContext &ctx, LoopGraph &graph, Group &group) {
   }
 }
 
-const SymExpr *elementCount(SymContext &ctx, const Buffer &b) {
-  const SymExpr *n = ctx.constant(1);
-  for (const SymExpr *s : b.sizes)
-    n = ctx.mul(n, s);
-  return n;
-}
-
 /// Whether every load of `buffer` in the group is at the store position of
 /// `node`, unmasked and direct.
 bool readOnlyAtStore(const LoopGraph &graph, const Group &group,
@@ -106,7 +100,7 @@ std::vector<InplacePair> inplaceCandidates(SymContext &ctx,
       const Buffer &in = graph.buffers[op.buffer];
       if (in.kind == BufferKind::Intermediate &&
           dtypeSize(in.dtype) == dtypeSize(out.dtype) &&
-          elementCount(ctx, in) == elementCount(ctx, out) &&
+          extentProduct(ctx, in.sizes) == extentProduct(ctx, out.sizes) &&
           readOnlyAtStore(graph, group, n, op.buffer))
         pairs.insert({node.output, op.buffer});
     }
@@ -199,6 +193,7 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
     if (!node.storeIndex)
       return makeError() << "graph '" << graph.name << "': node '" << node.name
                          << "' has no store index";
+    dropUnitLoops(ctx, node);
     simplifyNodeIndices(ctx, node);
     // A scatter keeps its points in order: where several write one element,
     // the order decides the result (the last write wins, a float sum rounds).

@@ -136,6 +136,20 @@ protected:
   }
   BodyBuilder body() { return BodyBuilder(ctx); }
 
+  /// x[32, 16] times w[16, 64] into a temporary; a bias b[64] and an
+  /// output y[32, 64] for its epilogue.
+  struct MatmulBuffers {
+    uint32_t result, bias, out;
+  };
+  MatmulBuffers matmulWithBias() {
+    uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+    uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+    MatmulBuffers m{temp({"32", "64"}), buffer("b", BufferKind::Input, {"64"}),
+                    buffer("y", BufferKind::Output, {"32", "64"})};
+    externNode(ops::aten_mm_default, {x, w}, m.result);
+    return m;
+  }
+
   /// softmax over the rows of in[rows, cols] into out.
   void buildSoftmax(const std::string &rows, const std::string &cols,
                     uint32_t in, uint32_t out) {
@@ -174,6 +188,36 @@ TEST_F(SchedulerTest, SoftmaxIsOneKernel) {
   ASSERT_EQ(graph.plan.steps.size(), 1u);
   EXPECT_EQ(graph.plan.steps[0].kind, PlanStep::Kind::Kernel);
   EXPECT_TRUE(graph.plan.symbols.empty());
+}
+
+/// Softmax as lowering leaves it for torch's amax and sum with keepdim on
+/// a batch of one (Whisper's attention, [1, 6, 1500, 1500]): the reductions
+/// run over [1, 6, 15, 1] and store through the unit loops' variables, the
+/// division runs over [6, 15, 20] and reads them without. The unit loops
+/// are dropped, so all three share the prefix [6, 15].
+TEST_F(SchedulerTest, KeepdimSoftmaxOnABatchOfOneIsOneKernel) {
+  uint32_t in = buffer("x", BufferKind::Input, {"1", "6", "15", "20"});
+  uint32_t out = buffer("y", BufferKind::Output, {"6", "15", "20"});
+  uint32_t mx = temp({"1", "6", "15", "1"}), sum = temp({"1", "6", "15", "1"});
+  const char *stats = "90*i0 + 15*i1 + i2 + i3";
+  BodyBuilder b1 = body();
+  b1.load(in, "1800*i0 + 300*i1 + 20*i2 + r0");
+  reduction({"1", "6", "15", "1"}, {"20"}, ReduceKind::Max, mx, stats, b1);
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Exp, {b2.compute(ScalarOp::Sub, {b2.load(in, "300*i1 + 20*i2 + r0"),
+                                                        b2.load(mx, "15*i1 + i2")})});
+  reduction({"1", "6", "15", "1"}, {"20"}, ReduceKind::Sum, sum, stats, b2);
+  BodyBuilder b3 = body();
+  uint32_t centered =
+      b3.compute(ScalarOp::Sub, {b3.load(in, "300*i0 + 20*i1 + i2"), b3.load(mx, "15*i0 + i1")});
+  uint32_t ex = b3.compute(ScalarOp::Exp, {centered});
+  b3.compute(ScalarOp::Div, {ex, b3.load(sum, "15*i0 + i1")});
+  pointwise({"6", "15", "20"}, out, "300*i0 + 20*i1 + i2", b3);
+  schedule();
+  ASSERT_EQ(graph.plan.kernels.size(), 1u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(strs(graph.plan.kernels[0].parallelRanges), (std::vector<std::string>{"90"}));
+  EXPECT_EQ(graph.nodes[0].storeIndex->str(), "i0");
 }
 
 TEST_F(SchedulerTest, SymbolicSoftmaxAndSymbols) {
@@ -472,12 +516,7 @@ TEST_F(SchedulerTest, NoFuseGivesOneKernelPerNode) {
 }
 
 TEST_F(SchedulerTest, MatmulBiasReluBecomesPostOps) {
-  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
-  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
-  uint32_t bias = buffer("b", BufferKind::Input, {"64"});
-  uint32_t m = temp({"32", "64"});
-  uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
-  externNode(ops::aten_mm_default, {x, w}, m);
+  auto [m, bias, out] = matmulWithBias();
   BodyBuilder b = body();
   uint32_t sum = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"),
                                            b.load(bias, "i1")});
@@ -584,6 +623,79 @@ TEST_F(SchedulerTest, EpilogueWithOtherWorkIsNotFolded) {
   schedule(options);
   EXPECT_TRUE(graph.nodes[0].postOps.empty());
   ASSERT_EQ(graph.plan.steps.size(), 2u);
+  EXPECT_EQ(graph.nodes[0].outputs[0].buffer, m);
+}
+
+/// BERT's and GPT-2's feed-forward: mm, bias, then GELU as torch decomposes
+/// it, 0.5 v (1 + erf(v / sqrt 2)) or with tanh; both fold into the extern.
+/// A GELU with another constant (here 0.6 for 1/sqrt 2) is not one.
+TEST_F(SchedulerTest, MatmulBiasGeluBecomesPostOps) {
+  for (int form = 0; form < 3; ++form) {
+    graph = LoopGraph();
+    graph.name = "g";
+    auto [m, bias, out] = matmulWithBias();
+    BodyBuilder b = body();
+    uint32_t v = b.compute(ScalarOp::Add, {b.load(m, "64*i0 + i1"), b.load(bias, "i1")});
+    uint32_t half = b.compute(ScalarOp::Mul, {v, b.constant(0.5)});
+    uint32_t f;
+    if (form == 1) {
+      uint32_t cube = b.compute(ScalarOp::Pow, {v, b.constant(3.0)});
+      uint32_t sum =
+          b.compute(ScalarOp::Add, {v, b.compute(ScalarOp::Mul, {cube, b.constant(0.044715)})});
+      f = b.compute(ScalarOp::Tanh,
+                    {b.compute(ScalarOp::Mul, {sum, b.constant(0.7978845608028654)})});
+    } else {
+      double scale = form == 0 ? 0.7071067811865476 : 0.6;
+      f = b.compute(ScalarOp::Erf, {b.compute(ScalarOp::Mul, {v, b.constant(scale)})});
+    }
+    b.compute(ScalarOp::Mul, {half, b.compute(ScalarOp::Add, {f, b.constant(1.0)})});
+    pointwise({"32", "64"}, out, "64*i0 + i1", b);
+    schedule();
+    const LoopNode &mm = graph.nodes[0];
+    if (form == 2) {
+      EXPECT_TRUE(mm.postOps.empty());
+      EXPECT_EQ(graph.nodes.size(), 2u);
+      continue;
+    }
+    ASSERT_EQ(graph.nodes.size(), 1u) << "form " << form;
+    ASSERT_EQ(mm.postOps.size(), 2u);
+    EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::AddBias);
+    EXPECT_EQ(mm.postOps[1].kind, form == 0 ? PostOp::Kind::GeluErf : PostOp::Kind::GeluTanh);
+    EXPECT_EQ(mm.outputs[0].buffer, out);
+  }
+}
+
+/// GPT-2's logits: a matrix product reshaped into the user output. The copy
+/// goes: the extern writes the output through its own [32, 64] view.
+TEST_F(SchedulerTest, ReshapeCopyOfAnExternIntoAnOutputIsFolded) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"1", "32", "64"});
+  externNode(ops::aten_mm_default, {x, w}, m);
+  BodyBuilder b = body();
+  b.load(m, "i0");
+  pointwise({"2048"}, out, "i0", b);
+  schedule();
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_TRUE(graph.nodes[0].postOps.empty());
+  EXPECT_EQ(graph.nodes[0].outputs[0].buffer, out);
+  EXPECT_EQ(strs(graph.nodes[0].outputs[0].type.sizes), (std::vector<std::string>{"32", "64"}));
+}
+
+/// A copy into part of a larger buffer stays: the extern would write all of
+/// its result there.
+TEST_F(SchedulerTest, CopyIntoPartOfABufferIsNotFolded) {
+  uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+  uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+  uint32_t m = temp({"32", "64"});
+  uint32_t out = buffer("y", BufferKind::Output, {"4096"});
+  externNode(ops::aten_mm_default, {x, w}, m);
+  BodyBuilder b = body();
+  b.load(m, "i0");
+  pointwise({"2048"}, out, "i0", b);
+  schedule();
+  ASSERT_EQ(graph.nodes.size(), 2u);
   EXPECT_EQ(graph.nodes[0].outputs[0].buffer, m);
 }
 
