@@ -242,7 +242,7 @@ TEST_P(MathLibraryTest, Float32ErfOverAllFloats) {
   BodyBuilder body;
   body.compute(ScalarOp::Erf, DType::Float32, {body.load(in, DType::Float32, sym("i0"))});
   kernel("k_erf", {pointwise({sym("s0")}, body.body, out, sym("i0"))}, {});
-  KernelEntryFn fn = compile("k_erf");
+  auto fn = compile("k_erf");
   ASSERT_NE(fn, nullptr);
   std::vector<float> xs;
   for (uint32_t bits = 0; bits < 0x7f800000u; bits += 4099)
