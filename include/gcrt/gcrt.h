@@ -38,8 +38,10 @@ extern "C" {
  * gcrt_package_device, gcrt_run_device, and the context flags
  * GCRT_CONTEXT_NO_CUDA_GRAPHS and GCRT_CONTEXT_ALLOW_TF32. 6 added packages
  * with kernels for several CPU levels (format 2.2) and
- * gcrt_package_kernel_target. */
-#define GCRT_API_VERSION 6
+ * gcrt_package_kernel_target. 7 let gcrt_run_device take graphs that
+ * mutate buffers or inputs: a CUDA context keeps its buffers in GPU
+ * memory. */
+#define GCRT_API_VERSION 7
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -301,9 +303,11 @@ GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *input
  * the graph's buffer (row-major for inputs and outputs as gc-lower makes
  * them): otherwise GCRT_ERROR_RUNTIME, naming it. Work that wrote the
  * inputs must be complete before the call (synchronize its stream); the
- * outputs are complete when it returns. A CPU package is GCRT_ERROR_INPUT,
- * and so is a graph that mutates buffers or inputs (its state lives in host
- * memory: use gcrt_run). */
+ * outputs are complete when it returns. A CPU package is GCRT_ERROR_INPUT.
+ * State works as with gcrt_run (API version 7): a CUDA context keeps the
+ * buffers its graph mutates in GPU memory, so neither function copies them
+ * through the host, and a mutated user input gets its new value copied on
+ * the GPU. */
 GCRT_EXPORT gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs,
                                         size_t num_inputs, gcrt_tensor *outputs,
                                         size_t num_outputs);

@@ -29,11 +29,6 @@ int64_t numelOf(const std::vector<int64_t> &sizes) {
   return n;
 }
 
-void copyTensor(const TensorRef &dst, const TensorRef &src) {
-  copyStrided(static_cast<char *>(dst.data), stridesOf(dst), static_cast<const char *>(src.data),
-              stridesOf(src), src.sizes, dtypeSize(src.dtype));
-}
-
 /// The bytes [first, last] that `t`'s elements cover, or nullopt if none.
 std::optional<std::pair<uintptr_t, uintptr_t>> byteRange(const TensorRef &t) {
   if (!t.data || numelOf(t.sizes) == 0)
@@ -112,13 +107,6 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
         s.input = i;
         s.output = j;
         s.initial = exec->inputs_[i];
-        s.ref.dtype = exec->inputs_[i].dtype;
-        s.ref.sizes = exec->inputs_[i].sizes;
-        size_t bytes = std::max<size_t>(numelOf(s.ref.sizes) * dtypeSize(s.ref.dtype), 1);
-        s.bytes = std::shared_ptr<uint8_t[]>(
-            static_cast<uint8_t *>(::operator new[](bytes, std::align_val_t(64))),
-            [](uint8_t *q) { ::operator delete[](q, std::align_val_t(64)); });
-        s.ref.data = s.bytes.get();
         exec->state_.push_back(std::move(s));
       } else if (role == kUserInputMutationRole && in.weight() < 0) {
         auto user = std::find(exec->userSlots_.begin(), exec->userSlots_.end(), i);
@@ -126,7 +114,6 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
       }
     }
   }
-  exec->resetBuffers();
   RuntimeOptions withKernels = options;
   // The package outlives its executors, which share it.
   withKernels.graphKernels = [pkg = package.get()](size_t g) -> const KernelLibrary & {
@@ -137,6 +124,15 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
   if (!executor)
     return executor.error().withContext(graphLabel(g));
   exec->executor_ = executor.take();
+  // State lives where the graph's steps read it (GPU memory for CUDA), so
+  // that runs on tensors in GPU memory never pass through the host.
+  for (State &s : exec->state_) {
+    Expected<TensorRef> ref = exec->executor_->allocatePersistent(s.initial.dtype, s.initial.sizes);
+    if (!ref)
+      return ref.error().withContext(graphLabel(g) + ": buffer '" + s.name + "'");
+    s.ref = ref.take();
+  }
+  GC_RETURN_IF_ERROR(exec->resetBuffers());
   return exec;
 }
 
@@ -149,19 +145,6 @@ Expected<std::span<const TensorRef>> PackageExecutor::bind(std::span<const Tenso
     inputs_[userSlots_[i]] = userInputs[i];
   generator_.bind(graph_, inputs_);
   return std::span<const TensorRef>(inputs_);
-}
-
-Error PackageExecutor::checkDeviceTensors(std::span<const TensorRef> userInputs,
-                                          std::span<const TensorRef> outputs) const {
-  // State and mutated inputs are copied on the host after the run.
-  if (state_.empty() && inputMutations_.empty())
-    return Error::success();
-  for (const std::span<const TensorRef> &list : {userInputs, outputs})
-    for (const TensorRef &t : list)
-      if (t.onDevice)
-        return makeError() << graphLabel(graph_) << " mutates buffers or inputs, which gc "
-                           << "keeps in host memory: pass its inputs and outputs there too";
-  return Error::success();
 }
 
 Error PackageExecutor::checkAliasing(std::span<const TensorRef> userInputs) const {
@@ -204,14 +187,15 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
   if (outputs.size() != graph_.outputs()->size())
     return makeError() << graphLabel(graph_) << " has " << graph_.outputs()->size()
                        << " outputs, but " << outputs.size() << " were given";
-  GC_RETURN_IF_ERROR(checkDeviceTensors(userInputs, outputs));
   GC_RETURN_IF_ERROR(checkAliasing(userInputs));
   GC_RETURN_IF_ERROR(executor_->run(*inputs, outputs));
   // Only now that every step succeeded: a failed run changes nothing.
   for (State &s : state_)
-    copyTensor(s.ref, outputs[s.output]);
+    GC_RETURN_IF_ERROR(executor_->copy(s.ref, outputs[s.output], "buffer '" + s.name + "'"));
   for (const InputMutation &m : inputMutations_)
-    copyTensor(userInputs[m.userInput], outputs[m.output]);
+    GC_RETURN_IF_ERROR(executor_->copy(userInputs[m.userInput], outputs[m.output],
+                                       "the new value of input '" +
+                                           graph_.outputs()->Get(m.output)->target()->str() + "'"));
   generator_.advance(graph_);
   return Error::success();
 }
@@ -247,8 +231,7 @@ Error PackageExecutor::readBuffer(std::string_view name, const TensorRef &into) 
   if (!s)
     return makeError() << graphLabel(graph_) << " mutates no buffer '" << name << "'";
   GC_RETURN_IF_ERROR(checkBufferValue(*s, into));
-  copyTensor(into, s->ref);
-  return Error::success();
+  return executor_->copy(into, s->ref, "buffer '" + s->name + "'");
 }
 
 Error PackageExecutor::writeBuffer(std::string_view name, const TensorRef &value) {
@@ -256,15 +239,15 @@ Error PackageExecutor::writeBuffer(std::string_view name, const TensorRef &value
   if (!s)
     return makeError() << graphLabel(graph_) << " mutates no buffer '" << name << "'";
   GC_RETURN_IF_ERROR(checkBufferValue(*s, value));
-  copyTensor(s->ref, value);
-  return Error::success();
+  return executor_->copy(s->ref, value, "buffer '" + s->name + "'");
 }
 
-void PackageExecutor::resetBuffers() {
+Error PackageExecutor::resetBuffers() {
   for (State &s : state_) {
-    copyTensor(s.ref, s.initial);
+    GC_RETURN_IF_ERROR(executor_->copy(s.ref, s.initial, "buffer '" + s.name + "'"));
     inputs_[s.input] = s.ref;
   }
+  return Error::success();
 }
 
 } // namespace gc

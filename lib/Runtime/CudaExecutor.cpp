@@ -131,6 +131,9 @@ public:
 
   Error create(const KernelLibrary &kernels);
   Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) override;
+  Expected<TensorRef> allocatePersistent(DType dtype,
+                                         const std::vector<int64_t> &sizes) override;
+  Error copy(const TensorRef &dst, const TensorRef &src, const std::string &what) override;
 
 private:
   Error resolveKernel(size_t s, const plan::KernelStep &k) override;
@@ -195,6 +198,7 @@ private:
   cuda::Module module_ = nullptr;
   DeviceBuffer memory_;
   std::vector<WeightCopy> weights_; ///< per buffer; used for weight buffers
+  std::vector<DeviceBuffer> persistent_; ///< allocatePersistent's
   std::vector<cuda::Function> functions_; ///< per step; null for op steps
   /// Per kernel step: where its buffers' addresses start in the tables (in
   /// addresses); and how many addresses all kernel steps take.
@@ -234,6 +238,7 @@ CudaExecutor::~CudaExecutor() {
   libraries_.reset();
   memory_.release();
   weights_.clear();
+  persistent_.clear();
   if (module_)
     d_.moduleUnload(module_);
   if (stream_)
@@ -620,6 +625,57 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
     recordStep(s, ms / 1e3);
   }
   return Error::success();
+}
+
+Expected<TensorRef> CudaExecutor::allocatePersistent(DType dtype,
+                                                    const std::vector<int64_t> &sizes) {
+  GC_RETURN_IF_ERROR(makeCurrent());
+  TensorRef t{nullptr, dtype, sizes, {}, /*onDevice=*/true};
+  size_t bytes = static_cast<size_t>(callerLayout(t).numel()) * dtypeSize(dtype);
+  persistent_.emplace_back(d_);
+  Expected<DevicePtr> p = persistent_.back().reserve(bytes, "state of " + graphName(), device_);
+  if (!p)
+    return p.error();
+  t.data = reinterpret_cast<void *>(static_cast<uintptr_t>(*p));
+  return t;
+}
+
+Error CudaExecutor::copy(const TensorRef &dst, const TensorRef &src, const std::string &what) {
+  if (!dst.onDevice && !src.onDevice)
+    return ExecutorBase::copy(dst, src, what);
+  GC_RETURN_IF_ERROR(makeCurrent());
+  StridedLayout to = callerLayout(dst), from = callerLayout(src);
+  StridedLayout dense = callerLayout(TensorRef{nullptr, src.dtype, src.sizes, {}});
+  size_t bytes = static_cast<size_t>(dense.numel()) * dtypeSize(src.dtype);
+  if (bytes == 0)
+    return Error::success();
+  // GPU memory is copied whole; a strided view of it would need a kernel.
+  for (const auto &[t, layout] : {std::pair{&dst, &to}, std::pair{&src, &from}})
+    if (t->onDevice && !layout->sameMemoryAs(dense))
+      return makeError() << what << ": gc copies tensors in GPU memory only when they are "
+                         << "contiguous";
+  auto address = [](const TensorRef &t) { return reinterpret_cast<uintptr_t>(t.data); };
+  unsigned elem = dtypeSize(src.dtype);
+  if (dst.onDevice && src.onDevice) {
+    GC_RETURN_IF_ERROR(copyOnDevice(address(dst), address(src), bytes, what));
+  } else if (dst.onDevice) {
+    const char *host = static_cast<const char *>(src.data);
+    if (!from.sameMemoryAs(dense)) {
+      char *staged = stage_.reserve(bytes);
+      copyStrided(staged, dense.strides, host, from.strides, src.sizes, elem);
+      host = staged;
+    }
+    GC_RETURN_IF_ERROR(copyIn(address(dst), host, bytes, what));
+  } else {
+    bool direct = to.sameMemoryAs(dense);
+    char *host = direct ? static_cast<char *>(dst.data) : stage_.reserve(bytes);
+    GC_RETURN_IF_ERROR(copyOut(host, address(src), bytes, what));
+    GC_RETURN_IF_ERROR(synchronize("copying " + what));
+    if (!direct)
+      copyStrided(static_cast<char *>(dst.data), to.strides, host, dense.strides, src.sizes,
+                  elem);
+  }
+  return synchronize("copying " + what);
 }
 
 Error CudaExecutor::runSteps(Instance &inst) {

@@ -510,6 +510,25 @@ Error ExecutorBase::refuseDeviceTensors(std::span<const TensorRef> inputs,
   return Error::success();
 }
 
+Expected<TensorRef> ExecutorBase::allocatePersistent(DType dtype,
+                                                    const std::vector<int64_t> &sizes) {
+  TensorRef t{nullptr, dtype, sizes, {}};
+  size_t bytes = static_cast<size_t>(callerLayout(t).numel()) * dtypeSize(dtype);
+  persistent_.push_back(std::make_unique<HostBuffer>());
+  t.data = persistent_.back()->reserve(std::max<size_t>(bytes, 1));
+  return t;
+}
+
+Error ExecutorBase::copy(const TensorRef &dst, const TensorRef &src, const std::string &what) {
+  if (dst.onDevice || src.onDevice)
+    return makeError() << what << " is in GPU memory, but " << graphLabel(graph_)
+                       << " runs on the CPU";
+  copyStrided(static_cast<char *>(dst.data), callerLayout(dst).strides,
+              static_cast<const char *>(src.data), callerLayout(src).strides, src.sizes,
+              dtypeSize(src.dtype));
+  return Error::success();
+}
+
 bool ExecutorBase::runsOnHost(size_t s, const StepInstance &si) const {
   return (calls_[s] || fallbacks_[s]) && !si.dnnl && !si.library;
 }

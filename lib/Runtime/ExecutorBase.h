@@ -115,6 +115,11 @@ public:
   Expected<std::vector<std::vector<int64_t>>>
   outputSizes(std::span<const TensorRef> inputs) override;
   std::vector<StepProfile> profile() const override { return profile_; }
+  /// Host memory; CudaExecutor gives GPU memory.
+  Expected<TensorRef> allocatePersistent(DType dtype,
+                                         const std::vector<int64_t> &sizes) override;
+  /// Between host tensors; CudaExecutor adds its GPU's.
+  Error copy(const TensorRef &dst, const TensorRef &src, const std::string &what) override;
 
 protected:
   ExecutorBase(std::shared_ptr<const RuntimePlan> plan, const plan::Graph &graph,
@@ -194,6 +199,7 @@ private:
   Expected<std::vector<StridedLayout>> checkOutputs(const Instance &inst,
                                                     std::span<const TensorRef> outputs) const;
 
+  std::vector<std::unique_ptr<HostBuffer>> persistent_; ///< allocatePersistent's
   std::vector<std::unique_ptr<FallbackCall>> fallbacks_; ///< per step, once needed
   std::vector<std::unique_ptr<GraphCall>> calls_;        ///< per step; null but for call steps
   ArenaProblem arenaProblem_;

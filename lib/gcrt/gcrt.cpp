@@ -312,8 +312,6 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
     Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output", device);
     if (!refs)
       return fail(GCRT_ERROR_INPUT, refs.error().message());
-    if (Error e = exec.checkDeviceTensors(*in, *refs))
-      return fail(GCRT_ERROR_INPUT, e.message());
     if (Error e = exec.checkAliasing(*in))
       return fail(GCRT_ERROR_INPUT, e.message());
     if (Error e = exec.run(*in, *refs))
@@ -655,7 +653,8 @@ gcrt_status gcrt_context_reset_buffers(gcrt_context *context) {
   return guarded([&] {
     if (!context)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_reset_buffers: null argument");
-    context->executor->resetBuffers();
+    if (Error e = context->executor->resetBuffers())
+      return fail(GCRT_ERROR_RUNTIME, e.message());
     return GCRT_OK;
   });
 }

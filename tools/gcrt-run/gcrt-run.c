@@ -9,6 +9,7 @@
  *===----------------------------------------------------------------------===*/
 #define _POSIX_C_SOURCE 200809L
 #include "gcrt/gcrt.h"
+#include "device.h"
 #include "npy.h"
 
 #include <errno.h>
@@ -63,6 +64,10 @@ static const char kUsage[] =
     "  --allow-tf32       on a GPU, let float32 matrix products and convolutions\n"
     "                     use TF32 tensor cores (about 1e-3 relative error)\n"
     "                     instead of replaying a CUDA graph of them\n"
+    "  --device-io        for a CUDA package: copy the inputs to GPU memory and\n"
+    "                     run on tensors there (gcrt_run_device), as a caller\n"
+    "                     whose tensors live on the GPU does; --bench then times\n"
+    "                     runs without host copies\n"
     "  --list-devices     print the NVIDIA GPUs libgcrt can use, or why there are\n"
     "                     none ('no CUDA GPU: ...'), and exit 0\n"
     "  -h, --help         this text\n"
@@ -81,7 +86,7 @@ typedef struct Options {
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
-  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs, allowTF32;
+  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs, allowTF32, deviceIo;
 } Options;
 
 static int error(const char *format, ...) {
@@ -145,6 +150,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->noCudaGraphs = 1;
     } else if (strcmp(a, "--allow-tf32") == 0) {
       o->allowTF32 = 1;
+    } else if (strcmp(a, "--device-io") == 0) {
+      o->deviceIo = 1;
     } else if (strcmp(a, "--list-devices") == 0) {
       o->listDevices = 1;
     } else if (strcmp(a, "--expect-runs") == 0) {
@@ -375,17 +382,143 @@ static int printDevice(gcrt_package *pkg) {
   return 0;
 }
 
+/* --device-io: GPU copies of a run's inputs and its outputs, and host
+ * copies of the outputs (what -o and --expect read). */
+typedef struct DeviceRun {
+  DeviceIo *io;
+  gcrt_package *package;
+  size_t graph;
+  gcrt_tensor *in, *out, *hostOut;
+  int64_t (*outSizes)[kNpyMaxRank];
+  size_t numIn, numOut;
+} DeviceRun;
+
+static void deviceRunFree(DeviceRun *d) {
+  for (size_t i = 0; d->in && i < d->numIn; ++i)
+    deviceFree(d->io, d->in[i].data);
+  for (size_t j = 0; d->out && j < d->numOut; ++j) {
+    deviceFree(d->io, d->out[j].data);
+    free(d->hostOut[j].data);
+  }
+  free(d->in);
+  free(d->out);
+  free(d->hostOut);
+  free(d->outSizes);
+  deviceClose(d->io);
+}
+
+static int deviceRunOpen(DeviceRun *d, gcrt_package *pkg, size_t graph, const char *path) {
+  char message[512];
+  *d = (DeviceRun){.package = pkg,
+                   .graph = graph,
+                   .numIn = gcrt_input_count(pkg, graph),
+                   .numOut = gcrt_output_count(pkg, graph)};
+  size_t numIn = d->numIn, numOut = d->numOut;
+  const char *where = "";
+  if (gcrt_package_device(pkg, &where) != GCRT_OK)
+    return error("%s", gcrt_last_error());
+  if (strncmp(where, "cuda:", 5) != 0)
+    return error("'%s' runs on the %s; --device-io is for packages compiled for CUDA", path,
+                 where);
+  d->io = deviceOpen(message, sizeof message);
+  if (!d->io)
+    return error("%s", message);
+  d->in = calloc(numIn + 1, sizeof *d->in);
+  d->out = calloc(numOut + 1, sizeof *d->out);
+  d->hostOut = calloc(numOut + 1, sizeof *d->hostOut);
+  d->outSizes = calloc(numOut + 1, sizeof *d->outSizes);
+  if (!d->in || !d->out || !d->hostOut || !d->outSizes)
+    return error("out of memory");
+  return 0;
+}
+
+static size_t bytesOf(const gcrt_tensor *t) { return npyNumel(t) * gcrt_dtype_size(t->dtype); }
+
+/* Copies the host inputs to new GPU memory and makes GPU memory for the
+ * outputs of the sizes these inputs give. */
+static int deviceRunPrepare(DeviceRun *d, gcrt_context *ctx, const gcrt_tensor *in,
+                            const char *package) {
+  char message[512];
+  for (size_t i = 0; i < d->numIn; ++i) {
+    if (in[i].strides)
+      return error("input %zu is in Fortran order; --device-io copies row-major arrays only", i);
+    deviceFree(d->io, d->in[i].data);
+    d->in[i] = in[i];
+    d->in[i].data = deviceAlloc(d->io, bytesOf(&in[i]), message, sizeof message);
+    if (!d->in[i].data ||
+        !deviceUpload(d->io, d->in[i].data, in[i].data, bytesOf(&in[i]), message, sizeof message))
+      return error("input %zu: %s", i, message);
+  }
+  for (size_t j = 0; j < d->numOut; ++j) {
+    size_t rank = 0;
+    gcrt_tensor_info info;
+    if (gcrt_output_sizes(ctx, in, d->numIn, j, d->outSizes[j], kNpyMaxRank, &rank) != GCRT_OK ||
+        gcrt_output_info(d->package, d->graph, j, &info) != GCRT_OK)
+      return error("'%s': %s", package, gcrt_last_error());
+    deviceFree(d->io, d->out[j].data);
+    free(d->hostOut[j].data);
+    d->out[j] = (gcrt_tensor){NULL, info.dtype, rank, d->outSizes[j], NULL};
+    d->hostOut[j] = d->out[j];
+    d->out[j].data = deviceAlloc(d->io, bytesOf(&d->out[j]), message, sizeof message);
+    d->hostOut[j].data = malloc(bytesOf(&d->out[j]) + 1);
+    if (!d->out[j].data || !d->hostOut[j].data)
+      return error("output %zu: %s", j, d->out[j].data ? "out of memory" : message);
+  }
+  return 0;
+}
+
+/* Copies the outputs to their host copies, and the inputs back into the
+ * host inputs (a mutated input's new value, as gcrt_run gives it). */
+static int deviceRunFinish(DeviceRun *d, gcrt_tensor *in) {
+  char message[512];
+  for (size_t j = 0; j < d->numOut; ++j)
+    if (!deviceDownload(d->io, d->hostOut[j].data, d->out[j].data, bytesOf(&d->out[j]), message,
+                        sizeof message))
+      return error("output %zu: %s", j, message);
+  for (size_t i = 0; i < d->numIn; ++i)
+    if (!deviceDownload(d->io, in[i].data, d->in[i].data, bytesOf(&in[i]), message,
+                        sizeof message))
+      return error("input %zu: %s", i, message);
+  return 0;
+}
+
+/* One run: gcrt_run on the host tensors, or with `device` through GPU
+ * memory; `out` then gets the host copies. */
+static gcrt_status runOnce(gcrt_context *ctx, gcrt_tensor *in, size_t numIn, gcrt_tensor *out,
+                           size_t numOut, DeviceRun *device, const char *package, int *failed) {
+  *failed = 0;
+  if (!device) {
+    for (size_t j = 0; j < numOut; ++j)
+      out[j] = (gcrt_tensor){0};
+    return gcrt_run(ctx, in, numIn, out, numOut);
+  }
+  if (deviceRunPrepare(device, ctx, in, package)) {
+    *failed = 1;
+    return GCRT_OK;
+  }
+  gcrt_status status = gcrt_run_device(ctx, device->in, numIn, device->out, numOut);
+  if (status == GCRT_OK && deviceRunFinish(device, in))
+    *failed = 1;
+  for (size_t j = 0; j < numOut; ++j)
+    out[j] = device->hostOut[j];
+  return status;
+}
+
 /* One warm-up run, then `n` timed ones: gc-run's "bench:" line. */
 static int bench(gcrt_context *ctx, const gcrt_tensor *in, size_t numIn, gcrt_tensor *out,
-                 size_t numOut, unsigned long n, const char *package) {
+                 size_t numOut, unsigned long n, const char *package, const DeviceRun *device) {
   double *ms = malloc(n * sizeof *ms);
   if (!ms)
     return error("out of memory");
   for (unsigned long i = 0; i <= n; ++i) {
     double start = nowMs();
-    for (size_t k = 0; k < numOut; ++k)
+    for (size_t k = 0; k < numOut && !device; ++k)
       out[k] = (gcrt_tensor){0};
-    if (gcrt_run(ctx, in, numIn, out, numOut) != GCRT_OK) {
+    /* On the GPU the inputs stay where the last run left them. */
+    gcrt_status status = device
+                             ? gcrt_run_device(ctx, device->in, numIn, device->out, numOut)
+                             : gcrt_run(ctx, in, numIn, out, numOut);
+    if (status != GCRT_OK) {
       free(ms);
       return error("'%s': %s", package, gcrt_last_error());
     }
@@ -613,7 +746,7 @@ static int checkBuffers(gcrt_context *ctx, const Options *o) {
 /* Runs `o->runs` times, reading each run's inputs and checking its outputs
  * with --expect-runs; returns the number of mismatches, or -1. */
 static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Options *o, Npy *npys,
-                  gcrt_tensor *in, gcrt_tensor *out, size_t numOut) {
+                  gcrt_tensor *in, gcrt_tensor *out, size_t numOut, DeviceRun *device) {
   size_t numIn = gcrt_input_count(pkg, graph);
   int failures = 0;
   for (unsigned long k = 0; k < o->runs; ++k) {
@@ -621,13 +754,14 @@ static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Opti
       return -1;
     if (o->reset && k == o->resetBefore && gcrt_context_reset_buffers(ctx) != GCRT_OK)
       return error("'%s': %s", o->package, gcrt_last_error()) * -1;
-    for (size_t j = 0; j < numOut; ++j)
-      out[j] = (gcrt_tensor){0};
-    if (gcrt_run(ctx, in, numIn, out, numOut) != GCRT_OK) {
+    int failed = 0;
+    if (runOnce(ctx, in, numIn, out, numOut, device, o->package, &failed) != GCRT_OK) {
       if (o->runs > 1)
         return error("'%s', run %lu: %s", o->package, k, gcrt_last_error()) * -1;
       return error("'%s': %s", o->package, gcrt_last_error()) * -1;
     }
+    if (failed)
+      return -1;
     if (!o->expectRuns)
       continue;
     gcrt_tensor_info info;
@@ -664,6 +798,7 @@ int main(int argc, char **argv) {
   gcrt_context *ctx = NULL;
   Npy *npys = NULL;
   gcrt_tensor *in = NULL, *out = NULL;
+  DeviceRun device = {0};
   size_t graph = 0, numOut = 0, slots = o.numInputs;
   status = 1;
   if (gcrt_package_load_file_with_weights(o.package, o.weights, &pkg) != GCRT_OK) {
@@ -699,9 +834,11 @@ int main(int argc, char **argv) {
   }
   if ((o.verbose || o.bench) && printDevice(pkg))
     goto done;
+  if (o.deviceIo && deviceRunOpen(&device, pkg, graph, o.package))
+    goto done;
   if (setBuffers(ctx, &o))
     goto done;
-  int failures = runAll(pkg, graph, ctx, &o, npys, in, out, numOut);
+  int failures = runAll(pkg, graph, ctx, &o, npys, in, out, numOut, o.deviceIo ? &device : NULL);
   if (failures < 0)
     goto done;
   int more = finish(pkg, graph, &o, in, out, numOut);
@@ -712,7 +849,8 @@ int main(int argc, char **argv) {
   if (more < 0)
     goto done;
   failures += more;
-  if (o.bench && bench(ctx, in, gcrt_input_count(pkg, graph), out, numOut, o.bench, o.package))
+  if (o.bench && bench(ctx, in, gcrt_input_count(pkg, graph), out, numOut, o.bench, o.package,
+                       o.deviceIo ? &device : NULL))
     goto done;
   if (o.profile && printProfile(pkg, ctx))
     goto done;
@@ -744,6 +882,8 @@ done:
   free(o.setBuffers);
   free(o.expectBuffers);
   gcrt_context_free(ctx);
+  if (device.io)
+    deviceRunFree(&device);
   gcrt_package_free(pkg);
   return status;
 }

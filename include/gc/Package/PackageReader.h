@@ -134,8 +134,8 @@ bindWeight(const LoadedPackage &package, const WeightBinding &current, const std
 /// two threads at once; separate executors over one package may run
 /// concurrently.
 ///
-/// The buffers the graph mutates are the executor's state: each starts as
-/// its weight's value, every run reads the current value, and a run that
+/// The buffers the graph mutates are the executor's state, kept where the
+/// graph's steps run (GPU memory for CUDA): each starts as its weight's value, every run reads the current value, and a run that
 /// succeeds makes the buffer's mutation output the new one (a failed run
 /// leaves it). User inputs the graph mutates get their new values copied
 /// back into the caller's memory.
@@ -163,11 +163,6 @@ public:
   /// graph writes one of them: the copy back would clobber the other.
   /// run() checks it too.
   Error checkAliasing(std::span<const TensorRef> userInputs) const;
-  /// An error if a tensor is in GPU memory (TensorRef::onDevice) and the
-  /// graph mutates buffers or inputs, whose values live in host memory.
-  /// run() checks it too.
-  Error checkDeviceTensors(std::span<const TensorRef> userInputs,
-                           std::span<const TensorRef> outputs) const;
   /// The mutated buffers' names (their FQNs), in the plan's input order.
   std::vector<std::string> bufferNames() const;
   /// Copies the current value of buffer `name` into `into`, which must have
@@ -177,7 +172,7 @@ public:
   /// current value of buffer `name`.
   Error writeBuffer(std::string_view name, const TensorRef &value);
   /// Every mutated buffer back to its weight's value.
-  void resetBuffers();
+  Error resetBuffers();
 
 private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)
@@ -186,12 +181,11 @@ private:
 
   /// A mutated buffer: the graph input that reads it, the output that gives
   /// its new value, its weight's value, and its current value (contiguous,
-  /// 64-byte aligned, in `bytes`).
+  /// in the executor's persistent memory: the GPU's for CUDA).
   struct State {
     std::string name;
     size_t input = 0, output = 0;
     TensorRef initial, ref;
-    std::shared_ptr<uint8_t[]> bytes;
   };
   const State *findState(std::string_view name) const;
   Error checkBufferValue(const State &s, const TensorRef &t) const;

@@ -170,6 +170,18 @@ public:
 
   /// Time per step so far, in plan order (empty unless profiling).
   virtual std::vector<StepProfile> profile() const = 0;
+
+  /// Contiguous memory for a tensor kept between runs (a buffer the graph
+  /// mutates), where this executor's steps read it without a copy from
+  /// elsewhere: host memory on the CPU, GPU memory (TensorRef::onDevice)
+  /// for CUDA. It lives as long as the executor; its contents start
+  /// undefined.
+  virtual Expected<TensorRef> allocatePersistent(DType dtype,
+                                                 const std::vector<int64_t> &sizes) = 0;
+  /// Copies `src` into `dst` (the same dtype and sizes), each in host
+  /// memory (any strides) or in this executor's GPU memory (contiguous);
+  /// complete when it returns. Errors name the copy as `what`.
+  virtual Error copy(const TensorRef &dst, const TensorRef &src, const std::string &what) = 0;
 };
 
 } // namespace gc
