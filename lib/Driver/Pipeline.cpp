@@ -90,7 +90,9 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     // and duplicate work again. Reinplacing and mm + bias fusion need no
     // graph pass here: the memory planner writes outputs over dead inputs,
     // and the scheduler folds bias and activations into oneDNN's post-ops.
+    // Float32 convolutions for a GPU become im2col and a product here.
     GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce")));
+    passes.push_back(createConvAsProductPass(options.codegen.device == TargetDevice::CUDA));
     passes.push_back(createLowerPass(options.lower));
     break;
   case Phase::Codegen:

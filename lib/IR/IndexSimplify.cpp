@@ -337,8 +337,33 @@ private:
     return nullptr;
   }
 
+  /// The remainders that pair with the quotient x // d: x % d itself, and
+  /// (x // e) % m for constants with e*m = d, since x // d = (x // e) // m.
+  /// Each comes with what it is the remainder of (x, or x // e) and by what.
+  struct Remainder {
+    const SymExpr *mod, *of, *by;
+  };
+  std::vector<Remainder> remaindersFor(const SymExpr *x, const SymExpr *d,
+                                       const std::vector<Term> &terms) {
+    std::vector<Remainder> out = {{ctx_.mod(x, d), x, d}};
+    if (!d->isConst())
+      return out;
+    for (const Term &t : terms)
+      for (const SymExpr *f : t.factors) {
+        if (f->kind() != Kind::Mod || !f->operands()[1]->isConst())
+          continue;
+        const SymExpr *q = f->operands()[0], *m = f->operands()[1];
+        if (q->kind() == Kind::FloorDiv && q->operands()[0] == x &&
+            q->operands()[1]->isConst() &&
+            q->operands()[1]->constant() * m->constant() == d->constant())
+          out.push_back({f, q, m});
+      }
+    return out;
+  }
+
   /// Folds c*d*(x // d) + c*(x % d) back into c*x, which reshaping a
-  /// reshaped view produces.
+  /// reshaped view produces; likewise c*m*(x // (e*m)) + c*((x // e) % m)
+  /// into c*(x // e), which merging three or more dimensions leaves.
   const SymExpr *recombine(const SymExpr *sum) {
     std::vector<Term> terms = termsOf(sum);
     for (size_t i = 0; i < terms.size(); ++i) {
@@ -347,22 +372,23 @@ private:
         if (div->kind() != Kind::FloorDiv)
           continue;
         const SymExpr *x = div->operands()[0], *d = div->operands()[1];
-        const SymExpr *mod = ctx_.mod(x, d);
         std::vector<const SymExpr *> divCof = terms[i].factors;
         divCof.erase(divCof.begin() + fi);
         const SymExpr *divPart = buildTerm(ctx_, terms[i].coef, divCof);
-        for (size_t j = 0; j < terms.size(); ++j) {
-          auto modCof = removeFactors(terms[j].factors, {mod});
-          if (j == i || !modCof)
-            continue;
-          const SymExpr *modPart = buildTerm(ctx_, terms[j].coef, *modCof);
-          if (ctx_.mul(modPart, d) != divPart)
-            continue;
-          const SymExpr *folded = ctx_.add(
-              ctx_.sub(sum, ctx_.add(ctx_.mul(divPart, div),
-                                     ctx_.mul(modPart, mod))),
-              ctx_.mul(modPart, x));
-          return recombine(folded);
+        for (const Remainder &r : remaindersFor(x, d, terms)) {
+          for (size_t j = 0; j < terms.size(); ++j) {
+            auto modCof = removeFactors(terms[j].factors, {r.mod});
+            if (j == i || !modCof)
+              continue;
+            const SymExpr *modPart = buildTerm(ctx_, terms[j].coef, *modCof);
+            if (ctx_.mul(modPart, r.by) != divPart)
+              continue;
+            const SymExpr *folded = ctx_.add(
+                ctx_.sub(sum, ctx_.add(ctx_.mul(divPart, div),
+                                       ctx_.mul(modPart, r.mod))),
+                ctx_.mul(modPart, r.of));
+            return recombine(folded);
+          }
         }
       }
     }

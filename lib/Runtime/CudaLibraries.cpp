@@ -476,12 +476,17 @@ struct MatmulEpilogue {
   cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_DEFAULT;
 };
 
-/// The post-ops as one epilogue, when cuBLASLt computes exactly them: at
-/// most one bias and one residual add, then at most one activation (ReLU,
-/// or GELU's tanh form, which is cuBLASLt's), last.
+/// The call's bias and post-ops as one epilogue, when cuBLASLt computes
+/// exactly them: at most one bias and one residual add, then at most one
+/// activation (ReLU, or GELU's tanh form, which is cuBLASLt's), last.
 std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
   MatmulEpilogue e;
   bool activation = false;
+  if (int32_t bias = v.step.dnnl()->bias(); bias >= 0) {
+    if (size_t(bias) >= v.inputs.size())
+      return std::nullopt;
+    e.bias = uint32_t(bias);
+  }
   const auto *postOps = v.step.dnnl()->post_ops();
   for (size_t k = 0; postOps && k < postOps->size(); ++k) {
     const plan::PostOp &p = *postOps->Get(k);
@@ -518,6 +523,85 @@ std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
   return e;
 }
 
+/// A product D = A B, 2-d or batched 3-d, with its epilogue, on views of
+/// a step's buffers: a matrix product's own views, or a pointwise
+/// convolution's seen as matrices.
+struct MatmulProblem {
+  StridedLayout a, b, d;
+  Place aPlace, bPlace, dPlace;
+  MatmulEpilogue epilogue;
+  /// The residual's view (the C matrix) and the bias's, when added.
+  StridedLayout c, bias;
+  Place cPlace, biasPlace;
+};
+
+/// A step's matrix product as a MatmulProblem.
+std::optional<MatmulProblem> productProblem(const Views &v) {
+  const plan::DnnlCall &call = *v.step.dnnl();
+  size_t ai = call.src(), bi = call.weights();
+  std::optional<MatmulEpilogue> epilogue = matmulEpilogue(v);
+  if (ai >= v.inputs.size() || bi >= v.inputs.size() || !epilogue)
+    return std::nullopt;
+  MatmulProblem p{v.inputs[ai], v.inputs[bi], v.outputs[0], v.input(ai), v.input(bi),
+                  v.output(), *epilogue};
+  if (epilogue->add)
+    p.c = v.inputs[*epilogue->add], p.cPlace = v.input(*epilogue->add);
+  if (epilogue->bias)
+    p.bias = v.inputs[*epilogue->bias], p.biasPlace = v.input(*epilogue->bias);
+  return p;
+}
+
+/// [N, C, H, W] stored channels-last without gaps (N*H*W rows of C
+/// contiguous elements) as the matrix [N*H*W, C]; nullopt otherwise.
+std::optional<StridedLayout> channelsLastRows(const StridedLayout &l) {
+  if (l.sizes.size() != 4)
+    return std::nullopt;
+  int64_t n = l.sizes[0], c = l.sizes[1], h = l.sizes[2], w = l.sizes[3];
+  int64_t want[4] = {h * w * c, 1, w * c, c};
+  for (int d = 0; d < 4; ++d)
+    if (l.sizes[d] != 1 && l.strides[d] != want[d])
+      return std::nullopt;
+  return StridedLayout{{n * h * w, c}, {c, 1}, l.offset};
+}
+
+/// A 1x1 convolution (stride 1, no padding, one group) on channels-last
+/// activations is the product [N*H*W, Cin] x W^T, W [Cout, Cin]: its bias
+/// runs along the product's columns, as a linear layer's does, so that
+/// cuBLASLt's epilogue adds it (and the residual, and ReLU) where cuDNN
+/// would need calls of their own.
+std::optional<MatmulProblem> pointwiseConvolutionProblem(const Views &v) {
+  const plan::DnnlCall &call = *v.step.dnnl();
+  size_t xi = call.src(), wi = call.weights();
+  if (xi >= v.inputs.size() || wi >= v.inputs.size() || call.groups() != 1)
+    return std::nullopt;
+  const StridedLayout &w = v.inputs[wi];
+  if (w.sizes.size() != 4 || w.sizes[2] != 1 || w.sizes[3] != 1)
+    return std::nullopt;
+  for (const auto *list : {call.stride(), call.dilation()})
+    for (size_t i = 0; list && i < list->size(); ++i)
+      if (list->Get(i) != 1)
+        return std::nullopt;
+  for (size_t i = 0; call.padding() && i < call.padding()->size(); ++i)
+    if (call.padding()->Get(i) != 0)
+      return std::nullopt;
+  std::optional<StridedLayout> x = channelsLastRows(v.inputs[xi]);
+  std::optional<StridedLayout> y = channelsLastRows(v.outputs[0]);
+  std::optional<MatmulEpilogue> epilogue = matmulEpilogue(v);
+  if (!x || !y || !epilogue)
+    return std::nullopt;
+  StridedLayout wt{{w.sizes[1], w.sizes[0]}, {w.strides[1], w.strides[0]}, w.offset};
+  MatmulProblem p{*x, wt, *y, v.input(xi), v.input(wi), v.output(), *epilogue};
+  if (epilogue->add) {
+    std::optional<StridedLayout> c = channelsLastRows(v.inputs[*epilogue->add]);
+    if (!c || v.inputs[*epilogue->add].sizes != v.outputs[0].sizes)
+      return std::nullopt;
+    p.c = *c, p.cPlace = v.input(*epilogue->add);
+  }
+  if (epilogue->bias)
+    p.bias = v.inputs[*epilogue->bias], p.biasPlace = v.input(*epilogue->bias);
+  return p;
+}
+
 class MatmulCall final : public CudaLibraryCall {
 public:
   MatmulCall(const CublasLt &lt, Precision precision)
@@ -528,7 +612,7 @@ public:
   }
 
   /// Describes the product: false when cuBLASLt refuses it.
-  Outcome init(const Views &v, const CudaLibraryOptions &options, Handles &handles);
+  Outcome init(const MatmulProblem &p, const CudaLibraryOptions &options, Handles &handles);
 
   uint64_t workspaceBytes() const override { return workspace_; }
 
@@ -629,12 +713,9 @@ cublasStatus_t MatmulCall::heuristic(const Alignments &al, uint64_t maxWorkspace
   return CUBLAS_STATUS_SUCCESS;
 }
 
-Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Handles &handles) {
-  const plan::DnnlCall &call = *v.step.dnnl();
-  size_t ai = call.src(), bi = call.weights();
-  if (ai >= v.inputs.size() || bi >= v.inputs.size())
-    return false;
-  const StridedLayout &a = v.inputs[ai], &b = v.inputs[bi], &d = v.outputs[0];
+Outcome MatmulCall::init(const MatmulProblem &p, const CudaLibraryOptions &options,
+                        Handles &handles) {
+  const StridedLayout &a = p.a, &b = p.b, &d = p.d;
   size_t rank = d.sizes.size();
   if ((rank != 2 && rank != 3) || a.sizes.size() != rank || b.sizes.size() != rank)
     return false;
@@ -643,9 +724,9 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
   if (a.sizes[rank - 2] != m || b.sizes[rank - 2] != k || b.sizes[rank - 1] != n ||
       (rank == 3 && (a.sizes[0] != batch || b.sizes[0] != batch)) || batch > INT32_MAX)
     return false;
-  std::optional<MatmulEpilogue> epilogue = matmulEpilogue(v);
+  const MatmulEpilogue &epilogue = p.epilogue;
   std::optional<MatrixView> av = matrixView(a), bv = matrixView(b), dv = matrixView(d);
-  if (!epilogue || !av || !bv || !dv)
+  if (!av || !bv || !dv)
     return false;
   auto batchStride = [&](const StridedLayout &l) {
     return rank == 3 && batch > 1 ? l.strides[0] : 0;
@@ -662,27 +743,27 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
   ops[0].batchStride = batchStride(t ? b : a);
   ops[1].batchStride = batchStride(t ? a : b);
   ops[3].batchStride = batchStride(d);
-  places_[0] = v.input(t ? bi : ai);
-  places_[1] = v.input(t ? ai : bi);
-  places_[3] = v.output();
-  if (epilogue->add) {
+  places_[0] = t ? p.bPlace : p.aPlace;
+  places_[1] = t ? p.aPlace : p.bPlace;
+  places_[3] = p.dPlace;
+  if (epilogue.add) {
     // C reads like D, with leading dimension and batch stride of its own.
-    const StridedLayout &c = v.inputs[*epilogue->add];
+    const StridedLayout &c = p.c;
     std::optional<MatrixView> cv = matrixView(c);
     if (c.sizes != d.sizes || !cv || cv->rowMajor != dv->rowMajor)
       return false;
     ops[2] = ops[3];
     ops[2].ld = cv->ld;
     ops[2].batchStride = batchStride(c);
-    places_[2] = v.input(*epilogue->add);
+    places_[2] = p.cPlace;
     add_ = true;
   }
-  if (epilogue->bias) {
+  if (epilogue.bias) {
     // The epilogue adds a packed vector along D's stored rows: D^T's.
-    const StridedLayout &bias = v.inputs[*epilogue->bias];
+    const StridedLayout &bias = p.bias;
     if (!t || bias.sizes != std::vector<int64_t>{n} || (n > 1 && bias.strides[0] != 1))
       return false;
-    bias_ = v.input(*epilogue->bias);
+    bias_ = p.biasPlace;
   }
   for (const LtOperand &o : ops)
     if (o.batchStride < 0)
@@ -713,7 +794,7 @@ Outcome MatmulCall::init(const Views &v, const CudaLibraryOptions &options, Hand
   std::pair<cublasLtMatmulDescAttributes_t, int32_t> attrs[] = {
       {CUBLASLT_MATMUL_DESC_TRANSA, ops[0].op},
       {CUBLASLT_MATMUL_DESC_TRANSB, ops[1].op},
-      {CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue->kind}};
+      {CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue.kind}};
   for (auto &[attr, value] : attrs)
     GC_PREPARE(lt_, cublasLtMatmulDescSetAttribute, desc_.h, attr, &value, sizeof value);
 
@@ -1001,10 +1082,10 @@ CudaLibraries::~CudaLibraries() = default;
 namespace {
 
 /// Prepares `call`: the call, null when refused, or an error.
-template <typename Call>
-Prepared prepared(std::unique_ptr<Call> call, const Views &v, const CudaLibraryOptions &options,
-                  Handles &handles) {
-  Outcome done = call->init(v, options, handles);
+template <typename Call, typename Problem>
+Prepared prepared(std::unique_ptr<Call> call, const Problem &problem,
+                  const CudaLibraryOptions &options, Handles &handles) {
+  Outcome done = call->init(problem, options, handles);
   if (!done)
     return done.error();
   if (!*done)
@@ -1022,12 +1103,22 @@ CudaLibraries::prepare(const plan::OpStep &step, const std::vector<StridedLayout
     return declined();
   const Libraries &libs = libraries();
   switch (step.dnnl()->primitive()) {
-  case plan::DnnlPrimitive::Matmul:
-    if (!libs.lt.problem.empty())
+  case plan::DnnlPrimitive::Matmul: {
+    std::optional<MatmulProblem> product = productProblem(v);
+    if (!libs.lt.problem.empty() || !product)
       return declined();
-    return prepared(std::make_unique<MatmulCall>(libs.lt.api, v.precision), v, impl_->options,
-                    impl_->handles);
+    return prepared(std::make_unique<MatmulCall>(libs.lt.api, v.precision), *product,
+                    impl_->options, impl_->handles);
+  }
   case plan::DnnlPrimitive::Convolution:
+    // A pointwise convolution goes to cuBLASLt where it takes it.
+    if (std::optional<MatmulProblem> product = pointwiseConvolutionProblem(v);
+        product && libs.lt.problem.empty()) {
+      Prepared call = prepared(std::make_unique<MatmulCall>(libs.lt.api, v.precision), *product,
+                               impl_->options, impl_->handles);
+      if (!call || *call)
+        return call;
+    }
     if (!libs.dnn.problem.empty())
       return declined();
     return prepared(std::make_unique<ConvolutionCall>(libs.dnn.api, v.precision), v, impl_->options,

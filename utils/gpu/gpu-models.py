@@ -2,7 +2,7 @@
 """Compiles the corpus and real models for a CUDA GPU here, then checks and
 times them on a machine with one (docs/gpu.md, "Checking on a GPU").
 
-usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arch A]
+usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arch A] [--flag F ...]
        gpu-models.py check --out DIR [--models M ...] [--realmodels RDIR]
        gpu-models.py bench --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
        gpu-models.py kernels --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
@@ -110,7 +110,7 @@ def prepare(opts):
         pkg_dir = os.path.join(opts.out, name)
         os.makedirs(pkg_dir, exist_ok=True)
         pkg = os.path.join(pkg_dir, "model.gcpkg")
-        flags = ["--device", opts.device, "--gpu-arch", opts.gpu_arch, "--no-cache"]
+        flags = ["--device", opts.device, "--gpu-arch", opts.gpu_arch, "--no-cache", *opts.flag]
         if is_training(name):
             flags += ["--train", "--grad-inputs"]
         # Packages name their archives rather than copy the weights, so that
@@ -722,6 +722,8 @@ def main():
     parser.add_argument("--gpu-arch", default="sm_80,sm_90")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                         help="prepare: what to compile for (cpu checks this script itself)")
+    parser.add_argument("--flag", action="append", default=[],
+                        help="prepare: one more gc-compile flag for every model (repeatable)")
     parser.add_argument("--realmodels", default="/tmp/gc-realmodels")
     parser.add_argument("--runs", type=int, default=100)
     opts = OPTS = parser.parse_args()

@@ -30,6 +30,14 @@ struct DecompositionEntry {
 
 using DecompositionRegistry = OpRegistry<DecompositionEntry>;
 
+/// A 2-d convolution of one group (aten.convolution, not transposed,
+/// static sizes) as im2col and one matrix product, [N, Ho Wo, C kh kw] x
+/// [C kh kw, Cout] plus the bias, whose result, viewed back as [N, Cout, Ho,
+/// Wo], is channels-last in memory. Not a decomposition (convolution is a
+/// core op): what conv-as-product uses on GPUs, where such products are
+/// faster than cuDNN's float32 convolutions.
+std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx);
+
 /// Every decomposition gc has.
 const DecompositionRegistry &decompositions();
 void registerPointwiseDecompositions(DecompositionRegistry &r);

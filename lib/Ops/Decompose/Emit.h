@@ -183,6 +183,12 @@ private:
   Device device_;
 };
 
+/// im2col of `x` ([N, C, H, W] or [C, H, W], static image sizes) as core
+/// ops: [N, C kh kw, positions], columns ordered (c, i, j) as a convolution
+/// weight [Cout, C, kh, kw] flattens.
+Value *im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const Dims &padding,
+              const Dims &stride);
+
 } // namespace gc::decompose
 
 #endif // GC_LIB_OPS_DECOMPOSE_EMIT_H

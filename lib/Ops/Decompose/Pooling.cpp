@@ -579,17 +579,13 @@ Results decomposeUpsampleBicubic2d(RewriteContext &ctx) { return resample(ctx, 2
 // im2col and grid sampling
 //===----------------------------------------------------------------------===//
 
-/// im2col (unfold): for each kernel offset (i, j), the strided slice of
-/// the padded input it sees, [N, C, oh, ow]; stacked as [N, C, kh kw, oh ow]
-/// and viewed as [N, C kh kw, oh ow].
-Results decomposeIm2col(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = ctx.value("self");
+} // namespace
+
+Value *decompose::im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const Dims &padding,
+              const Dims &stride) {
   int64_t rank = rankOf(x);
   if (rank != 3 && rank != 4)
     rewriteFail("im2col expects a 3-D or 4-D input, got " + std::to_string(rank) + "-D");
-  Dims kernel = intsOfLength(ctx, "kernel_size", 2, 1), dilation = intsOfLength(ctx, "dilation", 2, 1);
-  Dims padding = intsOfLength(ctx, "padding", 2, 0), stride = intsOfLength(ctx, "stride", 2, 1);
   for (int k = 0; k < 2; ++k)
     if (kernel[k] <= 0 || dilation[k] <= 0 || stride[k] <= 0 || padding[k] < 0)
       rewriteFail("im2col: kernel_size, dilation and stride must be positive, padding non-negative");
@@ -617,7 +613,20 @@ Results decomposeIm2col(RewriteContext &ctx) {
   Sizes result = leading(x, 3);
   result.push_back(sy.mul(s[rank - 3], sy.constant(kernel[0] * kernel[1])));
   result.push_back(sy.constant(out[0] * out[1]));
-  return finish(ctx, {e.reshape(stacked, result)});
+  return e.reshape(stacked, result);
+}
+
+
+namespace {
+
+/// im2col (unfold): for each kernel offset (i, j), the strided slice of
+/// the padded input it sees, [N, C, oh, ow]; stacked as [N, C, kh kw, oh ow]
+/// and viewed as [N, C kh kw, oh ow].
+Results decomposeIm2col(RewriteContext &ctx) {
+  Emit e(ctx);
+  Dims kernel = intsOfLength(ctx, "kernel_size", 2, 1), dilation = intsOfLength(ctx, "dilation", 2, 1);
+  Dims padding = intsOfLength(ctx, "padding", 2, 0), stride = intsOfLength(ctx, "stride", 2, 1);
+  return finish(ctx, {im2col(e, ctx.value("self"), kernel, dilation, padding, stride)});
 }
 
 /// grid_sampler (2-d and 3-d): each output point reads the input at the

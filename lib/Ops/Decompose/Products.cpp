@@ -369,4 +369,40 @@ const DecompositionEntry kProductDecompositions[] = {
 
 void registerProductDecompositions(DecompositionRegistry &r) { r.add(kProductDecompositions); }
 
+std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("input"), *w = ctx.value("weight");
+  std::optional<Value *> bias = ctx.optValue("bias");
+  auto constants = [](const Sizes &s, std::string_view what) {
+    Dims d;
+    for (const SymExpr *e : s)
+      d.push_back(staticSize(e, what));
+    return d;
+  };
+  Dims ws = constants(sizesOf(w), "the weight's size");
+  Dims ys = constants(ctx.resultType().sizes, "the result's size");
+  Dims stride = intsOfLength(ctx, "stride", 2, 1), padding = intsOfLength(ctx, "padding", 2, 0),
+       dilation = intsOfLength(ctx, "dilation", 2, 1);
+  int64_t n = ys[0], cout = ws[0], columns = ws[1] * ws[2] * ws[3], positions = ys[2] * ys[3];
+  SymContext &sy = e.syms();
+  auto sizes = [&](const Dims &d) {
+    Sizes s;
+    for (int64_t v : d)
+      s.push_back(sy.constant(v));
+    return s;
+  };
+  // A 1x1 kernel of stride 1 without padding sees x itself.
+  bool pointwise = ws[2] == 1 && ws[3] == 1 && stride == Dims{1, 1} && padding == Dims{0, 0};
+  Value *cols = pointwise ? e.reshape(x, sizes({n, columns, positions}))
+                          : im2col(e, x, {ws[2], ws[3]}, dilation, padding, stride);
+  Value *rows = e.permute(cols, {0, 2, 1});
+  Value *weights = e.permute(e.reshape(w, sizes({cout, columns})), {1, 0});
+  Value *product = n == 1 ? e.mm(e.select(rows, 0, 0), weights)
+                          : e.bmm(rows, e.expand(weights, sizes({n, columns, cout})));
+  if (bias && *bias)
+    product = e.add(product, *bias);
+  Value *image = e.reshape(product, sizes({n, ys[2], ys[3], cout}));
+  return finish(ctx, {e.permute(image, {0, 3, 1, 2})});
+}
+
 } // namespace gc

@@ -393,6 +393,28 @@ std::vector<Type> adaptiveAvgPool2d(const ShapeContext &ctx) {
   return one(suggestedLayoutType(ctx.syms(), self.dtype, sizes, self));
 }
 
+/// im2col: [N, C kh kw, L] (unbatched: [C kh kw, L]), where L counts the
+/// kernel's positions over the padded image.
+std::vector<Type> im2col(const ShapeContext &ctx) {
+  const TensorType &self = ctx.tensor("self");
+  if (self.rank() != 3 && self.rank() != 4)
+    shapeFail("im2col expects a 3-D or 4-D input");
+  std::vector<int64_t> kernel = expandedInts(ctx, "kernel_size", 2, {});
+  std::vector<int64_t> dilation = expandedInts(ctx, "dilation", 2, {1});
+  std::vector<int64_t> padding = expandedInts(ctx, "padding", 2, {0});
+  std::vector<int64_t> stride = expandedInts(ctx, "stride", 2, {1});
+  SymContext &sy = ctx.syms();
+  size_t rank = self.rank();
+  const SymExpr *positions = sy.constant(1);
+  for (size_t i = 0; i < 2; ++i)
+    positions = sy.mul(positions, pooledSize(sy, self.sizes[rank - 2 + i], kernel[i], stride[i],
+                                             padding[i], dilation[i], false));
+  Sizes sizes(self.sizes.begin(), self.sizes.end() - 3);
+  sizes.push_back(sy.mul(self.sizes[rank - 3], sy.constant(kernel[0] * kernel[1])));
+  sizes.push_back(positions);
+  return one(contiguousType(sy, self.dtype, std::move(sizes), self.device));
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization
 //===----------------------------------------------------------------------===//
@@ -580,6 +602,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_matmul_default, matmul},
     {ops::aten_max_pool2d_default, maxPool2d},
     {ops::aten_max_pool2d_with_indices_default, maxPool2dWithIndices},
+    {ops::aten_im2col_default, im2col},
     {ops::aten_mm_default, mm},
     {ops::aten_mse_loss_default, mseLoss},
     {ops::aten_native_batch_norm_default, nativeBatchNorm},

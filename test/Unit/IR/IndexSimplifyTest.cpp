@@ -157,6 +157,15 @@ TEST_F(IndexSimplifyTest, RecombineDivAndMod) {
   EXPECT_EQ(simp("16*floordiv(i0, 16) + 4*mod(floordiv(i0, 4), 4) + "
                  "mod(i0, 4)"),
             "i0");
+  // The same with the outer quotient not vanishing: a weight [64, 3, 7, 7]
+  // viewed as [64, 147] reads 147*i0 + (the three merged dims) = i1 again.
+  range("i1", 0, 146);
+  EXPECT_EQ(simp("147*i0 + 49*floordiv(i1, 49) + 7*mod(floordiv(i1, 7), 7) + "
+                 "mod(i1, 7)"),
+            "147*i0 + i1");
+  // The remainder must be of the same quotient's parts: 3*7 is not 49.
+  EXPECT_EQ(simp("49*floordiv(i1, 49) + 7*mod(floordiv(i1, 7), 3) + mod(i1, 7)"),
+            "49*floordiv(i1, 49) + mod(i1, 7) + 7*mod(floordiv(i1, 7), 3)");
 }
 
 TEST_F(IndexSimplifyTest, SymbolicStrides) {

@@ -1,0 +1,100 @@
+//===- ConvAsProduct.cpp - GPU float32 convolutions as matrix products ----===//
+//
+// cuDNN's float32 convolutions (full precision, no TF32) run FMA
+// implicit-GEMM kernels that use an H100 poorly once the image is small:
+// 2 TFLOP/s for 512 channels at 7x7, 4 for 256 at 14x14, with layout
+// transforms of their own around them. As im2col and one product, the same
+// convolution is a cuBLASLt GEMM, which splits the long reduction over the
+// whole GPU (resnet50: 2.19 ms of GPU time a run before, 1.13 ms after;
+// docs/PERFORMANCE.md, session 12):
+//   cols = im2col(x)                     [N, C kh kw, Ho Wo]
+//   y    = cols^T W^T (+ bias)           [N, Ho Wo, Cout]  (mm for N = 1, else bmm)
+//   out  = y viewed [N, Ho, Wo, Cout], permuted to [N, Cout, Ho, Wo]
+// The result is channels-last in memory, and the bias runs along the
+// product's columns, where cuBLASLt's epilogue adds it. A 1x1 convolution of
+// stride 1 without padding needs no im2col: its columns are x, viewed.
+//
+// Only 2-d float32 convolutions of one group with static sizes change: half
+// precision keeps cuDNN's tensor-core convolutions, depthwise and grouped
+// ones stay cuDNN's, and so does every convolution of a training graph,
+// whose saved results the backward reads as cuDNN wrote them. The pass runs
+// in gc-lower, which alone does not know the target: there it rewrites
+// convolutions on CUDA tensors; gc-compile --device cuda rewrites every one.
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+
+#include "gc/Ops/Decompositions.h"
+#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Transforms/Passes.h"
+
+namespace gc {
+
+namespace {
+
+/// The static sizes of `t`, or nullopt if one is symbolic.
+std::optional<std::vector<int64_t>> staticSizes(const TensorType &t) {
+  std::vector<int64_t> sizes;
+  for (const SymExpr *s : t.sizes) {
+    if (!s->isConst())
+      return std::nullopt;
+    sizes.push_back(s->constant());
+  }
+  return sizes;
+}
+
+/// Whether `n` is a convolution this pass rewrites: on a CUDA tensor, or
+/// any when the module is compiled for CUDA (`cudaTarget`).
+bool rewritable(const Node &n, bool cudaTarget) {
+  if (n.op() != ops::aten_convolution_default || n.results().size() != 1)
+    return false;
+  ArgReader args(n.args());
+  const Value *x = tensorArg(n, "input"), *w = tensorArg(n, "weight");
+  if (!x || !w || args.boolean("transposed", false) || args.integer("groups", 1) != 1)
+    return false;
+  const TensorType &xt = x->type().tensor, &wt = w->type().tensor;
+  const TensorType &yt = n.results()[0]->type().tensor;
+  return xt.rank() == 4 && wt.rank() == 4 && xt.dtype == DType::Float32 &&
+         wt.dtype == DType::Float32 && (cudaTarget || xt.device.kind == DeviceKind::CUDA) &&
+         staticSizes(xt) && staticSizes(wt) && staticSizes(yt);
+}
+
+class ConvAsProductPass : public Pass {
+public:
+  explicit ConvAsProductPass(bool cudaTarget) : cudaTarget_(cudaTarget) {}
+  std::string_view name() const override { return "conv-as-product"; }
+
+  Error run(Module &m) override {
+    // A training forward graph saves its convolutions' results for the
+    // backward: they would leave it channels-last, where cuDNN's backward
+    // convolutions and the caller's GPU tensors want them plain.
+    if (m.level() == Level::Partitioned)
+      return Error::success();
+    for (const auto &g : m.graphs()) {
+      bool any = false;
+      for (const auto &n : g->nodes())
+        any |= rewritable(*n, cudaTarget_);
+      if (!any)
+        continue;
+      GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
+        if (!rewritable(ctx.node(), cudaTarget_))
+          return std::optional<std::vector<Value *>>();
+        ++statistics()["convolutions as products"];
+        return convolutionAsProduct(ctx);
+      }));
+    }
+    return Error::success();
+  }
+
+private:
+  bool cudaTarget_;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createConvAsProductPass() { return createConvAsProductPass(false); }
+std::unique_ptr<Pass> createConvAsProductPass(bool cudaTarget) {
+  return std::make_unique<ConvAsProductPass>(cudaTarget);
+}
+
+} // namespace gc
