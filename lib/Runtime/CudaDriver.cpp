@@ -84,6 +84,10 @@ Expected<CudaDevice> describeDevice(const Driver &d, int ordinal) {
   GC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&out.multiprocessors,
                                                   AttrMultiprocessorCount, dev),
                              what + ": its multiprocessors"));
+  for (const auto &[attribute, value] : {std::pair{AttrClockRate, &out.clockKHz},
+                                         std::pair{AttrMemoryClockRate, &out.memoryClockKHz},
+                                         std::pair{AttrGlobalMemoryBusWidth, &out.memoryBusBits}})
+    GC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(value, attribute, dev), what + ": its clocks"));
   size_t bytes = 0;
   GC_RETURN_IF_ERROR(d.check(d.deviceTotalMem(&bytes, dev), what + ": its memory"));
   out.memoryBytes = bytes;
