@@ -2,6 +2,7 @@
 #include "gc/Runtime/Roofline.h"
 
 #include <algorithm>
+#include <barrier>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -22,7 +23,8 @@ namespace {
 /// Independent accumulators per thread: more than FMA latency times FMA
 /// ports (4 x 2 on recent x86 cores), so the chains never wait.
 constexpr int kChains = 12;
-constexpr int64_t kFmaIterations = 1 << 21;
+constexpr int64_t kFmaIterations = 1 << 17;
+constexpr int kFmaRuns = 40, kReadRuns = 5;
 /// Far larger than any cache of the machines gc runs on.
 constexpr size_t kReadBytes = size_t(256) << 20;
 
@@ -113,21 +115,34 @@ PeakLoops loopsFor(std::string_view target) {
   return {fmaScalar, readScalar, "scalar"};
 }
 
-/// The best of five wall times of `body(thread)` on `threads` threads at
-/// once (the best, since other work on the machine only slows a try).
-double bestWallSeconds(unsigned threads, const std::function<void(unsigned)> &body) {
+/// The best wall time of `reps` runs of `body(thread)` on `threads` threads
+/// at once, the threads made once and lined up before each run. The best,
+/// since other work on the machine only slows a run; many short runs, so
+/// that some fit between the other work's time slices.
+double bestWallSeconds(unsigned threads, int reps, const std::function<void(unsigned)> &body) {
   double best = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
-    auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> workers;
-    for (unsigned t = 1; t < threads; ++t)
-      workers.emplace_back(body, t);
-    body(0);
-    for (std::thread &w : workers)
-      w.join();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  std::barrier line(threads);
+  std::chrono::steady_clock::time_point start;
+  auto worker = [&](unsigned t) {
+    for (int rep = 0; rep < reps; ++rep) {
+      line.arrive_and_wait();
+      if (t == 0)
+        start = std::chrono::steady_clock::now();
+      line.arrive_and_wait();
+      body(t);
+      line.arrive_and_wait();
+      if (t == 0)
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                            start)
+                                  .count());
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < threads; ++t)
+    workers.emplace_back(worker, t);
+  worker(0);
+  for (std::thread &w : workers)
+    w.join();
   return best;
 }
 
@@ -146,15 +161,15 @@ MachinePeaks measureCpuPeaks(unsigned threads, std::string_view target) {
   std::vector<float> sinks(threads);
   std::vector<int64_t> flops(threads);
   double fmaSeconds =
-      bestWallSeconds(threads, [&](unsigned t) { flops[t] = loops.fma(&sinks[t]); });
+      bestWallSeconds(threads, kFmaRuns, [&](unsigned t) { flops[t] = loops.fma(&sinks[t]); });
   size_t n = kReadBytes / sizeof(float), per = n / threads;
   std::unique_ptr<float[]> data(new float[n]);
   // Each thread first touches the part it reads, so pages sit near it.
-  bestWallSeconds(threads, [&](unsigned t) {
+  bestWallSeconds(threads, 1, [&](unsigned t) {
     std::memset(data.get() + t * per, 0, per * sizeof(float));
   });
   double readSeconds = bestWallSeconds(
-      threads, [&](unsigned t) { sinks[t] += loops.read(data.get() + t * per, per); });
+      threads, kReadRuns, [&](unsigned t) { sinks[t] += loops.read(data.get() + t * per, per); });
   MachinePeaks p;
   for (int64_t f : flops)
     p.flopsPerSecond += static_cast<double>(f);
