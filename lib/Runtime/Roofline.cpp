@@ -199,6 +199,9 @@ Expected<MachinePeaks> cudaPeaks(const CudaDevice &device, DType dtype, bool all
     return makeError() << "no peak throughput known for compute capability "
                        << device.arch / 10 << "." << device.arch % 10 << " (" << device.name
                        << "); give the peaks with GC_PEAKS=GFLOPS,GBPS";
+  if (device.clockKHz <= 0 || device.memoryClockKHz <= 0 || device.memoryBusBits <= 0)
+    return makeError() << "the driver gives no clock rates or memory bus width for "
+                       << device.describe() << "; give the peaks with GC_PEAKS=GFLOPS,GBPS";
   bool half = isHalfPrecision(dtype);
   bool tf32 = !half && allowTF32 && row->tf32 > 0;
   int perClock = half ? row->half : tf32 ? row->tf32 : row->fp32;

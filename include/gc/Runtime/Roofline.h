@@ -38,7 +38,7 @@ MachinePeaks measureCpuPeaks(unsigned threads, std::string_view target);
 /// its clock, and SMs times clock times the per-SM FLOPs of the unit
 /// `dtype` runs on (float32: FP32 FMA, or TF32 tensor cores when
 /// `allowTF32`; bfloat16 and float16: tensor cores). An error names a
-/// compute capability the table lacks.
+/// compute capability the table lacks, or attributes the driver lacks.
 Expected<MachinePeaks> cudaPeaks(const CudaDevice &device, DType dtype, bool allowTF32);
 
 /// `text` as "GFLOPS,GBPS" (both positive); errors name `what`.

@@ -138,7 +138,7 @@ struct CudaDevice {
   uint64_t memoryBytes = 0; ///< total device memory
   int multiprocessors = 0;
   /// For the profile's peaks: the SM and memory clocks' peaks (kHz) and
-  /// the memory bus's width in bits.
+  /// the memory bus's width in bits; 0 where the driver does not say.
   int clockKHz = 0, memoryClockKHz = 0, memoryBusBits = 0;
   /// "cuda:sm_90 NVIDIA H100 80GB HBM3"
   std::string describe() const;

@@ -199,6 +199,11 @@ TEST(Roofline, GpuPeaksComeFromTheDevicesAttributes) {
   Expected<MachinePeaks> unknown = cudaPeaks(h100, DType::Float32, false);
   ASSERT_FALSE(bool(unknown));
   EXPECT_NE(unknown.error().message().find("compute capability 6.1"), std::string::npos);
+  h100.arch = 90;
+  h100.clockKHz = 0; // a driver that no longer gives it
+  Expected<MachinePeaks> noClock = cudaPeaks(h100, DType::Float32, false);
+  ASSERT_FALSE(bool(noClock));
+  EXPECT_NE(noClock.error().message().find("no clock rates"), std::string::npos);
 }
 
 TEST(Roofline, MeasuredCpuPeaksArePositive) {
