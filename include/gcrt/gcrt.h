@@ -38,9 +38,10 @@ extern "C" {
  * gcrt_package_device, gcrt_run_device, and the context flags
  * GCRT_CONTEXT_NO_CUDA_GRAPHS and GCRT_CONTEXT_ALLOW_TF32. 6 added packages
  * with kernels for several CPU levels (format 2.2) and
- * gcrt_package_kernel_target. 7 let gcrt_run_device take graphs that
- * mutate buffers or inputs: a CUDA context keeps its buffers in GPU
- * memory. */
+ * gcrt_package_kernel_target. 7 added the roofline of a profile
+ * (gcrt_context_set_peaks and gcrt_context_roofline) and let
+ * gcrt_run_device take graphs that mutate buffers or inputs: a CUDA
+ * context keeps its buffers in GPU memory. */
 #define GCRT_API_VERSION 7
 
 #if defined(__GNUC__)
@@ -271,6 +272,23 @@ typedef struct gcrt_step_profile {
  * steps. */
 GCRT_EXPORT gcrt_status gcrt_context_profile(gcrt_context *context, gcrt_step_profile *steps,
                                              size_t capacity, size_t *count);
+
+/* The roofline of a profiling context's runs so far (API version 7), as
+ * text: the peaks and where they came from, then per step the work the
+ * compiler counted for it (floating-point operations, bytes moved) over
+ * its time: achieved GFLOP/s and GB/s, each as a share of its peak, its
+ * FLOPs per byte and the bound it is nearer; then the whole run's. The
+ * peaks are those gcrt_context_set_peaks gave, else those of the
+ * environment variable GC_PEAKS ("GFLOPS,GBPS", checked when a profiling
+ * context is made), else on the CPU measured once (about 0.3 s, on the
+ * context's threads, with the loaded kernels' vector ISA), on a GPU from
+ * the device's attributes. The text lives until the next call on this
+ * context or its end. */
+GCRT_EXPORT gcrt_status gcrt_context_roofline(gcrt_context *context, const char **text);
+/* The peaks gcrt_context_roofline sets steps against: "GFLOPS,GBPS" (two
+ * positive numbers, such as "150,12.5"); NULL: measure them. A malformed
+ * text is GCRT_ERROR_INVALID_ARGUMENT. */
+GCRT_EXPORT gcrt_status gcrt_context_set_peaks(gcrt_context *context, const char *peaks);
 
 /* The sizes of output `index` for these inputs, into `sizes` (room for
  * `capacity` entries); `rank` receives the output's rank. */

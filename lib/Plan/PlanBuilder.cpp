@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gc/Plan/PlanBuilder.h"
+#include "gc/Plan/StepWork.h"
 
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/Random.h"
@@ -204,6 +205,18 @@ private:
   Offset<fb::SizeProgram> program(const SymExpr *e) {
     Insns code;
     append(e, code);
+    return program(code);
+  }
+  Offset<fb::SizeProgram> program(const SizeSum &sum) {
+    Insns code{{fb::SizeOp::Const, 0}};
+    for (const SizeSum::Term &t : sum.terms) {
+      code.emplace_back(fb::SizeOp::Const, t.coefficient);
+      for (const SymExpr *f : t.factors) {
+        append(f, code);
+        code.emplace_back(fb::SizeOp::Mul, 0);
+      }
+      code.emplace_back(fb::SizeOp::Add, 0);
+    }
     return program(code);
   }
   Offset<flatbuffers::Vector<Offset<fb::SizeProgram>>>
@@ -430,7 +443,10 @@ private:
     auto stepName = fbb_.CreateString(name);
     auto usesVec = fbb_.CreateVector(uses);
     auto inplaceVec = fbb_.CreateVectorOfStructs(inplace);
-    return fb::CreateStep(fbb_, stepName, stepKind(ps.kind), type, detail, usesVec, inplaceVec);
+    StepWork work = stepWork(g, ps);
+    auto flops = program(work.flops), bytes = program(work.bytes);
+    return fb::CreateStep(fbb_, stepName, stepKind(ps.kind), type, detail, usesVec, inplaceVec,
+                          flops, bytes);
   }
 
   Expected<Offset<fb::Graph>> graph(const LoopGraph &g, size_t index) {

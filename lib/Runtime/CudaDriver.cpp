@@ -84,6 +84,13 @@ Expected<CudaDevice> describeDevice(const Driver &d, int ordinal) {
   GC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&out.multiprocessors,
                                                   AttrMultiprocessorCount, dev),
                              what + ": its multiprocessors"));
+  // Only the profile's peaks need these (newer drivers may drop the
+  // clocks): one the driver does not give stays 0.
+  for (const auto &[attribute, value] : {std::pair{AttrClockRate, &out.clockKHz},
+                                         std::pair{AttrMemoryClockRate, &out.memoryClockKHz},
+                                         std::pair{AttrGlobalMemoryBusWidth, &out.memoryBusBits}})
+    if (d.deviceGetAttribute(value, attribute, dev) != Success)
+      *value = 0;
   size_t bytes = 0;
   GC_RETURN_IF_ERROR(d.check(d.deviceTotalMem(&bytes, dev), what + ": its memory"));
   out.memoryBytes = bytes;

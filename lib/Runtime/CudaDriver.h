@@ -48,6 +48,9 @@ enum : Result {
 /// CUdevice_attribute, CUfunction_attribute and flag values gc passes.
 enum : int {
   AttrMultiprocessorCount = 16,
+  AttrClockRate = 13,
+  AttrMemoryClockRate = 36,
+  AttrGlobalMemoryBusWidth = 37,
   AttrComputeCapabilityMajor = 75,
   AttrComputeCapabilityMinor = 76,
   FuncAttrMaxThreadsPerBlock = 0,

@@ -150,6 +150,8 @@ Error ExecutorBase::checkSymbolsBound() const {
     for (const plan::Binding *b : *list)
       visitView(b->view());
   for (const plan::Step *st : *graph_.steps()) {
+    visit(st->flops());
+    visit(st->bytes());
     if (const plan::KernelStep *k = st->detail_as_KernelStep()) {
       visit(k->parallel_range());
       visit(k->work());
@@ -403,6 +405,15 @@ Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector
   for (size_t s = 0; s < graph_.steps()->size(); ++s) {
     const plan::Step &st = step(s);
     StepInstance &si = inst->steps.emplace_back();
+    if (profiling_)
+      for (const auto &[program, count] :
+           {std::pair{st.flops(), &si.flops}, std::pair{st.bytes(), &si.bytes}})
+        if (program) {
+          Expected<int64_t> v = evaluate(*program, values);
+          if (!v)
+            return v.error().withContext(stepLabel(s));
+          *count = *v;
+        }
     if (const plan::KernelStep *k = st.detail_as_KernelStep()) {
       GC_RETURN_IF_ERROR(prepareKernel(*k, values, si).withContext(stepLabel(s)));
       continue;
@@ -494,6 +505,7 @@ Expected<ExecutorBase::RunStart> ExecutorBase::startRun(std::span<const TensorRe
   if (profiling_ && profile_.empty())
     for (size_t s = 0; s < graph_.steps()->size(); ++s)
       profile_.push_back({step(s).name()->str(), step(s).kind(), 0, 0});
+  current_ = *inst;
   return RunStart{*inst, layouts.take()};
 }
 
@@ -550,6 +562,8 @@ void ExecutorBase::recordStep(size_t s, double seconds) {
   p.minSeconds = p.runs ? std::min(p.minSeconds, seconds) : seconds;
   p.seconds += seconds;
   ++p.runs;
+  p.flops += static_cast<double>(current_->steps[s].flops);
+  p.bytes += static_cast<double>(current_->steps[s].bytes);
 }
 
 void ExecutorBase::recordReorders(size_t s, int64_t count, double seconds) {

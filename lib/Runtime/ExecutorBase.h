@@ -83,6 +83,7 @@ struct StepInstance {
   /// the blocks of the grid.
   int64_t count = 1;
   bool parallel = false; ///< CPU kernel: worth splitting across threads
+  int64_t flops = 0, bytes = 0; ///< one run's work (plan::Step), when profiling
   std::vector<StridedLayout> inputs, outputs; ///< op step views
   std::unique_ptr<DnnlCall> dnnl;             ///< CPU extern, when oneDNN takes it
   std::unique_ptr<CudaLibraryCall> library;   ///< GPU extern, when cuBLASLt or cuDNN takes it
@@ -208,6 +209,7 @@ private:
   std::map<std::vector<int64_t>, std::unique_ptr<Instance>> instances_;
   uint64_t instancesMade_ = 0;
   std::vector<StepProfile> profile_;
+  const Instance *current_ = nullptr; ///< the running instance, whose work recordStep adds
 };
 
 } // namespace gc

@@ -172,6 +172,9 @@ private:
     for (const InplacePair *p : *step.inplace())
       if (p->input() >= numBuffers || p->output() >= numBuffers)
         return fail() << what << " pairs missing buffers in place";
+    for (const SizeProgram *work : {step.flops(), step.bytes()})
+      if (work)
+        GC_RETURN_IF_ERROR(checkProgram(*work, what));
     if (const KernelStep *k = step.detail_as_KernelStep()) {
       if (step.kind() != StepKind::Kernel)
         return fail() << what << " is a kernel of another kind";

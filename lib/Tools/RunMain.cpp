@@ -7,6 +7,7 @@
 #include "gc/Tensor/Npy.h"
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
+#include "gc/Runtime/Roofline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +39,7 @@ struct RunOptions {
   unsigned bench = 0;
   unsigned threads = 0;
   bool profile = false;
+  std::string peaks;
   uint64_t seed = RandomState::kDefaultSeed;
 };
 
@@ -236,8 +238,10 @@ Error bench(ModelRunner &runner, const std::vector<Tensor> &inputs, unsigned n) 
 }
 
 /// The CPU level whose kernels ran, of those there are, then one line per
-/// plan step: its share of the time of all runs so far.
-void printProfile(const KernelTargets &targets, const std::vector<StepProfile> &steps) {
+/// plan step: its share of the time of all runs so far; then the roofline
+/// against the peaks of --peaks, GC_PEAKS or measured for the run's threads.
+void printProfile(const KernelTargets &targets, const std::vector<StepProfile> &steps,
+                  const RunOptions &o, const std::optional<MachinePeaks> &given) {
   if (!targets.loaded.empty()) {
     std::string available = targets.available;
     for (size_t comma = 0; (comma = available.find(',', comma)) != std::string::npos; comma += 2)
@@ -272,6 +276,7 @@ void printProfile(const KernelTargets &targets, const std::vector<StepProfile> &
                 runs ? reorderSeconds / runs * 1e6 : 0.0,
                 total > 0 ? 100 * reorderSeconds / total : 0.0);
   std::cout << line << "\n";
+  std::cout << rooflineReport(steps, given ? *given : measureCpuPeaks(o.threads, targets.loaded));
 }
 
 } // namespace
@@ -315,7 +320,11 @@ int runMain(int argc, char **argv) {
   app.add_option("--bench", o.bench,
                  "Also time N runs after a warm-up run and print min, median and p90");
   app.add_flag("--profile", o.profile,
-               "Kernel plans and packages: print the time each plan step took");
+               "Kernel plans and packages: print the time each plan step took, and its "
+               "roofline against the machine's peaks (measured)");
+  app.add_option("--peaks", o.peaks,
+                 "GFLOPS,GBPS: the peaks --profile sets steps against, instead of measuring "
+                 "them (or GC_PEAKS)");
   app.add_option("--threads", o.threads,
                  "Kernel plans: worker threads (default: one per hardware thread)");
   app.add_option("--seed", o.seed,
@@ -334,6 +343,10 @@ int runMain(int argc, char **argv) {
     return reportError(tool, makeError() << "--write-buffers needs --output-dir");
   if (o.expectRuns && (!o.runs || o.inputsDir.empty()))
     return reportError(tool, makeError() << "--expect-runs needs --runs and --inputs-dir");
+
+  Expected<std::optional<MachinePeaks>> peaks = givenPeaks(o.peaks);
+  if (!peaks)
+    return reportError(tool, peaks.error());
 
   RunnerOptions ro;
   ro.threads = o.threads;
@@ -376,7 +389,7 @@ int runMain(int argc, char **argv) {
     if (Error e = bench(**runner, inputs, o.bench))
       return reportError(tool, e.withContext("'" + o.input + "'"));
   if (o.profile)
-    printProfile((*runner)->kernelTargets(), (*runner)->profile());
+    printProfile((*runner)->kernelTargets(), (*runner)->profile(), o, *peaks);
   if (!o.outputDir.empty())
     if (Error e = writeOutputs(o, g, *r, given, inputs))
       return reportError(tool, e);

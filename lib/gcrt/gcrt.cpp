@@ -9,6 +9,7 @@
 #include "gcrt/gcrt.h"
 
 #include "gc/Package/PackageReader.h"
+#include "gc/Runtime/Roofline.h"
 #include "gc/Support/Target.h"
 
 #include <dlfcn.h>
@@ -116,6 +117,13 @@ struct gcrt_context {
   std::vector<std::vector<int64_t>> sizes, strides;
   /// The last gcrt_context_profile's steps, which its names point into.
   std::vector<StepProfile> profile;
+  /// What gcrt_context_roofline needs: the graph, how the context runs it,
+  /// the peaks given or measured (once), and the last text.
+  std::shared_ptr<const LoadedPackage> package;
+  size_t graph = 0;
+  RuntimeOptions options;
+  std::optional<MachinePeaks> peaks;
+  std::string roofline;
 };
 
 namespace {
@@ -537,12 +545,20 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
     options.cudaGraphs = !(flags & GCRT_CONTEXT_NO_CUDA_GRAPHS);
     options.allowTF32 = flags & GCRT_CONTEXT_ALLOW_TF32;
     options.fallback = loadFallbackComponent;
+    Expected<std::optional<MachinePeaks>> peaks = givenPeaks("");
+    if (options.profile && !peaks)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, peaks.error().message());
     Expected<std::unique_ptr<PackageExecutor>> exec =
         PackageExecutor::create(package->package, graph, options, package->weights);
     if (!exec)
       return fail(GCRT_ERROR_PACKAGE, exec.error().message());
     auto context = std::make_unique<gcrt_context>();
     context->executor = exec.take();
+    context->package = package->package;
+    context->graph = graph;
+    context->options = options;
+    if (peaks)
+      context->peaks = *peaks;
     *out = context.release();
     return GCRT_OK;
   });
@@ -594,6 +610,60 @@ gcrt_status gcrt_context_profile(gcrt_context *context, gcrt_step_profile *steps
       steps[i] = gcrt_step_profile{p.name.c_str(), stepKindName(p.kind), p.runs,
                                    p.seconds * 1e6, p.minSeconds * 1e6};
     }
+    return GCRT_OK;
+  });
+}
+
+namespace {
+
+/// The peaks of the machine `context` runs on: on a GPU, of the unit its
+/// graph's first floating-point output's dtype runs on.
+Expected<MachinePeaks> devicePeaks(const gcrt_context &context) {
+  const plan::Graph &g = *context.package->plan().graphs()->Get(context.graph);
+  if (targetDevice(g.target()->string_view()) != TargetDevice::CUDA)
+    return measureCpuPeaks(context.options.threads, context.package->kernelTarget());
+  Expected<CudaDevice> gpu = cudaDeviceFor(context.options);
+  if (!gpu)
+    return gpu.error();
+  DType dtype = DType::Float32;
+  for (const plan::Binding *b : *g.outputs())
+    if (isFloatingPoint(static_cast<DType>(b->view()->dtype()))) {
+      dtype = static_cast<DType>(b->view()->dtype());
+      break;
+    }
+  return cudaPeaks(*gpu, dtype, context.options.allowTF32);
+}
+
+} // namespace
+
+gcrt_status gcrt_context_roofline(gcrt_context *context, const char **text) {
+  return guarded([&] {
+    if (!context || !text)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_roofline: null argument");
+    if (!context->peaks) {
+      Expected<MachinePeaks> measured = devicePeaks(*context);
+      if (!measured)
+        return fail(GCRT_ERROR_RUNTIME, measured.error().message());
+      context->peaks = measured.take();
+    }
+    context->roofline = rooflineReport(context->executor->profile(), *context->peaks);
+    *text = context->roofline.c_str();
+    return GCRT_OK;
+  });
+}
+
+gcrt_status gcrt_context_set_peaks(gcrt_context *context, const char *peaks) {
+  return guarded([&] {
+    if (!context)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_set_peaks: null context");
+    if (!peaks) {
+      context->peaks.reset();
+      return GCRT_OK;
+    }
+    Expected<MachinePeaks> p = parsePeaks(peaks, "the given peaks");
+    if (!p)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, p.error().message());
+    context->peaks = p.take();
     return GCRT_OK;
   });
 }

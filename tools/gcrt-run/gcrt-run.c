@@ -57,7 +57,11 @@ static const char kUsage[] =
     "                     (read with gcrt_context_read_buffer); repeatable\n"
     "  --bench N          also time N runs after a warm-up run\n"
     "  --threads T        worker threads (default 0: one per hardware thread)\n"
-    "  --profile          print the time each plan step took\n"
+    "  --profile          print the time each plan step took, and its roofline\n"
+    "                     against the machine's peaks (measured on the CPU, from\n"
+    "                     the device's attributes on a GPU)\n"
+    "  --peaks GF,GB      the peaks --profile uses instead, in GFLOP/s and GB/s\n"
+    "                     (or the environment variable GC_PEAKS)\n"
     "  --seed N           the seed of the context's random numbers (default 0)\n"
     "  --verbose          also print the device the package runs on\n"
     "  --no-cuda-graphs   on a GPU, launch the steps of every run one by one\n"
@@ -76,7 +80,7 @@ static const char kUsage[] =
     "command line.\n";
 
 typedef struct Options {
-  const char *package, *graph, *outDir, *weights, *inputsDir;
+  const char *package, *graph, *outDir, *weights, *inputsDir, *peaks;
   const char **inputs, **expects;
   /* --weight NAME FILE: names and files, in pairs. */
   const char **weightSets;
@@ -134,7 +138,7 @@ static int parseOptions(int argc, char **argv, Options *o) {
                         strcmp(a, "--weights") == 0 || strcmp(a, "--runs") == 0 ||
                         strcmp(a, "--inputs-dir") == 0 || strcmp(a, "--set-buffer") == 0 ||
                         strcmp(a, "--expect-buffer") == 0 || strcmp(a, "--reset-before") == 0 ||
-                        strcmp(a, "--seed") == 0;
+                        strcmp(a, "--seed") == 0 || strcmp(a, "--peaks") == 0;
     if (isValueOption && i + 1 == argc)
       return error("%s needs a value (gcrt-run --help)", a) + 1;
     if (strcmp(a, "--weight") == 0 && i + 2 >= argc)
@@ -144,6 +148,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       return -1;
     } else if (strcmp(a, "--profile") == 0) {
       o->profile = 1;
+    } else if (strcmp(a, "--peaks") == 0) {
+      o->peaks = argv[++i];
     } else if (strcmp(a, "--verbose") == 0) {
       o->verbose = 1;
     } else if (strcmp(a, "--no-cuda-graphs") == 0) {
@@ -535,7 +541,7 @@ static int bench(gcrt_context *ctx, const gcrt_tensor *in, size_t numIn, gcrt_te
 
 /* gc-run's profile: the CPU level whose kernels ran, of those the package
  * has ("kernels: x86-64-v4 (of x86-64-v3, x86-64-v4)"), then one line per
- * plan step. */
+ * plan step, then the roofline. */
 static int printProfile(const gcrt_package *pkg, gcrt_context *ctx) {
   const char *loaded = "", *available = "";
   if (gcrt_package_kernel_target(pkg, &loaded, &available) != GCRT_OK)
@@ -566,6 +572,10 @@ static int printProfile(const gcrt_package *pkg, gcrt_context *ctx) {
            steps[i].runs ? steps[i].total_us / (double)steps[i].runs : 0.0, steps[i].min_us,
            total > 0 ? 100 * steps[i].total_us / total : 0.0);
   free(steps);
+  const char *roofline = NULL;
+  if (gcrt_context_roofline(ctx, &roofline) != GCRT_OK)
+    return error("%s", gcrt_last_error());
+  fputs(roofline, stdout);
   return 0;
 }
 
@@ -830,6 +840,10 @@ int main(int argc, char **argv) {
   if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads, flags, &ctx) != GCRT_OK ||
       gcrt_context_set_seed(ctx, (uint64_t)o.seed) != GCRT_OK) {
     error("'%s': %s", o.package, gcrt_last_error());
+    goto done;
+  }
+  if (o.peaks && gcrt_context_set_peaks(ctx, o.peaks) != GCRT_OK) {
+    error("--peaks: %s", gcrt_last_error());
     goto done;
   }
   if ((o.verbose || o.bench) && printDevice(pkg))

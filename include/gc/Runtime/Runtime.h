@@ -126,6 +126,9 @@ struct StepProfile {
   /// runs together, and the time they took (part of `seconds`).
   int64_t reorders = 0;
   double reorderSeconds = 0;
+  /// The floating-point operations and bytes moved, all runs together, as
+  /// the compiler counted them (plan::Step flops and bytes; 0: unknown).
+  double flops = 0, bytes = 0;
 };
 /// An NVIDIA GPU, as the driver describes it.
 struct CudaDevice {
@@ -134,6 +137,9 @@ struct CudaDevice {
   int arch = 0;             ///< the compute capability times ten: 90 for sm_90
   uint64_t memoryBytes = 0; ///< total device memory
   int multiprocessors = 0;
+  /// For the profile's peaks: the SM and memory clocks' peaks (kHz) and
+  /// the memory bus's width in bits; 0 where the driver does not say.
+  int clockKHz = 0, memoryClockKHz = 0, memoryBusBits = 0;
   /// "cuda:sm_90 NVIDIA H100 80GB HBM3"
   std::string describe() const;
 };

@@ -518,6 +518,17 @@ TEST_F(PackageTest, CApiProfile) {
   EXPECT_EQ(step.runs, 3);
   EXPECT_GE(step.total_us, step.min_us);
   EXPECT_EQ(gcrt_context_profile(ctx, nullptr, 1, &count), GCRT_ERROR_INVALID_ARGUMENT);
+  // The roofline (API version 7) against given peaks names each step.
+  EXPECT_EQ(gcrt_context_set_peaks(ctx, "100"), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gcrt_last_error()).find("'100' is not GFLOPS,GBPS"), std::string::npos);
+  ASSERT_EQ(gcrt_context_set_peaks(ctx, "100,10"), GCRT_OK);
+  const char *roofline = nullptr;
+  ASSERT_EQ(gcrt_context_roofline(ctx, &roofline), GCRT_OK) << gcrt_last_error();
+  std::string text = roofline;
+  EXPECT_EQ(text.find("peaks: 100.0 GFLOP/s, 10.0 GB/s, ridge 10.00 FLOP/byte"), 0u) << text;
+  EXPECT_NE(text.find("\n    0 gc_test_kernel "), std::string::npos) << text;
+  EXPECT_NE(text.find("\nroofline total: "), std::string::npos) << text;
+  EXPECT_EQ(gcrt_context_roofline(ctx, nullptr), GCRT_ERROR_INVALID_ARGUMENT);
   gcrt_context_free(ctx);
   gcrt_package_free(pkg);
 }

@@ -109,11 +109,20 @@ TEST(RuntimePlan, OtherMajorVersionsAreErrorsNamingBoth) {
   std::string bytes = g.bytes();
   auto *version = const_cast<plan::PlanVersion *>(mutablePlan(bytes).version());
   version->mutate_major_version(3);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.0");
+  version->mutate_minor_version(0);
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.1");
   // A 1.x plan's kernels take the whole buffer table: not this runtime's.
   version->mutate_major_version(1);
   version->mutate_minor_version(3);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.0");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.1");
+}
+
+TEST(RuntimePlan, OlderMinorVersionsAreRead) {
+  // 2.0 plans have no work per step (2.1's Step.flops and bytes).
+  SizedGraph g;
+  std::string bytes = g.bytes();
+  const_cast<plan::PlanVersion *>(mutablePlan(bytes).version())->mutate_minor_version(0);
+  EXPECT_TRUE(bool(RuntimePlan::read(bytes, "p")));
 }
 
 TEST(RuntimePlan, OutOfRangeIndicesAreErrors) {

@@ -1,0 +1,121 @@
+//===- StepWork.cpp - The work of a plan step, for the profile's roofline --===//
+#include "gc/Plan/StepWork.h"
+
+#include <algorithm>
+
+namespace gc {
+
+std::optional<int64_t> SizeSum::constant() const {
+  int64_t sum = 0;
+  for (const Term &t : terms) {
+    int64_t product = t.coefficient;
+    for (const SymExpr *f : t.factors) {
+      if (!f->isConst())
+        return std::nullopt;
+      product *= f->constant();
+    }
+    sum += product;
+  }
+  return sum;
+}
+
+namespace {
+
+std::vector<const SymExpr *> concat(std::vector<const SymExpr *> a,
+                                    const std::vector<const SymExpr *> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+/// Adds each buffer of `buffers` once, whole.
+void addBuffers(const LoopGraph &g, const std::vector<uint32_t> &buffers, SizeSum &bytes) {
+  for (uint32_t b : buffers)
+    if (b < g.buffers.size())
+      bytes.add(dtypeSize(g.buffers[b].dtype), g.buffers[b].sizes);
+}
+
+void addOnce(std::vector<uint32_t> &set, uint32_t b) {
+  if (std::find(set.begin(), set.end(), b) == set.end())
+    set.push_back(b);
+}
+
+StepWork kernelWork(const LoopGraph &g, const KernelGroup &k) {
+  StepWork w;
+  std::vector<uint32_t> loaded, stored;
+  for (uint32_t n : k.nodes) {
+    if (n >= g.nodes.size())
+      continue;
+    const LoopNode &node = g.nodes[n];
+    int64_t ops = 0;
+    for (const BodyOp &op : node.body.ops) {
+      if (op.kind == BodyOp::Kind::Compute && isFloatingPoint(op.dtype))
+        ++ops;
+      if (op.kind == BodyOp::Kind::Load)
+        addOnce(loaded, op.buffer);
+    }
+    const Body &body = node.body;
+    if (node.kind == LoopNode::Kind::Reduction && body.result < body.ops.size() &&
+        isFloatingPoint(body.ops[body.result].dtype))
+      ++ops;
+    if (ops)
+      w.flops.add(ops, concat(node.ranges, node.reductionRanges));
+    addOnce(stored, node.output);
+  }
+  addBuffers(g, loaded, w.bytes);
+  addBuffers(g, stored, w.bytes);
+  return w;
+}
+
+/// The reduced length of a library call's output element, or nothing for
+/// ops it does not know.
+std::optional<std::vector<const SymExpr *>> reducedLength(const LoopNode &node) {
+  if (node.inputs.size() < 2)
+    return std::nullopt;
+  const TensorType &a = node.inputs[0].type, &b = node.inputs[1].type;
+  if ((node.op == ops::aten_mm_default || node.op == ops::aten_bmm_default) && !a.sizes.empty())
+    return std::vector<const SymExpr *>{a.sizes.back()};
+  if (node.op == ops::aten_convolution_default && b.sizes.size() > 1)
+    return std::vector<const SymExpr *>(b.sizes.begin() + 1, b.sizes.end());
+  return std::nullopt;
+}
+
+StepWork opWork(const LoopNode &node, bool external) {
+  StepWork w;
+  std::vector<uint32_t> seen;
+  for (const auto *views : {&node.inputs, &node.outputs})
+    for (const BufferView &v : *views) {
+      if (std::find(seen.begin(), seen.end(), v.buffer) != seen.end())
+        continue;
+      seen.push_back(v.buffer);
+      w.bytes.add(dtypeSize(v.type.dtype), v.type.sizes);
+    }
+  if (!external || node.outputs.empty())
+    return w;
+  const TensorType &out = node.outputs[0].type;
+  if (std::optional<std::vector<const SymExpr *>> k = reducedLength(node))
+    w.flops.add(2, concat(out.sizes, *k));
+  if (!node.postOps.empty())
+    w.flops.add(static_cast<int64_t>(node.postOps.size()), out.sizes);
+  return w;
+}
+
+} // namespace
+
+StepWork stepWork(const LoopGraph &graph, const PlanStep &step) {
+  switch (step.kind) {
+  case PlanStep::Kind::Kernel:
+    return step.index < graph.plan.kernels.size()
+               ? kernelWork(graph, graph.plan.kernels[step.index])
+               : StepWork{};
+  case PlanStep::Kind::Extern:
+  case PlanStep::Kind::Fallback:
+    return step.index < graph.nodes.size()
+               ? opWork(graph.nodes[step.index], step.kind == PlanStep::Kind::Extern)
+               : StepWork{};
+  case PlanStep::Kind::Call:
+    return {};
+  }
+  return {};
+}
+
+} // namespace gc
