@@ -632,10 +632,15 @@ def gemm_table(opts, manifest, names, runs):
             continue
         # The first two operands are the product's; any others feed its
         # fused bias or residual add.
+        # Random storage viewed with the operand's strides (a broadcast
+        # weight has stride 0, which torch cannot fill in place).
+        def operand(o):
+            span = 1 + sum((n - 1) * st for n, st in zip(o["sizes"], o["strides"]))
+            storage = torch.empty(span, dtype=getattr(torch, o["dtype"]), device="cuda").normal_()
+            return storage.as_strided(o["sizes"], o["strides"])
         calls = []
         for g in gemms:
-            ops = [torch.empty_strided(o["sizes"], o["strides"], dtype=getattr(torch, o["dtype"]),
-                                       device="cuda").normal_() for o in g["operands"][:2]]
+            ops = [operand(o) for o in g["operands"][:2]]
             calls.append((torch.mm if g["op"] == "mm" else torch.bmm, ops))
         ref_us = library_kernel_us(lambda: [fn(*ops) for fn, ops in calls], runs)
         del calls
