@@ -310,9 +310,10 @@ TEST_P(MathLibraryTest, Float32ErfOverAllFloats) {
   EXPECT_LE(error.worst, 1.5) << "at erf(" << error.at << ")";
 }
 
-/// Float exp within 1 ulp (0.91 measured) of double-precision exp over the whole range,
-/// subnormal results, overflow to infinity and NaN included (the kernel's
-/// exp has no select for them: its clamp and scaling must get them right).
+/// Float exp within 1 ulp (0.92 measured here, 0.99 on every 7th float) of
+/// double-precision exp over the whole range, subnormal results, overflow
+/// to infinity and NaN included (the kernel's exp has no select for them:
+/// its clamp and scaling must get them right).
 TEST_P(MathLibraryTest, Float32ExpOverAllFloats) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> xs = floatsOverTheRange({0.0f, -0.0f, inf, -inf, 88.72f, 88.73f, -87.3f,
