@@ -8,7 +8,7 @@ relative error.
 erf below 1: erf(x) = x (1 + P(x^2)), P of degree 6, minimax in relative error.
 erf from 1 to 4: log(erfc(x)) = Q(x - 1), Q of degree 8, minimax in absolute error.
 Minimax by Lawson's iteration (weighted least squares whose weights grow where
-the error is largest) on a dense grid, against double-precision erf and erfc.
+the error is largest) on a dense grid, against double-precision exp, erf and erfc.
 """
 import math
 

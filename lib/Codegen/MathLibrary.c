@@ -175,10 +175,10 @@ float gc_asinhf(float x) {
    in float, so the argument is clamped there). Both are minimax fits made
    for gc by utils/fit-polynomials.py: P of degree 6 in x^2 (erf(x) / x within
    1.2e-9 relative), Q of degree 8 (within 1.2e-8 absolute, so erfc within
-   1.2e-8 relative). The result is within 1 ulp over all floats, multiply-adds
-   fused or not (baseline x86-64). Vector
-   lanes need both halves computed and one selected: about 25 multiply-adds,
-   with no branch and no libm call. */
+   1.2e-8 relative). The result is within 1 ulp over all floats, with
+   multiply-adds fused or not (baseline x86-64). Vector lanes need both
+   halves computed and one selected: about 25 multiply-adds, with no branch
+   and no libm call. */
 float gc_erff(float x) {
   float z = x * x;
   float p = 7.853856050e-05f;
@@ -205,7 +205,8 @@ float gc_erff(float x) {
   q = q * t - 1.849605522e+00f;
   /* Q lies in [-18.1, -1.8]: 2^n is one normal float. */
   float n = roundToIntegerf(q * 1.44269504088896341f);
-  float erfc = (1.0f + expm1OverPowerOfTwof(q, n)) * floatOfBits((uint32_t)((int32_t)n + 127) << 23);
+  float erfc =
+      (1.0f + expm1OverPowerOfTwof(q, n)) * floatOfBits((uint32_t)((int32_t)n + 127) << 23);
   float large = __builtin_copysignf(1.0f - erfc, x);
   float res = ax < 1.0f ? small : large;
   return x != x ? x : res;
