@@ -133,11 +133,11 @@ private:
       steps.push_back({g->kind, std::nullopt});
       return true;
     }
-    if (op.op == ScalarOp::Mul) // SiLU: x * sigmoid(x), the same body value x
-      return activation(op, PostOp::Kind::Swish, steps, [](const BodyOp &other, uint32_t x) {
-        return other.kind == BodyOp::Kind::Compute && other.op == ScalarOp::Sigmoid &&
-               other.operands == std::vector<uint32_t>{x};
-      });
+    // SiLU (x * sigmoid(x)) is no post-op: gc's own kernel for it is
+    // cheaper than oneDNN's eltwise_swish inside a convolution (on
+    // efficientnet_b0, one thread: 1.8 ms for 48 kernels against 3.0 ms
+    // added to the convolutions; docs/PERFORMANCE.md, session 12), and
+    // neither GPU library applies it.
     if (op.op == ScalarOp::Add) {
       for (int side = 0; side < 2; ++side) {
         std::optional<Step> extra = extraInput(ops[op.operands[1 - side]]);

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Fits the two polynomials of gc_erff (lib/Codegen/MathLibrary.c) and prints them.
+"""Fits the polynomials of gc_expf and gc_erff (lib/Codegen/MathLibrary.c) and prints them.
 
-usage: /usr/bin/python3 utils/fit-erf.py      (needs numpy)
+usage: /usr/bin/python3 utils/fit-polynomials.py      (needs numpy)
 
-Below 1: erf(x) = x (1 + P(x^2)), P of degree 6, minimax in relative error.
-From 1 to 4: log(erfc(x)) = Q(x - 1), Q of degree 8, minimax in absolute error.
+exp: e^r = 1 + r + r^2 P(r) on |r| <= ln 2 / 2, P of degree 4, minimax in
+relative error.
+erf below 1: erf(x) = x (1 + P(x^2)), P of degree 6, minimax in relative error.
+erf from 1 to 4: log(erfc(x)) = Q(x - 1), Q of degree 8, minimax in absolute error.
 Minimax by Lawson's iteration (weighted least squares whose weights grow where
-the error is largest) on a dense grid, against double-precision erf and erfc.
+the error is largest) on a dense grid, against double-precision exp, erf and erfc.
 """
 import math
 
 import numpy as np
 
 
-def minimax(basis, target, scale, degree, iterations=200):
-    """Coefficients (lowest degree first) and the largest error |fit - target| / scale."""
-    a = np.stack([basis**k for k in range(degree + 1)], 1)
+def minimax(basis, target, scale, degree, iterations=200, lowest=0):
+    """Coefficients of basis^lowest .. basis^(lowest + degree), lowest first, and the
+    largest error |fit - target| / scale."""
+    a = np.stack([basis**(lowest + k) for k in range(degree + 1)], 1)
     weights = np.ones_like(basis)
     for _ in range(iterations):
         row = np.sqrt(weights) / scale
@@ -33,6 +36,10 @@ def show(name, coefficients, error):
 
 
 def main():
+    half = math.log(2) / 2
+    r = np.linspace(-half, half, 20000)
+    p, error = minimax(r, np.expm1(r) - r, np.exp(r), 4, lowest=2)
+    show("P (e^r = 1 + r + r^2 P(r) on |r| <= ln 2 / 2)", p, error)
     z = np.linspace(0.0, 1.0, 20000)
     ratio = np.array([math.erf(math.sqrt(v)) / math.sqrt(v) if v > 0 else 2 / math.sqrt(math.pi)
                       for v in z])
