@@ -1,0 +1,447 @@
+//===- AttentionStep.cpp - Fused attention on the CPU ---------------------===//
+//
+// The step packs each batch entry's keys transposed ([E, S], rows padded
+// to whole vectors) and its values ([S, Ev] padded), then splits the
+// (batch entry, block of kBlockRows query rows) pairs over the threads.
+// Per pair: scores = (query * scale) keys^T into a per-thread buffer
+// (kBlockRows x S floats: in L2 for a few thousand keys), the mask and the
+// causal bound applied, one softmax pass per row, and probabilities times
+// values accumulated in registers. The products are register-tiled on
+// 16-float vectors (GCC's vector extensions); the code is compiled three
+// times, for x86-64-v4, v3 and the baseline, and the host's level picks one.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionStep.h"
+
+#include "gc/Support/Target.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace gc {
+
+namespace {
+
+/// The generated kernels' exponential (branch-free, so the row loop below
+/// vectorizes through it), shared rather than written again.
+#pragma GCC diagnostic ignored "-Wunused-function"
+namespace math {
+// Inlined into the row loop, which it would otherwise keep scalar.
+inline float gc_expf(float x) __attribute__((always_inline));
+#include "../Codegen/MathLibrary.c"
+} // namespace math
+// Vec values never cross a call between code of different levels (the
+// helpers are inlined), so the ABI note on 64-byte vectors does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+constexpr int64_t kLanes = 16;
+/// Query rows per task: their scores (kBlockRows x S floats) stay in cache.
+constexpr int64_t kBlockRows = 32;
+/// Query rows per register tile.
+constexpr int kTileRows = 4;
+
+using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+
+#define GC_INLINE inline __attribute__((always_inline))
+
+GC_INLINE Vec load(const float *p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+GC_INLINE void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+GC_INLINE Vec splat(float x) { return Vec{} + x; }
+
+int64_t roundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+/// Where one operand's batch entries lie: an element stride per batch
+/// dimension of the output (0 where the operand broadcasts), and the
+/// strides of its two matrix dimensions.
+struct Operand {
+  uint32_t buffer = 0;
+  int64_t offset = 0;
+  std::vector<int64_t> batchStrides;
+  int64_t rowStride = 0, colStride = 0;
+};
+
+/// Everything one run needs, evaluated once per step instance.
+struct Geometry {
+  std::vector<int64_t> batchSizes;
+  int64_t batch = 1;
+  int64_t l = 0, s = 0, e = 0, ev = 0;
+  int64_t sPadded = 0, evPadded = 0;
+  float scale = 1;
+  bool causal = false;
+  bool hasMask = false, boolMask = false;
+  Operand layouts[5]; ///< by OperandIndex
+};
+
+enum OperandIndex { kQuery, kKey, kValue, kMask, kOut };
+
+/// Element offset of batch entry `b` in operand `o`.
+int64_t batchOffset(const Geometry &g, const Operand &o, int64_t b) {
+  int64_t off = o.offset;
+  for (size_t d = g.batchSizes.size(); d-- > 0;) {
+    int64_t size = g.batchSizes[d];
+    off += (b % size) * o.batchStrides[d];
+    b /= size;
+  }
+  return off;
+}
+
+/// scores[r][j] = sum_k q[r][k] kt[k][j] for R rows and NV vectors of keys.
+template <int R, int NV>
+GC_INLINE void scoreTile(const float *q, int64_t e, const float *kt, int64_t ktStride, float *out,
+                         int64_t outStride) {
+  Vec acc[R][NV] = {};
+  for (int64_t c = 0; c < e; ++c) {
+    Vec kv[NV];
+    for (int v = 0; v < NV; ++v)
+      kv[v] = load(kt + c * ktStride + v * kLanes);
+    for (int r = 0; r < R; ++r) {
+      Vec qv = splat(q[r * e + c]);
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] += qv * kv[v];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      store(out + r * outStride + v * kLanes, acc[r][v]);
+}
+
+template <int R>
+GC_INLINE void scoreRows(const float *q, int64_t e, const float *kt, int64_t ktStride,
+                         int64_t keys, float *out, int64_t outStride) {
+  int64_t j = 0;
+  for (; j + 2 * kLanes <= keys; j += 2 * kLanes)
+    scoreTile<R, 2>(q, e, kt + j, ktStride, out + j, outStride);
+  for (; j < keys; j += kLanes)
+    scoreTile<R, 1>(q, e, kt + j, ktStride, out + j, outStride);
+}
+
+/// acc[r][:] = sum_j p[r][j] v[j][:] for R rows and NC vectors of columns.
+template <int R, int NC>
+GC_INLINE void valueTile(const float *p, int64_t pStride, int64_t keys, const float *v,
+                         int64_t vStride, float *out, int64_t outStride) {
+  Vec acc[R][NC] = {};
+  for (int64_t j = 0; j < keys; ++j) {
+    Vec vv[NC];
+    for (int c = 0; c < NC; ++c)
+      vv[c] = load(v + j * vStride + c * kLanes);
+    for (int r = 0; r < R; ++r) {
+      Vec pv = splat(p[r * pStride + j]);
+      for (int c = 0; c < NC; ++c)
+        acc[r][c] += pv * vv[c];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < NC; ++c)
+      store(out + r * outStride + c * kLanes, acc[r][c]);
+}
+
+template <int R>
+GC_INLINE void valueRows(const float *p, int64_t pStride, int64_t keys, const float *v,
+                         int64_t vStride, int64_t cols, float *out, int64_t outStride) {
+  int64_t c = 0;
+  for (; c + 4 * kLanes <= cols; c += 4 * kLanes)
+    valueTile<R, 4>(p, pStride, keys, v + c, vStride, out + c, outStride);
+  for (; c < cols; c += kLanes)
+    valueTile<R, 1>(p, pStride, keys, v + c, vStride, out + c, outStride);
+}
+
+/// Runs `fn.template operator()<R>()` for a runtime row count 1..kTileRows.
+template <typename Fn> GC_INLINE void withRows(int64_t rows, Fn &&fn) {
+  switch (rows) {
+  case 4:
+    fn.template operator()<4>();
+    break;
+  case 3:
+    fn.template operator()<3>();
+    break;
+  case 2:
+    fn.template operator()<2>();
+    break;
+  default:
+    fn.template operator()<1>();
+    break;
+  }
+}
+
+/// The per-thread memory of one task.
+struct Scratch {
+  std::vector<float> query, scores, out, inverse;
+};
+
+/// One (batch entry, block of query rows) task. `kt` and `vp` are the
+/// packed keys and values of every batch entry.
+GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktAll,
+                       const float *vpAll, int64_t task, Scratch &sc) {
+  int64_t blocks = (g.l + kBlockRows - 1) / kBlockRows;
+  int64_t b = task / blocks, i0 = task % blocks * kBlockRows;
+  int64_t rows = std::min(kBlockRows, g.l - i0);
+  const Operand &qo = g.layouts[kQuery], &mo = g.layouts[kMask], &oo = g.layouts[kOut];
+  const float *q = reinterpret_cast<const float *>(buffers[qo.buffer]) + batchOffset(g, qo, b);
+  const float *kt = ktAll + b * g.e * g.sPadded;
+  const float *vp = vpAll + b * g.s * g.evPadded;
+  // Keys past the block's last row are masked for all of its rows.
+  int64_t keys = g.causal ? std::min(g.s, i0 + rows) : g.s;
+  int64_t keysPadded = roundUp(keys, kLanes);
+
+  sc.query.resize(kBlockRows * g.e);
+  sc.scores.resize(kBlockRows * g.sPadded);
+  sc.out.resize(kBlockRows * g.evPadded);
+  sc.inverse.resize(kBlockRows);
+  float *qs = sc.query.data(), *scores = sc.scores.data(), *out = sc.out.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < g.e; ++c)
+      qs[r * g.e + c] = q[(i0 + r) * qo.rowStride + c * qo.colStride] * g.scale;
+
+  for (int64_t r = 0; r < rows; r += kTileRows)
+    withRows(std::min<int64_t>(kTileRows, rows - r), [&]<int R>() {
+      scoreRows<R>(qs + r * g.e, g.e, kt, g.sPadded, keysPadded, scores + r * g.sPadded,
+                   g.sPadded);
+    });
+
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const char *maskBase = g.hasMask ? buffers[mo.buffer] : nullptr;
+  int64_t maskOffset = maskBase ? batchOffset(g, mo, b) : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t i = i0 + r;
+    float *row = scores + r * g.sPadded;
+    int64_t kept = g.causal ? std::min(g.s, i + 1) : g.s;
+    if (maskBase) {
+      int64_t at = maskOffset + i * mo.rowStride;
+      if (g.boolMask) {
+        const uint8_t *m = reinterpret_cast<const uint8_t *>(maskBase);
+        for (int64_t j = 0; j < kept; ++j)
+          row[j] = m[at + j * mo.colStride] ? row[j] : kNegInf;
+      } else {
+        const float *m = reinterpret_cast<const float *>(maskBase);
+        for (int64_t j = 0; j < kept; ++j)
+          row[j] += m[at + j * mo.colStride];
+      }
+    }
+    // Whole vectors from here on: the keys up to the next vector boundary
+    // count as masked (the scores buffer has room: sPadded).
+    int64_t keptPadded = roundUp(kept, kLanes);
+    std::fill(row + kept, row + keptPadded, kNegInf);
+    Vec maxes = splat(kNegInf);
+    for (int64_t j = 0; j < keptPadded; j += kLanes) {
+      Vec x = load(row + j);
+      maxes = maxes > x ? maxes : x;
+    }
+    float max = kNegInf;
+    for (int l = 0; l < kLanes; ++l)
+      max = std::max(max, maxes[l]);
+    float sum = 0;
+    if (max != kNegInf) {
+      for (int64_t j = 0; j < keptPadded; ++j)
+        row[j] = math::gc_expf(row[j] - max);
+      Vec sums = {};
+      for (int64_t j = 0; j < keptPadded; j += kLanes)
+        sums += load(row + j);
+      for (int l = 0; l < kLanes; ++l)
+        sum += sums[l];
+    }
+    // Masked keys and those past the causal bound weigh nothing; a row
+    // masked entirely gives zeros, as torch's math kernel does.
+    for (int64_t j = max != kNegInf ? kept : 0; j < keys; ++j)
+      row[j] = 0;
+    sc.inverse[r] = max != kNegInf ? 1 / sum : 0;
+  }
+
+  for (int64_t r = 0; r < rows; r += kTileRows)
+    withRows(std::min<int64_t>(kTileRows, rows - r), [&]<int R>() {
+      valueRows<R>(scores + r * g.sPadded, g.sPadded, keys, vp, g.evPadded, g.evPadded,
+                   out + r * g.evPadded, g.evPadded);
+    });
+
+  float *dst = reinterpret_cast<float *>(buffers[oo.buffer]) + batchOffset(g, oo, b);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < g.ev; ++c)
+      dst[(i0 + r) * oo.rowStride + c * oo.colStride] = out[r * g.evPadded + c] * sc.inverse[r];
+}
+
+/// Packs batch entry `b`'s keys transposed and its values, zero-padded.
+GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, float *vpAll,
+                        int64_t b) {
+  const Operand &ko = g.layouts[kKey], &vo = g.layouts[kValue];
+  const float *k = reinterpret_cast<const float *>(buffers[ko.buffer]) + batchOffset(g, ko, b);
+  const float *v = reinterpret_cast<const float *>(buffers[vo.buffer]) + batchOffset(g, vo, b);
+  float *kt = ktAll + b * g.e * g.sPadded, *vp = vpAll + b * g.s * g.evPadded;
+  std::fill(kt, kt + g.e * g.sPadded, 0.0f);
+  for (int64_t j = 0; j < g.s; ++j)
+    for (int64_t c = 0; c < g.e; ++c)
+      kt[c * g.sPadded + j] = k[j * ko.rowStride + c * ko.colStride];
+  for (int64_t j = 0; j < g.s; ++j) {
+    float *row = vp + j * g.evPadded;
+    for (int64_t c = 0; c < g.ev; ++c)
+      row[c] = v[j * vo.rowStride + c * vo.colStride];
+    std::fill(row + g.ev, row + g.evPadded, 0.0f);
+  }
+}
+
+/// Runs tasks [begin, end): packing (pack set) or attention blocks.
+GC_INLINE void runTasks(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+                        int64_t begin, int64_t end) {
+  if (pack) {
+    for (int64_t b = begin; b < end; ++b)
+      packTask(g, buffers, kt, vp, b);
+    return;
+  }
+  thread_local Scratch scratch;
+  for (int64_t t = begin; t < end; ++t)
+    runTask(g, buffers, kt, vp, t, scratch);
+}
+
+using TasksFn = void (*)(const Geometry &, char *const *, float *, float *, bool, int64_t,
+                         int64_t);
+
+// One copy per CPU level; the ISA lists are x86-64-v4's and v3's.
+__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,bmi2,lzcnt,"
+                      "movbe,f16c"))) void
+runTasksV4(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+           int64_t begin, int64_t end) {
+  runTasks(g, buffers, kt, vp, pack, begin, end);
+}
+__attribute__((target("avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"))) void
+runTasksV3(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+           int64_t begin, int64_t end) {
+  runTasks(g, buffers, kt, vp, pack, begin, end);
+}
+void runTasksBase(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+                  int64_t begin, int64_t end) {
+  runTasks(g, buffers, kt, vp, pack, begin, end);
+}
+
+TasksFn hostTasks() {
+  std::string_view level = hostCpuLevel();
+  if (level == "x86-64-v4")
+    return runTasksV4;
+  if (level == "x86-64-v3")
+    return runTasksV3;
+  return runTasksBase;
+}
+
+class AttentionStep final : public DnnlCall {
+public:
+  AttentionStep(Geometry g, const ThreadPool &pool)
+      : g_(std::move(g)), pool_(pool), tasks_(hostTasks()),
+        kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
+
+  Error run(char *const *buffers, DnnlReorders *) override {
+    int64_t blocks = (g_.l + kBlockRows - 1) / kBlockRows;
+    for (bool pack : {true, false})
+      pool_.parallelFor(pack ? g_.batch : g_.batch * blocks, [&](int64_t begin, int64_t end) {
+        tasks_(g_, buffers, kt_.data(), vp_.data(), pack, begin, end);
+      });
+    return Error::success();
+  }
+
+private:
+  Geometry g_;
+  const ThreadPool &pool_;
+  TasksFn tasks_;
+  std::vector<float> kt_, vp_;
+};
+
+std::string shapeText(const std::vector<int64_t> &sizes) {
+  std::string t = "[";
+  for (size_t d = 0; d < sizes.size(); ++d)
+    t += (d ? ", " : "") + std::to_string(sizes[d]);
+  return t + "]";
+}
+
+} // namespace
+
+Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
+                                                     const std::vector<StridedLayout> &inputs,
+                                                     const std::vector<StridedLayout> &outputs,
+                                                     const ThreadPool &pool) {
+  const plan::AttentionCall &call = *step.attention();
+  constexpr const char *kRefuses = "the fused attention step refuses this call: ";
+  int32_t mask = call.mask();
+  for (int64_t i : {int64_t(call.query()), int64_t(call.key()), int64_t(call.value()),
+                    int64_t(mask)})
+    if (i >= static_cast<int64_t>(inputs.size()))
+      return makeError() << kRefuses << "input " << i << " of " << inputs.size();
+  if (outputs.size() != 1)
+    return makeError() << kRefuses << outputs.size() << " outputs, not 1";
+  const StridedLayout *views[5] = {&inputs[call.query()], &inputs[call.key()],
+                                   &inputs[call.value()], mask >= 0 ? &inputs[mask] : nullptr,
+                                   &outputs[0]};
+  const plan::View *planViews[5] = {step.inputs()->Get(call.query()),
+                                    step.inputs()->Get(call.key()),
+                                    step.inputs()->Get(call.value()),
+                                    mask >= 0 ? step.inputs()->Get(mask) : nullptr,
+                                    step.outputs()->Get(0)};
+  static constexpr const char *kNames[5] = {"query", "key", "value", "attn_mask", "output"};
+  for (int o = 0; o < 5; ++o) {
+    if (!views[o])
+      continue;
+    plan::DType t = planViews[o]->dtype();
+    if (t != plan::DType::Float32 && !(o == kMask && t == plan::DType::Bool))
+      return makeError() << kRefuses << kNames[o] << " is " << plan::EnumNameDType(t)
+                      << (o == kMask ? ", not bool or float32" : ", not float32");
+  }
+  const StridedLayout &out = outputs[0];
+  size_t rank = out.sizes.size();
+  if (rank < 2)
+    return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " has rank below 2";
+  Geometry g;
+  g.batchSizes.assign(out.sizes.begin(), out.sizes.end() - 2);
+  for (int64_t n : g.batchSizes)
+    g.batch *= n;
+  g.l = out.sizes[rank - 2];
+  g.ev = out.sizes[rank - 1];
+  g.e = views[kQuery]->sizes.empty() ? 0 : views[kQuery]->sizes.back();
+  // What each operand's two matrix dimensions must be.
+  int64_t want[5][2] = {{g.l, g.e}, {0, g.e}, {0, g.ev}, {g.l, 0}, {g.l, g.ev}};
+  if (views[kKey]->sizes.size() >= 2)
+    g.s = views[kKey]->sizes[views[kKey]->sizes.size() - 2];
+  want[kKey][0] = want[kValue][0] = want[kMask][1] = g.s;
+  for (int o = 0; o < 5; ++o) {
+    if (!views[o])
+      continue;
+    const StridedLayout &l = *views[o];
+    size_t r = l.sizes.size();
+    Operand &op = g.layouts[o];
+    op.buffer = planViews[o]->buffer();
+    op.offset = l.offset;
+    op.batchStrides.assign(rank - 2, 0);
+    // A mask may have fewer dimensions (it broadcasts from the right);
+    // the others have the output's rank.
+    bool fits = o == kMask ? r <= rank : r == rank;
+    for (size_t d = 0; fits && d < r; ++d) {
+      size_t od = rank - r + d;
+      int64_t size = l.sizes[d];
+      int64_t expect = od < rank - 2 ? g.batchSizes[od] : want[o][od - (rank - 2)];
+      if (size != expect && !(o == kMask && size == 1) && !(od < rank - 2 && size == 1))
+        fits = false;
+      int64_t stride = size == 1 ? 0 : l.strides[d];
+      if (od < rank - 2)
+        op.batchStrides[od] = stride;
+      else if (od == rank - 2)
+        op.rowStride = stride;
+      else
+        op.colStride = stride;
+    }
+    if (!fits)
+      return makeError() << kRefuses << kNames[o] << " " << shapeText(l.sizes) << " does not fit the output "
+                      << shapeText(out.sizes) << " with " << g.s << " keys of size " << g.e;
+  }
+  if (g.batch == 0 || g.l == 0 || g.ev == 0)
+    return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " is empty";
+  g.sPadded = roundUp(std::max<int64_t>(g.s, 1), kLanes);
+  g.evPadded = roundUp(g.ev, kLanes);
+  g.scale = static_cast<float>(call.scale());
+  g.causal = call.causal();
+  g.hasMask = mask >= 0;
+  g.boolMask = g.hasMask && planViews[kMask]->dtype() == plan::DType::Bool;
+  return std::unique_ptr<DnnlCall>(std::make_unique<AttentionStep>(std::move(g), pool));
+}
+
+} // namespace gc
