@@ -37,23 +37,44 @@ inline float gc_expf(float x) __attribute__((always_inline));
 // helpers are inlined), so the ABI note on 64-byte vectors does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-constexpr int64_t kLanes = 16;
+/// Packed rows are padded to a multiple of kPad floats: whole vectors on
+/// every level.
+constexpr int64_t kPad = 16;
 /// Query rows per task: their scores (kBlockRows x S floats) stay in cache.
 constexpr int64_t kBlockRows = 32;
-/// Query rows per register tile.
-constexpr int kTileRows = 4;
-
-using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+/// Keys per pass of the probabilities-times-values product: their values
+/// (kValueKeys x Ev floats) stay in L1 across the block's row tiles.
+constexpr int64_t kValueKeys = 64;
 
 #define GC_INLINE inline __attribute__((always_inline))
 
-GC_INLINE Vec load(const float *p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-GC_INLINE void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
-GC_INLINE Vec splat(float x) { return Vec{} + x; }
+/// The vectors of each level (GCC's vector extensions; an attribute on a
+/// dependent type would be dropped, so they are spelled out here).
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef float Floats4 __attribute__((vector_size(16)));
+
+/// The vector type and register tiles of one CPU level: scores in tiles
+/// of ScoreRows x ScoreVecs vectors, probabilities times values in tiles
+/// of ValueRows x ValueVecs vectors, each tile's accumulators in
+/// registers (32 vector registers with AVX-512, 16 below).
+template <typename V, int ScoreRows, int ScoreVecs, int ValueRows, int ValueVecs> struct Level {
+  using Vec = V;
+  static constexpr int kWidth = sizeof(V) / sizeof(float), kScoreRows = ScoreRows,
+                       kScoreVecs = ScoreVecs, kValueRows = ValueRows, kValueVecs = ValueVecs;
+  static_assert(kPad % kWidth == 0, "padding must hold whole vectors");
+
+  static GC_INLINE Vec load(const float *p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static GC_INLINE void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+  static GC_INLINE Vec splat(float x) { return Vec{} + x; }
+};
+using LevelV4 = Level<Floats16, 8, 2, 4, 4>;
+using LevelV3 = Level<Floats8, 4, 2, 4, 2>;
+using LevelBase = Level<Floats4, 4, 2, 4, 2>;
 
 int64_t roundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -92,81 +113,104 @@ int64_t batchOffset(const Geometry &g, const Operand &o, int64_t b) {
   return off;
 }
 
-/// scores[r][j] = sum_k q[r][k] kt[k][j] for R rows and NV vectors of keys.
-template <int R, int NV>
+/// Runs `fn.template operator()<R>()` for a row count 1..Max known only at
+/// run time.
+template <int Max, typename Fn> GC_INLINE void withRows(int64_t rows, Fn &&fn) {
+  if constexpr (Max > 1)
+    if (rows < Max)
+      return withRows<Max - 1>(rows, fn);
+  fn.template operator()<Max>();
+}
+
+/// out[r][j] = sum_c q[r][c] kt[c][j] for R rows and NV vectors of keys.
+template <typename L, int R, int NV>
 GC_INLINE void scoreTile(const float *q, int64_t e, const float *kt, int64_t ktStride, float *out,
                          int64_t outStride) {
-  Vec acc[R][NV] = {};
+  typename L::Vec acc[R][NV] = {};
   for (int64_t c = 0; c < e; ++c) {
-    Vec kv[NV];
+    typename L::Vec kv[NV];
     for (int v = 0; v < NV; ++v)
-      kv[v] = load(kt + c * ktStride + v * kLanes);
+      kv[v] = L::load(kt + c * ktStride + v * L::kWidth);
     for (int r = 0; r < R; ++r) {
-      Vec qv = splat(q[r * e + c]);
+      typename L::Vec qv = L::splat(q[r * e + c]);
       for (int v = 0; v < NV; ++v)
         acc[r][v] += qv * kv[v];
     }
   }
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
-      store(out + r * outStride + v * kLanes, acc[r][v]);
+      L::store(out + r * outStride + v * L::kWidth, acc[r][v]);
 }
 
-template <int R>
-GC_INLINE void scoreRows(const float *q, int64_t e, const float *kt, int64_t ktStride,
-                         int64_t keys, float *out, int64_t outStride) {
-  int64_t j = 0;
-  for (; j + 2 * kLanes <= keys; j += 2 * kLanes)
-    scoreTile<R, 2>(q, e, kt + j, ktStride, out + j, outStride);
-  for (; j < keys; j += kLanes)
-    scoreTile<R, 1>(q, e, kt + j, ktStride, out + j, outStride);
+/// The scores of `rows` query rows (q: rows x e) against `keys` keys (a
+/// multiple of kPad) of kt (e x ktStride). Keys outermost: a slice of kt
+/// stays in L1 while every row tile reads it.
+template <typename L>
+GC_INLINE void scores(const float *q, int64_t rows, int64_t e, const float *kt, int64_t ktStride,
+                      int64_t keys, float *out, int64_t outStride) {
+  constexpr int64_t wide = L::kScoreVecs * L::kWidth;
+  for (int64_t j = 0; j < keys;) {
+    bool whole = j + wide <= keys;
+    for (int64_t r = 0; r < rows; r += L::kScoreRows)
+      withRows<L::kScoreRows>(rows - r, [&]<int R>() {
+        if (whole)
+          scoreTile<L, R, L::kScoreVecs>(q + r * e, e, kt + j, ktStride, out + r * outStride + j,
+                                         outStride);
+        else
+          scoreTile<L, R, 1>(q + r * e, e, kt + j, ktStride, out + r * outStride + j,
+                             outStride);
+      });
+    j += whole ? wide : L::kWidth;
+  }
 }
 
-/// acc[r][:] = sum_j p[r][j] v[j][:] for R rows and NC vectors of columns.
-template <int R, int NC>
+/// out[r][:] += sum_j p[r][j] v[j][:] over `keys` keys, for R rows and NC
+/// vectors of columns.
+template <typename L, int R, int NC>
 GC_INLINE void valueTile(const float *p, int64_t pStride, int64_t keys, const float *v,
                          int64_t vStride, float *out, int64_t outStride) {
-  Vec acc[R][NC] = {};
-  for (int64_t j = 0; j < keys; ++j) {
-    Vec vv[NC];
+  typename L::Vec acc[R][NC];
+  for (int r = 0; r < R; ++r)
     for (int c = 0; c < NC; ++c)
-      vv[c] = load(v + j * vStride + c * kLanes);
+      acc[r][c] = L::load(out + r * outStride + c * L::kWidth);
+  for (int64_t j = 0; j < keys; ++j) {
+    typename L::Vec vv[NC];
+    for (int c = 0; c < NC; ++c)
+      vv[c] = L::load(v + j * vStride + c * L::kWidth);
     for (int r = 0; r < R; ++r) {
-      Vec pv = splat(p[r * pStride + j]);
+      typename L::Vec pv = L::splat(p[r * pStride + j]);
       for (int c = 0; c < NC; ++c)
         acc[r][c] += pv * vv[c];
     }
   }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < NC; ++c)
-      store(out + r * outStride + c * kLanes, acc[r][c]);
+      L::store(out + r * outStride + c * L::kWidth, acc[r][c]);
 }
 
-template <int R>
-GC_INLINE void valueRows(const float *p, int64_t pStride, int64_t keys, const float *v,
-                         int64_t vStride, int64_t cols, float *out, int64_t outStride) {
-  int64_t c = 0;
-  for (; c + 4 * kLanes <= cols; c += 4 * kLanes)
-    valueTile<R, 4>(p, pStride, keys, v + c, vStride, out + c, outStride);
-  for (; c < cols; c += kLanes)
-    valueTile<R, 1>(p, pStride, keys, v + c, vStride, out + c, outStride);
-}
-
-/// Runs `fn.template operator()<R>()` for a runtime row count 1..kTileRows.
-template <typename Fn> GC_INLINE void withRows(int64_t rows, Fn &&fn) {
-  switch (rows) {
-  case 4:
-    fn.template operator()<4>();
-    break;
-  case 3:
-    fn.template operator()<3>();
-    break;
-  case 2:
-    fn.template operator()<2>();
-    break;
-  default:
-    fn.template operator()<1>();
-    break;
+/// out (rows x cols, zeroed by the caller) = p (rows x keys) times v (keys
+/// x cols, cols a multiple of kPad), kValueKeys keys at a time so that
+/// their values stay in L1 across the row tiles.
+template <typename L>
+GC_INLINE void values(const float *p, int64_t pStride, int64_t rows, int64_t keys,
+                      const float *v, int64_t vStride, int64_t cols, float *out,
+                      int64_t outStride) {
+  constexpr int64_t wide = L::kValueVecs * L::kWidth;
+  for (int64_t j0 = 0; j0 < keys; j0 += kValueKeys) {
+    int64_t n = std::min(kValueKeys, keys - j0);
+    for (int64_t c = 0; c < cols;) {
+      bool whole = c + wide <= cols;
+      for (int64_t r = 0; r < rows; r += L::kValueRows)
+        withRows<L::kValueRows>(rows - r, [&]<int R>() {
+          const float *pr = p + r * pStride + j0, *vj = v + j0 * vStride + c;
+          float *o = out + r * outStride + c;
+          if (whole)
+            valueTile<L, R, L::kValueVecs>(pr, pStride, n, vj, vStride, o, outStride);
+          else
+            valueTile<L, R, 1>(pr, pStride, n, vj, vStride, o, outStride);
+        });
+      c += whole ? wide : L::kWidth;
+    }
   }
 }
 
@@ -177,8 +221,10 @@ struct Scratch {
 
 /// One (batch entry, block of query rows) task. `kt` and `vp` are the
 /// packed keys and values of every batch entry.
+template <typename L>
 GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktAll,
                        const float *vpAll, int64_t task, Scratch &sc) {
+  using Vec = typename L::Vec;
   int64_t blocks = (g.l + kBlockRows - 1) / kBlockRows;
   int64_t b = task / blocks, i0 = task % blocks * kBlockRows;
   int64_t rows = std::min(kBlockRows, g.l - i0);
@@ -188,29 +234,25 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
   const float *vp = vpAll + b * g.s * g.evPadded;
   // Keys past the block's last row are masked for all of its rows.
   int64_t keys = g.causal ? std::min(g.s, i0 + rows) : g.s;
-  int64_t keysPadded = roundUp(keys, kLanes);
+  int64_t keysPadded = roundUp(keys, kPad);
 
   sc.query.resize(kBlockRows * g.e);
   sc.scores.resize(kBlockRows * g.sPadded);
   sc.out.resize(kBlockRows * g.evPadded);
   sc.inverse.resize(kBlockRows);
-  float *qs = sc.query.data(), *scores = sc.scores.data(), *out = sc.out.data();
+  float *qs = sc.query.data(), *out = sc.out.data();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < g.e; ++c)
       qs[r * g.e + c] = q[(i0 + r) * qo.rowStride + c * qo.colStride] * g.scale;
 
-  for (int64_t r = 0; r < rows; r += kTileRows)
-    withRows(std::min<int64_t>(kTileRows, rows - r), [&]<int R>() {
-      scoreRows<R>(qs + r * g.e, g.e, kt, g.sPadded, keysPadded, scores + r * g.sPadded,
-                   g.sPadded);
-    });
+  scores<L>(qs, rows, g.e, kt, g.sPadded, keysPadded, sc.scores.data(), g.sPadded);
 
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const char *maskBase = g.hasMask ? buffers[mo.buffer] : nullptr;
   int64_t maskOffset = maskBase ? batchOffset(g, mo, b) : 0;
   for (int64_t r = 0; r < rows; ++r) {
     int64_t i = i0 + r;
-    float *row = scores + r * g.sPadded;
+    float *row = sc.scores.data() + r * g.sPadded;
     int64_t kept = g.causal ? std::min(g.s, i + 1) : g.s;
     if (maskBase) {
       int64_t at = maskOffset + i * mo.rowStride;
@@ -226,25 +268,26 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
     }
     // Whole vectors from here on: the keys up to the next vector boundary
     // count as masked (the scores buffer has room: sPadded).
-    int64_t keptPadded = roundUp(kept, kLanes);
+    int64_t keptPadded = roundUp(kept, kPad);
     std::fill(row + kept, row + keptPadded, kNegInf);
-    Vec maxes = splat(kNegInf);
-    for (int64_t j = 0; j < keptPadded; j += kLanes) {
-      Vec x = load(row + j);
+    Vec maxes = L::splat(kNegInf);
+    for (int64_t j = 0; j < keptPadded; j += L::kWidth) {
+      Vec x = L::load(row + j);
       maxes = maxes > x ? maxes : x;
     }
-    float max = kNegInf;
-    for (int l = 0; l < kLanes; ++l)
-      max = std::max(max, maxes[l]);
+    float lanes[L::kWidth] = {};
+    L::store(lanes, maxes);
+    float max = *std::max_element(lanes, lanes + L::kWidth);
     float sum = 0;
     if (max != kNegInf) {
       for (int64_t j = 0; j < keptPadded; ++j)
         row[j] = math::gc_expf(row[j] - max);
       Vec sums = {};
-      for (int64_t j = 0; j < keptPadded; j += kLanes)
-        sums += load(row + j);
-      for (int l = 0; l < kLanes; ++l)
-        sum += sums[l];
+      for (int64_t j = 0; j < keptPadded; j += L::kWidth)
+        sums += L::load(row + j);
+      L::store(lanes, sums);
+      for (float x : lanes)
+        sum += x;
     }
     // Masked keys and those past the causal bound weigh nothing; a row
     // masked entirely gives zeros, as torch's math kernel does.
@@ -253,11 +296,9 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
     sc.inverse[r] = max != kNegInf ? 1 / sum : 0;
   }
 
-  for (int64_t r = 0; r < rows; r += kTileRows)
-    withRows(std::min<int64_t>(kTileRows, rows - r), [&]<int R>() {
-      valueRows<R>(scores + r * g.sPadded, g.sPadded, keys, vp, g.evPadded, g.evPadded,
-                   out + r * g.evPadded, g.evPadded);
-    });
+  std::fill(out, out + rows * g.evPadded, 0.0f);
+  values<L>(sc.scores.data(), g.sPadded, rows, keys, vp, g.evPadded, g.evPadded, out,
+            g.evPadded);
 
   float *dst = reinterpret_cast<float *>(buffers[oo.buffer]) + batchOffset(g, oo, b);
   for (int64_t r = 0; r < rows; ++r)
@@ -285,6 +326,7 @@ GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, f
 }
 
 /// Runs tasks [begin, end): packing (pack set) or attention blocks.
+template <typename L>
 GC_INLINE void runTasks(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
                         int64_t begin, int64_t end) {
   if (pack) {
@@ -294,7 +336,7 @@ GC_INLINE void runTasks(const Geometry &g, char *const *buffers, float *kt, floa
   }
   thread_local Scratch scratch;
   for (int64_t t = begin; t < end; ++t)
-    runTask(g, buffers, kt, vp, t, scratch);
+    runTask<L>(g, buffers, kt, vp, t, scratch);
 }
 
 using TasksFn = void (*)(const Geometry &, char *const *, float *, float *, bool, int64_t,
@@ -305,16 +347,16 @@ __attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,
                       "movbe,f16c"))) void
 runTasksV4(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
            int64_t begin, int64_t end) {
-  runTasks(g, buffers, kt, vp, pack, begin, end);
+  runTasks<LevelV4>(g, buffers, kt, vp, pack, begin, end);
 }
 __attribute__((target("avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"))) void
 runTasksV3(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
            int64_t begin, int64_t end) {
-  runTasks(g, buffers, kt, vp, pack, begin, end);
+  runTasks<LevelV3>(g, buffers, kt, vp, pack, begin, end);
 }
 void runTasksBase(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
                   int64_t begin, int64_t end) {
-  runTasks(g, buffers, kt, vp, pack, begin, end);
+  runTasks<LevelBase>(g, buffers, kt, vp, pack, begin, end);
 }
 
 TasksFn hostTasks() {
@@ -435,8 +477,8 @@ Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
   }
   if (g.batch == 0 || g.l == 0 || g.ev == 0)
     return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " is empty";
-  g.sPadded = roundUp(std::max<int64_t>(g.s, 1), kLanes);
-  g.evPadded = roundUp(g.ev, kLanes);
+  g.sPadded = roundUp(std::max<int64_t>(g.s, 1), kPad);
+  g.evPadded = roundUp(g.ev, kPad);
   g.scale = static_cast<float>(call.scale());
   g.causal = call.causal();
   g.hasMask = mask >= 0;
