@@ -7,8 +7,9 @@
 // (kBlockRows x S floats: in L2 for a few thousand keys), the mask and the
 // causal bound applied, one softmax pass per row, and probabilities times
 // values accumulated in registers. The products are register-tiled on
-// 16-float vectors (GCC's vector extensions); the code is compiled three
-// times, for x86-64-v4, v3 and the baseline, and the host's level picks one.
+// vectors (GCC's vector extensions); the code is compiled three times, for
+// x86-64-v4, v3 and the baseline, and the host's level (or $GC_CPU_TARGET,
+// as for a package's kernels) picks one.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionStep.h"
@@ -359,19 +360,23 @@ void runTasksBase(const Geometry &g, char *const *buffers, float *kt, float *vp,
   runTasks<LevelBase>(g, buffers, kt, vp, pack, begin, end);
 }
 
-TasksFn hostTasks() {
-  std::string_view level = hostCpuLevel();
-  if (level == "x86-64-v4")
+/// The copy for the highest level this CPU runs, or the one
+/// $GC_CPU_TARGET names (as for a package's kernels).
+Expected<TasksFn> levelTasks() {
+  Expected<std::string> level = selectCpuTarget("x86-64,x86-64-v3,x86-64-v4");
+  if (!level)
+    return level.error();
+  if (*level == "x86-64-v4")
     return runTasksV4;
-  if (level == "x86-64-v3")
+  if (*level == "x86-64-v3")
     return runTasksV3;
   return runTasksBase;
 }
 
 class AttentionStep final : public DnnlCall {
 public:
-  AttentionStep(Geometry g, const ThreadPool &pool)
-      : g_(std::move(g)), pool_(pool), tasks_(hostTasks()),
+  AttentionStep(Geometry g, const ThreadPool &pool, TasksFn tasks)
+      : g_(std::move(g)), pool_(pool), tasks_(tasks),
         kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
 
   Error run(char *const *buffers, DnnlReorders *) override {
@@ -483,7 +488,10 @@ Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
   g.causal = call.causal();
   g.hasMask = mask >= 0;
   g.boolMask = g.hasMask && planViews[kMask]->dtype() == plan::DType::Bool;
-  return std::unique_ptr<DnnlCall>(std::make_unique<AttentionStep>(std::move(g), pool));
+  Expected<TasksFn> tasks = levelTasks();
+  if (!tasks)
+    return tasks.error();
+  return std::unique_ptr<DnnlCall>(std::make_unique<AttentionStep>(std::move(g), pool, *tasks));
 }
 
 } // namespace gc

@@ -9,9 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "LoopGraphMaker.h"
 
+#include "gc/Support/Target.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -172,6 +175,21 @@ TEST(AttentionStep, StridedQueryAndBroadcastKeysAndValues) {
   c.key = floats({1, 3, kS, kE}, 7);
   c.value = floats({1, 3, kS, kEv}, 8);
   expectMatchesReference(c);
+}
+
+TEST(AttentionStep, EveryCpuLevel) {
+  // The step's copies for lower levels than this CPU's, as $GC_CPU_TARGET
+  // picks them (a level above the CPU's is an error there, so it is left
+  // out).
+  AttentionCase c = plainCase();
+  c.mask = floats({kL, kS}, 9);
+  for (const char *level : {"x86-64", "x86-64-v3"}) {
+    if (level == std::string("x86-64-v3") && hostCpuLevel() == "x86-64")
+      continue;
+    setenv("GC_CPU_TARGET", level, 1);
+    expectMatchesReference(c);
+    unsetenv("GC_CPU_TARGET");
+  }
 }
 
 TEST(AttentionStep, RefusesValuesThatDoNotFitTheOutput) {
