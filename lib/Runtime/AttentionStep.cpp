@@ -123,95 +123,53 @@ template <int Max, typename Fn> GC_INLINE void withRows(int64_t rows, Fn &&fn) {
   fn.template operator()<Max>();
 }
 
-/// out[r][j] = sum_c q[r][c] kt[c][j] for R rows and NV vectors of keys.
-template <typename L, int R, int NV>
-GC_INLINE void scoreTile(const float *q, int64_t e, const float *kt, int64_t ktStride, float *out,
-                         int64_t outStride) {
-  typename L::Vec acc[R][NV] = {};
-  for (int64_t c = 0; c < e; ++c) {
-    typename L::Vec kv[NV];
-    for (int v = 0; v < NV; ++v)
-      kv[v] = L::load(kt + c * ktStride + v * L::kWidth);
+/// out[r][:] = (with Accumulate: out[r][:] +) sum_k a[r][k] b[k][:] for R
+/// rows of `a` and N vectors of columns of `b`, over `depth` values of k;
+/// the accumulators stay in registers.
+template <typename L, int R, int N, bool Accumulate>
+GC_INLINE void productTile(const float *a, int64_t aStride, int64_t depth, const float *b,
+                           int64_t bStride, float *out, int64_t outStride) {
+  typename L::Vec acc[R][N] = {};
+  if (Accumulate)
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < N; ++c)
+        acc[r][c] = L::load(out + r * outStride + c * L::kWidth);
+  for (int64_t k = 0; k < depth; ++k) {
+    typename L::Vec bv[N];
+    for (int c = 0; c < N; ++c)
+      bv[c] = L::load(b + k * bStride + c * L::kWidth);
     for (int r = 0; r < R; ++r) {
-      typename L::Vec qv = L::splat(q[r * e + c]);
-      for (int v = 0; v < NV; ++v)
-        acc[r][v] += qv * kv[v];
+      typename L::Vec av = L::splat(a[r * aStride + k]);
+      for (int c = 0; c < N; ++c)
+        acc[r][c] += av * bv[c];
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      L::store(out + r * outStride + v * L::kWidth, acc[r][v]);
-}
-
-/// The scores of `rows` query rows (q: rows x e) against `keys` keys (a
-/// multiple of kPad) of kt (e x ktStride). Keys outermost: a slice of kt
-/// stays in L1 while every row tile reads it.
-template <typename L>
-GC_INLINE void scores(const float *q, int64_t rows, int64_t e, const float *kt, int64_t ktStride,
-                      int64_t keys, float *out, int64_t outStride) {
-  constexpr int64_t wide = L::kScoreVecs * L::kWidth;
-  for (int64_t j = 0; j < keys;) {
-    bool whole = j + wide <= keys;
-    for (int64_t r = 0; r < rows; r += L::kScoreRows)
-      withRows<L::kScoreRows>(rows - r, [&]<int R>() {
-        if (whole)
-          scoreTile<L, R, L::kScoreVecs>(q + r * e, e, kt + j, ktStride, out + r * outStride + j,
-                                         outStride);
-        else
-          scoreTile<L, R, 1>(q + r * e, e, kt + j, ktStride, out + r * outStride + j,
-                             outStride);
-      });
-    j += whole ? wide : L::kWidth;
-  }
-}
-
-/// out[r][:] += sum_j p[r][j] v[j][:] over `keys` keys, for R rows and NC
-/// vectors of columns.
-template <typename L, int R, int NC>
-GC_INLINE void valueTile(const float *p, int64_t pStride, int64_t keys, const float *v,
-                         int64_t vStride, float *out, int64_t outStride) {
-  typename L::Vec acc[R][NC];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < NC; ++c)
-      acc[r][c] = L::load(out + r * outStride + c * L::kWidth);
-  for (int64_t j = 0; j < keys; ++j) {
-    typename L::Vec vv[NC];
-    for (int c = 0; c < NC; ++c)
-      vv[c] = L::load(v + j * vStride + c * L::kWidth);
-    for (int r = 0; r < R; ++r) {
-      typename L::Vec pv = L::splat(p[r * pStride + j]);
-      for (int c = 0; c < NC; ++c)
-        acc[r][c] += pv * vv[c];
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < NC; ++c)
+    for (int c = 0; c < N; ++c)
       L::store(out + r * outStride + c * L::kWidth, acc[r][c]);
 }
 
-/// out (rows x cols, zeroed by the caller) = p (rows x keys) times v (keys
-/// x cols, cols a multiple of kPad), kValueKeys keys at a time so that
-/// their values stay in L1 across the row tiles.
-template <typename L>
-GC_INLINE void values(const float *p, int64_t pStride, int64_t rows, int64_t keys,
-                      const float *v, int64_t vStride, int64_t cols, float *out,
-                      int64_t outStride) {
-  constexpr int64_t wide = L::kValueVecs * L::kWidth;
-  for (int64_t j0 = 0; j0 < keys; j0 += kValueKeys) {
-    int64_t n = std::min(kValueKeys, keys - j0);
-    for (int64_t c = 0; c < cols;) {
-      bool whole = c + wide <= cols;
-      for (int64_t r = 0; r < rows; r += L::kValueRows)
-        withRows<L::kValueRows>(rows - r, [&]<int R>() {
-          const float *pr = p + r * pStride + j0, *vj = v + j0 * vStride + c;
-          float *o = out + r * outStride + c;
-          if (whole)
-            valueTile<L, R, L::kValueVecs>(pr, pStride, n, vj, vStride, o, outStride);
-          else
-            valueTile<L, R, 1>(pr, pStride, n, vj, vStride, o, outStride);
-        });
-      c += whole ? wide : L::kWidth;
-    }
+/// The product of `rows` rows of `a` (depth columns) and `b` (depth rows of
+/// `cols` columns, a multiple of kPad) in tiles of Rows x Vecs vectors.
+/// Columns outermost: a slice of `b` stays in L1 while every row tile
+/// reads it.
+template <typename L, int Rows, int Vecs, bool Accumulate>
+GC_INLINE void product(const float *a, int64_t aStride, int64_t rows, int64_t depth,
+                       const float *b, int64_t bStride, int64_t cols, float *out,
+                       int64_t outStride) {
+  constexpr int64_t wide = Vecs * L::kWidth;
+  for (int64_t c = 0; c < cols;) {
+    bool whole = c + wide <= cols;
+    for (int64_t r = 0; r < rows; r += Rows)
+      withRows<Rows>(rows - r, [&]<int R>() {
+        const float *ar = a + r * aStride;
+        float *o = out + r * outStride + c;
+        if (whole)
+          productTile<L, R, Vecs, Accumulate>(ar, aStride, depth, b + c, bStride, o, outStride);
+        else
+          productTile<L, R, 1, Accumulate>(ar, aStride, depth, b + c, bStride, o, outStride);
+      });
+    c += whole ? wide : L::kWidth;
   }
 }
 
@@ -246,7 +204,9 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
     for (int64_t c = 0; c < g.e; ++c)
       qs[r * g.e + c] = q[(i0 + r) * qo.rowStride + c * qo.colStride] * g.scale;
 
-  scores<L>(qs, rows, g.e, kt, g.sPadded, keysPadded, sc.scores.data(), g.sPadded);
+  // Scores: the scaled query rows times the keys.
+  product<L, L::kScoreRows, L::kScoreVecs, false>(qs, g.e, rows, g.e, kt, g.sPadded, keysPadded,
+                                                  sc.scores.data(), g.sPadded);
 
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const char *maskBase = g.hasMask ? buffers[mo.buffer] : nullptr;
@@ -297,9 +257,13 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
     sc.inverse[r] = max != kNegInf ? 1 / sum : 0;
   }
 
+  // Probabilities times values, kValueKeys keys at a time, so that their
+  // values stay in L1 across the row tiles.
   std::fill(out, out + rows * g.evPadded, 0.0f);
-  values<L>(sc.scores.data(), g.sPadded, rows, keys, vp, g.evPadded, g.evPadded, out,
-            g.evPadded);
+  for (int64_t j = 0; j < keys; j += kValueKeys)
+    product<L, L::kValueRows, L::kValueVecs, true>(
+        sc.scores.data() + j, g.sPadded, rows, std::min(kValueKeys, keys - j),
+        vp + j * g.evPadded, g.evPadded, g.evPadded, out, g.evPadded);
 
   float *dst = reinterpret_cast<float *>(buffers[oo.buffer]) + batchOffset(g, oo, b);
   for (int64_t r = 0; r < rows; ++r)
