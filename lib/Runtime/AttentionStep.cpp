@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace gc {
 
@@ -71,7 +72,16 @@ template <typename V, int ScoreRows, int ScoreVecs, int ValueRows, int ValueVecs
     return v;
   }
   static GC_INLINE void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
-  static GC_INLINE Vec splat(float x) { return Vec{} + x; }
+  /// x in every lane, as a shuffle of lane 0: GCC makes one broadcast and
+  /// keeps the tiles' accumulators in registers (`Vec{} + x` costs a
+  /// scalar add on a floating-point port, since 0 + x is not x for x = -0;
+  /// an initializer of x in every lane made GCC spill the accumulators).
+  static GC_INLINE Vec splat(float x) {
+    return [x]<size_t... I>(std::index_sequence<I...>) {
+      Vec v = {x};
+      return __builtin_shufflevector(v, v, ((void)I, 0)...);
+    }(std::make_index_sequence<kWidth>());
+  }
 };
 using LevelV4 = Level<Floats16, 8, 2, 4, 4>;
 using LevelV3 = Level<Floats8, 4, 2, 4, 2>;
