@@ -181,6 +181,10 @@ Expected<std::unique_ptr<Module>> Compilation::runPhase(Phase phase, std::unique
     return std::move(imported->module);
   }
   PipelineOptions pipeline = options_.pipeline;
+  // Training graphs are differentiated, and the GPU has no fused steps:
+  // only a CPU inference compile keeps the calls the CPU runs whole.
+  pipeline.core.cpuSteps = !options_.train && (!pipeline.codegen.device ||
+                                               *pipeline.codegen.device == TargetDevice::CPU);
   pipeline.codegen.useCache = pipeline.codegen.useCache && options_.useCache;
   Expected<std::vector<std::unique_ptr<Pass>>> passes = phasePasses(phase, pipeline);
   if (!passes)

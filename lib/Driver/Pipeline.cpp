@@ -47,7 +47,7 @@ std::string corePassList(const CorePipelineOptions &options) {
   if (options.freeze)
     p += options.weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn"
                                                   : ",freeze,fold-conv-bn";
-  p += ",decompose,canonicalize";
+  p += options.cpuSteps ? ",decompose-cpu,canonicalize" : ",decompose,canonicalize";
   if (options.freeze)
     p += ",constant-fold,fold-linear-bias";
   // Aliases are read off the final graph: earlier passes may still remove

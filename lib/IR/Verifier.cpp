@@ -1,6 +1,7 @@
 //===- Verifier.cpp - Structural checks -----------------------------------===//
 #include "gc/IR/Verifier.h"
 
+#include "gc/IR/CpuSteps.h"
 #include "gc/IR/Fields.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/LoopIR.h"
@@ -228,7 +229,7 @@ private:
   Error checkNode(const Node &n) {
     if (module_.level() >= Level::Loops)
       return failAt(n) << "op is not allowed at level " << levelName(module_.level());
-    if (module_.level() != Level::Aten && !isCoreOp(n.op()))
+    if (module_.level() != Level::Aten && !isCoreOp(n.op()) && !cpuRunsWhole(n))
       return failAt(n) << "op is not in the core op set, which level "
                        << levelName(module_.level()) << " requires";
     std::set<std::string> argNames;

@@ -441,6 +441,8 @@ const OpRegistry<OpLowering> &lowerings() {
         OpLowering{ops::aten_mm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_bmm_default, &GraphLowerer::externCall},
         OpLowering{ops::aten_convolution_default, &GraphLowerer::externCall},
+        // Only where the CPU pipeline kept it whole (gc/IR/CpuSteps.h).
+        OpLowering{ops::aten_scaled_dot_product_attention_default, &GraphLowerer::externCall},
     };
     OpRegistry<OpLowering> r;
     r.add(kTable);

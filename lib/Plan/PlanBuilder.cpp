@@ -16,6 +16,7 @@
 #include "gc/RuntimeFallback/FallbackPayload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace gc {
@@ -317,6 +318,31 @@ private:
                               intArg(node, "groups", 1), po);
   }
 
+  /// The fused attention step of a scaled_dot_product_attention Extern
+  /// (only a CPU compile keeps the op whole). The default scale needs a
+  /// static head dimension; without one the fallback runs the call.
+  Offset<fb::AttentionCall> attentionCall(const LoopNode &node) {
+    if (node.op != ops::aten_scaled_dot_product_attention_default)
+      return 0;
+    std::optional<uint32_t> q = tensorArg(node, "query"), k = tensorArg(node, "key"),
+                            v = tensorArg(node, "value"), mask = tensorArg(node, "attn_mask");
+    if (!q || !k || !v)
+      return 0;
+    double scale;
+    const LoopArg *given = findArg(node, "scale");
+    if (given && given->value.kind == ArgKind::Float && !given->value.floats.empty()) {
+      scale = given->value.floats[0];
+    } else {
+      const TensorType &query = node.inputs[*q].type;
+      const SymExpr *headDim = query.sizes.empty() ? nullptr : query.sizes.back();
+      if (!headDim || !headDim->isConst() || headDim->constant() <= 0)
+        return 0;
+      scale = 1 / std::sqrt(static_cast<double>(headDim->constant()));
+    }
+    return fb::CreateAttentionCall(fbb_, *q, *k, *v, mask ? static_cast<int32_t>(*mask) : -1,
+                                   intArg(node, "is_causal", 0) != 0, scale);
+  }
+
   /// One loop point's cost for the runtime's threading choice: the points
   /// of each node times its body's operations.
   Insns work(const LoopGraph &g, const KernelGroup &k) {
@@ -420,8 +446,11 @@ private:
         outs.push_back(view(v.buffer, v.type));
       auto inputs = fbb_.CreateVector(ins), outputs = fbb_.CreateVector(outs);
       Offset<fb::DnnlCall> dnnl;
-      if (ps.kind == PlanStep::Kind::Extern)
+      Offset<fb::AttentionCall> attention;
+      if (ps.kind == PlanStep::Kind::Extern) {
         dnnl = dnnlCall(node);
+        attention = attentionCall(node);
+      }
       Offset<fb::CallStep> call;
       Offset<flatbuffers::Vector<uint8_t>> fallback;
       if (ps.kind == PlanStep::Kind::Call) {
@@ -434,7 +463,8 @@ private:
         fallback = fbb_.CreateVector(reinterpret_cast<const uint8_t *>(payload.data()),
                                      payload.size());
       }
-      detail = fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback, call).Union();
+      detail =
+          fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback, call, attention).Union();
       type = fb::StepDetail::OpStep;
     }
     std::vector<fb::InplacePair> inplace;

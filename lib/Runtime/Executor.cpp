@@ -3,10 +3,11 @@
 // Buffers live in host memory: intermediates in one arena, inputs and
 // outputs in the caller's tensors where their layouts agree (else in
 // scratch memory, copied in and out). Kernels run over the thread pool,
-// extern steps through oneDNN. What the CPU and GPU executors share is in
+// extern steps through oneDNN or the fused attention step. What the CPU and GPU executors share is in
 // ExecutorBase.
 //
 //===----------------------------------------------------------------------===//
+#include "AttentionStep.h"
 #include "CudaExecutor.h"
 #include "DnnlExtern.h"
 #include "ExecutorBase.h"
@@ -90,6 +91,14 @@ Error CpuExecutor::prepareKernel(const plan::KernelStep &k, std::span<const int6
 }
 
 Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
+  if (op.attention()) {
+    Expected<std::unique_ptr<DnnlCall>> attention =
+        prepareAttention(op, si.inputs, si.outputs, pool_);
+    if (!attention)
+      return attention.error();
+    si.dnnl = attention.take();
+    return Error::success();
+  }
   // Weights do not change while the executor lives, so what oneDNN
   // derives from them (reordered weights) is kept.
   std::vector<bool> constant;

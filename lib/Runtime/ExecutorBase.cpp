@@ -230,7 +230,7 @@ Error ExecutorBase::init() {
       calls_[s] = call.take();
       continue;
     }
-    if (!st.detail_as_OpStep()->dnnl())
+    if (!st.detail_as_OpStep()->dnnl() && !st.detail_as_OpStep()->attention())
       needFallback.push_back(s);
   }
   if (!needFallback.empty()) {
@@ -428,7 +428,7 @@ Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector
           return l.error();
         out->push_back(l.take());
       }
-    if (!op.dnnl())
+    if (!op.dnnl() && !op.attention())
       continue;
     GC_RETURN_IF_ERROR(prepareExtern(op, si).withContext(what));
     if (!si.dnnl && !si.library)

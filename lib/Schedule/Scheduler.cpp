@@ -18,6 +18,7 @@
 #include "StridedSum.h"
 
 #include "gc/IR/KernelCode.h"
+#include "gc/IR/OpSchema.h"
 
 #include <algorithm>
 #include <map>
@@ -188,6 +189,13 @@ void shareKernels(LoopGraph &graph) {
 Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
                     const ScheduleOptions &options) {
   for (LoopNode &node : graph.nodes) {
+    // Only the CPU runtime has steps for ops outside the core set (those a
+    // CPU compile kept whole: gc/IR/CpuSteps.h).
+    if (node.kind == LoopNode::Kind::Extern && !isCoreOp(node.op) &&
+        options.device != TargetDevice::CPU)
+      return makeError() << "graph '" << graph.name << "': node '" << node.name << "' ("
+                         << opString(node.op) << ") was kept whole for the CPU and has no "
+                         << "step on this device; compile the archive for the device instead";
     if (!isLoopNode(node))
       continue;
     if (!node.storeIndex)

@@ -3,9 +3,11 @@
 // Rewrites every op outside the core set through its decomposition. A rule
 // may produce ops that are themselves decomposed, so the rewrite repeats
 // until only core ops are left (or a bound is hit, which means two rules
-// feed each other). The module's level becomes core.
+// feed each other). The module's level becomes core. The CPU variant keeps
+// the calls the CPU backend runs whole (gc/IR/CpuSteps.h).
 //
 //===----------------------------------------------------------------------===//
+#include "gc/IR/CpuSteps.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Ops/ShapeInference.h"
@@ -19,7 +21,8 @@ constexpr int kMaxRounds = 16;
 
 class DecomposePass : public Pass {
 public:
-  std::string_view name() const override { return "decompose"; }
+  explicit DecomposePass(bool forCpu) : forCpu_(forCpu) {}
+  std::string_view name() const override { return forCpu_ ? "decompose-cpu" : "decompose"; }
 
   Error run(Module &m) override {
     const DecompositionRegistry &rules = decompositions();
@@ -27,7 +30,7 @@ public:
       for (int round = 0;; ++round) {
         bool allCore = true;
         for (const auto &n : g->nodes())
-          allCore &= isCoreOp(n->op()) && (round > 0 || !rules.find(n->op()));
+          allCore &= keeps(*n) || (isCoreOp(n->op()) && (round > 0 || !rules.find(n->op())));
         if (allCore)
           break;
         if (round == kMaxRounds)
@@ -36,6 +39,8 @@ public:
         Graph &current = *m.graph(g->name());
         GC_RETURN_IF_ERROR(rewriteGraph(m, current, [&](RewriteContext &ctx) {
           OpId op = ctx.node().op();
+          if (keeps(ctx.node()))
+            return std::optional<std::vector<Value *>>();
           const DecompositionEntry *rule = rules.find(op);
           // A core op stays, unless its inputs changed so that the call no
           // longer holds (a view of what is now a non-viewable layout); then
@@ -55,10 +60,16 @@ public:
     m.setLevel(Level::Core);
     return Error::success();
   }
+
+private:
+  bool keeps(const Node &n) const { return forCpu_ && cpuRunsWhole(n); }
+
+  bool forCpu_;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createDecomposePass() { return std::make_unique<DecomposePass>(); }
+std::unique_ptr<Pass> createDecomposePass() { return std::make_unique<DecomposePass>(false); }
+std::unique_ptr<Pass> createDecomposeCpuPass() { return std::make_unique<DecomposePass>(true); }
 
 } // namespace gc

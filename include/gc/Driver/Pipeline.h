@@ -56,6 +56,9 @@ struct CorePipelineOptions {
   /// conv/batch-norm fold into the convolution's weight); the small
   /// per-channel constants still fold.
   WeightsMode weights = WeightsMode::Embed;
+  /// The CPU backend will run the graph (inference): the calls it runs as
+  /// one step of their own stay whole (gc/IR/CpuSteps.h).
+  bool cpuSteps = false;
 };
 
 /// What the phases' passes are made from.

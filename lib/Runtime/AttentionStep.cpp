@@ -1,0 +1,471 @@
+//===- AttentionStep.cpp - Fused attention on the CPU ---------------------===//
+//
+// The step packs each batch entry's keys transposed ([E, S], rows padded
+// to whole vectors) and its values ([S, Ev] padded), then splits the
+// (batch entry, block of kBlockRows query rows) pairs over the threads.
+// Per pair: scores = (query * scale) keys^T into a per-thread buffer
+// (kBlockRows x S floats: in L2 for a few thousand keys), the mask and the
+// causal bound applied, one softmax pass per row, and probabilities times
+// values accumulated in registers. The products are register-tiled on
+// vectors (GCC's vector extensions); the code is compiled three times, for
+// x86-64-v4, v3 and the baseline, and the host's level (or $GC_CPU_TARGET,
+// as for a package's kernels) picks one.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionStep.h"
+
+#include "gc/Support/Target.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace gc {
+
+namespace {
+
+/// The generated kernels' exponential (branch-free, so the row loop below
+/// vectorizes through it), shared rather than written again.
+#pragma GCC diagnostic ignored "-Wunused-function"
+namespace math {
+// Inlined into the row loop, which it would otherwise keep scalar.
+inline float gc_expf(float x) __attribute__((always_inline));
+#include "../Codegen/MathLibrary.c"
+} // namespace math
+// Vec values never cross a call between code of different levels (the
+// helpers are inlined), so the ABI note on 64-byte vectors does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/// Packed rows are padded to a multiple of kPad floats: whole vectors on
+/// every level.
+constexpr int64_t kPad = 16;
+/// Query rows per task: their scores (kBlockRows x S floats) stay in cache.
+constexpr int64_t kBlockRows = 32;
+/// Keys per pass of the probabilities-times-values product: their values
+/// (kValueKeys x Ev floats) stay in L1 across the block's row tiles.
+constexpr int64_t kValueKeys = 64;
+
+#define GC_INLINE inline __attribute__((always_inline))
+
+/// The vectors of each level (GCC's vector extensions; an attribute on a
+/// dependent type would be dropped, so they are spelled out here).
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef float Floats4 __attribute__((vector_size(16)));
+
+/// The vector type and register tiles of one CPU level: scores in tiles
+/// of ScoreRows x ScoreVecs vectors, probabilities times values in tiles
+/// of ValueRows x ValueVecs vectors, each tile's accumulators in
+/// registers (32 vector registers with AVX-512, 16 below).
+template <typename V, int ScoreRows, int ScoreVecs, int ValueRows, int ValueVecs> struct Level {
+  using Vec = V;
+  static constexpr int kWidth = sizeof(V) / sizeof(float), kScoreRows = ScoreRows,
+                       kScoreVecs = ScoreVecs, kValueRows = ValueRows, kValueVecs = ValueVecs;
+  static_assert(kPad % kWidth == 0, "padding must hold whole vectors");
+
+  static GC_INLINE Vec load(const float *p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static GC_INLINE void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+  /// x in every lane, as a shuffle of lane 0: GCC makes one broadcast and
+  /// keeps the tiles' accumulators in registers (`Vec{} + x` costs a
+  /// scalar add on a floating-point port, since 0 + x is not x for x = -0;
+  /// an initializer of x in every lane made GCC spill the accumulators).
+  static GC_INLINE Vec splat(float x) {
+    return [x]<size_t... I>(std::index_sequence<I...>) {
+      Vec v = {x};
+      return __builtin_shufflevector(v, v, ((void)I, 0)...);
+    }(std::make_index_sequence<kWidth>());
+  }
+};
+using LevelV4 = Level<Floats16, 8, 2, 4, 4>;
+using LevelV3 = Level<Floats8, 4, 2, 4, 2>;
+using LevelBase = Level<Floats4, 4, 2, 4, 2>;
+
+int64_t roundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+/// Where one operand's batch entries lie: an element stride per batch
+/// dimension of the output (0 where the operand broadcasts), and the
+/// strides of its two matrix dimensions.
+struct Operand {
+  uint32_t buffer = 0;
+  int64_t offset = 0;
+  std::vector<int64_t> batchStrides;
+  int64_t rowStride = 0, colStride = 0;
+};
+
+/// Everything one run needs, evaluated once per step instance.
+struct Geometry {
+  std::vector<int64_t> batchSizes;
+  int64_t batch = 1;
+  int64_t l = 0, s = 0, e = 0, ev = 0;
+  int64_t sPadded = 0, evPadded = 0;
+  float scale = 1;
+  bool causal = false;
+  bool hasMask = false, boolMask = false;
+  Operand layouts[5]; ///< by OperandIndex
+};
+
+enum OperandIndex { kQuery, kKey, kValue, kMask, kOut };
+
+/// Element offset of batch entry `b` in operand `o`.
+int64_t batchOffset(const Geometry &g, const Operand &o, int64_t b) {
+  int64_t off = o.offset;
+  for (size_t d = g.batchSizes.size(); d-- > 0;) {
+    int64_t size = g.batchSizes[d];
+    off += (b % size) * o.batchStrides[d];
+    b /= size;
+  }
+  return off;
+}
+
+/// Runs `fn.template operator()<R>()` for a row count 1..Max known only at
+/// run time.
+template <int Max, typename Fn> GC_INLINE void withRows(int64_t rows, Fn &&fn) {
+  if constexpr (Max > 1)
+    if (rows < Max)
+      return withRows<Max - 1>(rows, fn);
+  fn.template operator()<Max>();
+}
+
+/// out[r][:] = (with Accumulate: out[r][:] +) sum_k a[r][k] b[k][:] for R
+/// rows of `a` and N vectors of columns of `b`, over `depth` values of k;
+/// the accumulators stay in registers.
+template <typename L, int R, int N, bool Accumulate>
+GC_INLINE void productTile(const float *a, int64_t aStride, int64_t depth, const float *b,
+                           int64_t bStride, float *out, int64_t outStride) {
+  typename L::Vec acc[R][N] = {};
+  if (Accumulate)
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < N; ++c)
+        acc[r][c] = L::load(out + r * outStride + c * L::kWidth);
+  for (int64_t k = 0; k < depth; ++k) {
+    typename L::Vec bv[N];
+    for (int c = 0; c < N; ++c)
+      bv[c] = L::load(b + k * bStride + c * L::kWidth);
+    for (int r = 0; r < R; ++r) {
+      typename L::Vec av = L::splat(a[r * aStride + k]);
+      for (int c = 0; c < N; ++c)
+        acc[r][c] += av * bv[c];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < N; ++c)
+      L::store(out + r * outStride + c * L::kWidth, acc[r][c]);
+}
+
+/// The product of `rows` rows of `a` (depth columns) and `b` (depth rows of
+/// `cols` columns, a multiple of kPad) in tiles of Rows x Vecs vectors.
+/// Columns outermost: a slice of `b` stays in L1 while every row tile
+/// reads it.
+template <typename L, int Rows, int Vecs, bool Accumulate>
+GC_INLINE void product(const float *a, int64_t aStride, int64_t rows, int64_t depth,
+                       const float *b, int64_t bStride, int64_t cols, float *out,
+                       int64_t outStride) {
+  constexpr int64_t wide = Vecs * L::kWidth;
+  for (int64_t c = 0; c < cols;) {
+    bool whole = c + wide <= cols;
+    for (int64_t r = 0; r < rows; r += Rows)
+      withRows<Rows>(rows - r, [&]<int R>() {
+        const float *ar = a + r * aStride;
+        float *o = out + r * outStride + c;
+        if (whole)
+          productTile<L, R, Vecs, Accumulate>(ar, aStride, depth, b + c, bStride, o, outStride);
+        else
+          productTile<L, R, 1, Accumulate>(ar, aStride, depth, b + c, bStride, o, outStride);
+      });
+    c += whole ? wide : L::kWidth;
+  }
+}
+
+/// The per-thread memory of one task.
+struct Scratch {
+  std::vector<float> query, scores, out, inverse;
+};
+
+/// One (batch entry, block of query rows) task. `kt` and `vp` are the
+/// packed keys and values of every batch entry.
+template <typename L>
+GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktAll,
+                       const float *vpAll, int64_t task, Scratch &sc) {
+  using Vec = typename L::Vec;
+  int64_t blocks = (g.l + kBlockRows - 1) / kBlockRows;
+  int64_t b = task / blocks, i0 = task % blocks * kBlockRows;
+  int64_t rows = std::min(kBlockRows, g.l - i0);
+  const Operand &qo = g.layouts[kQuery], &mo = g.layouts[kMask], &oo = g.layouts[kOut];
+  const float *q = reinterpret_cast<const float *>(buffers[qo.buffer]) + batchOffset(g, qo, b);
+  const float *kt = ktAll + b * g.e * g.sPadded;
+  const float *vp = vpAll + b * g.s * g.evPadded;
+  // Keys past the block's last row are masked for all of its rows.
+  int64_t keys = g.causal ? std::min(g.s, i0 + rows) : g.s;
+  int64_t keysPadded = roundUp(keys, kPad);
+
+  sc.query.resize(kBlockRows * g.e);
+  sc.scores.resize(kBlockRows * g.sPadded);
+  sc.out.resize(kBlockRows * g.evPadded);
+  sc.inverse.resize(kBlockRows);
+  float *qs = sc.query.data(), *out = sc.out.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < g.e; ++c)
+      qs[r * g.e + c] = q[(i0 + r) * qo.rowStride + c * qo.colStride] * g.scale;
+
+  // Scores: the scaled query rows times the keys.
+  product<L, L::kScoreRows, L::kScoreVecs, false>(qs, g.e, rows, g.e, kt, g.sPadded, keysPadded,
+                                                  sc.scores.data(), g.sPadded);
+
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const char *maskBase = g.hasMask ? buffers[mo.buffer] : nullptr;
+  int64_t maskOffset = maskBase ? batchOffset(g, mo, b) : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t i = i0 + r;
+    float *row = sc.scores.data() + r * g.sPadded;
+    int64_t kept = g.causal ? std::min(g.s, i + 1) : g.s;
+    if (maskBase) {
+      int64_t at = maskOffset + i * mo.rowStride;
+      if (g.boolMask) {
+        const uint8_t *m = reinterpret_cast<const uint8_t *>(maskBase);
+        for (int64_t j = 0; j < kept; ++j)
+          row[j] = m[at + j * mo.colStride] ? row[j] : kNegInf;
+      } else {
+        const float *m = reinterpret_cast<const float *>(maskBase);
+        for (int64_t j = 0; j < kept; ++j)
+          row[j] += m[at + j * mo.colStride];
+      }
+    }
+    // Whole vectors from here on: the keys up to the next vector boundary
+    // count as masked (the scores buffer has room: sPadded).
+    int64_t keptPadded = roundUp(kept, kPad);
+    std::fill(row + kept, row + keptPadded, kNegInf);
+    Vec maxes = L::splat(kNegInf);
+    for (int64_t j = 0; j < keptPadded; j += L::kWidth) {
+      Vec x = L::load(row + j);
+      maxes = maxes > x ? maxes : x;
+    }
+    float lanes[L::kWidth] = {};
+    L::store(lanes, maxes);
+    float max = *std::max_element(lanes, lanes + L::kWidth);
+    float sum = 0;
+    if (max != kNegInf) {
+      for (int64_t j = 0; j < keptPadded; ++j)
+        row[j] = math::gc_expf(row[j] - max);
+      Vec sums = {};
+      for (int64_t j = 0; j < keptPadded; j += L::kWidth)
+        sums += L::load(row + j);
+      L::store(lanes, sums);
+      for (float x : lanes)
+        sum += x;
+    }
+    // Masked keys and those past the causal bound weigh nothing; a row
+    // masked entirely gives zeros, as torch's math kernel does.
+    for (int64_t j = max != kNegInf ? kept : 0; j < keys; ++j)
+      row[j] = 0;
+    sc.inverse[r] = max != kNegInf ? 1 / sum : 0;
+  }
+
+  // Probabilities times values, kValueKeys keys at a time, so that their
+  // values stay in L1 across the row tiles.
+  std::fill(out, out + rows * g.evPadded, 0.0f);
+  for (int64_t j = 0; j < keys; j += kValueKeys)
+    product<L, L::kValueRows, L::kValueVecs, true>(
+        sc.scores.data() + j, g.sPadded, rows, std::min(kValueKeys, keys - j),
+        vp + j * g.evPadded, g.evPadded, g.evPadded, out, g.evPadded);
+
+  float *dst = reinterpret_cast<float *>(buffers[oo.buffer]) + batchOffset(g, oo, b);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < g.ev; ++c)
+      dst[(i0 + r) * oo.rowStride + c * oo.colStride] = out[r * g.evPadded + c] * sc.inverse[r];
+}
+
+/// Packs batch entry `b`'s keys transposed and its values, zero-padded.
+GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, float *vpAll,
+                        int64_t b) {
+  const Operand &ko = g.layouts[kKey], &vo = g.layouts[kValue];
+  const float *k = reinterpret_cast<const float *>(buffers[ko.buffer]) + batchOffset(g, ko, b);
+  const float *v = reinterpret_cast<const float *>(buffers[vo.buffer]) + batchOffset(g, vo, b);
+  float *kt = ktAll + b * g.e * g.sPadded, *vp = vpAll + b * g.s * g.evPadded;
+  std::fill(kt, kt + g.e * g.sPadded, 0.0f);
+  for (int64_t j = 0; j < g.s; ++j)
+    for (int64_t c = 0; c < g.e; ++c)
+      kt[c * g.sPadded + j] = k[j * ko.rowStride + c * ko.colStride];
+  for (int64_t j = 0; j < g.s; ++j) {
+    float *row = vp + j * g.evPadded;
+    for (int64_t c = 0; c < g.ev; ++c)
+      row[c] = v[j * vo.rowStride + c * vo.colStride];
+    std::fill(row + g.ev, row + g.evPadded, 0.0f);
+  }
+}
+
+/// Runs tasks [begin, end): packing (pack set) or attention blocks.
+template <typename L>
+GC_INLINE void runTasks(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+                        int64_t begin, int64_t end) {
+  if (pack) {
+    for (int64_t b = begin; b < end; ++b)
+      packTask(g, buffers, kt, vp, b);
+    return;
+  }
+  thread_local Scratch scratch;
+  for (int64_t t = begin; t < end; ++t)
+    runTask<L>(g, buffers, kt, vp, t, scratch);
+}
+
+using TasksFn = void (*)(const Geometry &, char *const *, float *, float *, bool, int64_t,
+                         int64_t);
+
+// One copy per CPU level; the ISA lists are x86-64-v4's and v3's.
+__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,bmi2,lzcnt,"
+                      "movbe,f16c"))) void
+runTasksV4(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+           int64_t begin, int64_t end) {
+  runTasks<LevelV4>(g, buffers, kt, vp, pack, begin, end);
+}
+__attribute__((target("avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"))) void
+runTasksV3(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+           int64_t begin, int64_t end) {
+  runTasks<LevelV3>(g, buffers, kt, vp, pack, begin, end);
+}
+void runTasksBase(const Geometry &g, char *const *buffers, float *kt, float *vp, bool pack,
+                  int64_t begin, int64_t end) {
+  runTasks<LevelBase>(g, buffers, kt, vp, pack, begin, end);
+}
+
+/// The copy for the highest level this CPU runs, or the one
+/// $GC_CPU_TARGET names (as for a package's kernels).
+Expected<TasksFn> levelTasks() {
+  Expected<std::string> level = selectCpuTarget("x86-64,x86-64-v3,x86-64-v4");
+  if (!level)
+    return level.error();
+  if (*level == "x86-64-v4")
+    return runTasksV4;
+  if (*level == "x86-64-v3")
+    return runTasksV3;
+  return runTasksBase;
+}
+
+class AttentionStep final : public DnnlCall {
+public:
+  AttentionStep(Geometry g, const ThreadPool &pool, TasksFn tasks)
+      : g_(std::move(g)), pool_(pool), tasks_(tasks),
+        kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
+
+  Error run(char *const *buffers, DnnlReorders *) override {
+    int64_t blocks = (g_.l + kBlockRows - 1) / kBlockRows;
+    for (bool pack : {true, false})
+      pool_.parallelFor(pack ? g_.batch : g_.batch * blocks, [&](int64_t begin, int64_t end) {
+        tasks_(g_, buffers, kt_.data(), vp_.data(), pack, begin, end);
+      });
+    return Error::success();
+  }
+
+private:
+  Geometry g_;
+  const ThreadPool &pool_;
+  TasksFn tasks_;
+  std::vector<float> kt_, vp_;
+};
+
+std::string shapeText(const std::vector<int64_t> &sizes) {
+  std::string t = "[";
+  for (size_t d = 0; d < sizes.size(); ++d)
+    t += (d ? ", " : "") + std::to_string(sizes[d]);
+  return t + "]";
+}
+
+} // namespace
+
+Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
+                                                     const std::vector<StridedLayout> &inputs,
+                                                     const std::vector<StridedLayout> &outputs,
+                                                     const ThreadPool &pool) {
+  const plan::AttentionCall &call = *step.attention();
+  constexpr const char *kRefuses = "the fused attention step refuses this call: ";
+  int32_t mask = call.mask();
+  for (int64_t i : {int64_t(call.query()), int64_t(call.key()), int64_t(call.value()),
+                    int64_t(mask)})
+    if (i >= static_cast<int64_t>(inputs.size()))
+      return makeError() << kRefuses << "input " << i << " of " << inputs.size();
+  if (outputs.size() != 1)
+    return makeError() << kRefuses << outputs.size() << " outputs, not 1";
+  const StridedLayout *views[5] = {&inputs[call.query()], &inputs[call.key()],
+                                   &inputs[call.value()], mask >= 0 ? &inputs[mask] : nullptr,
+                                   &outputs[0]};
+  const plan::View *planViews[5] = {step.inputs()->Get(call.query()),
+                                    step.inputs()->Get(call.key()),
+                                    step.inputs()->Get(call.value()),
+                                    mask >= 0 ? step.inputs()->Get(mask) : nullptr,
+                                    step.outputs()->Get(0)};
+  static constexpr const char *kNames[5] = {"query", "key", "value", "attn_mask", "output"};
+  for (int o = 0; o < 5; ++o) {
+    if (!views[o])
+      continue;
+    plan::DType t = planViews[o]->dtype();
+    if (t != plan::DType::Float32 && !(o == kMask && t == plan::DType::Bool))
+      return makeError() << kRefuses << kNames[o] << " is " << plan::EnumNameDType(t)
+                      << (o == kMask ? ", not bool or float32" : ", not float32");
+  }
+  const StridedLayout &out = outputs[0];
+  size_t rank = out.sizes.size();
+  if (rank < 2)
+    return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " has rank below 2";
+  Geometry g;
+  g.batchSizes.assign(out.sizes.begin(), out.sizes.end() - 2);
+  for (int64_t n : g.batchSizes)
+    g.batch *= n;
+  g.l = out.sizes[rank - 2];
+  g.ev = out.sizes[rank - 1];
+  g.e = views[kQuery]->sizes.empty() ? 0 : views[kQuery]->sizes.back();
+  // What each operand's two matrix dimensions must be.
+  int64_t want[5][2] = {{g.l, g.e}, {0, g.e}, {0, g.ev}, {g.l, 0}, {g.l, g.ev}};
+  if (views[kKey]->sizes.size() >= 2)
+    g.s = views[kKey]->sizes[views[kKey]->sizes.size() - 2];
+  want[kKey][0] = want[kValue][0] = want[kMask][1] = g.s;
+  for (int o = 0; o < 5; ++o) {
+    if (!views[o])
+      continue;
+    const StridedLayout &l = *views[o];
+    size_t r = l.sizes.size();
+    Operand &op = g.layouts[o];
+    op.buffer = planViews[o]->buffer();
+    op.offset = l.offset;
+    op.batchStrides.assign(rank - 2, 0);
+    // A mask may have fewer dimensions (it broadcasts from the right);
+    // the others have the output's rank.
+    bool fits = o == kMask ? r <= rank : r == rank;
+    for (size_t d = 0; fits && d < r; ++d) {
+      size_t od = rank - r + d;
+      int64_t size = l.sizes[d];
+      int64_t expect = od < rank - 2 ? g.batchSizes[od] : want[o][od - (rank - 2)];
+      if (size != expect && !(o == kMask && size == 1) && !(od < rank - 2 && size == 1))
+        fits = false;
+      int64_t stride = size == 1 ? 0 : l.strides[d];
+      if (od < rank - 2)
+        op.batchStrides[od] = stride;
+      else if (od == rank - 2)
+        op.rowStride = stride;
+      else
+        op.colStride = stride;
+    }
+    if (!fits)
+      return makeError() << kRefuses << kNames[o] << " " << shapeText(l.sizes) << " does not fit the output "
+                      << shapeText(out.sizes) << " with " << g.s << " keys of size " << g.e;
+  }
+  if (g.batch == 0 || g.l == 0 || g.ev == 0)
+    return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " is empty";
+  g.sPadded = roundUp(std::max<int64_t>(g.s, 1), kPad);
+  g.evPadded = roundUp(g.ev, kPad);
+  g.scale = static_cast<float>(call.scale());
+  g.causal = call.causal();
+  g.hasMask = mask >= 0;
+  g.boolMask = g.hasMask && planViews[kMask]->dtype() == plan::DType::Bool;
+  Expected<TasksFn> tasks = levelTasks();
+  if (!tasks)
+    return tasks.error();
+  return std::unique_ptr<DnnlCall>(std::make_unique<AttentionStep>(std::move(g), pool, *tasks));
+}
+
+} // namespace gc

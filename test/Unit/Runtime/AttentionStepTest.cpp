@@ -1,0 +1,206 @@
+//===- AttentionStepTest.cpp - The fused attention step against the reference -===//
+//
+// scaled_dot_product_attention as an Extern step (the runtime's fused
+// attention) and as a Fallback step (the reference interpreter's kernel) on
+// the same inputs: sizes that are not multiples of the step's vectors and
+// blocks, strided and broadcast operands, each mask form, and a row masked
+// entirely.
+//
+//===----------------------------------------------------------------------===//
+#include "LoopGraphMaker.h"
+
+#include "gc/Support/Target.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+using namespace gc;
+using namespace gc::test;
+
+namespace {
+
+/// One operand: its sizes, its strides (empty: contiguous, also its
+/// buffer's layout), its dtype and its contents.
+struct Operand {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  DType dtype = DType::Float32;
+  std::vector<float> data; ///< for Bool: 0 or 1 per element
+};
+
+struct AttentionCase {
+  Operand query, key, value;
+  std::optional<Operand> mask;
+  std::vector<int64_t> outShape;
+  bool causal = false;
+  std::optional<double> scale;
+};
+
+int64_t product(const std::vector<int64_t> &sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    n *= s;
+  return n;
+}
+
+/// Elements a strided view reaches, from 0.
+int64_t extent(const Operand &o) {
+  if (o.strides.empty())
+    return product(o.sizes);
+  int64_t last = 0;
+  for (size_t d = 0; d < o.sizes.size(); ++d)
+    last += (o.sizes[d] - 1) * o.strides[d];
+  return last + 1;
+}
+
+/// Runs the case as a step of `kind`; the result, or the error of making
+/// the executor or running it.
+Expected<std::vector<float>> run(const AttentionCase &c, LoopNode::Kind kind) {
+  LoopGraphMaker g;
+  std::vector<const Operand *> operands = {&c.query, &c.key, &c.value};
+  if (c.mask)
+    operands.push_back(&*c.mask);
+  std::vector<BufferView> views;
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<TensorRef> refs;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Operand &o = *operands[i];
+    int64_t n = extent(o);
+    uint32_t b = g.input("in" + std::to_string(i), o.dtype, g.ks({n}));
+    BufferView v = g.whole(b);
+    std::vector<int64_t> strides = o.strides;
+    if (strides.empty())
+      for (int64_t d = o.sizes.size(), step = 1; d-- > 0; step *= o.sizes[d])
+        strides.insert(strides.begin(), step);
+    v.type = g.view(o.dtype, g.ks(o.sizes), g.ks(strides));
+    views.push_back(v);
+    std::vector<uint8_t> &raw = bytes.emplace_back();
+    if (o.dtype == DType::Bool) {
+      raw.assign(o.data.begin(), o.data.end());
+    } else {
+      raw.resize(o.data.size() * sizeof(float));
+      std::memcpy(raw.data(), o.data.data(), raw.size());
+    }
+    refs.push_back({raw.data(), o.dtype, {n}, {}});
+  }
+  uint32_t out = g.buffer("out", BufferKind::Output, DType::Float32, g.ks(c.outShape));
+  LoopNode &node = g.callNode(kind, ops::aten_scaled_dot_product_attention_default, views,
+                              {g.whole(out)});
+  node.args = {tensorArg("query", 0), tensorArg("key", 1), tensorArg("value", 2)};
+  if (c.mask)
+    node.args.push_back(tensorArg("attn_mask", 3));
+  node.args.push_back(boolArg("is_causal", c.causal));
+  if (c.scale)
+    node.args.push_back({"scale", true, Arg::real(*c.scale)});
+  g.output("out", out, g.whole(out).type);
+  FakeLibrary lib;
+  Expected<std::unique_ptr<Executor>> exec = g.executor(lib, {2});
+  if (!exec)
+    return exec.error();
+  std::vector<float> result(product(c.outShape), NAN);
+  if (Error e = (*exec)->run(refs, std::vector<TensorRef>{ref(result, c.outShape)}))
+    return e;
+  return result;
+}
+
+void expectMatchesReference(const AttentionCase &c) {
+  Expected<std::vector<float>> got = run(c, LoopNode::Kind::Extern);
+  Expected<std::vector<float>> want = run(c, LoopNode::Kind::Fallback);
+  ASSERT_TRUE(bool(got)) << got.error().message();
+  ASSERT_TRUE(bool(want)) << want.error().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i)
+    ASSERT_NEAR((*got)[i], (*want)[i], 1e-5 + 1e-4 * std::abs((*want)[i])) << "element " << i;
+}
+
+Operand floats(std::vector<int64_t> sizes, unsigned seed, std::vector<int64_t> strides = {}) {
+  Operand o{std::move(sizes), std::move(strides), DType::Float32, {}};
+  o.data = randomFloats(extent(o), seed);
+  // Scores spread beyond [-1, 1], so that softmax is far from uniform.
+  for (float &x : o.data)
+    x *= 3;
+  return o;
+}
+
+// Query rows 37 (a block of 32 and 5 more), keys 45 (not whole vectors),
+// head dim 20 and value dim 24 (neither).
+constexpr int64_t kL = 37, kS = 45, kE = 20, kEv = 24;
+
+AttentionCase plainCase() {
+  return {floats({2, 3, kL, kE}, 1), floats({2, 3, kS, kE}, 2), floats({2, 3, kS, kEv}, 3),
+          std::nullopt, {2, 3, kL, kEv}};
+}
+
+TEST(AttentionStep, NoMask) { expectMatchesReference(plainCase()); }
+
+TEST(AttentionStep, AdditiveMaskBroadcastOverBatch) {
+  AttentionCase c = plainCase();
+  c.mask = floats({kL, kS}, 4);
+  c.scale = 0.3;
+  expectMatchesReference(c);
+}
+
+TEST(AttentionStep, BoolMaskWithARowMaskedEntirely) {
+  AttentionCase c = plainCase();
+  Operand m{{2, 1, kL, kS}, {}, DType::Bool, {}};
+  std::vector<float> r = randomFloats(product(m.sizes), 5);
+  for (size_t i = 0; i < r.size(); ++i) {
+    int64_t row = (i / kS) % kL;
+    m.data.push_back(row != 3 && r[i] > -0.4f ? 1 : 0);
+  }
+  c.mask = m;
+  expectMatchesReference(c);
+  // That row is zeros, as torch's math kernel gives.
+  Expected<std::vector<float>> got = run(c, LoopNode::Kind::Extern);
+  ASSERT_TRUE(bool(got));
+  for (int64_t col = 0; col < kEv; ++col)
+    EXPECT_EQ((*got)[3 * kEv + col], 0.0f);
+}
+
+TEST(AttentionStep, Causal) {
+  AttentionCase c = plainCase();
+  c.causal = true;
+  expectMatchesReference(c);
+}
+
+TEST(AttentionStep, StridedQueryAndBroadcastKeysAndValues) {
+  // The query as a [2, 37, 3, 20] tensor seen as [2, 3, 37, 20], as a
+  // transformer's head split leaves it; keys and values shared by the batch.
+  AttentionCase c = plainCase();
+  c.query = floats({2, 3, kL, kE}, 6, {kL * 3 * kE, kE, 3 * kE, 1});
+  c.key = floats({1, 3, kS, kE}, 7);
+  c.value = floats({1, 3, kS, kEv}, 8);
+  expectMatchesReference(c);
+}
+
+TEST(AttentionStep, EveryCpuLevel) {
+  // The step's copies for lower levels than this CPU's, as $GC_CPU_TARGET
+  // picks them (a level above the CPU's is an error there, so it is left
+  // out).
+  AttentionCase c = plainCase();
+  c.mask = floats({kL, kS}, 9);
+  for (const char *level : {"x86-64", "x86-64-v3"}) {
+    if (level == std::string("x86-64-v3") && hostCpuLevel() == "x86-64")
+      continue;
+    setenv("GC_CPU_TARGET", level, 1);
+    expectMatchesReference(c);
+    unsetenv("GC_CPU_TARGET");
+  }
+}
+
+TEST(AttentionStep, RefusesValuesThatDoNotFitTheOutput) {
+  AttentionCase c = plainCase();
+  c.outShape = {2, 3, kL, kEv + 1};
+  Expected<std::vector<float>> got = run(c, LoopNode::Kind::Extern);
+  ASSERT_FALSE(bool(got));
+  EXPECT_NE(got.error().message().find("the fused attention step refuses this call: value "
+                                       "[2, 3, 45, 24] does not fit the output [2, 3, 37, 25]"),
+            std::string::npos)
+      << got.error().message();
+}
+
+} // namespace
