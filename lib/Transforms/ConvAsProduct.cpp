@@ -28,19 +28,16 @@
 #include "gc/Transforms/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
+#include <algorithm>
+
 namespace gc {
 
 namespace {
 
-/// The static sizes of `t`, or nullopt if one is symbolic.
-std::optional<std::vector<int64_t>> staticSizes(const TensorType &t) {
-  std::vector<int64_t> sizes;
-  for (const SymExpr *s : t.sizes) {
-    if (!s->isConst())
-      return std::nullopt;
-    sizes.push_back(s->constant());
-  }
-  return sizes;
+/// Whether every size of `t` is a constant (im2col needs the image's).
+bool hasStaticSizes(const TensorType &t) {
+  return std::all_of(t.sizes.begin(), t.sizes.end(),
+                     [](const SymExpr *s) { return s->isConst(); });
 }
 
 /// Whether `n` is a convolution this pass rewrites: on a CUDA tensor, or
@@ -56,7 +53,7 @@ bool rewritable(const Node &n, bool cudaTarget) {
   const TensorType &yt = n.results()[0]->type().tensor;
   return xt.rank() == 4 && wt.rank() == 4 && xt.dtype == DType::Float32 &&
          wt.dtype == DType::Float32 && (cudaTarget || xt.device.kind == DeviceKind::CUDA) &&
-         staticSizes(xt) && staticSizes(wt) && staticSizes(yt);
+         hasStaticSizes(xt) && hasStaticSizes(wt) && hasStaticSizes(yt);
 }
 
 class ConvAsProductPass : public Pass {
