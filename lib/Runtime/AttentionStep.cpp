@@ -347,7 +347,7 @@ Expected<TasksFn> levelTasks() {
   return runTasksBase;
 }
 
-class AttentionStep final : public DnnlCall {
+class AttentionStep final : public CpuCall {
 public:
   AttentionStep(Geometry g, const ThreadPool &pool, TasksFn tasks)
       : g_(std::move(g)), pool_(pool), tasks_(tasks),
@@ -378,7 +378,7 @@ std::string shapeText(const std::vector<int64_t> &sizes) {
 
 } // namespace
 
-Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
+Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
                                                      const std::vector<StridedLayout> &inputs,
                                                      const std::vector<StridedLayout> &outputs,
                                                      const ThreadPool &pool) {
@@ -465,7 +465,7 @@ Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
   Expected<TasksFn> tasks = levelTasks();
   if (!tasks)
     return tasks.error();
-  return std::unique_ptr<DnnlCall>(std::make_unique<AttentionStep>(std::move(g), pool, *tasks));
+  return std::unique_ptr<CpuCall>(std::make_unique<AttentionStep>(std::move(g), pool, *tasks));
 }
 
 } // namespace gc

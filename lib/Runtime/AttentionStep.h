@@ -19,7 +19,7 @@ namespace gc {
 /// The attention step `step` describes (its `attention` is set) on these
 /// views, or an error naming what it refuses (dtypes, shapes that do not
 /// fit). The step runs on `pool`, which must outlive it.
-Expected<std::unique_ptr<DnnlCall>> prepareAttention(const plan::OpStep &step,
+Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
                                                      const std::vector<StridedLayout> &inputs,
                                                      const std::vector<StridedLayout> &outputs,
                                                      const ThreadPool &pool);

@@ -62,7 +62,7 @@ struct Operand {
   const char *reorderedFrom = nullptr;
 };
 
-class PrimitiveCall final : public DnnlCall {
+class PrimitiveCall final : public CpuCall {
 public:
   PrimitiveCall(dnnl::stream &stream, dnnl::primitive prim, std::vector<Operand> operands)
       : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)) {}
@@ -198,7 +198,7 @@ void bindLayout(Operand &op, const memory::desc &wanted, const dnnl::engine &eng
   op.reorder = op.isOutput ? dnnl::reorder(*op.own, op.user) : dnnl::reorder(op.user, *op.own);
 }
 
-std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
+std::unique_ptr<CpuCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
                                         dnnl::stream &stream) {
   size_t a = v.step.dnnl()->src(), b = v.step.dnnl()->weights();
   size_t rank = v.outputs[0].sizes.size();
@@ -221,7 +221,7 @@ std::unique_ptr<DnnlCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
   return std::make_unique<PrimitiveCall>(stream, dnnl::matmul(pd), std::move(ops));
 }
 
-std::unique_ptr<DnnlCall> prepareConvolution(const Views &v, const dnnl::engine &eng,
+std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &eng,
                                              dnnl::stream &stream) {
   const plan::DnnlCall &call = *v.step.dnnl();
   size_t x = call.src(), w = call.weights();
@@ -320,7 +320,7 @@ struct DnnlContext::Impl {
 DnnlContext::DnnlContext() : impl_(std::make_unique<Impl>()) {}
 DnnlContext::~DnnlContext() = default;
 
-std::unique_ptr<DnnlCall> DnnlContext::prepare(const plan::OpStep &step,
+std::unique_ptr<CpuCall> DnnlContext::prepare(const plan::OpStep &step,
                                                const std::vector<StridedLayout> &inputs,
                                                const std::vector<StridedLayout> &outputs,
                                                const std::vector<bool> &constant) {

@@ -22,10 +22,11 @@ struct DnnlReorders {
   double seconds = 0;
 };
 
-/// One prepared oneDNN call.
-class DnnlCall {
+/// One prepared extern call on the CPU: a oneDNN primitive (DnnlContext),
+/// or a step the runtime runs itself (the fused attention, AttentionStep.h).
+class CpuCall {
 public:
-  virtual ~DnnlCall() = default;
+  virtual ~CpuCall() = default;
   /// Runs the call; where `reorders` is given, adds the reorders it ran.
   virtual Error run(char *const *buffers, DnnlReorders *reorders) = 0;
 };
@@ -43,7 +44,7 @@ public:
   /// than f32, an empty tensor, a layout no primitive accepts).
   /// `constant` marks the inputs whose contents never change (weights):
   /// a layout oneDNN derives from them is made once per data address.
-  std::unique_ptr<DnnlCall> prepare(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
+  std::unique_ptr<CpuCall> prepare(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
                                     const std::vector<StridedLayout> &outputs,
                                     const std::vector<bool> &constant);
 

@@ -431,7 +431,7 @@ Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector
     if (!op.dnnl() && !op.attention())
       continue;
     GC_RETURN_IF_ERROR(prepareExtern(op, si).withContext(what));
-    if (!si.dnnl && !si.library)
+    if (!si.cpuCall && !si.library)
       GC_RETURN_IF_ERROR(prepareFallback(s));
   }
   return inst;
@@ -542,7 +542,7 @@ Error ExecutorBase::copy(const TensorRef &dst, const TensorRef &src, const std::
 }
 
 bool ExecutorBase::runsOnHost(size_t s, const StepInstance &si) const {
-  return (calls_[s] || fallbacks_[s]) && !si.dnnl && !si.library;
+  return (calls_[s] || fallbacks_[s]) && !si.cpuCall && !si.library;
 }
 
 Error ExecutorBase::runOnHost(size_t s, StepInstance &si, char *const *buffers) {
