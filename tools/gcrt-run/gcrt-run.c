@@ -488,26 +488,27 @@ static int deviceRunFinish(DeviceRun *d, gcrt_tensor *in) {
   return 0;
 }
 
-/* One run: gcrt_run on the host tensors, or with `device` through GPU
- * memory; `out` then gets the host copies. */
-static gcrt_status runOnce(gcrt_context *ctx, gcrt_tensor *in, size_t numIn, gcrt_tensor *out,
-                           size_t numOut, DeviceRun *device, const char *package, int *failed) {
-  *failed = 0;
+/* Run `k` of `o->runs`: gcrt_run on the host tensors, or with `device`
+ * through GPU memory, `out` then getting the host copies. Returns 0, or 1
+ * after reporting the error. */
+static int runOnce(gcrt_context *ctx, const Options *o, unsigned long k, gcrt_tensor *in,
+                   size_t numIn, gcrt_tensor *out, size_t numOut, DeviceRun *device) {
+  gcrt_status status;
   if (!device) {
     for (size_t j = 0; j < numOut; ++j)
       out[j] = (gcrt_tensor){0};
-    return gcrt_run(ctx, in, numIn, out, numOut);
+    status = gcrt_run(ctx, in, numIn, out, numOut);
+  } else {
+    if (deviceRunPrepare(device, ctx, in, o->package))
+      return 1;
+    status = gcrt_run_device(ctx, device->in, numIn, device->out, numOut);
+    for (size_t j = 0; j < numOut; ++j)
+      out[j] = device->hostOut[j];
   }
-  if (deviceRunPrepare(device, ctx, in, package)) {
-    *failed = 1;
-    return GCRT_OK;
-  }
-  gcrt_status status = gcrt_run_device(ctx, device->in, numIn, device->out, numOut);
-  if (status == GCRT_OK && deviceRunFinish(device, in))
-    *failed = 1;
-  for (size_t j = 0; j < numOut; ++j)
-    out[j] = device->hostOut[j];
-  return status;
+  if (status != GCRT_OK)
+    return o->runs > 1 ? error("'%s', run %lu: %s", o->package, k, gcrt_last_error())
+                       : error("'%s': %s", o->package, gcrt_last_error());
+  return device ? deviceRunFinish(device, in) : 0;
 }
 
 /* One warm-up run, then `n` timed ones: gc-run's "bench:" line. */
@@ -764,13 +765,7 @@ static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Opti
       return -1;
     if (o->reset && k == o->resetBefore && gcrt_context_reset_buffers(ctx) != GCRT_OK)
       return error("'%s': %s", o->package, gcrt_last_error()) * -1;
-    int failed = 0;
-    if (runOnce(ctx, in, numIn, out, numOut, device, o->package, &failed) != GCRT_OK) {
-      if (o->runs > 1)
-        return error("'%s', run %lu: %s", o->package, k, gcrt_last_error()) * -1;
-      return error("'%s': %s", o->package, gcrt_last_error()) * -1;
-    }
-    if (failed)
+    if (runOnce(ctx, o, k, in, numIn, out, numOut, device))
       return -1;
     if (!o->expectRuns)
       continue;
