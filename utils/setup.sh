@@ -15,7 +15,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers # libdnnl-dev's CMake config calls find_package(OpenCL)
   libcli11-dev nlohmann-json3-dev
   flatbuffers-compiler libflatbuffers-dev
-  libzstd-dev zlib1g-dev
+  libzstd-dev zlib1g-dev zstd       # zstd: the package tests compress entries with the command
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 sudo=""
