@@ -41,8 +41,8 @@ extern "C" {
  * gcrt_package_kernel_target. 7 added the roofline of a profile
  * (gcrt_context_set_peaks and gcrt_context_roofline) and let
  * gcrt_run_device take graphs that mutate buffers or inputs: a CUDA
- * context keeps its buffers in GPU memory. */
-#define GCRT_API_VERSION 7
+ * context keeps its buffers in GPU memory. 8 added gcrt_package_read_weight. */
+#define GCRT_API_VERSION 8
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -151,6 +151,13 @@ GCRT_EXPORT gcrt_status gcrt_package_load_file_with_weights(const char *path, co
 GCRT_EXPORT gcrt_status gcrt_package_set_weights_file(gcrt_package *package, const char *path);
 GCRT_EXPORT gcrt_status gcrt_package_set_weight(gcrt_package *package, const char *name,
                                                 const gcrt_tensor *value);
+/* Copies the weight `name`, as the package binds it now, into `into`
+ * (caller memory of the weight's dtype and sizes, any strides; otherwise
+ * GCRT_ERROR_INPUT naming the weight; an unknown name is
+ * GCRT_ERROR_INVALID_ARGUMENT): what a caller that trains the package's
+ * parameters starts from (API version 8). */
+GCRT_EXPORT gcrt_status gcrt_package_read_weight(const gcrt_package *package, const char *name,
+                                                 const gcrt_tensor *into);
 
 /* Frees the package once every context made from it is freed too. NULL is
  * ignored. */

@@ -226,18 +226,10 @@ Error WeightBinder::compute(const LoadedPackage &p, WeightBinding &b) {
   return Error::success();
 }
 
-Expected<std::shared_ptr<const WeightBinding>>
-WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
-                      const std::string &name, const TensorRef &value) {
-  std::string package = "'" + p.file_->path() + "'";
-  std::optional<size_t> index = p.findWeight(name);
-  if (!index)
-    return makeError() << package << " has no weight '" << name << "'";
-  const plan::Weight &w = *p.plan().weights()->Get(*index);
-  if (w.computed())
-    return makeError() << package << ": weight '" << name
-                       << "' is computed by the package's constant program from other weights "
-                          "when they are bound; set those instead";
+/// Whether `value` has weight `w`'s dtype and sizes (any strides) and data
+/// to hold its elements; errors name the package and the weight.
+static Error checkWeightValue(const std::string &package, const plan::Weight &w,
+                             const std::string &name, const TensorRef &value) {
   DType dtype = dtypeOf(w.dtype());
   std::vector<int64_t> sizes(w.sizes()->begin(), w.sizes()->end());
   if (value.dtype != dtype || value.sizes != sizes) {
@@ -260,6 +252,34 @@ WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
   if (elements && !value.data)
     return makeError() << package << ": the value for weight '" << name << "' has no data";
 
+  return Error::success();
+}
+
+/// `value`'s strides, row-major where it gives none.
+static std::vector<int64_t> stridesOf(const TensorRef &value) {
+  if (!value.strides.empty())
+    return value.strides;
+  std::vector<int64_t> strides(value.sizes.size(), 1);
+  for (size_t d = value.sizes.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(value.sizes[d], 1);
+  return strides;
+}
+
+Expected<std::shared_ptr<const WeightBinding>>
+WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
+                      const std::string &name, const TensorRef &value) {
+  std::string package = "'" + p.file_->path() + "'";
+  std::optional<size_t> index = p.findWeight(name);
+  if (!index)
+    return makeError() << package << " has no weight '" << name << "'";
+  const plan::Weight &w = *p.plan().weights()->Get(*index);
+  if (w.computed())
+    return makeError() << package << ": weight '" << name
+                       << "' is computed by the package's constant program from other weights "
+                          "when they are bound; set those instead";
+  GC_RETURN_IF_ERROR(checkWeightValue(package, w, name, value));
+  DType dtype = dtypeOf(w.dtype());
+  std::vector<int64_t> sizes(w.sizes()->begin(), w.sizes()->end());
   // A copy in the weight's own layout (strides and storage offset), which
   // the plan was compiled for.
   std::shared_ptr<void> memory(::operator new(std::max<uint64_t>(w.bytes(), 1),
@@ -267,13 +287,8 @@ WeightBinder::replace(const LoadedPackage &p, const WeightBinding &current,
                                AlignedFree());
   std::memset(memory.get(), 0, w.bytes());
   size_t element = dtypeSize(dtype);
-  std::vector<int64_t> from = value.strides, to;
-  if (from.empty()) {
-    from.assign(sizes.size(), 1);
-    for (size_t d = sizes.size(); d-- > 1;)
-      from[d - 1] = from[d] * std::max<int64_t>(sizes[d], 1);
-  }
-  to.assign(w.strides()->begin(), w.strides()->end());
+  std::vector<int64_t> from = stridesOf(value);
+  std::vector<int64_t> to(w.strides()->begin(), w.strides()->end());
   const auto *src = static_cast<const char *>(value.data);
   auto *dst = static_cast<char *>(memory.get()) + w.storage_offset() * element;
   copyStrided(dst, to, src, from, sizes, element);
@@ -298,6 +313,22 @@ Expected<std::shared_ptr<const WeightBinding>> bindWeight(const LoadedPackage &p
                                                           const std::string &name,
                                                           const TensorRef &value) {
   return WeightBinder::replace(package, current, name, value);
+}
+
+Error readWeight(const LoadedPackage &package, const WeightBinding &current,
+                 const std::string &name, const TensorRef &into) {
+  std::string label = "'" + package.file().path() + "'";
+  std::optional<size_t> index = package.findWeight(name);
+  if (!index)
+    return makeError() << label << " has no weight '" << name << "'";
+  const plan::Weight &w = *package.plan().weights()->Get(*index);
+  GC_RETURN_IF_ERROR(checkWeightValue(label, w, name, into));
+  size_t element = dtypeSize(into.dtype);
+  std::vector<int64_t> from(w.strides()->begin(), w.strides()->end());
+  const auto *src = reinterpret_cast<const char *>(current.bytes(*index).data()) +
+                    w.storage_offset() * element;
+  copyStrided(static_cast<char *>(into.data), stridesOf(into), src, from, into.sizes, element);
+  return Error::success();
 }
 
 } // namespace gc

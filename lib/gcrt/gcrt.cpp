@@ -406,6 +406,23 @@ gcrt_status gcrt_package_set_weight(gcrt_package *package, const char *name,
   });
 }
 
+gcrt_status gcrt_package_read_weight(const gcrt_package *package, const char *name,
+                                     const gcrt_tensor *into) {
+  return guarded([&] {
+    if (!package || !name || !into)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_read_weight: null argument");
+    if (!package->package->findWeight(name))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "'" + package->package->file().path() +
+                                                   "' has no weight '" + name + "'");
+    Expected<std::vector<TensorRef>> ref = refsOf(into, 1, "weight memory");
+    if (!ref)
+      return fail(GCRT_ERROR_INPUT, "weight '" + std::string(name) + "': " + ref.error().message());
+    if (Error e = readWeight(*package->package, *package->weights, name, (*ref)[0]))
+      return fail(GCRT_ERROR_INPUT, e.message());
+    return GCRT_OK;
+  });
+}
+
 gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *name,
                                      gcrt_package **out) {
   return guarded([&] {

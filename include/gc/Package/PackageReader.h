@@ -129,6 +129,11 @@ Expected<std::shared_ptr<const WeightBinding>>
 bindWeight(const LoadedPackage &package, const WeightBinding &current, const std::string &name,
            const TensorRef &value);
 
+/// Copies weight `name` as `current` binds it into `into`, which must have
+/// its dtype and sizes (any strides). Errors name the weight.
+Error readWeight(const LoadedPackage &package, const WeightBinding &current,
+                 const std::string &name, const TensorRef &into);
+
 /// A loop graph of an opened package, ready to run many times on user
 /// inputs, with the package's weights bound in place. Not safe to run from
 /// two threads at once; separate executors over one package may run
