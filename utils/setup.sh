@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs gc's build dependencies from Debian 12 and builds gc in BUILD_DIR
-# (default: build). Safe to run again: apt-get skips what is there, and
-# Ninja rebuilds only what changed.
+# (default: build), then makes BUILD_DIR/venv, a Python virtual environment
+# with torch, numpy and pytest from PyPI, and installs the gcrt Python
+# package into it (pip install ., reusing BUILD_DIR). Safe to run again:
+# apt-get and pip skip what is there, and Ninja rebuilds only what changed.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
 
 packages=(
   cmake ninja-build g++ pkg-config python3 python3-psutil git
+  python3-venv python3-dev          # the gcrt Python package: its venv, and Python.h
   python3-numpy                     # the real-model tests rebuild their archives with weightgen.py
   llvm-16-dev llvm-16-tools         # LLVM for CPU kernels; FileCheck, not and lit for tests
   clang-16                          # compiles the kernels' math library to LLVM bitcode
@@ -29,5 +32,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The venv is made once: later runs only add what is missing. torch is
+# PyPI's (the only registry the set-up may use); the Python tests export
+# models with it and compare gcrt's results with its own.
+venv=$build/venv
+mkdir -p "$build"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check \
+  numpy pytest "nanobind>=2.0" "scikit-build-core>=0.10" torch
+
+cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGC_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python"
 ninja -C "$build"
+# The same build tree: pip only installs what ninja built.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+  -C build-dir="$build" "$src"

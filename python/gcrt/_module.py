@@ -1,0 +1,197 @@
+"""The callables gcrt.load returns."""
+
+import threading
+
+import numpy as np
+
+from . import _gcrt
+from ._tree import OutputTree, follow, parse_input
+
+_NUMPY = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+          "i64": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def _torch_dtype(name):
+    import torch
+
+    return {"bool": torch.bool, "u8": torch.uint8, "i8": torch.int8, "i16": torch.int16,
+            "i32": torch.int32, "i64": torch.int64, "f16": torch.float16,
+            "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}[name]
+
+
+def _is_torch(value):
+    return type(value).__module__.startswith("torch")
+
+
+class _Signature:
+    """How a call's arguments become the graph's inputs: each input's
+    parameter and the steps inside it, from the package's pytree paths,
+    parsed once."""
+
+    def __init__(self, infos):
+        self.paths = [info["path"] for info in infos]
+        if all(self.paths):
+            self.inputs = [parse_input(p) for p in self.paths]
+            self.params = list(dict.fromkeys(name for name, _ in self.inputs))
+        else:
+            # No record (a hand-made graph): positional, in order.
+            self.inputs = None
+            self.params = None
+
+    def flatten(self, args, kwargs):
+        if self.inputs is None:
+            if kwargs:
+                raise _gcrt.InputError("this package records no argument names: pass its "
+                                       "inputs positionally")
+            if len(args) != len(self.paths):
+                raise _gcrt.InputError(f"the package takes {len(self.paths)} inputs, "
+                                       f"{len(args)} were given")
+            return list(args)
+        if len(args) > len(self.params):
+            raise _gcrt.InputError(f"the package takes {len(self.params)} arguments "
+                                   f"({', '.join(self.params)}), {len(args)} were given")
+        bound = dict(zip(self.params, args))
+        for name, value in kwargs.items():
+            if name not in self.params:
+                raise _gcrt.InputError(f"unexpected argument '{name}': the package takes "
+                                       f"{', '.join(self.params)}")
+            if name in bound:
+                raise _gcrt.InputError(f"argument '{name}' given twice")
+            bound[name] = value
+        flat = []
+        for (name, steps), path in zip(self.inputs, self.paths):
+            if name not in bound:
+                raise _gcrt.InputError(f"missing argument '{name}'")
+            try:
+                flat.append(follow(bound[name], steps))
+            except (KeyError, IndexError, AttributeError, TypeError) as e:
+                raise _gcrt.InputError(f"input '{path}' is not in the arguments given: "
+                                       f"{type(e).__name__}: {e}") from None
+        return flat
+
+
+def _array(value):
+    """What the extension reads in place: DLPack producers as they are
+    (torch tensors detached from autograd), anything else through numpy."""
+    if _is_torch(value):
+        return value.detach() if value.requires_grad else value
+    if hasattr(value, "__dlpack__") or isinstance(value, np.ndarray):
+        return value
+    return np.asarray(value)
+
+
+class _Graph:
+    """One graph of a package with its context: runs flat lists."""
+
+    def __init__(self, package, graph, options):
+        self.package = package
+        self.graph = graph
+        self.options = options
+        self.inputs = package.inputs(graph)
+        self.outputs = package.outputs(graph)
+        self.cuda = package.device != "cpu"
+        self.context = _gcrt.Context(package, graph, **options)
+        self.lock = threading.Lock()
+
+    def renew(self):
+        """A context with the package's current weights."""
+        self.context = _gcrt.Context(self.package, self.graph, **self.options)
+
+    def run(self, flat, out=None):
+        arrays = [_array(v) for v in flat]
+        as_torch = any(_is_torch(v) for v in flat)
+        with self.lock:
+            if self.cuda and as_torch and any(a.is_cuda for a in arrays if _is_torch(a)):
+                return self._run_device(arrays, out)
+            if out is not None:
+                self.context.run(arrays, [_array(o) for o in out])
+                return list(out)
+            return self.context.run(arrays, as_torch=as_torch)
+
+    def _run_device(self, arrays, out):
+        import torch
+
+        device = next(a.device for a in arrays if _is_torch(a) and a.is_cuda)
+        if out is None:
+            sizes = self.context.output_sizes(arrays)
+            out = [torch.empty(s, dtype=_torch_dtype(info["dtype"]), device=device)
+                   for s, info in zip(sizes, self.outputs)]
+        # libgcrt runs on its own stream: the caller's work on the inputs
+        # must be done first, and the outputs are complete on return.
+        torch.cuda.current_stream(device).synchronize()
+        self.context.run_device(arrays, list(out))
+        return list(out)
+
+
+class CompiledModule:
+    """A loaded inference package, called with the exported program's
+    signature: m(*args, **kwargs) returns the outputs in the structure the
+    model returned (torch tensors for torch inputs, numpy arrays otherwise).
+    out=[...] gives every output's memory (user outputs, then mutated
+    buffers, as `output_names` lists them)."""
+
+    def __init__(self, package, path, options):
+        self.path = str(path)
+        self._forward = _Graph(package, 0, options)
+        self._signature = _Signature(self._forward.inputs)
+        self._users = [i for i, o in enumerate(self._forward.outputs)
+                       if o["role"] == "user_output"]
+        self._tree = OutputTree([self._forward.outputs[i]["path"] for i in self._users])
+
+    @property
+    def device(self):
+        return self._forward.package.device
+
+    @property
+    def input_names(self):
+        return list(self._signature.paths)
+
+    @property
+    def output_names(self):
+        return [o["path"] or o["name"] for o in self._forward.outputs]
+
+    def __call__(self, *args, out=None, **kwargs):
+        results = self._forward.run(self._signature.flatten(args, kwargs), out)
+        return self._tree.build([results[i] for i in self._users])
+
+    def buffers(self):
+        """The state carried between calls: each mutated buffer's current
+        value, by name, as numpy arrays."""
+        values = {}
+        for o in self._forward.outputs:
+            if o["role"] == "buffer_mutation":
+                if o["dtype"] == "bf16":
+                    raise _gcrt.Error(f"buffer '{o['target']}' is bf16, which numpy lacks")
+                into = np.empty(o["sizes"], dtype=_NUMPY[o["dtype"]])
+                self._forward.context.read_buffer(o["target"], into)
+                values[o["target"]] = into
+        return values
+
+    def set_buffer(self, name, value):
+        self._forward.context.write_buffer(name, _array(value))
+
+    def reset(self):
+        """Every buffer back to the package's value."""
+        self._forward.context.reset_buffers()
+
+    def load_state_dict(self, state_dict):
+        """Swaps weights by name (a parameter, buffer or constant of the
+        exported program) without recompiling; the next call uses them."""
+        for name, value in state_dict.items():
+            self._forward.package.set_weight(name, _array(_host(value)))
+        self._renew()
+
+    def load_weights(self, archive):
+        """Binds every weight from another .pt2 of the same architecture."""
+        self._forward.package.set_weights_file(str(archive))
+        self._renew()
+
+    def _renew(self):
+        self._forward.renew()
+
+
+def _host(value):
+    if _is_torch(value):
+        return value.detach().cpu()
+    return value
+

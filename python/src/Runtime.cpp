@@ -1,0 +1,509 @@
+//===- Runtime.cpp - gcrt's Python bindings over libgcrt's C API ----------===//
+//
+// A thin layer: every call goes to a gcrt_* function, and a failing status
+// becomes gcrt.Error (or gcrt.InputError for GCRT_ERROR_INPUT) carrying
+// gcrt_last_error()'s message. Arrays arrive as nanobind ndarrays, so any
+// DLPack producer (numpy, torch, CuPy, JAX) is read in place; outputs are
+// allocated here and handed to numpy without a copy.
+//
+//===----------------------------------------------------------------------===//
+#include "Bindings.h"
+
+#include "gcrt/gcrt.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace gc::python {
+namespace {
+
+using Array = nb::ndarray<nb::ro>;
+using WritableArray = nb::ndarray<>;
+
+[[noreturn]] void raise(gcrt_status status) {
+  if (status == GCRT_ERROR_INPUT)
+    throw InputError(gcrt_last_error());
+  throw Error(gcrt_last_error());
+}
+
+void check(gcrt_status status) {
+  if (status != GCRT_OK)
+    raise(status);
+}
+
+/// gcrt's dtype for a DLPack dtype; none for one libgcrt has no name for.
+bool dtypeOf(nb::dlpack::dtype d, gcrt_dtype &out) {
+  using Code = nb::dlpack::dtype_code;
+  if (d.lanes != 1)
+    return false;
+  switch (static_cast<Code>(d.code)) {
+  case Code::Bool:
+    out = GCRT_BOOL;
+    return d.bits == 8;
+  case Code::UInt:
+    out = GCRT_UINT8;
+    return d.bits == 8;
+  case Code::Int:
+    switch (d.bits) {
+    case 8: out = GCRT_INT8; return true;
+    case 16: out = GCRT_INT16; return true;
+    case 32: out = GCRT_INT32; return true;
+    case 64: out = GCRT_INT64; return true;
+    }
+    return false;
+  case Code::Float:
+    switch (d.bits) {
+    case 16: out = GCRT_FLOAT16; return true;
+    case 32: out = GCRT_FLOAT32; return true;
+    case 64: out = GCRT_FLOAT64; return true;
+    }
+    return false;
+  case Code::Bfloat:
+    out = GCRT_BFLOAT16;
+    return d.bits == 16;
+  default:
+    return false;
+  }
+}
+
+nb::dlpack::dtype dlpackOf(gcrt_dtype d) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [](Code code, uint8_t bits) {
+    nb::dlpack::dtype r;
+    r.code = static_cast<uint8_t>(code);
+    r.bits = bits;
+    r.lanes = 1;
+    return r;
+  };
+  switch (d) {
+  case GCRT_BOOL: return make(Code::Bool, 8);
+  case GCRT_UINT8: return make(Code::UInt, 8);
+  case GCRT_INT8: return make(Code::Int, 8);
+  case GCRT_INT16: return make(Code::Int, 16);
+  case GCRT_INT32: return make(Code::Int, 32);
+  case GCRT_INT64: return make(Code::Int, 64);
+  case GCRT_FLOAT16: return make(Code::Float, 16);
+  case GCRT_BFLOAT16: return make(Code::Bfloat, 16);
+  case GCRT_FLOAT32: return make(Code::Float, 32);
+  case GCRT_FLOAT64: return make(Code::Float, 64);
+  }
+  return make(Code::Float, 32);
+}
+
+/// A graph input or output as Python sees it: the C record plus its pytree
+/// path, and the static sizes a call is checked against.
+struct TensorInfo {
+  std::string name, role, target, path;
+  gcrt_dtype dtype = GCRT_FLOAT32;
+  std::vector<int64_t> sizes, minSizes, maxSizes;
+
+  TensorInfo(const gcrt_tensor_info &info, const char *treePath)
+      : name(info.name), role(info.role), target(info.target), path(treePath),
+        dtype(info.dtype), sizes(info.sizes, info.sizes + info.rank),
+        minSizes(info.min_sizes, info.min_sizes + info.rank),
+        maxSizes(info.max_sizes, info.max_sizes + info.rank) {}
+
+  /// How messages name it: by its place in the call where torch.export
+  /// recorded one, else by the graph's name.
+  std::string label() const { return path.empty() ? "'" + name + "'" : "'" + path + "'"; }
+};
+
+/// An array's view as a gcrt_tensor; the sizes and strides live here.
+struct TensorView {
+  gcrt_tensor tensor{};
+  std::vector<int64_t> sizes, strides;
+  int32_t deviceType = 0;
+
+  template <typename A> TensorView(const A &a, const TensorInfo *info) {
+    if (!dtypeOf(a.dtype(), tensor.dtype))
+      throw InputError(describe(info) + " has an element type libgcrt does not know");
+    sizes.resize(a.ndim());
+    strides.resize(a.ndim());
+    for (size_t d = 0; d < a.ndim(); ++d) {
+      sizes[d] = static_cast<int64_t>(a.shape(d));
+      strides[d] = a.stride(d);
+    }
+    tensor.data = const_cast<void *>(static_cast<const void *>(a.data()));
+    tensor.rank = a.ndim();
+    tensor.sizes = sizes.data();
+    tensor.strides = strides.data();
+    deviceType = a.device_type();
+  }
+
+  static std::string describe(const TensorInfo *info) {
+    return info ? "input " + info->label() : std::string("the tensor");
+  }
+};
+
+std::string sizesText(const std::vector<int64_t> &sizes) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    s << (i ? ", " : "") << (sizes[i] < 0 ? std::string("?") : std::to_string(sizes[i]));
+  s << "]";
+  return s.str();
+}
+
+/// Checks an input against the graph's record before libgcrt sees it, so
+/// that the message names the argument by its path.
+void checkInput(const TensorView &view, const TensorInfo &info) {
+  std::vector<int64_t> given(view.sizes);
+  if (view.tensor.dtype != info.dtype)
+    throw InputError("input " + info.label() + " is " + gcrt_dtype_name(view.tensor.dtype) +
+                     ", the package wants " + gcrt_dtype_name(info.dtype));
+  bool fits = given.size() == info.sizes.size();
+  for (size_t d = 0; fits && d < given.size(); ++d)
+    fits = given[d] >= info.minSizes[d] && (info.maxSizes[d] < 0 || given[d] <= info.maxSizes[d]);
+  if (!fits)
+    throw InputError("input " + info.label() + " has sizes " + sizesText(given) +
+                     ", the package wants " + sizesText(info.sizes));
+}
+
+/// A loaded package (gcrt_package), freed when the last reference goes.
+class Package {
+public:
+  Package(const std::string &path, std::optional<std::string> weights) {
+    gcrt_package *p = nullptr;
+    check(weights ? gcrt_package_load_file_with_weights(path.c_str(), weights->c_str(), &p)
+                  : gcrt_package_load_file(path.c_str(), &p));
+    handle_.reset(p);
+    for (size_t g = 0; g < gcrt_graph_count(p); ++g) {
+      graphs_.emplace_back();
+      for (size_t i = 0; i < gcrt_input_count(p, g); ++i) {
+        gcrt_tensor_info info;
+        const char *treePath = "";
+        check(gcrt_input_info(p, g, i, &info));
+        check(gcrt_input_path(p, g, i, &treePath));
+        graphs_.back().inputs.emplace_back(info, treePath);
+      }
+      for (size_t i = 0; i < gcrt_output_count(p, g); ++i) {
+        gcrt_tensor_info info;
+        const char *treePath = "";
+        check(gcrt_output_info(p, g, i, &info));
+        check(gcrt_output_path(p, g, i, &treePath));
+        graphs_.back().outputs.emplace_back(info, treePath);
+      }
+    }
+  }
+
+  gcrt_package *get() const { return handle_.get(); }
+  size_t graphCount() const { return graphs_.size(); }
+  std::string graphName(size_t g) const { return gcrt_graph_name(handle_.get(), graph(g)); }
+  const std::vector<TensorInfo> &inputs(size_t g) const { return graphs_[graph(g)].inputs; }
+  const std::vector<TensorInfo> &outputs(size_t g) const { return graphs_[graph(g)].outputs; }
+
+  std::string device() const {
+    const char *d = nullptr;
+    check(gcrt_package_device(handle_.get(), &d));
+    return d;
+  }
+
+  void setWeightsFile(const std::string &path) {
+    check(gcrt_package_set_weights_file(handle_.get(), path.c_str()));
+  }
+
+  void readWeight(const std::string &name, WritableArray into) const {
+    TensorView view(into, nullptr);
+    if (view.deviceType != nb::device::cpu::value)
+      throw InputError("weight '" + name + "' can only be read into host memory");
+    check(gcrt_package_read_weight(handle_.get(), name.c_str(), &view.tensor));
+  }
+
+  void setWeight(const std::string &name, Array value) {
+    TensorView view(value, nullptr);
+    if (view.deviceType != nb::device::cpu::value)
+      throw InputError("weight '" + name + "' must be in host memory");
+    check(gcrt_package_set_weight(handle_.get(), name.c_str(), &view.tensor));
+  }
+
+private:
+  struct Deleter {
+    void operator()(gcrt_package *p) const { gcrt_package_free(p); }
+  };
+  struct Graph {
+    std::vector<TensorInfo> inputs, outputs;
+  };
+
+  size_t graph(size_t g) const {
+    if (g >= graphs_.size())
+      throw nb::index_error("no such graph");
+    return g;
+  }
+
+  std::unique_ptr<gcrt_package, Deleter> handle_;
+  std::vector<Graph> graphs_;
+};
+
+/// Memory for one output, owned by the numpy array or torch tensor that
+/// views it.
+template <typename Framework>
+nb::object newHostArray(gcrt_dtype dtype, const std::vector<int64_t> &sizes, void *&data) {
+  size_t count = 1;
+  for (int64_t s : sizes)
+    count *= static_cast<size_t>(s);
+  size_t bytes = std::max<size_t>(count * gcrt_dtype_size(dtype), 1);
+  // 64-byte alignment: what the runtime's vector kernels like best.
+  data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!data)
+    throw std::bad_alloc();
+  nb::capsule owner(data, [](void *p) noexcept { std::free(p); });
+  std::vector<size_t> shape(sizes.begin(), sizes.end());
+  return nb::cast(nb::ndarray<Framework>(data, shape.size(), shape.data(), owner, nullptr,
+                                         dlpackOf(dtype)));
+}
+
+/// One graph of a package ready to run (gcrt_context).
+class Context {
+public:
+  Context(std::shared_ptr<Package> package, size_t graph, unsigned threads, bool profile,
+          bool cudaGraphs, bool allowTf32)
+      : package_(std::move(package)), graph_(graph) {
+    auto flag = [](bool on, unsigned bit) { return on ? static_cast<uint32_t>(bit) : 0u; };
+    uint32_t flags = flag(profile, GCRT_CONTEXT_PROFILE) |
+                     flag(!cudaGraphs, GCRT_CONTEXT_NO_CUDA_GRAPHS) |
+                     flag(allowTf32, GCRT_CONTEXT_ALLOW_TF32);
+    gcrt_context *c = nullptr;
+    check(gcrt_context_create_with_flags(package_->get(), graph_, threads, flags, &c));
+    handle_.reset(c);
+  }
+
+  /// Runs on host arrays. Returns the outputs as new numpy arrays, or
+  /// nothing where `out` gives the caller's (any strides, the right dtype
+  /// and sizes), which the run fills.
+  std::vector<nb::object> run(std::vector<Array> inputs,
+                              std::optional<std::vector<WritableArray>> out, bool asTorch) {
+    std::vector<TensorView> views = viewInputs(inputs, nb::device::cpu::value);
+    const std::vector<TensorInfo> &infos = package_->outputs(graph_);
+    std::vector<nb::object> results;
+    std::vector<gcrt_tensor> outputs(infos.size());
+    std::vector<TensorView> outViews;
+    if (out) {
+      outViews = viewOutputs(*out, nb::device::cpu::value);
+      for (size_t i = 0; i < outViews.size(); ++i)
+        outputs[i] = outViews[i].tensor;
+    } else {
+      // Row-major outputs of this call's sizes; the vectors outlive the run.
+      std::vector<std::vector<int64_t>> sizes(infos.size());
+      for (size_t i = 0; i < infos.size(); ++i) {
+        outputSizes(views, i, sizes[i]);
+        void *data = nullptr;
+        results.push_back(asTorch ? newHostArray<nb::pytorch>(infos[i].dtype, sizes[i], data)
+                                  : newHostArray<nb::numpy>(infos[i].dtype, sizes[i], data));
+        outputs[i] = gcrt_tensor{data, infos[i].dtype, sizes[i].size(), sizes[i].data(), nullptr};
+      }
+      return runInto(views, outputs, results);
+    }
+    return runInto(views, outputs, results);
+  }
+
+  std::vector<nb::object> runInto(const std::vector<TensorView> &views,
+                                  std::vector<gcrt_tensor> &outputs,
+                                  std::vector<nb::object> &results) {
+    std::vector<gcrt_tensor> in = tensors(views);
+    gcrt_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = gcrt_run(handle_.get(), in.data(), in.size(), outputs.data(), outputs.size());
+    }
+    check(status);
+    return results;
+  }
+
+  /// Runs on GPU arrays the caller allocated (torch's, CuPy's): inputs and
+  /// outputs already on the context's device.
+  void runDevice(std::vector<Array> inputs, std::vector<WritableArray> out) {
+    std::vector<TensorView> views = viewInputs(inputs, nb::device::cuda::value);
+    std::vector<TensorView> outViews = viewOutputs(out, nb::device::cuda::value);
+    std::vector<gcrt_tensor> in = tensors(views), outputs = tensors(outViews);
+    gcrt_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = gcrt_run_device(handle_.get(), in.data(), in.size(), outputs.data(), outputs.size());
+    }
+    check(status);
+  }
+
+  /// Every output's sizes for these inputs, for a caller that allocates.
+  std::vector<std::vector<int64_t>> outputSizesFor(std::vector<Array> inputs) {
+    std::vector<TensorView> views = viewInputs(inputs, -1);
+    std::vector<std::vector<int64_t>> all(package_->outputs(graph_).size());
+    for (size_t i = 0; i < all.size(); ++i)
+      outputSizes(views, i, all[i]);
+    return all;
+  }
+
+  void readBuffer(const std::string &name, WritableArray into) {
+    TensorView view(into, nullptr);
+    check(gcrt_context_read_buffer(handle_.get(), name.c_str(), &view.tensor));
+  }
+  void writeBuffer(const std::string &name, Array value) {
+    TensorView view(value, nullptr);
+    check(gcrt_context_write_buffer(handle_.get(), name.c_str(), &view.tensor));
+  }
+  void resetBuffers() { check(gcrt_context_reset_buffers(handle_.get())); }
+
+  uint64_t seed() const {
+    uint64_t s = 0;
+    check(gcrt_context_get_seed(handle_.get(), &s));
+    return s;
+  }
+  void setSeed(uint64_t s) { check(gcrt_context_set_seed(handle_.get(), s)); }
+
+  /// Per plan step: (name, kind, runs, total microseconds, fastest run's).
+  std::vector<nb::tuple> profile() {
+    size_t count = 0;
+    check(gcrt_context_profile(handle_.get(), nullptr, 0, &count));
+    std::vector<gcrt_step_profile> steps(count);
+    check(gcrt_context_profile(handle_.get(), steps.data(), steps.size(), &count));
+    std::vector<nb::tuple> rows;
+    for (const gcrt_step_profile &s : steps)
+      rows.push_back(nb::make_tuple(s.name, s.kind, s.runs, s.total_us, s.min_us));
+    return rows;
+  }
+
+private:
+  struct Deleter {
+    void operator()(gcrt_context *c) const { gcrt_context_free(c); }
+  };
+
+  std::vector<TensorView> viewInputs(const std::vector<Array> &inputs, int32_t device) const {
+    const std::vector<TensorInfo> &infos = package_->inputs(graph_);
+    if (inputs.size() != infos.size())
+      throw InputError("the graph takes " + std::to_string(infos.size()) + " inputs, " +
+                       std::to_string(inputs.size()) + " were given");
+    std::vector<TensorView> views;
+    views.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      views.emplace_back(inputs[i], &infos[i]);
+      checkInput(views.back(), infos[i]);
+      if (device >= 0 && views.back().deviceType != device)
+        throw InputError("input " + infos[i].label() + " is on the wrong device: this call wants " +
+                         (device == nb::device::cpu::value ? "host" : "GPU") + " memory");
+    }
+    return views;
+  }
+
+  std::vector<TensorView> viewOutputs(const std::vector<WritableArray> &out, int32_t device) const {
+    const std::vector<TensorInfo> &infos = package_->outputs(graph_);
+    if (out.size() != infos.size())
+      throw InputError("the graph has " + std::to_string(infos.size()) + " outputs, out= gives " +
+                       std::to_string(out.size()));
+    std::vector<TensorView> views;
+    views.reserve(out.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      views.emplace_back(out[i], nullptr);
+      if (views.back().deviceType != device)
+        throw InputError("out= buffer for output " + infos[i].label() + " is on the wrong device");
+    }
+    return views;
+  }
+
+  static std::vector<gcrt_tensor> tensors(const std::vector<TensorView> &views) {
+    std::vector<gcrt_tensor> r;
+    r.reserve(views.size());
+    for (const TensorView &v : views)
+      r.push_back(v.tensor);
+    return r;
+  }
+
+  void outputSizes(const std::vector<TensorView> &views, size_t index,
+                   std::vector<int64_t> &sizes) const {
+    const TensorInfo &info = package_->outputs(graph_)[index];
+    bool isStatic = true;
+    for (int64_t s : info.sizes)
+      isStatic = isStatic && s >= 0;
+    if (isStatic) {
+      sizes = info.sizes;
+      return;
+    }
+    std::vector<gcrt_tensor> in = tensors(views);
+    sizes.assign(info.sizes.size() + 1, 0);
+    size_t rank = 0;
+    check(gcrt_output_sizes(handle_.get(), in.data(), in.size(), index, sizes.data(), sizes.size(),
+                            &rank));
+    sizes.resize(rank);
+  }
+
+  std::shared_ptr<Package> package_;
+  size_t graph_;
+  std::unique_ptr<gcrt_context, Deleter> handle_;
+};
+
+nb::dict infoDict(const TensorInfo &info) {
+  nb::dict d;
+  d["name"] = info.name;
+  d["role"] = info.role;
+  d["target"] = info.target;
+  d["path"] = info.path;
+  d["dtype"] = gcrt_dtype_name(info.dtype);
+  d["sizes"] = info.sizes;
+  d["min_sizes"] = info.minSizes;
+  d["max_sizes"] = info.maxSizes;
+  return d;
+}
+
+std::vector<nb::dict> infoDicts(const std::vector<TensorInfo> &infos) {
+  std::vector<nb::dict> r;
+  for (const TensorInfo &i : infos)
+    r.push_back(infoDict(i));
+  return r;
+}
+
+} // namespace
+
+void bindRuntime(nb::module_ &m) {
+  m.def("package_format_version", [] { return std::string(gcrt_package_format_version()); });
+  m.def("cuda_device_count", [] {
+    size_t count = 0;
+    return gcrt_cuda_device_count(&count) == GCRT_OK ? count : size_t(0);
+  });
+
+  nb::class_<Package>(m, "Package")
+      .def("__init__",
+           [](Package *self, const std::string &path, std::optional<std::string> weights) {
+             new (self) Package(path, std::move(weights));
+           },
+           nb::arg("path"), nb::arg("weights") = nb::none())
+      .def_prop_ro("graph_count", &Package::graphCount)
+      .def("graph_name", &Package::graphName)
+      .def("inputs", [](const Package &p, size_t g) { return infoDicts(p.inputs(g)); })
+      .def("outputs", [](const Package &p, size_t g) { return infoDicts(p.outputs(g)); })
+      .def_prop_ro("device", &Package::device)
+      .def("set_weights_file", &Package::setWeightsFile)
+      .def("set_weight", &Package::setWeight)
+      .def("read_weight", &Package::readWeight);
+
+  // A shared_ptr holder keeps the package alive while a context uses it.
+  nb::class_<Context>(m, "Context")
+      .def("__init__",
+           [](Context *self, std::shared_ptr<Package> package, size_t graph, unsigned threads,
+              bool profile, bool cudaGraphs, bool allowTf32) {
+             new (self) Context(std::move(package), graph, threads, profile, cudaGraphs, allowTf32);
+           },
+           nb::arg("package"), nb::arg("graph") = 0, nb::arg("threads") = 0,
+           nb::arg("profile") = false, nb::arg("cuda_graphs") = true,
+           nb::arg("allow_tf32") = false)
+      .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none(),
+           nb::arg("as_torch") = false)
+      .def("run_device", &Context::runDevice, nb::arg("inputs"), nb::arg("out"))
+      .def("output_sizes", &Context::outputSizesFor)
+      .def("read_buffer", &Context::readBuffer)
+      .def("write_buffer", &Context::writeBuffer)
+      .def("reset_buffers", &Context::resetBuffers)
+      .def_prop_rw("seed", &Context::seed, &Context::setSeed)
+      .def("profile", &Context::profile);
+}
+
+} // namespace gc::python
