@@ -5,8 +5,10 @@
     m = gcrt.load("model.gcpkg")
     y = m(x)                                       # torch tensors or numpy arrays
 
-The compiler and libgcrt run in this process (no subprocess); torch is only
-needed to pass an ExportedProgram or torch tensors. docs/python.md has the
+The compiler and libgcrt run in this process (no subprocess). Loading and
+running packages needs libgcrt alone (gcrt._runtime); gcrt.compile brings in
+the compiler (gcrt._compiler). torch is only needed to pass an
+ExportedProgram or torch tensors, and for training packages. docs/python.md has the
 whole guide.
 """
 
@@ -14,11 +16,11 @@ import os
 import tempfile
 import warnings
 
-from . import _gcrt
+from . import _runtime
 from ._module import CompiledModule
 
-Error = _gcrt.Error
-InputError = _gcrt.InputError
+Error = _runtime.Error
+InputError = _runtime.InputError
 
 __all__ = ["compile", "load", "CompiledModule", "Error", "InputError"]
 
@@ -67,7 +69,9 @@ def compile(program_or_path, out, *, device=None, train=False, weights=None, **f
 
 
 def _compile_archive(archive, out, flags):
-    warned = _gcrt.compile([archive, "-o", out, *_flag_args(flags)])
+    from . import _compiler  # the compiler: only where something is compiled
+
+    warned = _compiler.compile([archive, "-o", out, *_flag_args(flags)])
     for line in warned.splitlines():
         warnings.warn(line, stacklevel=3)
     return out
@@ -80,7 +84,7 @@ def load(path, *, device=None, weights=None, threads=0, cuda_graphs=True, allow_
     bind instead of the package's own. `device`: "cpu" or "cuda"; it must
     be where the package was compiled for (checked), or None.
     `threads`: CPU worker threads (0: one per hardware thread)."""
-    package = _gcrt.Package(os.fspath(path), None if weights is None else os.fspath(weights))
+    package = _runtime.Package(os.fspath(path), None if weights is None else os.fspath(weights))
     if device is not None:
         where = "cpu" if package.device == "cpu" else "cuda"
         if str(device).split(":")[0] != where:

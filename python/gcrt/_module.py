@@ -4,7 +4,7 @@ import threading
 
 import numpy as np
 
-from . import _gcrt
+from . import _runtime
 from ._tree import OutputTree, follow, parse_input
 
 _NUMPY = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32,
@@ -41,31 +41,31 @@ class _Signature:
     def flatten(self, args, kwargs):
         if self.inputs is None:
             if kwargs:
-                raise _gcrt.InputError("this package records no argument names: pass its "
+                raise _runtime.InputError("this package records no argument names: pass its "
                                        "inputs positionally")
             if len(args) != len(self.paths):
-                raise _gcrt.InputError(f"the package takes {len(self.paths)} inputs, "
+                raise _runtime.InputError(f"the package takes {len(self.paths)} inputs, "
                                        f"{len(args)} were given")
             return list(args)
         if len(args) > len(self.params):
-            raise _gcrt.InputError(f"the package takes {len(self.params)} arguments "
+            raise _runtime.InputError(f"the package takes {len(self.params)} arguments "
                                    f"({', '.join(self.params)}), {len(args)} were given")
         bound = dict(zip(self.params, args))
         for name, value in kwargs.items():
             if name not in self.params:
-                raise _gcrt.InputError(f"unexpected argument '{name}': the package takes "
+                raise _runtime.InputError(f"unexpected argument '{name}': the package takes "
                                        f"{', '.join(self.params)}")
             if name in bound:
-                raise _gcrt.InputError(f"argument '{name}' given twice")
+                raise _runtime.InputError(f"argument '{name}' given twice")
             bound[name] = value
         flat = []
         for (name, steps), path in zip(self.inputs, self.paths):
             if name not in bound:
-                raise _gcrt.InputError(f"missing argument '{name}'")
+                raise _runtime.InputError(f"missing argument '{name}'")
             try:
                 flat.append(follow(bound[name], steps))
             except (KeyError, IndexError, AttributeError, TypeError) as e:
-                raise _gcrt.InputError(f"input '{path}' is not in the arguments given: "
+                raise _runtime.InputError(f"input '{path}' is not in the arguments given: "
                                        f"{type(e).__name__}: {e}") from None
         return flat
 
@@ -90,12 +90,12 @@ class _Graph:
         self.inputs = package.inputs(graph)
         self.outputs = package.outputs(graph)
         self.cuda = package.device != "cpu"
-        self.context = _gcrt.Context(package, graph, **options)
+        self.context = _runtime.Context(package, graph, **options)
         self.lock = threading.Lock()
 
     def renew(self):
         """A context with the package's current weights."""
-        self.context = _gcrt.Context(self.package, self.graph, **self.options)
+        self.context = _runtime.Context(self.package, self.graph, **self.options)
 
     def run(self, flat, out=None):
         arrays = [_array(v) for v in flat]
@@ -161,7 +161,7 @@ class CompiledModule:
         for o in self._forward.outputs:
             if o["role"] == "buffer_mutation":
                 if o["dtype"] == "bf16":
-                    raise _gcrt.Error(f"buffer '{o['target']}' is bf16, which numpy lacks")
+                    raise _runtime.Error(f"buffer '{o['target']}' is bf16, which numpy lacks")
                 into = np.empty(o["sizes"], dtype=_NUMPY[o["dtype"]])
                 self._forward.context.read_buffer(o["target"], into)
                 values[o["target"]] = into

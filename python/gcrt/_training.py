@@ -16,7 +16,7 @@ bound again and the contexts renewed, keeping the buffers' state.
 
 import torch
 
-from . import _gcrt
+from . import _runtime
 from ._module import _Graph, _Signature, _torch_dtype
 from ._tree import OutputTree
 
@@ -25,7 +25,7 @@ def _graph_index(package, name):
     for g in range(package.graph_count):
         if package.graph_name(g) == name:
             return g
-    raise _gcrt.Error(f"the package has no {name} graph")
+    raise _runtime.Error(f"the package has no {name} graph")
 
 
 class _Call(torch.autograd.Function):

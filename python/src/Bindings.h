@@ -9,7 +9,7 @@
 namespace gc::python {
 
 /// Raised to Python as gcrt.Error: a package that cannot load, a run that
-/// fails, a compile that refuses the model. The message is the C side's.
+/// fails. The message is the C side's.
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -19,7 +19,9 @@ struct InputError : Error {
   using Error::Error;
 };
 
+/// gcrt._runtime's classes and functions.
 void bindRuntime(nanobind::module_ &m);
+/// gcrt._compiler's compile().
 void bindCompiler(nanobind::module_ &m);
 
 } // namespace gc::python

@@ -3,8 +3,9 @@
 // gcrt.compile runs exactly gc-compile: the same option parser, pipeline
 // and compile cache, given the command line the Python layer builds from
 // its keyword arguments. What gc-compile would print on stderr is captured:
-// on failure it becomes the gcrt.Error's message, on success the warnings
-// are returned to be shown as Python warnings.
+// on failure it becomes the message of a gcrt.Error (the type _runtime
+// defines), on success the warnings are returned to be shown as Python
+// warnings.
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
@@ -63,8 +64,11 @@ std::string compile(const std::vector<std::string> &args) {
     status = compileMain(static_cast<int>(argv.size()), pointers.data());
     text = captured.text();
   }
-  if (status != 0)
-    throw Error(linesWith(text, "error:", true));
+  if (status != 0) {
+    nb::object error = nb::module_::import_("gcrt._runtime").attr("Error");
+    PyErr_SetString(error.ptr(), linesWith(text, "error:", true).c_str());
+    throw nb::python_error();
+  }
   return linesWith(text, "warning:", false);
 }
 
