@@ -12,6 +12,7 @@ _NUMPY = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32
 
 
 def _torch_dtype(name):
+    """torch's dtype for gc's short name (the buffers a module reads back)."""
     import torch
 
     return {"bool": torch.bool, "u8": torch.uint8, "i8": torch.int8, "i16": torch.int16,
@@ -70,16 +71,6 @@ class _Signature:
         return flat
 
 
-def _array(value):
-    """What the extension reads in place: DLPack producers as they are
-    (torch tensors detached from autograd), anything else through numpy."""
-    if _is_torch(value):
-        return value.detach() if value.requires_grad else value
-    if hasattr(value, "__dlpack__") or isinstance(value, np.ndarray):
-        return value
-    return np.asarray(value)
-
-
 class _Graph:
     """One graph of a package with its context: runs flat lists."""
 
@@ -98,29 +89,25 @@ class _Graph:
         self.context = _runtime.Context(self.package, self.graph, **self.options)
 
     def run(self, flat, out=None):
-        arrays = [_array(v) for v in flat]
-        as_torch = any(_is_torch(v) for v in flat)
+        """The graph's outputs for the flat inputs: tensors of the inputs'
+        framework (numpy arrays for numpy inputs), or `out` filled."""
+        if self.cuda and flat and _is_torch(flat[0]) and flat[0].is_cuda:
+            # libgcrt runs on a stream of its own: the caller's work on the
+            # inputs must be done first (the outputs are done on return).
+            import torch
+
+            torch.cuda.current_stream(flat[0].device).synchronize()
         with self.lock:
-            if self.cuda and as_torch and any(a.is_cuda for a in arrays if _is_torch(a)):
-                return self._run_device(arrays, out)
-            if out is not None:
-                self.context.run(arrays, [_array(o) for o in out])
-                return list(out)
-            return self.context.run(arrays, as_torch=as_torch)
+            results = self.context.run(flat, out)
+        if out is not None:
+            return list(out)
+        if results and flat and _is_torch(flat[0]) and not _is_torch(results[0]):
+            # A torch without DLPack's exchange table (before 2.10): its
+            # inputs came through __dlpack__, and numpy made the outputs.
+            import torch
 
-    def _run_device(self, arrays, out):
-        import torch
-
-        device = next(a.device for a in arrays if _is_torch(a) and a.is_cuda)
-        if out is None:
-            sizes = self.context.output_sizes(arrays)
-            out = [torch.empty(s, dtype=_torch_dtype(info["dtype"]), device=device)
-                   for s, info in zip(sizes, self.outputs)]
-        # libgcrt runs on its own stream: the caller's work on the inputs
-        # must be done first, and the outputs are complete on return.
-        torch.cuda.current_stream(device).synchronize()
-        self.context.run_device(arrays, list(out))
-        return list(out)
+            results = [torch.from_numpy(r) for r in results]
+        return results
 
 
 class CompiledModule:
@@ -168,7 +155,7 @@ class CompiledModule:
         return values
 
     def set_buffer(self, name, value):
-        self._forward.context.write_buffer(name, _array(value))
+        self._forward.context.write_buffer(name, value)
 
     def reset(self):
         """Every buffer back to the package's value."""
@@ -178,7 +165,7 @@ class CompiledModule:
         """Swaps weights by name (a parameter, buffer or constant of the
         exported program) without recompiling; the next call uses them."""
         for name, value in state_dict.items():
-            self._forward.package.set_weight(name, _array(_host(value)))
+            self._forward.package.set_weight(name, _host(value))
         self._renew()
 
     def load_weights(self, archive):

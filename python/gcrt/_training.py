@@ -31,7 +31,7 @@ def _graph_index(package, name):
 class _Call(torch.autograd.Function):
     @staticmethod
     def forward(ctx, module, count, *inputs_and_parameters):
-        results = module._forward.run(list(inputs_and_parameters[:count]))
+        results = module._forward.run([t.detach() for t in inputs_and_parameters[:count]])
         ctx.module = module
         ctx.count = count
         ctx.save_for_backward(*(results[i] for i in module._saved))

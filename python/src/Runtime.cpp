@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
+#include "DLPackExchange.h"
 
 #include "gcrt/gcrt.h"
 
@@ -124,26 +125,80 @@ struct TensorInfo {
 struct TensorView {
   gcrt_tensor tensor{};
   std::vector<int64_t> sizes, strides;
-  int32_t deviceType = 0;
+  int32_t deviceType = 0, deviceId = 0;
+  /// The exchange table it was read through, if any: its framework makes
+  /// the call's outputs.
+  const dlpack::ExchangeApi *producer = nullptr;
+  /// What __dlpack__ gave, for a producer without an exchange table: held
+  /// until the run is over.
+  Array held;
 
-  template <typename A> TensorView(const A &a, const TensorInfo *info) {
-    if (!dtypeOf(a.dtype(), tensor.dtype))
-      throw InputError(describe(info) + " has an element type libgcrt does not know");
-    sizes.resize(a.ndim());
-    strides.resize(a.ndim());
-    for (size_t d = 0; d < a.ndim(); ++d) {
-      sizes[d] = static_cast<int64_t>(a.shape(d));
-      strides[d] = a.stride(d);
-    }
-    tensor.data = const_cast<void *>(static_cast<const void *>(a.data()));
-    tensor.rank = a.ndim();
-    tensor.sizes = sizes.data();
-    tensor.strides = strides.data();
+  template <typename... Ts>
+  explicit TensorView(const nb::ndarray<Ts...> &a, const TensorInfo *info = nullptr) {
+    fill(a.dtype(), a.ndim(), const_cast<void *>(static_cast<const void *>(a.data())),
+         [&](size_t d) { return static_cast<int64_t>(a.shape(d)); },
+         [&](size_t d) { return a.stride(d); }, info);
     deviceType = a.device_type();
+    deviceId = a.device_id();
+  }
+
+  /// `object` read in place: through its type's DLPack exchange table (no
+  /// Python call), else through __dlpack__; anything else is refused,
+  /// naming the input.
+  TensorView(nb::handle object, const TensorInfo *info) {
+    if (const dlpack::ExchangeApi *api = dlpack::exchangeApiOf(object.ptr());
+        api && api->viewObject) {
+      dlpack::Tensor t;
+      if (api->viewObject(object.ptr(), &t) == 0) {
+        producer = api;
+        nb::dlpack::dtype d;
+        d.code = t.dtype.code;
+        d.bits = t.dtype.bits;
+        d.lanes = t.dtype.lanes;
+        void *data = static_cast<char *>(t.data) + t.byteOffset;
+        fill(d, static_cast<size_t>(t.ndim), data, [&](size_t i) { return t.shape[i]; },
+             [&](size_t i) { return t.strides ? t.strides[i] : rowMajorStride(t, i); }, info);
+        deviceType = t.device.type;
+        deviceId = t.device.id;
+        return;
+      }
+      PyErr_Clear();
+    }
+    Array array;
+    if (!nb::try_cast(object, array))
+      throw InputError(describe(info) + " is a " + nb::type_name(object.type()).c_str() +
+                       ", not an array or tensor (anything with __dlpack__)");
+    *this = TensorView(array, info);
+    held = std::move(array);
+  }
+
+  static int64_t rowMajorStride(const dlpack::Tensor &t, size_t d) {
+    int64_t stride = 1;
+    for (size_t i = d + 1; i < static_cast<size_t>(t.ndim); ++i)
+      stride *= t.shape[i];
+    return stride;
   }
 
   static std::string describe(const TensorInfo *info) {
     return info ? "input " + info->label() : std::string("the tensor");
+  }
+
+private:
+  template <typename Size, typename Stride>
+  void fill(nb::dlpack::dtype d, size_t rank, void *data, Size size, Stride stride,
+            const TensorInfo *info) {
+    if (!dtypeOf(d, tensor.dtype))
+      throw InputError(describe(info) + " has an element type libgcrt does not know");
+    sizes.resize(rank);
+    strides.resize(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      sizes[i] = size(i);
+      strides[i] = stride(i);
+    }
+    tensor.data = data;
+    tensor.rank = rank;
+    tensor.sizes = sizes.data();
+    tensor.strides = strides.data();
   }
 };
 
@@ -246,9 +301,7 @@ private:
   std::vector<Graph> graphs_;
 };
 
-/// Memory for one output, owned by the numpy array or torch tensor that
-/// views it.
-template <typename Framework>
+/// Memory for one output, owned by the numpy array that views it.
 nb::object newHostArray(gcrt_dtype dtype, const std::vector<int64_t> &sizes, void *&data) {
   size_t count = 1;
   for (int64_t s : sizes)
@@ -260,9 +313,51 @@ nb::object newHostArray(gcrt_dtype dtype, const std::vector<int64_t> &sizes, voi
     throw std::bad_alloc();
   nb::capsule owner(data, [](void *p) noexcept { std::free(p); });
   std::vector<size_t> shape(sizes.begin(), sizes.end());
-  return nb::cast(nb::ndarray<Framework>(data, shape.size(), shape.data(), owner, nullptr,
+  return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, nullptr,
                                          dlpackOf(dtype)));
 }
+
+/// An output tensor the framework allocated through its exchange table:
+/// freed unless released to Python as the framework's tensor object.
+class AllocatedTensor {
+public:
+  AllocatedTensor() = default;
+  AllocatedTensor(const AllocatedTensor &) = delete;
+  AllocatedTensor &operator=(const AllocatedTensor &) = delete;
+  ~AllocatedTensor() {
+    if (managed_ && managed_->deleter)
+      managed_->deleter(managed_);
+  }
+
+  template <typename Where>
+  void *allocate(const dlpack::ExchangeApi &api, gcrt_dtype dtype, std::vector<int64_t> &sizes,
+                 const Where &where) {
+    nb::dlpack::dtype d = dlpackOf(dtype);
+    dlpack::Tensor prototype{};
+    prototype.device = {where.deviceType, where.deviceId};
+    prototype.ndim = static_cast<int32_t>(sizes.size());
+    prototype.dtype = {d.code, d.bits, d.lanes};
+    prototype.shape = sizes.data();
+    std::string message;
+    auto setError = [](void *context, const char *kind, const char *text) {
+      *static_cast<std::string *>(context) = std::string(kind) + ": " + text;
+    };
+    if (api.allocate(&prototype, &managed_, &message, setError) != 0 || !managed_)
+      throw Error("allocating an output tensor failed: " + message);
+    return static_cast<char *>(managed_->tensor.data) + managed_->tensor.byteOffset;
+  }
+
+  nb::object release(const dlpack::ExchangeApi &api) {
+    void *object = nullptr;
+    if (api.managedToObject(managed_, &object) != 0)
+      throw nb::python_error();
+    managed_ = nullptr;
+    return nb::steal(static_cast<PyObject *>(object));
+  }
+
+private:
+  dlpack::ManagedTensor *managed_ = nullptr;
+};
 
 /// One graph of a package ready to run (gcrt_context).
 class Context {
@@ -279,69 +374,45 @@ public:
     handle_.reset(c);
   }
 
-  /// Runs on host arrays. Returns the outputs as new numpy arrays, or
-  /// nothing where `out` gives the caller's (any strides, the right dtype
-  /// and sizes), which the run fills.
-  std::vector<nb::object> run(std::vector<Array> inputs,
-                              std::optional<std::vector<WritableArray>> out, bool asTorch) {
-    std::vector<TensorView> views = viewInputs(inputs, nb::device::cpu::value);
+  /// Runs the graph on `inputs` (arrays or tensors of any DLPack producer,
+  /// read in place): with gcrt_run_device where they lie in GPU memory, with
+  /// gcrt_run otherwise. Returns the outputs as new tensors of the inputs'
+  /// framework (made through its exchange table, on the inputs' device:
+  /// torch tensors for torch inputs) or else numpy arrays; or nothing where
+  /// `out` gives the caller's memory for every output, which the run fills.
+  std::vector<nb::object> run(nb::sequence inputs, std::optional<nb::sequence> out) {
+    std::vector<TensorView> views = viewInputs(inputs);
+    Placement where = placementOf(views);
     const std::vector<TensorInfo> &infos = package_->outputs(graph_);
-    std::vector<nb::object> results;
-    std::vector<gcrt_tensor> outputs(infos.size());
-    std::vector<TensorView> outViews;
     if (out) {
-      outViews = viewOutputs(*out, nb::device::cpu::value);
-      for (size_t i = 0; i < outViews.size(); ++i)
-        outputs[i] = outViews[i].tensor;
-    } else {
-      // Row-major outputs of this call's sizes; the vectors outlive the run.
-      std::vector<std::vector<int64_t>> sizes(infos.size());
-      for (size_t i = 0; i < infos.size(); ++i) {
-        outputSizes(views, i, sizes[i]);
-        void *data = nullptr;
-        results.push_back(asTorch ? newHostArray<nb::pytorch>(infos[i].dtype, sizes[i], data)
-                                  : newHostArray<nb::numpy>(infos[i].dtype, sizes[i], data));
-        outputs[i] = gcrt_tensor{data, infos[i].dtype, sizes[i].size(), sizes[i].data(), nullptr};
-      }
-      return runInto(views, outputs, results);
+      std::vector<TensorView> outViews = viewOutputs(*out, where);
+      runViews(views, tensors(outViews), where);
+      return {};
     }
-    return runInto(views, outputs, results);
-  }
-
-  std::vector<nb::object> runInto(const std::vector<TensorView> &views,
-                                  std::vector<gcrt_tensor> &outputs,
-                                  std::vector<nb::object> &results) {
-    std::vector<gcrt_tensor> in = tensors(views);
-    gcrt_status status;
-    {
-      nb::gil_scoped_release unlocked;
-      status = gcrt_run(handle_.get(), in.data(), in.size(), outputs.data(), outputs.size());
+    const dlpack::ExchangeApi *maker = nullptr;
+    for (const TensorView &v : views)
+      maker = maker ? maker : v.producer;
+    if (where.deviceType != nb::device::cpu::value && !maker)
+      throw InputError("the inputs' framework cannot make outputs in GPU memory through DLPack's "
+                       "exchange table: pass out=");
+    std::vector<std::vector<int64_t>> sizes(infos.size());
+    std::vector<gcrt_tensor> outputs(infos.size());
+    std::vector<AllocatedTensor> allocated(infos.size());
+    std::vector<nb::object> results(infos.size());
+    for (size_t i = 0; i < infos.size(); ++i) {
+      outputSizes(views, i, sizes[i]);
+      void *data = nullptr;
+      if (maker)
+        data = allocated[i].allocate(*maker, infos[i].dtype, sizes[i], where);
+      else
+        results[i] = newHostArray(infos[i].dtype, sizes[i], data);
+      outputs[i] = gcrt_tensor{data, infos[i].dtype, sizes[i].size(), sizes[i].data(), nullptr};
     }
-    check(status);
+    runViews(views, outputs, where);
+    if (maker)
+      for (size_t i = 0; i < infos.size(); ++i)
+        results[i] = allocated[i].release(*maker);
     return results;
-  }
-
-  /// Runs on GPU arrays the caller allocated (torch's, CuPy's): inputs and
-  /// outputs already on the context's device.
-  void runDevice(std::vector<Array> inputs, std::vector<WritableArray> out) {
-    std::vector<TensorView> views = viewInputs(inputs, nb::device::cuda::value);
-    std::vector<TensorView> outViews = viewOutputs(out, nb::device::cuda::value);
-    std::vector<gcrt_tensor> in = tensors(views), outputs = tensors(outViews);
-    gcrt_status status;
-    {
-      nb::gil_scoped_release unlocked;
-      status = gcrt_run_device(handle_.get(), in.data(), in.size(), outputs.data(), outputs.size());
-    }
-    check(status);
-  }
-
-  /// Every output's sizes for these inputs, for a caller that allocates.
-  std::vector<std::vector<int64_t>> outputSizesFor(std::vector<Array> inputs) {
-    std::vector<TensorView> views = viewInputs(inputs, -1);
-    std::vector<std::vector<int64_t>> all(package_->outputs(graph_).size());
-    for (size_t i = 0; i < all.size(); ++i)
-      outputSizes(views, i, all[i]);
-    return all;
   }
 
   void readBuffer(const std::string &name, WritableArray into) {
@@ -378,36 +449,71 @@ private:
     void operator()(gcrt_context *c) const { gcrt_context_free(c); }
   };
 
-  std::vector<TensorView> viewInputs(const std::vector<Array> &inputs, int32_t device) const {
+  std::vector<TensorView> viewInputs(nb::sequence inputs) const {
     const std::vector<TensorInfo> &infos = package_->inputs(graph_);
-    if (inputs.size() != infos.size())
+    size_t given = nb::len(inputs);
+    if (given != infos.size())
       throw InputError("the graph takes " + std::to_string(infos.size()) + " inputs, " +
-                       std::to_string(inputs.size()) + " were given");
+                       std::to_string(given) + " were given");
     std::vector<TensorView> views;
-    views.reserve(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      views.emplace_back(inputs[i], &infos[i]);
+    views.reserve(given);
+    for (size_t i = 0; i < given; ++i) {
+      views.emplace_back(nb::handle(inputs[i]), &infos[i]);
       checkInput(views.back(), infos[i]);
-      if (device >= 0 && views.back().deviceType != device)
-        throw InputError("input " + infos[i].label() + " is on the wrong device: this call wants " +
-                         (device == nb::device::cpu::value ? "host" : "GPU") + " memory");
     }
     return views;
   }
 
-  std::vector<TensorView> viewOutputs(const std::vector<WritableArray> &out, int32_t device) const {
+  /// Where a call runs: the inputs' device, which must be one for all.
+  struct Placement {
+    int32_t deviceType = nb::device::cpu::value, deviceId = 0;
+  };
+
+  Placement placementOf(const std::vector<TensorView> &views) const {
+    Placement where;
+    if (!views.empty())
+      where = {views[0].deviceType, views[0].deviceId};
+    const std::vector<TensorInfo> &infos = package_->inputs(graph_);
+    for (size_t i = 0; i < views.size(); ++i)
+      if (views[i].deviceType != where.deviceType || views[i].deviceId != where.deviceId)
+        throw InputError("input " + infos[i].label() + " is on another device than input " +
+                         infos[0].label() + ": every input must be in host memory, or all on "
+                                            "one GPU");
+    if (where.deviceType != nb::device::cpu::value && where.deviceType != nb::device::cuda::value)
+      throw InputError("inputs must be in host or CUDA memory");
+    return where;
+  }
+
+  std::vector<TensorView> viewOutputs(nb::sequence out, Placement where) const {
     const std::vector<TensorInfo> &infos = package_->outputs(graph_);
-    if (out.size() != infos.size())
+    size_t given = nb::len(out);
+    if (given != infos.size())
       throw InputError("the graph has " + std::to_string(infos.size()) + " outputs, out= gives " +
-                       std::to_string(out.size()));
+                       std::to_string(given));
     std::vector<TensorView> views;
-    views.reserve(out.size());
-    for (size_t i = 0; i < out.size(); ++i) {
-      views.emplace_back(out[i], nullptr);
-      if (views.back().deviceType != device)
-        throw InputError("out= buffer for output " + infos[i].label() + " is on the wrong device");
+    views.reserve(given);
+    for (size_t i = 0; i < given; ++i) {
+      views.emplace_back(nb::handle(out[i]), nullptr);
+      if (views.back().deviceType != where.deviceType)
+        throw InputError("the out= memory of output " + infos[i].label() +
+                         " is not on the inputs' device");
     }
     return views;
+  }
+
+  void runViews(const std::vector<TensorView> &views, std::vector<gcrt_tensor> outputs,
+                Placement where) {
+    std::vector<gcrt_tensor> in = tensors(views);
+    bool gpu = where.deviceType == nb::device::cuda::value;
+    gcrt_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = gpu ? gcrt_run_device(handle_.get(), in.data(), in.size(), outputs.data(),
+                                     outputs.size())
+                   : gcrt_run(handle_.get(), in.data(), in.size(), outputs.data(),
+                              outputs.size());
+    }
+    check(status);
   }
 
   static std::vector<gcrt_tensor> tensors(const std::vector<TensorView> &views) {
@@ -495,10 +601,7 @@ void bindRuntime(nb::module_ &m) {
            nb::arg("package"), nb::arg("graph") = 0, nb::arg("threads") = 0,
            nb::arg("profile") = false, nb::arg("cuda_graphs") = true,
            nb::arg("allow_tf32") = false)
-      .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none(),
-           nb::arg("as_torch") = false)
-      .def("run_device", &Context::runDevice, nb::arg("inputs"), nb::arg("out"))
-      .def("output_sizes", &Context::outputSizesFor)
+      .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none())
       .def("read_buffer", &Context::readBuffer)
       .def("write_buffer", &Context::writeBuffer)
       .def("reset_buffers", &Context::resetBuffers)
