@@ -48,7 +48,8 @@ class _Call(torch.autograd.Function):
             else:
                 g = grads[k]
                 info = module._forward.outputs[module._users[k]]
-                inputs.append(torch.zeros(info["sizes"], dtype=_torch_dtype(info["dtype"]))
+                inputs.append(torch.zeros(info["sizes"], dtype=_torch_dtype(info["dtype"]),
+                                          device=saved[0].device if saved else None)
                               if g is None else g.contiguous())
         results = module._backward.run(inputs)
         by_target = {}
@@ -117,7 +118,7 @@ class TrainingModule(torch.nn.Module):
             return
         package = self._forward.package
         for name, p in zip(self._parameter_names, self._parameters_in_order()):
-            package.set_weight(name, p.detach().contiguous())
+            package.set_weight(name, p.detach().cpu())
         state = self.buffers_state()
         self._forward.renew()
         self._backward.renew()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The cost of calling a compiled package from Python, beside the peers.
 
-    python utils/bench/python_overhead.py overhead [--device cuda] [--calls N]
+    python utils/bench/python_overhead.py overhead [--device cuda] [--calls N] [--package P]
+    python utils/bench/python_overhead.py export eight.pt2
     python utils/bench/python_overhead.py coldstart --archive resnet50/model.pt2
 
 overhead: a model of 8 small inputs (eight 16-float tensors summed) is
@@ -9,7 +10,9 @@ exported once and called N times (after warm-up) through gcrt.load's
 callable, through the same package on the C API alone (gcrt-run --bench,
 the runtime's own cost), through torch._inductor.aoti_load_package's
 callable, and through ep.module(). It prints one table of medians; gc's
-added cost per call is the Python call's median less the C API's.
+added cost per call is the Python call's median less the C API's. Where no
+compiler is (a GPU machine), `export` writes the model's archive, compiled
+elsewhere (gc-compile --device cuda), and --package names the result.
 
 coldstart: in a fresh process each, the time from `import` to the first
 result of resnet50 (or the archive given): gcrt (import gcrt, gcrt.load,
@@ -28,8 +31,6 @@ import tempfile
 import time
 
 import torch
-
-import gcrt
 
 
 class EightInputs(torch.nn.Module):
@@ -51,7 +52,8 @@ def median_us(fn, calls, sync=None):
 
 
 def gcrt_run_median_us(runner, package, inputs, calls, work):
-    """The C API's own median per run, from gcrt-run --bench."""
+    """The C API's own median per run, from gcrt-run --bench (with
+    --device-io for GPU tensors: gcrt_run_device, as the callable uses)."""
     import numpy as np
 
     files = []
@@ -59,8 +61,9 @@ def gcrt_run_median_us(runner, package, inputs, calls, work):
         path = os.path.join(work, f"in{i}.npy")
         np.save(path, t.cpu().numpy())
         files.append(path)
-    out = subprocess.run([runner, package, *files, "--bench", str(calls)], check=True,
-                         capture_output=True, text=True).stdout
+    device_io = ["--device-io"] if inputs[0].is_cuda else []
+    out = subprocess.run([runner, package, *files, "--bench", str(calls), *device_io],
+                         check=True, capture_output=True, text=True).stdout
     line = next(l for l in out.splitlines() if l.startswith("bench:"))
     return float(line.split("median ")[1].split(" ms")[0]) * 1e3
 
@@ -69,37 +72,40 @@ def overhead(args):
     device = torch.device(args.device)
     inputs = [torch.randn(16, device=device) for _ in range(8)]
     ep = torch.export.export(EightInputs(), tuple(t.cpu() for t in inputs))
-    rows = []
+    name = torch.cuda.get_device_name() if device.type == "cuda" else _cpu_name()
+    print(f"# per-call time, 8 inputs of 16 floats, {args.device} ({name}), torch "
+          f"{torch.__version__}, median of {args.calls} calls")
+    print("| caller | median (us) |")
+    print("|---|---:|", flush=True)
+
+    def row(label, us):
+        print(f"| {label} | {us:.1f} |", flush=True)
+        return us
+
+    sync = torch.cuda.synchronize if device.type == "cuda" else None
     with tempfile.TemporaryDirectory(prefix="gcrt-bench-") as work:
-        package = gcrt.compile(ep, os.path.join(work, "eight.gcpkg"), freeze=True,
-                               device=None if args.device == "cpu" else "cuda")
-        m = gcrt.load(package)
-        sync = torch.cuda.synchronize if device.type == "cuda" else None
-        gc_us = median_us(lambda: m(*inputs), args.calls, sync)
-        rows.append(("gcrt.load callable", gc_us))
-        if device.type == "cpu":
-            c_us = gcrt_run_median_us(args.gcrt_run, package, inputs, args.calls, work)
-            rows.append(("gcrt-run (C API, no Python)", c_us))
+        if args.only != "peers":
+            import gcrt
+
+            package = args.package or gcrt.compile(ep, os.path.join(work, "eight.gcpkg"),
+                                                   freeze=True)
+            m = gcrt.load(package)
+            gc_us = row("gcrt.load callable", median_us(lambda: m(*inputs), args.calls, sync))
+            c_us = row("gcrt-run (C API, no Python)",
+                       gcrt_run_median_us(args.gcrt_run, package, inputs, args.calls, work))
+            print(f"gc's added cost per call (Python less C API): {gc_us - c_us:.1f} us")
+        if args.only == "gc":
+            return
         from torch._inductor import aoti_compile_and_package, aoti_load_package
 
         ep_device = torch.export.export(EightInputs().to(device), tuple(inputs))
         aoti_path = aoti_compile_and_package(ep_device,
                                              package_path=os.path.join(work, "eight.pt2"))
         aoti = aoti_load_package(aoti_path)
-        rows.append(("aoti_load_package callable", median_us(lambda: aoti(*inputs), args.calls,
-                                                             sync)))
+        row("aoti_load_package callable", median_us(lambda: aoti(*inputs), args.calls, sync))
         module = ep_device.module()
         with torch.no_grad():
-            rows.append(("ep.module()", median_us(lambda: module(*inputs), args.calls, sync)))
-    name = torch.cuda.get_device_name() if device.type == "cuda" else _cpu_name()
-    print(f"# per-call time, 8 inputs of 16 floats, {args.device} ({name}), torch "
-          f"{torch.__version__}, median of {args.calls} calls")
-    print("| caller | median (us) |")
-    print("|---|---:|")
-    for label, us in rows:
-        print(f"| {label} | {us:.1f} |")
-    if device.type == "cpu":
-        print(f"gc's added cost per call (Python less C API): {gc_us - c_us:.1f} us")
+            row("ep.module()", median_us(lambda: module(*inputs), args.calls, sync))
 
 
 def _cpu_name():
@@ -135,6 +141,8 @@ print(time.perf_counter() - start)
 
 
 def coldstart(args):
+    import gcrt
+
     with tempfile.TemporaryDirectory(prefix="gcrt-cold-") as work:
         ep = torch.export.load(args.archive)
         package = gcrt.compile(args.archive, os.path.join(work, "m.gcpkg"), freeze=True)
@@ -168,12 +176,22 @@ def main():
     o.add_argument("--device", default="cpu")
     o.add_argument("--calls", type=int, default=2000)
     o.add_argument("--gcrt-run", default="gcrt-run")
+    o.add_argument("--package", help="the model's package, compiled beforehand")
+    o.add_argument("--only", choices=["gc", "peers"],
+                   help="time one side only (a machine where the libraries gc's package "
+                        "carries must not share a process with AOTInductor's)")
+    e = sub.add_parser("export")
+    e.add_argument("path")
     c = sub.add_parser("coldstart")
     c.add_argument("--archive", required=True)
     c.add_argument("--input", required=True, help="the model's input, a .npy file")
     c.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    overhead(args) if args.what == "overhead" else coldstart(args)
+    if args.what == "export":
+        torch.export.save(torch.export.export(EightInputs(), tuple(torch.randn(16) for _ in range(8))),
+                          args.path)
+    else:
+        (overhead if args.what == "overhead" else coldstart)(args)
 
 
 if __name__ == "__main__":
