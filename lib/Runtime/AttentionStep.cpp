@@ -33,7 +33,7 @@ namespace {
 namespace math {
 // Inlined into the row loop, which it would otherwise keep scalar.
 inline float gc_expf(float x) __attribute__((always_inline));
-#include "../Codegen/MathLibrary.c"
+#include "MathLibrary.c"
 } // namespace math
 // Vec values never cross a call between code of different levels (the
 // helpers are inlined), so the ABI note on 64-byte vectors does not apply.
