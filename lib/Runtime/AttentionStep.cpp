@@ -353,7 +353,7 @@ public:
       : g_(std::move(g)), pool_(pool), tasks_(tasks),
         kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
 
-  Error run(char *const *buffers, DnnlReorders *) override {
+  Error execute(char *const *buffers, ExternReorders *) override {
     int64_t blocks = (g_.l + kBlockRows - 1) / kBlockRows;
     for (bool pack : {true, false})
       pool_.parallelFor(pack ? g_.batch : g_.batch * blocks, [&](int64_t begin, int64_t end) {

@@ -96,7 +96,7 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
         prepareAttention(op, si.inputs, si.outputs, pool_);
     if (!attention)
       return attention.error();
-    si.cpuCall = attention.take();
+    si.call = attention.take();
     return Error::success();
   }
   // Weights do not change while the executor lives, so what oneDNN
@@ -104,7 +104,7 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   std::vector<bool> constant;
   for (const plan::View *v : *op.inputs())
     constant.push_back(buffer(v->buffer()).kind() == BufferKind::Weight);
-  si.cpuCall = dnnl_.prepare(op, si.inputs, si.outputs, constant);
+  si.call = dnnl_.prepare(op, si.inputs, si.outputs, constant);
   return Error::success();
 }
 
@@ -128,10 +128,11 @@ Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
                       [&](int64_t begin, int64_t end) { fn(args, symbols, begin, end); });
     return Error::success();
   }
-  if (step.cpuCall) {
+  if (step.call) {
     // The step's name is only spelled out on failure.
-    DnnlReorders reorders;
-    if (Error e = step.cpuCall->run(buffers, profiling_ ? &reorders : nullptr))
+    ExternReorders reorders;
+    if (Error e = step.call->run({.hostBuffers = buffers,
+                                  .reorders = profiling_ ? &reorders : nullptr}))
       return e.withContext(stepLabel(s));
     if (profiling_)
       recordReorders(s, reorders.count, reorders.seconds);
