@@ -7,13 +7,13 @@
 // ExecutorBase.
 //
 //===----------------------------------------------------------------------===//
+#include "CpuExecutor.h"
+
 #include "AttentionStep.h"
-#include "CudaExecutor.h"
 #include "DnnlExtern.h"
 #include "ExecutorBase.h"
 
 #include "gc/Runtime/ThreadPool.h"
-#include "gc/Support/Target.h"
 
 #include <algorithm>
 #include <chrono>
@@ -237,16 +237,11 @@ Error CpuExecutor::run(std::span<const TensorRef> inputs, std::span<const Tensor
 
 } // namespace
 
-Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const RuntimePlan> plan,
-                                                     size_t graph, const KernelLibrary &kernels,
-                                                     const RuntimeOptions &options) {
-  const auto &graphs = *plan->root().graphs();
-  if (graph >= graphs.size())
-    return makeError() << "the plan has " << graphs.size() << " graphs, no graph " << graph;
-  const plan::Graph &g = *graphs.Get(graph);
-  if (targetDevice(g.target()->string_view()) == TargetDevice::CUDA)
-    return createCudaExecutor(std::move(plan), g, kernels, options);
-  auto exec = std::make_unique<CpuExecutor>(std::move(plan), g, kernels, options);
+Expected<std::unique_ptr<Executor>> createCpuExecutor(std::shared_ptr<const RuntimePlan> plan,
+                                                      const plan::Graph &graph,
+                                                      const KernelLibrary &kernels,
+                                                      const RuntimeOptions &options) {
+  auto exec = std::make_unique<CpuExecutor>(std::move(plan), graph, kernels, options);
   GC_RETURN_IF_ERROR(exec->create());
   return std::unique_ptr<Executor>(std::move(exec));
 }
