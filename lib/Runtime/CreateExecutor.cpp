@@ -1,12 +1,12 @@
 //===- CreateExecutor.cpp - The executor of a plan graph's device ---------===//
 //
 // Executor::create picks the executor by the graph's target: the CPU's
-// (Executor.cpp) or an NVIDIA GPU's (CudaExecutor.cpp). The rest of what
-// the two share names no device.
+// (Cpu/) or an NVIDIA GPU's (Cuda/). The rest of what the two share, in
+// this folder, names no device.
 //
 //===----------------------------------------------------------------------===//
-#include "CpuExecutor.h"
-#include "CudaExecutor.h"
+#include "Cpu/CpuExecutor.h"
+#include "Cuda/CudaExecutor.h"
 
 #include "gc/Support/Target.h"
 

@@ -12,8 +12,8 @@
 // context current on the calling thread (the executor's).
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_CUDALIBRARIES_H
-#define GC_LIB_RUNTIME_CUDALIBRARIES_H
+#ifndef GC_LIB_RUNTIME_CUDA_CUDALIBRARIES_H
+#define GC_LIB_RUNTIME_CUDA_CUDALIBRARIES_H
 
 #include "ExternCall.h"
 
@@ -78,4 +78,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_CUDALIBRARIES_H
+#endif // GC_LIB_RUNTIME_CUDA_CUDALIBRARIES_H

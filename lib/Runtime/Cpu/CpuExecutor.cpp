@@ -1,4 +1,4 @@
-//===- Executor.cpp - Running a kernel plan on the CPU --------------------===//
+//===- CpuExecutor.cpp - Running a kernel plan on the CPU -----------------===//
 //
 // Buffers live in host memory: intermediates in one arena, inputs and
 // outputs in the caller's tensors where their layouts agree (else in

@@ -1,6 +1,6 @@
 //===- CpuExecutor.h - Running a plan graph on the CPU ----------*- C++ -*-===//
-#ifndef GC_LIB_RUNTIME_CPUEXECUTOR_H
-#define GC_LIB_RUNTIME_CPUEXECUTOR_H
+#ifndef GC_LIB_RUNTIME_CPU_CPUEXECUTOR_H
+#define GC_LIB_RUNTIME_CPU_CPUEXECUTOR_H
 
 #include "gc/Runtime/Runtime.h"
 
@@ -19,4 +19,4 @@ Expected<std::unique_ptr<Executor>> createCpuExecutor(std::shared_ptr<const Runt
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_CPUEXECUTOR_H
+#endif // GC_LIB_RUNTIME_CPU_CPUEXECUTOR_H

@@ -5,8 +5,8 @@
 // by the caller for as long as those layouts hold.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_DNNLEXTERN_H
-#define GC_LIB_RUNTIME_DNNLEXTERN_H
+#ifndef GC_LIB_RUNTIME_CPU_DNNLEXTERN_H
+#define GC_LIB_RUNTIME_CPU_DNNLEXTERN_H
 
 #include "ExternCall.h"
 
@@ -53,4 +53,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_DNNLEXTERN_H
+#endif // GC_LIB_RUNTIME_CPU_DNNLEXTERN_H
