@@ -15,10 +15,9 @@
 //===----------------------------------------------------------------------===//
 #include "gcrt/gcrt.h"
 
-#include "PackageFormat.h"
-
 #include "gc/Package/Compression.h"
 #include "gc/Package/Package.h"
+#include "gc/Package/PackageFormat.h"
 #include "gc/Support/Zip.h"
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the polynomials of gc_expf and gc_erff (lib/Codegen/MathLibrary.c) and prints them.
+"""Fits the polynomials of gc_expf and gc_erff (lib/Math/MathLibrary.c) and prints them.
 
 usage: /usr/bin/python3 utils/fit-polynomials.py      (needs numpy)
 

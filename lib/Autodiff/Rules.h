@@ -9,9 +9,8 @@
 #ifndef GC_LIB_AUTODIFF_RULES_H
 #define GC_LIB_AUTODIFF_RULES_H
 
-#include "Emit.h"
-
 #include "gc/Autodiff/Derivatives.h"
+#include "gc/Ops/Emit.h"
 
 namespace gc::autodiff {
 

@@ -11,7 +11,7 @@
 
 #include "gc/IR/Printer.h"
 
-#include "gc/GraphFile/FileTables.h"
+#include "gc/IR/SymbolRecord.h"
 #include "gc/Support/SHA256.h"
 
 #include <charconv>

@@ -1,7 +1,7 @@
 //===- Package.cpp - What every package is ---------------------------------===//
 #include "gc/Package/Package.h"
 
-#include "PackageFormat.h"
+#include "gc/Package/PackageFormat.h"
 
 namespace gc {
 

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Package/PackageReader.h"
 
-#include "PackageFormat.h"
 #include "WeightBinder.h"
 
 #include "gc/Package/Compression.h"
+#include "gc/Package/PackageFormat.h"
 #include "gc/Package/SharedLibrary.h"
 #include "gc/Support/Target.h"
 #include "gc/Support/Zip.h"

@@ -12,8 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "WeightBinder.h"
 
-#include "PackageFormat.h"
-
+#include "gc/Package/PackageFormat.h"
 #include "gc/Runtime/StridedLayout.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"

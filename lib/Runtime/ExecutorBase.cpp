@@ -8,8 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ExecutorBase.h"
 
-#include "CudaLibraries.h"
-#include "DnnlExtern.h"
+#include "ExternCall.h"
 #include "GraphCall.h"
 
 #include <algorithm>
@@ -431,7 +430,7 @@ Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector
     if (!op.dnnl() && !op.attention())
       continue;
     GC_RETURN_IF_ERROR(prepareExtern(op, si).withContext(what));
-    if (!si.cpuCall && !si.library)
+    if (!si.call)
       GC_RETURN_IF_ERROR(prepareFallback(s));
   }
   return inst;
@@ -542,7 +541,7 @@ Error ExecutorBase::copy(const TensorRef &dst, const TensorRef &src, const std::
 }
 
 bool ExecutorBase::runsOnHost(size_t s, const StepInstance &si) const {
-  return (calls_[s] || fallbacks_[s]) && !si.cpuCall && !si.library;
+  return (calls_[s] || fallbacks_[s]) && !si.call;
 }
 
 Error ExecutorBase::runOnHost(size_t s, StepInstance &si, char *const *buffers) {

@@ -25,8 +25,7 @@
 
 namespace gc {
 
-class CudaLibraryCall;
-class CpuCall;
+class ExternCall;
 class GraphCall;
 
 /// The arena and the buffers in it are aligned to this many bytes.
@@ -85,8 +84,7 @@ struct StepInstance {
   bool parallel = false; ///< CPU kernel: worth splitting across threads
   int64_t flops = 0, bytes = 0; ///< one run's work (plan::Step), when profiling
   std::vector<StridedLayout> inputs, outputs; ///< op step views
-  std::unique_ptr<CpuCall> cpuCall;          ///< CPU extern: oneDNN's, or the runtime's own step
-  std::unique_ptr<CudaLibraryCall> library;   ///< GPU extern, when cuBLASLt or cuDNN takes it
+  std::unique_ptr<ExternCall> call; ///< extern step: the library call that took it, if any
 
   StepInstance();
   StepInstance(StepInstance &&) noexcept;
@@ -138,8 +136,8 @@ protected:
   virtual Error prepareKernel(const plan::KernelStep &k, std::span<const int64_t> values,
                               StepInstance &si) = 0;
   /// Prepares the library call of extern step `op` for si's layouts,
-  /// setting si.cpuCall or si.library; leaving both null declines it, and the
-  /// step then runs on the fallback component.
+  /// setting si.call; leaving it null declines the step, which then runs on
+  /// the fallback component.
   virtual Error prepareExtern(const plan::OpStep &op, StepInstance &si) = 0;
 
   /// What every run starts with: the inputs checked and bound, the instance

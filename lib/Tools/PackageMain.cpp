@@ -1,7 +1,7 @@
 //===- PackageMain.cpp - The gc-package driver ----------------------------===//
 #include "gc/Tools/PackageMain.h"
 
-#include "gc/Package/PackageWriter.h"
+#include "gc/PackageWriter/PackageWriter.h"
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 

@@ -12,7 +12,7 @@
 
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/Printer.h"
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
 #include <cstring>

@@ -25,7 +25,7 @@
 #include "PassUtils.h"
 
 #include "gc/Ops/Decompositions.h"
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 #include "gc/IR/OpSchema.h"
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
 #include <unordered_set>

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
 #include <unordered_map>

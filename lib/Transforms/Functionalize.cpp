@@ -43,8 +43,8 @@
 #include "PassUtils.h"
 
 #include "gc/IR/OpSchema.h"
+#include "gc/Ops/GraphBuilder.h"
 #include "gc/Ops/ShapeInference.h"
-#include "gc/Transforms/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
 #include <algorithm>

@@ -13,7 +13,7 @@
 #define GC_AUTODIFF_DERIVATIVES_H
 
 #include "gc/IR/OpRegistry.h"
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 
 #include <map>
 #include <string>

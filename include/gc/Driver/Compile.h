@@ -22,7 +22,7 @@
 #include "gc/Driver/Pipeline.h"
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Level.h"
-#include "gc/Package/PackageWriter.h"
+#include "gc/PackageWriter/PackageWriter.h"
 #include "gc/Support/FileSystem.h"
 
 #include <chrono>

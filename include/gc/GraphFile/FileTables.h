@@ -1,26 +1,23 @@
 //===- FileTables.h - The graph file's own records --------------*- C++ -*-===//
 //
 // The tables of formats/graph.fbs whose IR counterparts are classes rather
-// than plain structs (symbols, expressions, graph values, nodes, outputs,
-// graphs, the module) get a mirror struct here, declared field by field as
+// than plain structs (expressions, graph values, nodes, outputs, graphs, the
+// module) get a mirror struct here, declared field by field as
 // include/gc/IR/Fields.h declares the IR's own; FlatBufferIO.cpp converts
-// between them and the IR (the text form writes symbols as FileSymbol too).
+// between them and the IR. Symbols' record, which the text form writes
+// too, is the IR's (gc/IR/SymbolRecord.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_GRAPHFILE_FILETABLES_H
 #define GC_GRAPHFILE_FILETABLES_H
 
 #include "gc/IR/Fields.h"
+#include "gc/IR/SymbolRecord.h"
 
 namespace gc {
 
 /// Mirrors of the file's tables for IR records that are classes, not
 /// aggregates; they exist only on the way in and out.
-struct FileSymbol {
-  std::string name;
-  int64_t min = 0;
-  int64_t max = SymRange::kUnbounded;
-};
 struct FileExpr {
   SymExpr::Kind kind = SymExpr::Kind::Const;
   int64_t constant = 0;
@@ -51,8 +48,6 @@ struct FileGraph {
   std::vector<FileOutput> outputs;
 };
 
-template <> inline constexpr auto kFields<FileSymbol> = std::tuple(
-    field("name", &FileSymbol::name), field("min", &FileSymbol::min), field("max", &FileSymbol::max));
 template <> inline constexpr auto kFields<FileExpr> = std::tuple(
     field("kind", &FileExpr::kind), field("constant", &FileExpr::constant),
     field("symbol", &FileExpr::symbol), field("operands", &FileExpr::operands));

@@ -11,7 +11,7 @@
 #define GC_OPS_DECOMPOSITIONS_H
 
 #include "gc/IR/OpRegistry.h"
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 
 #include <map>
 #include <optional>

@@ -8,7 +8,7 @@
 // computed as tensors (a NaN moves the position of a median or quantile).
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/ShapeInference.h"
 

@@ -9,7 +9,7 @@
 // squaring, products and tensor forms by reshapes and matmuls.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/ShapeInference.h"
 

@@ -6,7 +6,7 @@
 // network ops (NN.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include <cmath>
 #include <numbers>

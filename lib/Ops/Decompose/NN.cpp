@@ -6,7 +6,7 @@
 // losses. Dropout is with the other random ops (Random.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/TypePromotion.h"

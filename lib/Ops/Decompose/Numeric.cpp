@@ -5,7 +5,7 @@
 // (linspace, logspace), through slices, pointwise ops, sum and cumsum.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/ShapeInference.h"
 

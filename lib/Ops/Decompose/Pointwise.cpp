@@ -5,7 +5,7 @@
 // of core ones.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include <cmath>
 #include <limits>

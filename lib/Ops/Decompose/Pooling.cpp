@@ -6,7 +6,7 @@
 // grid sampling, and the padding modes of aten.pad.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include <cmath>
 

@@ -8,7 +8,7 @@
 // complex dtype, so vdot is dot.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/ShapeInference.h"
 

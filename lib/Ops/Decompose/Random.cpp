@@ -7,7 +7,7 @@
 // draw, so no two calls of one run share a number (docs/random.md).
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/IR/Random.h"
 #include "gc/Ops/ShapeInference.h"

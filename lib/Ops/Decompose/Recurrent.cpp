@@ -8,7 +8,7 @@
 // is refused (it would need the random stream torch's kernel uses).
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/Recurrent.h"
 

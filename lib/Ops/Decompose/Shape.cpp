@@ -10,7 +10,7 @@
 // with the strides their shape function computes.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/IR/ShapeMath.h"
 #include "gc/Ops/ShapeInference.h"

@@ -11,7 +11,7 @@
 // are rolls.
 //
 //===----------------------------------------------------------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/ShapeInference.h"
 

@@ -9,7 +9,7 @@
 #include "gc/Autodiff/Autodiff.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Interp/Interpreter.h"
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/PackageReader.h"
-#include "gc/Package/PackageWriter.h"
+#include "gc/PackageWriter/PackageWriter.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"
 #include "gcrt/gcrt.h"

@@ -5,7 +5,7 @@
 // are checked; the rest skips.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaDriver.h"
+#include "Cuda/CudaDriver.h"
 #include "GpuTestKernels.h"
 #include "LoopGraphMaker.h"
 

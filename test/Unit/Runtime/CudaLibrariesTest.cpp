@@ -7,8 +7,8 @@
 // steps the libraries decline) and the library search run everywhere.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaLibraries.h"
-#include "CudaLibrariesLoader.h"
+#include "Cuda/CudaLibraries.h"
+#include "Cuda/CudaLibrariesLoader.h"
 
 #include "gc/Tensor/Tensor.h"
 

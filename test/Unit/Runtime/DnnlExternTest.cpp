@@ -1,7 +1,7 @@
 //===- DnnlExternTest.cpp - oneDNN extern steps against reference kernels -===//
 #include "LoopGraphMaker.h"
 
-#include "DnnlExtern.h"
+#include "Cpu/DnnlExtern.h"
 
 #include <gtest/gtest.h>
 

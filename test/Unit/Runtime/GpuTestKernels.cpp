@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuTestKernels.h"
 
-#include "CudaDriver.h"
+#include "Cuda/CudaDriver.h"
 
 #include <algorithm>
 

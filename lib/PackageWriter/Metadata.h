@@ -1,9 +1,9 @@
 //===- Metadata.h - The package's metadata JSON -----------------*- C++ -*-===//
-#ifndef GC_LIB_PACKAGE_METADATA_H
-#define GC_LIB_PACKAGE_METADATA_H
+#ifndef GC_LIB_PACKAGEWRITER_METADATA_H
+#define GC_LIB_PACKAGEWRITER_METADATA_H
 
 #include "gc/IR/Module.h"
-#include "gc/Package/PackageWriter.h"
+#include "gc/PackageWriter/PackageWriter.h"
 
 #include <string>
 
@@ -17,4 +17,4 @@ std::string packageMetadata(const Module &m, const PackageOptions &options);
 
 } // namespace gc::package
 
-#endif // GC_LIB_PACKAGE_METADATA_H
+#endif // GC_LIB_PACKAGEWRITER_METADATA_H

@@ -1,5 +1,5 @@
 //===- Emit.cpp - Building blocks of decompositions -----------------------===//
-#include "Emit.h"
+#include "gc/Ops/Emit.h"
 
 #include "gc/Ops/ShapeInference.h"
 

@@ -1,5 +1,5 @@
 //===- Linker.cpp - Kernel object code to a shared library ----------------===//
-#include "gc/Package/Linker.h"
+#include "gc/PackageWriter/Linker.h"
 
 #include "gc/Support/ObjectArchive.h"
 

@@ -12,8 +12,10 @@
 // context current on the calling thread (the executor's).
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_CUDALIBRARIES_H
-#define GC_LIB_RUNTIME_CUDALIBRARIES_H
+#ifndef GC_LIB_RUNTIME_CUDA_CUDALIBRARIES_H
+#define GC_LIB_RUNTIME_CUDA_CUDALIBRARIES_H
+
+#include "ExternCall.h"
 
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Runtime/StridedLayout.h"
@@ -25,15 +27,21 @@
 namespace gc {
 
 /// One prepared cuBLASLt or cuDNN call.
-class CudaLibraryCall {
+class CudaLibraryCall : public ExternCall {
 public:
-  virtual ~CudaLibraryCall() = default;
-  /// Device scratch memory run() needs (0: none).
-  virtual uint64_t workspaceBytes() const = 0;
+  Error run(const ExternArgs &args) final {
+    return enqueue(args.deviceBuffers, args.stream, args.workspace);
+  }
+  /// The same, for callers that hold the three arguments.
+  Error run(const uint64_t *buffers, void *stream, uint64_t workspace) {
+    return enqueue(buffers, stream, workspace);
+  }
+
+protected:
   /// Enqueues the call on `stream` (a CUstream). `buffers` holds the device
   /// address of every plan buffer, by index; the step's views are offsets
   /// into them. `workspace` has at least workspaceBytes() bytes.
-  virtual Error run(const uint64_t *buffers, void *stream, uint64_t workspace) = 0;
+  virtual Error enqueue(const uint64_t *buffers, void *stream, uint64_t workspace) = 0;
 };
 
 struct CudaLibraryOptions {
@@ -70,4 +78,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_CUDALIBRARIES_H
+#endif // GC_LIB_RUNTIME_CUDA_CUDALIBRARIES_H

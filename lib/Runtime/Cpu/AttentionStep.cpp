@@ -33,7 +33,7 @@ namespace {
 namespace math {
 // Inlined into the row loop, which it would otherwise keep scalar.
 inline float gc_expf(float x) __attribute__((always_inline));
-#include "../Codegen/MathLibrary.c"
+#include "MathLibrary.c"
 } // namespace math
 // Vec values never cross a call between code of different levels (the
 // helpers are inlined), so the ABI note on 64-byte vectors does not apply.
@@ -353,7 +353,7 @@ public:
       : g_(std::move(g)), pool_(pool), tasks_(tasks),
         kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
 
-  Error run(char *const *buffers, DnnlReorders *) override {
+  Error execute(char *const *buffers, ExternReorders *) override {
     int64_t blocks = (g_.l + kBlockRows - 1) / kBlockRows;
     for (bool pack : {true, false})
       pool_.parallelFor(pack ? g_.batch : g_.batch * blocks, [&](int64_t begin, int64_t end) {

@@ -1,4 +1,4 @@
-//===- Executor.cpp - Running a kernel plan on the CPU --------------------===//
+//===- CpuExecutor.cpp - Running a kernel plan on the CPU -----------------===//
 //
 // Buffers live in host memory: intermediates in one arena, inputs and
 // outputs in the caller's tensors where their layouts agree (else in
@@ -7,13 +7,13 @@
 // ExecutorBase.
 //
 //===----------------------------------------------------------------------===//
+#include "CpuExecutor.h"
+
 #include "AttentionStep.h"
-#include "CudaExecutor.h"
 #include "DnnlExtern.h"
 #include "ExecutorBase.h"
 
 #include "gc/Runtime/ThreadPool.h"
-#include "gc/Support/Target.h"
 
 #include <algorithm>
 #include <chrono>
@@ -96,7 +96,7 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
         prepareAttention(op, si.inputs, si.outputs, pool_);
     if (!attention)
       return attention.error();
-    si.cpuCall = attention.take();
+    si.call = attention.take();
     return Error::success();
   }
   // Weights do not change while the executor lives, so what oneDNN
@@ -104,7 +104,7 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   std::vector<bool> constant;
   for (const plan::View *v : *op.inputs())
     constant.push_back(buffer(v->buffer()).kind() == BufferKind::Weight);
-  si.cpuCall = dnnl_.prepare(op, si.inputs, si.outputs, constant);
+  si.call = dnnl_.prepare(op, si.inputs, si.outputs, constant);
   return Error::success();
 }
 
@@ -128,10 +128,11 @@ Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
                       [&](int64_t begin, int64_t end) { fn(args, symbols, begin, end); });
     return Error::success();
   }
-  if (step.cpuCall) {
+  if (step.call) {
     // The step's name is only spelled out on failure.
-    DnnlReorders reorders;
-    if (Error e = step.cpuCall->run(buffers, profiling_ ? &reorders : nullptr))
+    ExternReorders reorders;
+    if (Error e = step.call->run({.hostBuffers = buffers,
+                                  .reorders = profiling_ ? &reorders : nullptr}))
       return e.withContext(stepLabel(s));
     if (profiling_)
       recordReorders(s, reorders.count, reorders.seconds);
@@ -236,16 +237,11 @@ Error CpuExecutor::run(std::span<const TensorRef> inputs, std::span<const Tensor
 
 } // namespace
 
-Expected<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const RuntimePlan> plan,
-                                                     size_t graph, const KernelLibrary &kernels,
-                                                     const RuntimeOptions &options) {
-  const auto &graphs = *plan->root().graphs();
-  if (graph >= graphs.size())
-    return makeError() << "the plan has " << graphs.size() << " graphs, no graph " << graph;
-  const plan::Graph &g = *graphs.Get(graph);
-  if (targetDevice(g.target()->string_view()) == TargetDevice::CUDA)
-    return createCudaExecutor(std::move(plan), g, kernels, options);
-  auto exec = std::make_unique<CpuExecutor>(std::move(plan), g, kernels, options);
+Expected<std::unique_ptr<Executor>> createCpuExecutor(std::shared_ptr<const RuntimePlan> plan,
+                                                      const plan::Graph &graph,
+                                                      const KernelLibrary &kernels,
+                                                      const RuntimeOptions &options) {
+  auto exec = std::make_unique<CpuExecutor>(std::move(plan), graph, kernels, options);
   GC_RETURN_IF_ERROR(exec->create());
   return std::unique_ptr<Executor>(std::move(exec));
 }

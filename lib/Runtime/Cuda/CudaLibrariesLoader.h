@@ -7,8 +7,8 @@
 // site-packages/nvidia/*/lib, say). Needs no CUDA header.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_CUDALIBRARIESLOADER_H
-#define GC_LIB_RUNTIME_CUDALIBRARIESLOADER_H
+#ifndef GC_LIB_RUNTIME_CUDA_CUDALIBRARIESLOADER_H
+#define GC_LIB_RUNTIME_CUDA_CUDALIBRARIESLOADER_H
 
 #include "gc/Support/Error.h"
 
@@ -33,4 +33,4 @@ void *librarySymbol(void *handle, const char *symbol);
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_CUDALIBRARIESLOADER_H
+#endif // GC_LIB_RUNTIME_CUDA_CUDALIBRARIESLOADER_H

@@ -7,8 +7,8 @@
 // is never written to memory. Blocks are spread over the thread pool.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_ATTENTIONSTEP_H
-#define GC_LIB_RUNTIME_ATTENTIONSTEP_H
+#ifndef GC_LIB_RUNTIME_CPU_ATTENTIONSTEP_H
+#define GC_LIB_RUNTIME_CPU_ATTENTIONSTEP_H
 
 #include "DnnlExtern.h"
 
@@ -26,4 +26,4 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_ATTENTIONSTEP_H
+#endif // GC_LIB_RUNTIME_CPU_ATTENTIONSTEP_H

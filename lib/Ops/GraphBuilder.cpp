@@ -1,5 +1,5 @@
 //===- GraphBuilder.cpp - Building and rewriting graphs -------------------===//
-#include "gc/Transforms/GraphBuilder.h"
+#include "gc/Ops/GraphBuilder.h"
 
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"

@@ -331,7 +331,7 @@ Error CudaExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
       libraries_->prepare(op, si.inputs, si.outputs);
   if (!call)
     return call.error();
-  si.library = call.take();
+  si.call = call.take();
   return Error::success();
 }
 
@@ -377,8 +377,8 @@ Error CudaExecutor::placeBuffers(const Instance &inst) {
   }
   uint64_t workspaceBytes = 0;
   for (const StepInstance &si : inst.steps)
-    if (si.library)
-      workspaceBytes = std::max(workspaceBytes, si.library->workspaceBytes());
+    if (si.call)
+      workspaceBytes = std::max(workspaceBytes, si.call->workspaceBytes());
   size_t workspace = bytes;
   bytes += alignDevice(workspaceBytes);
   size_t tables = bytes;
@@ -501,8 +501,10 @@ Error CudaExecutor::runStep(size_t s, StepInstance &si) {
                     "launching " + stepLabel(s) + " (" + std::to_string(si.count) +
                         " blocks of " + std::to_string(block) + " threads)");
   }
-  if (si.library)
-    return si.library->run(addresses_.data(), stream_, workspace_).withContext(stepLabel(s));
+  if (si.call)
+    return si.call
+        ->run({.deviceBuffers = addresses_.data(), .stream = stream_, .workspace = workspace_})
+        .withContext(stepLabel(s));
   return Error::success();
 }
 

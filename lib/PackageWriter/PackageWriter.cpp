@@ -1,12 +1,12 @@
 //===- PackageWriter.cpp - Building a package -----------------------------===//
-#include "gc/Package/PackageWriter.h"
+#include "gc/PackageWriter/PackageWriter.h"
 
 #include "Metadata.h"
-#include "PackageFormat.h"
 
 #include "gc/IR/LoopIR.h"
 #include "gc/Package/Compression.h"
-#include "gc/Package/Linker.h"
+#include "gc/Package/PackageFormat.h"
+#include "gc/PackageWriter/Linker.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/TargetObjects.h"

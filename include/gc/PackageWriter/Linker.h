@@ -1,6 +1,6 @@
 //===- Linker.h - Kernel object code to a shared library --------*- C++ -*-===//
-#ifndef GC_PACKAGE_LINKER_H
-#define GC_PACKAGE_LINKER_H
+#ifndef GC_PACKAGEWRITER_LINKER_H
+#define GC_PACKAGEWRITER_LINKER_H
 
 #include "gc/Support/Error.h"
 
@@ -19,4 +19,4 @@ Expected<std::string> linkSharedLibrary(std::string_view objectCode, const std::
 
 } // namespace gc
 
-#endif // GC_PACKAGE_LINKER_H
+#endif // GC_PACKAGEWRITER_LINKER_H

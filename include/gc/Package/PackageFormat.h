@@ -1,6 +1,6 @@
 //===- PackageFormat.h - Entry names shared by writer and reader -*- C++ -*-===//
-#ifndef GC_LIB_PACKAGE_PACKAGEFORMAT_H
-#define GC_LIB_PACKAGE_PACKAGEFORMAT_H
+#ifndef GC_PACKAGE_PACKAGEFORMAT_H
+#define GC_PACKAGE_PACKAGEFORMAT_H
 
 #include "gc/Support/Target.h"
 
@@ -37,4 +37,4 @@ inline std::string kernelsEntry(size_t graph, TargetDevice device, std::string_v
 
 } // namespace gc::package
 
-#endif // GC_LIB_PACKAGE_PACKAGEFORMAT_H
+#endif // GC_PACKAGE_PACKAGEFORMAT_H

@@ -67,7 +67,7 @@ public:
   PrimitiveCall(dnnl::stream &stream, dnnl::primitive prim, std::vector<Operand> operands)
       : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)) {}
 
-  Error run(char *const *buffers, DnnlReorders *reorders) override {
+  Error execute(char *const *buffers, ExternReorders *reorders) override {
     // Runs one reorder, timing it when asked (oneDNN's CPU stream runs it
     // before returning).
     auto reorder = [&](Operand &op, memory &from, memory &to, bool counted) {

@@ -2,12 +2,12 @@
 //
 // Decomposition rules are written against Emit, a thin layer over
 // GraphBuilder with one method per core op (or small pattern of core ops)
-// they need, so that a rule reads like the formula it implements. Private
-// to lib/Ops/Decompose.
+// they need, so that a rule reads like the formula it implements. The
+// derivative rules (lib/Autodiff) are written against it too.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_OPS_DECOMPOSE_EMIT_H
-#define GC_LIB_OPS_DECOMPOSE_EMIT_H
+#ifndef GC_OPS_EMIT_H
+#define GC_OPS_EMIT_H
 
 #include "gc/Ops/Decompositions.h"
 
@@ -191,4 +191,4 @@ Value *im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const
 
 } // namespace gc::decompose
 
-#endif // GC_LIB_OPS_DECOMPOSE_EMIT_H
+#endif // GC_OPS_EMIT_H

@@ -616,7 +616,7 @@ public:
 
   uint64_t workspaceBytes() const override { return workspace_; }
 
-  Error run(const uint64_t *buffers, void *stream, uint64_t workspace) override {
+  Error enqueue(const uint64_t *buffers, void *stream, uint64_t workspace) override {
     uint64_t first = places_[0].address(buffers), second = places_[1].address(buffers);
     uint64_t d = places_[3].address(buffers);
     uint64_t c = add_ ? places_[2].address(buffers) : d;
@@ -864,7 +864,7 @@ public:
 
   uint64_t workspaceBytes() const override { return workspace_; }
 
-  Error run(const uint64_t *buffers, void *stream, uint64_t workspace) override {
+  Error enqueue(const uint64_t *buffers, void *stream, uint64_t workspace) override {
     auto at = [&](const Place &p) { return reinterpret_cast<void *>(p.address(buffers)); };
     void *y = at(yPlace_);
     GC_RUN(dnn_, cudnnSetStream, handle_, static_cast<cudaStream_t>(stream));

@@ -1,6 +1,6 @@
 //===- CudaExecutor.h - Running a plan graph on an NVIDIA GPU ---*- C++ -*-===//
-#ifndef GC_LIB_RUNTIME_CUDAEXECUTOR_H
-#define GC_LIB_RUNTIME_CUDAEXECUTOR_H
+#ifndef GC_LIB_RUNTIME_CUDA_CUDAEXECUTOR_H
+#define GC_LIB_RUNTIME_CUDA_CUDAEXECUTOR_H
 
 #include "gc/Runtime/Runtime.h"
 
@@ -19,4 +19,4 @@ Expected<std::unique_ptr<Executor>> createCudaExecutor(std::shared_ptr<const Run
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_CUDAEXECUTOR_H
+#endif // GC_LIB_RUNTIME_CUDA_CUDAEXECUTOR_H

@@ -7,8 +7,8 @@
 // type by hand.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_TRANSFORMS_GRAPHBUILDER_H
-#define GC_TRANSFORMS_GRAPHBUILDER_H
+#ifndef GC_OPS_GRAPHBUILDER_H
+#define GC_OPS_GRAPHBUILDER_H
 
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/Module.h"
@@ -127,4 +127,4 @@ Error rewriteGraph(Module &m, Graph &g, const NodeRewrite &rewrite,
 
 } // namespace gc
 
-#endif // GC_TRANSFORMS_GRAPHBUILDER_H
+#endif // GC_OPS_GRAPHBUILDER_H

@@ -5,8 +5,10 @@
 // by the caller for as long as those layouts hold.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_DNNLEXTERN_H
-#define GC_LIB_RUNTIME_DNNLEXTERN_H
+#ifndef GC_LIB_RUNTIME_CPU_DNNLEXTERN_H
+#define GC_LIB_RUNTIME_CPU_DNNLEXTERN_H
+
+#include "ExternCall.h"
 
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Runtime/StridedLayout.h"
@@ -15,20 +17,16 @@
 
 namespace gc {
 
-/// The layout reorders of activations one oneDNN call ran (those of
-/// constant weights, made once, are not counted).
-struct DnnlReorders {
-  int64_t count = 0;
-  double seconds = 0;
-};
-
 /// One prepared extern call on the CPU: a oneDNN primitive (DnnlContext),
 /// or a step the runtime runs itself (the fused attention, AttentionStep.h).
-class CpuCall {
+class CpuCall : public ExternCall {
 public:
-  virtual ~CpuCall() = default;
-  /// Runs the call; where `reorders` is given, adds the reorders it ran.
-  virtual Error run(char *const *buffers, DnnlReorders *reorders) = 0;
+  Error run(const ExternArgs &args) final { return execute(args.hostBuffers, args.reorders); }
+
+protected:
+  /// Runs the call on host buffers; where `reorders` is given, adds the
+  /// reorders it ran.
+  virtual Error execute(char *const *buffers, ExternReorders *reorders) = 0;
 };
 
 /// An engine and a stream, shared by the calls it prepares.
@@ -55,4 +53,4 @@ private:
 
 } // namespace gc
 
-#endif // GC_LIB_RUNTIME_DNNLEXTERN_H
+#endif // GC_LIB_RUNTIME_CPU_DNNLEXTERN_H

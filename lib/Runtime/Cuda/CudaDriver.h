@@ -9,8 +9,8 @@
 // versioned name cuda.h maps it to (cuMemAlloc is cuMemAlloc_v2).
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LIB_RUNTIME_CUDADRIVER_H
-#define GC_LIB_RUNTIME_CUDADRIVER_H
+#ifndef GC_LIB_RUNTIME_CUDA_CUDADRIVER_H
+#define GC_LIB_RUNTIME_CUDA_CUDADRIVER_H
 
 #include "gc/Runtime/Runtime.h"
 #include "gc/Support/Error.h"
@@ -123,4 +123,4 @@ Expected<CudaDevice> selectDevice(const Driver &d, int requested);
 
 } // namespace gc::cuda
 
-#endif // GC_LIB_RUNTIME_CUDADRIVER_H
+#endif // GC_LIB_RUNTIME_CUDA_CUDADRIVER_H

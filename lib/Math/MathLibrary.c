@@ -393,4 +393,4 @@ int64_t gc_gcd64(int64_t a, int64_t b) {
 
 /*--- special functions: gc_digamma, gc_bessel_j0, ... (double only) --------*/
 
-#include "../IR/SpecialMath.inc"
+#include "SpecialMath.inc"

@@ -4,8 +4,8 @@
 // Kernels-level module, with its kernels linked. Not part of libgcrt.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_PACKAGE_PACKAGEWRITER_H
-#define GC_PACKAGE_PACKAGEWRITER_H
+#ifndef GC_PACKAGEWRITER_PACKAGEWRITER_H
+#define GC_PACKAGEWRITER_PACKAGEWRITER_H
 
 #include "gc/IR/Module.h"
 #include "gc/Package/Package.h"
@@ -35,4 +35,4 @@ Error writePackage(const Module &m, const PackageOptions &options, ByteSink &out
 
 } // namespace gc
 
-#endif // GC_PACKAGE_PACKAGEWRITER_H
+#endif // GC_PACKAGEWRITER_PACKAGEWRITER_H
