@@ -18,11 +18,12 @@ import warnings
 
 from . import _runtime
 from ._module import CompiledModule
+from ._tree import Record
 
 Error = _runtime.Error
 InputError = _runtime.InputError
 
-__all__ = ["compile", "load", "CompiledModule", "Error", "InputError"]
+__all__ = ["compile", "load", "CompiledModule", "Record", "Error", "InputError"]
 
 
 def _flag_args(flags):
