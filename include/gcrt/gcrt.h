@@ -147,7 +147,8 @@ enum {
   /* Bind the weights without checking their bytes: the package's weights
    * entry and the archive entries external weights lie in are not read at
    * load. A damaged weight then runs and gives wrong numbers. For those
-   * who measured the cost (docs/package.md: a few GB/s). */
+   * who measured the cost (docs/package.md: about one read of the
+   * weights). */
   GCRT_LOAD_NO_VERIFY_WEIGHTS = 1u << 0
 };
 /* gcrt_package_load_file_with_weights, with GCRT_LOAD_* flags or-ed
