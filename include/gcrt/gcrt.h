@@ -41,7 +41,10 @@ extern "C" {
  * gcrt_package_kernel_target. 7 added the roofline of a profile
  * (gcrt_context_set_peaks and gcrt_context_roofline) and let
  * gcrt_run_device take graphs that mutate buffers or inputs: a CUDA
- * context keeps its buffers in GPU memory. 8 added gcrt_package_read_weight. */
+ * context keeps its buffers in GPU memory. 8 checks every weight's bytes
+ * at load (CRC-32), and added gcrt_package_load_file_with_flags with
+ * GCRT_LOAD_NO_VERIFY_WEIGHTS, gcrt_package_verified_count,
+ * gcrt_package_verified and gcrt_package_read_weight. */
 #define GCRT_API_VERSION 8
 
 #if defined(__GNUC__)
@@ -116,13 +119,18 @@ GCRT_EXPORT const char *gcrt_package_format_version(void);
 GCRT_EXPORT gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out);
 GCRT_EXPORT gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *name,
                                                  gcrt_package **out);
-/* A package made with --weights=external names its source archive (.pt2),
+/* Loading checks the CRC-32 of every entry, the weights included (API
+ * version 8), so that a damaged package is refused rather than run with
+ * wrong numbers: GCRT_ERROR_PACKAGE, naming the package and the entry.
+ *
+ * A package made with --weights=external names its source archive (.pt2),
  * relative to the package's directory (for the memory variant: to the
- * directory of `name`); loading maps the archive and checks every weight
- * in it against the SHA-256 taken when the package was made. A missing or
- * changed archive is GCRT_ERROR_PACKAGE, naming the package, the archive
- * and the weight. The archive must stay in place while the package is
- * loaded. */
+ * directory of `name`); loading maps the archive and checks each entry
+ * that weights lie in, once, against the CRC-32 recorded when the package
+ * was made (packages made before such records: each weight against its
+ * SHA-256). A missing, damaged or changed archive is GCRT_ERROR_PACKAGE,
+ * naming the package, the archive, the weight and the entry. The archive
+ * must stay in place while the package is loaded. */
 
 /* API version 3. Loads the package at `path`, binding its external weights
  * from the archive `weights` instead of the one the package names (NULL:
@@ -134,13 +142,46 @@ GCRT_EXPORT gcrt_status gcrt_package_load_memory(const void *data, size_t size, 
 GCRT_EXPORT gcrt_status gcrt_package_load_file_with_weights(const char *path, const char *weights,
                                                             gcrt_package **out);
 
+/* Flags for gcrt_package_load_file_with_flags (API version 8). */
+enum {
+  /* Bind the weights without checking their bytes: the package's weights
+   * entry and the archive entries external weights lie in are not read at
+   * load. A damaged weight then runs and gives wrong numbers. For those
+   * who measured the cost (docs/package.md: about one read of the
+   * weights). */
+  GCRT_LOAD_NO_VERIFY_WEIGHTS = 1u << 0
+};
+/* gcrt_package_load_file_with_weights, with GCRT_LOAD_* flags or-ed
+ * together (they hold for gcrt_package_set_weights_file later too); an
+ * unknown flag is GCRT_ERROR_INVALID_ARGUMENT. */
+GCRT_EXPORT gcrt_status gcrt_package_load_file_with_flags(const char *path, const char *weights,
+                                                          uint32_t flags, gcrt_package **out);
+
+/* What the weights the package binds now were checked against (API version
+ * 8): the package's weights entry, and each archive entry external weights
+ * lie in, each once. `check` says how ("CRC-32 1a2b3c4d"; for a package
+ * made before entry CRCs were recorded, "SHA-256 of weight 'l1.weight'").
+ * None with GCRT_LOAD_NO_VERIFY_WEIGHTS. The strings live until the
+ * package's weights are set again or it is freed. */
+typedef struct gcrt_verified_entry {
+  const char *file;  /* the package or the archive */
+  const char *entry; /* its zip entry */
+  uint64_t bytes;
+  const char *check;
+  double seconds; /* how long checking took */
+} gcrt_verified_entry;
+GCRT_EXPORT size_t gcrt_package_verified_count(const gcrt_package *package);
+GCRT_EXPORT gcrt_status gcrt_package_verified(const gcrt_package *package, size_t index,
+                                              gcrt_verified_entry *out);
+
 /* Swapping weights without recompiling (API version 3). Both rebind the
  * package's weights for the contexts created afterwards; contexts made
  * before keep the weights they were made with until they are freed. They
  * must not run at the same time as another call on the same package.
  *
  * gcrt_package_set_weights_file binds every external weight from the
- * archive at `path`, as gcrt_package_load_file_with_weights does.
+ * archive at `path`, as gcrt_package_load_file_with_weights does, checking
+ * each entry it binds against the archive's own CRC-32.
  * gcrt_package_set_weight replaces the weight `name` (a parameter, buffer
  * or constant name, as the exported program's signature has it) by a copy
  * of `value`, which must have the weight's dtype and sizes (any strides):

@@ -1,10 +1,10 @@
 //===- PackageReader.cpp - Opening a package ------------------------------===//
 //
 // Everything in a package is checked before it is used: the format and
-// version, every entry's presence, method, CRC-32 (the weights excepted:
-// they may be large and are covered by their own SHA-256, which gc-package
-// checked) and decompressed size, the runtime plan, and every weight's place.
-// A failure names the package file and the entry.
+// version, every entry's presence, method, CRC-32 (the weights' too, unless
+// OpenOptions::verifyWeights is off) and decompressed size, the runtime
+// plan, and every weight's place. A failure names the package file and the
+// entry.
 //
 //===----------------------------------------------------------------------===//
 #include "gc/Package/PackageReader.h"
@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 
 namespace gc {
 
@@ -100,10 +101,16 @@ public:
     if (!nlohmann::json::accept(*json))
       return makeError() << where(kMetadataEntry) << ": not valid JSON";
 
-    // Only stored and present: the weights are used in place, unchecked.
-    if (Expected<std::string_view> weights = entry(kWeightsEntry, false); !weights)
+    // Used in place: a damaged weight would run and give wrong numbers.
+    auto start = std::chrono::steady_clock::now();
+    if (Expected<std::string_view> weights = entry(kWeightsEntry, options_.verifyWeights);
+        !weights)
       return weights.error();
     weights_ = zip_.find(kWeightsEntry);
+    pkg->verifyWeights_ = options_.verifyWeights;
+    if (options_.verifyWeights)
+      pkg->verified_.push_back({zip_.path(), kWeightsEntry, weights_->compressedSize,
+                                crcCheck(weights_->crc32), secondsSince(start)});
 
     Expected<std::string_view> planFrame = entry(kPlanEntry, true);
     if (!planFrame)
@@ -206,7 +213,7 @@ private:
     return "'" + zip_.path() + "': entry '" + entryName + "'";
   }
 
-  /// A stored entry's bytes; `checkCrc` for everything but the weights.
+  /// A stored entry's bytes, with `checkCrc` its CRC-32 verified.
   Expected<std::string_view> entry(const std::string &name, bool checkCrc) const {
     const ZipEntry *e = zip_.find(name);
     if (!e)
@@ -289,6 +296,8 @@ private:
         x.offset = e.at("offset").get<uint64_t>();
         x.bytes = e.at("bytes").get<uint64_t>();
         x.sha256 = e.at("sha256").get<std::string>();
+        if (e.contains("entry_crc32"))
+          x.entryCrc32 = e.at("entry_crc32").get<uint32_t>();
         out.push_back(std::move(x));
       }
     } catch (const nlohmann::json::exception &e) {

@@ -1,13 +1,16 @@
 //===- WeightBinder.cpp - Binding a package's weights to bytes ------------===//
 //
-// An embedded package's weights are used in place in the mapped package.
-// An external package's weights that the source archive holds are used in
-// place in the mapped archive, found by entry name, after three checks:
-// the entry is stored, has room for the weight, and is aligned; with the
-// archive the package names, the bytes must also match the SHA-256 taken
-// at packaging time (hashed on several threads: resnet50's 100 MB take
-// about as long as reading them). Another archive, to swap weights, must
-// have entries of the sizes the package expects instead.
+// An embedded package's weights are used in place in the mapped package
+// (whose weights entry the reader checked). An external package's weights
+// that the source archive holds are used in place in the mapped archive,
+// found by entry name, after four checks: the entry is stored, has room
+// for the weight, is aligned, and its bytes are intact. With the archive
+// the package names, intact means the CRC-32 recorded at packaging time
+// (the SHA-256 of each weight, hashed on several threads, for packages from
+// before entry CRCs); another archive, to swap weights, must have entries
+// of the sizes the package expects and match its own CRC-32 fields. Each
+// entry is read once, however many weights it holds, and only entries that
+// weights are bound to: a large archive's other entries are not read.
 //
 //===----------------------------------------------------------------------===//
 #include "WeightBinder.h"
@@ -19,9 +22,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <thread>
+#include <unordered_set>
 
 namespace gc {
 
@@ -70,6 +75,7 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
   auto b = std::make_shared<WeightBinding>();
   b->bytes_.resize(weights.size());
   b->owners_.push_back(p.file_);
+  b->verified_ = p.verified_;
   bool external = !p.external_.empty();
   size_t held = 0;
   const plan::Weight *firstHeld = nullptr;
@@ -109,6 +115,10 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
   b->owners_.push_back(*file);
   std::vector<std::span<const uint8_t>> views;
   std::vector<const std::string *> digests;
+  std::vector<const ExternalWeight *> shaChecked;
+  // Each entry to check by CRC-32, with the first weight bound to it.
+  std::vector<std::pair<const ZipEntry *, const ExternalWeight *>> crcChecked;
+  std::unordered_set<const ZipEntry *> seen;
   for (const ExternalWeight &x : p.external_) {
     size_t index = *p.findWeight(x.name); // the reader checked the table
     const plan::Weight &w = *weights.Get(index);
@@ -134,19 +144,61 @@ WeightBinder::bind(const LoadedPackage &p, const std::string &archive, bool own)
       return fail() << "has entry '" << x.entry << "' at offset " << at
                     << ", not aligned to " << align << " bytes";
     b->bytes_[index] = (*file)->bytes().subspan(at, x.bytes);
-    views.push_back(b->bytes_[index]);
-    digests.push_back(&x.sha256);
-  }
-  if (own)
-    if (std::optional<size_t> bad = firstMismatch(**file, views, digests)) {
-      const ExternalWeight &x = p.external_[*bad];
-      return makeError() << package << ": weight '" << x.name << "': its bytes in '" << archive
-                         << "' (entry '" << x.entry
-                         << "') do not match the package's SHA-256; the archive changed since "
-                            "the package was made";
+    if (!p.verifyWeights_)
+      continue;
+    if (own && !x.entryCrc32) {
+      views.push_back(b->bytes_[index]);
+      digests.push_back(&x.sha256);
+      shaChecked.push_back(&x);
+    } else if (seen.insert(e).second) {
+      crcChecked.emplace_back(e, &x);
     }
+  }
+  for (auto [e, x] : crcChecked) {
+    auto start = std::chrono::steady_clock::now();
+    uint32_t want = own ? *x->entryCrc32 : e->crc32;
+    uint32_t got = crc32(**file, e->dataOffset, e->compressedSize);
+    if (got != want) {
+      char crcs[64];
+      std::snprintf(crcs, sizeof crcs, " (%s %08x, computed %08x)", own ? "recorded" : "stored",
+                    want, got);
+      return makeError() << package << ": weight '" << x->name << "': entry '" << e->name
+                         << "' of the archive '" << archive
+                         << (own ? "' does not match the CRC-32 the package recorded"
+                                 : "' fails its CRC-32 check")
+                         << crcs
+                         << (own ? ": the archive was damaged or changed since the package was "
+                                   "made; restore it, or make the package again"
+                                 : ": the archive was damaged; copy it again");
+    }
+    b->verified_.push_back({archive, e->name, e->compressedSize, crcCheck(got),
+                            secondsSince(start)});
+  }
+  auto hashed = std::chrono::steady_clock::now();
+  if (std::optional<size_t> bad = firstMismatch(**file, views, digests)) {
+    const ExternalWeight &x = *shaChecked[*bad];
+    return makeError() << package << ": weight '" << x.name << "': its bytes in '" << archive
+                       << "' (entry '" << x.entry
+                       << "') do not match the package's SHA-256; the archive changed since "
+                          "the package was made";
+  }
+  // The weights were hashed together, on several threads: each is
+  // recorded with the time of all.
+  for (const ExternalWeight *x : shaChecked)
+    b->verified_.push_back({archive, x->entry, x->bytes, "SHA-256 of weight '" + x->name + "'",
+                            secondsSince(hashed)});
   GC_RETURN_IF_ERROR(compute(p, *b));
   return std::shared_ptr<const WeightBinding>(std::move(b));
+}
+
+std::string crcCheck(uint32_t crc) {
+  char text[24];
+  std::snprintf(text, sizeof text, "CRC-32 %08x", crc);
+  return text;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 Error WeightBinder::compute(const LoadedPackage &p, WeightBinding &b) {

@@ -4,6 +4,8 @@
 
 #include "gc/Package/PackageReader.h"
 
+#include <chrono>
+
 namespace gc {
 
 /// Makes WeightBindings for a LoadedPackage whose module and external
@@ -11,9 +13,12 @@ namespace gc {
 struct WeightBinder {
   /// Every weight of `p`: those the package holds in place, those of the
   /// archive source mapped from the archive at `archive`. `own`: it is the
-  /// archive the package names, and each weight must match its SHA-256;
-  /// otherwise it is another archive of the same architecture, and each
-  /// weight's entry must have the size the package expects.
+  /// archive the package names, and each entry must match the CRC-32 the
+  /// package recorded (each weight its SHA-256, in packages from before);
+  /// otherwise it is another archive of the same architecture, each
+  /// weight's entry must have the size the package expects, and match the
+  /// archive's own CRC-32. Entries are checked once each, and only where
+  /// the package was opened with OpenOptions::verifyWeights.
   static Expected<std::shared_ptr<const WeightBinding>>
   bind(const LoadedPackage &p, const std::string &archive, bool own);
 
@@ -27,6 +32,11 @@ struct WeightBinder {
   replace(const LoadedPackage &p, const WeightBinding &current, const std::string &name,
           const TensorRef &value);
 };
+
+/// How a VerifiedEntry records a CRC-32: "CRC-32 1a2b3c4d".
+std::string crcCheck(uint32_t crc);
+/// Seconds from `start` to now, for VerifiedEntry::seconds.
+double secondsSince(std::chrono::steady_clock::time_point start);
 
 } // namespace gc
 

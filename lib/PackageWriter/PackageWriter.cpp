@@ -95,13 +95,14 @@ Expected<std::optional<ExternalPlan>> planExternal(const Module &m, const Packag
                          << "' do not match the module's SHA-256";
     plan.weights.push_back(
         ExternalWeight{w.name, e->name, e->compressedSize, w.offset - e->dataOffset, w.bytes,
-                       std::move(digest)});
+                       std::move(digest), e->crc32});
   }
   return std::optional(std::move(plan));
 }
 
 /// The external_weights entry's JSON: the archive, then per weight in the
-/// module's order its entry, offset, size, dtype, shape and SHA-256.
+/// module's order its entry, offset, size, dtype, shape, SHA-256 and the
+/// entry's CRC-32.
 std::string externalJson(const Module &m, const ExternalPlan &plan) {
   nlohmann::ordered_json j;
   j["archive"] = plan.archive;
@@ -120,6 +121,7 @@ std::string externalJson(const Module &m, const ExternalPlan &plan) {
       shape.push_back(s->constant());
     e["shape"] = shape;
     e["sha256"] = x.sha256;
+    e["entry_crc32"] = *x.entryCrc32;
     list.push_back(e);
   }
   j["weights"] = list;

@@ -431,18 +431,19 @@ Expected<std::string_view> ZipArchive::read(const ZipEntry &e,
     return makeError() << "'" << path() << "': entry " << quoted(e.name)
                        << " is compressed (method " << e.method
                        << "); gc needs stored entries";
-  std::string_view data = file_->text().substr(e.dataOffset, e.compressedSize);
   if (checkCrc) {
-    uint32_t actual = crc32(data);
+    uint32_t actual = crc32(*file_, e.dataOffset, e.compressedSize);
     if (actual != e.crc32) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "(stored %08x, computed %08x)", e.crc32,
                     actual);
       return makeError() << "'" << path() << "': entry " << quoted(e.name)
-                         << " fails its CRC-32 check " << buf;
+                         << " fails its CRC-32 check " << buf
+                         << ": the file was damaged or changed after it was written; "
+                            "copy it again or make it again";
     }
   }
-  return data;
+  return file_->text().substr(e.dataOffset, e.compressedSize);
 }
 
 namespace {
@@ -504,6 +505,13 @@ uint32_t gc::crc32Zeros(uint32_t crc, uint64_t count) {
   return ~reg;
 }
 
+uint32_t gc::crc32(const MappedFile &file, uint64_t offset, uint64_t length, uint32_t crc) {
+  scanFile(
+      file, offset, length, [&](std::string_view piece) { crc = crc32(piece, crc); },
+      [&](uint64_t hole) { crc = crc32Zeros(crc, hole); });
+  return crc;
+}
+
 std::string ZipWriter::localExtra(std::string_view name, uint64_t size) const {
   std::string extra;
   if (needsZip64(size)) {
@@ -544,14 +552,9 @@ Error ZipWriter::add(std::string name, std::span<const ZipPiece> pieces) {
   // bytes (holes count as zeros without being read), then the copy.
   for (const ZipPiece &p : pieces) {
     size += p.bytes.size();
-    if (!p.file) {
-      crc = crc32(p.bytes, crc);
-      continue;
-    }
-    scanFile(
-        *p.file, uint64_t(p.bytes.data() - p.file->text().data()), p.bytes.size(),
-        [&](std::string_view piece) { crc = crc32(piece, crc); },
-        [&](uint64_t hole) { crc = crc32Zeros(crc, hole); });
+    crc = p.file ? crc32(*p.file, uint64_t(p.bytes.data() - p.file->text().data()),
+                         p.bytes.size(), crc)
+                 : crc32(p.bytes, crc);
   }
 
   uint64_t headerOffset = out_.size();

@@ -350,26 +350,43 @@ const char *gcrt_package_format_version(void) {
 }
 
 gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out) {
-  return guarded([&] {
-    if (!path || !out)
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_load_file: null argument");
-    OpenOptions options;
-    options.fallback = loadFallbackComponent;
-    return finishLoad(openPackage(std::string(path), options), out);
-  });
+  return gcrt_package_load_file_with_flags(path, nullptr, 0, out);
 }
 
 gcrt_status gcrt_package_load_file_with_weights(const char *path, const char *weights,
                                                 gcrt_package **out) {
+  return gcrt_package_load_file_with_flags(path, weights, 0, out);
+}
+
+gcrt_status gcrt_package_load_file_with_flags(const char *path, const char *weights,
+                                              uint32_t flags, gcrt_package **out) {
   return guarded([&] {
     if (!path || !out)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_load_file: null argument");
+    if (flags & ~uint32_t(GCRT_LOAD_NO_VERIFY_WEIGHTS))
       return fail(GCRT_ERROR_INVALID_ARGUMENT,
-                  "gcrt_package_load_file_with_weights: null argument");
+                  "gcrt_package_load_file_with_flags: unknown flags " + std::to_string(flags));
     OpenOptions options;
     options.fallback = loadFallbackComponent;
     if (weights)
       options.weightsFile = weights;
+    options.verifyWeights = !(flags & GCRT_LOAD_NO_VERIFY_WEIGHTS);
     return finishLoad(openPackage(std::string(path), options), out);
+  });
+}
+
+size_t gcrt_package_verified_count(const gcrt_package *package) {
+  return package ? package->weights->verified().size() : 0;
+}
+
+gcrt_status gcrt_package_verified(const gcrt_package *package, size_t index,
+                                  gcrt_verified_entry *out) {
+  return guarded([&] {
+    if (!package || !out || index >= package->weights->verified().size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_package_verified: null argument or index");
+    const VerifiedEntry &v = package->weights->verified()[index];
+    *out = {v.file.c_str(), v.entry.c_str(), v.bytes, v.check.c_str(), v.seconds};
+    return GCRT_OK;
   });
 }
 

@@ -63,7 +63,10 @@ static const char kUsage[] =
     "  --peaks GF,GB      the peaks --profile uses instead, in GFLOP/s and GB/s\n"
     "                     (or the environment variable GC_PEAKS)\n"
     "  --seed N           the seed of the context's random numbers (default 0)\n"
-    "  --verbose          also print the device the package runs on\n"
+    "  --verbose          also print the device the package runs on, and each\n"
+    "                     entry whose weights were checked at load\n"
+    "  --no-verify-weights  bind the weights without checking their CRC-32 at\n"
+    "                     load (a damaged weight then gives wrong numbers)\n"
     "  --no-cuda-graphs   on a GPU, launch the steps of every run one by one\n"
     "  --allow-tf32       on a GPU, let float32 matrix products and convolutions\n"
     "                     use TF32 tensor cores (about 1e-3 relative error)\n"
@@ -91,6 +94,7 @@ typedef struct Options {
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
   int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs, allowTF32, deviceIo;
+  int noVerifyWeights;
 } Options;
 
 static int error(const char *format, ...) {
@@ -152,6 +156,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->peaks = argv[++i];
     } else if (strcmp(a, "--verbose") == 0) {
       o->verbose = 1;
+    } else if (strcmp(a, "--no-verify-weights") == 0) {
+      o->noVerifyWeights = 1;
     } else if (strcmp(a, "--no-cuda-graphs") == 0) {
       o->noCudaGraphs = 1;
     } else if (strcmp(a, "--allow-tf32") == 0) {
@@ -386,6 +392,19 @@ static int printDevice(gcrt_package *pkg) {
     return error("%s", gcrt_last_error());
   printf("device: %s\n", device);
   return 0;
+}
+
+/* --verbose: what the bound weights were checked against at load. */
+static void printVerified(const gcrt_package *pkg) {
+  size_t n = gcrt_package_verified_count(pkg);
+  if (!n)
+    printf("weights: not verified\n");
+  for (size_t i = 0; i < n; ++i) {
+    gcrt_verified_entry v;
+    gcrt_package_verified(pkg, i, &v);
+    printf("verified: '%s' entry '%s', %llu bytes, %s, %.6f s\n", v.file, v.entry,
+           (unsigned long long)v.bytes, v.check, v.seconds);
+  }
 }
 
 /* --device-io: GPU copies of a run's inputs and its outputs, and host
@@ -806,7 +825,9 @@ int main(int argc, char **argv) {
   DeviceRun device = {0};
   size_t graph = 0, numOut = 0, slots = o.numInputs;
   status = 1;
-  if (gcrt_package_load_file_with_weights(o.package, o.weights, &pkg) != GCRT_OK) {
+  if (gcrt_package_load_file_with_flags(o.package, o.weights,
+                                        o.noVerifyWeights ? GCRT_LOAD_NO_VERIFY_WEIGHTS : 0u,
+                                        &pkg) != GCRT_OK) {
     error("%s", gcrt_last_error());
     goto done;
   }
@@ -843,6 +864,8 @@ int main(int argc, char **argv) {
   }
   if ((o.verbose || o.bench) && printDevice(pkg))
     goto done;
+  if (o.verbose)
+    printVerified(pkg);
   if (o.deviceIo && deviceRunOpen(&device, pkg, graph, o.package))
     goto done;
   if (setBuffers(ctx, &o))

@@ -54,7 +54,7 @@ enum class WeightsMode : uint8_t {
   /// Every weight is copied into the package.
   Embed,
   /// Weights that are entries of the source archive (.pt2) stay there and
-  /// are mapped at load time, checked by size and SHA-256; only the others
+  /// are mapped at load time, checked by size and CRC-32; only the others
   /// (constants --freeze computed) are copied into the package.
   External,
 };
@@ -71,6 +71,10 @@ struct ExternalWeight {
   uint64_t offset = 0; ///< within the entry's data
   uint64_t bytes = 0;
   std::string sha256;
+  /// The CRC-32 of the whole entry when the package was made, which libgcrt
+  /// checks at load (faster than the SHA-256, which readers before it
+  /// check); absent in packages made before it.
+  std::optional<uint32_t> entryCrc32;
 };
 
 /// True if `bytes` start like a package (a zip whose first entry is

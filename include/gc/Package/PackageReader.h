@@ -25,6 +25,20 @@ namespace gc {
 
 class LoadedPackage;
 
+/// A stretch of a file that binding weights checked: the package's
+/// `weights` entry, or an entry of the archive external weights lie in.
+/// Each is read once, however many weights it holds.
+struct VerifiedEntry {
+  std::string file;
+  std::string entry;
+  uint64_t bytes = 0;
+  /// What it matched: "CRC-32 1a2b3c4d", or, for a package made before
+  /// entry CRCs were recorded, "SHA-256 of weight 'l1.weight'".
+  std::string check;
+  /// How long checking took.
+  double seconds = 0;
+};
+
 /// The bytes every weight of a package is bound to, by index into the
 /// plan's weights, and what keeps them alive (the mapped package, the
 /// mapped archive, copies the caller set, what the constant program
@@ -34,6 +48,10 @@ class WeightBinding {
 public:
   std::span<const uint8_t> bytes(size_t weight) const { return bytes_[weight]; }
   size_t size() const { return bytes_.size(); }
+  /// Every entry whose bytes this binding uses and which were checked, in
+  /// the order they were; empty where the package was opened without
+  /// OpenOptions::verifyWeights.
+  const std::vector<VerifiedEntry> &verified() const { return verified_; }
 
 private:
   friend class PackageReader;
@@ -42,6 +60,7 @@ private:
   std::vector<std::shared_ptr<const void>> owners_;
   /// The memory of the weights the constant program computed.
   std::vector<std::shared_ptr<const void>> computed_;
+  std::vector<VerifiedEntry> verified_;
 };
 
 /// A package opened for running: its plan, its kernels loaded, its
@@ -86,6 +105,10 @@ private:
   std::string archivePath_;
   std::string kernelTarget_, kernelTargets_;
   std::function<Expected<const FallbackComponent *>()> fallback_;
+  /// OpenOptions::verifyWeights, for later bindings too, and the package's
+  /// own weights entry as it was checked at open.
+  bool verifyWeights_ = true;
+  std::vector<VerifiedEntry> verified_;
 };
 
 struct OpenOptions {
@@ -97,12 +120,20 @@ struct OpenOptions {
   /// its size, dtype and shape, not its SHA-256 (the archive may hold other
   /// weights of the same architecture).
   std::string weightsFile;
+  /// Check the bytes of every weight before binding it: the CRC-32 of the
+  /// package's weights entry, and of each archive entry external weights
+  /// lie in (against the CRC-32 the package recorded for the archive it
+  /// names, the archive's own for another). Off, a damaged weight runs and
+  /// gives wrong numbers; only for those who measured the cost
+  /// (docs/package.md).
+  bool verifyWeights = true;
 };
 
 /// Opens the package at `path` ("-" reads stdin). Errors name the file and
 /// the entry. External weights are mapped from the archive, whose path
 /// the package gives relative to its own directory, and checked against
-/// their SHA-256.
+/// the CRC-32 of their entries (the SHA-256 of each weight for packages
+/// made before those were recorded).
 Expected<std::unique_ptr<LoadedPackage>> openPackage(const std::string &path,
                                                      const OpenOptions &options = {});
 /// Opens a package whose bytes are already in memory (MappedFile::fromBuffer);
@@ -117,7 +148,7 @@ Expected<std::unique_ptr<LoadedPackage>> openPackage(std::shared_ptr<MappedFile>
 /// archive and the weight, if the package has no external weights, if it
 /// holds constants computed from the old archive's weights (--freeze in a
 /// package older than the constant program, format 2.1), or if a weight's
-/// entry is missing or of another size.
+/// entry is missing or of another size, or fails its CRC-32.
 Expected<std::shared_ptr<const WeightBinding>>
 bindWeightsFile(const LoadedPackage &package, const std::string &path);
 

@@ -42,7 +42,8 @@ public:
   /// The entry with exactly this name, or null.
   const ZipEntry *find(std::string_view name) const;
   /// The bytes of a stored entry, in place. A compressed entry is an error
-  /// that names it. With `checkCrc` the CRC-32 is verified.
+  /// that names it. With `checkCrc` the CRC-32 is verified (through the
+  /// file, as crc32(file, ...) reads it).
   Expected<std::string_view> read(const ZipEntry &e, bool checkCrc = false) const;
   const std::shared_ptr<MappedFile> &file() const { return file_; }
 
@@ -123,6 +124,10 @@ void useCarrylessCrc32(bool on);
 /// The CRC-32 of the bytes `crc` is the CRC-32 of, followed by `count`
 /// zero bytes, in O(log count) steps (sparse files' holes).
 uint32_t crc32Zeros(uint32_t crc, uint64_t count);
+/// crc32 of `length` bytes of `file` from `offset`, read as scanFile reads
+/// them: holes are not read, and each piece's pages are released once
+/// folded, so checking an entry of any size leaves it no more resident.
+uint32_t crc32(const MappedFile &file, uint64_t offset, uint64_t length, uint32_t crc = 0);
 
 } // namespace gc
 

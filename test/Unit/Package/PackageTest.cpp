@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gc/IR/LoopIR.h"
+#include "gc/Package/Compression.h"
 #include "gc/Package/PackageReader.h"
 #include "gc/PackageWriter/PackageWriter.h"
 #include "gc/Support/SHA256.h"
@@ -238,9 +239,9 @@ TEST_F(PackageTest, CorruptOrTruncatedPackagesAreErrors) {
     auto pkg = open(good.substr(0, cut));
     EXPECT_FALSE(bool(pkg)) << "cut at " << cut;
   }
-  // A flipped byte inside each checked entry fails its CRC-32.
+  // A flipped byte inside each entry, the weights too, fails its CRC-32.
   Expected<ZipArchive> zip = ZipArchive::open(MappedFile::fromBuffer("p", good));
-  for (const char *name : {"metadata.json.zst", "plan.gcpl.zst", "kernels/0.so.zst"}) {
+  for (const char *name : {"weights", "metadata.json.zst", "plan.gcpl.zst", "kernels/0.so.zst"}) {
     std::string bad = good;
     bad[zip->find(name)->dataOffset + 5] ^= 0x40;
     auto pkg = open(bad);
@@ -622,6 +623,14 @@ TEST_F(PackageTest, ExternalWeightsAreMappedCheckedAndSwapped) {
   std::shared_ptr<const LoadedPackage> shared = pkg.take();
   ASSERT_EQ(shared->externalWeights().size(), 1u);
   EXPECT_EQ(shared->externalWeights()[0].entry, "data/w");
+  // Checked once: the package's weights entry, then the archive's.
+  const std::vector<VerifiedEntry> &verified = shared->weights()->verified();
+  ASSERT_EQ(verified.size(), 2u);
+  EXPECT_EQ(verified[0].entry, "weights");
+  EXPECT_EQ(verified[1].entry, "data/w");
+  char crc[24];
+  std::snprintf(crc, sizeof crc, "CRC-32 %08x", zip->find("data/w")->crc32);
+  EXPECT_EQ(verified[1].check, crc);
   auto first = PackageExecutor::create(shared, 0, RuntimeOptions{1});
   ASSERT_TRUE(bool(first)) << first.error().message();
   EXPECT_EQ(runOnce(**first), (std::vector<float>{11, 22, 33, 44}));
@@ -652,9 +661,40 @@ TEST_F(PackageTest, ExternalWeightsAreMappedCheckedAndSwapped) {
   std::ofstream(dir_ / "a.pt2", std::ios::binary) << archiveWith({10, 20, 30, 41});
   Expected<std::unique_ptr<LoadedPackage>> stale = openPackage((dir_ / "m.gcpkg").string());
   ASSERT_FALSE(bool(stale));
-  EXPECT_NE(stale.error().message().find("weight 'w': its bytes in '"), std::string::npos)
+  EXPECT_NE(stale.error().message().find(
+                "weight 'w': entry 'data/w' of the archive '" + (dir_ / "a.pt2").string() +
+                "' does not match the CRC-32 the package recorded"),
+            std::string::npos)
       << stale.error().message();
   EXPECT_NE(stale.error().message().find("m.gcpkg"), std::string::npos);
+  // Unchecked, it loads (and would run with the changed weight).
+  OpenOptions unchecked;
+  unchecked.verifyWeights = false;
+  Expected<std::unique_ptr<LoadedPackage>> trusted =
+      openPackage((dir_ / "m.gcpkg").string(), unchecked);
+  ASSERT_TRUE(bool(trusted)) << trusted.error().message();
+  EXPECT_TRUE((*trusted)->weights()->verified().empty());
+  // A package from before entry CRCs were recorded: each weight's SHA-256.
+  {
+    Expected<ZipArchive> pkgZip = ZipArchive::open(MappedFile::fromBuffer("m", bytes));
+    ASSERT_TRUE(bool(pkgZip));
+    Expected<std::string> json = decompressZstd(
+        *pkgZip->read(*pkgZip->find("external_weights.json.zst")), 1 << 20, "external");
+    ASSERT_TRUE(bool(json));
+    size_t at = json->find(",\n      \"entry_crc32\"");
+    ASSERT_NE(at, std::string::npos) << *json;
+    json->erase(at, json->find('\n', at + 2) - at);
+    std::ofstream(dir_ / "old.gcpkg", std::ios::binary)
+        << withEntry(bytes, "external_weights.json.zst", compressZstd(*json));
+    Expected<std::unique_ptr<LoadedPackage>> old = openPackage((dir_ / "old.gcpkg").string());
+    ASSERT_FALSE(bool(old));
+    EXPECT_NE(old.error().message().find("weight 'w': its bytes in '"), std::string::npos)
+        << old.error().message();
+    std::ofstream(dir_ / "a.pt2", std::ios::binary) << archive;
+    old = openPackage((dir_ / "old.gcpkg").string());
+    ASSERT_TRUE(bool(old)) << old.error().message();
+    EXPECT_EQ((*old)->weights()->verified().back().check, "SHA-256 of weight 'w'");
+  }
   std::filesystem::remove(dir_ / "a.pt2");
   Expected<std::unique_ptr<LoadedPackage>> missing = openPackage((dir_ / "m.gcpkg").string());
   ASSERT_FALSE(bool(missing));
@@ -675,7 +715,26 @@ TEST_F(PackageTest, ExternalWeightsAreMappedCheckedAndSwapped) {
   EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "a.pt2").c_str()), GCRT_ERROR_PACKAGE);
   EXPECT_NE(std::string(gcrt_last_error()).find("a.pt2"), std::string::npos);
   EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "b.pt2").c_str()), GCRT_OK);
+  ASSERT_EQ(gcrt_package_verified_count(c), 2u);
+  gcrt_verified_entry v;
+  ASSERT_EQ(gcrt_package_verified(c, 1, &v), GCRT_OK);
+  EXPECT_EQ(std::string(v.file), (dir_ / "b.pt2").string());
+  EXPECT_EQ(std::string(v.entry), "data/w");
+  EXPECT_EQ(v.bytes, 16u);
+  EXPECT_EQ(gcrt_package_verified(c, 2, &v), GCRT_ERROR_INVALID_ARGUMENT);
+  // Another archive, damaged: checked against its own CRC-32.
+  std::string damaged = archiveWith({1, 2, 3, 4});
+  damaged[zip->find("data/w")->dataOffset] ^= 1;
+  std::ofstream(dir_ / "b.pt2", std::ios::binary) << damaged;
+  EXPECT_EQ(gcrt_package_set_weights_file(c, (dir_ / "b.pt2").c_str()), GCRT_ERROR_PACKAGE);
+  EXPECT_NE(std::string(gcrt_last_error()).find("entry 'data/w' of the archive '" +
+                                                (dir_ / "b.pt2").string() +
+                                                "' fails its CRC-32 check"),
+            std::string::npos)
+      << gcrt_last_error();
   gcrt_package_free(c);
+  EXPECT_EQ(gcrt_package_load_file_with_flags((dir_ / "m.gcpkg").c_str(), nullptr, 2, &c),
+            GCRT_ERROR_INVALID_ARGUMENT);
 }
 
 /// The module of PackageTest compiled for CUDA: its kernel is the
