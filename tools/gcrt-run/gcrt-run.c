@@ -2,7 +2,8 @@
  *
  * gcrt-run loads a package, runs one of its graphs on .npy inputs, writes or
  * checks the outputs, and times runs. It is plain C over gcrt.h and links
- * libgcrt alone, so that it is what a deployment carries (docs/package.md)
+ * libgcrt and the plain-C TensorIO library (.npy files, comparison) alone,
+ * so that it is what a deployment carries (docs/package.md)
  * and the C API's first user, as IREE's iree-run-module is its runtime's.
  * Its output lines are gc-run's, so that the two can be compared.
  *
