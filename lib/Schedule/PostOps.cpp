@@ -136,7 +136,7 @@ private:
     // SiLU (x * sigmoid(x)) is no post-op: gc's own kernel for it is
     // cheaper than oneDNN's eltwise_swish inside a convolution (on
     // efficientnet_b0, one thread: 1.8 ms for 48 kernels against 3.0 ms
-    // added to the convolutions; docs/PERFORMANCE.md, session 12), and
+    // added to the convolutions), and
     // neither GPU library applies it.
     if (op.op == ScalarOp::Add) {
       for (int side = 0; side < 2; ++side) {

@@ -1,51 +1,33 @@
 //===- Compare.cpp - Comparing results with references --------------------===//
 #include "gc/Tensor/Compare.h"
 
-#include <cmath>
-
 namespace gc {
 
+static_assert(static_cast<int>(DType::Float64) == GCRT_FLOAT64 && kNumDTypes == GCRT_FLOAT64 + 1,
+              "gcrt_dtype numbers gc's dtypes as DType does");
+
+gcrt_tensor tensorView(const Tensor &t) {
+  auto *data = const_cast<uint8_t *>(t.storage()->data()) + t.offset() * dtypeSize(t.dtype());
+  return {data, static_cast<gcrt_dtype>(t.dtype()), t.sizes().size(), t.sizes().data(),
+          t.strides().data()};
+}
+
 Comparison compareTensors(const Tensor &actual, const Tensor &expected, double rtol, double atol) {
+  gcrt_tensor a = tensorView(actual), e = tensorView(expected);
   Comparison c;
-  if (actual.sizes() != expected.sizes()) {
-    c.problem = "shape " + shapeString(actual.sizes()) + " differs from the expected " +
-                shapeString(expected.sizes());
-    return c;
-  }
-  if (actual.dtype() != expected.dtype()) {
-    c.problem = "dtype " + std::string(dtypeName(actual.dtype())) + " differs from the expected " +
-                std::string(dtypeName(expected.dtype()));
-    return c;
-  }
-  std::vector<double> a = actual.toDoubles(), e = expected.toDoubles();
-  c.pass = true;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) || std::isnan(e[i])) {
-      c.pass &= std::isnan(a[i]) && std::isnan(e[i]);
-      continue;
-    }
-    if (std::isinf(a[i]) || std::isinf(e[i])) {
-      c.pass &= a[i] == e[i];
-      continue;
-    }
-    double abs = std::fabs(a[i] - e[i]);
-    c.maxAbsError = std::max(c.maxAbsError, abs);
-    if (e[i] != 0)
-      c.maxRelError = std::max(c.maxRelError, abs / std::fabs(e[i]));
-    c.pass &= abs <= atol + rtol * std::fabs(e[i]);
-  }
+  gc_compare(&a, &e, {rtol, atol}, &c);
   return c;
 }
 
-Tolerance defaultTolerance(DType t) {
-  switch (t) {
-  case DType::Float16:
-    return {1e-3, 1e-5};
-  case DType::BFloat16:
-    return {1.6e-2, 1e-5};
-  default:
-    return {1e-4, 1e-4};
-  }
+Tolerance toleranceFor(DType t, std::optional<double> rtol, std::optional<double> atol) {
+  return gc_tolerance_for(static_cast<gcrt_dtype>(t), rtol.value_or(-1), atol.value_or(-1));
+}
+
+std::string comparisonLine(const Comparison &c, const std::string &label) {
+  int n = gc_comparison_line(&c, label.c_str(), nullptr, 0);
+  std::string line(static_cast<size_t>(n), '\0');
+  gc_comparison_line(&c, label.c_str(), line.data(), line.size() + 1);
+  return line;
 }
 
 } // namespace gc

@@ -29,7 +29,7 @@ struct RunOptions {
   std::vector<std::string> expects;
   std::vector<std::string> expectBuffers;
   std::vector<std::string> expectGrads;
-  /// Unset: defaultTolerance of each expected tensor's dtype.
+  /// Unset: the default of each expected tensor's dtype (toleranceFor).
   std::optional<double> rtol;
   std::optional<double> atol;
   bool writeBuffers = false;
@@ -123,9 +123,9 @@ Error writeOutputs(const RunOptions &o, const ModelRunner &g, const RunResult &r
 std::string tolerancesText(const RunOptions &o) {
   if (!o.rtol && !o.atol)
     return "the default tolerances of their dtypes";
-  Tolerance f32 = defaultTolerance(DType::Float32);
+  Tolerance f32 = toleranceFor(DType::Float32, o.rtol, o.atol);
   std::ostringstream text;
-  text << "rtol " << o.rtol.value_or(f32.rtol) << ", atol " << o.atol.value_or(f32.atol);
+  text << "rtol " << f32.rtol << ", atol " << f32.atol;
   return text.str();
 }
 
@@ -136,15 +136,9 @@ Expected<bool> checkOne(const std::string &label, const Tensor &got, const std::
   Expected<Tensor> want = readNpy(file);
   if (!want)
     return want.error();
-  Tolerance tol = defaultTolerance(want->dtype());
-  Comparison c = compareTensors(got, *want, o.rtol.value_or(tol.rtol), o.atol.value_or(tol.atol));
-  char line[256];
-  if (!c.problem.empty())
-    std::snprintf(line, sizeof line, "%s: FAIL: %s", label.c_str(), c.problem.c_str());
-  else
-    std::snprintf(line, sizeof line, "%s: max abs error %.3g, max rel error %.3g: %s",
-                  label.c_str(), c.maxAbsError, c.maxRelError, c.pass ? "pass" : "FAIL");
-  std::cout << line << "\n";
+  Tolerance tol = toleranceFor(want->dtype(), o.rtol, o.atol);
+  Comparison c = compareTensors(got, *want, tol.rtol, tol.atol);
+  std::cout << comparisonLine(c, label) << "\n";
   return c.pass;
 }
 

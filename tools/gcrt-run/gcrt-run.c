@@ -2,7 +2,8 @@
  *
  * gcrt-run loads a package, runs one of its graphs on .npy inputs, writes or
  * checks the outputs, and times runs. It is plain C over gcrt.h and links
- * libgcrt alone, so that it is what a deployment carries (docs/package.md)
+ * libgcrt and the plain-C TensorIO library (.npy files, comparison) alone,
+ * so that it is what a deployment carries (docs/package.md)
  * and the C API's first user, as IREE's iree-run-module is its runtime's.
  * Its output lines are gc-run's, so that the two can be compared.
  *
@@ -10,10 +11,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gcrt/gcrt.h"
 #include "device.h"
-#include "npy.h"
+#include "gc/TensorIO/TensorIO.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,15 +256,6 @@ static void formatType(char *out, size_t capacity, const gcrt_tensor_info *info)
     snprintf(out + n, capacity - (size_t)n, "]");
 }
 
-static void formatShape(char *out, size_t capacity, const gcrt_tensor *t) {
-  int n = snprintf(out, capacity, "[");
-  for (size_t d = 0; d < t->rank && (size_t)n < capacity; ++d)
-    n += snprintf(out + n, capacity - (size_t)n, "%lld%s", (long long)t->sizes[d],
-                  d + 1 < t->rank ? ", " : "");
-  if ((size_t)n < capacity)
-    snprintf(out + n, capacity - (size_t)n, "]");
-}
-
 /* Checks an input against what the graph takes, so that the error names
  * the file; symbols bound by several inputs are left to gcrt_run. */
 static int checkInput(const char *path, size_t index, const gcrt_tensor_info *info,
@@ -279,63 +270,23 @@ static int checkInput(const char *path, size_t index, const gcrt_tensor_info *in
     return 1;
   char want[256], got[256];
   formatType(want, sizeof want, info);
-  formatShape(got, sizeof got, t);
+  gc_format_shape(got, sizeof got, t->rank, t->sizes);
   error("'%s': input %zu ('%s') must be %s, got %s%s", path, index, info->name, want,
         gcrt_dtype_name(t->dtype), got);
   return 0;
 }
 
-/* A tolerance not given (negative): gc-run's default for `dtype`
- * (defaultTolerance in gc/Tensor/Compare.h, which this C tool cannot call). */
-static double toleranceFor(double given, int relative, gcrt_dtype dtype) {
-  if (given >= 0)
-    return given;
-  if (dtype == GCRT_FLOAT16)
-    return relative ? 1e-3 : 1e-5;
-  if (dtype == GCRT_BFLOAT16)
-    return relative ? 1.6e-2 : 1e-5;
-  return 1e-4;
-}
-
 /* Prints gc-run's line "<label>: max abs error A, max rel error R: pass"
- * (or FAIL) with gc-run's rule, and returns whether it passed. */
+ * (or FAIL) with gc-run's rule, and returns whether it passed; a negative
+ * tolerance is the expected dtype's default. */
 static int compare(const char *label, const gcrt_tensor *got, const gcrt_tensor *want,
                    double rtol, double atol) {
-  char a[256], b[256];
-  formatShape(a, sizeof a, got);
-  formatShape(b, sizeof b, want);
-  if (strcmp(a, b) != 0) {
-    printf("%s: FAIL: shape %s differs from the expected %s\n", label, a, b);
-    return 0;
-  }
-  if (got->dtype != want->dtype) {
-    printf("%s: FAIL: dtype %s differs from the expected %s\n", label, gcrt_dtype_name(got->dtype),
-           gcrt_dtype_name(want->dtype));
-    return 0;
-  }
-  rtol = toleranceFor(rtol, 1, want->dtype);
-  atol = toleranceFor(atol, 0, want->dtype);
-  double maxAbs = 0, maxRel = 0;
-  int pass = 1;
-  for (size_t i = 0, n = npyNumel(got); i < n; ++i) {
-    double x = npyValue(got, i), y = npyValue(want, i);
-    if (isnan(x) || isnan(y)) {
-      pass &= isnan(x) && isnan(y);
-      continue;
-    }
-    if (isinf(x) || isinf(y)) {
-      pass &= x == y;
-      continue;
-    }
-    double abs = fabs(x - y);
-    maxAbs = fmax(maxAbs, abs);
-    if (y != 0)
-      maxRel = fmax(maxRel, abs / fabs(y));
-    pass &= abs <= atol + rtol * fabs(y);
-  }
-  printf("%s: max abs error %.3g, max rel error %.3g: %s\n", label, maxAbs, maxRel,
-         pass ? "pass" : "FAIL");
-  return pass;
+  gc_comparison c;
+  char line[1024];
+  gc_compare(got, want, gc_tolerance_for(want->dtype, rtol, atol), &c);
+  gc_comparison_line(&c, label, line, sizeof line);
+  puts(line);
+  return c.pass;
 }
 
 /* The file name gc-run gives output `info` (without .npy), counting user
@@ -414,7 +365,7 @@ typedef struct DeviceRun {
   gcrt_package *package;
   size_t graph;
   gcrt_tensor *in, *out, *hostOut;
-  int64_t (*outSizes)[kNpyMaxRank];
+  int64_t (*outSizes)[GC_NPY_MAX_RANK];
   size_t numIn, numOut;
 } DeviceRun;
 
@@ -457,7 +408,9 @@ static int deviceRunOpen(DeviceRun *d, gcrt_package *pkg, size_t graph, const ch
   return 0;
 }
 
-static size_t bytesOf(const gcrt_tensor *t) { return npyNumel(t) * gcrt_dtype_size(t->dtype); }
+static size_t bytesOf(const gcrt_tensor *t) {
+  return gc_tensor_numel(t) * gcrt_dtype_size(t->dtype);
+}
 
 /* Copies the host inputs to new GPU memory and makes GPU memory for the
  * outputs of the sizes these inputs give. */
@@ -477,7 +430,8 @@ static int deviceRunPrepare(DeviceRun *d, gcrt_context *ctx, const gcrt_tensor *
   for (size_t j = 0; j < d->numOut; ++j) {
     size_t rank = 0;
     gcrt_tensor_info info;
-    if (gcrt_output_sizes(ctx, in, d->numIn, j, d->outSizes[j], kNpyMaxRank, &rank) != GCRT_OK ||
+    if (gcrt_output_sizes(ctx, in, d->numIn, j, d->outSizes[j], GC_NPY_MAX_RANK, &rank) !=
+            GCRT_OK ||
         gcrt_output_info(d->package, d->graph, j, &info) != GCRT_OK)
       return error("'%s': %s", package, gcrt_last_error());
     deviceFree(d->io, d->out[j].data);
@@ -603,12 +557,12 @@ static int printProfile(const gcrt_package *pkg, gcrt_context *ctx) {
 static int setWeights(gcrt_package *pkg, const Options *o) {
   for (size_t i = 0; i < o->numWeightSets; i += 2) {
     const char *name = o->weightSets[i], *path = o->weightSets[i + 1];
-    Npy npy;
+    gc_npy npy;
     char message[512];
-    if (!npyRead(path, &npy, message, sizeof message))
+    if (!gc_npy_read(path, &npy, message, sizeof message))
       return error("%s", message);
     gcrt_status status = gcrt_package_set_weight(pkg, name, &npy.tensor);
-    npyFree(&npy);
+    gc_npy_free(&npy);
     if (status != GCRT_OK)
       return error("'%s': %s", path, gcrt_last_error());
   }
@@ -618,7 +572,7 @@ static int setWeights(gcrt_package *pkg, const Options *o) {
 /* Reads the inputs of run `run` (the IN files, or DIR/run<k>/in<i>.npy)
  * into `npys`, freeing the previous run's, and checks them. */
 static int readInputs(gcrt_package *pkg, size_t graph, const Options *o, unsigned long run,
-                      Npy *npys, gcrt_tensor *in) {
+                      gc_npy *npys, gcrt_tensor *in) {
   size_t numIn = gcrt_input_count(pkg, graph);
   char path[4096], message[1024];
   gcrt_tensor_info info;
@@ -627,8 +581,8 @@ static int readInputs(gcrt_package *pkg, size_t graph, const Options *o, unsigne
       snprintf(path, sizeof path, "%s/run%lu/in%zu.npy", o->inputsDir, run, i);
     else
       snprintf(path, sizeof path, "%s", o->inputs[i]);
-    npyFree(&npys[i]);
-    if (!npyRead(path, &npys[i], message, sizeof message))
+    gc_npy_free(&npys[i]);
+    if (!gc_npy_read(path, &npys[i], message, sizeof message))
       return error("%s", message);
     in[i] = npys[i].tensor;
     gcrt_input_info(pkg, graph, i, &info);
@@ -639,7 +593,7 @@ static int readInputs(gcrt_package *pkg, size_t graph, const Options *o, unsigne
 }
 
 /* Finds the graph, prints its signature and checks the inputs against it. */
-static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, Npy *npys,
+static int prepare(gcrt_package *pkg, const Options *o, size_t *graph, gc_npy *npys,
                    gcrt_tensor *in) {
   *graph = 0;
   if (o->graph) {
@@ -708,15 +662,15 @@ static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_
           !(value = inputFor(pkg, graph, in, info.target)))
         return error("'%s': no user input '%s'", o->package, info.target) * -1;
       snprintf(path, sizeof path, "%s/%s.npy", o->outDir, name);
-      if (!npyWrite(path, value, message, sizeof message))
+      if (!gc_npy_write(path, value, message, sizeof message))
         return error("%s", message) * -1;
     }
     if (o->numExpects && user != userBefore) {
-      Npy want;
-      if (!npyRead(o->expects[userBefore], &want, message, sizeof message))
+      gc_npy want;
+      if (!gc_npy_read(o->expects[userBefore], &want, message, sizeof message))
         return error("%s", message) * -1;
       failures += !compare(name, &out[i], &want.tensor, o->rtol, o->atol);
-      npyFree(&want);
+      gc_npy_free(&want);
     }
   }
   return failures;
@@ -734,11 +688,11 @@ static int setBuffers(gcrt_context *ctx, const Options *o) {
   for (size_t i = 0; i < o->numSetBuffers; ++i) {
     char name[512], message[1024];
     const char *path = splitPair(o->setBuffers[i], name, sizeof name);
-    Npy npy = {0};
-    if (!npyRead(path, &npy, message, sizeof message))
+    gc_npy npy = {0};
+    if (!gc_npy_read(path, &npy, message, sizeof message))
       return error("%s", message);
     gcrt_status status = gcrt_context_write_buffer(ctx, name, &npy.tensor);
-    npyFree(&npy);
+    gc_npy_free(&npy);
     if (status != GCRT_OK)
       return error("'%s': %s", path, gcrt_last_error());
   }
@@ -752,31 +706,32 @@ static int checkBuffers(gcrt_context *ctx, const Options *o) {
   for (size_t i = 0; i < o->numExpectBuffers; ++i) {
     char name[512], label[600], message[1024];
     const char *path = splitPair(o->expectBuffers[i], name, sizeof name);
-    Npy want = {0};
-    if (!npyRead(path, &want, message, sizeof message))
+    gc_npy want = {0};
+    if (!gc_npy_read(path, &want, message, sizeof message))
       return error("%s", message) * -1;
     gcrt_tensor got = want.tensor;
     got.strides = NULL;
-    got.data = malloc(npyNumel(&got) * gcrt_dtype_size(got.dtype) + 1);
+    got.data = malloc(gc_tensor_numel(&got) * gcrt_dtype_size(got.dtype) + 1);
     if (!got.data || gcrt_context_read_buffer(ctx, name, &got) != GCRT_OK) {
       int status = got.data ? error("'%s': %s", o->package, gcrt_last_error())
                             : error("out of memory");
       free(got.data);
-      npyFree(&want);
+      gc_npy_free(&want);
       return -status;
     }
     snprintf(label, sizeof label, "buffer %s", name);
     failures += !compare(label, &got, &want.tensor, o->rtol, o->atol);
     free(got.data);
-    npyFree(&want);
+    gc_npy_free(&want);
   }
   return failures;
 }
 
 /* Runs `o->runs` times, reading each run's inputs and checking its outputs
  * with --expect-runs; returns the number of mismatches, or -1. */
-static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Options *o, Npy *npys,
-                  gcrt_tensor *in, gcrt_tensor *out, size_t numOut, DeviceRun *device) {
+static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Options *o,
+                  gc_npy *npys, gcrt_tensor *in, gcrt_tensor *out, size_t numOut,
+                  DeviceRun *device) {
   size_t numIn = gcrt_input_count(pkg, graph);
   int failures = 0;
   for (unsigned long k = 0; k < o->runs; ++k) {
@@ -797,11 +752,11 @@ static int runAll(gcrt_package *pkg, size_t graph, gcrt_context *ctx, const Opti
       char path[4096], label[64], message[1024];
       snprintf(path, sizeof path, "%s/run%lu/out%zu.npy", o->inputsDir, k, user);
       snprintf(label, sizeof label, "run%lu out%zu", k, user++);
-      Npy want = {0};
-      if (!npyRead(path, &want, message, sizeof message))
+      gc_npy want = {0};
+      if (!gc_npy_read(path, &want, message, sizeof message))
         return error("%s", message) * -1;
       failures += !compare(label, &out[j], &want.tensor, o->rtol, o->atol);
-      npyFree(&want);
+      gc_npy_free(&want);
     }
   }
   return failures;
@@ -820,7 +775,7 @@ int main(int argc, char **argv) {
   }
   gcrt_package *pkg = NULL;
   gcrt_context *ctx = NULL;
-  Npy *npys = NULL;
+  gc_npy *npys = NULL;
   gcrt_tensor *in = NULL, *out = NULL;
   DeviceRun device = {0};
   size_t graph = 0, numOut = 0, slots = o.numInputs;
@@ -896,15 +851,17 @@ int main(int argc, char **argv) {
     if (o.rtol < 0 && o.atol < 0)
       error("%d of %zu checks do not match within the default tolerances of their dtypes",
             failures, checks);
-    else
-      error("%d of %zu checks do not match within rtol %g, atol %g", failures, checks,
-            toleranceFor(o.rtol, 1, GCRT_FLOAT32), toleranceFor(o.atol, 0, GCRT_FLOAT32));
+    else {
+      gc_tolerance given = gc_tolerance_for(GCRT_FLOAT32, o.rtol, o.atol);
+      error("%d of %zu checks do not match within rtol %g, atol %g", failures, checks, given.rtol,
+            given.atol);
+    }
     goto done;
   }
   status = 0;
 done:
   for (size_t i = 0; npys && i < slots; ++i)
-    npyFree(&npys[i]);
+    gc_npy_free(&npys[i]);
   free(npys);
   free(in);
   free(out);

@@ -1,34 +1,37 @@
 //===- Compare.h - Comparing results with references ------------*- C++ -*-===//
+//
+// Host tensors through the rule of gc/TensorIO/TensorIO.h, which gcrt-run
+// uses too: the comparison, its tolerances and its report line are there.
+//
+//===----------------------------------------------------------------------===//
 #ifndef GC_TENSOR_COMPARE_H
 #define GC_TENSOR_COMPARE_H
 
 #include "gc/Tensor/Tensor.h"
+#include "gc/TensorIO/TensorIO.h"
 
+#include <optional>
 #include <string>
 
 namespace gc {
 
-struct Comparison {
-  bool pass = false;
-  double maxAbsError = 0;
-  double maxRelError = 0;
-  /// Why it failed when the values could not be compared (shape, dtype).
-  std::string problem;
-};
+using Comparison = gc_comparison;
+using Tolerance = gc_tolerance;
 
-/// Element-wise |actual - expected| <= atol + rtol * |expected|, as
-/// numpy.allclose; NaNs must sit at the same places, infinities must be
-/// equal. Shapes must be equal; dtypes must be equal too.
+/// gc_compare of two host tensors.
 Comparison compareTensors(const Tensor &actual, const Tensor &expected, double rtol, double atol);
 
-struct Tolerance {
-  double rtol;
-  double atol;
-};
-/// The tolerances gc-run and gcrt-run check a result of dtype t with when
-/// none is given: torch.testing.assert_close's for Float16 (rtol 1e-3, atol
-/// 1e-5) and BFloat16 (rtol 1.6e-2, atol 1e-5), 1e-4 each for the others.
-Tolerance defaultTolerance(DType t);
+/// gc_tolerance_for: the given tolerances, and the default of the expected
+/// tensor's dtype `t` for those not given.
+Tolerance toleranceFor(DType t, std::optional<double> rtol = std::nullopt,
+                       std::optional<double> atol = std::nullopt);
+
+/// gc_comparison_line: "<label>: max abs error A, max rel error R: pass".
+std::string comparisonLine(const Comparison &c, const std::string &label);
+
+/// A view of `t` for gc/TensorIO (its storage, offset, sizes and strides),
+/// valid while `t` is.
+gcrt_tensor tensorView(const Tensor &t);
 
 } // namespace gc
 

@@ -9,12 +9,10 @@
 
 namespace gc {
 
-/// Reads a .npy file (format versions 1-3, little-endian or byte-order-free
-/// dtypes bool, u1, i1, i2, i4, i8, f2, f4, f8; C or Fortran order). bf16 is
-/// read from numpy's opaque 2-byte void type "|V2" as torch writes it. Errors
-/// name the file.
+/// Reads a .npy file as gc_npy_read (gc/TensorIO/TensorIO.h) does, into a
+/// contiguous tensor. Errors name the file.
 Expected<Tensor> readNpy(const std::string &path);
-/// The .npy bytes of `t` (C order).
+/// The .npy bytes of `t` (C order), as gc_npy_write writes them.
 std::string encodeNpy(const Tensor &t);
 
 } // namespace gc

@@ -28,7 +28,7 @@ inline void expectClose(const std::vector<Tensor> &got, const std::vector<Tensor
     double atol = largest > 0 ? std::min(tol, tol * largest) : tol;
     Comparison c = compareTensors(got[i], want[i], tol, atol);
     EXPECT_TRUE(c.pass) << what << ": output " << i << ": " << c.problem
-                        << " max abs error " << c.maxAbsError;
+                        << " max abs error " << c.max_abs_error;
   }
 }
 

@@ -169,13 +169,13 @@ TEST(Compare, AllCloseWithNaNAndInfinity) {
   }
   Comparison c = compareTensors(a, e, 1e-4, 1e-4);
   EXPECT_TRUE(c.pass);
-  EXPECT_NEAR(c.maxAbsError, 0.01, 1e-5);
+  EXPECT_NEAR(c.max_abs_error, 0.01, 1e-5);
   EXPECT_FALSE(compareTensors(a, e, 1e-6, 1e-6).pass);
   e.storeDouble(1, 0);
   EXPECT_FALSE(compareTensors(a, e, 1, 1).pass);
   Comparison shape = compareTensors(a, Tensor::zeros(DType::Float32, {2, 2}), 1, 1);
   EXPECT_FALSE(shape.pass);
-  EXPECT_NE(shape.problem.find("shape [4]"), std::string::npos);
+  EXPECT_NE(std::string(shape.problem).find("shape [4]"), std::string::npos);
 }
 
 } // namespace
