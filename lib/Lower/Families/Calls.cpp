@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "../GraphLowerer.h"
 
-#include "gc/IR/OpId.h"
+#include "gc/IR/ExternOps.h"
 
 namespace gc::lower {
 
@@ -18,16 +18,15 @@ Error externCall(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
   return lowerer.callNode(n, LoopNode::Kind::Extern);
 }
 
-const OpLowering kRows[] = {
-    OpLowering{ops::aten_mm_default, &externCall},
-    OpLowering{ops::aten_bmm_default, &externCall},
-    OpLowering{ops::aten_convolution_default, &externCall},
-    // Only where the CPU pipeline kept it whole (gc/IR/CpuSteps.h).
-    OpLowering{ops::aten_scaled_dot_product_attention_default, &externCall},
-};
-
 } // namespace
 
-void registerCallLowerings(LoweringRegistry &r) { r.add(kRows); }
+/// One row per GC_EXTERN_OP row. An op outside the core set reaches gc-lower
+/// only where the CPU pipeline kept it whole (cpuRunsWhole).
+void registerCallLowerings(LoweringRegistry &r) {
+  std::vector<OpLowering> rows;
+  for (OpId op : externOps())
+    rows.push_back(OpLowering{op, &externCall});
+  r.add(rows);
+}
 
 } // namespace gc::lower
