@@ -49,9 +49,8 @@ Error reduction(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
   bool keepdim = args.boolean("keepdim", false);
   std::vector<bool> reduced(rank, dims.empty());
   for (int64_t d : dims) {
-    int64_t w = d < 0 ? d + rank : d;
-    if (w < 0 || w >= std::max<int64_t>(rank, 1))
-      throw LowerError("dim " + std::to_string(d) + " is out of range");
+    // A 0-d tensor takes dim 0 and -1 (its one element), as in torch.
+    size_t w = wrap(d, x->sizes.size());
     if (rank > 0)
       reduced[w] = true;
   }
