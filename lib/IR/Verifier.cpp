@@ -1,7 +1,7 @@
 //===- Verifier.cpp - Structural checks -----------------------------------===//
 #include "gc/IR/Verifier.h"
 
-#include "gc/IR/CpuSteps.h"
+#include "gc/IR/ExternOps.h"
 #include "gc/IR/Fields.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/LoopIR.h"

@@ -1,6 +1,7 @@
 //===- ActivationLayout.cpp - Channels-last activations of conv nets ------===//
 #include "ActivationLayout.h"
 
+#include "gc/IR/ExternOps.h"
 #include "gc/Support/DType.h"
 
 namespace gc {
@@ -22,7 +23,8 @@ const Value *tensorArg(const Node &n, const char *name) {
 
 /// A 2-d convolution, not transposed, of floating-point activations.
 bool isConv2d(const Node &n) {
-  if (n.op() != ops::aten_convolution_default || n.results().empty() ||
+  const ExternOp *ext = externOp(n.op());
+  if (!ext || ext->call != ExternCall::Convolution || n.results().empty() ||
       !isActivation(n.results()[0]) || !isActivation(tensorArg(n, "input")))
     return false;
   const NamedArg *t = n.arg("transposed");

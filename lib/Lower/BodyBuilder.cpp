@@ -2,6 +2,7 @@
 #include "BodyBuilder.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace gc {
 
@@ -133,6 +134,28 @@ SymRange loopVarRange(const SymExpr *extent, const VarRanges &known) {
   if (!b || b->max == SymRange::kUnbounded)
     return {0, SymRange::kUnbounded};
   return {0, std::max<int64_t>(b->max - 1, 0)};
+}
+
+uint32_t emitMasked(BodyBuilder &b, uint32_t cond, DType dtype,
+                    const std::function<uint32_t()> &inner, uint32_t otherwise) {
+  int32_t saved = b.mask();
+  b.setMask(static_cast<int32_t>(b.andMask(cond)));
+  uint32_t v = b.cast(inner(), dtype);
+  b.setMask(saved);
+  return b.compute(ScalarOp::Where, dtype, {cond, v, otherwise});
+}
+
+uint32_t emitInRange(BodyBuilder &b, const SymExpr *e, const SymExpr *lo, const SymExpr *hi) {
+  uint32_t v = b.index(e);
+  std::optional<uint32_t> cond;
+  auto conj = [&](uint32_t c) {
+    cond = cond ? b.compute(ScalarOp::LogicalAnd, DType::Bool, {*cond, c}) : c;
+  };
+  if (lo)
+    conj(b.compute(ScalarOp::Ge, DType::Bool, {v, b.index(lo)}));
+  if (hi)
+    conj(b.compute(ScalarOp::Lt, DType::Bool, {v, b.index(hi)}));
+  return cond ? *cond : b.constant(DType::Bool, 1);
 }
 
 } // namespace gc

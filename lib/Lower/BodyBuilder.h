@@ -14,6 +14,8 @@
 #include "gc/IR/IndexSimplify.h"
 #include "gc/IR/LoopIR.h"
 
+#include <functional>
+
 namespace gc {
 
 class BodyBuilder {
@@ -53,6 +55,14 @@ private:
   Body body_;
   int32_t mask_ = -1;
 };
+
+/// Emits `inner` where `cond` holds (loads masked by it) and `otherwise`
+/// elsewhere.
+uint32_t emitMasked(BodyBuilder &b, uint32_t cond, DType dtype,
+                    const std::function<uint32_t()> &inner, uint32_t otherwise);
+
+/// lo <= e < hi, as a Bool body value; either bound may be null.
+uint32_t emitInRange(BodyBuilder &b, const SymExpr *e, const SymExpr *lo, const SymExpr *hi);
 
 /// The inclusive range a loop variable with `extent` iterations takes.
 SymRange loopVarRange(const SymExpr *extent, const VarRanges &known);

@@ -9,6 +9,7 @@
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Plan/StepWork.h"
 
+#include "gc/IR/ExternOps.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/Random.h"
 
@@ -287,7 +288,10 @@ private:
         return 0;
       postOps.emplace_back(postOpKind(p.kind), p.input);
     }
-    if (node.op == ops::aten_mm_default || node.op == ops::aten_bmm_default) {
+    const ExternOp *ext = externOp(node.op);
+    if (!ext)
+      return 0;
+    if (ext->call == ExternCall::Matmul) {
       std::optional<uint32_t> a = tensorArg(node, "self"), b = tensorArg(node, "mat2");
       if (!a || !b)
         return 0;
@@ -299,7 +303,7 @@ private:
       d.add_post_ops(po);
       return d.Finish();
     }
-    if (node.op != ops::aten_convolution_default)
+    if (ext->call != ExternCall::Convolution)
       return 0;
     std::optional<uint32_t> x = tensorArg(node, "input"), w = tensorArg(node, "weight");
     if (!x || !w || intArg(node, "transposed", 0) != 0 || node.inputs[*x].type.rank() < 3)
@@ -318,11 +322,12 @@ private:
                               intArg(node, "groups", 1), po);
   }
 
-  /// The fused attention step of a scaled_dot_product_attention Extern
-  /// (only a CPU compile keeps the op whole). The default scale needs a
+  /// The fused attention step of an Extern whose row calls Attention
+  /// (only a CPU compile keeps such an op whole). The default scale needs a
   /// static head dimension; without one the fallback runs the call.
   Offset<fb::AttentionCall> attentionCall(const LoopNode &node) {
-    if (node.op != ops::aten_scaled_dot_product_attention_default)
+    const ExternOp *ext = externOp(node.op);
+    if (!ext || ext->call != ExternCall::Attention)
       return 0;
     std::optional<uint32_t> q = tensorArg(node, "query"), k = tensorArg(node, "key"),
                             v = tensorArg(node, "value"), mask = tensorArg(node, "attn_mask");

@@ -1,6 +1,8 @@
 //===- StepWork.cpp - The work of a plan step, for the profile's roofline --===//
 #include "gc/Plan/StepWork.h"
 
+#include "gc/IR/ExternOps.h"
+
 #include <algorithm>
 
 namespace gc {
@@ -66,15 +68,18 @@ StepWork kernelWork(const LoopGraph &g, const KernelGroup &k) {
   return w;
 }
 
-/// The reduced length of a library call's output element, or nothing for
-/// ops it does not know.
+/// The reduced length of a library call's output element (its row's WORK
+/// column), or nothing for ops it does not count.
 std::optional<std::vector<const SymExpr *>> reducedLength(const LoopNode &node) {
   if (node.inputs.size() < 2)
     return std::nullopt;
+  const ExternOp *ext = externOp(node.op);
+  if (!ext)
+    return std::nullopt;
   const TensorType &a = node.inputs[0].type, &b = node.inputs[1].type;
-  if ((node.op == ops::aten_mm_default || node.op == ops::aten_bmm_default) && !a.sizes.empty())
+  if (ext->work == ExternWork::InnerOfSelf && !a.sizes.empty())
     return std::vector<const SymExpr *>{a.sizes.back()};
-  if (node.op == ops::aten_convolution_default && b.sizes.size() > 1)
+  if (ext->work == ExternWork::WeightTail && b.sizes.size() > 1)
     return std::vector<const SymExpr *>(b.sizes.begin() + 1, b.sizes.end());
   return std::nullopt;
 }

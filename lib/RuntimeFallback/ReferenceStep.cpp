@@ -1,6 +1,8 @@
 //===- ReferenceStep.cpp - A loop node run by its reference kernel --------===//
 #include "ReferenceStep.h"
 
+#include "gc/IR/ExternOps.h"
+
 #include <cmath>
 #include <numbers>
 
@@ -25,11 +27,12 @@ double gelu(double x, PostOp::Kind kind) {
 }
 
 /// What oneDNN would have fused into the op, done on the result. A bias
-/// runs along the channels of a convolution and the last dim otherwise.
+/// runs along the dim the op's row names (ExternBias), else the last dim.
 void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor> &inputs) {
   if (node.postOps.empty())
     return;
-  size_t biasDim = node.op == ops::aten_convolution_default ? 1 : result.sizes().size() - 1;
+  size_t rank = result.sizes().size();
+  size_t biasDim = externBiasDim(node.op, rank).value_or(rank - 1);
   forEachIndex(result.sizes(), [&](const Shape &idx) {
     double v = result.getDouble(idx);
     for (const PostOp &p : node.postOps) {

@@ -11,6 +11,7 @@
 
 #include "Fusion.h"
 #include "LoopRewrite.h"
+#include "gc/IR/ExternOps.h"
 #include "gc/IR/IndexSimplify.h"
 
 #include <algorithm>
@@ -23,15 +24,6 @@ namespace gc::schedule {
 
 namespace {
 
-/// The output dimension a bias runs along, or nullopt if `op` takes none.
-std::optional<size_t> biasDim(OpId op, size_t rank) {
-  if (op == ops::aten_mm_default || op == ops::aten_bmm_default)
-    return rank - 1;
-  if (op == ops::aten_convolution_default && rank >= 2)
-    return 1;
-  return std::nullopt;
-}
-
 /// Whether the library running `op` on `device` applies `kinds` in order.
 /// oneDNN takes any chain. On a GPU, cuBLASLt computes act(A·B + C + bias):
 /// at most one Add (as C) and one AddBias before at most one Relu or
@@ -42,7 +34,7 @@ std::optional<size_t> biasDim(OpId op, size_t rank) {
 bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind> &kinds) {
   if (device == TargetDevice::CPU)
     return true;
-  if (op == ops::aten_convolution_default)
+  if (externOp(op)->call == ExternCall::Convolution)
     return std::all_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
       return k == PostOp::Kind::AddBias || k == PostOp::Kind::Add || k == PostOp::Kind::Relu;
     });
@@ -242,7 +234,7 @@ private:
       return std::nullopt;
     if (atStore(op.index))
       return Step{PostOp::Kind::Add, BufferView{op.buffer, result_.type}};
-    std::optional<size_t> dim = biasDim(ext_.op, result_.type.rank());
+    std::optional<size_t> dim = externBiasDim(ext_.op, result_.type.rank());
     if (!dim || !op.index->isSymbol())
       return std::nullopt;
     const std::string &var = op.index->symbolName();
@@ -327,7 +319,7 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
   for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
     if (graph.nodes[e].kind != LoopNode::Kind::Extern ||
         graph.nodes[e].outputs.empty() ||
-        !biasDim(graph.nodes[e].op, graph.nodes[e].outputs[0].type.rank()))
+        !externBiasDim(graph.nodes[e].op, graph.nodes[e].outputs[0].type.rank()))
       continue;
     while (true) {
       LoopNode &ext = graph.nodes[e];

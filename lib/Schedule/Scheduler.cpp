@@ -190,7 +190,7 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
                     const ScheduleOptions &options) {
   for (LoopNode &node : graph.nodes) {
     // Only the CPU runtime has steps for ops outside the core set (those a
-    // CPU compile kept whole: gc/IR/CpuSteps.h).
+    // CPU compile kept whole: gc/IR/ExternOps.h).
     if (node.kind == LoopNode::Kind::Extern && !isCoreOp(node.op) &&
         options.device != TargetDevice::CPU)
       return makeError() << "graph '" << graph.name << "': node '" << node.name << "' ("

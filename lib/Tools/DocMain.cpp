@@ -101,7 +101,11 @@ void writeAdding(std::ostream &os) {
         "its double-precision definition, which both interpreters use, and how the CPU code "
         "generator computes it (a function of `lib/Codegen/MathLibrary.c`, the C library, or "
         "the emitter). `aten.asinh.default` was added that way: its two rows and "
-        "`gc_asinhf`/`gc_asinh`.\n\n";
+        "`gc_asinhf`/`gc_asinh`. An op that runs as one call into a library is one "
+        "`GC_EXTERN_OP` row: its columns give the plan's call, the post-ops the call may "
+        "apply, the roofline's count of its work and which calls a CPU compile keeps whole, "
+        "and every concern reads them (`include/gc/IR/ExternOps.h`); the call itself is "
+        "the runtime's.\n\n";
 }
 
 void writeCoreSet(std::ostream &os, std::span<const OpSchema> ops) {

@@ -7,7 +7,7 @@
 #include "gc/Support/TargetObjects.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/IR/Random.h"
-#include "gc/Lower/LoopInterpreter.h"
+#include "gc/Interp/LoopInterpreter.h"
 #include "gc/Package/PackageReader.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Runtime/Runtime.h"

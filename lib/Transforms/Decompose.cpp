@@ -4,10 +4,10 @@
 // may produce ops that are themselves decomposed, so the rewrite repeats
 // until only core ops are left (or a bound is hit, which means two rules
 // feed each other). The module's level becomes core. The CPU variant keeps
-// the calls the CPU backend runs whole (gc/IR/CpuSteps.h).
+// the calls the CPU backend runs whole (gc/IR/ExternOps.h).
 //
 //===----------------------------------------------------------------------===//
-#include "gc/IR/CpuSteps.h"
+#include "gc/IR/ExternOps.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Ops/ShapeInference.h"

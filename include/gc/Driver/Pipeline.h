@@ -57,7 +57,7 @@ struct CorePipelineOptions {
   /// per-channel constants still fold.
   WeightsMode weights = WeightsMode::Embed;
   /// The CPU backend will run the graph (inference): the calls it runs as
-  /// one step of their own stay whole (gc/IR/CpuSteps.h).
+  /// one step of their own stay whole (gc/IR/ExternOps.h).
   bool cpuSteps = false;
 };
 

@@ -10,7 +10,7 @@
 
 #include "gc/IR/Verifier.h"
 #include "gc/Interp/Interpreter.h"
-#include "gc/Lower/LoopInterpreter.h"
+#include "gc/Interp/LoopInterpreter.h"
 #include "gc/Lower/Lowering.h"
 #include "gc/Interp/ReferenceCall.h"
 #include "gc/Parser/Parser.h"

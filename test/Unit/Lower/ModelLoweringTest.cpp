@@ -12,7 +12,7 @@
 #include "gc/Import/Importer.h"
 #include "gc/Interp/Interpreter.h"
 #include "gc/Tensor/Npy.h"
-#include "gc/Lower/LoopInterpreter.h"
+#include "gc/Interp/LoopInterpreter.h"
 #include "gc/Lower/Lowering.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Driver/Pipeline.h"

@@ -5,8 +5,8 @@
 // its own, before any scheduling or code generation.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GC_LOWER_LOOPINTERPRETER_H
-#define GC_LOWER_LOOPINTERPRETER_H
+#ifndef GC_INTERP_LOOPINTERPRETER_H
+#define GC_INTERP_LOOPINTERPRETER_H
 
 #include "gc/IR/LoopIR.h"
 #include "gc/Tensor/Tensor.h"
@@ -30,4 +30,4 @@ Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph
 
 } // namespace gc
 
-#endif // GC_LOWER_LOOPINTERPRETER_H
+#endif // GC_INTERP_LOOPINTERPRETER_H

@@ -5,7 +5,7 @@
 // loops evaluate them without looking names up.
 //
 //===----------------------------------------------------------------------===//
-#include "gc/Lower/LoopInterpreter.h"
+#include "gc/Interp/LoopInterpreter.h"
 
 #include "gc/IR/ScalarEval.h"
 #include "gc/Interp/ControlFlow.h"

@@ -1,0 +1,70 @@
+//===- ExternOps.h - Ops that run as one library call -----------*- C++ -*-===//
+//
+// The GC_EXTERN_OP rows of OpDefs.def, read: what lowering, the post-op
+// folding, the plan, the roofline and the pipelines know of each op that
+// runs as one call into a library. Adding such an op is adding its row (and
+// the runtime's call); no concern tests for its id.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_IR_EXTERNOPS_H
+#define GC_IR_EXTERNOPS_H
+
+#include "gc/IR/Module.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace gc {
+
+/// The call the plan makes.
+enum class ExternCall : uint8_t {
+  Matmul,      ///< oneDNN matmul; cuBLASLt on GPUs
+  Convolution, ///< oneDNN convolution; cuDNN on GPUs
+  Attention,   ///< the CPU runtime's fused attention step
+};
+
+/// The dim of the result a folded bias runs along, or None: the call takes
+/// no post-ops.
+enum class ExternBias : uint8_t { None, LastDim, Channels };
+
+/// The multiply-adds per output element, for the roofline.
+enum class ExternWork : uint8_t {
+  Uncounted,
+  InnerOfSelf, ///< the last dim of input 0 (k of a matrix product)
+  WeightTail,  ///< the dims of input 1 after its first (C/groups x kernel)
+};
+
+/// Which calls the CPU pipeline keeps whole instead of decomposing them.
+enum class ExternWhole : uint8_t {
+  Always,         ///< a core op: every pipeline keeps it
+  FusedAttention, ///< the calls the fused attention step takes
+};
+
+struct ExternOp {
+  OpId op;
+  ExternCall call;
+  ExternBias bias;
+  ExternWork work;
+  ExternWhole whole;
+};
+
+/// The row of `op`, or null if it is no library call.
+const ExternOp *externOp(OpId op);
+/// Every op with a GC_EXTERN_OP row, in table order.
+std::vector<OpId> externOps();
+
+/// The dim of a rank-`rank` result of `op` that a folded bias runs along;
+/// nullopt if `op` takes no post-ops (or is no library call).
+std::optional<size_t> externBiasDim(OpId op, size_t rank);
+
+/// Whether the CPU backend runs this call whole, as one step of its own: a
+/// call of an op outside the core set whose row's WHOLE column takes it. A
+/// pipeline compiling for the CPU keeps such calls (the decompose pass's CPU
+/// variant), the verifier accepts them at level core, and every other
+/// pipeline (GPU, training, gc-opt alone) decomposes them.
+bool cpuRunsWhole(const Node &n);
+
+} // namespace gc
+
+#endif // GC_IR_EXTERNOPS_H
