@@ -2025,9 +2025,11 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
                        << levelName(module.level());
   GC_RETURN_IF_ERROR(requireCompilableDevices(module));
   LowerReport report;
+  LowerOptions resolved = options;
+  resolved.layout = resolveLayout(options.layout, module);
   for (const auto &g : module.graphs()) {
     LoopGraph &lg = module.addLoopGraph(g->name());
-    GraphLowerer lowerer(module, *g, options, lg, report);
+    GraphLowerer lowerer(module, *g, resolved, lg, report);
     GC_RETURN_IF_ERROR(lowerer.run());
   }
   module.clearGraphs();

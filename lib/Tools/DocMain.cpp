@@ -199,17 +199,37 @@ std::string renderPassesDoc() {
            (p.level ? "level " + std::string(levelName(*p.level)) : std::string("package")) +
            " | " + std::string(p.description) + " |\n";
   out += "\n# Passes\n\n"
-         "`gc-opt --passes=a,b,c` runs these by name (`--passes=` runs none); "
+         "`gc-opt --passes=a,b,c` runs these by name (`--passes=` runs none; "
+         "`assign-target` comes first when a target flag is given); "
          "`--print-after=NAME`, `--time-passes`, `--stats` and `--list-passes` work "
          "with any of them.\n\n"
          "| pass | what it does |\n|---|---|\n";
   for (const PassInfo &p : registeredPasses())
     out += "| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |\n";
+  const WeightsMode embed = WeightsMode::Embed;
   out += "\n## Default pipelines\n\n"
-         "- `gc-opt`: `" + corePassList({}) + "`\n"
-         "- `gc-opt --freeze`: `" + corePassList({.freeze = true}) + "`\n"
+         "Each runs after `assign-target` (below), which records the target.\n\n"
+         "- `gc-opt`: `" + corePassList({.cpuSteps = true}, embed) + "`\n"
+         "- `gc-opt --freeze`: `" + corePassList({.freeze = true, .cpuSteps = true}, embed) +
+         "`\n"
          "- `gc-opt --freeze --weights=external`: `" +
-         corePassList({.freeze = true, .weights = WeightsMode::External}) + "`\n";
+         corePassList({.freeze = true, .cpuSteps = true}, WeightsMode::External) + "`\n"
+         "- `gc-opt --joint`: `" + corePassList({}, embed) + "`, then the joint graph\n";
+  out += "\n## The target\n\n"
+         "What a module is compiled for is chosen once, in the opt phase: `gc-opt` (or "
+         "`gc-compile`) `--device cpu|cuda`, `--target` (CPU levels), `--gpu-arch` and "
+         "`--weights=embed|external`. Its first pass, `assign-target`, records them on the "
+         "module (a `target {...}` record in the text form, the `target` table of graph.fbs); "
+         "a flag left out takes its default, and the device defaults to cuda when the model "
+         "was exported on a GPU. Every later phase reads the record: `decompose-cpu` keeps "
+         "the CPU's whole calls only for the CPU, `conv-as-product` runs only for CUDA, "
+         "`gc-lower --layout=auto` is channels-last only on the CPU, the scheduler and the "
+         "kernel emitter build for the recorded device, levels and architectures, and "
+         "`gc-package` holds the weights as recorded. `gc-lower` and `gc-codegen` take "
+         "`--device`, `--target` and `--gpu-arch`, and `gc-package` takes `--weights`, only "
+         "to check them: a value that contradicts the module is an error that names gc-opt. "
+         "A module without a record (a hand-written text, or a graph file older than format "
+         "1.6) takes the flags of the first phase that reads it, or the defaults.\n";
   return out;
 }
 

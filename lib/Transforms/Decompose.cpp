@@ -4,7 +4,8 @@
 // may produce ops that are themselves decomposed, so the rewrite repeats
 // until only core ops are left (or a bound is hit, which means two rules
 // feed each other). The module's level becomes core. The CPU variant keeps
-// the calls the CPU backend runs whole (gc/IR/CpuSteps.h).
+// the calls the CPU backend runs whole (gc/IR/CpuSteps.h) when the module is
+// compiled for the CPU; for a GPU it decomposes them too.
 //
 //===----------------------------------------------------------------------===//
 #include "gc/IR/CpuSteps.h"
@@ -26,6 +27,7 @@ public:
 
   Error run(Module &m) override {
     const DecompositionRegistry &rules = decompositions();
+    keepCpuSteps_ = forCpu_ && (!m.target() || m.target()->device == TargetDevice::CPU);
     for (const auto &g : m.graphs()) {
       for (int round = 0;; ++round) {
         bool allCore = true;
@@ -62,9 +64,10 @@ public:
   }
 
 private:
-  bool keeps(const Node &n) const { return forCpu_ && cpuRunsWhole(n); }
+  bool keeps(const Node &n) const { return keepCpuSteps_ && cpuRunsWhole(n); }
 
   bool forCpu_;
+  bool keepCpuSteps_ = false;
 };
 
 } // namespace
