@@ -113,6 +113,15 @@ Error PassManagerFlags::resolvePrintAfter(
   return Error::success();
 }
 
+void addRenamedFlag(CLI::App &app, const std::string &old, const std::string &now) {
+  app.add_option_function<std::string>(
+         old, [old, now](const std::string &) {
+           throw CLI::ValidationError(old + " is now " + now);
+         })
+      ->expected(0, 1)
+      ->group("");
+}
+
 void addWeightsFlag(CLI::App &app, std::optional<WeightsMode> &mode, const std::string &help) {
   app.add_option_function<std::string>(
          "--weights", [&mode](const std::string &name) { mode = *parseWeightsMode(name); }, help)

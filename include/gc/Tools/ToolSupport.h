@@ -63,6 +63,10 @@ struct PassManagerFlags {
   Error resolvePrintAfter(const std::function<bool(std::string_view)> &isKnown);
 };
 
+/// Refuses the old spelling `old` of a renamed flag with a one-line hint
+/// naming `now`; hidden from --help.
+void addRenamedFlag(CLI::App &app, const std::string &old, const std::string &now);
+
 /// --weights=embed|external (gc-opt, gc-package, gc-compile); unset when
 /// not given.
 void addWeightsFlag(CLI::App &app, std::optional<WeightsMode> &mode, const std::string &help);
