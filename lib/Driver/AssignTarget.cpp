@@ -2,24 +2,11 @@
 #include "gc/Driver/AssignTarget.h"
 
 #include "gc/IR/Fields.h"
+#include "gc/IR/TargetOf.h"
 
 namespace gc {
 
 namespace {
-
-/// Whether a graph input of `m` lives on a GPU: a model exported there is
-/// compiled for one unless told otherwise.
-bool exportedOnGpu(const Module &m) {
-  for (const auto &g : m.graphs())
-    for (const Value *v : g->inputs())
-      if (v->type().isTensor() && v->type().tensor.device.kind == DeviceKind::CUDA)
-        return true;
-  for (const auto &g : m.loopGraphs())
-    for (const LoopBinding &b : g->inputs)
-      if (b.type.device.kind == DeviceKind::CUDA)
-        return true;
-  return false;
-}
 
 /// An error unless the flag `given` (if any) equals `recorded`.
 template <class T, class Show>
@@ -34,20 +21,23 @@ Error agree(std::string_view flag, const std::optional<T> &given, const T &recor
 
 class AssignTargetPass final : public Pass {
 public:
-  explicit AssignTargetPass(TargetFlags flags) : flags_(std::move(flags)) {}
+  AssignTargetPass(TargetFlags flags, bool decide) : flags_(std::move(flags)), decide_(decide) {}
   std::string_view name() const override { return "assign-target"; }
-  Error run(Module &m) override { return assignTarget(m, flags_); }
+  Error run(Module &m) override {
+    return m.target() || decide_ || flags_.any() ? assignTarget(m, flags_) : Error::success();
+  }
 
 private:
   TargetFlags flags_;
+  bool decide_;
 };
 
 } // namespace
 
 Error assignTarget(Module &m, const TargetFlags &flags) {
   if (!m.target()) {
-    Target t;
-    t.device = flags.device.value_or(exportedOnGpu(m) ? TargetDevice::CUDA : TargetDevice::CPU);
+    Target t = targetOf(m);
+    t.device = flags.device.value_or(t.device);
     t.cpuLevels = flags.cpuLevels.value_or(t.cpuLevels);
     t.gpuArchs = flags.gpuArchs.value_or(t.gpuArchs);
     t.weights = flags.weights.value_or(t.weights);
@@ -63,8 +53,8 @@ Error assignTarget(Module &m, const TargetFlags &flags) {
   return agree("--weights", flags.weights, t.weights, named);
 }
 
-std::unique_ptr<Pass> createAssignTargetPass(const TargetFlags &flags) {
-  return std::make_unique<AssignTargetPass>(flags);
+std::unique_ptr<Pass> createAssignTargetPass(const TargetFlags &flags, bool decide) {
+  return std::make_unique<AssignTargetPass>(flags, decide);
 }
 
 } // namespace gc

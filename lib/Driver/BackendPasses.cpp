@@ -5,6 +5,7 @@
 #include "gc/Driver/AssignTarget.h"
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Printer.h"
+#include "gc/IR/TargetOf.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/Parallel.h"
 #include "gc/Support/SHA256.h"
@@ -272,7 +273,7 @@ std::unique_ptr<Pass> createLowerPass(const LowerOptions &options) {
   return std::make_unique<LowerPass>(options);
 }
 Expected<std::string> codegenTarget(const Module &m) {
-  Target t = m.target().value_or(Target{});
+  Target t = targetOf(m);
   if (t.device == TargetDevice::CUDA)
     return cudaTarget(t.gpuArchs);
   Expected<std::vector<std::string>> levels = cpuTargetList(t.cpuLevels);
@@ -290,7 +291,7 @@ std::unique_ptr<Pass> createEmitKernelsPass(const EmitOptions &options, bool use
 }
 
 namespace {
-std::unique_ptr<Pass> defaultAssignTargetPass() { return createAssignTargetPass({}); }
+std::unique_ptr<Pass> defaultAssignTargetPass() { return createAssignTargetPass({}, true); }
 std::unique_ptr<Pass> defaultLowerPass() { return createLowerPass({}); }
 std::unique_ptr<Pass> defaultSchedulePass() { return createSchedulePass({}); }
 std::unique_ptr<Pass> defaultEmitKernelsPass() { return createEmitKernelsPass({}, true); }

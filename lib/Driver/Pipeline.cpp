@@ -78,7 +78,7 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     if (options.core.retargetCPU && !target.device)
       target.device = TargetDevice::CPU;
     if (!options.passes || target.any())
-      passes.push_back(createAssignTargetPass(target));
+      passes.push_back(createAssignTargetPass(target, /*decide=*/true));
     GC_RETURN_IF_ERROR(append(parsePassPipeline(
         options.passes ? *options.passes
                        : corePassList(options.core,
@@ -102,12 +102,12 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     // graph pass here: the memory planner writes outputs over dead inputs,
     // and the scheduler folds bias and activations into oneDNN's post-ops.
     // Float32 convolutions for a GPU become im2col and a product here.
-    passes.push_back(createAssignTargetPass(options.target));
+    passes.push_back(createAssignTargetPass(options.target, /*decide=*/false));
     GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce,conv-as-product")));
     passes.push_back(createLowerPass(options.lower));
     break;
   case Phase::Codegen:
-    passes.push_back(createAssignTargetPass(options.target));
+    passes.push_back(createAssignTargetPass(options.target, /*decide=*/false));
     passes.push_back(createSchedulePass(options.codegen));
     passes.push_back(createPlanMemoryPass());
     passes.push_back(createEmitKernelsPass(options.codegen.emit, options.codegen.useCache));

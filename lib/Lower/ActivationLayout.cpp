@@ -1,6 +1,7 @@
 //===- ActivationLayout.cpp - Channels-last activations of conv nets ------===//
 #include "ActivationLayout.h"
 
+#include "gc/IR/TargetOf.h"
 #include "gc/Support/DType.h"
 
 namespace gc {
@@ -55,8 +56,7 @@ LayoutMode resolveLayout(LayoutMode mode, const Module &m) {
   // measured channels-last there, so auto leaves GPU graphs alone.
   if (mode != LayoutMode::Auto)
     return mode;
-  return m.target() && m.target()->device == TargetDevice::CUDA ? LayoutMode::Plain
-                                                                : LayoutMode::ChannelsLast;
+  return targetOf(m).device == TargetDevice::CUDA ? LayoutMode::Plain : LayoutMode::ChannelsLast;
 }
 
 std::vector<const SymExpr *> channelsLastStrides(SymContext &sx,

@@ -34,7 +34,7 @@ namespace gc {
 std::unordered_set<const Value *> channelsLastValues(const Graph &g, LayoutMode mode);
 
 /// What `mode` means for `m`: Auto is ChannelsLast for a module compiled for
-/// the CPU and Plain for one compiled for a GPU (Module::target).
+/// the CPU and Plain for one compiled for a GPU (targetOf).
 LayoutMode resolveLayout(LayoutMode mode, const Module &m);
 
 /// Channels-last strides of a 4-d [N, C, H, W] tensor: C innermost, then W,

@@ -229,7 +229,8 @@ std::string renderPassesDoc() {
          "`--device`, `--target` and `--gpu-arch`, and `gc-package` takes `--weights`, only "
          "to check them: a value that contradicts the module is an error that names gc-opt. "
          "A module without a record (a hand-written text, or a graph file older than format "
-         "1.6) takes the flags of the first phase that reads it, or the defaults.\n";
+         "1.6) is read with the defaults (cuda when a graph input lives on a GPU) until a "
+         "phase is given target flags, which then record them.\n";
   return out;
 }
 

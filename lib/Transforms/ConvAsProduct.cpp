@@ -18,11 +18,12 @@
 // precision keeps cuDNN's tensor-core convolutions, depthwise and grouped
 // ones stay cuDNN's, and so does every convolution of a training graph,
 // whose saved results the backward reads as cuDNN wrote them. The pass runs
-// in gc-lower, on modules the opt phase made for CUDA (Module::target).
+// in gc-lower, on modules made for CUDA (targetOf).
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 
+#include "gc/IR/TargetOf.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Transforms/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
@@ -62,8 +63,7 @@ public:
     // A training forward graph saves its convolutions' results for the
     // backward: they would leave it channels-last, where cuDNN's backward
     // convolutions and the caller's GPU tensors want them plain.
-    if (m.level() == Level::Partitioned || !m.target() ||
-        m.target()->device != TargetDevice::CUDA)
+    if (m.level() == Level::Partitioned || targetOf(m).device != TargetDevice::CUDA)
       return Error::success();
     for (const auto &g : m.graphs()) {
       bool any = false;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/IR/CpuSteps.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/TargetOf.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Ops/ShapeInference.h"
 #include "gc/Transforms/Passes.h"
@@ -27,7 +28,7 @@ public:
 
   Error run(Module &m) override {
     const DecompositionRegistry &rules = decompositions();
-    keepCpuSteps_ = forCpu_ && (!m.target() || m.target()->device == TargetDevice::CPU);
+    keepCpuSteps_ = forCpu_ && targetOf(m).device == TargetDevice::CPU;
     for (const auto &g : m.graphs()) {
       for (int round = 0;; ++round) {
         bool allCore = true;

@@ -2,11 +2,11 @@
 //
 // What a module is compiled for (gc/IR/Module.h, Target) is chosen once, by
 // the opt phase, and recorded on the module; every later phase reads it
-// there. The tools that run a later phase take the same flags only to check
-// them: a flag that contradicts the module is an error that says where the
-// choice is made. A module without a record (a hand-written text, or a file
-// of format 1.5 or older) takes the flags of the first phase that reads it,
-// or the defaults.
+// there (targetOf). The tools that run a later phase take the same flags
+// only to check them: a flag that contradicts the module is an error that
+// says where the choice is made. A module without a record (a hand-written
+// text, or a file of format 1.5 or older) takes the flags of the first later
+// phase given any, and the defaults until then.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_DRIVER_ASSIGNTARGET_H
@@ -34,13 +34,14 @@ struct TargetFlags {
 };
 
 /// Records the target on `m` when it has none: the flags given, else the
-/// defaults (the device is CUDA when a graph input lives on a GPU, else the
-/// CPU). When `m` has one, checks that every flag given agrees with it.
+/// defaults (targetOf). When `m` has one, checks that every flag given
+/// agrees with it.
 Error assignTarget(Module &m, const TargetFlags &flags);
 
-/// assignTarget as a pass: the first pass of the opt, lower and codegen
-/// phases.
-std::unique_ptr<Pass> createAssignTargetPass(const TargetFlags &flags);
+/// assignTarget as a pass, the first of the opt, lower and codegen phases.
+/// Where `m` has no record it makes one only when `decide` (the opt phase)
+/// or when a flag is given.
+std::unique_ptr<Pass> createAssignTargetPass(const TargetFlags &flags, bool decide);
 
 } // namespace gc
 
