@@ -6,7 +6,7 @@
 #
 #   gc_add_model(<name> MODEL <archive.pt2>
 #                [FREEZE]                 inference: gc-opt --freeze
-#                [TARGET <cpu>]           gc-codegen's --target (default x86-64-v3)
+#                [TARGET <cpu>]           the CPU target, --target (default x86-64-v3)
 #                [OUTPUT <file.gcpkg>]    default ${CMAKE_CURRENT_BINARY_DIR}/<name>.gcpkg
 #                [EMIT_STAGES]            keep the stage files beside the package
 #                [OPTIONS <arg>...])      more gc-compile options (--no-fuse, --linker=...)

@@ -57,7 +57,7 @@ def main():
             start = time.perf_counter()
             subprocess.run([tool("gc-import"), os.path.join(a.models_dir, m, "model.pt2"),
                             "-o", f(".gc")], check=True)
-            subprocess.run([tool("gc-opt"), f(".gc"), "--freeze", "-o", f(".core.gc")], check=True)
+            subprocess.run([tool("gc-opt"), f(".gc"), "--freeze", "--target", a.target, "-o", f(".core.gc")], check=True)
             lower = stats([tool("gc-lower"), f(".core.gc"), "-o", f(".loops.gc")])
             codegen = stats([tool("gc-codegen"), f(".loops.gc"), "--target", a.target,
                              "-o", f(".kernels.gc")])

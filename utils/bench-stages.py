@@ -4,7 +4,7 @@
 usage: bench-stages.py BUILD_DIR [MODELS_DIR] [--repeat N]
 
 Times are the best wall time of N runs per model, process start included.
-- gc-import: weights by reference, and with --weights=blob; graph file size.
+- gc-import: weights by reference, and with --weight-storage=blob; graph file size.
 - gc-opt: the default pipeline (aten -> core) and the --freeze pipeline;
   node counts of the aten graph and of both results.
 """
@@ -48,7 +48,7 @@ def main():
             ref = best_time([tool("gc-import"), archive, "-o", gcm], a.repeat)
             size = os.path.getsize(gcm)
             blob = best_time([tool("gc-import"), archive, "-o", os.path.join(tmp, m + ".b.gcm"),
-                              "--weights=blob"], a.repeat)
+                              "--weight-storage=blob"], a.repeat)
             imports.append("| %s | %.0f | %.1f | %.1f | %.1f |" % (
                 m, os.path.getsize(archive) / 1024, ref * 1e3, size / 1024, blob * 1e3))
             core = [tool("gc-opt"), gcm, "-o", os.path.join(tmp, m + ".core.gcm")]

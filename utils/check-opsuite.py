@@ -126,7 +126,7 @@ def check(sample_dir, tool, stages, passes, work, equivalent=()):
     opt = os.path.join(work, "b.gcm")
     cmds = {
         "import": [tool("gc-import"), os.path.join(sample_dir, "model.pt2"), "-o", gcm],
-        "opt": [tool("gc-opt"), gcm, "-o", opt] + ([] if passes is None else ["--passes=" + passes]),
+        "opt": [tool("gc-opt"), gcm, "-o", opt, "--target", "x86-64-v3"] + ([] if passes is None else ["--passes=" + passes]),
     }
     last = opt
     if "lower" in stages:
@@ -134,7 +134,7 @@ def check(sample_dir, tool, stages, passes, work, equivalent=()):
         cmds["lower"] = [tool("gc-lower"), opt, "-o", loops]
         # One CPU level: the suite checks ops, and a second level would
         # double its codegen time.
-        cmds["codegen"] = [tool("gc-codegen"), loops, "-o", kernels, "--target", "x86-64-v3"]
+        cmds["codegen"] = [tool("gc-codegen"), loops, "-o", kernels]
         last = kernels
     run = [tool("gc-run"), last]
     for f in numbered(sample_dir, "in"):

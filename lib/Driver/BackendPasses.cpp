@@ -2,8 +2,10 @@
 #include "gc/Driver/BackendPasses.h"
 
 #include "gc/Codegen/GpuKernelEmitter.h"
+#include "gc/Driver/AssignTarget.h"
 #include "gc/Driver/ObjectCache.h"
 #include "gc/IR/Printer.h"
+#include "gc/IR/TargetOf.h"
 #include "gc/Plan/PlanBuilder.h"
 #include "gc/Support/Parallel.h"
 #include "gc/Support/SHA256.h"
@@ -68,7 +70,7 @@ public:
   std::string_view name() const override { return "schedule"; }
   Error run(Module &m) override {
     GC_RETURN_IF_ERROR(expectLevel(m, Level::Loops, name()));
-    Expected<std::string> target = codegenTarget(m, options_);
+    Expected<std::string> target = codegenTarget(m);
     if (!target)
       return target.error();
     ScheduleOptions schedule = options_.schedule;
@@ -118,11 +120,16 @@ public:
   std::string_view name() const override { return "emit-kernels"; }
   Error run(Module &m) override {
     GC_RETURN_IF_ERROR(expectLevel(m, Level::Kernels, name()));
-    // The schedule pass chose the target; a plan without one (scheduled
-    // elsewhere) gets the CPU target.
-    for (const auto &g : m.loopGraphs())
-      if (g->plan.target.empty())
-        g->plan.target = options_.target;
+    // The schedule pass recorded the target; a plan without one (scheduled
+    // elsewhere) gets the module's.
+    for (const auto &g : m.loopGraphs()) {
+      if (!g->plan.target.empty())
+        continue;
+      Expected<std::string> target = codegenTarget(m);
+      if (!target)
+        return target.error();
+      g->plan.target = target.take();
+    }
     bool wantIR = options_.llvmIR || options_.optimizedLLVMIR || options_.ptx;
     // Keys and cache lookups one graph after another, then the graphs'
     // emissions at once (a training module's forward and backward graphs
@@ -265,22 +272,14 @@ void planGraphMemory(LoopGraph &graph) {
 std::unique_ptr<Pass> createLowerPass(const LowerOptions &options) {
   return std::make_unique<LowerPass>(options);
 }
-Expected<std::string> codegenTarget(const Module &m, const CodegenOptions &options) {
-  TargetDevice device = TargetDevice::CPU;
-  if (options.device) {
-    device = *options.device;
-  } else {
-    for (const auto &g : m.loopGraphs())
-      for (const LoopBinding &b : g->inputs)
-        if (b.type.device.kind == DeviceKind::CUDA)
-          device = TargetDevice::CUDA;
-  }
-  if (device == TargetDevice::CPU)
-    return options.emit.target;
-  Expected<std::string> target = cudaTarget(options.gpuArchs);
-  if (!target)
-    return target.error().withContext("--gpu-arch");
-  return target;
+Expected<std::string> codegenTarget(const Module &m) {
+  Target t = targetOf(m);
+  if (t.device == TargetDevice::CUDA)
+    return cudaTarget(t.gpuArchs);
+  Expected<std::vector<std::string>> levels = cpuTargetList(t.cpuLevels);
+  if (!levels)
+    return levels.error();
+  return joinTargets(*levels);
 }
 
 std::unique_ptr<Pass> createSchedulePass(const CodegenOptions &options) {
@@ -292,11 +291,16 @@ std::unique_ptr<Pass> createEmitKernelsPass(const EmitOptions &options, bool use
 }
 
 namespace {
+std::unique_ptr<Pass> defaultAssignTargetPass() { return createAssignTargetPass({}, true); }
 std::unique_ptr<Pass> defaultLowerPass() { return createLowerPass({}); }
 std::unique_ptr<Pass> defaultSchedulePass() { return createSchedulePass({}); }
 std::unique_ptr<Pass> defaultEmitKernelsPass() { return createEmitKernelsPass({}, true); }
 
 constexpr PassInfo kBackendPasses[] = {
+    {"assign-target", "Record what the module is compiled for (device, CPU levels, GPU "
+                      "architectures, weights mode) from the flags, or check the flags against "
+                      "the record (first pass of gc-opt, gc-lower and gc-codegen)",
+     &defaultAssignTargetPass},
     {"lower", "Lower core graphs to loop IR: buffers, pointwise, reduction, extern, "
               "fallback and call nodes (gc-lower)",
      &defaultLowerPass},

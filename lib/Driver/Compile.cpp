@@ -181,10 +181,9 @@ Expected<std::unique_ptr<Module>> Compilation::runPhase(Phase phase, std::unique
     return std::move(imported->module);
   }
   PipelineOptions pipeline = options_.pipeline;
-  // Training graphs are differentiated, and the GPU has no fused steps:
-  // only a CPU inference compile keeps the calls the CPU runs whole.
-  pipeline.core.cpuSteps = !options_.train && (!pipeline.codegen.device ||
-                                               *pipeline.codegen.device == TargetDevice::CPU);
+  // Training graphs are differentiated: only inference keeps the calls the
+  // CPU runs whole, as gc-opt without --joint does.
+  pipeline.core.cpuSteps = !options_.train;
   pipeline.codegen.useCache = pipeline.codegen.useCache && options_.useCache;
   Expected<std::vector<std::unique_ptr<Pass>>> passes = phasePasses(phase, pipeline);
   if (!passes)
@@ -267,7 +266,7 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
                                            const CompileOptions &options) {
   const PipelineOptions &p = options.pipeline;
   if (options.last != Phase::Package || options.writeStages || options.packagePath == "-" ||
-      p.codegen.emit.target == "native")
+      p.target.cpuLevels == "native")
     return std::nullopt;
   SHA256 h;
   // Length-prefixed fields: no two different option sets hash the same text.
@@ -294,17 +293,21 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   flag("no-fallback", p.lower.noFallback);
   field("max-inline-ops", std::to_string(p.lower.maxInlineOps));
   field("layout", layoutModeName(p.lower.layout));
-  field("target", p.codegen.emit.target);
-  field("device", !p.codegen.device ? "model"
-                  : *p.codegen.device == TargetDevice::CUDA ? "cuda" : "cpu");
-  field("gpu-arch", p.codegen.gpuArchs);
+  // An unset flag takes its default, or (the device) what the archive's
+  // inputs say, which the archive's bytes cover.
+  auto given = [](const std::optional<std::string> &v) { return v ? "=" + *v : "default"; };
+  field("target", given(p.target.cpuLevels));
+  field("device", !p.target.device ? "model"
+                  : *p.target.device == TargetDevice::CUDA ? "cuda" : "cpu");
+  field("gpu-arch", given(p.target.gpuArchs));
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
   flag("share-kernels", p.codegen.schedule.shareKernels);
   field("linker", options.package.linker);
-  field("weights", weightsModeName(options.package.weights));
+  WeightsMode weights = p.target.weights.value_or(WeightsMode::Embed);
+  field("weights", weightsModeName(weights));
   // An external package names the archive relative to its own directory.
-  if (options.package.weights == WeightsMode::External)
+  if (weights == WeightsMode::External)
     field("archive-path", relativePath(archive.path(), options.package.outputDir));
   // Every byte of the archive counts; the tree hash spreads it over the
   // emitter's threads and keeps the archive's pages from staying resident.

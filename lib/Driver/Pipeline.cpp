@@ -36,7 +36,7 @@ constexpr PhaseInfo kPhases[] = {
 std::span<const PhaseInfo> phaseInfos() { return kPhases; }
 const PhaseInfo &phaseInfo(Phase p) { return kPhases[static_cast<size_t>(p)]; }
 
-std::string corePassList(const CorePipelineOptions &options) {
+std::string corePassList(const CorePipelineOptions &options, WeightsMode weights) {
   // Retargeting comes before everything, so that no pass sees a cuda tensor.
   // Functional next: the decompositions and every later pass assume no op
   // writes in place. Freezing must see the functional graph (a mutated
@@ -45,7 +45,7 @@ std::string corePassList(const CorePipelineOptions &options) {
   // With external weights, what the folds derive from weights is computed
   // when the package is loaded (a constant program), not stored in it.
   if (options.freeze)
-    p += options.weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn"
+    p += weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn"
                                                   : ",freeze,fold-conv-bn";
   p += options.cpuSteps ? ",decompose-cpu,canonicalize" : ",decompose,canonicalize";
   if (options.freeze)
@@ -70,10 +70,21 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
   case Phase::Import:
   case Phase::Package:
     break;
-  case Phase::Opt:
-    GC_RETURN_IF_ERROR(append(parsePassPipeline(options.passes ? *options.passes
-                                                      : corePassList(options.core))));
+  case Phase::Opt: {
+    // The one place the target is chosen: first, so that every pass after
+    // it reads it. A model moved to the CPU is compiled for the CPU. A
+    // --passes list runs as written unless target flags are given.
+    TargetFlags target = options.target;
+    if (options.core.retargetCPU && !target.device)
+      target.device = TargetDevice::CPU;
+    if (!options.passes || target.any())
+      passes.push_back(createAssignTargetPass(target, /*decide=*/true));
+    GC_RETURN_IF_ERROR(append(parsePassPipeline(
+        options.passes ? *options.passes
+                       : corePassList(options.core,
+                                      options.target.weights.value_or(WeightsMode::Embed)))));
     break;
+  }
   case Phase::Joint:
     // The backward recomputes what the forward has (a transpose of the same
     // weight, the same mask): CSE merges those across the two halves, and
@@ -91,11 +102,12 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     // graph pass here: the memory planner writes outputs over dead inputs,
     // and the scheduler folds bias and activations into oneDNN's post-ops.
     // Float32 convolutions for a GPU become im2col and a product here.
-    GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce")));
-    passes.push_back(createConvAsProductPass(options.codegen.device == TargetDevice::CUDA));
+    passes.push_back(createAssignTargetPass(options.target, /*decide=*/false));
+    GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce,conv-as-product")));
     passes.push_back(createLowerPass(options.lower));
     break;
   case Phase::Codegen:
+    passes.push_back(createAssignTargetPass(options.target, /*decide=*/false));
     passes.push_back(createSchedulePass(options.codegen));
     passes.push_back(createPlanMemoryPass());
     passes.push_back(createEmitKernelsPass(options.codegen.emit, options.codegen.useCache));

@@ -76,12 +76,13 @@ public:
     std::vector<uoffset_t> graphs;
     for (const auto &g : m.graphs())
       graphs.push_back(writeGraph(*g));
-    uoffset_t offsets[kLoopGraphs + 1] = {};
+    uoffset_t offsets[kTarget + 1] = {};
     offsets[kGraphs] = offsetsVector(graphs);
     offsets[kSources] = put(m.weightSources(), Plain{});
     offsets[kWeights] = put(m.weights(), Plain{});
     offsets[kLoopGraphs] = put(m.loopGraphs(), Plain{});
     offsets[kProducer] = put(m.producer(), Plain{});
+    offsets[kTarget] = put(m.target(), Plain{});
     std::vector<FileSymbol> symbols;
     for (const auto &[name, range] : m.syms().ranges())
       symbols.push_back({name, range.min, range.max});
@@ -92,7 +93,7 @@ public:
     fb::FormatVersion version(kFormatMajor, kFormatMinor);
     fbb_.AddStruct(slot(kVersion), &version);
     fbb_.AddElement<uint8_t>(slot(kLevel), underlying(m.level()), 0);
-    for (size_t id = kProducer; id <= kLoopGraphs; ++id)
+    for (size_t id = kProducer; id <= kTarget; ++id)
       addOffset(id, offsets[id]);
     fbb_.Finish(flatbuffers::Offset<fb::Module>(fbb_.EndTable(start)), kFileIdentifier);
     return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), fbb_.GetSize());
@@ -181,6 +182,10 @@ private:
     return v.empty() ? 0 : fbb_.CreateVectorOfStructs(pairs).o;
   }
   template <Declared T> uoffset_t put(const T &v, Plain) { return v == T{} ? 0 : table(v); }
+  /// An optional record is written whenever it is there, default or not.
+  template <Declared T> uoffset_t put(const std::optional<T> &v, Plain) {
+    return v ? table(*v) : 0;
+  }
   template <Declared T> uoffset_t put(const std::vector<T> &v, Plain) {
     std::vector<uoffset_t> tables;
     for (const T &t : v)
@@ -276,6 +281,10 @@ public:
     GC_RETURN_IF_ERROR(field(&root, kProducer, kModuleFields[kProducer], producer));
     GC_RETURN_IF_ERROR(field(&root, kSymbols, kModuleFields[kSymbols], symbols));
     GC_RETURN_IF_ERROR(field(&root, kExpressions, kModuleFields[kExpressions], exprs));
+    std::optional<Target> target;
+    GC_RETURN_IF_ERROR(field(&root, kTarget, kModuleFields[kTarget], target));
+    if (target)
+      m->setTarget(std::move(*target));
     m->setLevel(level);
     m->setProducer(std::move(producer));
     for (const FileSymbol &s : symbols) {
@@ -436,6 +445,12 @@ private:
   Error get(const flatbuffers::Table &t, voffset_t at, T &out, const T &, Plain) {
     const auto *sub = t.GetPointer<const flatbuffers::Table *>(at);
     return sub ? table(*sub, out) : Error::success();
+  }
+  template <Declared T>
+  Error get(const flatbuffers::Table &t, voffset_t at, std::optional<T> &out,
+            const std::optional<T> &, Plain) {
+    const auto *sub = t.GetPointer<const flatbuffers::Table *>(at);
+    return sub ? table(*sub, out.emplace()) : Error::success();
   }
   template <Declared T>
   Error get(const flatbuffers::Table &t, voffset_t at, std::vector<T> &out,

@@ -89,6 +89,8 @@ public:
   void run() {
     to_.setLevel(from_.level());
     to_.setProducer(from_.producer());
+    if (from_.target())
+      to_.setTarget(*from_.target());
     to_.setSourceBaseDir(from_.sourceBaseDir());
     for (const auto &[name, range] : from_.syms().ranges())
       to_.syms().setRange(name, range);
@@ -194,6 +196,18 @@ private:
 };
 
 } // namespace
+
+std::string_view weightsModeName(WeightsMode mode) {
+  return mode == WeightsMode::External ? "external" : "embed";
+}
+
+std::optional<WeightsMode> parseWeightsMode(std::string_view name) {
+  if (name == "embed")
+    return WeightsMode::Embed;
+  if (name == "external")
+    return WeightsMode::External;
+  return std::nullopt;
+}
 
 std::unique_ptr<Module> Module::clone() const {
   auto copy = std::make_unique<Module>();

@@ -331,6 +331,8 @@ struct Printer {
       out_ += ')';
     }
     out_ += " {\n";
+    if (m.target())
+      item("target", *m.target());
     printSymbolRanges(m);
     for (const WeightSource &s : m.weightSources())
       item("source", s);

@@ -2,6 +2,7 @@
 #include "ActivationLayout.h"
 
 #include "gc/IR/ExternOps.h"
+#include "gc/IR/TargetOf.h"
 #include "gc/Support/DType.h"
 
 namespace gc {
@@ -52,6 +53,14 @@ std::optional<LayoutMode> parseLayoutMode(std::string_view s) {
   return std::nullopt;
 }
 
+LayoutMode resolveLayout(LayoutMode mode, const Module &m) {
+  // cuDNN's convolutions take the strides they are given; gc has not
+  // measured channels-last there, so auto leaves GPU graphs alone.
+  if (mode != LayoutMode::Auto)
+    return mode;
+  return targetOf(m).device == TargetDevice::CUDA ? LayoutMode::Plain : LayoutMode::ChannelsLast;
+}
+
 std::vector<const SymExpr *> channelsLastStrides(SymContext &sx,
                                                  const std::vector<const SymExpr *> &sizes) {
   const SymExpr *c = sizes[1], *cw = sx.mul(c, sizes[3]), *chw = sx.mul(cw, sizes[2]);
@@ -67,12 +76,6 @@ std::unordered_set<const Value *> channelsLastValues(const Graph &g, LayoutMode 
     hasConv |= isConv2d(*n);
   if (!hasConv)
     return out;
-  // cuDNN's convolutions take the strides they are given; gc has not
-  // measured channels-last there, so auto leaves GPU graphs alone.
-  if (mode == LayoutMode::Auto)
-    for (const Value *v : g.inputs())
-      if (v->type().isTensor() && v->type().tensor.device.kind == DeviceKind::CUDA)
-        return out;
   // Forward, in graph order: convolutions start channels-last values, and
   // a 4-d result of a node that reads one stays channels-last.
   for (const auto &n : g.nodes()) {

@@ -24,15 +24,18 @@ namespace gc {
 /// The values of `g` whose buffers, where gc-lower makes one for them,
 /// take channels-last strides under `mode`:
 /// - Plain: none;
-/// - Auto: as ChannelsLast when the graph holds a 2-d convolution (not
-///   transposed) of floating-point tensors and runs on the CPU, else none;
-/// - ChannelsLast: the result of every such convolution, every 4-d
-///   floating-point result computed from one of those (pointwise ops,
-///   pooling, adds, further convolutions), and the computed input of every
-///   such convolution.
+/// - ChannelsLast, and Auto (resolveLayout gives Auto its meaning for a
+///   module): the result of every 2-d convolution (not transposed) of
+///   floating-point tensors, every 4-d floating-point result computed from
+///   one of those (pointwise ops, pooling, adds, further convolutions), and
+///   the computed input of every such convolution.
 /// Graph inputs and outputs keep the user's layout: gc-lower gives them
 /// their own buffers whatever this says.
 std::unordered_set<const Value *> channelsLastValues(const Graph &g, LayoutMode mode);
+
+/// What `mode` means for `m`: Auto is ChannelsLast for a module compiled for
+/// the CPU and Plain for one compiled for a GPU (targetOf).
+LayoutMode resolveLayout(LayoutMode mode, const Module &m);
 
 /// Channels-last strides of a 4-d [N, C, H, W] tensor: C innermost, then W,
 /// H and N.

@@ -599,9 +599,11 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
                        << levelName(module.level());
   GC_RETURN_IF_ERROR(lower::requireCompilableDevices(module));
   LowerReport report;
+  LowerOptions resolved = options;
+  resolved.layout = resolveLayout(options.layout, module);
   for (const auto &g : module.graphs()) {
     LoopGraph &lg = module.addLoopGraph(g->name());
-    lower::GraphLowerer lowerer(module, *g, options, lg, report);
+    lower::GraphLowerer lowerer(module, *g, resolved, lg, report);
     GC_RETURN_IF_ERROR(lowerer.run());
   }
   module.clearGraphs();

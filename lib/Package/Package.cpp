@@ -5,18 +5,6 @@
 
 namespace gc {
 
-std::string_view weightsModeName(WeightsMode mode) {
-  return mode == WeightsMode::External ? "external" : "embed";
-}
-
-std::optional<WeightsMode> parseWeightsMode(std::string_view name) {
-  if (name == "embed")
-    return WeightsMode::Embed;
-  if (name == "external")
-    return WeightsMode::External;
-  return std::nullopt;
-}
-
 bool isPackage(std::span<const uint8_t> bytes) {
   // A local file header ("PK\3\4") whose name, at byte 30, is archive_format.
   std::string_view name = package::kFormatEntry;

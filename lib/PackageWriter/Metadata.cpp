@@ -79,7 +79,8 @@ std::string packageMetadata(const Module &m, const PackageOptions &options) {
   j["version"] = std::to_string(kPackageMajor) + "." + std::to_string(kPackageMinor);
   j["gc_version"] = GC_VERSION;
   j["producer"] = m.producer();
-  j["flags"] = Json{{"linker", options.linker}, {"weights", weightsModeName(options.weights)}};
+  WeightsMode weights = m.target() ? m.target()->weights : WeightsMode::Embed;
+  j["flags"] = Json{{"linker", options.linker}, {"weights", weightsModeName(weights)}};
   Json symbols = Json::array();
   for (const auto &[name, range] : m.syms().ranges()) {
     Json s;

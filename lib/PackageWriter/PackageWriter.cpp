@@ -43,12 +43,13 @@ struct ExternalPlan {
   std::vector<ExternalWeight> weights;
 };
 
-/// For --weights=external, the weights of `m` that are entries of its
-/// source archive, each checked against its SHA-256 (weights of a blob,
-/// such as the constants --freeze computed, go into the package). None
-/// for an embedded package or a module without an archive source.
+/// For external weights (the module's target says), the weights of `m` that
+/// are entries of its source archive, each checked against its SHA-256
+/// (weights of a blob, such as the constants --freeze computed, go into the
+/// package). None for an embedded package or a module without an archive
+/// source.
 Expected<std::optional<ExternalPlan>> planExternal(const Module &m, const PackageOptions &options) {
-  if (options.weights != WeightsMode::External)
+  if (!m.target() || m.target()->weights != WeightsMode::External)
     return std::optional<ExternalPlan>();
   std::optional<uint32_t> source;
   for (uint32_t i = 0; i < m.weightSources().size(); ++i) {

@@ -630,6 +630,14 @@ struct Parser {
     std::vector<size_t> fieldAt;
     if (acceptKeyword("graph"))
       return parseGraph();
+    if (acceptKeyword("target")) {
+      if (m_.target())
+        return error(at, "the module's target is given twice");
+      Target t;
+      GC_RETURN_IF_ERROR(parseStruct(t));
+      m_.setTarget(std::move(t));
+      return Error::success();
+    }
     if (acceptKeyword("source"))
       return parseStruct(m_.weightSources().emplace_back());
     if (acceptKeyword("weight"))
@@ -657,7 +665,7 @@ struct Parser {
         return error(fieldAt[0] ? fieldAt[0] : at, "redefinition of graph '@" + g.name + "'");
       return Error::success();
     }
-    return errorHere("expected 'symbol', 'source', 'weight', 'graph', 'loops' or '}'");
+    return errorHere("expected 'target', 'symbol', 'source', 'weight', 'graph', 'loops' or '}'");
   }
 
   Error parseModule() {

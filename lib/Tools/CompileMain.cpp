@@ -67,7 +67,6 @@ int compileMain(int argc, char **argv) {
   registerAllPasses();
 
   options.last = *phaseProducing(compileTo);
-  options.package.weights = options.pipeline.core.weights;
   options.package.outputDir = output.path == "-" ? "." : parentDirectory(output.path);
   options.packagePath = output.path;
   if (phaseInfo(options.last).training && !options.train)

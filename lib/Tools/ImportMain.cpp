@@ -23,12 +23,13 @@ int importMain(int argc, char **argv) {
   static const std::map<std::string, ImportOptions::WeightMode> kModes = {
       {"reference", ImportOptions::WeightMode::Reference},
       {"blob", ImportOptions::WeightMode::Blob}};
-  app.add_option("--weights", options.weights,
+  app.add_option("--weight-storage", options.weights,
                  "reference: weights stay in the archive, read in place; blob: copy them "
                  "into one aligned file next to the output")
       ->transform(CLI::CheckedTransformer(kModes, CLI::ignore_case));
+  addRenamedFlag(app, "--weights", "--weight-storage=reference|blob");
   app.add_option("--weights-blob", options.blobPath,
-                 "Where --weights=blob writes the blob (default: OUTPUT.weights)");
+                 "Where --weight-storage=blob writes the blob (default: OUTPUT.weights)");
   app.add_option("--model", options.modelName, "Which models/<name>.json to read")
       ->default_val("model");
   app.add_flag("--op-stats", opStats, "Print how often each op occurs to stderr");
@@ -38,13 +39,13 @@ int importMain(int argc, char **argv) {
 
   if (options.weights == ImportOptions::WeightMode::Blob && options.blobPath.empty()) {
     if (output.path == "-")
-      return reportError(tool, makeError() << "--weights=blob needs -o FILE or --weights-blob FILE");
+      return reportError(tool, makeError() << "--weight-storage=blob needs -o FILE or --weights-blob FILE");
     options.blobPath = output.path + ".weights";
   }
 
   if (input == "-" && options.weights == ImportOptions::WeightMode::Reference)
     return reportError(tool, makeError() << "weights read from stdin cannot be referenced in "
-                                            "place; use --weights=blob");
+                                            "place; use --weight-storage=blob");
   Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(input);
   if (!file)
     return reportError(tool, file.error());

@@ -32,6 +32,8 @@ int optMain(int argc, char **argv) {
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
   registerAllPasses();
+  // Inference keeps the calls the CPU runs whole, as gc-compile does.
+  options.core.cpuSteps = !joint;
   if (stage.passManager.listPasses) {
     for (const PassInfo &p : registeredPasses())
       std::cout << p.name << " - " << p.summary << "\n";

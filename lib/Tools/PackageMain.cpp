@@ -25,10 +25,13 @@ int packageMain(int argc, char **argv) {
   app.add_option("--linker", options.linker,
                  "The ld-compatible linker that makes the kernels' shared libraries")
       ->default_val(options.linker);
-  addWeightsFlag(app, options.weights,
-                 "embed: the package holds every weight (the default); external: it holds "
-                 "only the weights its source archive (.pt2) does not, names the archive "
-                 "relative to the package's directory, and libgcrt maps it at load time");
+  // gc-opt chose the weights mode; the flag must agree with it.
+  TargetFlags target;
+  addWeightsFlag(app, target.weights,
+                 "embed: the package holds every weight; external: it holds only the weights "
+                 "its source archive (.pt2) does not, names the archive relative to the "
+                 "package's directory, and libgcrt maps it at load time. Must agree with the "
+                 "module, where gc-opt --weights recorded it");
   TimeTraceFlag timeTrace;
   timeTrace.addTo(app);
   int exitCode = 0;
@@ -44,6 +47,8 @@ int packageMain(int argc, char **argv) {
   }();
   if (!m)
     return reportError("gc-package", m.error());
+  if (Error e = assignTarget(**m, target))
+    return reportError("gc-package", e.withContext("'" + input + "'"));
   Expected<std::unique_ptr<OutputFile>> file = OutputFile::create(out.path);
   if (!file)
     return reportError("gc-package", file.error());

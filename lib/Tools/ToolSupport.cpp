@@ -113,12 +113,65 @@ Error PassManagerFlags::resolvePrintAfter(
   return Error::success();
 }
 
-void addWeightsFlag(CLI::App &app, WeightsMode &mode, const std::string &help) {
+void addRenamedFlag(CLI::App &app, const std::string &old, const std::string &now) {
+  app.add_option_function<std::string>(
+         old, [old, now](const std::string &) {
+           throw CLI::ValidationError(old + " is now " + now);
+         })
+      ->expected(0, 1)
+      ->group("");
+}
+
+void addWeightsFlag(CLI::App &app, std::optional<WeightsMode> &mode, const std::string &help) {
   app.add_option_function<std::string>(
          "--weights", [&mode](const std::string &name) { mode = *parseWeightsMode(name); }, help)
       ->check(CLI::IsMember({"embed", "external"}))
       ->default_str("embed");
 }
+
+namespace {
+/// --device, --target and --gpu-arch: the opt phase records them on the
+/// module, later phases check them against it (Driver/AssignTarget.h).
+void addTargetFlags(CLI::App &app, TargetFlags &target, const std::string &where) {
+  // Repeated or comma-separated, the levels make one list: the kernels
+  // are built once per level and the runtime loads the best the CPU runs.
+  app.add_option_function<std::vector<std::string>>(
+         "--target",
+         [&target](const std::vector<std::string> &items) {
+           Expected<std::vector<std::string>> list = cpuTargetList(joinTargets(items));
+           if (!list)
+             throw CLI::ValidationError("--target", list.error().message());
+           target.cpuLevels = joinTargets(*list);
+         },
+         "CPU targets: x86-64, x86-64-v3, x86-64-v4 (comma-separated or repeated: kernels for "
+         "each, the runtime loads the best the CPU runs), or native alone" + where)
+      ->check([](const std::string &item) -> std::string {
+        Expected<std::vector<std::string>> list = cpuTargetList(item);
+        return list ? std::string() : list.error().message();
+      })
+      ->allow_extra_args(false)
+      ->default_str(std::string(kDefaultCpuTargets));
+  app.add_option_function<std::string>(
+         "--device",
+         [&target](const std::string &name) {
+           target.device = name == "cuda" ? TargetDevice::CUDA : TargetDevice::CPU;
+         },
+         "cpu or cuda (NVIDIA GPUs); default: cuda if the model was exported on a GPU, else "
+         "cpu" + where)
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option_function<std::string>(
+         "--gpu-arch",
+         [&target](const std::string &list) {
+           Expected<std::string> cuda = cudaTarget(list);
+           if (!cuda)
+             throw CLI::ValidationError("--gpu-arch", cuda.error().message());
+           target.gpuArchs = cuda->substr(kCudaTargetPrefix.size());
+         },
+         "GPU architectures to build cubins for, with PTX for newer ones (--device cuda)" +
+             where)
+      ->default_str(std::string(kDefaultGpuArchs));
+}
+} // namespace
 
 void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const Phase> phases,
                       const std::string &helpPrefix) {
@@ -132,15 +185,20 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
                  help(Phase::Opt, "inference; make parameters constants and fold them"));
     app.add_flag("--retarget-cpu", options.core.retargetCPU,
                  help(Phase::Opt, "compile a model exported on another device (cuda) for the CPU"));
-    addWeightsFlag(app, options.core.weights,
-                   runs(Phase::Package)
-                       ? "embed: the package holds every weight (the default); external: it "
-                         "names the .pt2 archive and maps its weights at load time, and what "
-                         "--freeze derives from them is computed then (a constant program)"
-                       : "external: the package will reference the archive's weights "
-                         "(gc-package --weights=external), so what --freeze derives from them "
-                         "goes into a constant program run at load time; embed: the default");
+    addWeightsFlag(app, options.target.weights,
+                   help(Phase::Opt, "embed: the package holds every weight (the default); "
+                                    "external: it names the .pt2 archive and maps its weights "
+                                    "at load time, and what --freeze derives from them is "
+                                    "computed then (a constant program). Recorded on the "
+                                    "module for gc-package"));
   }
+  // The opt phase chooses the target; a tool that runs only later phases
+  // takes the flags to check them against the module.
+  if (runs(Phase::Opt))
+    addTargetFlags(app, options.target, "; recorded on the module for the later phases");
+  else if (runs(Phase::Lower) || runs(Phase::Codegen))
+    addTargetFlags(app, options.target,
+                   "; must agree with the module's target, which gc-opt chose");
   if (runs(Phase::Joint))
     app.add_flag("--grad-inputs", options.joint.gradUserInputs,
                  help(Phase::Joint, "also return gradients for the floating user inputs"));
@@ -169,37 +227,6 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
   }
   if (runs(Phase::Codegen)) {
     CodegenOptions &codegen = options.codegen;
-    // Repeated or comma-separated, the levels make one list: the kernels
-    // are built once per level and the runtime loads the best the CPU runs.
-    app.add_option_function<std::vector<std::string>>(
-           "--target",
-           [&codegen](const std::vector<std::string> &items) {
-             Expected<std::vector<std::string>> list = cpuTargetList(joinTargets(items));
-             if (!list)
-               throw CLI::ValidationError("--target", list.error().message());
-             codegen.emit.target = joinTargets(*list);
-           },
-           help(Phase::Codegen, "CPU targets: x86-64, x86-64-v3, x86-64-v4 (comma-separated "
-                                "or repeated: kernels for each, the runtime loads the best the "
-                                "CPU runs), or native alone"))
-        ->check([](const std::string &item) -> std::string {
-          Expected<std::vector<std::string>> list = cpuTargetList(item);
-          return list ? std::string() : list.error().message();
-        })
-        ->allow_extra_args(false)
-        ->default_str(codegen.emit.target);
-    app.add_option_function<std::string>(
-           "--device",
-           [&codegen](const std::string &name) {
-             codegen.device = name == "cuda" ? TargetDevice::CUDA : TargetDevice::CPU;
-           },
-           help(Phase::Codegen, "cpu or cuda (NVIDIA GPUs); default: cuda if the model was "
-                                "exported on a GPU, else cpu"))
-        ->check(CLI::IsMember({"cpu", "cuda"}));
-    app.add_option("--gpu-arch", codegen.gpuArchs,
-                   help(Phase::Codegen, "GPU architectures to build cubins for, with PTX for "
-                                        "newer ones (--device cuda)"))
-        ->default_val(codegen.gpuArchs);
     app.add_option("-j,--jobs", codegen.emit.jobs,
                    help(Phase::Codegen, "threads that compile kernels (default: one per "
                                         "hardware thread); the output is the same for any"))

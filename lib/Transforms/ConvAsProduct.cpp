@@ -18,12 +18,12 @@
 // precision keeps cuDNN's tensor-core convolutions, depthwise and grouped
 // ones stay cuDNN's, and so does every convolution of a training graph,
 // whose saved results the backward reads as cuDNN wrote them. The pass runs
-// in gc-lower, which alone does not know the target: there it rewrites
-// convolutions on CUDA tensors; gc-compile --device cuda rewrites every one.
+// in gc-lower, on modules made for CUDA (targetOf).
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 
+#include "gc/IR/TargetOf.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
@@ -40,9 +40,8 @@ bool hasStaticSizes(const TensorType &t) {
                      [](const SymExpr *s) { return s->isConst(); });
 }
 
-/// Whether `n` is a convolution this pass rewrites: on a CUDA tensor, or
-/// any when the module is compiled for CUDA (`cudaTarget`).
-bool rewritable(const Node &n, bool cudaTarget) {
+/// Whether `n` is a convolution this pass rewrites.
+bool rewritable(const Node &n) {
   if (n.op() != ops::aten_convolution_default || n.results().size() != 1)
     return false;
   ArgReader args(n.args());
@@ -52,29 +51,28 @@ bool rewritable(const Node &n, bool cudaTarget) {
   const TensorType &xt = x->type().tensor, &wt = w->type().tensor;
   const TensorType &yt = n.results()[0]->type().tensor;
   return xt.rank() == 4 && wt.rank() == 4 && xt.dtype == DType::Float32 &&
-         wt.dtype == DType::Float32 && (cudaTarget || xt.device.kind == DeviceKind::CUDA) &&
-         hasStaticSizes(xt) && hasStaticSizes(wt) && hasStaticSizes(yt);
+         wt.dtype == DType::Float32 && hasStaticSizes(xt) && hasStaticSizes(wt) &&
+         hasStaticSizes(yt);
 }
 
 class ConvAsProductPass : public Pass {
 public:
-  explicit ConvAsProductPass(bool cudaTarget) : cudaTarget_(cudaTarget) {}
   std::string_view name() const override { return "conv-as-product"; }
 
   Error run(Module &m) override {
     // A training forward graph saves its convolutions' results for the
     // backward: they would leave it channels-last, where cuDNN's backward
     // convolutions and the caller's GPU tensors want them plain.
-    if (m.level() == Level::Partitioned)
+    if (m.level() == Level::Partitioned || targetOf(m).device != TargetDevice::CUDA)
       return Error::success();
     for (const auto &g : m.graphs()) {
       bool any = false;
       for (const auto &n : g->nodes())
-        any |= rewritable(*n, cudaTarget_);
+        any |= rewritable(*n);
       if (!any)
         continue;
       GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
-        if (!rewritable(ctx.node(), cudaTarget_))
+        if (!rewritable(ctx.node()))
           return std::optional<std::vector<Value *>>();
         ++statistics()["convolutions as products"];
         return convolutionAsProduct(ctx);
@@ -82,16 +80,10 @@ public:
     }
     return Error::success();
   }
-
-private:
-  bool cudaTarget_;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createConvAsProductPass() { return createConvAsProductPass(false); }
-std::unique_ptr<Pass> createConvAsProductPass(bool cudaTarget) {
-  return std::make_unique<ConvAsProductPass>(cudaTarget);
-}
+std::unique_ptr<Pass> createConvAsProductPass() { return std::make_unique<ConvAsProductPass>(); }
 
 } // namespace gc

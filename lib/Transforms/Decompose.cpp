@@ -4,11 +4,13 @@
 // may produce ops that are themselves decomposed, so the rewrite repeats
 // until only core ops are left (or a bound is hit, which means two rules
 // feed each other). The module's level becomes core. The CPU variant keeps
-// the calls the CPU backend runs whole (gc/IR/ExternOps.h).
+// the calls the CPU backend runs whole (gc/IR/ExternOps.h) when the module is
+// compiled for the CPU; for a GPU it decomposes them too.
 //
 //===----------------------------------------------------------------------===//
 #include "gc/IR/ExternOps.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/TargetOf.h"
 #include "gc/Ops/Decompositions.h"
 #include "gc/Ops/ShapeInference.h"
 #include "gc/Transforms/Passes.h"
@@ -26,6 +28,7 @@ public:
 
   Error run(Module &m) override {
     const DecompositionRegistry &rules = decompositions();
+    keepCpuSteps_ = forCpu_ && targetOf(m).device == TargetDevice::CPU;
     for (const auto &g : m.graphs()) {
       for (int round = 0;; ++round) {
         bool allCore = true;
@@ -62,9 +65,10 @@ public:
   }
 
 private:
-  bool keeps(const Node &n) const { return forCpu_ && cpuRunsWhole(n); }
+  bool keeps(const Node &n) const { return keepCpuSteps_ && cpuRunsWhole(n); }
 
   bool forCpu_;
+  bool keepCpuSteps_ = false;
 };
 
 } // namespace

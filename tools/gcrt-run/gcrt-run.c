@@ -29,7 +29,8 @@ static const char kUsage[] =
     "for CUDA runs on an NVIDIA GPU (GC_CUDA_DEVICE picks which).\n"
     "\n"
     "  --graph NAME       the graph to run (default: the first, the forward graph)\n"
-    "  --weights FILE     for a package made with --weights=external: bind its\n"
+    "  --weights-archive FILE\n"
+    "                     for a package made with --weights=external: bind its\n"
     "                     weights from the archive FILE (another .pt2 of the same\n"
     "                     architecture) instead of the one the package names\n"
     "  --weight NAME FILE replace weight NAME (a parameter or buffer, as the model\n"
@@ -139,7 +140,7 @@ static int parseOptions(int argc, char **argv, Options *o) {
     int isValueOption = strcmp(a, "--graph") == 0 || strcmp(a, "-o") == 0 ||
                         strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0 ||
                         strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
-                        strcmp(a, "--weights") == 0 || strcmp(a, "--runs") == 0 ||
+                        strcmp(a, "--weights-archive") == 0 || strcmp(a, "--runs") == 0 ||
                         strcmp(a, "--inputs-dir") == 0 || strcmp(a, "--set-buffer") == 0 ||
                         strcmp(a, "--expect-buffer") == 0 || strcmp(a, "--reset-before") == 0 ||
                         strcmp(a, "--seed") == 0 || strcmp(a, "--peaks") == 0;
@@ -147,6 +148,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       return error("%s needs a value (gcrt-run --help)", a) + 1;
     if (strcmp(a, "--weight") == 0 && i + 2 >= argc)
       return error("--weight needs a name and a file (gcrt-run --help)") + 1;
+    if (strcmp(a, "--weights") == 0)
+      return error("--weights is now --weights-archive FILE") + 1;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       fputs(kUsage, stdout);
       return -1;
@@ -190,7 +193,7 @@ static int parseOptions(int argc, char **argv, Options *o) {
         o->expects[o->numExpects++] = argv[++i];
     } else if (strcmp(a, "--graph") == 0) {
       o->graph = argv[++i];
-    } else if (strcmp(a, "--weights") == 0) {
+    } else if (strcmp(a, "--weights-archive") == 0) {
       o->weights = argv[++i];
     } else if (strcmp(a, "--weight") == 0) {
       o->weightSets[o->numWeightSets++] = argv[++i];

@@ -8,7 +8,7 @@ one decode step, each step in its own process.
                          [--eager-python PY] [--memory-limit GB] [--keep]
 
 ARCHIVE and DIR come from utils/make-llama-archive.py (DIR holds in*.npy and
-config.json). Steps: gc-import --weights reference; gc-compile
+config.json). Steps: gc-import --weight-storage reference; gc-compile
 --weights=external and gc-compile with embedded weights (both --no-cache
 --time-passes, plus --flags); gcrt-run PACKAGE IN... --bench N --threads T
 (its median); with --eager-python (a python with torch), the same decode
@@ -161,7 +161,7 @@ def main(argv):
     steps = []
     graph = os.path.join(work, "model.aten.gc")
     s = run_step("gc-import (weights referenced)",
-                 [os.path.join(bin_dir, "gc-import"), a.archive, "--weights", "reference", "-o", graph], limit)
+                 [os.path.join(bin_dir, "gc-import"), a.archive, "--weight-storage", "reference", "-o", graph], limit)
     s.output_bytes = os.path.getsize(graph) if s.rc == 0 else None
     steps.append(s)
     if os.path.exists(graph):

@@ -216,7 +216,7 @@ def regen_real(opts, names):
 
 def weights_flags(opts, name):
     if name in REAL:
-        return ["--weights", os.path.join(opts.realmodels, name, "model.pt2")]
+        return ["--weights-archive", os.path.join(opts.realmodels, name, "model.pt2")]
     return []
 
 

@@ -23,22 +23,19 @@
 namespace gc {
 
 struct CodegenOptions {
+  /// The schedule pass sets schedule.device from the module's target.
   ScheduleOptions schedule;
-  /// emit.target is the CPU target; the schedule pass records the target it
-  /// chose (codegenTarget) in every plan, and emit-kernels compiles for that.
+  /// The schedule pass records the module's target (codegenTarget) in every
+  /// plan, and emit-kernels compiles for that; emit.target is not read.
   EmitOptions emit;
   /// Reuse object code from the cache (ObjectCache.h) and store new code.
   bool useCache = true;
-  /// --device: what to compile for; unset: a CUDA GPU if the model's inputs
-  /// were exported on one, else the CPU.
-  std::optional<TargetDevice> device;
-  /// --gpu-arch: the GPU architectures ("sm_80,sm_90").
-  std::string gpuArchs{kDefaultGpuArchs};
 };
 
-/// The target `m`'s kernels are compiled for: options.emit.target on the
-/// CPU, "cuda:<archs>" on a GPU (errors name a bad --gpu-arch).
-Expected<std::string> codegenTarget(const Module &m, const CodegenOptions &options);
+/// The target `m`'s plans record (Support/Target.h): its CPU levels, or
+/// "cuda:<archs>" on a GPU; the defaults where `m` has no target. Errors
+/// name a malformed level or architecture.
+Expected<std::string> codegenTarget(const Module &m);
 
 /// The backend's passes with the given options (Driver/Pipeline.cpp puts
 /// them in order). The lowering's fallbacks are the lower pass's warnings.

@@ -11,10 +11,10 @@
 #define GC_DRIVER_PIPELINE_H
 
 #include "gc/Autodiff/Autodiff.h"
+#include "gc/Driver/AssignTarget.h"
 #include "gc/Driver/BackendPasses.h"
 #include "gc/IR/Level.h"
 #include "gc/Partition/Partition.h"
-#include "gc/Package/Package.h"
 #include "gc/Pass/Pass.h"
 
 #include <memory>
@@ -51,13 +51,9 @@ struct CorePipelineOptions {
   /// A model exported on another device (cuda) is compiled for the CPU on
   /// purpose: every tensor and device argument becomes cpu first.
   bool retargetCPU = false;
-  /// External: the package will reference the archive's weights in place,
-  /// so freezing makes no new weight-sized tensors from them (no
-  /// conv/batch-norm fold into the convolution's weight); the small
-  /// per-channel constants still fold.
-  WeightsMode weights = WeightsMode::Embed;
-  /// The CPU backend will run the graph (inference): the calls it runs as
-  /// one step of their own stay whole (gc/IR/ExternOps.h).
+  /// Inference (no joint graph follows): the calls the CPU backend runs as
+  /// one step of their own stay whole (gc/IR/ExternOps.h) when the module is
+  /// compiled for the CPU (decompose-cpu).
   bool cpuSteps = false;
 };
 
@@ -65,6 +61,9 @@ struct CorePipelineOptions {
 struct PipelineOptions {
   /// The opt phase runs these passes (a --passes list) instead of its own.
   std::optional<std::string> passes;
+  /// The target flags: the opt phase records them on the module, later
+  /// phases check them against it (AssignTarget.h).
+  TargetFlags target;
   CorePipelineOptions core;
   JointOptions joint;
   PartitionStrategy partition = PartitionStrategy::MinCut;
@@ -72,8 +71,11 @@ struct PipelineOptions {
   CodegenOptions codegen;
 };
 
-/// The opt phase's passes as a --passes list.
-std::string corePassList(const CorePipelineOptions &options);
+/// The opt phase's passes as a --passes list. With external weights the
+/// package will reference the archive's weights in place, so freezing makes
+/// no new weight-sized tensors from them: what folds derive from weights is
+/// computed at load time (a constant program).
+std::string corePassList(const CorePipelineOptions &options, WeightsMode weights);
 
 /// The passes `phase` runs, in order. Import and Package are not passes:
 /// they read an archive and write a package.

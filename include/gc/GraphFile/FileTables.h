@@ -69,11 +69,12 @@ template <> inline constexpr auto kFields<FileGraph> = std::tuple(
 /// The root table's fields, which FlatBufferIO.cpp reads one by one: a
 /// graph's nodes need the values defined before them.
 enum ModuleField : size_t {
-  kVersion, kLevel, kProducer, kSymbols, kExpressions, kGraphs, kSources, kWeights, kLoopGraphs
+  kVersion, kLevel, kProducer, kSymbols, kExpressions, kGraphs, kSources, kWeights, kLoopGraphs,
+  kTarget
 };
-inline constexpr std::array<std::string_view, kLoopGraphs + 1> kModuleFields = {
+inline constexpr std::array<std::string_view, kTarget + 1> kModuleFields = {
     "version", "level", "producer", "symbols", "expressions", "graphs", "weight_sources",
-    "weights", "loop_graphs"};
+    "weights", "loop_graphs", "target"};
 
 } // namespace gc
 

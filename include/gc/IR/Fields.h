@@ -88,6 +88,10 @@ template <> inline constexpr auto kFields<Weight> = std::tuple(
     field("offset", &Weight::offset), field("bytes", &Weight::bytes),
     field("sha256", &Weight::sha256));
 
+template <> inline constexpr auto kFields<Target> = std::tuple(
+    field("device", &Target::device), field("cpu_levels", &Target::cpuLevels),
+    field("gpu_archs", &Target::gpuArchs), field("weights", &Target::weights));
+
 template <> inline constexpr auto kFields<BodyOp> = std::tuple(
     field("kind", &BodyOp::kind), field("dtype", &BodyOp::dtype), field("op", &BodyOp::op),
     field("operands", &BodyOp::operands), field<BufferRef>("buffer", &BodyOp::buffer),
@@ -178,6 +182,8 @@ GC_ENUM_NAMES(PlanStep::Kind, "kernel", "extern", "fallback", "call")
 GC_ENUM_NAMES(GpuMapping, "none", "thread_per_point", "block_per_point")
 GC_ENUM_NAMES(WeightSource::Kind, "archive", "blob", "program")
 GC_ENUM_NAMES(DeviceKind, "cpu", "cuda", "meta")
+GC_ENUM_NAMES(TargetDevice, "cpu", "cuda")
+GC_ENUM_FN(WeightsMode, size_t(WeightsMode::External) + 1, weightsModeName)
 GC_ENUM_NAMES(ResultForm, "single", "tuple", "list")
 GC_ENUM_NAMES(Type::Kind, "tensor", "sym_int", "sym_float", "sym_bool")
 GC_ENUM_NAMES(SymExpr::Kind, "const", "symbol", "add", "mul", "floordiv", "mod", "min", "max")

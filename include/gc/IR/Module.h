@@ -13,6 +13,7 @@
 #include "gc/IR/Level.h"
 #include "gc/IR/OpId.h"
 #include "gc/IR/Type.h"
+#include "gc/Support/Target.h"
 
 #include <deque>
 #include <memory>
@@ -263,6 +264,36 @@ struct Weight {
   bool operator==(const Weight &) const = default;
 };
 
+/// Where a package's weights live.
+enum class WeightsMode : uint8_t {
+  /// Every weight is copied into the package.
+  Embed,
+  /// Weights that are entries of the source archive (.pt2) stay there and
+  /// are mapped at load time, checked by size and CRC-32; only the others
+  /// (constants --freeze computed) are copied into the package. What
+  /// freezing derives from them is computed at load time (a constant
+  /// program).
+  External,
+};
+/// "embed", "external"; the parser of the flag's value.
+std::string_view weightsModeName(WeightsMode mode);
+std::optional<WeightsMode> parseWeightsMode(std::string_view name);
+
+/// What a module is compiled for: the machine its kernels will run on and
+/// how its package will hold the weights. The opt phase chooses it once
+/// (gc-opt or gc-compile --device, --target, --gpu-arch, --weights); every
+/// later phase reads it from the module (docs/passes.md, "The target").
+struct Target {
+  TargetDevice device = TargetDevice::CPU;
+  /// The CPU levels kernels are built for, lowest first ("x86-64-v3,x86-64-v4"
+  /// or "native"); used when device is the CPU.
+  std::string cpuLevels{kDefaultCpuTargets};
+  /// The GPU architectures, sorted ("sm_80,sm_90"); used when device is CUDA.
+  std::string gpuArchs{kDefaultGpuArchs};
+  WeightsMode weights = WeightsMode::Embed;
+  bool operator==(const Target &) const = default;
+};
+
 /// The unit every stage reads and writes.
 class Module {
 public:
@@ -323,6 +354,12 @@ public:
   std::optional<PendingBlob> &pendingBlob() { return pendingBlob_; }
   const std::optional<PendingBlob> &pendingBlob() const { return pendingBlob_; }
 
+  /// What the module is compiled for; none until the opt phase chose it
+  /// (an aten module, or a hand-written text that leaves it out: then the
+  /// first phase that runs takes its flags or the defaults).
+  const std::optional<Target> &target() const { return target_; }
+  void setTarget(Target t) { target_ = std::move(t); }
+
   /// Free-form provenance such as "torch 2.11.0"; kept for messages.
   const std::string &producer() const { return producer_; }
   void setProducer(std::string p) { producer_ = std::move(p); }
@@ -334,6 +371,7 @@ private:
   std::vector<std::unique_ptr<LoopGraph>> loopGraphs_;
   std::vector<WeightSource> sources_;
   std::vector<Weight> weights_;
+  std::optional<Target> target_;
   std::string producer_;
   std::string sourceBaseDir_ = ".";
   std::optional<PendingBlob> pendingBlob_;

@@ -24,8 +24,8 @@ namespace gc {
 
 /// How gc-lower lays out the 4-d activations of convolution networks
 /// (lib/Lower/ActivationLayout.h): row-major as torch gave them (plain),
-/// channels-last between convolutions, or channels-last where the graph has
-/// 2-d convolutions and runs on the CPU (auto).
+/// channels-last between convolutions, or channels-last where the module is
+/// compiled for the CPU (auto; Module::target).
 enum class LayoutMode : uint8_t { Auto, Plain, ChannelsLast };
 std::string_view layoutModeName(LayoutMode m);
 std::optional<LayoutMode> parseLayoutMode(std::string_view s);

@@ -49,19 +49,6 @@ inline constexpr const char *kPackageFormat = "gc-package";
 inline constexpr uint32_t kPackageMajor = 2;
 inline constexpr uint32_t kPackageMinor = 2;
 
-/// Where a package's weights live.
-enum class WeightsMode : uint8_t {
-  /// Every weight is copied into the package.
-  Embed,
-  /// Weights that are entries of the source archive (.pt2) stay there and
-  /// are mapped at load time, checked by size and CRC-32; only the others
-  /// (constants --freeze computed) are copied into the package.
-  External,
-};
-/// "embed", "external"; the parser of the flag's value.
-std::string_view weightsModeName(WeightsMode mode);
-std::optional<WeightsMode> parseWeightsMode(std::string_view name);
-
 /// Where an external weight lies in the source archive, as the
 /// external_weights entry records it.
 struct ExternalWeight {

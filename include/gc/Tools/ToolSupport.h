@@ -63,12 +63,19 @@ struct PassManagerFlags {
   Error resolvePrintAfter(const std::function<bool(std::string_view)> &isKnown);
 };
 
-/// --weights=embed|external (gc-opt, gc-package, gc-compile).
-void addWeightsFlag(CLI::App &app, WeightsMode &mode, const std::string &help);
+/// Refuses the old spelling `old` of a renamed flag with a one-line hint
+/// naming `now`; hidden from --help.
+void addRenamedFlag(CLI::App &app, const std::string &old, const std::string &now);
+
+/// --weights=embed|external (gc-opt, gc-package, gc-compile); unset when
+/// not given.
+void addWeightsFlag(CLI::App &app, std::optional<WeightsMode> &mode, const std::string &help);
 
 /// The flags of the phases a tool runs (--freeze, --grad-inputs,
-/// --partition, --no-fallback, --target, ...), each declared once for every
-/// tool that runs its phase. With a non-empty `helpPrefix` each help text
+/// --partition, --no-fallback, ...), each declared once for every tool that
+/// runs its phase. The target flags (--device, --target, --gpu-arch) come
+/// with the opt, lower and codegen phases: the opt phase records them, the
+/// others check them (Driver/AssignTarget.h). With a non-empty `helpPrefix` each help text
 /// names the phase's tool (gc-compile runs them all).
 void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const Phase> phases,
                       const std::string &helpPrefix = "");

@@ -12,11 +12,6 @@ namespace gc {
 #include "gc/Transforms/Passes.def"
 #undef GC_PASS
 
-/// conv-as-product for a module compiled for a CUDA GPU: every convolution
-/// it takes is rewritten, whatever device its tensors name (a model exported
-/// on the CPU and compiled with --device cuda keeps CPU tensor types).
-std::unique_ptr<Pass> createConvAsProductPass(bool cudaTarget);
-
 /// Adds every pass of Passes.def to the pass registry.
 void registerTransformPasses();
 

@@ -300,6 +300,7 @@ TEST(FlatBufferIOTest, DeclarationsMatchTheSchema) {
   expectMatchesSchema<OutputSpec>(fb::OutputSpecTypeTable());
   expectMatchesSchema<WeightSource>(fb::WeightSourceTypeTable());
   expectMatchesSchema<Weight>(fb::WeightTypeTable());
+  expectMatchesSchema<Target>(fb::TargetTypeTable());
   expectMatchesSchema<BodyOp>(fb::BodyOpTypeTable());
   expectMatchesSchema<Body>(fb::BodyTypeTable());
   expectMatchesSchema<Buffer>(fb::BufferTypeTable());
@@ -326,6 +327,8 @@ TEST(FlatBufferIOTest, DeclarationsMatchTheSchema) {
   // The enums the root and the device struct hold.
   expectSameEnum<Level>(fb::LevelTypeTable());
   expectSameEnum<DeviceKind>(fb::DeviceKindTypeTable());
+  expectSameEnum<TargetDevice>(fb::TargetDeviceTypeTable());
+  expectSameEnum<WeightsMode>(fb::WeightsModeTypeTable());
 }
 
 TEST(FlatBufferIOTest, RoundTripIsByteIdentical) {

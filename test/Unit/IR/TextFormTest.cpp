@@ -672,7 +672,7 @@ TEST_P(TextFormErrorTest, ReportsLocation) {
 // Each text starts with a newline so that line numbers match the layout.
 const BadInput kBadInputs[] = {
     {"", "t.gcir:1:1: expected 'module'"},
-    {"\nmodule level(aten) {\n", "t.gcir:3:1: expected 'symbol', 'source', "
+    {"\nmodule level(aten) {\n", "t.gcir:3:1: expected 'target', 'symbol', 'source', "
                                  "'weight', 'graph', 'loops' or '}'"},
     {"\nmodule level(atem) {}", "t.gcir:2:14: unknown level 'atem'"},
     {"\nmodule level(aten) {} x", "t.gcir:2:23: expected end of file"},

@@ -610,8 +610,10 @@ TEST_F(PackageTest, ExternalWeightsAreMappedCheckedAndSwapped) {
   m_.weightSources()[0] = {WeightSource::Kind::Archive, (dir_ / "a.pt2").string()};
   m_.weights()[0].offset = zip->find("data/w")->dataOffset;
 
+  Target target;
+  target.weights = WeightsMode::External;
+  m_.setTarget(target);
   PackageOptions options;
-  options.weights = WeightsMode::External;
   options.outputDir = dir_.string();
   std::string bytes = build(options);
   ASSERT_FALSE(bytes.empty());
