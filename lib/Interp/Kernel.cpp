@@ -92,7 +92,11 @@ const KernelRegistry &referenceKernels() {
     registerReductionKernels(r);
     registerShapeKernels(r);
     registerIndexingKernels(r);
+    registerProductKernels(r);
+    registerConvolutionKernels(r);
+    registerNormalizationKernels(r);
     registerNNKernels(r);
+    registerRecurrentKernels(r);
     registerCoreKernels(r);
     registerLinalgKernels(r);
     registerSizeKernels(r);
