@@ -976,6 +976,17 @@ Results decomposeFill(RewriteContext &ctx) {
   return finish(ctx, {e.fullLike(self(ctx), number(ctx, "value"), ctx.resultType().dtype)});
 }
 
+/// fill.Tensor: the 0-dim `value`, converted and expanded to self's sizes.
+Results decomposeFillTensor(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *value = ctx.value("value");
+  if (rankOf(value) != 0)
+    rewriteFail("fill expects a 0-dim value tensor, got " + std::to_string(rankOf(value)) +
+                " dims");
+  const TensorType &want = ctx.resultType();
+  return finish(ctx, {e.clone(e.expand(e.cast(value, want.dtype), want.sizes))});
+}
+
 const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten__assert_tensor_metadata_default, decomposeToNothing},
     {ops::aten__chunk_cat_default, decomposeChunkCat},
@@ -1009,6 +1020,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_empty_like_default, decomposeZerosLike},
     {ops::aten_expand_as_default, decomposeExpandAs},
     {ops::aten_fill_Scalar, decomposeFill},
+    {ops::aten_fill_Tensor, decomposeFillTensor},
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
     {ops::aten_fliplr_default, decomposeFlipDim<1>},
     {ops::aten_flipud_default, decomposeFlipDim<0>},
