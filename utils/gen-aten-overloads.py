@@ -63,7 +63,10 @@ def plain(text):
 def derived_schema(args, ret, name):
     """The schema torchgen gives an autogen overload `name` of an entry."""
     arg_list = [plain(a) for a in split_top(args)]
-    returns = [r for r in split_top(ret.strip("()")) if r] if ret.strip() != "()" else []
+    ret = ret.strip()
+    if ret.startswith("(") and ret.endswith(")"):  # a tuple, not "Tensor(a!)"
+        ret = ret[1:-1]
+    returns = split_top(ret)
     tensor_returns = len(returns) if returns else 1
     if "out" not in name.rsplit(".", 1)[1]:
         rets = ", ".join(plain(r).split(" ")[0] for r in returns) or "()"
