@@ -48,9 +48,12 @@ bool sameNames(std::span<const ArgDef> a, std::span<const ArgDef> b) {
 }
 
 /// A row that writes none of its arguments and returns `n` new tensors (no
-/// views, no lists): a functional op.
+/// views, no lists): a functional op. native_batch_norm writes its running
+/// statistics in training although torch's schema does not mark them, so
+/// it is none.
 bool isFunctional(const OpSchema &row, size_t n) {
-  return !row.returnsView && row.returns.size() == n &&
+  return row.id != ops::aten_native_batch_norm_default && !row.returnsView &&
+         row.returns.size() == n &&
          std::all_of(row.returns.begin(), row.returns.end(),
                      [](const std::string &r) { return r == "Tensor"; }) &&
          std::none_of(row.args.begin(), row.args.end(), [](const ArgDef &a) { return a.mutated; });

@@ -290,19 +290,7 @@ private:
     }
     const OpVariant *variant = findVariant(op);
     if (variant) {
-      std::vector<Value *> values;
-      if (variant->functional == ops::aten_native_batch_norm_default) {
-        // native_batch_norm.out: batch norm writes its running statistics
-        // too, though its schema does not say so; visit knows.
-        Node functional = n;
-        functional.setOp(variant->functional);
-        functional.args() = functionalArgs(*variant, n.args());
-        visit(functional, counts);
-        for (const Value *r : n.results())
-          values.push_back(latest_.at(r));
-      } else {
-        values = functionalCall(n, *variant);
-      }
+      std::vector<Value *> values = functionalCall(n, *variant);
       for (size_t i = 0; i < variant->written.size(); ++i) {
         const Value *target = tensorArg(n, variant->written[i]);
         const Type &want = current(target)->type(), &got = values.at(i)->type();
