@@ -1,5 +1,6 @@
 //===- OpSchema.cpp - The one definition of each op -----------------------===//
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/OpVariants.h"
 
 #include <ostream>
 
@@ -141,7 +142,11 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
 namespace {
 struct Schemas {
   std::vector<OpSchema> byName;
-  std::array<const OpSchema *, kNumOps> byId{};
+  /// The derived variants' schemas, sorted by name; ids from kNumOps on.
+  std::vector<OpSchema> variantsByName;
+  std::vector<OpVariant> variants;
+  std::vector<OpDef> variantDefs;
+  std::vector<const OpSchema *> byId;
 };
 
 Schemas buildSchemas() {
@@ -161,8 +166,18 @@ Schemas buildSchemas() {
   }
   std::sort(out.byName.begin(), out.byName.end(),
             [](const OpSchema &a, const OpSchema &b) { return a.name < b.name; });
+  detail::DerivedVariants derived = detail::deriveVariants(out.byName);
+  out.variantsByName = std::move(derived.schemas);
+  out.variants = std::move(derived.variants);
+  out.byId.resize(kNumOps + out.variants.size());
   for (const OpSchema &s : out.byName)
     out.byId[static_cast<size_t>(s.id)] = &s;
+  for (const OpSchema &s : out.variantsByName) {
+    out.byId[static_cast<size_t>(s.id)] = &s;
+    const OpVariant &v = out.variants[static_cast<size_t>(s.id) - kNumOps];
+    out.variantDefs.push_back(
+        {s.name, false, opDef(v.functional).traits, s.summary, s.schema});
+  }
   return out;
 }
 
@@ -170,17 +185,32 @@ const Schemas &schemas() {
   static const Schemas all = buildSchemas();
   return all;
 }
+
+const OpSchema *findIn(std::span<const OpSchema> sorted, std::string_view name) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
+                             [](const OpSchema &s, std::string_view n) { return s.name < n; });
+  return it != sorted.end() && it->name == name ? &*it : nullptr;
+}
 } // namespace
 
 std::span<const OpSchema> allOpSchemas() { return schemas().byName; }
 
 const OpSchema &opSchema(OpId op) { return *schemas().byId[static_cast<size_t>(op)]; }
 
+const OpDef &derivedOpDef(OpId op) {
+  return schemas().variantDefs.at(static_cast<size_t>(op) - kNumOps);
+}
+
+const OpVariant *findVariant(OpId op) {
+  size_t i = static_cast<size_t>(op);
+  return i < kNumOps ? nullptr : &schemas().variants.at(i - kNumOps);
+}
+
+std::span<const OpVariant> opVariants() { return schemas().variants; }
+
 const OpSchema *findOpSchema(std::string_view name) {
-  std::span<const OpSchema> all = allOpSchemas();
-  auto it = std::lower_bound(all.begin(), all.end(), name,
-                             [](const OpSchema &s, std::string_view n) { return s.name < n; });
-  return it != all.end() && it->name == name ? &*it : nullptr;
+  const OpSchema *row = findIn(schemas().byName, name);
+  return row ? row : findIn(schemas().variantsByName, name);
 }
 
 std::optional<OpId> lookupOp(std::string_view name) {

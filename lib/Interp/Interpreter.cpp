@@ -210,21 +210,27 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
         return r.error().withContext(where);
       results = std::move(*r);
     } else {
-      const KernelEntry *kernel = kernels.find(node->op());
+      const OpVariant *variant = findVariant(node->op());
+      OpId op = variant ? variant->functional : node->op();
+      const KernelEntry *kernel = kernels.find(op);
       if (!kernel)
-        return makeError() << where << ": the reference interpreter has no kernel for "
-                           << node->op();
+        return makeError() << where << ": the reference interpreter has no kernel for " << op;
       OpCall call(*node, tensors, symInts, &stream);
       try {
         for (const NamedArg &a : node->args())
           if (a.value.kind == ArgKind::Tensor)
             inputs.push_back(call.tensor(a.name));
-        results = kernel->fn(call);
+        results = variant ? runVariant(*variant, call, kernels) : kernel->fn(call);
+        std::vector<Tensor> written;
+        if (variant)
+          written = results;
         for (const std::string &arg : splitNames(kernel->mutates))
-          if (std::optional<Tensor> written = call.optTensor(arg))
-            for (const auto &[name, buffer] : buffers)
-              if (buffer.sharesStorage(*written))
-                result.mutatedBuffers[name] = buffer;
+          if (std::optional<Tensor> t = call.optTensor(arg))
+            written.push_back(*t);
+        for (const Tensor &w : written)
+          for (const auto &[name, buffer] : buffers)
+            if (buffer.sharesStorage(w))
+              result.mutatedBuffers[name] = buffer;
       } catch (const std::exception &e) {
         // KernelError, or a library exception from a kernel bug; either way
         // it is reported against the node, never let out.

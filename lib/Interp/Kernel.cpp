@@ -1,6 +1,8 @@
 //===- Kernel.cpp - Argument access and the kernel registry ---------------===//
 #include "gc/Interp/Kernel.h"
 
+#include "gc/Interp/Promotion.h"
+
 namespace gc {
 
 void kernelFail(const std::string &message) { throw KernelError(message); }
@@ -92,13 +94,43 @@ const KernelRegistry &referenceKernels() {
     registerReductionKernels(r);
     registerShapeKernels(r);
     registerIndexingKernels(r);
+    registerProductKernels(r);
+    registerConvolutionKernels(r);
+    registerNormalizationKernels(r);
     registerNNKernels(r);
+    registerRecurrentKernels(r);
     registerCoreKernels(r);
     registerLinalgKernels(r);
     registerSizeKernels(r);
     return r;
   }();
   return registry;
+}
+
+std::vector<Tensor> runVariant(const OpVariant &v, const OpCall &call,
+                               const KernelRegistry &kernels) {
+  const KernelEntry *kernel = kernels.find(v.functional);
+  if (!kernel)
+    kernelFail("no reference kernel for " + opString(v.functional));
+  Node functional = call.node();
+  functional.setOp(v.functional);
+  functional.args() = functionalArgs(v, call.node().args());
+  std::vector<Tensor> results = kernel->fn(call.forNode(functional));
+  std::vector<Tensor> written;
+  for (size_t i = 0; i < v.written.size(); ++i) {
+    Tensor target = call.tensor(v.written[i]);
+    const Tensor &result = results.at(i);
+    if (result.sizes() != target.sizes())
+      kernelFail(writeBackMismatch(v, i, "of shape " + shapeString(target.sizes()),
+                                   "shape " + shapeString(result.sizes())));
+    if (!canCast(result.dtype(), target.dtype()))
+      kernelFail("result type " + std::string(dtypeName(result.dtype())) +
+                 " can't be cast to the desired output type " +
+                 std::string(dtypeName(target.dtype())));
+    target.copyFrom(result);
+    written.push_back(target);
+  }
+  return written;
 }
 
 } // namespace gc

@@ -47,4 +47,10 @@ Tensor broadcastTo(const Tensor &t, const Shape &sizes) {
   return t.asStrided(sizes, strides, t.offset());
 }
 
+bool canCast(DType from, DType to) {
+  if (isFloatingPoint(from) && !isFloatingPoint(to))
+    return false;
+  return from == DType::Bool || to != DType::Bool;
+}
+
 } // namespace gc

@@ -2,6 +2,8 @@
 #include "gc/Ops/ShapeInference.h"
 
 #include "gc/IR/ArgReader.h"
+#include "gc/IR/OpVariants.h"
+#include "gc/IR/Printer.h"
 #include "gc/IR/ShapeMath.h"
 
 namespace gc {
@@ -92,9 +94,41 @@ const ShapeRegistry &shapeFunctions() {
   return registry;
 }
 
+namespace {
+
+/// A variant (OpVariants.h) returns the tensors it writes, unchanged; its
+/// functional op's results must have their sizes.
+std::vector<Type> variantTypes(const OpVariant &v, const std::vector<NamedArg> &args,
+                               SymContext &syms, const Module *module) {
+  Expected<std::vector<Type>> results =
+      inferResultTypes(v.functional, functionalArgs(v, args), syms, module);
+  if (!results)
+    shapeFail(results.error().message());
+  ShapeContext ctx(v.id, args, syms, module);
+  std::vector<Type> out;
+  for (size_t i = 0; i < v.written.size(); ++i) {
+    const TensorType &target = ctx.tensor(v.written[i]);
+    const TensorType &result = results->at(i).tensor;
+    if (result.sizes != target.sizes)
+      shapeFail(writeBackMismatch(v, i, printType(Type::makeTensor(target)),
+                                  printType(results->at(i))));
+    out.push_back(Type::makeTensor(target));
+  }
+  return out;
+}
+
+} // namespace
+
 Expected<std::vector<Type>> inferResultTypes(OpId op,
                                              const std::vector<NamedArg> &args,
                                              SymContext &syms, const Module *module) {
+  if (const OpVariant *v = findVariant(op)) {
+    try {
+      return variantTypes(*v, args, syms, module);
+    } catch (const std::exception &e) {
+      return makeError() << op << ": " << e.what();
+    }
+  }
   const ShapeEntry *entry = shapeFunctions().find(op);
   if (!entry)
     return makeError() << "no shape function for " << op;

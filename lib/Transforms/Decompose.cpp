@@ -7,19 +7,58 @@
 // the calls the CPU backend runs whole (gc/IR/ExternOps.h) when the module is
 // compiled for the CPU; for a GPU it decomposes them too.
 //
+// torch.export records sizes for every result, and for a result nothing
+// reads they can disagree with what the op computes (a one-layer batch-first
+// LSTM's unused h_n). Such a result takes the type its op's shape rule
+// gives, with a warning naming the node; a result that is read keeps its
+// recorded type, and a decomposition that disagrees with it is an error.
+//
 //===----------------------------------------------------------------------===//
 #include "gc/IR/ExternOps.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/TargetOf.h"
 #include "gc/Ops/Decompositions.h"
+#include "gc/IR/Printer.h"
 #include "gc/Ops/ShapeInference.h"
 #include "gc/Transforms/Passes.h"
+
+#include "PassUtils.h"
 
 namespace gc {
 
 namespace {
 
 constexpr int kMaxRounds = 16;
+
+/// Gives each result of `g` that nothing reads the type its shape rule
+/// infers where the recorded sizes disagree; returns a warning per change.
+std::vector<std::string> trustRulesForUnreadResults(Module &m, Graph &g) {
+  std::vector<std::string> warnings;
+  std::unordered_map<const Value *, int> uses = countUses(g);
+  for (const auto &n : g.nodes()) {
+    bool unread = false;
+    for (const Value *r : n->results())
+      unread |= r->type().isTensor() && uses[r] == 0;
+    if (!unread)
+      continue;
+    Expected<std::vector<Type>> types = inferResultTypes(n->op(), n->args(), m.syms(), &m);
+    if (!types || types->size() != n->results().size())
+      continue; // the decomposition, which must give the recorded types, decides
+    for (size_t i = 0; i < types->size(); ++i) {
+      Value *r = n->results()[i];
+      const Type &rule = (*types)[i];
+      if (uses[r] != 0 || !r->type().isTensor() || !rule.isTensor() ||
+          rule.tensor.sizes == r->type().tensor.sizes)
+        continue;
+      warnings.push_back("graph @" + g.name() + ", node %" + n->results()[0]->name() + " (" +
+                         opString(n->op()) + "): %" + r->name() + " is recorded as " +
+                         printType(r->type()) + ", but " + opString(n->op()) + " gives " +
+                         printType(rule) + "; nothing reads it, so gc takes the op's");
+      r->type() = rule;
+    }
+  }
+  return warnings;
+}
 
 class DecomposePass : public Pass {
 public:
@@ -30,6 +69,8 @@ public:
     const DecompositionRegistry &rules = decompositions();
     keepCpuSteps_ = forCpu_ && targetOf(m).device == TargetDevice::CPU;
     for (const auto &g : m.graphs()) {
+      for (std::string &w : trustRulesForUnreadResults(m, *g))
+        warnings().push_back(std::move(w));
       for (int round = 0;; ++round) {
         bool allCore = true;
         for (const auto &n : g->nodes())

@@ -6,11 +6,13 @@
 // which runs first, rewrites the graph into that form. The conventions are
 // AOTAutograd's:
 //
-//  - An in-place op becomes its functional variant: "aten.X_.ovl" becomes
-//    "aten.X.ovl" (arguments matched by name, else by position, since
-//    dropout_ names its input `self` and dropout `input`), cast back to the
-//    written tensor's dtype where the functional op would promote.
-//    aten.copy_.default becomes its source, expanded and cast as needed.
+//  - An in-place or out= variant (OpVariants.h: "aten.add_.Tensor",
+//    "aten.add.out") becomes its functional op on the same arguments
+//    (functionalArgs) whose results are written back into the written
+//    arguments, cast to their dtypes where the functional op would promote.
+//    aten.copy_.default becomes its source, expanded and cast as needed;
+//    resize_ and resize_as_ (rows, since they change sizes) become resize
+//    and resize_as; detach_ leaves the values as they are.
 //    Batch norm in training mode (aten.batch_norm.default,
 //    native_batch_norm, _native_batch_norm_legit, _batch_norm_with_update)
 //    writes its running statistics; it becomes
@@ -43,6 +45,8 @@
 #include "PassUtils.h"
 
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/OpVariants.h"
+#include "gc/IR/Printer.h"
 #include "gc/Ops/GraphBuilder.h"
 #include "gc/Ops/ShapeInference.h"
 #include "gc/Transforms/Passes.h"
@@ -118,17 +122,14 @@ bool isEmpty(const Node &n) {
   return false;
 }
 
-/// The functional op of an ATen in-place op, by ATen's naming rule
-/// ("aten.add_.Tensor" -> "aten.add.Tensor"), or nullopt if gc does not
-/// define one.
-std::optional<OpId> functionalOp(OpId inPlace) {
-  std::string_view op = opName(inPlace);
-  size_t first = op.find('.');
-  size_t second = first == std::string_view::npos ? first : op.find('.', first + 1);
-  if (second == std::string_view::npos || second < first + 3 || op[second - 1] != '_' ||
-      op.substr(first + 1, 2) == "__")
-    return std::nullopt;
-  return lookupOp(std::string(op.substr(0, second - 1)) + std::string(op.substr(second)));
+/// The in-place rows of OpDefs.def that become a functional op: they change
+/// self's sizes, so they are no variant (OpVariants.h).
+std::optional<OpId> resizedBy(OpId op) {
+  if (op == ops::aten_resize__default)
+    return ops::aten_resize_default;
+  if (op == ops::aten_resize_as__default)
+    return ops::aten_resize_as_default;
+  return std::nullopt;
 }
 
 /// How a graph input's final value is returned when it was written.
@@ -287,43 +288,65 @@ private:
       }
       return;
     }
+    const OpVariant *variant = findVariant(op);
+    if (variant) {
+      std::vector<Value *> values = functionalCall(n, *variant);
+      for (size_t i = 0; i < variant->written.size(); ++i) {
+        const Value *target = tensorArg(n, variant->written[i]);
+        const Type &want = current(target)->type(), &got = values.at(i)->type();
+        if (want.tensor.sizes != got.tensor.sizes)
+          rewriteFail(writeBackMismatch(*variant, i, printType(want), printType(got)));
+        write(target, castTo(values.at(i), target->type().tensor));
+        alias_[n.results().at(i)] = {target, nullptr, 0};
+      }
+      ++counts["in-place ops made functional"];
+      return;
+    }
     const Value *self = tensorArg(n, "self");
-    // copy_ has no functional op: it becomes the (cast, expanded) source.
-    std::optional<OpId> functional = functionalOp(op);
-    if ((!functional && op != ops::aten_copy__default) || !self || n.results().size() > 1)
+    std::optional<OpId> resize = resizedBy(op);
+    bool known = resize || isOneOf(op, {ops::aten_copy__default, ops::aten_detach__default});
+    if (!known || !self || n.results().size() != 1)
       rewriteFail(std::string(opName(op)) + " writes its arguments in place, and gc knows no functional form of it");
-    const TensorType &want = self->type().tensor;
-    Value *value;
     if (op == ops::aten_copy__default) {
-      value = current(tensorArg(n, "src"));
+      const TensorType &want = self->type().tensor;
+      Value *value = current(tensorArg(n, "src"));
       if (value->type().tensor.sizes != want.sizes)
         value = b_.create1(ops::aten_expand_default, {{"self", value}, {"size", staticSizes(want)}});
-      value = castTo(value, want);
-    } else {
-      value = castTo(b_.create1(*functional, functionalArgs(n, *functional)), want);
+      write(self, castTo(value, want));
+    } else if (resize) {
+      std::vector<std::pair<std::string, ArgValue>> args;
+      for (NamedArg &a : mapArgs(n))
+        args.emplace_back(a.name, ArgValue(std::move(a.value)));
+      write(self, b_.create1(*resize, std::move(args)));
     }
-    writeBack(self, value);
-    if (alias_.count(self))
-      cache_[self] = {value, versions_[root(self)]};
-    for (const Value *r : n.results())
-      alias_[r] = {self, nullptr, 0};
+    alias_[n.results()[0]] = {self, nullptr, 0};
     ++counts["in-place ops made functional"];
   }
 
-  /// The in-place node's arguments for its functional op: same names where
-  /// the functional schema has them, else the functional schema's name at
-  /// the same position.
-  std::vector<std::pair<std::string, ArgValue>> functionalArgs(const Node &n, OpId functional) {
-    const OpSchema *schema = &opSchema(functional);
-    std::vector<NamedArg> args = mapArgs(n);
-    std::vector<std::pair<std::string, ArgValue>> out;
-    for (size_t i = 0; i < args.size(); ++i) {
-      std::string name = args[i].name;
-      if (schema && !schema->arg(name) && i < schema->args.size())
-        name = schema->args[i].name;
-      out.emplace_back(name, ArgValue(args[i].value));
+  /// The call of variant `n`'s functional op. An aten op without a shape
+  /// function gives its results the written tensors' types: they must have
+  /// their sizes, and their values are cast to their dtypes all the same.
+  std::vector<Value *> functionalCall(const Node &n, const OpVariant &v) {
+    std::vector<NamedArg> args = functionalArgs(v, mapArgs(n));
+    if (shapeFunctions().find(v.functional)) {
+      std::vector<std::pair<std::string, ArgValue>> named;
+      for (NamedArg &a : args)
+        named.emplace_back(a.name, ArgValue(std::move(a.value)));
+      return b_.create(v.functional, std::move(named));
     }
-    return out;
+    std::vector<std::pair<std::string, Type>> results;
+    for (const std::string &w : v.written)
+      results.emplace_back(b_.uniqueName(n.results()[0]->name()), current(tensorArg(n, w))->type());
+    ResultForm form = results.size() > 1 ? ResultForm::Tuple : ResultForm::Single;
+    return b_.createWithTypes(v.functional, std::move(args), std::move(results), form)->results();
+  }
+
+  /// Writes `value` into old value `target` (writeBack), and makes it what
+  /// `target` reads from now on.
+  void write(const Value *target, Value *value) {
+    writeBack(target, value);
+    if (alias_.count(target))
+      cache_[target] = {value, versions_[root(target)]};
   }
 
   /// Batch norm with running statistics: in training it updates them, and

@@ -82,9 +82,18 @@ constexpr bool spells(std::string_view id, std::string_view name) {
 #undef GC_OP
 } // namespace opdefs
 
+/// The number of rows of OpDefs.def. Ids from kNumOps on name the in-place
+/// and out= variants gc derives from those rows (OpVariants.h); they have no
+/// named constant.
 inline constexpr size_t kNumOps = std::size(opdefs::kTable);
 
-constexpr const OpDef &opDef(OpId op) { return opdefs::kTable[static_cast<size_t>(op)]; }
+/// The row of a derived variant (`op` >= kNumOps), made from its schema.
+const OpDef &derivedOpDef(OpId op);
+
+constexpr const OpDef &opDef(OpId op) {
+  return static_cast<size_t>(op) < kNumOps ? opdefs::kTable[static_cast<size_t>(op)]
+                                           : derivedOpDef(op);
+}
 constexpr std::string_view opName(OpId op) { return opDef(op).name; }
 constexpr bool hasTraits(OpId op, uint8_t traits) {
   return (opDef(op).traits & traits) == traits;
@@ -99,7 +108,7 @@ constexpr bool isOneOf(OpId op, std::initializer_list<OpId> ops) {
 }
 
 /// The op named `name` ("aten.add.Tensor"), or nullopt if OpDefs.def does
-/// not define it.
+/// not define it and it is no variant derived from a row.
 std::optional<OpId> lookupOp(std::string_view name);
 
 /// The op's name as a string, for messages built by concatenation.

@@ -31,8 +31,11 @@ public:
         slot = e;
     }
   }
-  /// The entry for `op`, or null.
+  /// The entry for `op`, or null. A derived variant (OpVariants.h) has none:
+  /// each concern treats variants by one rule of its own.
   const Entry *find(OpId op) const {
+    if (static_cast<size_t>(op) >= entries_.size())
+      return nullptr;
     const std::optional<Entry> &slot = entries_[static_cast<size_t>(op)];
     return slot ? &*slot : nullptr;
   }

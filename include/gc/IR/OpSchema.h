@@ -63,7 +63,7 @@ Expected<OpSchema> parseOpSchema(std::string_view name, std::string_view schema)
 
 /// Every op in OpDefs.def, sorted by name.
 std::span<const OpSchema> allOpSchemas();
-/// The op named `name`, or null.
+/// The op named `name` (a row or a derived variant), or null.
 const OpSchema *findOpSchema(std::string_view name);
 const OpSchema &opSchema(OpId op);
 /// True if `op` is in the core op set.

@@ -14,6 +14,7 @@
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/Module.h"
 #include "gc/IR/OpRegistry.h"
+#include "gc/IR/OpVariants.h"
 #include "gc/Tensor/Tensor.h"
 
 #include <map>
@@ -52,6 +53,9 @@ public:
         random_(random) {}
 
   const Node &node() const { return node_; }
+  /// The call of `other`, a node over the same values (a variant's
+  /// functional node, runVariant).
+  OpCall forNode(const Node &other) const { return OpCall(other, tensors_, symInts_, random_); }
   /// The run's generator stream, for a random op that draws its numbers
   /// itself (an aten-level op the decompositions would turn into gc.rand):
   /// it takes them from `offset` on and moves `offset` past them, as the
@@ -83,7 +87,8 @@ struct KernelEntry {
   OpId op;
   KernelFn fn;
   /// Comma-separated names of the arguments the op writes in place (the
-  /// `Tensor(a!)` arguments of its schema), or null.
+  /// `Tensor(a!)` arguments of its schema), or null. A variant's writes
+  /// are runVariant's.
   const char *mutates = nullptr;
 };
 
@@ -97,12 +102,25 @@ Tensor uniformNumbers(DType dtype, const Shape &sizes, uint64_t seed, uint64_t o
 /// The registry with every reference kernel gc has.
 const KernelRegistry &referenceKernels();
 
+/// Runs the in-place or out= variant `v` (OpVariants.h) that `call`'s node
+/// calls: the kernel of its functional op in `kernels` on the functional
+/// op's arguments, then each result written into its argument's storage
+/// through that argument's strides, as torch does; the result must have the
+/// argument's sizes (gc does not resize an out= tensor) and be castable to
+/// its dtype. Returns the written tensors. Throws KernelError.
+std::vector<Tensor> runVariant(const OpVariant &v, const OpCall &call,
+                               const KernelRegistry &kernels);
+
 // One per family, each defined beside its kernels.
 void registerPointwiseKernels(KernelRegistry &r);
 void registerReductionKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
 void registerIndexingKernels(KernelRegistry &r);
+void registerProductKernels(KernelRegistry &r);
+void registerConvolutionKernels(KernelRegistry &r);
+void registerNormalizationKernels(KernelRegistry &r);
 void registerNNKernels(KernelRegistry &r);
+void registerRecurrentKernels(KernelRegistry &r);
 void registerCoreKernels(KernelRegistry &r);
 void registerLinalgKernels(KernelRegistry &r);
 void registerSizeKernels(KernelRegistry &r);

@@ -11,6 +11,9 @@ namespace gc {
 PromotionOperand operandOf(const Tensor &t);
 PromotionOperand operandOf(const Scalar &s);
 
+/// torch's can_cast: no floating to integral or bool, no integral to bool.
+bool canCast(DType from, DType to);
+
 /// Broadcasts two shapes as torch does; throws KernelError if they do not
 /// broadcast.
 Shape broadcastShapes(const Shape &a, const Shape &b);

@@ -421,12 +421,6 @@ Tensor indexInto(const OpCall &call, bool accumulate) {
 
 Result indexAdd(const OpCall &call) { return {indexInto(call, true)}; }
 Result indexCopy(const OpCall &call) { return {indexInto(call, false)}; }
-/// index_copy_ writes the caller's `self`.
-Result indexCopyInPlace(const OpCall &call) {
-  Tensor self = call.tensor("self");
-  self.copyFrom(indexInto(call, false));
-  return {self};
-}
 
 //===----------------------------------------------------------------------===//
 // Triangles
@@ -571,7 +565,6 @@ const KernelEntry kKernels[] = {
     {ops::aten_index_select_default, indexSelect},
     {ops::aten_index_add_default, indexAdd},
     {ops::aten_index_copy_default, indexCopy},
-    {ops::aten_index_copy__default, indexCopyInPlace, "self"},
     {ops::aten_tril_default, tril},
     {ops::aten_triu_default, triu},
     {ops::aten_cumsum_default, cumsum},

@@ -75,13 +75,6 @@ template <typename... Ops> DType promote(const Ops &...ops) {
   return resultType(list);
 }
 
-/// torch's can_cast: no floating to integral or bool, no integral to bool.
-bool canCast(DType from, DType to) {
-  if (isFloatingPoint(from) && !isFloatingPoint(to))
-    return false;
-  return from == DType::Bool || to != DType::Bool;
-}
-
 template <typename T> T load(const Tensor &t, const Shape &index) {
   if constexpr (std::is_floating_point_v<T>)
     return t.getDouble(index);
@@ -304,22 +297,6 @@ template <auto Fn> Results activation(const OpCall &call) {
   return unarySame<Fn>(call);
 }
 
-/// Runs the out-of-place kernel, then writes its result into self's storage
-/// through self's strides, as torch's in-place ops do: the result must keep
-/// self's shape and be castable to self's dtype. Returns self, the same view.
-template <KernelFn OutOfPlace> Results inPlace(const OpCall &call) {
-  Tensor self = call.tensor("self");
-  Tensor result = OutOfPlace(call).front();
-  if (result.sizes() != self.sizes())
-    kernelFail("output with shape " + shapeString(self.sizes()) +
-               " doesn't match the broadcast shape " + shapeString(result.sizes()));
-  if (!canCast(result.dtype(), self.dtype()))
-    kernelFail("result type " + std::string(dtypeName(result.dtype())) +
-               " can't be cast to the desired output type " + std::string(dtypeName(self.dtype())));
-  self.copyFrom(result);
-  return {self};
-}
-
 //===----------------------------------------------------------------------===//
 // Arithmetic
 //===----------------------------------------------------------------------===//
@@ -476,6 +453,14 @@ Results clamp(const OpCall &call) {
 Results clampMin(const OpCall &call) { return clampBetween(call, operand(call, "min"), {}); }
 Results clampMax(const OpCall &call) { return clampBetween(call, {}, operand(call, "max")); }
 
+/// hardtanh: self clamped to [min_val, max_val] (by default [-1, 1]).
+Results hardtanh(const OpCall &call) {
+  auto bound = [&](std::string_view name, int64_t dflt) {
+    return call.has(name) ? operand(call, name) : Operand(intScalar(dflt));
+  };
+  return clampBetween(call, bound("min_val", -1), bound("max_val", 1));
+}
+
 /// lerp.Scalar, with torch's formula that is exact at both ends.
 Results lerp(const OpCall &call) {
   Operand self = operand(call, "self"), end = operand(call, "end");
@@ -601,6 +586,27 @@ Results toDType(const OpCall &call) {
   return {self.to(dtype)};
 }
 
+/// type_as: self in other's dtype (self itself when it has it).
+Results typeAs(const OpCall &call) {
+  Tensor self = call.tensor("self");
+  DType dtype = call.tensor("other").dtype();
+  return {dtype == self.dtype() ? self : self.to(dtype)};
+}
+
+/// fill.Scalar and fill.Tensor (a 0-dim value): a new tensor shaped like
+/// self, in self's dtype, holding value everywhere.
+Results fill(const OpCall &call) {
+  Tensor self = call.tensor("self");
+  bool tensorValue = call.node().op() == ops::aten_fill_Tensor;
+  Tensor value = tensorValue ? call.tensor("value") : numberTensor(call.scalar("value"));
+  if (value.dim() != 0)
+    kernelFail("fill expects a 0-dim value tensor, got " + std::to_string(value.dim()) +
+               " dims");
+  Tensor out = Tensor::zeros(self.dtype(), self.sizes());
+  out.copyFrom(value);
+  return {out};
+}
+
 /// torch.export's guard on a tensor's metadata; it holds in any graph that
 /// exported, so only what the interpreter can see cheaply is checked.
 Results assertTensorMetadata(const OpCall &call) {
@@ -636,10 +642,10 @@ Tensor trainingDropout(const OpCall &call, const Tensor &x, double p) {
   return out;
 }
 
-/// dropout(input, p, train) and dropout_(self, p, train). Outside training
-/// torch returns the input itself; p = 1 multiplies by zero (NaN stays NaN).
-template <bool InPlace> Results dropout(const OpCall &call) {
-  Tensor x = call.tensor(InPlace ? "self" : "input");
+/// dropout(input, p, train). Outside training torch returns the input
+/// itself; p = 1 multiplies by zero (NaN stays NaN).
+Results dropout(const OpCall &call) {
+  Tensor x = call.tensor("input");
   double p = call.real("p");
   if (p < 0 || p > 1)
     kernelFail("dropout probability has to be between 0 and 1, but got " + std::to_string(p));
@@ -647,13 +653,9 @@ template <bool InPlace> Results dropout(const OpCall &call) {
   // fails loudly below instead of silently skipping dropout.
   if (!call.boolean("train", true) || p == 0 || x.numel() == 0)
     return {x};
-  Tensor out = p != 1 ? trainingDropout(call, x, p)
-                     : pointwise(
-                           x.dtype(), x.dtype(), [](auto v) { return v * 0; }, Operand(x));
-  if (!InPlace)
-    return {out};
-  x.copyFrom(out);
-  return {x};
+  return {p != 1 ? trainingDropout(call, x, p)
+                 : pointwise(
+                       x.dtype(), x.dtype(), [](auto v) { return v * 0; }, Operand(x))};
 }
 
 //===----------------------------------------------------------------------===//
@@ -664,7 +666,6 @@ const KernelEntry kKernels[] = {
     // Arithmetic. Every `other` may be a tensor or a number.
     {ops::aten_add_Tensor, addScaled<1>},
     {ops::aten_add_Scalar, addScaled<1>},
-    {ops::aten_add__Tensor, inPlace<addScaled<1>>, "self"},
     {ops::aten_sub_Tensor, addScaled<-1>},
     {ops::aten_rsub_Scalar, addScaled<-1, true>},
     {ops::aten_rsub_Tensor, addScaled<-1, true>},
@@ -745,13 +746,10 @@ const KernelEntry kKernels[] = {
     {ops::aten_special_legendre_polynomial_p_default, binaryFloat<scalar2<ScalarOp::LegendreP>>},
     // Activations.
     {ops::aten_relu_default, unarySame<kRelu>},
-    {ops::aten_relu__default, inPlace<unarySame<kRelu>>, "self"},
     {ops::aten_gelu_default, gelu},
     {ops::aten_silu_default, activation<silu>},
-    {ops::aten_silu__default, inPlace<activation<silu>>, "self"},
     {ops::aten_hardsigmoid_default, activation<hardsigmoid>},
     {ops::aten_hardswish_default, activation<hardswish>},
-    {ops::aten_hardswish__default, inPlace<activation<hardswish>>, "self"},
     // Selection.
     {ops::aten_where_self, where},
     {ops::aten_where_ScalarSelf, where},
@@ -761,6 +759,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_masked_fill_Tensor, maskedFill},
     {ops::aten_clamp_default, clamp},
     {ops::aten_clamp_Tensor, clamp},
+    {ops::aten_hardtanh_default, hardtanh},
     {ops::aten_clamp_min_default, clampMin},
     {ops::aten_clamp_min_Tensor, clampMin},
     {ops::aten_clamp_max_default, clampMax},
@@ -787,9 +786,11 @@ const KernelEntry kKernels[] = {
     {ops::aten_to_device, toDType},
     {ops::aten_to_dtype, toDType},
     {ops::aten_to_dtype_layout, toDType},
+    {ops::aten_type_as_default, typeAs},
+    {ops::aten_fill_Scalar, fill},
+    {ops::aten_fill_Tensor, fill},
     {ops::aten__assert_tensor_metadata_default, assertTensorMetadata},
-    {ops::aten_dropout_default, dropout<false>},
-    {ops::aten_dropout__default, dropout<true>, "self"},
+    {ops::aten_dropout_default, dropout},
 };
 
 } // namespace

@@ -352,8 +352,9 @@ Result t(const OpCall &call) {
 
 Result expand(const OpCall &call) { return {expandView(call.tensor("self"), call.ints("size"))}; }
 
-Result slice(const OpCall &call) {
-  Tensor self = call.tensor("self");
+/// The view slice(self, dim, start, end, step) reads, the other arguments
+/// taken from `call`.
+Tensor sliceView(const Tensor &self, const OpCall &call) {
   if (self.dim() == 0)
     kernelFail("slice() cannot be applied to a 0-dim tensor");
   int64_t dim = wrapDim(call.integer("dim", 0), self.dim());
@@ -371,7 +372,21 @@ Result slice(const OpCall &call) {
   };
   start = clampBound(start);
   end = std::max(clampBound(end), start);
-  return {stridedView(self, dim, start, (end - start + step - 1) / step, step)};
+  return stridedView(self, dim, start, (end - start + step - 1) / step, step);
+}
+
+Result slice(const OpCall &call) { return {sliceView(call.tensor("self"), call)}; }
+
+/// slice_scatter: a copy of self with src written where slice reads.
+Result sliceScatter(const OpCall &call) {
+  Tensor out = call.tensor("self").clone();
+  Tensor view = sliceView(out, call);
+  Tensor src = call.tensor("src");
+  if (src.sizes() != view.sizes())
+    kernelFail("slice_scatter: src has shape " + shapeString(src.sizes()) +
+               ", the slice has shape " + shapeString(view.sizes()));
+  view.copyFrom(src);
+  return {out};
 }
 
 Result select(const OpCall &call) {
@@ -606,6 +621,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_t_default, t},
     {ops::aten_expand_default, expand},
     {ops::aten_slice_Tensor, slice},
+    {ops::aten_slice_scatter_default, sliceScatter},
     {ops::aten_select_int, select},
     {ops::aten_squeeze_default, squeezeDefault},
     {ops::aten_squeeze_dim, squeezeDim},

@@ -191,7 +191,7 @@ Results decomposeContiguous(RewriteContext &ctx) {
   return finish(ctx, {contiguous ? x : e.clone(x)});
 }
 
-/// to.dtype, to.dtype_layout, to.device, to.other: a _to_copy when the
+/// to.dtype, to.dtype_layout, to.device, to.other and type_as: a _to_copy when the
 /// dtype or the device changes, else nothing (gc's graphs are functional,
 /// so `copy=True` needs no copy).
 Results decomposeTo(RewriteContext &ctx) {
@@ -844,6 +844,19 @@ Results decomposeAsStridedScatter(RewriteContext &ctx) {
                 })});
 }
 
+/// slice_scatter: self with src where self[start:end:step] along dim reads
+/// (start and end None: the whole dim).
+Results decomposeSliceScatter(RewriteContext &ctx) {
+  Emit e(ctx);
+  int64_t dim = ctx.integer("dim", 0);
+  int64_t start = ctx.has("start") ? ctx.integer("start") : 0;
+  int64_t end = ctx.has("end") ? ctx.integer("end") : std::numeric_limits<int64_t>::max();
+  int64_t step = ctx.integer("step", 1);
+  return finish(ctx, {scatterThroughView(e, self(ctx), ctx.value("src"), [&](Value *p) {
+                  return e.slice(p, dim, start, end, step);
+                })});
+}
+
 /// select_scatter: src (unsqueezed at dim) where the index along dim is
 /// `index`, self elsewhere.
 Results decomposeSelectScatter(RewriteContext &ctx) {
@@ -976,6 +989,17 @@ Results decomposeFill(RewriteContext &ctx) {
   return finish(ctx, {e.fullLike(self(ctx), number(ctx, "value"), ctx.resultType().dtype)});
 }
 
+/// fill.Tensor: the 0-dim `value`, converted and expanded to self's sizes.
+Results decomposeFillTensor(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *value = ctx.value("value");
+  if (rankOf(value) != 0)
+    rewriteFail("fill expects a 0-dim value tensor, got " + std::to_string(rankOf(value)) +
+                " dims");
+  const TensorType &want = ctx.resultType();
+  return finish(ctx, {e.clone(e.expand(e.cast(value, want.dtype), want.sizes))});
+}
+
 const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten__assert_tensor_metadata_default, decomposeToNothing},
     {ops::aten__chunk_cat_default, decomposeChunkCat},
@@ -1009,6 +1033,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_empty_like_default, decomposeZerosLike},
     {ops::aten_expand_as_default, decomposeExpandAs},
     {ops::aten_fill_Scalar, decomposeFill},
+    {ops::aten_fill_Tensor, decomposeFillTensor},
     {ops::aten_flatten_using_ints, decomposeToResultSizes},
     {ops::aten_fliplr_default, decomposeFlipDim<1>},
     {ops::aten_flipud_default, decomposeFlipDim<0>},
@@ -1049,6 +1074,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_scalar_tensor_default, decomposeScalarTensor},
     {ops::aten_scatter_value, decomposeScatterValue},
     {ops::aten_select_scatter_default, decomposeSelectScatter},
+    {ops::aten_slice_scatter_default, decomposeSliceScatter},
     {ops::aten_split_Tensor, decomposeSplit},
     {ops::aten_split_with_sizes_default, decomposeSplitWithSizes},
     {ops::aten_squeeze_default, decomposeSqueeze},
@@ -1064,6 +1090,7 @@ const DecompositionEntry kShapeDecompositions[] = {
     {ops::aten_transpose_int, decomposeTranspose},
     {ops::aten_tril_default, decomposeTril},
     {ops::aten_triu_default, decomposeTriu},
+    {ops::aten_type_as_default, decomposeTo},
     {ops::aten_unbind_int, decomposeUnbind},
     {ops::aten_unflatten_int, decomposeToResultSizes},
     {ops::aten_unfold_default, decomposeStridedView},

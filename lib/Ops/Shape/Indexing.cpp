@@ -251,7 +251,6 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_index_Tensor, index},
     {ops::aten_index_add_default, likeSelf},
     {ops::aten_index_copy_default, likeSelf},
-    {ops::aten_index_copy__default, likeSelf},
     {ops::aten_index_put_default, likeSelf},
     {ops::aten_index_select_default, indexSelect},
     {ops::aten_pad_default, pad},

@@ -481,9 +481,6 @@ std::vector<Type> lerp(const ShapeContext &ctx) {
   return one(elementwise(ctx, {"self", "end", "weight"}, Result::First));
 }
 
-/// An op that writes `self` in place returns `self` itself.
-std::vector<Type> inPlace(const ShapeContext &ctx) { return one(ctx.tensor("self")); }
-
 /// dropout is the identity when not training (torch returns the input).
 std::vector<Type> dropout(const ShapeContext &ctx) {
   const TensorType &input = ctx.tensor("input");
@@ -554,8 +551,8 @@ std::vector<Type> filledNew(const ShapeContext &ctx) {
   return one(contiguousType(ctx.syms(), dtype, symInts(ctx, "size"), deviceArg(ctx, self.device)));
 }
 
-/// zeros_like, ones_like, full_like, empty_like, the random *_like ops, and
-/// bernoulli and uniform, which take self's dtype and layout too.
+/// zeros_like, ones_like, full_like, empty_like, the random *_like ops,
+/// bernoulli and uniform, and fill, which take self's dtype and layout too.
 std::vector<Type> filledLike(const ShapeContext &ctx) {
   const TensorType &self = ctx.tensor("self");
   DType dtype = ctx.dtype("dtype").value_or(self.dtype);
@@ -833,16 +830,10 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_where_ScalarOther, where},
     {ops::aten_where_ScalarSelf, where},
     {ops::aten_where_self, where},
-    // In place.
-    {ops::aten_add__Tensor, inPlace},
-    {ops::aten_dropout__default, inPlace},
-    {ops::aten_uniform__default, inPlace},
-    {ops::aten_hardswish__default, inPlace},
-    {ops::aten_mul__Tensor, inPlace},
-    {ops::aten_relu__default, inPlace},
-    {ops::aten_silu__default, inPlace},
     // Random numbers.
     {ops::aten_bernoulli_default, filledLike},
+    {ops::aten_fill_Scalar, filledLike},
+    {ops::aten_fill_Tensor, filledLike},
     {ops::aten_bernoulli_p, filledLike},
     {ops::aten_dropout_default, dropout},
     {ops::aten_native_dropout_default, nativeDropout},

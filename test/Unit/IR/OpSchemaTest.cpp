@@ -8,6 +8,7 @@
 
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/OpVariants.h"
 
 #include <gtest/gtest.h>
 
@@ -40,7 +41,7 @@ TEST(OpDefs, IdsNameTheirRows) {
 TEST(OpDefs, ViewsComeFromTheAliasAnnotation) {
   EXPECT_TRUE(returnsView(ops::aten_view_default));
   EXPECT_TRUE(returnsView(ops::aten_split_Tensor)); // Tensor(a)[]
-  EXPECT_FALSE(returnsView(ops::aten_add__Tensor)); // Tensor(a!): written, not a view
+  EXPECT_FALSE(returnsView(*lookupOp("aten.add_.Tensor"))); // Tensor(a!): written, not a view
   EXPECT_FALSE(returnsView(ops::aten_clone_default));
 }
 
@@ -68,7 +69,7 @@ TEST(OpDefs, CoreSet) {
   EXPECT_TRUE(isCoreOp(ops::aten__to_copy_default));
   EXPECT_TRUE(isCoreOp(ops::gc_rand_default));
   EXPECT_FALSE(isCoreOp(ops::aten_linear_default));
-  EXPECT_FALSE(isCoreOp(ops::aten_add__Tensor));
+  EXPECT_FALSE(isCoreOp(*lookupOp("aten.add_.Tensor")));
   EXPECT_FALSE(isCoreOp(ops::aten_relu_default));
   const OpSchema *relu = findOpSchema("aten.relu.default");
   ASSERT_TRUE(relu);
@@ -96,14 +97,14 @@ TEST(OpSchema, AddTensorAlphaIsKeywordOnly) {
 }
 
 TEST(OpSchema, InPlaceAddMutatesSelf) {
-  const OpSchema *s = (&opSchema(ops::aten_add__Tensor));
+  const OpSchema *s = findOpSchema("aten.add_.Tensor");
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->arg("self")->mutated);
   EXPECT_EQ(s->arg("self")->type, "Tensor");
   EXPECT_FALSE(s->arg("other")->mutated);
   EXPECT_TRUE(s->arg("alpha")->keywordOnly);
-  for (OpId name : {ops::aten_relu__default, ops::aten_hardswish__default, ops::aten_dropout__default})
-    EXPECT_TRUE(opSchema(name).arg("self")->mutated) << name;
+  for (const char *name : {"aten.relu_.default", "aten.hardswish_.default", "aten.dropout_.default"})
+    EXPECT_TRUE(findOpSchema(name)->arg("self")->mutated) << name;
   // A view aliases its input without writing it.
   EXPECT_FALSE((&opSchema(ops::aten_view_default))->arg("self")->mutated);
 }
@@ -163,6 +164,69 @@ TEST(OpSchema, RejectsMalformed) {
     ASSERT_FALSE(s) << bad;
     EXPECT_NE(s.error().message().find("x.y.z"), std::string::npos);
   }
+}
+
+TEST(OpVariants, EveryTorchSchemaParses) {
+  EXPECT_GT(atenOverloads().size(), 3000u);
+  for (const AtenOverload &o : atenOverloads()) {
+    Expected<OpSchema> s = parseOpSchema(o.name, o.schema);
+    EXPECT_TRUE(s) << (s ? "" : s.error().message());
+  }
+  EXPECT_TRUE(std::is_sorted(atenOverloads().begin(), atenOverloads().end(),
+                             [](const AtenOverload &a, const AtenOverload &b) {
+                               return a.name < b.name;
+                             }));
+}
+
+/// The functional op and written arguments of variant `name`.
+std::pair<std::string_view, std::vector<std::string>> variantOf(std::string_view name) {
+  std::optional<OpId> op = lookupOp(name);
+  const OpVariant *v = op ? findVariant(*op) : nullptr;
+  if (!v)
+    return {};
+  return {opName(v->functional), v->written};
+}
+
+TEST(OpVariants, DerivedFromTheSchemas) {
+  using Written = std::vector<std::string>;
+  // In place: X_.ovl of X.ovl.
+  EXPECT_EQ(variantOf("aten.fill_.Tensor"), std::pair(std::string_view("aten.fill.Tensor"), Written{"self"}));
+  EXPECT_EQ(variantOf("aten.hardtanh_.default").first, "aten.hardtanh.default");
+  EXPECT_EQ(variantOf("aten.mul_.Tensor").first, "aten.mul.Tensor");
+  // dropout_ names its input `self`, dropout `input`: types decide.
+  EXPECT_EQ(variantOf("aten.dropout_.default").first, "aten.dropout.default");
+  // out=: the overload names do not say; the arguments do.
+  EXPECT_EQ(variantOf("aten.add.out"), std::pair(std::string_view("aten.add.Tensor"), Written{"out"}));
+  EXPECT_EQ(variantOf("aten.sum.IntList_out").first, "aten.sum.dim_IntList");
+  EXPECT_EQ(variantOf("aten.sum.out").first, "aten.sum.default");
+  // A variant has torch's schema and its functional op's traits.
+  std::optional<OpId> uniform = lookupOp("aten.uniform_.default");
+  ASSERT_TRUE(uniform);
+  EXPECT_TRUE(hasTraits(*uniform, kRandom));
+  EXPECT_FALSE(isCoreOp(*uniform));
+  EXPECT_TRUE(opSchema(*uniform).args[0].mutated);
+  EXPECT_EQ(findOpSchema("aten.uniform_.default"), &opSchema(*uniform));
+  // Rows stay rows: copy_ is the write-back itself, resize_ changes sizes.
+  for (const char *row : {"aten.copy_.default", "aten.resize_.default", "aten.detach_.default"}) {
+    std::optional<OpId> op = lookupOp(row);
+    ASSERT_TRUE(op) << row;
+    EXPECT_LT(static_cast<size_t>(*op), kNumOps) << row;
+    EXPECT_EQ(findVariant(*op), nullptr) << row;
+  }
+  // Not variants: an in-place op whose functional op gc lacks, a view.
+  EXPECT_EQ(lookupOp("aten.cauchy_.default"), std::nullopt);
+  EXPECT_EQ(variantOf("aten.view.default").first, "");
+}
+
+TEST(OpVariants, IdsFollowTheRows) {
+  for (const OpVariant &v : opVariants()) {
+    EXPECT_GE(static_cast<size_t>(v.id), kNumOps);
+    EXPECT_EQ(lookupOp(opName(v.id)), v.id);
+    EXPECT_EQ(opSchema(v.id).id, v.id);
+    EXPECT_LT(static_cast<size_t>(v.functional), kNumOps);
+    EXPECT_FALSE(v.written.empty());
+  }
+  EXPECT_GT(opVariants().size(), 500u);
 }
 
 } // namespace

@@ -66,7 +66,8 @@ public:
 
   std::vector<Tensor> run(const KernelRegistry &registry, OpId op,
                           size_t numResults = 1) {
-    const KernelEntry *entry = registry.find(op);
+    const OpVariant *variant = findVariant(op);
+    const KernelEntry *entry = registry.find(variant ? variant->functional : op);
     KernelFn fn = entry ? entry->fn : nullptr;
     if (!fn)
       throw std::logic_error("no kernel for " + opString(op));
@@ -74,7 +75,8 @@ public:
     for (size_t r = 0; r < numResults; ++r)
       results.emplace_back("r" + std::to_string(r), Type{});
     Node *node = graph_->addNode(op, args_, results);
-    return fn(OpCall(*node, tensors_, symInts_));
+    OpCall call(*node, tensors_, symInts_);
+    return variant ? runVariant(*variant, call, registry) : fn(call);
   }
 
 private:

@@ -44,6 +44,10 @@ public:
     node_.addTensor(name, t);
     return *this;
   }
+  OneNode &tensors(const std::string &name, const std::vector<Tensor> &ts) {
+    node_.addTensorList(name, ts);
+    return *this;
+  }
   OneNode &arg(const std::string &name, Arg a) {
     node_.addArg(name, std::move(a));
     return *this;
@@ -115,6 +119,43 @@ TEST(NNMatmul, MmZeroSize) {
             .tensor("mat2", f32({0, 3}, {}))
             .run1();
   expectValues(out, DType::Float32, {2, 3}, {0, 0, 0, 0, 0, 0});
+}
+
+Tensor einsum(const std::string &equation, const std::vector<Tensor> &ts) {
+  return OneNode(ops::aten_einsum_default)
+      .arg("equation", Arg::string(equation))
+      .tensors("tensors", ts)
+      .run1();
+}
+
+TEST(NNEinsum, ContractsBroadcastsAndSums) {
+  Tensor a = make(DType::Float32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = make(DType::Float32, {3, 2}, {1, 0, 0, 1, 1, 1});
+  expectValues(einsum("ij,jk->ik", {a, b}), DType::Float32, {2, 2}, {4, 5, 10, 11});
+  expectValues(einsum("ij,jk->ki", {a, b}), DType::Float32, {2, 2}, {4, 10, 5, 11});
+  // Implicit output: the labels seen once, in order (upper case first).
+  expectValues(einsum("ij,jK", {a, b}), DType::Float32, {2, 2}, {4, 10, 5, 11});
+  expectValues(einsum("ij->", {a}), DType::Float32, {}, {21});
+  expectValues(einsum("ii", {make(DType::Float64, {2, 2}, {1, 2, 3, 4})}), DType::Float64, {}, {5});
+  // An ellipsis broadcasts: [2, 1, 3] against [3] row by row.
+  expectValues(einsum("...j,j->...", {make(DType::Float32, {2, 1, 3}, {1, 2, 3, 4, 5, 6}),
+                                       make(DType::Float32, {3}, {1, 0, -1})}),
+               DType::Float32, {2, 1}, {-2, -2});
+  expectValues(einsum("b i j, b j -> b i", {make(DType::Float32, {1, 2, 2}, {1, 2, 3, 4}),
+                                            make(DType::Float32, {1, 2}, {1, 1})}),
+               DType::Float32, {1, 2}, {3, 7});
+}
+
+TEST(NNEinsum, Errors) {
+  Tensor a = make(DType::Float32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_THROW(einsum("ij,jk->ik", {a}), KernelError);                   // operands
+  EXPECT_THROW(einsum("ijk->i", {a}), KernelError);                      // dims
+  EXPECT_THROW(einsum("ij,ij->i", {a, make(DType::Float32, {3, 2}, {1, 2, 3, 4, 5, 6})}),
+               KernelError);                                             // sizes
+  EXPECT_THROW(einsum("ij->k", {a}), KernelError);                       // output label
+  EXPECT_THROW(einsum("i1->i", {a}), KernelError);                       // not a letter
+  EXPECT_THROW(einsum("ij,ij->i", {a, make(DType::Float64, {2, 3}, {1, 2, 3, 4, 5, 6})}),
+               KernelError);                                             // dtypes
 }
 
 TEST(NNMatmul, MmErrors) {

@@ -219,7 +219,7 @@ TEST(PointwiseArithmetic, AddInPlaceWritesThroughTheView) {
   Tensor base = make(DType::Float32, {2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor view = transposed(base); // [3, 2]: 1 4 / 2 5 / 3 6
   std::vector<Tensor> out = run(
-      ops::aten_add__Tensor,
+      *lookupOp("aten.add_.Tensor"),
       {{"self", view}, {"other", make(DType::Int64, {2}, {10, 100})}, {"alpha", num(int64_t(2))}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].sharesStorage(base));
@@ -229,22 +229,22 @@ TEST(PointwiseArithmetic, AddInPlaceWritesThroughTheView) {
 
   // The batch-norm counter: a 0-dim int64 plus the number 1.
   Tensor counter = Tensor::scalar(DType::Int64, 7);
-  run(ops::aten_add__Tensor, {{"self", counter}, {"other", num(int64_t(1))}});
+  run(*lookupOp("aten.add_.Tensor"), {{"self", counter}, {"other", num(int64_t(1))}});
   expectTensor(counter, DType::Int64, {}, {8});
 
   // A float16 self keeps its dtype even with a float32 other.
   Tensor half = make(DType::Float16, {1}, {1});
   expectTensor(
-      run1(ops::aten_add__Tensor, {{"self", half}, {"other", make(DType::Float32, {1}, {0.5})}}),
+      run1(*lookupOp("aten.add_.Tensor"), {{"self", half}, {"other", make(DType::Float32, {1}, {0.5})}}),
       DType::Float16, {1}, {1.5});
 
-  expectFails(ops::aten_add__Tensor,
+  expectFails(*lookupOp("aten.add_.Tensor"),
               {{"self", make(DType::Int64, {1}, {1})}, {"other", make(DType::Float32, {1}, {1})}},
               "can't be cast");
   expectFails(
-      ops::aten_add__Tensor,
+      *lookupOp("aten.add_.Tensor"),
       {{"self", make(DType::Float32, {1}, {1})}, {"other", make(DType::Float32, {2}, {1, 2})}},
-      "doesn't match the broadcast shape");
+      "gives shape [2] (an in-place op keeps");
 }
 
 //===----------------------------------------------------------------------===//
@@ -388,7 +388,7 @@ TEST(PointwiseActivation, Relu) {
                DType::Int64, {2}, {0, 3});
   Tensor base = make(DType::Float32, {2, 2}, {-1, 2, 3, -4});
   Tensor view = transposed(base);
-  std::vector<Tensor> out = run(ops::aten_relu__default, {{"self", view}});
+  std::vector<Tensor> out = run(*lookupOp("aten.relu_.default"), {{"self", view}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].sharesStorage(base));
   EXPECT_EQ(out[0].strides(), view.strides());
@@ -413,7 +413,7 @@ TEST(PointwiseActivation, SiluAndHardFunctions) {
                {0, 0, 0.5, 0.75, 1});
   expectTensor(run1(ops::aten_hardswish_default, {{"self", x}}), DType::Float32, {5},
                {0, 0, 0, 1.125, 4});
-  std::vector<Tensor> out = run(ops::aten_hardswish__default, {{"self", x}});
+  std::vector<Tensor> out = run(*lookupOp("aten.hardswish_.default"), {{"self", x}});
   EXPECT_TRUE(out.at(0).sharesStorage(x));
   expectTensor(x, DType::Float32, {5}, {0, 0, 0, 1.125, 4});
 }
@@ -635,7 +635,7 @@ TEST(PointwiseCopy, DropoutOutsideTrainingIsTheIdentity) {
       run1(ops::aten_dropout_default, {{"input", x}, {"p", num(0.5)}, {"train", Arg::boolean(false)}});
   EXPECT_TRUE(y.sharesStorage(x));
   Tensor z =
-      run1(ops::aten_dropout__default, {{"self", x}, {"p", num(0.2)}, {"train", Arg::boolean(false)}});
+      run1(*lookupOp("aten.dropout_.default"), {{"self", x}, {"p", num(0.2)}, {"train", Arg::boolean(false)}});
   EXPECT_TRUE(z.sharesStorage(x));
   expectFails(ops::aten_dropout_default,
               {{"input", x}, {"p", num(0.5)}, {"train", Arg::boolean(true)}}, "training mode");
@@ -643,6 +643,47 @@ TEST(PointwiseCopy, DropoutOutsideTrainingIsTheIdentity) {
                         {{"input", x}, {"p", num(int64_t(1))}, {"train", Arg::boolean(true)}});
   EXPECT_FALSE(dropped.sharesStorage(x));
   expectTensor(dropped, DType::Float32, {2}, {0, kNaN});
+}
+
+TEST(PointwiseCopy, FillAndTypeAs) {
+  Tensor x = make(DType::Int64, {2, 2}, {1, 2, 3, 4});
+  expectTensor(run1(ops::aten_fill_Scalar, {{"self", x}, {"value", num(2.75)}}), DType::Int64,
+               {2, 2}, {2, 2, 2, 2});
+  expectTensor(run1(ops::aten_fill_Tensor,
+                    {{"self", x}, {"value", Tensor::scalar(DType::Float32, -1.5)}}),
+               DType::Int64, {2, 2}, {-1, -1, -1, -1});
+  expectFails(ops::aten_fill_Tensor,
+              {{"self", x}, {"value", make(DType::Float32, {1}, {1})}}, "0-dim value");
+  Tensor y = make(DType::Float64, {1}, {0.5});
+  expectTensor(run1(ops::aten_type_as_default, {{"self", x}, {"other", y}}), DType::Float64,
+               {2, 2}, {1, 2, 3, 4});
+  EXPECT_TRUE(run1(ops::aten_type_as_default, {{"self", x}, {"other", x}}).sharesStorage(x));
+}
+
+TEST(PointwiseVariants, InPlaceFillAndOutWriteTheirArgument) {
+  // fill_.Tensor: the variant of fill.Tensor that torchvision models use.
+  Tensor x = make(DType::Float32, {3}, {1, 2, 3});
+  std::vector<Tensor> r = run(*lookupOp("aten.fill_.Tensor"),
+                              {{"self", x}, {"value", Tensor::scalar(DType::Float32, 7)}});
+  EXPECT_TRUE(r.at(0).sharesStorage(x));
+  expectTensor(x, DType::Float32, {3}, {7, 7, 7});
+  // hardtanh_ is hardtanh, written back.
+  Tensor h = make(DType::Float32, {3}, {-2, 0.5, 2});
+  run(*lookupOp("aten.hardtanh_.default"), {{"self", h}});
+  expectTensor(h, DType::Float32, {3}, {-1, 0.5, 1});
+  // add.out writes `out`, cast to its dtype, and returns it.
+  Tensor out = make(DType::Float64, {2}, {0, 0});
+  r = run(*lookupOp("aten.add.out"), {{"self", make(DType::Float32, {2}, {1, 2})},
+                                      {"other", make(DType::Float32, {2}, {10, 20})},
+                                      {"out", out}});
+  EXPECT_TRUE(r.at(0).sharesStorage(out));
+  expectTensor(out, DType::Float64, {2}, {11, 22});
+  // gc does not resize an out= tensor of other sizes.
+  expectFails(*lookupOp("aten.add.out"),
+              {{"self", make(DType::Float32, {2}, {1, 2})},
+               {"other", make(DType::Float32, {2}, {10, 20})},
+               {"out", make(DType::Float32, {3}, {0, 0, 0})}},
+              "gc does not resize out= tensors");
 }
 
 } // namespace

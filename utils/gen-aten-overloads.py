@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Writes lib/IR/AtenOverloads.inc: every overload of torch's ATen operator
+set with its schema, the facts from which gc derives the in-place and out=
+variants of the ops it defines (lib/IR/OpVariants.cpp) and prints its
+coverage (docs/ops.md).
+
+The source is native_functions.yaml as a torch wheel ships it (under
+torchgen/packaged/ATen/native/); no torch import is needed, so a wheel
+fetched with `pip download torch==VERSION --no-deps` will do:
+
+  utils/gen-aten-overloads.py --wheel torch-2.11.0-...whl -o lib/IR/AtenOverloads.inc
+  utils/gen-aten-overloads.py --yaml path/to/native_functions.yaml --version 2.11.0 -o ...
+
+Overloads that the file only names under `autogen:` (torchgen generates
+them) get the schema torchgen gives them, derived here from the entry that
+names them: a functional overload (`fill.Scalar` of `fill_.Scalar`) takes
+the entry's arguments with no argument written and returns plain tensors;
+an out= overload (`fill.Scalar_out`) takes the same arguments plus
+keyword-only `Tensor(a!) out` (`out0`, `out1`, ... for several results) and
+returns them.
+"""
+
+import argparse
+import re
+import sys
+import zipfile
+
+YAML_IN_WHEEL = "torchgen/packaged/ATen/native/native_functions.yaml"
+
+
+def split_top(s):
+    """Splits at commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(s):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(s[start:i].strip())
+            start = i + 1
+    if s[start:].strip():
+        parts.append(s[start:].strip())
+    return parts
+
+
+def parse_func(func):
+    """'add.out(ARGS) -> RET' -> ('aten.add.out', 'ARGS', 'RET')."""
+    m = re.match(r"^([\w.]+)\((.*)\) -> (.*)$", func.strip())
+    if not m:
+        sys.exit(f"cannot read schema: {func}")
+    name, args, ret = m.groups()
+    if "." not in name:
+        name += ".default"
+    return "aten." + name, args, ret
+
+
+def plain(text):
+    """Drops alias annotations: 'Tensor(a!) self' -> 'Tensor self'."""
+    return re.sub(r"\([a-z]!?\)", "", text)
+
+
+def derived_schema(args, ret, name):
+    """The schema torchgen gives an autogen overload `name` of an entry."""
+    arg_list = [plain(a) for a in split_top(args)]
+    ret = ret.strip()
+    if ret.startswith("(") and ret.endswith(")"):  # a tuple, not "Tensor(a!)"
+        ret = ret[1:-1]
+    returns = split_top(ret)
+    tensor_returns = len(returns) if returns else 1
+    if "out" not in name.rsplit(".", 1)[1]:
+        rets = ", ".join(plain(r).split(" ")[0] for r in returns) or "()"
+        return f"({', '.join(arg_list)}) -> {rets if len(returns) <= 1 else '(' + rets + ')'}"
+    names = ["out"] if tensor_returns == 1 else [f"out{i}" for i in range(tensor_returns)]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    outs = [f"Tensor({letters[i]}!) {n}" for i, n in enumerate(names)]
+    all_args = arg_list + ([] if "*" in arg_list else ["*"]) + outs
+    rets = ", ".join(f"Tensor({letters[i]}!)" for i in range(len(outs)))
+    return f"({', '.join(all_args)}) -> {rets if len(outs) == 1 else '(' + rets + ')'}"
+
+
+def read_funcs(text):
+    """(func, [autogen names]) per entry, read line by line (the file's own
+    layout: '- func:' starts an entry, 'autogen:' lists names)."""
+    entries = []
+    for line in text.splitlines():
+        if line.startswith("- func:"):
+            entries.append([line[len("- func:"):].strip(), []])
+        elif line.strip().startswith("autogen:") and entries:
+            names = line.split(":", 1)[1]
+            entries[-1][1] += [n.strip() for n in names.split(",") if n.strip()]
+    return entries
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--wheel", help="a torch wheel")
+    src.add_argument("--yaml", help="native_functions.yaml")
+    p.add_argument("--version", help="torch's version (read from the wheel's name if not given)")
+    p.add_argument("-o", "--output", required=True)
+    a = p.parse_args()
+    if a.wheel:
+        with zipfile.ZipFile(a.wheel) as z:
+            text = z.read(YAML_IN_WHEEL).decode()
+        version = a.version or re.match(r".*torch-([^-]+)-", a.wheel).group(1)
+    else:
+        text = open(a.yaml).read()
+        version = a.version
+    if not version:
+        sys.exit("--version is needed with --yaml")
+
+    rows = {}
+    for func, autogen in read_funcs(text):
+        name, args, ret = parse_func(func)
+        rows[name] = f"({args}) -> {ret}"
+        for g in autogen:
+            full = "aten." + (g if "." in g else g + ".default")
+            rows.setdefault(full, derived_schema(args, ret, full))
+
+    with open(a.output, "w") as out:
+        out.write(f"// Every overload of torch {version}'s ATen operator set, with its schema.\n")
+        out.write("// Generated by utils/gen-aten-overloads.py from the native_functions.yaml\n")
+        out.write(f"// of the torch {version} wheel; do not edit. Facts only: names and schemas.\n")
+        out.write(f"#define GC_ATEN_VERSION \"{version}\"\n")
+        for name in sorted(rows):
+            schema = rows[name].replace("\\", "\\\\").replace('"', '\\"')
+            out.write(f'GC_ATEN_OVERLOAD("{name}", "{schema}")\n')
+    print(f"{len(rows)} overloads of torch {version} written to {a.output}")
+
+
+if __name__ == "__main__":
+    main()
