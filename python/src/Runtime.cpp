@@ -234,23 +234,21 @@ public:
     check(weights ? gcrt_package_load_file_with_weights(path.c_str(), weights->c_str(), &p)
                   : gcrt_package_load_file(path.c_str(), &p));
     handle_.reset(p);
-    for (size_t g = 0; g < gcrt_graph_count(p); ++g) {
-      graphs_.emplace_back();
-      for (size_t i = 0; i < gcrt_input_count(p, g); ++i) {
+    // The C API's records and paths, read once per graph and side.
+    auto read = [p](size_t g, size_t count, auto infoOf, auto pathOf) {
+      std::vector<TensorInfo> side;
+      for (size_t i = 0; i < count; ++i) {
         gcrt_tensor_info info;
         const char *treePath = "";
-        check(gcrt_input_info(p, g, i, &info));
-        check(gcrt_input_path(p, g, i, &treePath));
-        graphs_.back().inputs.emplace_back(info, treePath);
+        check(infoOf(p, g, i, &info));
+        check(pathOf(p, g, i, &treePath));
+        side.emplace_back(info, treePath);
       }
-      for (size_t i = 0; i < gcrt_output_count(p, g); ++i) {
-        gcrt_tensor_info info;
-        const char *treePath = "";
-        check(gcrt_output_info(p, g, i, &info));
-        check(gcrt_output_path(p, g, i, &treePath));
-        graphs_.back().outputs.emplace_back(info, treePath);
-      }
-    }
+      return side;
+    };
+    for (size_t g = 0; g < gcrt_graph_count(p); ++g)
+      graphs_.push_back({read(g, gcrt_input_count(p, g), gcrt_input_info, gcrt_input_path),
+                         read(g, gcrt_output_count(p, g), gcrt_output_info, gcrt_output_path)});
   }
 
   gcrt_package *get() const { return handle_.get(); }
