@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes lib/IR/AtenOverloads.inc: every overload of torch's ATen operator
+"""Writes include/gc/IR/AtenOverloads.inc: every overload of torch's ATen operator
 set with its schema, the facts from which gc derives the in-place and out=
 variants of the ops it defines (lib/IR/OpVariants.cpp) and prints its
 coverage (docs/ops.md).
@@ -8,7 +8,7 @@ The source is native_functions.yaml as a torch wheel ships it (under
 torchgen/packaged/ATen/native/); no torch import is needed, so a wheel
 fetched with `pip download torch==VERSION --no-deps` will do:
 
-  utils/gen-aten-overloads.py --wheel torch-2.11.0-...whl -o lib/IR/AtenOverloads.inc
+  utils/gen-aten-overloads.py --wheel torch-2.11.0-...whl -o include/gc/IR/AtenOverloads.inc
   utils/gen-aten-overloads.py --yaml path/to/native_functions.yaml --version 2.11.0 -o ...
 
 Overloads that the file only names under `autogen:` (torchgen generates

@@ -10,7 +10,7 @@ namespace {
 
 constexpr AtenOverload kOverloads[] = {
 #define GC_ATEN_OVERLOAD(NAME, SCHEMA) {NAME, SCHEMA},
-#include "AtenOverloads.inc"
+#include "gc/IR/AtenOverloads.inc"
 #undef GC_ATEN_OVERLOAD
 };
 
