@@ -154,6 +154,14 @@ for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/source
 done
 rm -f "$root/etc/resolv.conf"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's own certificate authorities (a proxy between this network and
+# PyPI signs with one), so that pip in the root reaches PyPI as the host
+# does; the ca-certificates package setup.sh installs adds them. A bare
+# Debian on an open network has none and needs none.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 
 # --- the source: the committed HEAD, cloned from outside the root.
 rev=$(git -C "$src" rev-parse HEAD)
