@@ -155,13 +155,15 @@ done
 rm -f "$root/etc/resolv.conf"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 # The host's own certificate authorities (a proxy between this network and
-# PyPI signs with one), so that pip in the root reaches PyPI as the host
-# does; the ca-certificates package setup.sh installs adds them. A bare
-# Debian on an open network has none and needs none.
+# PyPI signs with one) and its pip configuration (which points pip at the
+# system's bundle), so that pip in the root reaches PyPI as the host does;
+# the ca-certificates package setup.sh installs adds them to that bundle. A
+# bare Debian on an open network has neither and needs neither.
 if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   mkdir -p "$root/usr/local/share/ca-certificates"
   cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
 fi
+[ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$root/etc/pip.conf"
 
 # --- the source: the committed HEAD, cloned from outside the root.
 rev=$(git -C "$src" rev-parse HEAD)
