@@ -81,11 +81,9 @@ bool expectMatch(const std::vector<Tensor> &got, const std::vector<Tensor> &want
     return false;
   bool all = true;
   for (size_t i = 0; i < got.size(); ++i) {
-    Tolerance tol = defaultTolerance(want[i].dtype());
+    Tolerance tol = toleranceFor(want[i].dtype());
     Comparison c = compareTensors(got[i], want[i], tol.rtol, tol.atol);
-    EXPECT_TRUE(c.pass) << what << ", output " << i << ": "
-                        << (c.problem.empty() ? "max abs error " + std::to_string(c.maxAbsError)
-                                              : c.problem);
+    EXPECT_TRUE(c.pass) << comparisonLine(c, what + ", output " + std::to_string(i));
     all &= c.pass;
   }
   return all;
