@@ -35,8 +35,9 @@ fi
 # The venv is made once: later runs only add what is missing. torch is
 # PyPI's (the only registry the set-up may use); the Python tests export
 # models with it and compare gcrt's results with its own.
-venv=$build/venv
 mkdir -p "$build"
+build=$(cd "$build" && pwd)  # CMake and pip are given paths in it: absolute ones
+venv=$build/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   numpy pytest "nanobind>=2.0" "scikit-build-core>=0.10" torch
