@@ -47,4 +47,4 @@ cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 ninja -C "$build"
 # The same build tree: pip only installs what ninja built.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
-  -C build-dir="$build" "$src"
+  --config-settings=build-dir="$build" "$src"
