@@ -2,6 +2,7 @@
 #include "gc/Tools/CompileMain.h"
 
 #include "gc/Driver/Compile.h"
+#include "gc/Driver/DebugDump.h"
 #include "gc/Support/FileSystem.h"
 #include "gc/Tools/ToolSupport.h"
 
@@ -42,6 +43,12 @@ int compileMain(int argc, char **argv) {
                  "Keep the stages' graph files in DIR as <stem>.<level>.gc, <stem> being the "
                  "output's name without its extension")
       ->type_name("DIR");
+  std::string debugDump;
+  app.add_option("--debug-dump", debugDump,
+                 "Write a folder for a bug report to DIR: the command, every stage's graph "
+                 "file and its text, the passes' times, the kernels' LLVM IR or PTX, the "
+                 "warnings and the error (docs/debugging.md)")
+      ->type_name("DIR");
   // expected(0, 1): "--passes=" (run nothing) must not swallow the next
   // argument as its value.
   app.add_option("--passes", options.pipeline.passes,
@@ -78,7 +85,18 @@ int compileMain(int argc, char **argv) {
   std::filesystem::path named(output.path == "-" ? input : output.path);
   options.stem = named.stem().string();
   options.stageDir = output.path == "-" ? "." : parentDirectory(output.path);
-  if (!emitStage.empty()) {
+  if (!emitStage.empty() && !debugDump.empty())
+    return reportError(tool, makeError() << "--debug-dump writes the stage files too: give "
+                                            "--debug-dump or --emit-stage, not both");
+  std::optional<DebugDump> dump;
+  if (!debugDump.empty()) {
+    Expected<DebugDump> made = DebugDump::create(debugDump, {argv, argv + argc});
+    if (!made)
+      return reportError(tool, made.error());
+    dump.emplace(made.take());
+    options.stageDir = debugDump;
+    options.writeStages = true;
+  } else if (!emitStage.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(emitStage, ec);
     if (ec)
@@ -97,11 +115,20 @@ int compileMain(int argc, char **argv) {
     std::vector<CompileObserver *> observers = {&progress};
     if (timePasses)
       observers.push_back(&timer);
+    if (dump)
+      observers.push_back(&*dump);
     std::optional<PhaseTracer> tracer;
     if (trace)
       observers.push_back(&tracer.emplace(*trace));
     return compileModel(input, options, observers);
   }();
+  if (dump) {
+    static const std::vector<std::string> kNone;
+    Error written = dump->finish(options, result ? result->warnings : kNone,
+                                 result ? nullptr : &result.error());
+    if (written)
+      return reportError(tool, written);
+  }
   if (!result)
     return reportError(tool, result.error());
   for (const std::string &w : result->warnings)
