@@ -41,6 +41,7 @@ Error assignTarget(Module &m, const TargetFlags &flags) {
     t.cpuLevels = flags.cpuLevels.value_or(t.cpuLevels);
     t.gpuArchs = flags.gpuArchs.value_or(t.gpuArchs);
     t.weights = flags.weights.value_or(t.weights);
+    t.precision = flags.precision.value_or(t.precision);
     m.setTarget(std::move(t));
     return Error::success();
   }
@@ -50,7 +51,8 @@ Error assignTarget(Module &m, const TargetFlags &flags) {
   GC_RETURN_IF_ERROR(agree("--device", flags.device, t.device, named));
   GC_RETURN_IF_ERROR(agree("--target", flags.cpuLevels, t.cpuLevels, plain));
   GC_RETURN_IF_ERROR(agree("--gpu-arch", flags.gpuArchs, t.gpuArchs, plain));
-  return agree("--weights", flags.weights, t.weights, named);
+  GC_RETURN_IF_ERROR(agree("--weights", flags.weights, t.weights, named));
+  return agree("--precision", flags.precision, t.precision, named);
 }
 
 std::unique_ptr<Pass> createAssignTargetPass(const TargetFlags &flags, bool decide) {

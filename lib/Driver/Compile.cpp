@@ -2,6 +2,7 @@
 #include "gc/Driver/Compile.h"
 
 #include "gc/ModuleIO/ModuleIO.h"
+#include "gc/IR/Fields.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
 #include "gc/Pass/Pass.h"
@@ -300,6 +301,7 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   field("device", !p.target.device ? "model"
                   : *p.target.device == TargetDevice::CUDA ? "cuda" : "cpu");
   field("gpu-arch", given(p.target.gpuArchs));
+  field("precision", EnumInfo<Precision>::name(p.target.precision.value_or(Precision::Exact)));
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
   flag("share-kernels", p.codegen.schedule.shareKernels);

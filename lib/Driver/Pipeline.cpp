@@ -48,6 +48,9 @@ std::string corePassList(const CorePipelineOptions &options, WeightsMode weights
     p += weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn"
                                                   : ",freeze,fold-conv-bn";
   p += options.cpuSteps ? ",decompose-cpu,canonicalize" : ",decompose,canonicalize";
+  // On core ops, before the folds that turn frozen weights' casts into
+  // bfloat16 constants; it does nothing unless --precision=bf16.
+  p += ",lower-precision";
   if (options.freeze)
     p += ",constant-fold,fold-linear-bias";
   // Aliases are read off the final graph: earlier passes may still remove

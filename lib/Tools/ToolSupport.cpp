@@ -170,6 +170,16 @@ void addTargetFlags(CLI::App &app, TargetFlags &target, const std::string &where
          "GPU architectures to build cubins for, with PTX for newer ones (--device cuda)" +
              where)
       ->default_str(std::string(kDefaultGpuArchs));
+  app.add_option_function<std::string>(
+         "--precision",
+         [&target](const std::string &name) {
+           target.precision = name == "bf16" ? Precision::BFloat16 : Precision::Exact;
+         },
+         "exact, or bf16: float32 matrix products and convolutions on bfloat16 operands, "
+         "their results widened back to float32 (opt-in; AMX and AVX-512 BF16 on the CPU, "
+         "tensor cores on GPUs)" + where)
+      ->check(CLI::IsMember({"exact", "bf16"}))
+      ->default_str("exact");
 }
 } // namespace
 

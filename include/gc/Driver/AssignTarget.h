@@ -30,7 +30,8 @@ struct TargetFlags {
   /// As cudaTarget writes them, without "cuda:".
   std::optional<std::string> gpuArchs;
   std::optional<WeightsMode> weights;
-  bool any() const { return device || cpuLevels || gpuArchs || weights; }
+  std::optional<Precision> precision;
+  bool any() const { return device || cpuLevels || gpuArchs || weights || precision; }
 };
 
 /// Records the target on `m` when it has none: the flags given, else the

@@ -279,6 +279,18 @@ enum class WeightsMode : uint8_t {
 std::string_view weightsModeName(WeightsMode mode);
 std::optional<WeightsMode> parseWeightsMode(std::string_view name);
 
+/// How exactly float32 matrix products and convolutions are computed.
+enum class Precision : uint8_t {
+  /// As the model says: float32 products in float32.
+  Exact,
+  /// float32 products and convolutions take bfloat16 operands and give a
+  /// bfloat16 result, which is widened back to float32 (torch.autocast's
+  /// arithmetic, with float32 outside the products): AMX and AVX-512 BF16
+  /// on the CPU, bf16 tensor cores on the GPU (docs/passes.md,
+  /// "lower-precision").
+  BFloat16,
+};
+
 /// What a module is compiled for: the machine its kernels will run on and
 /// how its package will hold the weights. The opt phase chooses it once
 /// (gc-opt or gc-compile --device, --target, --gpu-arch, --weights); every
@@ -291,6 +303,7 @@ struct Target {
   /// The GPU architectures, sorted ("sm_80,sm_90"); used when device is CUDA.
   std::string gpuArchs{kDefaultGpuArchs};
   WeightsMode weights = WeightsMode::Embed;
+  Precision precision = Precision::Exact;
   bool operator==(const Target &) const = default;
 };
 

@@ -1,0 +1,93 @@
+//===- LowerPrecision.cpp - float32 products on bfloat16 operands ---------===//
+//
+// --precision=bf16 (the target's precision, chosen once by the opt phase):
+// every float32 matrix product and convolution, the ops whose rows call a
+// library (ExternOps.h), takes bfloat16 operands and gives a bfloat16
+// result, which is widened back to float32 at once:
+//   y = mm(x, w)  becomes  y = mm(x.to(bf16), w.to(bf16)).to(float32)
+// The library accumulates in float32 either way (oneDNN on AMX or AVX-512
+// BF16, cuBLASLt and cuDNN on tensor cores); what changes is the rounding of
+// the operands and of the result to bfloat16's 8 bits of mantissa, as under
+// torch.autocast, but every other op and every value a user sees stays
+// float32. The casts of frozen weights are constants, so constant folding
+// stores the weights in bfloat16 (half the bytes); a cast back to float32
+// is pointwise and fuses into the result's consumers.
+//
+// oneDNN's fpmath mode (float32 operands, implicit bfloat16 arithmetic)
+// would need no casts, but Debian 12's oneDNN 2.6 runs it on the float32
+// kernels (brg:avx512_core), not on AMX: measured, it is no faster.
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+
+#include "gc/IR/ExternOps.h"
+#include "gc/IR/TargetOf.h"
+#include "gc/Ops/Emit.h"
+#include "gc/Ops/GraphBuilder.h"
+#include "gc/Transforms/Passes.h"
+
+namespace gc {
+
+namespace {
+
+/// Whether `n` is a float32 product or convolution this pass rewrites.
+bool rewritable(const Node &n) {
+  const ExternOp *row = externOp(n.op());
+  if (!row || (row->call != ExternCall::Matmul && row->call != ExternCall::Convolution) ||
+      n.results().size() != 1 || n.results()[0]->type().kind != Type::Kind::Tensor ||
+      n.results()[0]->type().tensor.dtype != DType::Float32)
+    return false;
+  for (const NamedArg &a : n.args())
+    for (const Value *v : a.value.values)
+      if (v && v->type().kind == Type::Kind::Tensor &&
+          v->type().tensor.dtype != DType::Float32)
+        return false;
+  return true;
+}
+
+class LowerPrecisionPass final : public Pass {
+public:
+  std::string_view name() const override { return "lower-precision"; }
+
+  Error run(Module &m) override {
+    if (targetOf(m).precision == Precision::Exact)
+      return Error::success();
+    GC_RETURN_IF_ERROR(requireFunctional(m, name()));
+    for (const auto &g : m.graphs()) {
+      bool any = false;
+      for (const auto &n : g->nodes())
+        any |= rewritable(*n);
+      if (!any)
+        continue;
+      GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
+        if (!rewritable(ctx.node()))
+          return std::optional<std::vector<Value *>>();
+        ++statistics()["products on bfloat16"];
+        decompose::Emit e(ctx);
+        std::vector<NamedArg> args = ctx.mappedArgs();
+        for (NamedArg &a : args)
+          for (Value *&v : a.value.values)
+            if (v && v->type().kind == Type::Kind::Tensor)
+              v = e.cast(v, DType::BFloat16);
+        const Value *old = ctx.node().results()[0];
+        Type narrow = old->type();
+        narrow.tensor.dtype = DType::BFloat16;
+        Node *product = ctx.builder().createWithTypes(
+            ctx.node().op(), std::move(args),
+            {{ctx.builder().uniqueName(old->name() + "_bf16"), std::move(narrow)}},
+            ctx.node().resultForm());
+        return std::optional<std::vector<Value *>>(
+            std::vector<Value *>{e.cast(product->results()[0], DType::Float32)});
+      }));
+    }
+    return Error::success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLowerPrecisionPass() {
+  return std::make_unique<LowerPrecisionPass>();
+}
+
+} // namespace gc
