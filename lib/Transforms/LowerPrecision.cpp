@@ -9,9 +9,12 @@
 // BF16, cuBLASLt and cuDNN on tensor cores); what changes is the rounding of
 // the operands and of the result to bfloat16's 8 bits of mantissa, as under
 // torch.autocast, but every other op and every value a user sees stays
-// float32. The casts of frozen weights are constants, so constant folding
-// stores the weights in bfloat16 (half the bytes); a cast back to float32
-// is pointwise and fuses into the result's consumers.
+// float32. An operand that is a view of a weight (linear's transposed
+// weight) is cast where the weight enters and viewed after, so that the
+// cast of a frozen weight has a constant argument: constant folding then
+// stores the weight in bfloat16 (half the bytes), once, instead of a cast
+// in every run. A cast back to float32 is pointwise and fuses into the
+// result's consumers.
 //
 // oneDNN's fpmath mode (float32 operands, implicit bfloat16 arithmetic)
 // would need no casts, but Debian 12's oneDNN 2.6 runs it on the float32
@@ -21,10 +24,13 @@
 #include "PassUtils.h"
 
 #include "gc/IR/ExternOps.h"
+#include "gc/IR/OpSchema.h"
 #include "gc/IR/TargetOf.h"
 #include "gc/Ops/Emit.h"
 #include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
+
+#include <unordered_map>
 
 namespace gc {
 
@@ -45,6 +51,53 @@ bool rewritable(const Node &n) {
   return true;
 }
 
+/// The single tensor argument of view node `n`, or null.
+Value *viewed(const Node &n) {
+  if (!returnsView(n.op()) || n.results().size() != 1)
+    return nullptr;
+  Value *only = nullptr;
+  for (const NamedArg &a : n.args())
+    for (Value *in : a.value.values)
+      if (in && in->type().kind == Type::Kind::Tensor) {
+        if (only)
+          return nullptr;
+        only = in;
+      }
+  return only;
+}
+
+/// Whether `v` is a graph input or a chain of views of one.
+bool viewsInput(const Value *v) {
+  for (const Node *def = v->definingNode(); def; def = v->definingNode())
+    if (!(v = viewed(*def)))
+      return false;
+  return true;
+}
+
+/// `v` (already in the new graph) in bfloat16. A chain of views of a graph
+/// input is rebuilt on the input's cast; `made` keeps one cast per value.
+Value *narrow(decompose::Emit &e, GraphBuilder &b, Value *v,
+              std::unordered_map<Value *, Value *> &made) {
+  if (Value *done = made[v])
+    return done;
+  Node *def = v->definingNode();
+  Value *result = nullptr;
+  if (def && viewed(*def) && viewsInput(v)) {
+    std::vector<NamedArg> args = def->args();
+    for (NamedArg &a : args)
+      for (Value *&in : a.value.values)
+        if (in && in->type().kind == Type::Kind::Tensor)
+          in = narrow(e, b, in, made);
+    Type t = v->type();
+    t.tensor.dtype = DType::BFloat16;
+    result = b.createWithTypes(def->op(), std::move(args),
+                               {{b.uniqueName(v->name() + "_bf16"), std::move(t)}},
+                               def->resultForm())
+                 ->results()[0];
+  }
+  return made[v] = result ? result : e.cast(v, DType::BFloat16);
+}
+
 class LowerPrecisionPass final : public Pass {
 public:
   std::string_view name() const override { return "lower-precision"; }
@@ -59,6 +112,7 @@ public:
         any |= rewritable(*n);
       if (!any)
         continue;
+      std::unordered_map<Value *, Value *> narrowed;
       GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
         if (!rewritable(ctx.node()))
           return std::optional<std::vector<Value *>>();
@@ -68,7 +122,7 @@ public:
         for (NamedArg &a : args)
           for (Value *&v : a.value.values)
             if (v && v->type().kind == Type::Kind::Tensor)
-              v = e.cast(v, DType::BFloat16);
+              v = narrow(e, ctx.builder(), v, narrowed);
         const Value *old = ctx.node().results()[0];
         Type narrow = old->type();
         narrow.tensor.dtype = DType::BFloat16;
