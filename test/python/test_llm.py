@@ -16,7 +16,7 @@ TINY = MODELS / "llm_tiny"
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
     out = tmp_path_factory.mktemp("llm")
-    return tuple(gcrt.load(gcrt.compile(TINY / f"{name}.pt2", out / f"{name}.gcpkg"), threads=2)
+    return tuple(gcrt.load(gcrt.compile(TINY / f"{name}.pt2", out / f"{name}.gcpkg"), threads=1)
                  for name in ("prefill", "decode"))
 
 
