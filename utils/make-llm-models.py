@@ -43,6 +43,7 @@ import importlib.util
 import json
 import os
 import sys
+import warnings
 import zipfile
 
 import numpy as np
@@ -256,6 +257,38 @@ def eager_model(c, dtype):
     return model
 
 
+def mapped_model(archive, c, dtype):
+    """The module with every weight a view of the archive's bytes (no copy:
+    make-llama-archive.py's reader) and a zero cache of its own."""
+    with torch.device("meta"):
+        model = Decoder(c, dtype)
+    raw = np.memmap(archive, dtype=np.uint8, mode="r")
+    with zipfile.ZipFile(archive) as z, open(archive, "rb") as f:
+        root = z.infolist()[0].filename.split("/")[0] + "/"
+        config = json.loads(z.read(root + "data/weights/model_weights_config.json"))["config"]
+        offsets = {}
+        for info in z.infolist():
+            f.seek(info.header_offset)
+            head = f.read(30)
+            skip = int.from_bytes(head[26:28], "little") + int.from_bytes(head[28:30], "little")
+            offsets[info.filename] = info.header_offset + 30 + skip
+    state = {}
+    for fqn, entry in config.items():
+        shape = [d["as_int"] for d in entry["tensor_meta"]["sizes"]]
+        if is_cache(fqn):
+            state[fqn] = torch.zeros(shape, dtype=dtype)
+            continue
+        start = offsets[root + "data/weights/" + entry["path_name"]]
+        count = int(np.prod(shape))
+        bits = raw[start:start + count * (2 if dtype == torch.bfloat16 else 4)]
+        bits = bits.view(np.int16 if dtype == torch.bfloat16 else np.float32).reshape(shape)
+        with warnings.catch_warnings():  # mapped read-only; torch never writes weights
+            warnings.simplefilter("ignore")
+            state[fqn] = torch.from_numpy(bits).view(dtype)
+    model.load_state_dict(state, assign=True)
+    return model.eval()
+
+
 def prompt(c):
     return np.array([(i * 37 + 11) % c["vocab"] for i in range(PROMPT_LEN)], dtype=np.int64)
 
@@ -326,7 +359,7 @@ def main():
     for decode, name in ((False, "prefill.pt2"), (True, "decode.pt2")):
         write_program(c, dtype, decode, os.path.join(a.out, name))
     with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump(dict(c, dtype=a.dtype, prompt_len=PROMPT_LEN, torch=torch.__version__,
+        json.dump(dict(c, dtype=a.dtype, prompt=prompt(c).tolist(), torch=torch.__version__,
                        script="utils/make-llm-models.py"), f, indent=1, sort_keys=True)
         f.write("\n")
     if a.reference:
