@@ -8,6 +8,10 @@
  * usage: llm-generate PREFILL.gcpkg DECODE.gcpkg --prompt 1,2,3 [-n N]
  *          [--temperature T] [--top-k K] [--seed S] [--threads N]
  *
+ * PREFILL.gcpkg "-" feeds the prompt to the decode package a token at a
+ * time instead: one package in memory (gc keeps a packed copy of the
+ * weights per package), at the cost of a slower first token.
+ *
  * Greedy (the largest logit) unless --temperature is above 0; then tokens
  * are sampled from softmax(logits / T), restricted to the K largest when
  * --top-k is given, with a generator seeded by --seed (the same seed gives
@@ -97,7 +101,7 @@ static int parse(int argc, char **argv, options *o) {
       o->seed = strtoull(value, NULL, 10);
     } else if (strcmp(a, "--threads") == 0) {
       o->threads = (unsigned)strtoul(value, NULL, 10);
-    } else if (a[0] == '-' || count == 2) {
+    } else if ((a[0] == '-' && a[1]) || count == 2) {
       fprintf(stderr, "llm-generate: error: unexpected argument '%s'\n", a);
       return 1;
     } else {
@@ -237,7 +241,8 @@ int main(int argc, char **argv) {
     return 1;
   gcrt_package *prefill_package = NULL, *decode_package = NULL;
   graph_run prefill = {0}, decode = {0};
-  if (open_graph(o.prefill, o.threads, &prefill_package, &prefill) ||
+  int by_steps = strcmp(o.prefill, "-") == 0;
+  if ((!by_steps && open_graph(o.prefill, o.threads, &prefill_package, &prefill)) ||
       open_graph(o.decode, o.threads, &decode_package, &decode))
     return 1;
   int64_t *positions = calloc(o.prompt_len, sizeof(int64_t));
@@ -246,14 +251,18 @@ int main(int argc, char **argv) {
   int64_t vocab = 0;
 
   double start = now();
-  const float *logits =
-      step(&prefill, o.prompt, (int64_t)o.prompt_len, 0, positions, &vocab);
+  const float *logits = NULL;
+  if (by_steps)
+    for (size_t i = 0; i < o.prompt_len && (i == 0 || logits); ++i)
+      logits = step(&decode, &o.prompt[i], 1, (int64_t)i, positions, &vocab);
+  else
+    logits = step(&prefill, o.prompt, (int64_t)o.prompt_len, 0, positions, &vocab);
   if (!logits)
     return 1;
   double *weights = calloc((size_t)vocab, sizeof(double));
   tokens[0] = choose(logits, vocab, &o, &rng, weights);
   double first = now();
-  if (hand_over(prefill_package, &prefill, &decode))
+  if (!by_steps && hand_over(prefill_package, &prefill, &decode))
     return 1;
   double decode_start = now();
   for (long k = 1; k < o.count; ++k) {
@@ -279,9 +288,11 @@ int main(int argc, char **argv) {
   free(tokens);
   free(positions);
   free(o.prompt);
-  gcrt_context_free(prefill.context);
+  if (!by_steps) {
+    gcrt_context_free(prefill.context);
+    gcrt_package_free(prefill_package);
+  }
   gcrt_context_free(decode.context);
-  gcrt_package_free(prefill_package);
   gcrt_package_free(decode_package);
   return 0;
 }
