@@ -360,11 +360,11 @@ GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tens
  * whose buffer the package updates in place (a KV cache written at a
  * position, docs/package.md "State") gets the buffer's own memory, which
  * the run writes where it lies and the next run changes: no copy of the
- * buffer is made. A user input the graph
- * writes (an output with role "user_input_mutation") gets its new value
- * copied back into the caller's input memory, so the caller must not pass
- * read-only memory for it; if it shares memory with another user input,
- * the run is refused (GCRT_ERROR_INPUT, naming both). */
+ * buffer is made. A user input the graph writes (an output with role
+ * "user_input_mutation") gets its new value copied back into the caller's
+ * input memory, so the caller must not pass read-only memory for it; if it
+ * shares memory with another user input, the run is refused
+ * (GCRT_ERROR_INPUT, naming both). */
 GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs,
                                  size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs);
 

@@ -190,7 +190,8 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
                        << " outputs, but " << outputs.size() << " were given";
   GC_RETURN_IF_ERROR(checkAliasing(userInputs));
   GC_RETURN_IF_ERROR(executor_->run(*inputs, outputs));
-  // Only now that every step succeeded: a failed run changes nothing.
+  // Only now that every step succeeded: a failed run changes nothing (but
+  // a buffer updated in place, whose output is its state memory already).
   for (State &s : state_)
     if (outputs[s.output].data != s.ref.data)
       GC_RETURN_IF_ERROR(executor_->copy(s.ref, outputs[s.output], "buffer '" + s.name + "'"));

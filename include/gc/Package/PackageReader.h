@@ -174,8 +174,8 @@ Error readWeight(const LoadedPackage &package, const WeightBinding &current,
 /// graph's steps run (GPU memory for CUDA): each starts as its weight's value, every run reads the current value, and a run that
 /// succeeds makes the buffer's mutation output the new one (a failed run
 /// leaves it, except a buffer the plan updates in place, which a run that
-/// fails after its update has written). User inputs the graph mutates get their new values copied
-/// back into the caller's memory.
+/// fails after its update has written). User inputs the graph mutates get
+/// their new values copied back into the caller's memory.
 class PackageExecutor {
 public:
   /// `graph` indexes the plan's graphs.
