@@ -47,6 +47,7 @@ typedef struct graph_run {
   gcrt_tensor outputs[MAX_OUTPUTS];
   size_t num_outputs;
   size_t logits;
+  float *row; /* the last position's logits as float32 (bfloat16 models) */
 } graph_run;
 
 static int fail(const char *what) {
@@ -147,7 +148,7 @@ static int open_graph(const char *path, unsigned threads, gcrt_package **package
 }
 
 /* Runs tokens[0..n) at positions start..start+n; returns the logits of the
- * last position (float32, `vocab` of them), or NULL. */
+ * last position (float32, `vocab` of them; bfloat16 ones widened), or NULL. */
 static const float *step(graph_run *g, const int64_t *tokens, int64_t n, int64_t start,
                          int64_t *positions, int64_t *vocab) {
   for (int64_t i = 0; i < n; ++i)
@@ -161,14 +162,24 @@ static const float *step(graph_run *g, const int64_t *tokens, int64_t n, int64_t
     return NULL;
   }
   const gcrt_tensor *logits = &g->outputs[g->logits];
-  if (logits->dtype != GCRT_FLOAT32 || logits->rank != 3) {
-    fprintf(stderr, "llm-generate: error: the logits are %s of rank %zu, want f32 [1, T, vocab]\n",
+  if ((logits->dtype != GCRT_FLOAT32 && logits->dtype != GCRT_BFLOAT16) || logits->rank != 3) {
+    fprintf(stderr,
+            "llm-generate: error: the logits are %s of rank %zu, want f32 or bf16 [1, T, vocab]\n",
             gcrt_dtype_name(logits->dtype), logits->rank);
     return NULL;
   }
   *vocab = logits->sizes[2];
   /* Row-major as the context allocates it: the last position's row. */
-  return (const float *)logits->data + (n - 1) * *vocab;
+  if (logits->dtype == GCRT_FLOAT32)
+    return (const float *)logits->data + (n - 1) * *vocab;
+  const uint16_t *bits = (const uint16_t *)logits->data + (n - 1) * *vocab;
+  if (!g->row)
+    g->row = malloc((size_t)*vocab * sizeof(float));
+  for (int64_t i = 0; i < *vocab; ++i) {
+    uint32_t wide = (uint32_t)bits[i] << 16;
+    memcpy(&g->row[i], &wide, sizeof wide);
+  }
+  return g->row;
 }
 
 /* splitmix64: a small generator whose sequence the seed alone fixes. */
@@ -288,6 +299,8 @@ int main(int argc, char **argv) {
   free(tokens);
   free(positions);
   free(o.prompt);
+  free(prefill.row);
+  free(decode.row);
   if (!by_steps) {
     gcrt_context_free(prefill.context);
     gcrt_package_free(prefill_package);
