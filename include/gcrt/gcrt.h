@@ -353,12 +353,18 @@ GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tens
  * role "buffer_mutation", its target the buffer's name) is kept by the
  * context: it starts as the package's value of that buffer, every run
  * reads the current value, and a run that succeeds makes the buffer's
- * output the next run's value; a failed run leaves every buffer as it was.
- * The buffer_mutation outputs are still returned. A user input the graph
- * writes (an output with role "user_input_mutation") gets its new value
- * copied back into the caller's input memory, so the caller must not pass
- * read-only memory for it; if it shares memory with another user input,
- * the run is refused (GCRT_ERROR_INPUT, naming both). */
+ * output the next run's value; a failed run leaves every buffer as it was,
+ * except one the package updates in place (below), which a run failing
+ * after its update has written. The buffer_mutation outputs are still
+ * returned. On the CPU, a buffer_mutation output whose `data` is null and
+ * whose buffer the package updates in place (a KV cache written at a
+ * position, docs/package.md "State") gets the buffer's own memory, which
+ * the run writes where it lies and the next run changes: no copy of the
+ * buffer is made. A user input the graph writes (an output with role
+ * "user_input_mutation") gets its new value copied back into the caller's
+ * input memory, so the caller must not pass read-only memory for it; if it
+ * shares memory with another user input, the run is refused
+ * (GCRT_ERROR_INPUT, naming both). */
 GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs,
                                  size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs);
 

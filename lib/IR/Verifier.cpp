@@ -551,6 +551,22 @@ private:
     return Error::success();
   }
 
+  /// Whether input buffer `b` is a mutated buffer's input that its
+  /// buffer_mutation output is bound to as well: nodes may then write it
+  /// (a KV cache updated where it lies).
+  bool updatedInPlace(uint32_t b) const {
+    for (size_t o = 0; o < graph_.outputs.size() && o < graph_.outputSpecs.size(); ++o) {
+      const OutputSpec &out = graph_.outputSpecs[o];
+      if (graph_.outputs[o].buffer != b || out.kind != OutputKind::BufferMutation)
+        continue;
+      for (size_t i = 0; i < graph_.inputs.size() && i < graph_.inputSpecs.size(); ++i)
+        if (graph_.inputs[i].buffer == b && graph_.inputSpecs[i].kind == InputKind::Buffer &&
+            graph_.inputSpecs[i].target == out.target)
+          return true;
+    }
+    return false;
+  }
+
   Error checkNode(const LoopNode &n) const {
     bool loops = n.kind == LoopNode::Kind::Pointwise || n.kind == LoopNode::Kind::Reduction;
     if (!loops)
@@ -562,7 +578,7 @@ private:
     if (Error e = checkExprs(n.reductionRanges, {}, "reduction range"))
       return failAt(n) << e.message();
     const Buffer &out = graph_.buffers[n.output];
-    if (out.kind == BufferKind::Input)
+    if (out.kind == BufferKind::Input && !updatedInPlace(n.output))
       return failAt(n) << "it writes input buffer %" << out.name;
     if (n.scan && (n.kind != LoopNode::Kind::Reduction || n.reductionRanges.size() != 1 ||
                    (n.reduce != ReduceKind::Sum && n.reduce != ReduceKind::Prod)))

@@ -355,6 +355,29 @@ uint32_t GraphLowerer::resultBuffer(const Value *v, const TensorType &type, bool
   return addBuffer(v->name(), BufferKind::Intermediate, type.dtype, type.sizes, strides, flexible);
 }
 
+std::optional<uint32_t> GraphLowerer::inPlaceBuffer(const Value *result, const Value *self) {
+  auto owned = ownedOutput_.find(result);
+  auto input = std::find(g_.inputs().begin(), g_.inputs().end(), self);
+  if (owned == ownedOutput_.end() || input == g_.inputs().end() || uses(self) != 1)
+    return std::nullopt;
+  size_t i = static_cast<size_t>(input - g_.inputs().begin());
+  const OutputSpec &out = g_.outputSpecs()[static_cast<size_t>(owned->second)];
+  const InputSpec &in = g_.inputSpecs()[i];
+  const LoopBinding &binding = out_.inputs[i];
+  const TensorType &type = binding.type;
+  const TensorType &rt = result->type().tensor;
+  bool offsetZero = !type.storageOffset || (type.storageOffset->isConst() &&
+                                            type.storageOffset->constant() == 0);
+  if (out.kind != OutputKind::BufferMutation || in.kind != InputKind::Buffer ||
+      in.target != out.target || type.dtype != rt.dtype || type.sizes != rt.sizes ||
+      type.strides != denseStrides(sx_, type) || !offsetZero)
+    return std::nullopt;
+  outputBindings_[static_cast<size_t>(owned->second)] =
+      LoopBinding{result->name(), binding.buffer, type};
+  ownedOutput_.erase(owned);
+  return binding.buffer;
+}
+
 StridedView GraphLowerer::realize(const Value *v) {
   LoweredPtr l = value(v);
   if (l->view)

@@ -177,6 +177,12 @@ public:
   /// A buffer for result `v` of a node: the graph's output buffer if `v` is
   /// one the node may write directly, else an intermediate.
   uint32_t resultBuffer(const Value *v, const TensorType &type, bool flexible);
+  /// The buffer of input `self` when `result`, computed from it, is the new
+  /// value of the buffer `self` holds (its buffer_mutation output), nothing
+  /// else reads `self`, and both are dense: the node may then update the
+  /// buffer where it lies, and the output is bound to the input's buffer
+  /// (a KV cache written at a position without a copy of the cache).
+  std::optional<uint32_t> inPlaceBuffer(const Value *result, const Value *self);
   uint32_t addBuffer(std::string name, BufferKind kind, DType dtype, Exprs sizes, Exprs strides,
                      bool flexible);
   /// Writes `l` into `buffer` with a Pointwise node.

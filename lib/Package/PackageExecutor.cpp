@@ -107,6 +107,7 @@ PackageExecutor::create(std::shared_ptr<const LoadedPackage> package, size_t gra
         s.input = i;
         s.output = j;
         s.initial = exec->inputs_[i];
+        s.inPlace = out.view()->buffer() == in.view()->buffer();
         exec->state_.push_back(std::move(s));
       } else if (role == kUserInputMutationRole && in.weight() < 0) {
         auto user = std::find(exec->userSlots_.begin(), exec->userSlots_.end(), i);
@@ -189,9 +190,11 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
                        << " outputs, but " << outputs.size() << " were given";
   GC_RETURN_IF_ERROR(checkAliasing(userInputs));
   GC_RETURN_IF_ERROR(executor_->run(*inputs, outputs));
-  // Only now that every step succeeded: a failed run changes nothing.
+  // Only now that every step succeeded: a failed run changes nothing (but
+  // a buffer updated in place, whose output is its state memory already).
   for (State &s : state_)
-    GC_RETURN_IF_ERROR(executor_->copy(s.ref, outputs[s.output], "buffer '" + s.name + "'"));
+    if (outputs[s.output].data != s.ref.data)
+      GC_RETURN_IF_ERROR(executor_->copy(s.ref, outputs[s.output], "buffer '" + s.name + "'"));
   for (const InputMutation &m : inputMutations_)
     GC_RETURN_IF_ERROR(executor_->copy(userInputs[m.userInput], outputs[m.output],
                                        "the new value of input '" +
@@ -205,6 +208,13 @@ std::vector<std::string> PackageExecutor::bufferNames() const {
   for (const State &s : state_)
     names.push_back(s.name);
   return names;
+}
+
+const TensorRef *PackageExecutor::stateUpdatedInPlace(size_t output) const {
+  for (const State &s : state_)
+    if (s.inPlace && s.output == output)
+      return &s.ref;
+  return nullptr;
 }
 
 const PackageExecutor::State *PackageExecutor::findState(std::string_view name) const {

@@ -277,6 +277,7 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
       return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: gcrt_run_device takes "
                                                     "GPU memory for CUDA packages only");
     size_t numOutputs = g.outputs()->size();
+    bool onHost = targetDevice(g.target()->string_view()) != TargetDevice::CUDA;
     Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input", device);
     if (!in)
       return fail(GCRT_ERROR_INPUT, in.error().message());
@@ -300,6 +301,12 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
         return fail(GCRT_ERROR_INPUT, "output " + std::to_string(i) + " ('" +
                                           binding.name()->str() + "'): " + function +
                                           " writes only into the caller's GPU memory");
+      } else if (const TensorRef *state =
+                     t.data || !onHost ? nullptr : exec.stateUpdatedInPlace(i)) {
+        // The buffer's own memory, which the run updates where it lies.
+        context->strides[i] = contiguous(want);
+        t = gcrt_tensor{state->data, static_cast<gcrt_dtype>(dtype), want.size(), want.data(),
+                        context->strides[i].data()};
       } else if (!t.data) {
         int64_t elements = 1;
         for (int64_t s : want)

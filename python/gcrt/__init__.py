@@ -17,13 +17,15 @@ import tempfile
 import warnings
 
 from . import _runtime
+from ._generate import Generation, generate
 from ._module import CompiledModule
 from ._tree import Record
 
 Error = _runtime.Error
 InputError = _runtime.InputError
 
-__all__ = ["compile", "load", "CompiledModule", "Record", "Error", "InputError"]
+__all__ = ["compile", "load", "generate", "CompiledModule", "Generation", "Record", "Error",
+           "InputError"]
 
 
 def _flag_args(flags):

@@ -88,9 +88,11 @@ class _Graph:
         """A context with the package's current weights."""
         self.context = _runtime.Context(self.package, self.graph, **self.options)
 
-    def run(self, flat, out=None):
+    def run(self, flat, out=None, buffers=True):
         """The graph's outputs for the flat inputs: tensors of the inputs'
-        framework (numpy arrays for numpy inputs), or `out` filled."""
+        framework (numpy arrays for numpy inputs), or `out` filled.
+        buffers=False: None for the mutated buffers' new values on the CPU,
+        which the context keeps (no copy of a KV cache per call)."""
         if self.cuda and flat and _is_torch(flat[0]) and flat[0].is_cuda:
             # libgcrt runs on a stream of its own: the caller's work on the
             # inputs must be done first (the outputs are done on return).
@@ -98,15 +100,16 @@ class _Graph:
 
             torch.cuda.current_stream(flat[0].device).synchronize()
         with self.lock:
-            results = self.context.run(flat, out)
+            results = self.context.run(flat, out, buffers)
         if out is not None:
             return list(out)
-        if results and flat and _is_torch(flat[0]) and not _is_torch(results[0]):
+        if results and flat and _is_torch(flat[0]) and \
+                not any(_is_torch(r) for r in results if r is not None):
             # A torch without DLPack's exchange table (before 2.10): its
             # inputs came through __dlpack__, and numpy made the outputs.
             import torch
 
-            results = [torch.from_numpy(r) for r in results]
+            results = [r if r is None else torch.from_numpy(r) for r in results]
         return results
 
 
@@ -138,7 +141,8 @@ class CompiledModule:
         return [o["path"] or o["name"] for o in self._forward.outputs]
 
     def __call__(self, *args, out=None, **kwargs):
-        results = self._forward.run(self._signature.flatten(args, kwargs), out)
+        # The buffers' new values stay in the context (buffers() reads them).
+        results = self._forward.run(self._signature.flatten(args, kwargs), out, buffers=False)
         return self._tree.build([results[i] for i in self._users])
 
     def buffers(self):

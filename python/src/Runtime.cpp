@@ -378,7 +378,11 @@ public:
   /// framework (made through its exchange table, on the inputs' device:
   /// torch tensors for torch inputs) or else numpy arrays; or nothing where
   /// `out` gives the caller's memory for every output, which the run fills.
-  std::vector<nb::object> run(nb::sequence inputs, std::optional<nb::sequence> out) {
+  /// `buffers=False` leaves out the mutated buffers' new values on the CPU
+  /// (None in their places): the context keeps them, and one it updates in
+  /// place (a KV cache) is then never copied.
+  std::vector<nb::object> run(nb::sequence inputs, std::optional<nb::sequence> out,
+                              bool buffers) {
     std::vector<TensorView> views = viewInputs(inputs);
     Placement where = placementOf(views);
     const std::vector<TensorInfo> &infos = package_->outputs(graph_);
@@ -397,10 +401,16 @@ public:
     std::vector<gcrt_tensor> outputs(infos.size());
     std::vector<AllocatedTensor> allocated(infos.size());
     std::vector<nb::object> results(infos.size());
+    auto leftOut = [&](size_t i) {
+      return !buffers && where.deviceType == nb::device::cpu::value &&
+             infos[i].role == "buffer_mutation";
+    };
     for (size_t i = 0; i < infos.size(); ++i) {
       outputSizes(views, i, sizes[i]);
       void *data = nullptr;
-      if (maker)
+      if (leftOut(i))
+        results[i] = nb::none();
+      else if (maker)
         data = allocated[i].allocate(*maker, infos[i].dtype, sizes[i], where);
       else
         results[i] = newHostArray(infos[i].dtype, sizes[i], data);
@@ -409,7 +419,8 @@ public:
     runViews(views, outputs, where);
     if (maker)
       for (size_t i = 0; i < infos.size(); ++i)
-        results[i] = allocated[i].release(*maker);
+        if (!leftOut(i))
+          results[i] = allocated[i].release(*maker);
     return results;
   }
 
@@ -599,7 +610,8 @@ void bindRuntime(nb::module_ &m) {
            nb::arg("package"), nb::arg("graph") = 0, nb::arg("threads") = 0,
            nb::arg("profile") = false, nb::arg("cuda_graphs") = true,
            nb::arg("allow_tf32") = false)
-      .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none())
+      .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none(),
+           nb::arg("buffers") = true)
       .def("read_buffer", &Context::readBuffer)
       .def("write_buffer", &Context::writeBuffer)
       .def("reset_buffers", &Context::resetBuffers)

@@ -173,8 +173,9 @@ Error readWeight(const LoadedPackage &package, const WeightBinding &current,
 /// The buffers the graph mutates are the executor's state, kept where the
 /// graph's steps run (GPU memory for CUDA): each starts as its weight's value, every run reads the current value, and a run that
 /// succeeds makes the buffer's mutation output the new one (a failed run
-/// leaves it). User inputs the graph mutates get their new values copied
-/// back into the caller's memory.
+/// leaves it, except a buffer the plan updates in place, which a run that
+/// fails after its update has written). User inputs the graph mutates get
+/// their new values copied back into the caller's memory.
 class PackageExecutor {
 public:
   /// `graph` indexes the plan's graphs.
@@ -209,6 +210,11 @@ public:
   Error writeBuffer(std::string_view name, const TensorRef &value);
   /// Every mutated buffer back to its weight's value.
   Error resetBuffers();
+  /// For output `output` when it is a mutated buffer that the plan updates
+  /// in place (its output bound to its input's buffer: a KV cache written
+  /// at a position), the buffer's current value: the memory the run writes.
+  /// Passing it as that output costs no copy; null for other outputs.
+  const TensorRef *stateUpdatedInPlace(size_t output) const;
 
 private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)
@@ -222,6 +228,8 @@ private:
     std::string name;
     size_t input = 0, output = 0;
     TensorRef initial, ref;
+    /// The output is bound to the input's buffer (GraphLowerer::inPlaceBuffer).
+    bool inPlace = false;
   };
   const State *findState(std::string_view name) const;
   Error checkBufferValue(const State &s, const TensorRef &t) const;

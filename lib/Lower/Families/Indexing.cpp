@@ -140,9 +140,12 @@ Error scatter(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
       target[dim] = sx.symbol(loopVar('t', 0));
     lowerer.addScatter(name + suffix, name, buffer, ranges, std::move(b), v, {t}, target, how);
   };
-  // A buffer holding a copy of self, where the scatters go.
-  auto copyOfSelf = [&](uint32_t buffer) {
-    lowerer.writePointwise(lowerer.buffer(buffer).name + "_self", name, *self, buffer);
+  // A buffer holding a copy of self, where the scatters go (self's own
+  // buffer, already holding it, when the scatter updates a mutated buffer
+  // in place).
+  auto copyOfSelf = [&](uint32_t buffer, bool inPlace) {
+    if (!inPlace)
+      lowerer.writePointwise(lowerer.buffer(buffer).name + "_self", name, *self, buffer);
     // Without self, an element the index names starts from the
     // reduction's identity; for amax and amin one of its own values
     // serves (max(x, x) = x), which needs no extreme constant.
@@ -152,8 +155,9 @@ Error scatter(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
                                                 : std::function(constant(reduce == "prod")));
   };
   if (reduce != "mean") {
-    uint32_t buf = lowerer.resultBuffer(result, rt, false);
-    copyOfSelf(buf);
+    std::optional<uint32_t> inPlace = lowerer.inPlaceBuffer(result, n.arg("self")->value.values[0]);
+    uint32_t buf = inPlace ? *inPlace : lowerer.resultBuffer(result, rt, false);
+    copyOfSelf(buf, inPlace.has_value());
     pass("", buf, combine->second, fromSrc);
     lowerer.setValue(result, lowerer.stridedLowered(dtype, StridedView{buf, rt.sizes,
                                                                        lowerer.buffer(buf).strides,
@@ -168,7 +172,7 @@ Error scatter(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
       lowerer.addBuffer(name + "_sum", BufferKind::Intermediate, dtype, rt.sizes, strides, false);
   uint32_t counts =
       lowerer.addBuffer(name + "_count", BufferKind::Intermediate, dtype, rt.sizes, strides, false);
-  copyOfSelf(sums);
+  copyOfSelf(sums, false);
   pass("", sums, StoreCombine::Add, fromSrc);
   LoweredPtr start = lowerer.pointwise(dtype, rt.sizes, 0, {},
                                        [dtype, includeSelf](BodyBuilder &b, const Exprs &) {
@@ -193,7 +197,8 @@ Error scatter(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
   return Error::success();
 }
 
-/// index_put: a copy of self, then one scattering node over the points of
+/// index_put: a copy of self (none when it updates a mutated buffer in
+/// place: GraphLowerer::inPlaceBuffer), then one scattering node over the points of
 /// self[indices] (the shape index.Tensor gives) that writes (accumulate:
 /// adds) the broadcast values there. Negative indices count from the end,
 /// as in index.Tensor; others are not checked.
@@ -246,8 +251,10 @@ Error indexPut(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
 
   const Value *result = n.results()[0];
   const TensorType &rt = result->type().tensor;
-  uint32_t buf = lowerer.resultBuffer(result, rt, false);
-  lowerer.writePointwise(lowerer.buffer(buf).name + "_self", result->name(), *self, buf);
+  std::optional<uint32_t> inPlace = lowerer.inPlaceBuffer(result, n.arg("self")->value.values[0]);
+  uint32_t buf = inPlace ? *inPlace : lowerer.resultBuffer(result, rt, false);
+  if (!inPlace)
+    lowerer.writePointwise(lowerer.buffer(buf).name + "_self", result->name(), *self, buf);
   BodyBuilder b = lowerer.builder(ranges);
   Exprs iv = loopVars(sx, 'i', ranges.size());
   Exprs bIdx(iv.begin() + bStart, iv.begin() + bStart + bRank);

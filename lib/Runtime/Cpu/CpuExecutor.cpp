@@ -177,9 +177,14 @@ CpuExecutor::Copies CpuExecutor::placeBuffers(const Instance &inst,
   for (size_t j = 0; j < outputs.size(); ++j) {
     uint32_t b = output(j).view()->buffer();
     const StridedLayout &buf = inst.buffers[b];
-    if (buffer(b).kind() == BufferKind::Output && !bufferPtrs_[b] &&
-        inst.outputViews[j].sameMemoryAs(buf) && outLayouts[j].sameMemoryAs(buf)) {
+    if (!inst.outputViews[j].sameMemoryAs(buf) || !outLayouts[j].sameMemoryAs(buf))
+      continue;
+    if (buffer(b).kind() == BufferKind::Output && !bufferPtrs_[b]) {
       bufferPtrs_[b] = static_cast<char *>(outputs[j].data);
+      copies.out[j] = false;
+    } else if (buffer(b).kind() == BufferKind::Input && bufferPtrs_[b] == outputs[j].data) {
+      // A mutated buffer updated in place, whose input and output are the
+      // same memory (the context's state): already written.
       copies.out[j] = false;
     }
   }
