@@ -31,6 +31,18 @@ std::optional<std::string> badConstant(const Arg &v) {
     return "has " + std::to_string(have) + " " + what + ", expected 1";
   };
   auto isBool = [](int64_t b) { return b == 0 || b == 1; };
+  // The file forms write only the fields a kind uses: anything else (a
+  // none that carries integers) would be lost in the text form.
+  using enum ArgKind;
+  ArgKind k = v.kind;
+  bool ints = k == Int || k == Ints || k == Bool || k == Bools || k == ScalarType ||
+              k == MemoryFormat || k == Layout;
+  bool floats = k == Float || k == Floats;
+  bool strings = k == String || k == Strings || k == Graph;
+  if (!v.values.empty() || (!ints && !v.ints.empty()) || (!floats && !v.floats.empty()) ||
+      (!strings && !v.strings.empty()) || (k != ArgKind::Device && v.device != gc::Device{}))
+    return "holds values its kind (" + std::string(EnumInfo<ArgKind>::name(k)) +
+           ") does not use";
   switch (v.kind) {
   case ArgKind::Int:
     return count(v.ints.size(), "integers");
