@@ -63,8 +63,9 @@ public:
   Expected<std::unique_ptr<Module>> run(std::unique_ptr<Module> m) {
     stats_.start = moduleSize(*m);
     stats_.unverified = static_cast<bool>(checkCandidate(*m));
-    if (stats_.unverified)
-      say("the input does not verify; candidates are not verified either, the test decides");
+    if (stats_.unverified && options_.progress)
+      *options_.progress << "gc-reduce: the input does not verify; candidates are not verified "
+                            "either, the test decides\n";
     Expected<Verdict> first = test(*m);
     if (!first)
       return first.error();
