@@ -157,15 +157,12 @@ Expected<Verdict> StageFailureOracle::judge(const std::string &path, const Modul
 
 std::string StageFailureOracle::litLines() const {
   std::string run = shellQuote(command_.display()) + " %s -o %t";
-  std::string out;
-  if (crash_)
-    out = "// RUN: not --crash " + run + " 2>&1 | FileCheck %s\n";
-  else
-    out = "// RUN: not " + run + " 2>&1 | FileCheck %s\n";
+  if (crash_ && pattern_.empty())
+    return "// RUN: not --crash " + run + "\n";
   // FileCheck takes the pattern as a regular expression between {{ }};
   // ECMAScript and FileCheck's POSIX syntax agree on the common forms.
-  out += "// CHECK: {{" + (pattern_.empty() ? std::string(".*") : pattern_) + "}}\n";
-  return out;
+  return "// RUN: not " + std::string(crash_ ? "--crash " : "") + run +
+         " 2>&1 | FileCheck %s\n// CHECK: {{" + pattern_ + "}}\n";
 }
 
 } // namespace gc
