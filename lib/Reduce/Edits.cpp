@@ -5,6 +5,7 @@
 #include "gc/Ops/ShapeInference.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -105,7 +106,7 @@ void pruneWeights(Module &m) {
 
 /// The edits of one candidate, by what they touch.
 struct EditSet {
-  std::vector<EditKind> cut;         // per node; HoistOutput means "not cut"
+  std::vector<std::optional<EditKind>> cut; // per node: how it is cut, if it is
   std::vector<bool> drop;            // per output
   std::map<uint32_t, uint32_t> hoist; // output -> operand
   std::vector<bool> toUserInput;     // per input
@@ -115,7 +116,7 @@ struct EditSet {
 
 Expected<EditSet> classify(const Graph &g, std::span<const Edit> edits) {
   EditSet s;
-  s.cut.assign(g.nodes().size(), EditKind::HoistOutput);
+  s.cut.assign(g.nodes().size(), std::nullopt);
   s.drop.assign(g.outputs().size(), false);
   s.toUserInput.assign(g.inputs().size(), false);
   for (const Edit &e : edits) {
@@ -179,8 +180,6 @@ Expected<EditSet> classify(const Graph &g, std::span<const Edit> edits) {
   }
   return s;
 }
-
-bool isCut(EditKind k) { return k != EditKind::HoistOutput; }
 
 } // namespace
 
@@ -285,7 +284,7 @@ Expected<std::unique_ptr<Module>> applyEdits(const Module &m, std::span<const Ed
     const Node &n = *old.nodes()[i];
     for (const Value *r : n.results())
       nodeLive[i] = nodeLive[i] || live.count(r);
-    if (nodeLive[i] && !isCut(set->cut[i]))
+    if (nodeLive[i] && !set->cut[i])
       for (const NamedArg &a : n.args())
         for (const Value *v : a.value.values)
           if (v)
@@ -321,7 +320,7 @@ Expected<std::unique_ptr<Module>> applyEdits(const Module &m, std::span<const Ed
         map[r] = graph->addInput(r->name(), r->type(), InputSpec{InputKind::UserInput, r->name(), true, ""});
       continue;
     }
-    if (isCut(set->cut[i])) {
+    if (set->cut[i]) {
       double fill = set->cut[i] == EditKind::CutToOnes ? 1.0 : 0.0;
       try {
         for (const Value *r : n.results())

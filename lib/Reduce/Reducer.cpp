@@ -11,11 +11,11 @@
 
 namespace gc {
 
-Error checkCandidate(const Module &m) {
+Error checkCandidate(Module &m) {
   GC_RETURN_IF_ERROR(verifyModule(m));
   // verifyModule is structural; a reduction must also not leave a node whose
   // recorded type its op would not compute (shape-check's rule).
-  SymContext &syms = const_cast<Module &>(m).syms();
+  SymContext &syms = m.syms();
   for (const auto &g : m.graphs())
     for (const auto &n : g->nodes()) {
       std::string where = "graph @" + g->name() + ", node " +

@@ -41,7 +41,7 @@ struct ReduceStats {
 /// Whether `m` is valid as gc-reduce sees it: the verifier passes and every
 /// node's recorded result types agree with its shape function's (dtype and
 /// sizes). The error names the node.
-Error checkCandidate(const Module &m);
+Error checkCandidate(Module &m);
 
 /// Shrinks `m` while `oracle` finds it interesting. An error when the input
 /// itself is not interesting (with the oracle's reason), or when the oracle
