@@ -126,7 +126,7 @@ Expected<Verdict> ScriptOracle::judge(const std::string &path, const Module &) {
 }
 
 std::string ScriptOracle::litLines() const {
-  return "// RUN: " + shellQuote(argv_) + " %s\n";
+  return "// RUN: " + shellQuote(display_) + " %s\n";
 }
 
 StageCommand::StageCommand(std::vector<std::string> display, std::vector<std::string> argv,

@@ -222,9 +222,12 @@ int reduceMain(int argc, char **argv) {
 
   std::unique_ptr<Oracle> oracle;
   if (!script.empty()) {
-    std::vector<std::string> argv = {resolveProgram(script[0])};
-    argv.insert(argv.end(), scriptArgs.begin(), scriptArgs.end());
-    oracle = std::make_unique<ScriptOracle>(std::move(argv), work->path(), testTimeout);
+    std::vector<std::string> display = {script[0]};
+    display.insert(display.end(), scriptArgs.begin(), scriptArgs.end());
+    std::vector<std::string> argv = display;
+    argv[0] = resolveProgram(argv[0]);
+    oracle = std::make_unique<ScriptOracle>(std::move(display), std::move(argv), work->path(),
+                                            testTimeout);
   } else {
     Expected<std::vector<std::string>> words = splitWords(runText);
     if (!words)
@@ -245,12 +248,6 @@ int reduceMain(int argc, char **argv) {
       }
   }
 
-  ReduceOptions options{work->path(), timeLimit, &std::cerr};
-  if (check) {
-    options.progress = nullptr;
-    options.timeLimitSeconds = 0;
-  }
-  ReduceStats stats;
   if (check) {
     std::string path = work->path() + "/candidate.gcm";
     if (Error e = writeModuleFile(**module, path, FileFormat::Binary))
@@ -262,23 +259,31 @@ int reduceMain(int argc, char **argv) {
               << ": " << verdict->detail << "\n";
     return verdict->interesting ? 0 : 1;
   }
+  ReduceOptions options{work->path(), timeLimit, &std::cerr};
+  ReduceStats stats;
   Expected<std::unique_ptr<Module>> reduced =
       reduceModule(std::move(*module), *oracle, options, stats);
   if (!reduced)
     return reportError(kTool, reduced.error().withContext("'" + input + "'"));
-  if (Error e = writeModuleFile(**reduced, output.path, output.format))
-    return reportError(kTool, e);
-  if (Error e = output.writeDepfile({input}))
-    return reportError(kTool, e);
   std::ostringstream summary;
   summary << stats.start.nodes << " -> " << stats.end.nodes << " nodes, " << stats.tests
           << " tests";
+  // The lit test first: if the graph cannot be written, it goes again, so
+  // no output is left half made.
   if (!litTest.empty()) {
     std::string header = "// Reduced by gc-reduce from " +
                          std::filesystem::path(input).filename().string() + ": " +
                          summary.str() + ".\n";
     if (Error e = writeLitTest(**reduced, litTest, header, *oracle))
       return reportError(kTool, e);
+  }
+  Error written = writeModuleFile(**reduced, output.path, output.format);
+  if (!written)
+    written = output.writeDepfile({input});
+  if (written) {
+    if (!litTest.empty())
+      std::remove(litTest.c_str());
+    return reportError(kTool, written);
   }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, ", %.1f s", stats.seconds);

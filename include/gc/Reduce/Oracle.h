@@ -65,13 +65,17 @@ std::string shellQuote(const std::vector<std::string> &command);
 /// means interesting.
 class ScriptOracle : public Oracle {
 public:
-  ScriptOracle(std::vector<std::string> argv, std::string workDir, double timeoutSeconds)
-      : argv_(std::move(argv)), workDir_(std::move(workDir)), timeout_(timeoutSeconds) {}
+  /// `display` is the command as the user wrote it (for lit lines), `argv`
+  /// the same with the program resolved.
+  ScriptOracle(std::vector<std::string> display, std::vector<std::string> argv,
+               std::string workDir, double timeoutSeconds)
+      : display_(std::move(display)), argv_(std::move(argv)), workDir_(std::move(workDir)),
+        timeout_(timeoutSeconds) {}
   Expected<Verdict> judge(const std::string &path, const Module &m) override;
   std::string litLines() const override;
 
 private:
-  std::vector<std::string> argv_;
+  std::vector<std::string> display_, argv_;
   std::string workDir_;
   double timeout_;
 };

@@ -3,6 +3,7 @@
 
 #include "gc/Parser/Parser.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <gtest/gtest.h>
 
@@ -44,11 +45,17 @@ std::unique_ptr<Module> chain() {
   return std::move(*m);
 }
 
+/// A directory of its own for each test: ctest runs them side by side.
 struct TempDir {
-  TempDir() : path(std::filesystem::temp_directory_path() / "gc-reduce-unittest") {
-    std::filesystem::create_directories(path);
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gc-reduce-test-XXXXXX");
+    EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+    path = pattern;
   }
-  ~TempDir() { std::filesystem::remove_all(path); }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
   std::filesystem::path path;
 };
 
