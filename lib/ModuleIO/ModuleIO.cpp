@@ -11,7 +11,7 @@
 
 namespace gc {
 
-Expected<std::unique_ptr<Module>> readModuleFile(const std::string &path) {
+Expected<std::unique_ptr<Module>> readModuleFileUnverified(const std::string &path) {
   Expected<std::shared_ptr<MappedFile>> file = MappedFile::open(path);
   if (!file)
     return file.error();
@@ -23,8 +23,15 @@ Expected<std::unique_ptr<Module>> readModuleFile(const std::string &path) {
   if (!m)
     return m;
   (**m).setSourceBaseDir(path == "-" ? "." : parentDirectory(path));
+  return m;
+}
+
+Expected<std::unique_ptr<Module>> readModuleFile(const std::string &path) {
+  Expected<std::unique_ptr<Module>> m = readModuleFileUnverified(path);
+  if (!m)
+    return m;
   if (Error e = verifyModule(**m))
-    return e.withContext("'" + name + "'");
+    return e.withContext("'" + (path == "-" ? std::string("<stdin>") : path) + "'");
   return m;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace gc {
 
@@ -29,17 +30,29 @@ void registerPasses(std::span<const PassInfo> passes) {
 
 std::span<const PassInfo> registeredPasses() { return passRegistry(); }
 
+Error Pass::setOptions(std::string_view options) {
+  return makeError() << "pass '" << name() << "' takes no options, got {" << options << "}";
+}
+
 Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view pipeline) {
   std::vector<std::unique_ptr<Pass>> passes;
   size_t start = 0;
   while (start <= pipeline.size()) {
-    size_t end = pipeline.find(',', start);
-    if (end == std::string_view::npos)
-      end = pipeline.size();
-    std::string_view name = pipeline.substr(start, end - start);
+    // A comma inside a pass's braces separates its options, not passes.
+    size_t end = start;
+    for (int depth = 0; end < pipeline.size() && (depth > 0 || pipeline[end] != ','); ++end)
+      depth += pipeline[end] == '{' ? 1 : pipeline[end] == '}' ? -1 : 0;
+    std::string_view item = pipeline.substr(start, end - start);
     start = end + 1;
-    if (name.empty())
+    if (item.empty())
       continue;
+    std::string_view name = item.substr(0, item.find('{'));
+    std::optional<std::string_view> options;
+    if (name.size() < item.size()) {
+      if (item.back() != '}')
+        return makeError() << "pass '" << name << "': options must be written {key=value,...}";
+      options = item.substr(name.size() + 1, item.size() - name.size() - 2);
+    }
     const PassInfo *info = nullptr;
     for (const PassInfo &p : registeredPasses())
       if (p.name == name)
@@ -48,10 +61,13 @@ Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view 
       ErrorBuilder e;
       e << "unknown pass '" << name << "'; the passes are:";
       for (const PassInfo &p : registeredPasses())
-        e << " " << p.name;
+        if (!p.testOnly)
+          e << " " << p.name;
       return Error(e);
     }
     passes.push_back(info->create());
+    if (options)
+      GC_RETURN_IF_ERROR(passes.back()->setOptions(*options));
   }
   return passes;
 }

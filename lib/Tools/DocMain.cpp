@@ -263,7 +263,8 @@ std::string renderPassesDoc() {
          "with any of them.\n\n"
          "| pass | what it does |\n|---|---|\n";
   for (const PassInfo &p : registeredPasses())
-    out += "| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |\n";
+    if (!p.testOnly)
+      out += "| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |\n";
   const WeightsMode embed = WeightsMode::Embed;
   out += "\n## Default pipelines\n\n"
          "Each runs after `assign-target` (below), which records the target.\n\n"

@@ -36,7 +36,8 @@ int optMain(int argc, char **argv) {
   options.core.cpuSteps = !joint;
   if (stage.passManager.listPasses) {
     for (const PassInfo &p : registeredPasses())
-      std::cout << p.name << " - " << p.summary << "\n";
+      if (!p.testOnly)
+        std::cout << p.name << " - " << p.summary << "\n";
     return 0;
   }
   StageTool::Hooks hooks;

@@ -11,8 +11,17 @@ constexpr PassInfo kPasses[] = {
 #include "gc/Transforms/Passes.def"
 #undef GC_PASS
 };
+
+/// Passes for gc's own tests, which users do not see (PassInfo::testOnly).
+constexpr PassInfo kTestPasses[] = {
+    {"test-miscompile", "Call another op with the same arguments in place of a chosen one",
+     &make<&createTestMiscompilePass>, /*testOnly=*/true},
+};
 } // namespace
 
-void registerTransformPasses() { registerPasses(kPasses); }
+void registerTransformPasses() {
+  registerPasses(kPasses);
+  registerPasses(kTestPasses);
+}
 
 } // namespace gc

@@ -21,6 +21,9 @@ enum class FileFormat { Binary, Text };
 /// and verifies it. "-" reads stdin. The module's source base directory is
 /// the file's directory (the working directory for stdin).
 Expected<std::unique_ptr<Module>> readModuleFile(const std::string &path);
+/// readModuleFile without the verifier, for a tool that must look at an
+/// invalid module (gc-reduce, shrinking a verifier error).
+Expected<std::unique_ptr<Module>> readModuleFileUnverified(const std::string &path);
 /// Writes `m` atomically in `format`. "-" writes stdout. Relative weight
 /// source paths are written relative to the output's directory (the working
 /// directory for stdout), so the written file finds the same weights. A

@@ -33,6 +33,9 @@ public:
   /// The name used in --passes and --print-after.
   virtual std::string_view name() const = 0;
   virtual Error run(Module &m) = 0;
+  /// Takes the options written after the pass's name in a pipeline
+  /// (`name{key=value,key=value}`). A pass without options refuses any.
+  virtual Error setOptions(std::string_view options);
 
   /// Counters a pass bumps as it works ("nodes removed"), printed by --stats.
   std::map<std::string, int64_t> &statistics() { return stats_; }
@@ -50,14 +53,19 @@ struct PassInfo {
   std::string_view name;
   std::string_view summary;
   std::unique_ptr<Pass> (*create)();
+  /// A pass that exists for gc's own tests (a deliberate miscompile that
+  /// gc-reduce's tests shrink): it runs when named in a pipeline but is left
+  /// out of --list-passes, the unknown-pass message and docs/passes.md.
+  bool testOnly = false;
 };
 
 /// Adds passes to the registry (a name already there is kept as it is).
 void registerPasses(std::span<const PassInfo> passes);
 /// Every registered pass, in registration order.
 std::span<const PassInfo> registeredPasses();
-/// Builds passes from a comma-separated list of names; unknown names are an
-/// error that lists the known ones.
+/// Builds passes from a comma-separated list of names, each optionally
+/// followed by its options in braces (`a,b{k=v,k2=v2},c`); unknown names are
+/// an error that lists the known ones.
 Expected<std::vector<std::unique_ptr<Pass>>> parsePassPipeline(std::string_view pipeline);
 
 /// One row of a timing report: what ran, and for how long.

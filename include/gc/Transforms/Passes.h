@@ -12,6 +12,9 @@ namespace gc {
 #include "gc/Transforms/Passes.def"
 #undef GC_PASS
 
+/// Test-only passes (PassInfo::testOnly; lib/Transforms/TestMiscompile.cpp).
+std::unique_ptr<Pass> createTestMiscompilePass();
+
 /// Adds every pass of Passes.def to the pass registry.
 void registerTransformPasses();
 
