@@ -279,8 +279,8 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
     PackageExecutor &exec = *context->executor;
     const plan::Graph &g = exec.graph();
     if (device && targetDevice(g.target()->string_view()) != TargetDevice::CUDA)
-      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: gcrt_run_device takes "
-                                                    "GPU memory for CUDA packages only");
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: " + function +
+                                        " takes GPU memory for CUDA packages only");
     size_t numOutputs = g.outputs()->size();
     Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input", device);
     if (!in)
