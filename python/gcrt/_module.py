@@ -91,14 +91,16 @@ class _Graph:
     def run(self, flat, out=None):
         """The graph's outputs for the flat inputs: tensors of the inputs'
         framework (numpy arrays for numpy inputs), or `out` filled."""
+        stream = None
         if self.cuda and flat and _is_torch(flat[0]) and flat[0].is_cuda:
-            # libgcrt runs on a stream of its own: the caller's work on the
-            # inputs must be done first (the outputs are done on return).
+            # Enqueued on torch's current stream, after the work that wrote
+            # the inputs and before the work that reads the outputs, as a
+            # torch op would be; nothing waits.
             import torch
 
-            torch.cuda.current_stream(flat[0].device).synchronize()
+            stream = torch.cuda.current_stream(flat[0].device).cuda_stream
         with self.lock:
-            results = self.context.run(flat, out)
+            results = self.context.run(flat, out, stream)
         if out is not None:
             return list(out)
         if results and flat and _is_torch(flat[0]) and not _is_torch(results[0]):
