@@ -401,9 +401,9 @@ public:
   /// torch tensors for torch inputs) or else numpy arrays; or nothing where
   /// `out` gives the caller's memory for every output, which the run fills.
   ///
-  /// In GPU memory the inputs may have any strides, and the outputs made
-  /// here have the graph's own layout (gcrt_output_strides), so that no
-  /// copy rearranges them. With `stream` (a CUDA stream's handle, such as
+  /// In GPU memory the inputs may have any strides; outputs the inputs'
+  /// framework makes have the graph's own layout (gcrt_output_strides), so
+  /// that no copy rearranges them. With `stream` (a CUDA stream's handle, such as
   /// torch.cuda.current_stream().cuda_stream) a GPU run is enqueued there
   /// and not waited for (gcrt_run_device_async); without, it runs on the
   /// context's own stream and is done on return.
@@ -427,10 +427,12 @@ public:
     std::vector<gcrt_tensor> outputs(infos.size());
     std::vector<AllocatedTensor> allocated(infos.size());
     std::vector<nb::object> results(infos.size());
-    bool gpu = where.deviceType == nb::device::cuda::value;
     for (size_t i = 0; i < infos.size(); ++i) {
       outputSizes(views, i, sizes[i]);
-      const std::vector<int64_t> *strides = gpu ? ownLayout(views, i, sizes[i]) : nullptr;
+      // The framework's tensors take the graph's layout on the CPU too,
+      // where it costs nothing either way, so that both devices return the
+      // same strides.
+      const std::vector<int64_t> *strides = maker ? ownLayout(views, i, sizes[i]) : nullptr;
       void *data = nullptr;
       if (maker)
         data = allocated[i].allocate(*maker, infos[i].dtype, sizes[i], strides, where);
