@@ -163,8 +163,9 @@ private:
   std::string gpu() const { return device_.describe(); }
   std::string graphName() const { return graphLabel(graph_); }
 
-  /// How each tensor in GPU memory is copied (deviceCopies_), decided
-  /// before any work is enqueued; an error names a tensor no copy takes.
+  /// How each tensor in GPU memory is copied (inputCopies_ and
+  /// outputCopies_), decided before any work is enqueued; an error names
+  /// a tensor no copy takes.
   Error planDeviceCopies(const Instance &inst, std::span<const TensorRef> inputs,
                          std::span<const TensorRef> outputs,
                          const std::vector<StridedLayout> &outLayouts);
@@ -407,9 +408,9 @@ Error CudaExecutor::planDeviceCopies(const Instance &inst, std::span<const Tenso
                                      const std::vector<StridedLayout> &outLayouts) {
   // A tensor laid out as its buffer is copied whole; any other takes the
   // kernel, from the caller's strides to the view's or back.
-  auto plan = [&](const char *kind, const plan::Binding &binding, const StridedLayout &view,
-                  const StridedLayout &caller, bool toBuffer,
-                  std::optional<cuda::StridedCopyPlan> &into) -> Error {
+  auto decide = [&](const char *kind, const plan::Binding &binding, const StridedLayout &view,
+                    const StridedLayout &caller, bool toBuffer,
+                    std::optional<cuda::StridedCopyPlan> &into) -> Error {
     const StridedLayout &buf = inst.buffers[binding.view()->buffer()];
     into.reset();
     if (view.sameMemoryAs(buf) && caller.sameMemoryAs(buf))
@@ -426,8 +427,8 @@ Error CudaExecutor::planDeviceCopies(const Instance &inst, std::span<const Tenso
   outputCopies_.assign(outputs.size(), std::nullopt);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].onDevice)
-      GC_RETURN_IF_ERROR(plan("input", input(i), inst.inputViews[i], callerLayout(inputs[i]),
-                              true, inputCopies_[i]));
+      GC_RETURN_IF_ERROR(decide("input", input(i), inst.inputViews[i],
+                                callerLayout(inputs[i]), true, inputCopies_[i]));
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (!outputs[j].onDevice)
       continue;
@@ -439,7 +440,7 @@ Error CudaExecutor::planDeviceCopies(const Instance &inst, std::span<const Tenso
                            << "' has stride 0 in dimension " << d
                            << ": its elements would overlap";
     GC_RETURN_IF_ERROR(
-        plan("output", output(j), inst.outputViews[j], caller, false, outputCopies_[j]));
+        decide("output", output(j), inst.outputViews[j], caller, false, outputCopies_[j]));
   }
   return Error::success();
 }
@@ -487,6 +488,11 @@ Error CudaExecutor::placeBuffers(const Instance &inst) {
   size_t tables = bytes;
   bytes += (numKernelArgs_ + inst.symbols.size()) * sizeof(uint64_t);
   size_t had = memory_.size();
+  // Growing frees the old memory, which the last call's work on a
+  // caller's stream may still use.
+  if (pending_ && bytes > had)
+    GC_RETURN_IF_ERROR(d_.check(d_.eventSynchronize(done_), "waiting for the last call on " +
+                                                                gpu()));
   Expected<DevicePtr> base = memory_.reserve(bytes, "the buffers of " + graphName(), device_);
   if (!base)
     return base.error();
