@@ -44,8 +44,11 @@ extern "C" {
  * context keeps its buffers in GPU memory. 8 checks every weight's bytes
  * at load (CRC-32), and added gcrt_package_load_file_with_flags with
  * GCRT_LOAD_NO_VERIFY_WEIGHTS, gcrt_package_verified_count,
- * gcrt_package_verified and gcrt_package_read_weight. */
-#define GCRT_API_VERSION 8
+ * gcrt_package_verified and gcrt_package_read_weight. 9 let
+ * gcrt_run_device take tensors of any strides (copied on the GPU), and
+ * added gcrt_output_strides and gcrt_run_device_async (a caller's CUDA
+ * stream). */
+#define GCRT_API_VERSION 9
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -344,6 +347,17 @@ GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tens
                                           size_t num_inputs, size_t index, int64_t *sizes,
                                           size_t capacity, size_t *rank);
 
+/* The strides of output `index` in the graph's own layout for these inputs
+ * (API version 9), as gcrt_output_sizes gives its sizes: a caller that
+ * allocates the output with them (such as torch.empty_strided) gets it
+ * from gcrt_run_device as one block copy, where other strides take a
+ * strided copy on the GPU. Mostly row-major; an output the graph computes
+ * as a permuted view ("permute_12" of f32[2, 16, 3, 3] with strides
+ * [9, 144, 3, 1]) keeps that view's. */
+GCRT_EXPORT gcrt_status gcrt_output_strides(gcrt_context *context, const gcrt_tensor *inputs,
+                                            size_t num_inputs, size_t index, int64_t *strides,
+                                            size_t capacity, size_t *rank);
+
 /* Runs the graph. For each output: if `data` is non-null it is the
  * caller's memory, whose dtype and sizes must match (any strides);
  * otherwise the context allocates it and fills in data, dtype, rank, sizes
@@ -371,9 +385,13 @@ GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *input
 /* gcrt_run for tensors already in GPU memory (API version 5), for a CUDA
  * package: every input's and output's `data` is a device address
  * (CUdeviceptr) on the context's GPU, and every output is the caller's
- * memory. The tensors are copied on the GPU, so each must be laid out as
- * the graph's buffer (row-major for inputs and outputs as gc-lower makes
- * them): otherwise GCRT_ERROR_RUNTIME, naming it. Work that wrote the
+ * memory. The tensors are copied on the GPU, and may have any strides (API
+ * version 9: permuted, sliced with gaps, 0 for a broadcast input; sizes of
+ * 0): one laid out as the graph's buffer (gcrt_output_strides) is copied
+ * as one block, any other by a strided-copy kernel that libgcrt carries as
+ * PTX, which the driver compiles for the GPU the first time a context needs
+ * it. An output whose elements overlap (stride 0 in a dimension of more
+ * than one element) is GCRT_ERROR_RUNTIME, naming it. Work that wrote the
  * inputs must be complete before the call (synchronize its stream); the
  * outputs are complete when it returns. A CPU package is GCRT_ERROR_INPUT.
  * State works as with gcrt_run (API version 7): a CUDA context keeps the
@@ -383,6 +401,29 @@ GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *input
 GCRT_EXPORT gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs,
                                         size_t num_inputs, gcrt_tensor *outputs,
                                         size_t num_outputs);
+
+/* gcrt_run_device on the caller's CUDA stream (API version 9): a CUstream
+ * or cudaStream_t of the context's GPU (NULL: the default stream), such as
+ * torch.cuda.current_stream().cuda_stream. Every copy, kernel, library call
+ * and CUDA graph launch of the run, and the state kept between runs, is
+ * enqueued there after the work already on it, and the call returns
+ * without waiting: no synchronization before (work that writes the inputs
+ * only needs to be on that stream first) nor after (work that reads the
+ * outputs, enqueued after the call on that stream, sees them). The
+ * inputs' and outputs' memory must stay valid until the stream has run
+ * the call's work. Errors found before anything is enqueued (sizes,
+ * dtypes, layouts) leave the stream untouched; a failure while
+ * enqueueing may leave part of the run enqueued. A graph with steps that
+ * run on the host (fallback ops, cond and while_loop) waits for the stream
+ * at each such step. Calls on one context run one at a time in the order
+ * made, whatever their streams: a call on another stream than the last
+ * call's first waits, on the GPU, for the last call's work; so do
+ * gcrt_run, gcrt_run_device and the buffer functions, which run on the
+ * context's own stream and wait for their work. A CUDA graph captured for
+ * the context is launched on whichever stream the call names. */
+GCRT_EXPORT gcrt_status gcrt_run_device_async(gcrt_context *context, const gcrt_tensor *inputs,
+                                              size_t num_inputs, gcrt_tensor *outputs,
+                                              size_t num_outputs, void *cuda_stream);
 
 /* A context's buffers (API version 4). `name` is the buffer's name as the
  * exported program has it (the target of its "buffer_mutation" output,

@@ -180,8 +180,16 @@ PackageExecutor::outputSizes(std::span<const TensorRef> userInputs) {
   return executor_->outputSizes(*inputs);
 }
 
+Expected<std::vector<std::vector<int64_t>>>
+PackageExecutor::outputStrides(std::span<const TensorRef> userInputs) {
+  Expected<std::span<const TensorRef>> inputs = bind(userInputs);
+  if (!inputs)
+    return inputs.error();
+  return executor_->outputStrides(*inputs);
+}
+
 Error PackageExecutor::run(std::span<const TensorRef> userInputs,
-                           std::span<const TensorRef> outputs) {
+                           std::span<const TensorRef> outputs, std::optional<void *> stream) {
   Expected<std::span<const TensorRef>> inputs = bind(userInputs);
   if (!inputs)
     return inputs.error();
@@ -189,7 +197,19 @@ Error PackageExecutor::run(std::span<const TensorRef> userInputs,
     return makeError() << graphLabel(graph_) << " has " << graph_.outputs()->size()
                        << " outputs, but " << outputs.size() << " were given";
   GC_RETURN_IF_ERROR(checkAliasing(userInputs));
-  GC_RETURN_IF_ERROR(executor_->run(*inputs, outputs));
+  GC_RETURN_IF_ERROR(executor_->setStream(stream));
+  // Later calls (reading a buffer, say) go back to the executor's own stream.
+  Error ran = runOn(userInputs, *inputs, outputs);
+  if (stream)
+    if (Error e = executor_->setStream(std::nullopt); e && !ran)
+      return e;
+  return ran;
+}
+
+Error PackageExecutor::runOn(std::span<const TensorRef> userInputs,
+                             std::span<const TensorRef> inputs,
+                             std::span<const TensorRef> outputs) {
+  GC_RETURN_IF_ERROR(executor_->run(inputs, outputs));
   // Only now that every step succeeded: a failed run changes nothing (but
   // a buffer updated in place, whose output is its state memory already).
   for (State &s : state_)

@@ -466,6 +466,26 @@ ExecutorBase::outputSizes(std::span<const TensorRef> inputs) {
   return out;
 }
 
+Expected<std::vector<std::vector<int64_t>>>
+ExecutorBase::outputStrides(std::span<const TensorRef> inputs) {
+  Expected<std::vector<int64_t>> values = bindInputs(inputs);
+  if (!values)
+    return values.error();
+  Expected<Instance *> inst = instanceFor(*values);
+  if (!inst)
+    return inst.error();
+  std::vector<std::vector<int64_t>> out;
+  for (const StridedLayout &view : (*inst)->outputViews)
+    out.push_back(view.strides);
+  return out;
+}
+
+Error ExecutorBase::setStream(std::optional<void *> stream) {
+  if (!stream)
+    return Error::success();
+  return makeError() << graphLabel(graph_) << " runs on the CPU, which has no CUDA stream";
+}
+
 Expected<std::vector<StridedLayout>>
 ExecutorBase::checkOutputs(const Instance &inst, std::span<const TensorRef> outputs) const {
   size_t numOutputs = graph_.outputs()->size();

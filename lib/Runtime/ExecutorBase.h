@@ -113,6 +113,10 @@ public:
 
   Expected<std::vector<std::vector<int64_t>>>
   outputSizes(std::span<const TensorRef> inputs) override;
+  Expected<std::vector<std::vector<int64_t>>>
+  outputStrides(std::span<const TensorRef> inputs) override;
+  /// CPU executors have no stream: an error; CudaExecutor takes one.
+  Error setStream(std::optional<void *> stream) override;
   std::vector<StepProfile> profile() const override { return profile_; }
   /// Host memory; CudaExecutor gives GPU memory.
   Expected<TensorRef> allocatePersistent(DType dtype,

@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <memory>
 #include <new>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -264,18 +266,21 @@ gcrt_status onBuffer(gcrt_context *context, const char *name, const gcrt_tensor 
 }
 
 /// gcrt_run, and gcrt_run_device when `device`: every tensor is then GPU
-/// memory, and every output the caller's.
+/// memory, and every output the caller's; with `stream`,
+/// gcrt_run_device_async, which enqueues the run there.
 gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
-                       gcrt_tensor *outputs, size_t num_outputs, bool device) {
-  const char *function = device ? "gcrt_run_device" : "gcrt_run";
+                       gcrt_tensor *outputs, size_t num_outputs, bool device,
+                       std::optional<void *> stream = std::nullopt) {
+  const char *function =
+      stream ? "gcrt_run_device_async" : device ? "gcrt_run_device" : "gcrt_run";
   return guarded([&] {
     if (!context || (num_outputs && !outputs))
       return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string(function) + ": null argument");
     PackageExecutor &exec = *context->executor;
     const plan::Graph &g = exec.graph();
     if (device && targetDevice(g.target()->string_view()) != TargetDevice::CUDA)
-      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: gcrt_run_device takes "
-                                                    "GPU memory for CUDA packages only");
+      return fail(GCRT_ERROR_INPUT, graphLabel(g) + " runs on the CPU: " + function +
+                                        " takes GPU memory for CUDA packages only");
     size_t numOutputs = g.outputs()->size();
     bool onHost = targetDevice(g.target()->string_view()) != TargetDevice::CUDA;
     Expected<std::vector<TensorRef>> in = refsOf(inputs, num_inputs, "input", device);
@@ -329,8 +334,36 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
       return fail(GCRT_ERROR_INPUT, refs.error().message());
     if (Error e = exec.checkAliasing(*in))
       return fail(GCRT_ERROR_INPUT, e.message());
-    if (Error e = exec.run(*in, *refs))
+    if (Error e = exec.run(*in, *refs, stream))
       return fail(GCRT_ERROR_RUNTIME, e.message());
+    return GCRT_OK;
+  });
+}
+
+/// gcrt_output_sizes and gcrt_output_strides: one vector per output of
+/// `compute`'s for these inputs, output `index`'s into `values`.
+template <typename F>
+gcrt_status outputVector(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
+                         size_t index, int64_t *values, size_t capacity, size_t *rank,
+                         const char *function, F &&compute) {
+  return guarded([&] {
+    if (!context || !rank || (capacity && !values))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, std::string(function) + ": null argument");
+    Expected<std::vector<TensorRef>> refs = refsOf(inputs, num_inputs, "input");
+    if (!refs)
+      return fail(GCRT_ERROR_INPUT, refs.error().message());
+    Expected<std::vector<std::vector<int64_t>>> all = compute(*context->executor, *refs);
+    if (!all)
+      return fail(GCRT_ERROR_INPUT, all.error().message());
+    if (index >= all->size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "no output " + std::to_string(index));
+    const std::vector<int64_t> &s = (*all)[index];
+    *rank = s.size();
+    if (capacity < s.size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
+                                                   std::to_string(s.size()) + ", room for " +
+                                                   std::to_string(capacity));
+    std::copy(s.begin(), s.end(), values);
     return GCRT_OK;
   });
 }
@@ -712,26 +745,20 @@ gcrt_status gcrt_context_set_peaks(gcrt_context *context, const char *peaks) {
 gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
                               size_t num_inputs, size_t index, int64_t *sizes, size_t capacity,
                               size_t *rank) {
-  return guarded([&] {
-    if (!context || !rank || (capacity && !sizes))
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_output_sizes: null argument");
-    Expected<std::vector<TensorRef>> refs = refsOf(inputs, num_inputs, "input");
-    if (!refs)
-      return fail(GCRT_ERROR_INPUT, refs.error().message());
-    Expected<std::vector<std::vector<int64_t>>> all = context->executor->outputSizes(*refs);
-    if (!all)
-      return fail(GCRT_ERROR_INPUT, all.error().message());
-    if (index >= all->size())
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "no output " + std::to_string(index));
-    const std::vector<int64_t> &s = (*all)[index];
-    *rank = s.size();
-    if (capacity < s.size())
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
-                                                   std::to_string(s.size()) + ", room for " +
-                                                   std::to_string(capacity));
-    std::copy(s.begin(), s.end(), sizes);
-    return GCRT_OK;
-  });
+  return outputVector(context, inputs, num_inputs, index, sizes, capacity, rank,
+                      "gcrt_output_sizes", [](PackageExecutor &e, std::span<const TensorRef> in) {
+                        return e.outputSizes(in);
+                      });
+}
+
+gcrt_status gcrt_output_strides(gcrt_context *context, const gcrt_tensor *inputs,
+                                size_t num_inputs, size_t index, int64_t *strides,
+                                size_t capacity, size_t *rank) {
+  return outputVector(context, inputs, num_inputs, index, strides, capacity, rank,
+                      "gcrt_output_strides",
+                      [](PackageExecutor &e, std::span<const TensorRef> in) {
+                        return e.outputStrides(in);
+                      });
 }
 
 gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
@@ -742,6 +769,12 @@ gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t nu
 gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,
                             gcrt_tensor *outputs, size_t num_outputs) {
   return runContext(context, inputs, num_inputs, outputs, num_outputs, true);
+}
+
+gcrt_status gcrt_run_device_async(gcrt_context *context, const gcrt_tensor *inputs,
+                                  size_t num_inputs, gcrt_tensor *outputs, size_t num_outputs,
+                                  void *cuda_stream) {
+  return runContext(context, inputs, num_inputs, outputs, num_outputs, true, cuda_stream);
 }
 
 gcrt_status gcrt_context_read_buffer(gcrt_context *context, const char *name,

@@ -93,14 +93,16 @@ class _Graph:
         framework (numpy arrays for numpy inputs), or `out` filled.
         buffers=False: None for the mutated buffers' new values on the CPU,
         which the context keeps (no copy of a KV cache per call)."""
+        stream = None
         if self.cuda and flat and _is_torch(flat[0]) and flat[0].is_cuda:
-            # libgcrt runs on a stream of its own: the caller's work on the
-            # inputs must be done first (the outputs are done on return).
+            # Enqueued on torch's current stream, after the work that wrote
+            # the inputs and before the work that reads the outputs, as a
+            # torch op would be; nothing waits.
             import torch
 
-            torch.cuda.current_stream(flat[0].device).synchronize()
+            stream = torch.cuda.current_stream(flat[0].device).cuda_stream
         with self.lock:
-            results = self.context.run(flat, out, buffers)
+            results = self.context.run(flat, out, stream, buffers)
         if out is not None:
             return list(out)
         if results and flat and _is_torch(flat[0]) and \

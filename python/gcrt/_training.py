@@ -50,7 +50,7 @@ class _Call(torch.autograd.Function):
                 info = module._forward.outputs[module._users[k]]
                 inputs.append(torch.zeros(info["sizes"], dtype=_torch_dtype(info["dtype"]),
                                           device=saved[0].device if saved else None)
-                              if g is None else g.contiguous())
+                              if g is None else g)
         results = module._backward.run(inputs)
         by_target = {}
         for info, value in zip(module._backward.outputs, results):

@@ -327,21 +327,41 @@ public:
       managed_->deleter(managed_);
   }
 
+  /// A tensor of `sizes`, row-major, or with `strides` where given: then
+  /// the framework allocates the elements they span as a flat tensor, and
+  /// the tensor handed over is given these sizes and strides (the exchange
+  /// table's allocator takes sizes only).
   template <typename Where>
   void *allocate(const dlpack::ExchangeApi &api, gcrt_dtype dtype, std::vector<int64_t> &sizes,
-                 const Where &where) {
+                 const std::vector<int64_t> *strides, const Where &where) {
     nb::dlpack::dtype d = dlpackOf(dtype);
     dlpack::Tensor prototype{};
     prototype.device = {where.deviceType, where.deviceId};
     prototype.ndim = static_cast<int32_t>(sizes.size());
     prototype.dtype = {d.code, d.bits, d.lanes};
     prototype.shape = sizes.data();
+    int64_t span = 1;
+    if (strides) {
+      for (size_t i = 0; i < sizes.size(); ++i)
+        span += (sizes[i] - 1) * (*strides)[i];
+      for (int64_t s : sizes)
+        span = s == 0 ? 0 : span;
+      prototype.ndim = 1;
+      prototype.shape = &span;
+    }
     std::string message;
     auto setError = [](void *context, const char *kind, const char *text) {
       *static_cast<std::string *>(context) = std::string(kind) + ": " + text;
     };
     if (api.allocate(&prototype, &managed_, &message, setError) != 0 || !managed_)
       throw Error("allocating an output tensor failed: " + message);
+    if (strides) {
+      sizes_ = sizes;
+      strides_ = *strides;
+      managed_->tensor.ndim = static_cast<int32_t>(sizes_.size());
+      managed_->tensor.shape = sizes_.data();
+      managed_->tensor.strides = strides_.data();
+    }
     return static_cast<char *>(managed_->tensor.data) + managed_->tensor.byteOffset;
   }
 
@@ -355,6 +375,8 @@ public:
 
 private:
   dlpack::ManagedTensor *managed_ = nullptr;
+  /// What a strided tensor's DLPack record points at until it is released.
+  std::vector<int64_t> sizes_, strides_;
 };
 
 /// One graph of a package ready to run (gcrt_context).
@@ -378,17 +400,24 @@ public:
   /// framework (made through its exchange table, on the inputs' device:
   /// torch tensors for torch inputs) or else numpy arrays; or nothing where
   /// `out` gives the caller's memory for every output, which the run fills.
+  ///
+  /// In GPU memory the inputs may have any strides; outputs the inputs'
+  /// framework makes have the graph's own layout (gcrt_output_strides), so
+  /// that no copy rearranges them. With `stream` (a CUDA stream's handle, such as
+  /// torch.cuda.current_stream().cuda_stream) a GPU run is enqueued there
+  /// and not waited for (gcrt_run_device_async); without, it runs on the
+  /// context's own stream and is done on return.
   /// `buffers=False` leaves out the mutated buffers' new values on the CPU
   /// (None in their places): the context keeps them, and one it updates in
   /// place (a KV cache) is then never copied.
   std::vector<nb::object> run(nb::sequence inputs, std::optional<nb::sequence> out,
-                              bool buffers) {
+                              std::optional<uintptr_t> stream, bool buffers) {
     std::vector<TensorView> views = viewInputs(inputs);
     Placement where = placementOf(views);
     const std::vector<TensorInfo> &infos = package_->outputs(graph_);
     if (out) {
       std::vector<TensorView> outViews = viewOutputs(*out, where);
-      runViews(views, tensors(outViews), where);
+      runViews(views, tensors(outViews), where, stream);
       return {};
     }
     const dlpack::ExchangeApi *maker = nullptr;
@@ -407,16 +436,21 @@ public:
     };
     for (size_t i = 0; i < infos.size(); ++i) {
       outputSizes(views, i, sizes[i]);
+      // The framework's tensors take the graph's layout on the CPU too,
+      // where it costs nothing either way, so that both devices return the
+      // same strides.
+      const std::vector<int64_t> *strides = maker ? ownLayout(views, i, sizes[i]) : nullptr;
       void *data = nullptr;
       if (leftOut(i))
         results[i] = nb::none();
       else if (maker)
-        data = allocated[i].allocate(*maker, infos[i].dtype, sizes[i], where);
+        data = allocated[i].allocate(*maker, infos[i].dtype, sizes[i], strides, where);
       else
         results[i] = newHostArray(infos[i].dtype, sizes[i], data);
-      outputs[i] = gcrt_tensor{data, infos[i].dtype, sizes[i].size(), sizes[i].data(), nullptr};
+      outputs[i] = gcrt_tensor{data, infos[i].dtype, sizes[i].size(), sizes[i].data(),
+                               strides ? strides->data() : nullptr};
     }
-    runViews(views, outputs, where);
+    runViews(views, outputs, where, stream);
     if (maker)
       for (size_t i = 0; i < infos.size(); ++i)
         if (!leftOut(i))
@@ -511,19 +545,69 @@ private:
   }
 
   void runViews(const std::vector<TensorView> &views, std::vector<gcrt_tensor> outputs,
-                Placement where) {
+                Placement where, std::optional<uintptr_t> stream) {
     std::vector<gcrt_tensor> in = tensors(views);
     bool gpu = where.deviceType == nb::device::cuda::value;
     gcrt_status status;
     {
       nb::gil_scoped_release unlocked;
-      status = gpu ? gcrt_run_device(handle_.get(), in.data(), in.size(), outputs.data(),
-                                     outputs.size())
-                   : gcrt_run(handle_.get(), in.data(), in.size(), outputs.data(),
-                              outputs.size());
+      if (gpu && stream)
+        status = gcrt_run_device_async(handle_.get(), in.data(), in.size(), outputs.data(),
+                                       outputs.size(), reinterpret_cast<void *>(*stream));
+      else if (gpu)
+        status = gcrt_run_device(handle_.get(), in.data(), in.size(), outputs.data(),
+                                 outputs.size());
+      else
+        status = gcrt_run(handle_.get(), in.data(), in.size(), outputs.data(), outputs.size());
     }
     check(status);
   }
+
+  /// Output `index`'s strides in the graph's own layout where they are not
+  /// row-major (else null), for the inputs' sizes; kept for the last sizes
+  /// seen, which a graph of static shapes never changes.
+  const std::vector<int64_t> *ownLayout(const std::vector<TensorView> &views, size_t index,
+                                        const std::vector<int64_t> &sizes) {
+    std::vector<int64_t> key;
+    for (const TensorView &v : views)
+      key.insert(key.end(), v.sizes.begin(), v.sizes.end());
+    if (key != layoutKey_ || layouts_.empty()) {
+      layouts_.clear();
+      for (size_t j = 0; j < package_->outputs(graph_).size(); ++j)
+        layouts_.push_back(outputStrides(views, j));
+      layoutKey_ = std::move(key);
+    }
+    const std::vector<int64_t> &strides = layouts_[index];
+    int64_t dense = 1;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (sizes[d] != 1 && strides[d] != dense)
+        return &strides;
+      dense *= sizes[d];
+    }
+    return nullptr;
+  }
+
+  std::vector<int64_t> outputStrides(const std::vector<TensorView> &views, size_t index) const {
+    std::vector<gcrt_tensor> in = tensors(views);
+    std::vector<int64_t> strides(package_->outputs(graph_)[index].sizes.size() + 1, 0);
+    size_t rank = 0;
+    check(gcrt_output_strides(handle_.get(), in.data(), in.size(), index, strides.data(),
+                              strides.size(), &rank));
+    strides.resize(rank);
+    return strides;
+  }
+
+public:
+  /// Every output's strides in the graph's own layout for these inputs.
+  std::vector<std::vector<int64_t>> outputStridesFor(nb::sequence inputs) const {
+    std::vector<TensorView> views = viewInputs(inputs);
+    std::vector<std::vector<int64_t>> all;
+    for (size_t j = 0; j < package_->outputs(graph_).size(); ++j)
+      all.push_back(outputStrides(views, j));
+    return all;
+  }
+
+private:
 
   static std::vector<gcrt_tensor> tensors(const std::vector<TensorView> &views) {
     std::vector<gcrt_tensor> r;
@@ -554,6 +638,9 @@ private:
   std::shared_ptr<Package> package_;
   size_t graph_;
   std::unique_ptr<gcrt_context, Deleter> handle_;
+  /// ownLayout's: the inputs' sizes, one after another, and the strides.
+  std::vector<int64_t> layoutKey_;
+  std::vector<std::vector<int64_t>> layouts_;
 };
 
 nb::dict infoDict(const TensorInfo &info) {
@@ -611,7 +698,8 @@ void bindRuntime(nb::module_ &m) {
            nb::arg("profile") = false, nb::arg("cuda_graphs") = true,
            nb::arg("allow_tf32") = false)
       .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none(),
-           nb::arg("buffers") = true)
+           nb::arg("stream") = nb::none(), nb::arg("buffers") = true)
+      .def("output_strides", &Context::outputStridesFor, nb::arg("inputs"))
       .def("read_buffer", &Context::readBuffer)
       .def("write_buffer", &Context::writeBuffer)
       .def("reset_buffers", &Context::resetBuffers)

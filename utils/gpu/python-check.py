@@ -13,7 +13,11 @@ callable gets the same tensors (device I/O: gcrt_run_device, no host
 copies). Outputs are compared at rtol 1e-3 and atol max(1e-3, 2e-5 *
 max|expected|). A training package (<model>.train.gcpkg) is trained for 5
 SGD steps beside ep.module() on the GPU, parameters compared at 1e-4.
-Prints one line per model and `N passed, N failed`.
+Each inference package is also called on tensors of other layouts (a
+slice with gaps, a broadcast, outputs in column-major out= memory) and on
+a side torch stream, compared with its own call on contiguous tensors on
+the default stream (same rule). Prints one line per check and
+`N passed, N failed`.
 """
 
 import argparse
@@ -79,6 +83,68 @@ def check_inference(package, archive, inputs_dir, weights=None):
     return None
 
 
+def column_major(like):
+    """Memory for `like`'s values whose first dimension varies fastest."""
+    dims = list(range(like.dim()))[::-1]
+    return torch.empty(list(like.shape)[::-1], dtype=like.dtype, device=like.device).permute(dims)
+
+
+def gapped(t):
+    """`t`'s values as every other element of a wider tensor."""
+    if t.dim() == 0:
+        return t
+    wide = torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=t.dtype, device=t.device)
+    wide[..., ::2] = t
+    return wide[..., ::2]
+
+
+def check_layouts_and_streams(package, inputs_dir, weights=None):
+    """Device I/O of any strides, and calls enqueued on a side stream; each
+    call from the package's initial state, on fresh inputs (a graph may
+    mutate its state or an input)."""
+    m = gcrt.load(package, device="cuda", weights=weights)
+    arrays = flat_inputs(inputs_dir)
+
+    def call(inputs, out=None):
+        m.reset()
+        m._forward.context.seed = 0
+        return m._forward.run(inputs, out)
+
+    def fresh():
+        return [torch.from_numpy(a).cuda() for a in arrays]
+
+    want = [t.clone() for t in call(fresh())]
+    inputs = [gapped(t) for t in fresh()]
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        got = call(inputs)
+        twice = [g * 2 for g in got]
+    stream.synchronize()
+    for k, (g, w, t2) in enumerate(zip(got, want, twice)):
+        why = close(g, w) or close(t2, w * 2)
+        if why:
+            return f"output {k} of strided inputs on a side stream: {why}"
+    first = fresh()[0]
+    if first.dim() > 1 and first.shape[0] > 1:
+        # The first input broadcast from its first row (stride 0).
+        reference = [t.clone() for t in call([first[:1].expand(first.shape).contiguous()]
+                                             + fresh()[1:])]
+        got = call([first[:1].expand(first.shape)] + fresh()[1:])
+        for k, (g, w) in enumerate(zip(got, reference)):
+            why = close(g, w)
+            if why:
+                return f"output {k} of a broadcast input: {why}"
+    out = [column_major(w) for w in want]
+    call(fresh(), out)
+    torch.cuda.synchronize()
+    for k, (g, w) in enumerate(zip(out, want)):
+        why = close(g, w)
+        if why:
+            return f"output {k} into column-major memory: {why}"
+    return None
+
+
 def check_training(package, archive, inputs_dir):
     ep = torch.export.load(str(archive))
     reference = gpu_module(ep)
@@ -109,23 +175,31 @@ def main():
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    passed = failed = 0
-    for package in sorted(args.packages.glob("*.gcpkg")):
-        name = package.name.split(".")[0]
-        training = package.name.endswith(".train.gcpkg")
+    counts = {"passed": 0, "failed": 0}
+
+    def report(label, check, *check_args):
         try:
-            if training:
-                why = check_training(package, MODELS / name / "model.pt2", MODELS / name)
-            elif (MODELS / name).is_dir():
-                why = check_inference(package, MODELS / name / "model.pt2", MODELS / name)
-            else:  # a real model: its package leaves the weights in the archive
-                archive = args.realmodels / name / "model.pt2"
-                why = check_inference(package, archive, MODELS / "realmodels" / name, archive)
+            why = check(*check_args)
         except Exception as e:  # a model that cannot run is a failure, named
             why = f"{type(e).__name__}: {e}"
-        print(f"{package.name}: {'pass' if why is None else 'FAIL: ' + why}", flush=True)
-        passed += why is None
-        failed += why is not None
+        print(f"{label}: {'pass' if why is None else 'FAIL: ' + why}", flush=True)
+        counts["passed" if why is None else "failed"] += 1
+
+    for package in sorted(args.packages.glob("*.gcpkg")):
+        name = package.name.split(".")[0]
+        if package.name.endswith(".train.gcpkg"):
+            report(package.name, check_training, package, MODELS / name / "model.pt2",
+                   MODELS / name)
+        elif (MODELS / name).is_dir():
+            report(package.name, check_inference, package, MODELS / name / "model.pt2",
+                   MODELS / name)
+            report(f"{package.name} [layouts, streams]", check_layouts_and_streams, package,
+                   MODELS / name)
+        else:  # a real model: its package leaves the weights in the archive
+            archive = args.realmodels / name / "model.pt2"
+            report(package.name, check_inference, package, archive,
+                   MODELS / "realmodels" / name, archive)
+    passed, failed = counts["passed"], counts["failed"]
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -188,8 +188,15 @@ public:
   const plan::Graph &graph() const { return graph_; }
   /// One per user input, in order.
   Expected<std::vector<std::vector<int64_t>>> outputSizes(std::span<const TensorRef> userInputs);
+  /// The strides each output has in the graph's own layout, for these
+  /// inputs' sizes (Executor::outputStrides).
+  Expected<std::vector<std::vector<int64_t>>> outputStrides(std::span<const TensorRef> userInputs);
   /// `outputs` has one per graph output, of the sizes outputSizes gives.
-  Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs);
+  /// With `stream` (a CUDA graph's tensors all in GPU memory), every copy
+  /// and step is enqueued on that CUDA stream and not waited for
+  /// (Executor::setStream).
+  Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs,
+            std::optional<void *> stream = std::nullopt);
   /// Time per step (RuntimeOptions::profile).
   std::vector<StepProfile> profile() const { return executor_->profile(); }
   /// The generator state the graph's random numbers come from: set the
@@ -220,6 +227,9 @@ private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)
       : package_(std::move(package)), graph_(graph) {}
   Expected<std::span<const TensorRef>> bind(std::span<const TensorRef> userInputs);
+  /// run() once the inputs are bound and the stream set.
+  Error runOn(std::span<const TensorRef> userInputs, std::span<const TensorRef> inputs,
+              std::span<const TensorRef> outputs);
 
   /// A mutated buffer: the graph input that reads it, the output that gives
   /// its new value, its weight's value, and its current value (contiguous,

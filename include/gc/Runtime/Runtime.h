@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,7 +67,8 @@ struct TensorRef {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides; ///< in elements
   /// `data` is memory of the GPU a CUDA executor runs on (a CUdeviceptr),
-  /// which only CUDA executors take, laid out as the plan's buffer.
+  /// which only CUDA executors take (any strides: copied on the GPU, at
+  /// the cost of one memory copy where laid out as the plan's buffer).
   bool onDevice = false;
 };
 
@@ -167,12 +169,25 @@ public:
   /// the inputs; checks their count, dtypes, shapes and symbol ranges).
   virtual Expected<std::vector<std::vector<int64_t>>>
   outputSizes(std::span<const TensorRef> inputs) = 0;
+  /// The strides of each output as the plan lays it out for these inputs'
+  /// sizes: an output the caller gives with them is copied without
+  /// rearranging (on a GPU, as one block of memory).
+  virtual Expected<std::vector<std::vector<int64_t>>>
+  outputStrides(std::span<const TensorRef> inputs) = 0;
 
   /// Runs the plan. `inputs`: one per graph input (user inputs and
   /// weights alike), in order. `outputs`: one per graph output, with
   /// the sizes outputSizes gave, any strides (device tensors: the plan
   /// buffer's). Errors name the input or step.
   virtual Error run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) = 0;
+
+  /// Where the next run() and copy() calls put their GPU work (CUDA
+  /// executors only): a caller's CUDA stream (a CUstream; null is the
+  /// default stream), on which they enqueue everything and return without
+  /// waiting; or, with nullopt, the executor's own stream, waited for
+  /// before they return (the default). Work of calls on different streams
+  /// is ordered as the calls were made.
+  virtual Error setStream(std::optional<void *> stream) = 0;
 
   /// Time per step so far, in plan order (empty unless profiling).
   virtual std::vector<StepProfile> profile() const = 0;

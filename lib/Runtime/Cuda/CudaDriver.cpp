@@ -59,6 +59,8 @@ Error resolveAll(void *h, Driver &d) {
   GC_RETURN_IF_ERROR(resolve(h, "cuEventCreate", d.eventCreate));
   GC_RETURN_IF_ERROR(resolve(h, "cuEventDestroy_v2", d.eventDestroy));
   GC_RETURN_IF_ERROR(resolve(h, "cuEventRecord", d.eventRecord));
+  GC_RETURN_IF_ERROR(resolve(h, "cuStreamWaitEvent", d.streamWaitEvent));
+  GC_RETURN_IF_ERROR(resolve(h, "cuEventSynchronize", d.eventSynchronize));
   // The _v2 name (CUDA 12.8 on) where the driver has it; the two take the
   // same arguments.
   if (Error e = resolve(h, "cuEventElapsedTime_v2", d.eventElapsedTime))

@@ -56,6 +56,7 @@ enum : int {
   FuncAttrMaxThreadsPerBlock = 0,
   StreamNonBlocking = 1,
   CaptureModeThreadLocal = 1,
+  EventDisableTiming = 2,
 };
 
 /// The driver functions gc calls.
@@ -97,6 +98,8 @@ struct Driver {
   Result (*eventCreate)(Event *event, unsigned flags);
   Result (*eventDestroy)(Event event);
   Result (*eventRecord)(Event event, Stream stream);
+  Result (*streamWaitEvent)(Stream stream, Event event, unsigned flags);
+  Result (*eventSynchronize)(Event event);
   Result (*eventElapsedTime)(float *ms, Event start, Event end);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"

@@ -14,9 +14,15 @@
 // changes. Callers pass host tensors: inputs are copied in before the steps
 // and outputs out after them, through host staging memory where the
 // caller's strides are not the buffer's; tensors already in the GPU's memory
-// are copied on the GPU, and must be laid out as their buffers. Fallback and
-// call steps run on the host through the same code as on the CPU, on host
-// copies of the buffers they view.
+// are copied on the GPU, as one block where laid out as their buffers, else
+// by the strided-copy kernel (StridedCopy.h). Fallback and call steps run on
+// the host through the same code as on the CPU, on host copies of the
+// buffers they view.
+//
+// A run goes on the executor's own stream and is waited for, or on the
+// caller's stream (setStream), where it is only enqueued. An event recorded
+// at the end of each call orders a call on another stream after it, since
+// every call uses the same device memory.
 //
 // A graph whose steps all run on the GPU is captured as a CUDA graph and
 // replayed: one launch instead of one per step. With static shapes that is
@@ -24,7 +30,8 @@
 // the same sizes, so that sizes that change with every run never pay for a
 // capture. The capture holds the addresses the steps were given, so it is
 // made again if any of them moves. A profile times each step between two
-// CUDA events, on the GPU's clock.
+// CUDA events, on the GPU's clock. Captures are made on the executor's own
+// stream and launched on the run's.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaExecutor.h"
@@ -32,6 +39,7 @@
 #include "CudaDriver.h"
 #include "CudaLibraries.h"
 #include "ExecutorBase.h"
+#include "StridedCopy.h"
 
 #include "gc/Support/Target.h"
 
@@ -134,6 +142,7 @@ public:
   Expected<TensorRef> allocatePersistent(DType dtype,
                                          const std::vector<int64_t> &sizes) override;
   Error copy(const TensorRef &dst, const TensorRef &src, const std::string &what) override;
+  Error setStream(std::optional<void *> stream) override;
 
 private:
   Error resolveKernel(size_t s, const plan::KernelStep &k) override;
@@ -143,22 +152,32 @@ private:
 
   Error makeCurrent() const { return d_.check(d_.ctxSetCurrent(context_), "using " + gpu()); }
   Error synchronize(const std::string &doing) const {
-    return d_.check(d_.streamSynchronize(stream_), doing + " on " + gpu());
+    return d_.check(d_.streamSynchronize(run_), doing + " on " + gpu());
   }
+  /// What every run and copy starts and ends with: ordering after the
+  /// last call's work on another stream, and waiting for the work or
+  /// recording where it ends.
+  Error beginCall();
+  Error endCall(const std::string &doing);
   /// "cuda:sm_90 NVIDIA H100 80GB HBM3", for messages.
   std::string gpu() const { return device_.describe(); }
   std::string graphName() const { return graphLabel(graph_); }
 
-  /// An error for a tensor in GPU memory not laid out as its buffer.
-  Error checkDeviceTensors(const Instance &inst, std::span<const TensorRef> inputs,
-                           std::span<const TensorRef> outputs,
-                           const std::vector<StridedLayout> &outLayouts) const;
+  /// How each tensor in GPU memory is copied (inputCopies_ and
+  /// outputCopies_), decided before any work is enqueued; an error names
+  /// a tensor no copy takes.
+  Error planDeviceCopies(const Instance &inst, std::span<const TensorRef> inputs,
+                         std::span<const TensorRef> outputs,
+                         const std::vector<StridedLayout> &outLayouts);
+  /// Copies `plan`'s elements on the GPU: one block, or the copy kernel.
+  Error copyStridedOnDevice(DevicePtr dst, DevicePtr src, const cuda::StridedCopyPlan &plan,
+                            unsigned elemBytes, const std::string &what);
   /// Lays out the device allocation for `inst` and sets addresses_ (but
   /// for weights, which uploadInputs places).
   Error placeBuffers(const Instance &inst);
   Error uploadInputs(const Instance &inst, std::span<const TensorRef> inputs);
   Error uploadTables(const Instance &inst);
-  Error runStep(size_t s, StepInstance &si);
+  Error runStep(size_t s, StepInstance &si, cuda::Stream stream);
   /// A fallback or call step: the buffers it views are copied to the host,
   /// the step runs there, and the buffers it writes go back.
   Error runStepOnHost(size_t s, StepInstance &si, const Instance &inst);
@@ -179,15 +198,15 @@ private:
     bool operator==(const CaptureKey &) const = default;
   };
   Error copyIn(DevicePtr dst, const void *src, size_t bytes, const std::string &what) {
-    return d_.check(d_.memcpyHtoDAsync(dst, src, bytes, stream_),
+    return d_.check(d_.memcpyHtoDAsync(dst, src, bytes, run_),
                     "copying " + what + " to " + gpu());
   }
   Error copyOut(void *dst, DevicePtr src, size_t bytes, const std::string &what) {
-    return d_.check(d_.memcpyDtoHAsync(dst, src, bytes, stream_),
+    return d_.check(d_.memcpyDtoHAsync(dst, src, bytes, run_),
                     "copying " + what + " from " + gpu());
   }
   Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes, const std::string &what) {
-    return d_.check(d_.memcpyDtoDAsync(dst, src, bytes, stream_),
+    return d_.check(d_.memcpyDtoDAsync(dst, src, bytes, run_),
                     "copying " + what + " on " + gpu());
   }
 
@@ -195,7 +214,22 @@ private:
   const CudaDevice device_;
   cuda::Context context_ = nullptr;
   cuda::Stream stream_ = nullptr;
+  /// The stream of the current call: stream_, or the caller's; whether the
+  /// call waits for its work (only on stream_).
+  cuda::Stream run_ = nullptr;
+  bool waits_ = true;
+  /// The end of the last call's work that was not waited for, and its
+  /// stream (null: none).
+  cuda::Event done_ = nullptr;
+  cuda::Stream doneOn_ = nullptr;
+  bool pending_ = false;
   cuda::Module module_ = nullptr;
+  /// The strided-copy kernel, loaded on first need.
+  cuda::Module copyModule_ = nullptr;
+  cuda::Function copyKernel_ = nullptr;
+  /// Per input, then per output in GPU memory: how it is copied (nullopt:
+  /// laid out as its buffer, copied whole).
+  std::vector<std::optional<cuda::StridedCopyPlan>> inputCopies_, outputCopies_;
   DeviceBuffer memory_;
   std::vector<WeightCopy> weights_; ///< per buffer; used for weight buffers
   std::vector<DeviceBuffer> persistent_; ///< allocatePersistent's
@@ -231,6 +265,9 @@ CudaExecutor::~CudaExecutor() {
     return;
   // What follows frees memory and handles of this context.
   d_.ctxSetCurrent(context_);
+  // Work enqueued on a caller's stream may still use that memory.
+  if (pending_)
+    d_.eventSynchronize(done_);
   dropCapture();
   for (cuda::Event e : events_)
     d_.eventDestroy(e);
@@ -239,8 +276,12 @@ CudaExecutor::~CudaExecutor() {
   memory_.release();
   weights_.clear();
   persistent_.clear();
+  if (done_)
+    d_.eventDestroy(done_);
   if (module_)
     d_.moduleUnload(module_);
+  if (copyModule_)
+    d_.moduleUnload(copyModule_);
   if (stream_)
     d_.streamDestroy(stream_);
   d_.primaryCtxRelease(device_.ordinal);
@@ -255,6 +296,9 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
   GC_RETURN_IF_ERROR(makeCurrent());
   GC_RETURN_IF_ERROR(d_.check(d_.streamCreate(&stream_, cuda::StreamNonBlocking),
                               "making a stream on " + gpu()));
+  run_ = stream_;
+  GC_RETURN_IF_ERROR(d_.check(d_.eventCreate(&done_, cuda::EventDisableTiming),
+                              "making an event on " + gpu()));
   bool hasKernels = false;
   for (const plan::Step *st : *graph_.steps())
     hasKernels |= st->detail_as_KernelStep() != nullptr;
@@ -335,31 +379,91 @@ Error CudaExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   return Error::success();
 }
 
-Error CudaExecutor::checkDeviceTensors(const Instance &inst, std::span<const TensorRef> inputs,
-                                       std::span<const TensorRef> outputs,
-                                       const std::vector<StridedLayout> &outLayouts) const {
-  auto check = [&](const char *kind, const plan::Binding &binding, const StridedLayout &view,
-                   const StridedLayout &caller, DType dtype) -> Error {
+Error CudaExecutor::setStream(std::optional<void *> stream) {
+  run_ = stream ? static_cast<cuda::Stream>(*stream) : stream_;
+  waits_ = !stream;
+  return Error::success();
+}
+
+Error CudaExecutor::beginCall() {
+  GC_RETURN_IF_ERROR(makeCurrent());
+  if (pending_ && doneOn_ != run_)
+    GC_RETURN_IF_ERROR(d_.check(d_.streamWaitEvent(run_, done_, 0),
+                                "ordering after the last call on " + gpu()));
+  return Error::success();
+}
+
+Error CudaExecutor::endCall(const std::string &doing) {
+  if (waits_) {
+    pending_ = false;
+    return synchronize(doing);
+  }
+  pending_ = true;
+  doneOn_ = run_;
+  return d_.check(d_.eventRecord(done_, run_), doing + " on " + gpu());
+}
+
+Error CudaExecutor::planDeviceCopies(const Instance &inst, std::span<const TensorRef> inputs,
+                                     std::span<const TensorRef> outputs,
+                                     const std::vector<StridedLayout> &outLayouts) {
+  // A tensor laid out as its buffer is copied whole; any other takes the
+  // kernel, from the caller's strides to the view's or back.
+  auto decide = [&](const char *kind, const plan::Binding &binding, const StridedLayout &view,
+                    const StridedLayout &caller, bool toBuffer,
+                    std::optional<cuda::StridedCopyPlan> &into) -> Error {
     const StridedLayout &buf = inst.buffers[binding.view()->buffer()];
+    into.reset();
     if (view.sameMemoryAs(buf) && caller.sameMemoryAs(buf))
       return Error::success();
-    std::string strides;
-    for (int64_t st : buf.strides)
-      strides += (strides.empty() ? "" : ", ") + std::to_string(st);
-    return makeError() << kind << " '" << binding.name()->str()
-                       << "' is in GPU memory, where gc copies only tensors laid out as their "
-                       << "buffer (" << typeText(dtype, buf.sizes) << " with strides ["
-                       << strides << "])";
+    Expected<cuda::StridedCopyPlan> p =
+        toBuffer ? cuda::planStridedCopy(view.sizes, view.strides, caller.strides)
+                 : cuda::planStridedCopy(view.sizes, caller.strides, view.strides);
+    if (!p)
+      return p.error().withContext(std::string(kind) + " '" + binding.name()->str() + "'");
+    into = p.take();
+    return Error::success();
   };
+  inputCopies_.assign(inputs.size(), std::nullopt);
+  outputCopies_.assign(outputs.size(), std::nullopt);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].onDevice)
-      GC_RETURN_IF_ERROR(check("input", input(i), inst.inputViews[i], callerLayout(inputs[i]),
-                               inputs[i].dtype));
-  for (size_t j = 0; j < outputs.size(); ++j)
-    if (outputs[j].onDevice)
-      GC_RETURN_IF_ERROR(
-          check("output", output(j), inst.outputViews[j], outLayouts[j], outputs[j].dtype));
+      GC_RETURN_IF_ERROR(decide("input", input(i), inst.inputViews[i],
+                                callerLayout(inputs[i]), true, inputCopies_[i]));
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (!outputs[j].onDevice)
+      continue;
+    // Each element must have a place of its own in the caller's memory.
+    const StridedLayout &caller = outLayouts[j];
+    for (size_t d = 0; d < caller.sizes.size(); ++d)
+      if (caller.sizes[d] > 1 && caller.strides[d] == 0)
+        return makeError() << "output '" << output(j).name()->str()
+                           << "' has stride 0 in dimension " << d
+                           << ": its elements would overlap";
+    GC_RETURN_IF_ERROR(
+        decide("output", output(j), inst.outputViews[j], caller, false, outputCopies_[j]));
+  }
   return Error::success();
+}
+
+Error CudaExecutor::copyStridedOnDevice(DevicePtr dst, DevicePtr src,
+                                        const cuda::StridedCopyPlan &plan, unsigned elemBytes,
+                                        const std::string &what) {
+  if (plan.numel == 0)
+    return Error::success();
+  if (plan.block)
+    return copyOnDevice(dst, src, static_cast<size_t>(plan.numel) * elemBytes, what);
+  if (!copyKernel_) {
+    GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&copyModule_, cuda::kStridedCopyPtx),
+                                "loading gc's strided-copy kernel on " + gpu()));
+    GC_RETURN_IF_ERROR(d_.check(
+        d_.moduleGetFunction(&copyKernel_, copyModule_, cuda::kStridedCopyKernel),
+        "finding gc's strided-copy kernel"));
+  }
+  cuda::StridedCopyArgs args = cuda::stridedCopyArgs(plan, dst, src, elemBytes);
+  void *params[] = {&args};
+  return d_.check(d_.launchKernel(copyKernel_, cuda::stridedCopyBlocks(plan.numel), 1, 1,
+                                  cuda::kCopyBlockThreads, 1, 1, 0, run_, params, nullptr),
+                  "copying " + what + " on " + gpu());
 }
 
 Error CudaExecutor::placeBuffers(const Instance &inst) {
@@ -384,6 +488,11 @@ Error CudaExecutor::placeBuffers(const Instance &inst) {
   size_t tables = bytes;
   bytes += (numKernelArgs_ + inst.symbols.size()) * sizeof(uint64_t);
   size_t had = memory_.size();
+  // Growing frees the old memory, which the last call's work on a
+  // caller's stream may still use.
+  if (pending_ && bytes > had)
+    GC_RETURN_IF_ERROR(d_.check(d_.eventSynchronize(done_), "waiting for the last call on " +
+                                                                gpu()));
   Expected<DevicePtr> base = memory_.reserve(bytes, "the buffers of " + graphName(), device_);
   if (!base)
     return base.error();
@@ -420,10 +529,9 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
         continue;
       }
     }
-    // checkDeviceTensors made sure that a tensor in GPU memory is direct.
     direct[i] = inst.inputViews[i].sameMemoryAs(inst.buffers[b]) &&
                 caller.sameMemoryAs(inst.buffers[b]);
-    if (!direct[i]) {
+    if (!direct[i] && !inputs[i].onDevice) {
       stageOffset[i] = stageBytes;
       stageBytes += alignUp(inst.bufferBytes[b]);
     }
@@ -449,9 +557,15 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
       addresses_[b] = w.address;
     }
     std::string what = "input '" + input(i).name()->str() + "'";
+    auto address = reinterpret_cast<uintptr_t>(inputs[i].data);
+    if (inputs[i].onDevice && inputCopies_[i]) {
+      unsigned elem = dtypeSize(inputs[i].dtype);
+      GC_RETURN_IF_ERROR(copyStridedOnDevice(addresses_[b] + inst.inputViews[i].offset * elem,
+                                             address, *inputCopies_[i], elem, what));
+      continue;
+    }
     if (inputs[i].onDevice) {
-      GC_RETURN_IF_ERROR(copyOnDevice(addresses_[b], reinterpret_cast<uintptr_t>(inputs[i].data),
-                                      bytes, what));
+      GC_RETURN_IF_ERROR(copyOnDevice(addresses_[b], address, bytes, what));
       continue;
     }
     if (direct[i]) {
@@ -488,7 +602,7 @@ Error CudaExecutor::uploadTables(const Instance &inst) {
                 "the buffer table");
 }
 
-Error CudaExecutor::runStep(size_t s, StepInstance &si) {
+Error CudaExecutor::runStep(size_t s, StepInstance &si, cuda::Stream stream) {
   if (cuda::Function fn = functions_[s]) {
     if (si.count == 0)
       return Error::success();
@@ -497,13 +611,13 @@ Error CudaExecutor::runStep(size_t s, StepInstance &si) {
     void *params[] = {&buffers, &symbols};
     unsigned block = step(s).detail_as_KernelStep()->block_threads();
     return d_.check(d_.launchKernel(fn, static_cast<unsigned>(si.count), 1, 1, block, 1, 1, 0,
-                                    stream_, params, nullptr),
+                                    stream, params, nullptr),
                     "launching " + stepLabel(s) + " (" + std::to_string(si.count) +
                         " blocks of " + std::to_string(block) + " threads)");
   }
   if (si.call)
     return si.call
-        ->run({.deviceBuffers = addresses_.data(), .stream = stream_, .workspace = workspace_})
+        ->run({.deviceBuffers = addresses_.data(), .stream = stream, .workspace = workspace_})
         .withContext(stepLabel(s));
   return Error::success();
 }
@@ -559,7 +673,9 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
                                     const std::vector<StridedLayout> &outLayouts) {
   stagedOutputs_.clear();
   size_t stageBytes = 0;
+  bool toHost = false;
   for (size_t j = 0; j < outputs.size(); ++j) {
+    toHost |= !outputs[j].onDevice;
     uint32_t b = output(j).view()->buffer();
     if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0)
       continue;
@@ -577,16 +693,25 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
     if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0)
       continue;
     std::string what = "output '" + output(j).name()->str() + "'";
+    auto address = reinterpret_cast<uintptr_t>(outputs[j].data);
+    if (outputs[j].onDevice && outputCopies_[j]) {
+      unsigned elem = dtypeSize(outputs[j].dtype);
+      GC_RETURN_IF_ERROR(copyStridedOnDevice(address,
+                                             addresses_[b] + inst.outputViews[j].offset * elem,
+                                             *outputCopies_[j], elem, what));
+      continue;
+    }
     if (outputs[j].onDevice) {
-      GC_RETURN_IF_ERROR(copyOnDevice(reinterpret_cast<uintptr_t>(outputs[j].data),
-                                      addresses_[b], inst.bufferBytes[b], what));
+      GC_RETURN_IF_ERROR(copyOnDevice(address, addresses_[b], inst.bufferBytes[b], what));
       continue;
     }
     bool staged = next < stagedOutputs_.size() && stagedOutputs_[next].first == j;
     void *dst = staged ? stage + stagedOutputs_[next++].second : outputs[j].data;
     GC_RETURN_IF_ERROR(copyOut(dst, addresses_[b], inst.bufferBytes[b], what));
   }
-  GC_RETURN_IF_ERROR(synchronize("running " + graphName()));
+  // Host outputs are read by the host: their copies must be done.
+  if (toHost)
+    GC_RETURN_IF_ERROR(synchronize("running " + graphName()));
   for (auto [j, at] : stagedOutputs_) {
     const StridedLayout &view = inst.outputViews[j];
     unsigned elem = dtypeSize(outputs[j].dtype);
@@ -602,7 +727,8 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
   if (!start)
     return start.error();
   Instance &inst = *start->inst;
-  GC_RETURN_IF_ERROR(checkDeviceTensors(inst, inputs, outputs, start->outputLayouts));
+  GC_RETURN_IF_ERROR(planDeviceCopies(inst, inputs, outputs, start->outputLayouts));
+  GC_RETURN_IF_ERROR(beginCall());
   GC_RETURN_IF_ERROR(placeBuffers(inst));
   GC_RETURN_IF_ERROR(uploadInputs(inst, inputs));
   GC_RETURN_IF_ERROR(uploadTables(inst));
@@ -619,7 +745,10 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
   if (plain)
     GC_RETURN_IF_ERROR(runSteps(inst));
   GC_RETURN_IF_ERROR(downloadOutputs(inst, outputs, start->outputLayouts));
-  // The run has been waited for, and with it every event.
+  // A profile's times are read once the run is done.
+  if (profiling_ && !waits_)
+    GC_RETURN_IF_ERROR(synchronize("running " + graphName()));
+  GC_RETURN_IF_ERROR(endCall("running " + graphName()));
   for (size_t s = 0; s < events_.size() / 2; ++s) {
     float ms = 0;
     GC_RETURN_IF_ERROR(d_.check(d_.eventElapsedTime(&ms, events_[2 * s], events_[2 * s + 1]),
@@ -645,22 +774,28 @@ Expected<TensorRef> CudaExecutor::allocatePersistent(DType dtype,
 Error CudaExecutor::copy(const TensorRef &dst, const TensorRef &src, const std::string &what) {
   if (!dst.onDevice && !src.onDevice)
     return ExecutorBase::copy(dst, src, what);
-  GC_RETURN_IF_ERROR(makeCurrent());
+  GC_RETURN_IF_ERROR(beginCall());
   StridedLayout to = callerLayout(dst), from = callerLayout(src);
   StridedLayout dense = callerLayout(TensorRef{nullptr, src.dtype, src.sizes, {}});
   size_t bytes = static_cast<size_t>(dense.numel()) * dtypeSize(src.dtype);
   if (bytes == 0)
     return Error::success();
-  // GPU memory is copied whole; a strided view of it would need a kernel.
-  for (const auto &[t, layout] : {std::pair{&dst, &to}, std::pair{&src, &from}})
-    if (t->onDevice && !layout->sameMemoryAs(dense))
-      return makeError() << what << ": gc copies tensors in GPU memory only when they are "
-                         << "contiguous";
   auto address = [](const TensorRef &t) { return reinterpret_cast<uintptr_t>(t.data); };
   unsigned elem = dtypeSize(src.dtype);
   if (dst.onDevice && src.onDevice) {
-    GC_RETURN_IF_ERROR(copyOnDevice(address(dst), address(src), bytes, what));
-  } else if (dst.onDevice) {
+    Expected<cuda::StridedCopyPlan> plan =
+        cuda::planStridedCopy(src.sizes, to.strides, from.strides);
+    if (!plan)
+      return plan.error().withContext(what);
+    GC_RETURN_IF_ERROR(copyStridedOnDevice(address(dst), address(src), *plan, elem, what));
+    return endCall("copying " + what);
+  }
+  // Between host and GPU memory, the GPU's side is copied whole.
+  for (const auto &[t, layout] : {std::pair{&dst, &to}, std::pair{&src, &from}})
+    if (t->onDevice && !layout->sameMemoryAs(dense))
+      return makeError() << what << ": gc copies tensors between host and GPU memory only "
+                         << "where the GPU's are contiguous";
+  if (dst.onDevice) {
     const char *host = static_cast<const char *>(src.data);
     if (!from.sameMemoryAs(dense)) {
       char *staged = stage_.reserve(bytes);
@@ -677,17 +812,17 @@ Error CudaExecutor::copy(const TensorRef &dst, const TensorRef &src, const std::
       copyStrided(static_cast<char *>(dst.data), to.strides, host, dense.strides, src.sizes,
                   elem);
   }
-  return synchronize("copying " + what);
+  return endCall("copying " + what);
 }
 
 Error CudaExecutor::runSteps(Instance &inst) {
   for (size_t s = 0; s < inst.steps.size(); ++s) {
     StepInstance &si = inst.steps[s];
     if (profiling_)
-      GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s], stream_), "profiling"));
-    GC_RETURN_IF_ERROR(runsOnHost(s, si) ? runStepOnHost(s, si, inst) : runStep(s, si));
+      GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s], run_), "profiling"));
+    GC_RETURN_IF_ERROR(runsOnHost(s, si) ? runStepOnHost(s, si, inst) : runStep(s, si, run_));
     if (profiling_)
-      GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s + 1], stream_), "profiling"));
+      GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s + 1], run_), "profiling"));
   }
   return Error::success();
 }
@@ -707,7 +842,7 @@ Expected<bool> CudaExecutor::runCaptured(Instance &inst) {
                                 "capturing " + graphName() + " as a CUDA graph"));
     Error failed = Error::success();
     for (size_t s = 0; s < inst.steps.size() && !failed; ++s)
-      failed = runStep(s, inst.steps[s]);
+      failed = runStep(s, inst.steps[s], stream_);
     cuda::Graph graph = nullptr;
     Result ended = d_.streamEndCapture(stream_, &graph);
     cuda::GraphExec exec = nullptr;
@@ -722,7 +857,7 @@ Expected<bool> CudaExecutor::runCaptured(Instance &inst) {
     captured_ = exec;
     capturedFor_ = std::move(key);
   }
-  GC_RETURN_IF_ERROR(d_.check(d_.graphLaunch(captured_, stream_),
+  GC_RETURN_IF_ERROR(d_.check(d_.graphLaunch(captured_, run_),
                               "launching " + graphName() + " as a CUDA graph"));
   return true;
 }

@@ -816,6 +816,23 @@ TEST_F(PackageTest, CpuPackagesRunOnTheCpu) {
   EXPECT_STREQ(gcrt_last_error(),
                "graph @forward runs on the CPU: gcrt_run_device takes GPU memory for CUDA "
                "packages only");
+  EXPECT_EQ(gcrt_run_device_async(ctx, &in, 1, out, 2, nullptr), GCRT_ERROR_INPUT);
+  EXPECT_STREQ(gcrt_last_error(),
+               "graph @forward runs on the CPU: gcrt_run_device_async takes GPU memory for CUDA "
+               "packages only");
+  // The outputs' own layout: row-major here.
+  int64_t strides[2] = {-7, -7};
+  size_t rank = 0;
+  ASSERT_EQ(gcrt_output_strides(ctx, &in, 1, 1, strides, 2, &rank), GCRT_OK) << gcrt_last_error();
+  EXPECT_EQ(rank, 1u);
+  EXPECT_EQ(strides[0], 1);
+  EXPECT_EQ(gcrt_output_strides(ctx, &in, 1, 2, strides, 2, &rank), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gcrt_last_error(), "no output 2");
+  EXPECT_EQ(gcrt_output_strides(ctx, &in, 1, 0, strides, 0, &rank), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gcrt_last_error(), "output 0 has rank 1, room for 0");
+  EXPECT_EQ(gcrt_output_strides(ctx, &in, 1, 0, strides, 2, nullptr),
+            GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(gcrt_last_error(), "gcrt_output_strides: null argument");
   gcrt_context_free(ctx);
   gcrt_package_free(c);
 }
@@ -864,6 +881,23 @@ TEST_F(CudaPackageTest, RunsOnTheGpu) {
     ASSERT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
     EXPECT_EQ(dy.read(), (std::vector<float>{11, 22, 33, 44, 15}));
     EXPECT_EQ(dz.read(), (std::vector<float>{5, 10, 15, 20, 25}));
+    int64_t strides[1] = {0};
+    size_t rank = 0;
+    ASSERT_EQ(gcrt_output_strides(ctx, &in, 1, 0, strides, 1, &rank), GCRT_OK)
+        << gcrt_last_error();
+    EXPECT_EQ(strides[0], 1);
+    // Enqueued on the default stream, then a strided input: x[::2] of ten.
+    std::vector<float> x10 = {1, 0, 2, 0, 3, 0, 4, 0, 5, 0};
+    test::DeviceMemory dx10{x10}, dz2{std::vector<float>(10, -1)};
+    int64_t two = 2;
+    gcrt_tensor strided{dx10.data(), GCRT_FLOAT32, 1, &five, &two};
+    gcrt_tensor out2[2] = {{dy.data(), GCRT_FLOAT32, 1, &five, nullptr},
+                           {dz2.data(), GCRT_FLOAT32, 1, &five, &two}};
+    ASSERT_EQ(gcrt_run_device_async(ctx, &strided, 1, out2, 2, nullptr), GCRT_OK)
+        << gcrt_last_error();
+    // DeviceMemory reads on the default stream, after the run enqueued there.
+    EXPECT_EQ(dy.read(), (std::vector<float>{11, 22, 33, 44, 15}));
+    EXPECT_EQ(dz2.read(), (std::vector<float>{5, -1, 10, -1, 15, -1, 20, -1, 25, -1}));
     gcrt_context_free(ctx);
   }
 

@@ -215,12 +215,64 @@ TEST(CudaExecutor, TensorsInGpuMemory) {
                         std::vector<TensorRef>{ref(t, {n}), device(dd)});
   ASSERT_FALSE(err) << err.message();
   EXPECT_EQ(t[5], 2 * x[5] + 1);
-  // GPU tensors are copied on the GPU only as they are laid out.
-  err = (*e)->run(std::vector<TensorRef>{device(dx, {2}), device(dc)},
-                  std::vector<TensorRef>{device(dt), device(dd)});
+  // An output whose elements would overlap is refused before any work.
+  err = (*e)->run(std::vector<TensorRef>{device(dx), device(dc)},
+                  std::vector<TensorRef>{device(dt, {0}), device(dd)});
   ASSERT_TRUE(bool(err));
-  EXPECT_EQ(err.message(), "input 'x' is in GPU memory, where gc copies only tensors laid out "
-                           "as their buffer (f32[777] with strides [1])");
+  EXPECT_EQ(err.message(), "output 't' has stride 0 in dimension 0: its elements would overlap");
+}
+
+/// Runs TwoKernels on GPU tensors of other layouts than the buffers':
+/// x every other element of a longer array, c one element broadcast (stride
+/// 0), t written every third element; on the executor's stream, or
+/// enqueued on a stream of the test's.
+void runStrided(bool onCallersStream) {
+  TwoKernels g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  const int64_t n = 1000;
+  std::vector<float> x2 = smallInts(2 * n);
+  DeviceMemory dx{x2}, dc{std::vector<float>{5}}, dt{std::vector<float>(3 * n, -1)},
+      dd{std::vector<float>(n)};
+  auto device = [&](const DeviceMemory &m, std::vector<int64_t> strides) {
+    return TensorRef{m.data(), DType::Float32, {n}, std::move(strides), true};
+  };
+  const cuda::Driver *d = *cuda::driver();
+  cuda::Stream stream = nullptr;
+  if (onCallersStream) {
+    ASSERT_EQ(d->streamCreate(&stream, cuda::StreamNonBlocking), cuda::Success);
+    ASSERT_FALSE((*e)->setStream(stream));
+  }
+  // Twice: the second run replays the captured graph.
+  for (int round = 0; round < 2; ++round) {
+    Error err = (*e)->run(std::vector<TensorRef>{device(dx, {2}), device(dc, {0})},
+                          std::vector<TensorRef>{device(dt, {3}), device(dd, {1})});
+    ASSERT_FALSE(err) << err.message();
+  }
+  if (onCallersStream) {
+    ASSERT_EQ(d->streamSynchronize(stream), cuda::Success);
+    ASSERT_FALSE((*e)->setStream(std::nullopt));
+  }
+  std::vector<float> t = dt.read(), dv = dd.read();
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(t[3 * i], 2 * x2[2 * i] + 1) << i;
+    ASSERT_EQ(t[3 * i + 1], -1) << "the gaps stay as they were: " << i;
+    ASSERT_EQ(dv[i], 15) << i;
+  }
+  (*e).reset();
+  if (stream)
+    d->streamDestroy(stream);
+}
+
+TEST(CudaExecutor, GpuTensorsOfAnyStrides) {
+  GC_REQUIRE_GPU();
+  runStrided(false);
+}
+
+TEST(CudaExecutor, RunsEnqueuedOnTheCallersStream) {
+  GC_REQUIRE_GPU();
+  runStrided(true);
 }
 
 TEST(CudaExecutor, ProfileTimesEveryStep) {
