@@ -119,6 +119,9 @@ private:
 struct StepProfile {
   std::string name; ///< the kernel's name, or the extern/fallback node's
   plan::StepKind kind = plan::StepKind::Kernel;
+  /// The module the step's sources lie in (stepModulePath), for the
+  /// profile's grouping; "" for the root or when the plan does not know.
+  std::string modulePath;
   int64_t runs = 0;
   double seconds = 0;    ///< all runs together
   double minSeconds = 0; ///< the fastest run (free of first-run costs)
