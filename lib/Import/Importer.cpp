@@ -11,6 +11,7 @@
 #include "gc/Import/Importer.h"
 
 #include "Autocast.h"
+#include "NodeMetadata.h"
 
 #include "gc/Import/SympyExpr.h"
 #include "gc/IR/Describe.h"
@@ -664,56 +665,10 @@ private:
     addImportedNode(g, *id, std::move(args), node, where, std::nullopt);
   }
 
-  /// The node's place in the user's model, from its metadata: the last
-  /// (innermost) frame of `stack_trace` outside torch's own package ("File \"m.py\", line 42, in
-  /// forward\n    code"), and the last (innermost) entry of
-  /// `nn_module_stack` ("key,path,pkg.Class;..."). Null when the metadata
-  /// has neither a frame nor a module below the root. Metadata is advisory:
-  /// a form gc does not recognize is left out, never an error.
+  /// The node's place in the user's model (NodeMetadata.h), interned.
   const SourceLoc *sourceLoc(const json &node) {
-    auto meta = node.find("metadata");
-    if (meta == node.end() || !meta->is_object())
-      return nullptr;
-    auto text = [&](const char *key) -> std::string_view {
-      auto it = meta->find(key);
-      return it != meta->end() && it->is_string() ? std::string_view(it->get_ref<const std::string &>())
-                                                  : std::string_view();
-    };
-    SourceLoc loc;
-    std::string_view trace = text("stack_trace");
-    // The innermost frame outside torch itself (nn.Linear's forward is not
-    // where the user wrote the call).
-    for (size_t at = trace.rfind("File \""); at != std::string_view::npos && loc.file.empty();
-         at = at ? trace.rfind("File \"", at - 1) : std::string_view::npos) {
-      std::string_view frame = trace.substr(at + 6);
-      size_t quote = frame.find('"');
-      if (quote == std::string_view::npos)
-        continue;
-      std::string_view file = frame.substr(0, quote), rest = frame.substr(quote + 1);
-      if (file.find("-packages/torch/") != std::string_view::npos || rest.rfind(", line ", 0) != 0)
-        continue;
-      loc.file = file;
-      rest.remove_prefix(7);
-      size_t digits = 0;
-      while (digits < rest.size() && digits < 12 && rest[digits] >= '0' && rest[digits] <= '9')
-        loc.line = loc.line * 10 + (rest[digits++] - '0');
-      rest.remove_prefix(digits);
-      if (rest.rfind(", in ", 0) == 0)
-        loc.function = rest.substr(5, rest.find('\n') == std::string_view::npos
-                                          ? std::string_view::npos
-                                          : rest.find('\n') - 5);
-    }
-    std::string_view stack = text("nn_module_stack");
-    std::string_view entry = stack.substr(stack.rfind(';') == std::string_view::npos ? 0 : stack.rfind(';') + 1);
-    size_t first = entry.find(','), last = entry.rfind(',');
-    if (first != std::string_view::npos && last > first) {
-      loc.modulePath = entry.substr(first + 1, last - first - 1);
-      std::string_view cls = entry.substr(last + 1);
-      loc.moduleClass = cls.substr(cls.rfind('.') == std::string_view::npos ? 0 : cls.rfind('.') + 1);
-    }
-    if (loc.file.empty() && loc.modulePath.empty())
-      return nullptr;
-    return module_->locations().intern(loc);
+    std::optional<SourceLoc> loc = sourceLocOf(node);
+    return loc ? module_->locations().intern(*loc) : nullptr;
   }
 
   /// Adds a call of `id` to `g` with the results `node` lists, each under

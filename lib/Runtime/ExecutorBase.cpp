@@ -503,8 +503,10 @@ Expected<ExecutorBase::RunStart> ExecutorBase::startRun(std::span<const TensorRe
   if (!layouts)
     return layouts.error();
   if (profiling_ && profile_.empty())
-    for (size_t s = 0; s < graph_.steps()->size(); ++s)
-      profile_.push_back({step(s).name()->str(), step(s).kind(), stepModulePath(step(s))});
+    for (size_t s = 0; s < graph_.steps()->size(); ++s) {
+      StepProfile &p = profile_.emplace_back(StepProfile{step(s).name()->str(), step(s).kind()});
+      p.modulePath = stepModulePath(step(s));
+    }
   current_ = *inst;
   return RunStart{*inst, layouts.take()};
 }

@@ -119,9 +119,6 @@ private:
 struct StepProfile {
   std::string name; ///< the kernel's name, or the extern/fallback node's
   plan::StepKind kind = plan::StepKind::Kernel;
-  /// The module the step's sources lie in (stepModulePath), for the
-  /// profile's grouping; "" for the root or when the plan does not know.
-  std::string modulePath;
   int64_t runs = 0;
   double seconds = 0;    ///< all runs together
   double minSeconds = 0; ///< the fastest run (free of first-run costs)
@@ -132,6 +129,9 @@ struct StepProfile {
   /// The floating-point operations and bytes moved, all runs together, as
   /// the compiler counted them (plan::Step flops and bytes; 0: unknown).
   double flops = 0, bytes = 0;
+  /// The module the step's sources lie in (stepModulePath), for the
+  /// profile's grouping; "" for the root or when the plan does not know.
+  std::string modulePath;
 };
 /// An NVIDIA GPU, as the driver describes it.
 struct CudaDevice {
