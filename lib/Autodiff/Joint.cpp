@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Autodiff/Autodiff.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/Autodiff/Derivatives.h"
 #include "gc/IR/OpSchema.h"
 
@@ -108,8 +109,13 @@ public:
     copyForward();
     markDifferentiable();
     addTangents();
-    for (auto it = forward_.nodes().rbegin(); it != forward_.nodes().rend(); ++it)
+    // Each backward node comes from the place of the forward node whose
+    // derivative it computes.
+    for (auto it = forward_.nodes().rbegin(); it != forward_.nodes().rend(); ++it) {
+      b_.setLoc((*it)->loc());
       GC_RETURN_IF_ERROR(backward(**it));
+    }
+    b_.setLoc(nullptr);
     for (size_t i = 0; i < forward_.outputs().size(); ++i)
       joint_->addOutput(map_.at(forward_.outputs()[i]), forward_.outputSpecs()[i]);
     GC_RETURN_IF_ERROR(addGradientOutputs());
@@ -128,6 +134,7 @@ private:
       std::vector<std::pair<std::string, Type>> results;
       for (const Value *r : n->results())
         results.emplace_back(r->name(), r->type());
+      b_.setLoc(n->loc());
       Node *copy =
           b_.createWithTypes(n->op(), ctx.mappedArgs(), std::move(results), n->resultForm());
       for (size_t i = 0; i < copy->results().size(); ++i)
@@ -190,8 +197,7 @@ private:
         operands.push_back(op);
     if (!any || operands.empty())
       return Error::success();
-    std::string where =
-        "graph @" + forward_.name() + ", node %" + n.results()[0]->name() + " (" + opString(n.op()) + ")";
+    std::string where = "graph @" + forward_.name() + ", " + describeNode(n);
     const DerivativeEntry *rule = derivatives().find(n.op());
     if (!rule)
       return makeError() << where << ": gc has no derivative for this op";

@@ -1,6 +1,7 @@
 //===- GroupEmitterBase.cpp - What the CPU and GPU kernel emitters share --===//
 #include "GroupEmitterBase.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/Support/TimeTrace.h"
 
@@ -65,7 +66,7 @@ void GroupEmitterBase::fail(const std::string &message) {
   ErrorBuilder e;
   e << "kernel '" << group_.name << "'";
   if (node_)
-    e << ", node '" << node_->name << "'";
+    e << ", " << describeNode(*node_);
   error_ = e << ": " << message;
 }
 

@@ -44,7 +44,8 @@ constexpr unsigned kMaxExprDepth = 512;
 /// stored by name, so that OpDefs.def may gain rows anywhere).
 template <class M>
 constexpr bool kScalar = std::is_arithmetic_v<M> || (std::is_enum_v<M> && !std::is_same_v<M, OpId>) ||
-                         std::is_same_v<M, const SymExpr *> || std::is_same_v<M, Device>;
+                         std::is_same_v<M, const SymExpr *> || std::is_same_v<M, const SourceLoc *> ||
+                         std::is_same_v<M, Device>;
 
 /// The value a scalar field takes when the file leaves it out: an enum's
 /// first value, as in every FlatBuffers schema, else the IR struct's default
@@ -71,12 +72,12 @@ template <class M> auto underlying(M v) {
 class ModuleWriter {
 public:
   std::string write(const Module &m) {
-    // Offsets first, in one fixed order; the expression table last, since
-    // writing the rest numbers the expressions it uses.
+    // Offsets first, in one fixed order; the expression and location tables
+    // last, since writing the rest numbers the entries it uses.
     std::vector<uoffset_t> graphs;
     for (const auto &g : m.graphs())
       graphs.push_back(writeGraph(*g));
-    uoffset_t offsets[kTarget + 1] = {};
+    uoffset_t offsets[kLocations + 1] = {};
     offsets[kGraphs] = offsetsVector(graphs);
     offsets[kSources] = put(m.weightSources(), Plain{});
     offsets[kWeights] = put(m.weights(), Plain{});
@@ -88,12 +89,13 @@ public:
       symbols.push_back({name, range.min, range.max});
     offsets[kSymbols] = put(symbols, Plain{});
     offsets[kExpressions] = put(exprs_, Plain{});
+    offsets[kLocations] = put(locs_, Plain{});
 
     uoffset_t start = fbb_.StartTable();
     fb::FormatVersion version(kFormatMajor, kFormatMinor);
     fbb_.AddStruct(slot(kVersion), &version);
     fbb_.AddElement<uint8_t>(slot(kLevel), underlying(m.level()), 0);
-    for (size_t id = kProducer; id <= kTarget; ++id)
+    for (size_t id = kProducer; id <= kLocations; ++id)
       addOffset(id, offsets[id]);
     fbb_.Finish(flatbuffers::Offset<fb::Module>(fbb_.EndTable(start)), kFileIdentifier);
     return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), fbb_.GetSize());
@@ -138,6 +140,9 @@ private:
   }
   void addScalar(size_t id, const SymExpr *e, const SymExpr *) {
     fbb_.AddElement<int32_t>(slot(id), exprIndex(e), -1);
+  }
+  void addScalar(size_t id, const SourceLoc *l, const SourceLoc *) {
+    fbb_.AddElement<int32_t>(slot(id), locIndex(l), -1);
   }
   void addScalar(size_t id, Device d, Device def) {
     fb::Device device(static_cast<fb::DeviceKind>(d.kind), d.index);
@@ -218,6 +223,16 @@ private:
     return exprIndex_[e] = static_cast<int32_t>(exprs_.size() - 1);
   }
 
+  /// Numbers locations in order of first use.
+  int32_t locIndex(const SourceLoc *l) {
+    if (!l)
+      return -1;
+    auto [it, fresh] = locIndex_.try_emplace(l, static_cast<int32_t>(locs_.size()));
+    if (fresh)
+      locs_.push_back(*l);
+    return it->second;
+  }
+
   /// A graph's values are listed inputs first, then node results in order;
   /// arguments and outputs refer to them by index.
   uoffset_t writeGraph(const Graph &g) {
@@ -232,7 +247,8 @@ private:
     for (const Value *v : g.inputs())
       define(v);
     for (const auto &n : g.nodes()) {
-      FileNode &node = file.nodes.emplace_back(FileNode{n->op(), n->resultForm(), n->args(), {}});
+      FileNode &node =
+          file.nodes.emplace_back(FileNode{n->op(), n->resultForm(), n->args(), {}, n->loc()});
       for (const Value *v : n->results()) {
         node.results.push_back(static_cast<uint32_t>(file.values.size()));
         define(v);
@@ -249,6 +265,8 @@ private:
   flatbuffers::FlatBufferBuilder fbb_;
   std::vector<FileExpr> exprs_;
   std::unordered_map<const SymExpr *, int32_t> exprIndex_;
+  std::vector<SourceLoc> locs_;
+  std::unordered_map<const SourceLoc *, int32_t> locIndex_;
   /// Values of the graph being written, by index.
   std::unordered_map<const Value *, int32_t> valueIndex_;
 };
@@ -295,6 +313,10 @@ public:
       m->syms().setRange(s.name, {s.min, s.max});
     }
     GC_RETURN_IF_ERROR(buildExpressions(exprs));
+    std::vector<SourceLoc> locs;
+    GC_RETURN_IF_ERROR(field(&root, kLocations, kModuleFields[kLocations], locs));
+    for (const SourceLoc &l : locs)
+      locs_.push_back(m->locations().intern(l));
     GC_RETURN_IF_ERROR(field(&root, kSources, kModuleFields[kSources], m->weightSources()));
     GC_RETURN_IF_ERROR(field(&root, kWeights, kModuleFields[kWeights], m->weights()));
     const auto *graphs = root.GetPointer<const TableVector *>(slot(kGraphs));
@@ -353,6 +375,15 @@ private:
   Error get(const flatbuffers::Table &t, voffset_t at, const SymExpr *&out, const SymExpr *,
             Plain) {
     return expr(t.GetField<int32_t>(at, -1), /*optional=*/true, out);
+  }
+  Error get(const flatbuffers::Table &t, voffset_t at, const SourceLoc *&out, const SourceLoc *,
+            Plain) {
+    int32_t index = t.GetField<int32_t>(at, -1);
+    if (index != -1 && (index < 0 || static_cast<size_t>(index) >= locs_.size()))
+      return fail() << "location index " << index << " is out of range (the file has "
+                    << locs_.size() << ")";
+    out = index == -1 ? nullptr : locs_[index];
+    return Error::success();
   }
   Error get(const flatbuffers::Table &t, voffset_t at, Device &out, const Device &, Plain) {
     const auto *d = t.GetStruct<const fb::Device *>(at);
@@ -610,6 +641,7 @@ private:
         GC_RETURN_IF_ERROR(type(index, results.back().second));
       }
       Node *node = graph.addNode(n.op, std::move(n.args), std::move(results), n.form);
+      node->setLoc(n.loc);
       defined_.insert(defined_.end(), node->results().begin(), node->results().end());
     }
     if (defined_.size() != values.size())
@@ -628,6 +660,8 @@ private:
   Module *module_ = nullptr;
   /// The expression table, by index.
   std::vector<const SymExpr *> exprs_;
+  /// The location table, by index.
+  std::vector<const SourceLoc *> locs_;
   /// The values of the graph being read that a node's arguments may name.
   std::vector<Value *> defined_;
   /// The field being read, for messages.

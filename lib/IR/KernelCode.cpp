@@ -40,6 +40,7 @@ CanonicalKernel canonical(const LoopGraph &graph, uint32_t index) {
     LoopNode node = graph.nodes[n];
     node.name.clear();
     node.origin.clear();
+    node.loc = nullptr; // where in the model does not change the code
     node.output = slot.at(node.output);
     for (BodyOp &op : node.body.ops)
       if (op.kind == BodyOp::Kind::Load)

@@ -124,6 +124,7 @@ private:
     remap(t.strides);
     remap(t.storageOffset);
   }
+  const SourceLoc *remap(const SourceLoc *l) { return l ? to_.locations().intern(*l) : nullptr; }
   Type copy(const Type &t) {
     Type out = t;
     remap(out.tensor);
@@ -145,6 +146,7 @@ private:
       // that unnecessary for a verified graph, but a copy should not depend
       // on it.
       Node *node = out.addNode(n->op(), n->args(), std::move(results), n->resultForm());
+      node->setLoc(remap(n->loc()));
       for (size_t i = 0; i < n->results().size(); ++i)
         values[n->results()[i]] = node->results()[i];
     }
@@ -173,6 +175,7 @@ private:
     for (LoopBinding &b : out.inputs)
       remap(b.type);
     for (LoopNode &n : out.nodes) {
+      n.loc = remap(n.loc);
       remap(n.ranges);
       remap(n.reductionRanges);
       for (BodyOp &op : n.body.ops)

@@ -88,7 +88,7 @@ struct Printer {
     out_ += ']';
   }
 
-  template <class M> void printField(const M &v, auto codec, int = 0) {
+  template <class M> void printField(const M &v, auto codec, int indent = 0) {
     if constexpr (std::is_same_v<M, bool>) {
       out_ += v ? "true" : "false";
     } else if constexpr (std::is_same_v<M, double>) {
@@ -106,6 +106,9 @@ struct Printer {
       out_ += std::to_string(v);
     } else if constexpr (std::is_same_v<M, const SymExpr *>) {
       out_ += v ? v->str() : "none";
+    } else if constexpr (std::is_same_v<M, const SourceLoc *>) {
+      // A null location is the field's default and never printed.
+      printField(v ? *v : SourceLoc{}, Plain{}, indent);
     } else if constexpr (std::is_same_v<M, Device>) {
       out_ += deviceName(v);
     } else if constexpr (std::is_same_v<M, TensorType>) {
@@ -284,7 +287,13 @@ struct Printer {
       out_ += i ? ", " : "";
       printType(results[i]->type());
     }
-    out_ += form == ResultForm::Tuple ? ")\n" : form == ResultForm::List ? "]\n" : "\n";
+    out_ += form == ResultForm::Tuple ? ")" : form == ResultForm::List ? "]" : "";
+    // The source location, when known, ends the line: `loc{file=..., line=...}`.
+    if (n.loc()) {
+      out_ += " loc";
+      printField(*n.loc(), Plain{}, 4);
+    }
+    out_ += '\n';
   }
 
   void printGraph(const Graph &g) {

@@ -1,6 +1,7 @@
 //===- Verifier.cpp - Structural checks -----------------------------------===//
 #include "gc/IR/Verifier.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/ExternOps.h"
 #include "gc/IR/Fields.h"
 #include "gc/IR/KernelCode.h"
@@ -127,10 +128,7 @@ private:
   }
   ErrorBuilder failAt(const Node &n) const {
     ErrorBuilder b = fail();
-    if (!n.results().empty())
-      b << "node %" << n.results()[0]->name() << " (" << n.op() << "): ";
-    else
-      b << "node " << n.op() << ": ";
+    b << describeNode(n) << ": ";
     return b;
   }
 
@@ -518,7 +516,7 @@ private:
   static ErrorBuilder fail() { return makeError(); }
   static ErrorBuilder failAt(const LoopNode &n) {
     ErrorBuilder b;
-    b << "node '" << n.name << "': ";
+    b << describeNode(n) << ": ";
     return b;
   }
 

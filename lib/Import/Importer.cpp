@@ -11,8 +11,10 @@
 #include "gc/Import/Importer.h"
 
 #include "Autocast.h"
+#include "NodeMetadata.h"
 
 #include "gc/Import/SympyExpr.h"
+#include "gc/IR/Describe.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/Verifier.h"
@@ -615,7 +617,7 @@ private:
                            ? node["name"].get<std::string>()
                            : std::string("?");
     const std::string &target = asString(field(node, "target", "node '" + name + "'"), name);
-    std::string where = "node '" + name + "' (" + target + ")";
+    std::string where = "node '" + name + "' (" + target + ")" + locSuffix(sourceLoc(node));
     static const std::string kTorchOps = "torch.ops.";
     std::string op = target.rfind(kTorchOps, 0) == 0 ? target.substr(kTorchOps.size()) : target;
     if (op == "higher_order.wrap_with_set_grad_enabled") {
@@ -663,6 +665,12 @@ private:
     addImportedNode(g, *id, std::move(args), node, where, std::nullopt);
   }
 
+  /// The node's place in the user's model (NodeMetadata.h), interned.
+  const SourceLoc *sourceLoc(const json &node) {
+    std::optional<SourceLoc> loc = sourceLocOf(node);
+    return loc ? module_->locations().intern(*loc) : nullptr;
+  }
+
   /// Adds a call of `id` to `g` with the results `node` lists, each under
   /// its own name in the exported graph; `form` overrides the result form
   /// those results are written in.
@@ -677,6 +685,7 @@ private:
       r.first = valueName(r.first);
     }
     Node *n = g.addNode(id, std::move(args), std::move(res), form.value_or(listed));
+    n->setLoc(sourceLoc(node));
     for (size_t i = 0; i < names.size(); ++i)
       values_[names[i]] = n->results()[i];
   }

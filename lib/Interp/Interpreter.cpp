@@ -1,6 +1,7 @@
 //===- Interpreter.cpp - Running a graph with reference kernels -----------===//
 #include "gc/Interp/Interpreter.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/Interp/ControlFlow.h"
 #include "gc/Interp/Kernel.h"
 #include "gc/IR/OpSchema.h"
@@ -200,9 +201,7 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
   // nodes, made by skipping passes, would reuse numbers; none is made.)
   RandomState stream = rng;
   for (const auto &node : graph.nodes()) {
-    std::string where = node->results().empty()
-                            ? "node " + opString(node->op())
-                            : "node %" + node->results()[0]->name() + " (" + opString(node->op()) + ")";
+    std::string where = describeNode(*node);
     std::vector<Tensor> results, inputs;
     if (callsGraphs(node->op())) {
       Expected<std::vector<Tensor>> r = runGraphCall(m, *node, tensors);

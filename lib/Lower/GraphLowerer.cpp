@@ -172,7 +172,7 @@ Error requireCompilableDevices(const Module &module) {
     for (const auto &n : g->nodes())
       for (const Value *v : n->results())
         if (!compilable(v))
-          return refuse(*g, "node '" + v->name() + "' (" + opString(n->op()) + ")", v);
+          return refuse(*g, "node '" + v->name() + "' (" + opString(n->op()) + ")" + locSuffix(n->loc()), v);
   }
   return Error::success();
 }
@@ -296,6 +296,8 @@ LoweredPtr GraphLowerer::makeView(const LoweredPtr &base, Exprs sizes, IndexMap 
 
 void GraphLowerer::addNode(LoopNode node) {
   node.name = uniqueName(nodeNames_, node.name);
+  if (auto it = originLocs_.find(node.origin); it != originLocs_.end())
+    node.loc = it->second;
   out_.nodes.push_back(std::move(node));
 }
 
@@ -456,7 +458,8 @@ Error GraphLowerer::fallback(const Node &n, const std::string &why) {
   if (options_.noFallback)
     return makeError() << where(n) << ": no lowering for " << n.op()
                        << (why.empty() ? "" : " with " + why);
-  report_.fallbacks.push_back("node '" + nodeName(n) + "': " + opString(n.op()));
+  report_.fallbacks.push_back("node '" + nodeName(n) + "'" + locSuffix(n.loc()) + ": " +
+                              opString(n.op()));
   return callNode(n, LoopNode::Kind::Fallback);
 }
 
@@ -566,6 +569,13 @@ Error GraphLowerer::run() {
 
   for (const Value *v : g_.outputs())
     ++uses_[v];
+  for (const auto &n : g_.nodes()) {
+    if (n->loc())
+      originLocs_.emplace(nodeName(*n), n->loc());
+    for (const Value *r : n->results())
+      if (n->loc())
+        originLocs_.emplace(r->name(), n->loc());
+  }
   for (auto it = g_.nodes().rbegin(); it != g_.nodes().rend(); ++it) {
     const Node &n = **it;
     unsigned through = 0;

@@ -19,6 +19,7 @@
 
 #include "BodyBuilder.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/Module.h"
 #include "gc/IR/OpRegistry.h"
 #include "gc/IR/TypePromotion.h"
@@ -215,7 +216,8 @@ public:
 private:
   Error lowerNode(const Node &n);
   std::string where(const Node &n) const {
-    return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + opString(n.op()) + ")";
+    return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + opString(n.op()) + ")" +
+           locSuffix(n.loc());
   }
   /// `base`, or `base_1`, `base_2`, ... if `taken` holds it; recorded in `taken`.
   static std::string uniqueName(std::set<std::string> &taken, const std::string &base);
@@ -234,6 +236,10 @@ private:
   std::unordered_map<const Value *, int> ownedOutput_;
   std::vector<std::optional<LoopBinding>> outputBindings_;
   std::set<std::string> bufferNames_, nodeNames_;
+  /// The source location of each value's node by the value's name, which
+  /// loop nodes give as their origin: a pointwise value is written where it
+  /// is first needed, perhaps while a later node is lowered.
+  std::unordered_map<std::string, const SourceLoc *> originLocs_;
   /// Values whose buffers are laid out channels-last (ActivationLayout.h).
   std::unordered_set<const Value *> channelsLast_;
 };

@@ -1,6 +1,7 @@
 //===- GraphBuilder.cpp - Building and rewriting graphs -------------------===//
 #include "gc/Ops/GraphBuilder.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Ops/ShapeInference.h"
@@ -43,7 +44,9 @@ Node *GraphBuilder::createWithTypes(OpId op, std::vector<NamedArg> args,
                                     ResultForm form) {
   for (auto &r : results)
     names_.insert(r.first);
-  return graph_.addNode(std::move(op), std::move(args), std::move(results), form);
+  Node *n = graph_.addNode(std::move(op), std::move(args), std::move(results), form);
+  n->setLoc(loc_);
+  return n;
 }
 
 std::vector<Value *> GraphBuilder::create(OpId op,
@@ -79,6 +82,7 @@ std::vector<Value *> GraphBuilder::create(OpId op,
   else if (schema.returns.size() == 1 && schema.returns[0] == "Tensor[]")
     form = ResultForm::List;
   Node *n = graph_.addNode(op, std::move(named), std::move(results), form);
+  n->setLoc(loc_);
   return n->results();
 }
 
@@ -191,15 +195,14 @@ Error rewriteGraph(Module &m, Graph &g, const NodeRewrite &rewrite, const GraphF
     map[g.inputs()[i]] = ng->addInput(g.inputs()[i]->name(), g.inputs()[i]->type(),
                                       g.inputSpecs()[i]);
   for (const auto &n : g.nodes()) {
-    std::string where = "graph @" + g.name() + ", node " +
-                        (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ") +
-                        "(" + opString(n->op()) + ")";
+    // Whatever replaces the node comes from the same place in the model.
+    b.setLoc(n->loc());
     try {
       RewriteContext ctx(*n, b, map);
       std::optional<std::vector<Value *>> replaced = rewrite(ctx);
       if (replaced) {
         if (replaced->size() != n->results().size())
-          return makeError() << where << ": the rewrite gave " << replaced->size()
+          return makeError() << "graph @" << g.name() << ", " << describeNode(*n) << ": the rewrite gave " << replaced->size()
                              << " values for " << n->results().size() << " results";
         for (size_t i = 0; i < replaced->size(); ++i)
           map[n->results()[i]] = (*replaced)[i];
@@ -214,9 +217,10 @@ Error rewriteGraph(Module &m, Graph &g, const NodeRewrite &rewrite, const GraphF
       for (size_t i = 0; i < copy->results().size(); ++i)
         map[n->results()[i]] = copy->results()[i];
     } catch (const std::exception &e) {
-      return makeError() << where << ": " << e.what();
+      return makeError() << "graph @" << g.name() << ", " << describeNode(*n) << ": " << e.what();
     }
   }
+  b.setLoc(nullptr);
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     auto it = map.find(g.outputs()[i]);
     if (it == map.end() || !it->second)

@@ -325,6 +325,10 @@ struct Parser {
       return parseNumber(out);
     } else if constexpr (std::is_same_v<M, const SymExpr *>) {
       return parseExpr(",]}", out);
+    } else if constexpr (std::is_same_v<M, const SourceLoc *>) {
+      SourceLoc loc;
+      GC_RETURN_IF_ERROR(parseStruct(loc));
+      out = m_.locations().intern(loc);
     } else if constexpr (std::is_same_v<M, Device>) {
       std::string_view raw = parseRaw(",)]}", at);
       std::optional<Device> d = parseDevice(raw);
@@ -576,7 +580,12 @@ struct Parser {
                                 std::to_string(types.size()) + " type(s)");
     for (size_t i = 0; i < types.size(); ++i)
       results[i].second = std::move(types[i]);
+    // An optional trailing source location.
+    const SourceLoc *loc = nullptr;
+    if (acceptKeyword("loc"))
+      GC_RETURN_IF_ERROR(parseField(loc, Plain{}));
     Node *n = g.addNode(op, std::move(args), std::move(results), form);
+    n->setLoc(loc);
     for (Value *v : n->results())
       values_[v->name()] = v;
     return Error::success();

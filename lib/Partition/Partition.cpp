@@ -241,6 +241,7 @@ public:
     for (const Value *r : n.results())
       results.emplace_back(freshName(r->name()), r->type());
     Node *copy = dst_.addNode(n.op(), std::move(args), std::move(results), n.resultForm());
+    copy->setLoc(n.loc());
     // A result that is already an input (saved, while the node is
     // recomputed for another result) keeps the input.
     for (size_t i = 0; i < n.results().size(); ++i)

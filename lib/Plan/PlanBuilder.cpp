@@ -480,8 +480,32 @@ private:
     auto inplaceVec = fbb_.CreateVectorOfStructs(inplace);
     StepWork work = stepWork(g, ps);
     auto flops = program(work.flops), bytes = program(work.bytes);
+    auto sourcesVec = sources(g, ps);
     return fb::CreateStep(fbb_, stepName, stepKind(ps.kind), type, detail, usesVec, inplaceVec,
-                          flops, bytes);
+                          flops, bytes, sourcesVec);
+  }
+
+  /// The distinct source locations of the step's loop nodes, in node order;
+  /// strings are shared, since many steps come from one module.
+  Offset<flatbuffers::Vector<Offset<fb::Source>>> sources(const LoopGraph &g, const PlanStep &ps) {
+    std::vector<uint32_t> nodes;
+    if (ps.kind == PlanStep::Kind::Kernel)
+      nodes = g.plan.kernels[ps.index].nodes;
+    else
+      nodes = {ps.index};
+    std::vector<const SourceLoc *> locs;
+    for (uint32_t n : nodes)
+      if (const SourceLoc *l = g.nodes[n].loc; l && std::find(locs.begin(), locs.end(), l) == locs.end())
+        locs.push_back(l);
+    if (locs.empty())
+      return {};
+    std::vector<Offset<fb::Source>> out;
+    for (const SourceLoc *l : locs)
+      out.push_back(fb::CreateSource(fbb_, fbb_.CreateSharedString(l->file), l->line,
+                                     fbb_.CreateSharedString(l->function),
+                                     fbb_.CreateSharedString(l->modulePath),
+                                     fbb_.CreateSharedString(l->moduleClass)));
+    return fbb_.CreateVector(out);
   }
 
   Expected<Offset<fb::Graph>> graph(const LoopGraph &g, size_t index) {

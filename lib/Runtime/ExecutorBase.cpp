@@ -113,8 +113,8 @@ ExecutorBase::~ExecutorBase() = default;
 
 std::string ExecutorBase::stepLabel(size_t s) const {
   if (const plan::KernelStep *k = step(s).detail_as_KernelStep())
-    return "kernel '" + k->entry()->str() + "'";
-  return "node '" + step(s).name()->str() + "'";
+    return "kernel '" + k->entry()->str() + "'" + stepSourceSuffix(step(s));
+  return "node '" + step(s).name()->str() + "'" + stepSourceSuffix(step(s));
 }
 
 Error ExecutorBase::checkSymbolsBound() const {
@@ -175,7 +175,8 @@ Error ExecutorBase::prepareFallback(size_t s) {
   if (fallbacks_[s])
     return Error::success();
   const plan::OpStep &op = *step(s).detail_as_OpStep();
-  std::string what = "node '" + step(s).name()->str() + "' (" + op.op()->str() + ")";
+  std::string what =
+      "node '" + step(s).name()->str() + "' (" + op.op()->str() + ")" + stepSourceSuffix(step(s));
   if (!op.fallback() || op.fallback()->size() == 0)
     return makeError() << what << ": no library can run it and the plan has no fallback for it";
   if (!options_.fallback)
@@ -522,8 +523,10 @@ Expected<ExecutorBase::RunStart> ExecutorBase::startRun(std::span<const TensorRe
   if (!layouts)
     return layouts.error();
   if (profiling_ && profile_.empty())
-    for (size_t s = 0; s < graph_.steps()->size(); ++s)
-      profile_.push_back({step(s).name()->str(), step(s).kind(), 0, 0});
+    for (size_t s = 0; s < graph_.steps()->size(); ++s) {
+      StepProfile &p = profile_.emplace_back(StepProfile{step(s).name()->str(), step(s).kind()});
+      p.modulePath = stepModulePath(step(s));
+    }
   current_ = *inst;
   return RunStart{*inst, layouts.take()};
 }

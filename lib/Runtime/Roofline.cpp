@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -246,6 +247,38 @@ Expected<std::optional<MachinePeaks>> givenPeaks(std::string_view flag) {
   return std::optional<MachinePeaks>(p.take());
 }
 
+namespace {
+
+/// The time per module path, most first (ties by path), when the plan knows
+/// where its steps came from: which part of the model the time goes to. A
+/// fused kernel counts under the module all its sources share.
+std::string moduleReport(const std::vector<StepProfile> &steps, double total) {
+  std::map<std::string, std::pair<double, int>> byModule;
+  bool known = false;
+  for (const StepProfile &p : steps) {
+    known |= !p.modulePath.empty();
+    auto &[seconds, count] = byModule[p.modulePath];
+    seconds += p.seconds;
+    ++count;
+  }
+  if (!known)
+    return "";
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(byModule.begin(), byModule.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
+  std::string out = "by module: module path, steps, ms over all runs, share of the time\n";
+  char line[512];
+  for (const auto &[path, entry] : rows) {
+    std::snprintf(line, sizeof line, "  %-40s %5d %10.4f %5.1f%%\n",
+                  path.empty() ? "(root)" : path.c_str(), entry.second, entry.first * 1e3,
+                  total > 0 ? 100 * entry.first / total : 0.0);
+    out += line;
+  }
+  return out;
+}
+
+} // namespace
+
 std::string rooflineReport(const std::vector<StepProfile> &steps, const MachinePeaks &peaks) {
   double ridge = peaks.bytesPerSecond > 0 ? peaks.flopsPerSecond / peaks.bytesPerSecond : 0;
   std::string out = "peaks: " + formatNumber("%.1f", peaks.flopsPerSecond / 1e9) +
@@ -283,6 +316,7 @@ std::string rooflineReport(const std::vector<StepProfile> &steps, const MachineP
                 seconds > 0 ? bytes / seconds / 1e9 : 0,
                 seconds > 0 ? 100 * bytes / seconds / peaks.bytesPerSecond : 0);
   out += line;
+  out += moduleReport(steps, seconds);
   return out;
 }
 

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Runtime/RuntimePlan.h"
 
+#include "gc/Support/SourceText.h"
+
 #include <algorithm>
 #include <cctype>
 #include <iterator>
@@ -398,5 +400,46 @@ const char *stepKindName(StepKind k) {
 }
 
 std::string graphLabel(const Graph &g) { return "graph @" + g.name()->str(); }
+
+std::string stepSourceSuffix(const Step &s) {
+  if (!s.sources() || s.sources()->size() == 0)
+    return "";
+  auto text = [](const flatbuffers::String *str) {
+    return str ? str->string_view() : std::string_view();
+  };
+  const Source &first = *s.sources()->Get(0);
+  std::string out = describeSource(text(first.file()), first.line(), text(first.function()),
+                                   text(first.module_path()), text(first.module_class()));
+  if (out.empty())
+    return out;
+  out = " at " + out;
+  if (size_t more = s.sources()->size() - 1)
+    out += " and " + std::to_string(more) + (more == 1 ? " other place" : " other places");
+  return out;
+}
+
+std::string stepModulePath(const Step &s) {
+  if (!s.sources() || s.sources()->size() == 0)
+    return "";
+  auto path = [&](uint32_t i) {
+    const flatbuffers::String *p = s.sources()->Get(i)->module_path();
+    return p ? p->string_view() : std::string_view();
+  };
+  std::string_view common = path(0);
+  for (uint32_t i = 1; i < s.sources()->size(); ++i)
+    common = commonModulePath(common, path(i));
+  return std::string(common);
+}
+
+std::string_view commonModulePath(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n])
+    ++n;
+  // Whole components only: "layers.1" and "layers.10" share "layers".
+  if ((n == a.size() || a[n] == '.') && (n == b.size() || b[n] == '.'))
+    return a.substr(0, n);
+  size_t dot = a.substr(0, n).rfind('.');
+  return a.substr(0, dot == std::string_view::npos ? 0 : dot);
+}
 
 } // namespace gc

@@ -17,6 +17,7 @@
 #include "RangeSplit.h"
 #include "StridedSum.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/OpSchema.h"
 
@@ -194,13 +195,13 @@ Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
     if (node.kind == LoopNode::Kind::Extern && !isCoreOp(node.op) &&
         options.device != TargetDevice::CPU)
       return makeError() << "graph '" << graph.name << "': node '" << node.name << "' ("
-                         << opString(node.op) << ") was kept whole for the CPU and has no "
+                         << opString(node.op) << ")" << locSuffix(node.loc) << " was kept whole for the CPU and has no "
                          << "step on this device; compile the archive for the device instead";
     if (!isLoopNode(node))
       continue;
     if (!node.storeIndex)
-      return makeError() << "graph '" << graph.name << "': node '" << node.name
-                         << "' has no store index";
+      return makeError() << "graph '" << graph.name << "': " << describeNode(node)
+                         << " has no store index";
     dropUnitLoops(ctx, node);
     simplifyNodeIndices(ctx, node);
     // A scatter keeps its points in order: where several write one element,

@@ -22,6 +22,7 @@
 #include "gc/Ops/ShapeInference.h"
 #include "gc/Transforms/Passes.h"
 
+#include "gc/IR/Describe.h"
 #include "PassUtils.h"
 
 namespace gc {
@@ -50,8 +51,7 @@ std::vector<std::string> trustRulesForUnreadResults(Module &m, Graph &g) {
       if (uses[r] != 0 || !r->type().isTensor() || !rule.isTensor() ||
           rule.tensor.sizes == r->type().tensor.sizes)
         continue;
-      warnings.push_back("graph @" + g.name() + ", node %" + n->results()[0]->name() + " (" +
-                         opString(n->op()) + "): %" + r->name() + " is recorded as " +
+      warnings.push_back("graph @" + g.name() + ", " + describeNode(*n) + ": %" + r->name() + " is recorded as " +
                          printType(r->type()) + ", but " + opString(n->op()) + " gives " +
                          printType(rule) + "; nothing reads it, so gc takes the op's");
       r->type() = rule;

@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/OpVariants.h"
 #include "gc/IR/Printer.h"
@@ -161,14 +162,16 @@ public:
       latest_[old_.inputs()[i]] =
           new_->addInput(old_.inputs()[i]->name(), old_.inputs()[i]->type(), old_.inputSpecs()[i]);
     for (const auto &n : old_.nodes()) {
+      // Whatever replaces the node (copies, write-backs) comes from its place.
+      b_.setLoc(n->loc());
       try {
         visit(*n, stats);
       } catch (const std::exception &e) {
-        return makeError() << "graph @" << old_.name() << ", node "
-                           << (n->results().empty() ? "" : "%" + n->results()[0]->name() + " ")
-                           << "(" << n->op() << "): " << e.what();
+        return makeError() << "graph @" << old_.name() << ", " << describeNode(*n) << ": "
+                           << e.what();
       }
     }
+    b_.setLoc(nullptr);
     return finishOutputs(stats);
   }
 

@@ -1,6 +1,7 @@
 //===- PassUtils.cpp - Helpers shared by gc-opt's passes ------------------===//
 #include "PassUtils.h"
 
+#include "gc/IR/Describe.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/Interp/Interpreter.h"
 #include "gc/Interp/Kernel.h"
@@ -231,7 +232,9 @@ Expected<Node *> copyNode(Graph &into, const Node &n,
   std::vector<std::pair<std::string, Type>> results;
   for (const Value *r : n.results())
     results.emplace_back(name(r), r->type());
-  return into.addNode(n.op(), std::move(args), std::move(results), n.resultForm());
+  Node *copy = into.addNode(n.op(), std::move(args), std::move(results), n.resultForm());
+  copy->setLoc(n.loc());
+  return copy;
 }
 
 } // namespace
@@ -332,8 +335,7 @@ Error evaluateFolds(Module &m, const Graph &g, const std::vector<const Node *> &
       tensors[g.inputs()[i]] = it->second;
   const std::unordered_map<const Value *, int64_t> noSymInts;
   for (const Node *n : folded) {
-    std::string where =
-        "graph @" + g.name() + ", node %" + n->results()[0]->name() + " (" + opString(n->op()) + ")";
+    std::string where = "graph @" + g.name() + ", " + describeNode(*n);
     std::vector<Tensor> results;
     try {
       results = referenceKernels().find(n->op())->fn(OpCall(*n, tensors, noSymInts));

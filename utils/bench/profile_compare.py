@@ -63,7 +63,7 @@ def plan_kinds(text):
             node["loads"] += 1
         # A node adding its values into its output (combine=add) is a sum
         # over its outer loops, as gc-compile writes a strided one.
-        if re.match(r"\s+\].*\boutput=.*, combine=add\}$", line):
+        if re.match(r"\s+\].*\boutput=.*, combine=add(\}|, loc=\{.*\}\})$", line):
             node["kind"] = "reduction"
         g = re.match(r'\s+\{name="groups", value=(\d+)\}', line)
         if g:

@@ -34,6 +34,7 @@ struct FileNode {
   ResultForm form = ResultForm::Single;
   std::vector<NamedArg> args;
   std::vector<uint32_t> results; ///< indices of FileGraph::values
+  const SourceLoc *loc = nullptr; ///< (1.7) an index of Module.locations in the file
 };
 struct FileOutput {
   int32_t value = 0;
@@ -56,7 +57,7 @@ template <> inline constexpr auto kFields<FileValue> = std::tuple(
     field("tensor", &FileValue::tensor));
 template <> inline constexpr auto kFields<FileNode> = std::tuple(
     field("op", &FileNode::op), field("form", &FileNode::form), field("args", &FileNode::args),
-    field("results", &FileNode::results));
+    field("results", &FileNode::results), field("loc", &FileNode::loc));
 template <> inline constexpr auto kFields<FileOutput> = std::tuple(
     field("value", &FileOutput::value), field("kind", &FileOutput::kind),
     field("target", &FileOutput::target), field("alias_of", &FileOutput::aliasOf),
@@ -70,11 +71,11 @@ template <> inline constexpr auto kFields<FileGraph> = std::tuple(
 /// graph's nodes need the values defined before them.
 enum ModuleField : size_t {
   kVersion, kLevel, kProducer, kSymbols, kExpressions, kGraphs, kSources, kWeights, kLoopGraphs,
-  kTarget
+  kTarget, kLocations
 };
-inline constexpr std::array<std::string_view, kTarget + 1> kModuleFields = {
+inline constexpr std::array<std::string_view, kLocations + 1> kModuleFields = {
     "version", "level", "producer", "symbols", "expressions", "graphs", "weight_sources",
-    "weights", "loop_graphs", "target"};
+    "weights", "loop_graphs", "target", "locations"};
 
 } // namespace gc
 

@@ -88,6 +88,11 @@ template <> inline constexpr auto kFields<Weight> = std::tuple(
     field("offset", &Weight::offset), field("bytes", &Weight::bytes),
     field("sha256", &Weight::sha256));
 
+template <> inline constexpr auto kFields<SourceLoc> = std::tuple(
+    field("file", &SourceLoc::file), field("line", &SourceLoc::line),
+    field("function", &SourceLoc::function), field("module_path", &SourceLoc::modulePath),
+    field("module_class", &SourceLoc::moduleClass));
+
 template <> inline constexpr auto kFields<Target> = std::tuple(
     field("device", &Target::device), field("cpu_levels", &Target::cpuLevels),
     field("gpu_archs", &Target::gpuArchs), field("weights", &Target::weights),
@@ -120,7 +125,8 @@ template <> inline constexpr auto kFields<LoopNode> = std::tuple(
     field("inputs", &LoopNode::inputs), field("outputs", &LoopNode::outputs),
     field("post_ops", &LoopNode::postOps), field("origin", &LoopNode::origin),
     field("scan", &LoopNode::scan),
-    field("store_indirect", &LoopNode::storeIndirect), field("combine", &LoopNode::combine));
+    field("store_indirect", &LoopNode::storeIndirect), field("combine", &LoopNode::combine),
+    field("loc", &LoopNode::loc));
 template <> inline constexpr auto kFields<LoopBinding> =
     std::tuple(field("name", &LoopBinding::name),
                field<BufferRef>("buffer", &LoopBinding::buffer), field("type", &LoopBinding::type));

@@ -176,6 +176,8 @@ struct LoopNode {
   /// step of its one reduction loop (its storeIndex uses r0), as cumsum and
   /// cumprod do; reduce is Sum or Prod. The loop runs serially, in order.
   bool scan = false;
+  /// The core node's source location (Module::locations()), or null.
+  const SourceLoc *loc = nullptr;
   bool operator==(const LoopNode &) const = default;
 };
 

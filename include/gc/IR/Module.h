@@ -12,6 +12,7 @@
 
 #include "gc/IR/Level.h"
 #include "gc/IR/OpId.h"
+#include "gc/IR/SourceLoc.h"
 #include "gc/IR/Type.h"
 #include "gc/Support/Target.h"
 
@@ -128,10 +129,15 @@ public:
   const std::vector<Value *> &results() const { return results_; }
   ResultForm resultForm() const { return form_; }
   void setResultForm(ResultForm f) { form_ = f; }
+  /// Where in the user's model the node came from (interned in its module's
+  /// locations()), or null when unknown.
+  const SourceLoc *loc() const { return loc_; }
+  void setLoc(const SourceLoc *loc) { loc_ = loc; }
 
 private:
   friend class Graph;
   OpId op_{};
+  const SourceLoc *loc_ = nullptr;
   std::vector<NamedArg> args_;
   std::vector<Value *> results_;
   ResultForm form_ = ResultForm::Single;
@@ -373,6 +379,10 @@ public:
   const std::optional<Target> &target() const { return target_; }
   void setTarget(Target t) { target_ = std::move(t); }
 
+  /// The source locations nodes and loop nodes point into.
+  SourceLocTable &locations() { return locations_; }
+  const SourceLocTable &locations() const { return locations_; }
+
   /// Free-form provenance such as "torch 2.11.0"; kept for messages.
   const std::string &producer() const { return producer_; }
   void setProducer(std::string p) { producer_ = std::move(p); }
@@ -380,6 +390,7 @@ public:
 private:
   Level level_ = Level::Aten;
   SymContext syms_;
+  SourceLocTable locations_;
   std::vector<std::unique_ptr<Graph>> graphs_;
   std::vector<std::unique_ptr<LoopGraph>> loopGraphs_;
   std::vector<WeightSource> sources_;

@@ -74,10 +74,15 @@ public:
   /// A name not yet used in the graph, from `hint`.
   std::string uniqueName(std::string_view hint);
   void reserveName(const std::string &name) { names_.insert(name); }
+  /// The source location every node created from now on gets: rewriteGraph
+  /// sets the replaced node's, autodiff the forward node's.
+  void setLoc(const SourceLoc *loc) { loc_ = loc; }
+  const SourceLoc *loc() const { return loc_; }
 
 private:
   Module &module_;
   Graph &graph_;
+  const SourceLoc *loc_ = nullptr;
   std::unordered_set<std::string> names_;
 };
 

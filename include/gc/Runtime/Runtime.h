@@ -131,6 +131,9 @@ struct StepProfile {
   /// The floating-point operations and bytes moved, all runs together, as
   /// the compiler counted them (plan::Step flops and bytes; 0: unknown).
   double flops = 0, bytes = 0;
+  /// The module the step's sources lie in (stepModulePath), for the
+  /// profile's grouping; "" for the root or when the plan does not know.
+  std::string modulePath;
 };
 /// An NVIDIA GPU, as the driver describes it.
 struct CudaDevice {

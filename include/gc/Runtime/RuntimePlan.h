@@ -27,7 +27,7 @@ namespace gc {
 /// The plan format this build writes and reads: a reader takes the same
 /// major version and any minor version up to its own.
 inline constexpr uint32_t kPlanMajor = 2;
-inline constexpr uint32_t kPlanMinor = 1;
+inline constexpr uint32_t kPlanMinor = 2;
 
 /// A plan whose bytes verified (structure, version, every index, every
 /// size program). Immutable; shared by the executors of its graphs.
@@ -73,6 +73,16 @@ const char *stepKindName(plan::StepKind k);
 
 /// "graph @NAME"
 std::string graphLabel(const plan::Graph &g);
+/// " at model.py:42 in forward (layers.3: Block)": the step's first source
+/// (plus " and N other places" for a fused kernel), for messages about the
+/// step; "" when the plan records none.
+std::string stepSourceSuffix(const plan::Step &s);
+/// The module every source of the step lies in: the longest common prefix of
+/// their module paths, by whole components ("layers.3" for "layers.3.attn"
+/// and "layers.3.mlp"); "" for the root or when unknown.
+std::string stepModulePath(const plan::Step &s);
+/// The longest common prefix of two module paths, by whole components.
+std::string_view commonModulePath(std::string_view a, std::string_view b);
 
 } // namespace gc
 

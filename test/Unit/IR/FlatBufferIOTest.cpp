@@ -124,6 +124,7 @@ std::unique_ptr<Module> buildModule() {
        {"alpha", true, Arg::integer(-3)}},
       {{"add", Type::makeTensor(sliced)}});
   Value *sum = add->results()[0];
+  add->setLoc(m.locations().intern({"/src/model.py", 42, "forward", "layers.3.attn", "Attention"}));
 
   Node *split = g.addNode(
       ops::aten_split_Tensor,
@@ -213,6 +214,8 @@ std::unique_ptr<Module> buildModule() {
   Value *neg = bw.addNode(ops::aten_neg_default, {{"self", false, Arg::tensor(t)}},
                           {{"neg", t->type()}})
                    ->results()[0];
+  // Another graph's node, at the same place: the file holds it once.
+  neg->definingNode()->setLoc(add->loc());
   bw.addOutput(neg, {OutputKind::UserOutput, ""});
   return mp;
 }
@@ -241,7 +244,8 @@ template <class M> struct Stored {
       : std::is_same_v<M, uint8_t> || (std::is_enum_v<M> && sizeof(M) == 1)
                                                                    ? flatbuffers::ET_UCHAR
       : std::is_same_v<M, int32_t> || std::is_same_v<M, const SymExpr *> ||
-              std::is_same_v<M, Value *>                           ? flatbuffers::ET_INT
+              std::is_same_v<M, Value *> || std::is_same_v<M, const SourceLoc *>
+                                                                   ? flatbuffers::ET_INT
       : std::is_same_v<M, uint32_t>                                ? flatbuffers::ET_UINT
       : std::is_same_v<M, int64_t>                                 ? flatbuffers::ET_LONG
       : std::is_same_v<M, uint64_t>                                ? flatbuffers::ET_ULONG
@@ -320,6 +324,7 @@ TEST(FlatBufferIOTest, DeclarationsMatchTheSchema) {
   expectMatchesSchema<FileNode>(fb::NodeTypeTable());
   expectMatchesSchema<FileOutput>(fb::OutputTypeTable());
   expectMatchesSchema<FileGraph>(fb::GraphTypeTable());
+  expectMatchesSchema<SourceLoc>(fb::SourceLocationTypeTable());
   const flatbuffers::TypeTable *root = fb::ModuleTypeTable();
   ASSERT_EQ(root->num_elems, kModuleFields.size());
   for (size_t id = 0; id < kModuleFields.size(); ++id)
@@ -367,6 +372,11 @@ TEST(FlatBufferIOTest, ReadBackKeepsEveryField) {
   EXPECT_EQ(add.results()[0]->type().tensor.strides[1]->str(), "s0*s1");
   EXPECT_EQ(add.results()[0]->type().tensor.storageOffset->str(),
             "floordiv(s0, 2)");
+  ASSERT_TRUE(add.loc());
+  EXPECT_EQ(*add.loc(), *m->graphs()[0]->nodes()[3]->loc());
+  EXPECT_EQ(add.loc(), back->graphs()[1]->nodes()[0]->loc()); // interned once
+  EXPECT_EQ(back->locations().size(), 1u);
+  EXPECT_FALSE(g.nodes()[4]->loc());
   EXPECT_EQ(g.nodes()[4]->resultForm(), ResultForm::List);
   EXPECT_EQ(g.nodes()[5]->resultForm(), ResultForm::Tuple);
   EXPECT_EQ(g.nodes()[5]->results()[1]->resultIndex(), 1u);

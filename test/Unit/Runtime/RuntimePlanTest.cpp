@@ -110,11 +110,11 @@ TEST(RuntimePlan, OtherMajorVersionsAreErrorsNamingBoth) {
   auto *version = const_cast<plan::PlanVersion *>(mutablePlan(bytes).version());
   version->mutate_major_version(3);
   version->mutate_minor_version(0);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.1");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.2");
   // A 1.x plan's kernels take the whole buffer table: not this runtime's.
   version->mutate_major_version(1);
   version->mutate_minor_version(3);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.1");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.2");
 }
 
 TEST(RuntimePlan, OlderMinorVersionsAreRead) {
@@ -251,3 +251,53 @@ TEST(RuntimePlan, BadGeneratorInputsAreErrors) {
 }
 
 } // namespace
+
+namespace {
+
+/// Two fallback steps whose nodes carry source locations.
+struct LocatedGraph : LoopGraphMaker {
+  LocatedGraph(std::vector<SourceLoc> locs) {
+    uint32_t x = input("x", DType::Float32, {k(4)});
+    uint32_t mid = buffer("mid", BufferKind::Intermediate, DType::Float32, {k(4)});
+    uint32_t out = buffer("out", BufferKind::Output, DType::Float32, {k(4)});
+    LoopNode &a = callNode(LoopNode::Kind::Fallback, ops::aten_neg_default, {whole(x)}, {whole(mid)});
+    a.args = {tensorArg("self", 0)};
+    a.loc = module.locations().intern(locs.at(0));
+    LoopNode &b = callNode(LoopNode::Kind::Fallback, ops::aten_neg_default, {whole(mid)}, {whole(out)});
+    b.args = {tensorArg("self", 0)};
+    b.loc = module.locations().intern(locs.at(1));
+    output("out", out, whole(out).type);
+  }
+};
+
+TEST(RuntimePlan, StepsNameTheirSources) {
+  LocatedGraph g({{"/src/m.py", 42, "forward", "layers.3.attn", "Attention"},
+                  {"", 0, "", "layers.10", "Block"}});
+  Expected<std::shared_ptr<const RuntimePlan>> p = g.runtimePlan();
+  ASSERT_TRUE(bool(p)) << p.error().message();
+  const auto &steps = *(*p)->root().graphs()->Get(0)->steps();
+  EXPECT_EQ(stepSourceSuffix(*steps.Get(0)), " at /src/m.py:42 in forward (layers.3.attn: Attention)");
+  EXPECT_EQ(stepModulePath(*steps.Get(0)), "layers.3.attn");
+  EXPECT_EQ(stepSourceSuffix(*steps.Get(1)), " at (layers.10: Block)");
+}
+
+TEST(RuntimePlan, AStepWithoutSourcesNamesNone) {
+  SizedGraph g;
+  Expected<std::shared_ptr<const RuntimePlan>> p = g.runtimePlan();
+  ASSERT_TRUE(bool(p)) << p.error().message();
+  const plan::Step &s = *(*p)->root().graphs()->Get(0)->steps()->Get(0);
+  EXPECT_EQ(stepSourceSuffix(s), "");
+  EXPECT_EQ(stepModulePath(s), "");
+}
+
+} // namespace
+
+TEST(RuntimePlan, ModulePathsShareWholeComponents) {
+  EXPECT_EQ(commonModulePath("layers.3.attn", "layers.3.mlp"), "layers.3");
+  EXPECT_EQ(commonModulePath("layers.1", "layers.10"), "layers");
+  EXPECT_EQ(commonModulePath("layers.10.fc", "layers.1"), "layers");
+  EXPECT_EQ(commonModulePath("head", "head"), "head");
+  EXPECT_EQ(commonModulePath("head", "head.fc"), "head");
+  EXPECT_EQ(commonModulePath("head", "body"), "");
+  EXPECT_EQ(commonModulePath("", "body"), "");
+}

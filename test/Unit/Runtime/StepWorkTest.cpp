@@ -171,6 +171,31 @@ TEST(Roofline, StepsAreSetAgainstThePeaksAndTheRidge) {
       << report;
 }
 
+TEST(Roofline, TimeIsGroupedByModulePath) {
+  MachinePeaks peaks{100e9, 10e9, "given"};
+  std::vector<StepProfile> steps{{"a", plan::StepKind::Kernel, 1, 0.001},
+                                 {"b", plan::StepKind::Kernel, 1, 0.004},
+                                 {"c", plan::StepKind::Extern, 1, 0.002},
+                                 {"d", plan::StepKind::Kernel, 1, 0.003}};
+  steps[0].modulePath = steps[1].modulePath = "layers.0";
+  steps[2].modulePath = "layers.1.fc";
+  std::string report = rooflineReport(steps, peaks);
+  auto row = [](std::string path, const char *rest) {
+    return "  " + path + std::string(40 - path.size(), ' ') + rest + "\n";
+  };
+  // Most time first; a step without a path counts under the root.
+  EXPECT_NE(report.find("by module: module path, steps, ms over all runs, share of the time\n" +
+                        row("layers.0", "     2     5.0000  50.0%") +
+                        row("(root)", "     1     3.0000  30.0%") +
+                        row("layers.1.fc", "     1     2.0000  20.0%")),
+            std::string::npos)
+      << report;
+  // Without any path the section is left out.
+  for (StepProfile &p : steps)
+    p.modulePath.clear();
+  EXPECT_EQ(rooflineReport(steps, peaks).find("by module"), std::string::npos);
+}
+
 TEST(Roofline, GivenPeaksMustBeTwoPositiveNumbers) {
   EXPECT_TRUE(bool(parsePeaks("150,12.5", "--peaks")));
   EXPECT_EQ(parsePeaks("150,12.5", "--peaks")->bytesPerSecond, 12.5e9);
