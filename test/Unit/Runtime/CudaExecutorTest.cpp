@@ -20,8 +20,9 @@ constexpr const char *kTarget = "cuda:sm_80,sm_90";
 
 /// x: f32[s0] -> t = 2x + 1 (kernel gc_affine, t in the arena), then
 /// c = cumsum(t) (a fallback step, on the host), then d = 3c (kernel
-/// gc_triple); outputs c and d. Buffers x, t, c, d are 0 to 3, as the
-/// kernels expect.
+/// gc_triple); outputs c and d. Each kernel receives the buffers its node
+/// loads and writes, in that order (KernelCode.h): gc_affine x and t,
+/// gc_triple c and d, as Inputs/gpu-kernels.ptx reads them.
 struct AffineGraph : LoopGraphMaker {
   /// For graphs of other shapes, made by derived classes.
   struct Skip {};
@@ -34,22 +35,26 @@ struct AffineGraph : LoopGraphMaker {
     uint32_t t = buffer("t", BufferKind::Intermediate, DType::Float32, sizes);
     uint32_t c = buffer("c", BufferKind::Output, DType::Float32, sizes);
     uint32_t d = buffer("d", BufferKind::Output, DType::Float32, sizes);
-    kernel(firstKernel, t, s0);
+    kernel(firstKernel, 0, t, s0);
     LoopNode &n = callNode(LoopNode::Kind::Fallback, ops::aten_cumsum_default, {whole(t)},
                            {whole(c)});
     n.args = {tensorArg("self", 0), intArg("dim", 0)};
-    kernel("gc_triple", d, s0);
+    kernel("gc_triple", c, d, s0);
     graph.plan.symbols = {"s0"};
     graph.plan.target = kTarget;
     output("c", c, whole(c).type);
     output("d", d, whole(d).type);
   }
-  /// A kernel over [0, s0) writing `out`, one thread a point.
-  void kernel(const std::string &name, uint32_t out, const SymExpr *s0) {
+  /// A kernel over [0, s0) reading `in` and writing `out`, one thread a
+  /// point.
+  void kernel(const std::string &name, uint32_t in, uint32_t out, const SymExpr *s0) {
     LoopNode n;
     n.name = name;
     n.ranges = {s0};
     n.output = out;
+    const SymExpr *i0 = sym("i0");
+    n.storeIndex = i0;
+    n.body.ops = {BodyOp{BodyOp::Kind::Load, DType::Float32, ScalarOp::Add, {}, in, i0}};
     graph.nodes.push_back(n);
     KernelGroup k{name, {static_cast<uint32_t>(graph.nodes.size() - 1)}, {s0}};
     k.mapping = GpuMapping::ThreadPerPoint;
@@ -70,8 +75,8 @@ struct TwoKernels : AffineGraph {
     uint32_t t = buffer("t", BufferKind::Output, DType::Float32, {s0});
     input("c", DType::Float32, {s0});
     uint32_t d = buffer("d", BufferKind::Output, DType::Float32, {s0});
-    kernel("gc_affine", t, s0);
-    kernel("gc_triple", d, s0);
+    kernel("gc_affine", 0, t, s0);
+    kernel("gc_triple", 2, d, s0);
     graph.plan.symbols = {"s0"};
     graph.plan.target = kTarget;
     output("t", t, whole(t).type);
