@@ -21,6 +21,23 @@ namespace gc {
 
 namespace {
 
+/// What is wrong with a graph-level tensor type (a value's or a weight's),
+/// phrased to follow its owner's name; nothing when it is well formed.
+std::optional<std::string> tensorTypeProblem(const TensorType &t) {
+  if (t.sizes.size() != t.strides.size())
+    return "has " + std::to_string(t.sizes.size()) + " sizes but " +
+           std::to_string(t.strides.size()) + " strides";
+  if (!t.storageOffset)
+    return std::string("has no storage offset");
+  for (const SymExpr *e : t.sizes)
+    if (!e || (e->isConst() && e->constant() < 0))
+      return std::string("has an invalid size");
+  for (const SymExpr *e : t.strides)
+    if (!e)
+      return std::string("has an invalid stride");
+  return std::nullopt;
+}
+
 /// What is wrong with an argument that holds constants only (numbers,
 /// strings, dtypes, formats, devices), or nothing: a graph node's and a
 /// loop call's arguments hold them alike, and the printer indexes them
@@ -147,15 +164,8 @@ private:
     const Type &t = v->type();
     if (!t.isTensor())
       return Error::success();
-    const TensorType &tt = t.tensor;
-    if (tt.sizes.size() != tt.strides.size())
-      return fail() << "%" << v->name() << " has " << tt.sizes.size()
-                    << " sizes but " << tt.strides.size() << " strides";
-    if (!tt.storageOffset)
-      return fail() << "%" << v->name() << " has no storage offset";
-    for (const SymExpr *e : tt.sizes)
-      if (!e || (e->isConst() && e->constant() < 0))
-        return fail() << "%" << v->name() << " has an invalid size";
+    if (std::optional<std::string> problem = tensorTypeProblem(t.tensor))
+      return fail() << "%" << v->name() << " " << *problem;
     return Error::success();
   }
 
@@ -778,6 +788,8 @@ Error verifyModule(const Module &m) {
     if (w.source >= m.weightSources().size())
       return makeError() << "weight '" << w.name << "' names source " << w.source
                          << ", but the module has " << m.weightSources().size();
+    if (std::optional<std::string> problem = tensorTypeProblem(w.type))
+      return makeError() << "weight '" << w.name << "' " << *problem;
   }
   std::set<std::string> graphNames;
   for (const auto &g : m.graphs()) {
