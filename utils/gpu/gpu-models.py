@@ -24,7 +24,8 @@ ones with weightgen_bf16.py) into RDIR (default /tmp/gc-realmodels). Prints one 
 mismatch.
 
 bench (on the GPU machine, with torch): per model, PyTorch eager and
-torch.compile (default mode) on the GPU, and gc's package through gcrt-run
+torch.compile in each of --torch-modes (default, reduce-overhead,
+max-autotune; TF32 off) on the GPU, and gc's package through gcrt-run
 (host arrays, so copies included) and through gcrt_run_device on tensors
 already on the GPU (libgcrt through ctypes, as PyTorch's columns are timed),
 in one run on the same GPU: latency median and p90, torch.compile's compile
@@ -348,8 +349,8 @@ def torch_times(name, runs, mode):
         ins = [torch.randn(*shape["models"][name]["input"], device="cuda")]
     compile_s = None
     with torch.no_grad():
-        if mode == "compile":
-            module = torch.compile(module)
+        if mode != "eager":
+            module = torch.compile(module, mode=mode)
             torch.cuda.synchronize()
             start = time.perf_counter()
             module(*ins)
@@ -628,28 +629,28 @@ def bench(opts):
     names = [n for n in opts.models if n in manifest and n not in BANDWIDTH]
     regen_real(opts, names)
     print("GPU: %s" % torch.cuda.get_device_name())
-    print("\n| model | eager median / p90 ms | torch.compile median / p90 ms "
-          "| torch.compile compile s | gc median / p90 ms | gc --allow-tf32 median / p90 ms "
-          "| gc device I/O median / p90 ms | gc device / torch.compile | gc compile s (2 cores) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    modes = opts.torch_modes
+    print("\n| model | %s | gc median / p90 ms | gc --allow-tf32 median / p90 ms "
+          "| gc device I/O median / p90 ms | gc device / best torch.compile | gc compile s (2 cores) |"
+          % " | ".join(("%s median / p90 ms" % m) if m == "eager" else
+                       ("torch.compile %s median / p90 ms (compile s)" % m) for m in modes))
+    print("| --- |" + " ---: |" * (len(modes) + 5))
     errors = []
     for name in names:
         entry = manifest[name]
         cells = []
         compiled_ms = None
-        for mode in ("eager", "compile"):
+        for mode in modes:
             try:
                 med, p90, comp = torch_times(name, opts.runs, mode)
-                cells.append("%.3f / %.3f" % (med, p90))
-                if mode == "compile":
-                    compiled_ms = med
-                if mode == "compile":
-                    cells.append("%.1f" % comp)
+                if mode == "eager":
+                    cells.append("%.3f / %.3f" % (med, p90))
+                else:
+                    cells.append("%.3f / %.3f (%.1f)" % (med, p90, comp))
+                    compiled_ms = med if compiled_ms is None else min(compiled_ms, med)
             except Exception as e:  # a model torch cannot move to the GPU
                 cells.append("error: %s" % str(e).splitlines()[0][:60])
                 errors.append("%s, %s: %s" % (name, mode, "\n".join(str(e).splitlines()[:12])))
-                if mode == "compile":
-                    cells.append("")
             torch.cuda.empty_cache()
         if "error" in entry:
             cells += ["not compiled", "", "", "", ""]
@@ -704,6 +705,9 @@ def main():
                         help="prepare: one more gc-compile flag for every model (repeatable)")
     parser.add_argument("--realmodels", default="/tmp/gc-realmodels")
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--torch-modes", nargs="+", default=["eager", "default", "reduce-overhead",
+                                                             "max-autotune"],
+                        help="bench: PyTorch's columns: eager and torch.compile's modes")
     opts = OPTS = parser.parse_args()
     opts.bin = opts.bin or os.path.join(opts.out, "bin")
     if opts.mode == "prepare":
