@@ -103,11 +103,12 @@ HF_FAMILY = {"encoder": "hf-encoder", "causal": "hf-decoder", "seq2seq": "hf-seq
              "speech-seq2seq": "hf-seq2seq"}
 
 
-def _hf(config_name, kind, inputs=("input_ids",), extra=None, **cfg):
+def _hf(config_name, kind, inputs=("input_ids",), extra=None, attrs=None, **cfg):
     def build():
         import transformers
         config = getattr(transformers, config_name)(**cfg)
-        config._attn_implementation = "sdpa" if kind != "vision-eager" else "eager"
+        for k, v in (attrs or {}).items():  # choices transformers keeps outside the config's arguments
+            setattr(config, k, v)
         auto = {"causal": transformers.AutoModelForCausalLM, "seq2seq": transformers.AutoModelForSeq2SeqLM,
                 "speech-seq2seq": transformers.AutoModelForSpeechSeq2Seq}.get(kind, transformers.AutoModel)
         m = auto.from_config(config).eval()
@@ -193,6 +194,9 @@ HF = {
                    n_positions=64, n_ctx=64),
     "granite": _hf("GraniteConfig", "causal", **DEC),
     "mixtral": _hf("MixtralConfig", "causal", num_local_experts=4, num_experts_per_tok=2, **DEC),
+    # The same with the experts as one batched product over every expert (no custom op).
+    "mixtral_batched_mm": _hf("MixtralConfig", "causal", attrs={"_experts_implementation": "batched_mm"},
+                              num_local_experts=4, num_experts_per_tok=2, **DEC),
     # encoder-decoders
     "t5": _hf("T5Config", "seq2seq", SEQ2SEQ_INPUTS, d_model=32, d_kv=8, d_ff=64, num_layers=2,
               num_decoder_layers=2, num_heads=4, vocab_size=VOCAB, decoder_start_token_id=0),

@@ -19,6 +19,7 @@ so a run may cover a part of the zoo); the table is made from every results file
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,11 +46,28 @@ GPU_SET = [
 
 
 def first_error(text):
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    """The first line that says error, without the machine's paths (the zoo's folder, site-packages)."""
+    lines = [re.sub(r"(/[^\s:']*)?/(site-packages|zoo)/", "", ln.strip()) for ln in text.splitlines() if ln.strip()]
     for ln in lines:
         if "error" in ln.lower():
             return ln[:300]
     return lines[0][:300] if lines else ""
+
+
+def cause(r):
+    """Why a model fails, in the words of the table: whose limit it is."""
+    err = r.get("error", "")
+    if not r["exported"]:
+        if "GuardOnDataDependentSymNode" in err:
+            return "torch.export: data-dependent sizes in Python control flow"
+        return "torch.export"
+    if re.search(r"nonzero|masked_select|unique|unbacked|data-dependent", err):
+        return "needs data-dependent sizes"
+    if re.search(r"torch\.ops\.(?!aten\.)\w+\.", err):
+        return "needs a custom op (plugin)"
+    if err.startswith("mismatch"):
+        return "gc: wrong result"
+    return "gc"
 
 
 def compare(got, want):
@@ -184,7 +202,9 @@ def write_table(path):
         "",
         f"**CPU: {len(good)} of {len(exported)} exported models compile and match "
         f"({100.0 * len(good) / max(1, len(exported)):.1f}%)**; {len(cpu) - len(exported)} of {len(cpu)} models "
-        f"do not export. **GPU: {len(gpu_good)} of {len(gpu)} tried match.**",
+        f"do not export. " + (f"**GPU: {len(gpu_good)} of {len(gpu)} tried match.**" if gpu else
+                              "GPU: not run yet (the command is above)."),
+        "Compile times are gc-compile's wall time without its cache, on that machine as it was shared at the time.",
         "",
         "| family | models | exported | CPU match | GPU tried | GPU match |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -194,15 +214,16 @@ def write_table(path):
         lines.append(f"| {f} | {len(names)} | {sum(cpu[n]['exported'] for n in names)} | "
                      f"{sum(bool(cpu[n].get('matched')) for n in names)} | {sum(n in gpu for n in names)} | "
                      f"{sum(bool(gpu.get(n, {}).get('matched')) for n in names)} |")
-    lines += ["", "| model | family | exported | compiles | matches | compile s | GPU matches | first error |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += ["", "| model | family | exported | compiles | matches | compile s | GPU matches | cause | first error |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for n, r in cpu.items():
         g = gpu.get(n, {})
         err = r.get("error", "") or (("GPU: " + g["error"]) if g.get("error") else "")
+        why = cause(r) if r.get("error") else (("GPU: " + cause(g)) if g.get("error") else "")
         err = err.replace("|", "\\|")
         lines.append(f"| {n} | {r['family']} | {yes(r['exported'])} | {yes(r.get('compiled'))} | "
                      f"{yes(r.get('matched'))} | {r.get('compile_s', '')} | {yes(g.get('matched')) if g else ''} | "
-                     f"{err} |")
+                     f"{why} | {err} |")
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
 

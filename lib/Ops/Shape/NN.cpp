@@ -437,6 +437,16 @@ std::vector<Type> layerNorm(const ShapeContext &ctx) {
   return one(contiguousType(ctx.syms(), input.dtype, input.sizes, input.device));
 }
 
+/// _weight_norm: v's shape; dim is -1 (a norm over all of v) or one of v's dims.
+std::vector<Type> weightNorm(const ShapeContext &ctx) {
+  const TensorType &v = ctx.tensor("v");
+  int64_t dim = ctx.integer("dim", 0);
+  if (dim < -1 || dim >= static_cast<int64_t>(v.rank()))
+    shapeFail("_weight_norm: dim " + std::to_string(dim) + " is neither -1 nor a dim of v (rank " +
+              std::to_string(v.rank()) + ")");
+  return one(contiguousType(ctx.syms(), v.dtype, v.sizes, v.device));
+}
+
 /// native_layer_norm: the output, and the mean and rstd with the normalized
 /// dimensions kept as 1.
 std::vector<Type> nativeLayerNorm(const ShapeContext &ctx) {
@@ -578,6 +588,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten__native_batch_norm_legit_no_stats, nativeBatchNorm},
     {ops::aten__native_batch_norm_legit_functional_default, functionalBatchNorm},
     {ops::aten__native_batch_norm_legit_no_training_default, nativeBatchNorm},
+    {ops::aten__weight_norm_default, weightNorm},
     {ops::aten_adaptive_avg_pool2d_default, adaptiveAvgPool2d},
     {ops::aten_addmm_default, addmm},
     {ops::aten_avg_pool2d_default, avgPool2d},
