@@ -220,7 +220,7 @@ def write_table(path):
         g = gpu.get(n, {})
         err = r.get("error", "") or (("GPU: " + g["error"]) if g.get("error") else "")
         why = cause(r) if r.get("error") else (("GPU: " + cause(g)) if g.get("error") else "")
-        err = err.replace("|", "\\|")
+        err = re.sub(r" \(unhinted: .*", "", err).replace("|", "\\|")
         lines.append(f"| {n} | {r['family']} | {yes(r['exported'])} | {yes(r.get('compiled'))} | "
                      f"{yes(r.get('matched'))} | {r.get('compile_s', '')} | {yes(g.get('matched')) if g else ''} | "
                      f"{why} | {err} |")

@@ -533,6 +533,9 @@ Results decomposeWeightNorm(RewriteContext &ctx) {
   Emit e(ctx);
   Value *v = ctx.value("v");
   int64_t dim = ctx.integer("dim", 0), rank = rankOf(v);
+  if (dim < -1 || dim >= rank)
+    rewriteFail("_weight_norm: dim " + std::to_string(dim) + " is neither -1 nor a dim of v (rank " +
+                std::to_string(rank) + ")");
   Dims dims;
   for (int64_t d = 0; d < rank; ++d)
     if (d != dim)

@@ -437,13 +437,9 @@ std::vector<Type> layerNorm(const ShapeContext &ctx) {
   return one(contiguousType(ctx.syms(), input.dtype, input.sizes, input.device));
 }
 
-/// _weight_norm: v's shape; dim is -1 (a norm over all of v) or one of v's dims.
+/// _weight_norm: v's shape (its decomposition checks dim).
 std::vector<Type> weightNorm(const ShapeContext &ctx) {
   const TensorType &v = ctx.tensor("v");
-  int64_t dim = ctx.integer("dim", 0);
-  if (dim < -1 || dim >= static_cast<int64_t>(v.rank()))
-    shapeFail("_weight_norm: dim " + std::to_string(dim) + " is neither -1 nor a dim of v (rank " +
-              std::to_string(v.rank()) + ")");
   return one(contiguousType(ctx.syms(), v.dtype, v.sizes, v.device));
 }
 
