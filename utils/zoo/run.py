@@ -230,9 +230,12 @@ def write_table(path):
 
 def hardware(device):
     if device == "cuda":
-        p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                           text=True)
-        return (p.stdout.strip().splitlines() or ["a GPU"])[0]
+        try:
+            p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                               text=True)
+            return (p.stdout.strip().splitlines() or ["an NVIDIA GPU"])[0]
+        except OSError:
+            return "an NVIDIA GPU"
     model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
     return f"{model}, {os.cpu_count()} cores"
 
