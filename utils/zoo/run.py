@@ -33,7 +33,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "test", "Models", "Inputs", "realmodels"))
 
 RTOL = 1e-3
-# Covers every family; small enough for a GPU session of a few minutes.
+# Covers every family that exports; small enough for a GPU session of a few minutes.
 GPU_SET = [
     "resnet18", "resnet50", "mobilenet_v3_small", "efficientnet_b0", "densenet121", "convnext_tiny", "swin_t",
     "regnet_y_400mf", "shufflenet_v2_x1_0", "googlenet", "fcn_resnet50", "deeplabv3_mobilenet_v3_large",
@@ -41,7 +41,7 @@ GPU_SET = [
     "hf_deberta_v2", "hf_albert", "hf_gpt2", "hf_llama", "hf_qwen2", "hf_phi", "hf_gemma", "hf_opt", "hf_bloom",
     "hf_t5", "hf_bart", "hf_whisper", "hf_vit", "hf_swin", "hf_convnext", "hf_segformer", "hf_wav2vec2",
     "hf_hubert", "timm_efficientnet_b0", "timm_convnext_atto", "timm_vit_tiny_patch16_224",
-    "ssdlite320_mobilenet_v3_large",
+    "hf_mixtral_batched_mm",
 ]
 
 
