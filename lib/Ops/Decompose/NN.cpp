@@ -526,6 +526,25 @@ Results layerNorm(RewriteContext &ctx, bool withStats) {
 Results decomposeLayerNorm(RewriteContext &ctx) { return layerNorm(ctx, false); }
 Results decomposeNativeLayerNorm(RewriteContext &ctx) { return layerNorm(ctx, true); }
 
+/// _weight_norm (torch.nn.utils.weight_norm's reparametrization):
+/// v * (g / ||v||), the 2-norm over every dim but `dim`, kept as size-1 dims
+/// so that it broadcasts against g; dim -1 takes the norm of all of v.
+Results decomposeWeightNorm(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *v = ctx.value("v");
+  int64_t dim = ctx.integer("dim", 0), rank = rankOf(v);
+  if (dim < -1 || dim >= rank)
+    rewriteFail("_weight_norm: dim " + std::to_string(dim) + " is neither -1 nor a dim of v (rank " +
+                std::to_string(rank) + ")");
+  Dims dims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      dims.push_back(d);
+  Value *norm = dims.empty() ? e.unary(ops::aten_abs_default, v)
+                             : e.unary(ops::aten_sqrt_default, e.sum(e.mul(v, v), dims, dim != -1));
+  return finish(ctx, {e.mul(v, e.div(ctx.value("g"), norm))});
+}
+
 /// group_norm and native_group_norm: statistics per (sample, group) over
 /// [N, G, C/G * spatial], per-channel affine.
 Results groupNorm(RewriteContext &ctx, int64_t groups, bool withStats) {
@@ -1034,6 +1053,7 @@ const DecompositionEntry kNNDecompositions[] = {
     {ops::aten__native_batch_norm_legit_no_stats, decomposeBatchNormNoStats},
     {ops::aten__native_batch_norm_legit_functional_default, decomposeBatchNormFunctional},
     {ops::aten__native_batch_norm_legit_no_training_default, decomposeBatchNormNoTraining},
+    {ops::aten__weight_norm_default, decomposeWeightNorm},
     {ops::aten_adaptive_avg_pool2d_default, decomposeAdaptiveAvgPool2d},
     {ops::aten_batch_norm_default, decomposeBatchNorm},
     {ops::aten_bilinear_default, decomposeBilinear},

@@ -532,6 +532,7 @@ Results renamed(RewriteContext &ctx, OpId op) {
 }
 Results decomposeAddScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_add_Tensor); }
 Results decomposeSubScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_sub_Tensor); }
+// mul.Scalar and the multiply aliases.
 Results decomposeMulScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_mul_Tensor); }
 Results decomposeDivScalar(RewriteContext &ctx) { return renamed(ctx, ops::aten_div_Tensor); }
 Results decomposeDivide(RewriteContext &ctx) { return renamed(ctx, ops::aten_div_Tensor); }
@@ -922,6 +923,8 @@ const DecompositionEntry kPointwiseDecompositions[] = {
     {ops::aten_min_other, decomposeMinOther},
     {ops::aten_mish_default, decomposeMish},
     {ops::aten_mul_Scalar, decomposeMulScalar},
+    {ops::aten_multiply_Scalar, decomposeMulScalar},
+    {ops::aten_multiply_Tensor, decomposeMulScalar},
     {ops::aten_mvlgamma_default, decomposeMvlgamma},
     {ops::aten_nan_to_num_default, decomposeNanToNum},
     {ops::aten_nextafter_default, decomposeNextafter},

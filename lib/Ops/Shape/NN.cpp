@@ -437,6 +437,12 @@ std::vector<Type> layerNorm(const ShapeContext &ctx) {
   return one(contiguousType(ctx.syms(), input.dtype, input.sizes, input.device));
 }
 
+/// _weight_norm: v's shape (its decomposition checks dim).
+std::vector<Type> weightNorm(const ShapeContext &ctx) {
+  const TensorType &v = ctx.tensor("v");
+  return one(contiguousType(ctx.syms(), v.dtype, v.sizes, v.device));
+}
+
 /// native_layer_norm: the output, and the mean and rstd with the normalized
 /// dimensions kept as 1.
 std::vector<Type> nativeLayerNorm(const ShapeContext &ctx) {
@@ -578,6 +584,7 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten__native_batch_norm_legit_no_stats, nativeBatchNorm},
     {ops::aten__native_batch_norm_legit_functional_default, functionalBatchNorm},
     {ops::aten__native_batch_norm_legit_no_training_default, nativeBatchNorm},
+    {ops::aten__weight_norm_default, weightNorm},
     {ops::aten_adaptive_avg_pool2d_default, adaptiveAvgPool2d},
     {ops::aten_addmm_default, addmm},
     {ops::aten_avg_pool2d_default, avgPool2d},

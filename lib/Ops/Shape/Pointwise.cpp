@@ -788,6 +788,8 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_minimum_default, binary<Result::Promoted>},
     {ops::aten_mul_Scalar, binary<Result::Promoted>},
     {ops::aten_mul_Tensor, binary<Result::Promoted>},
+    {ops::aten_multiply_Scalar, binary<Result::Promoted>},
+    {ops::aten_multiply_Tensor, binary<Result::Promoted>},
     {ops::aten_pow_Scalar, power},
     {ops::aten_pow_Tensor_Scalar, power},
     {ops::aten_pow_Tensor_Tensor, power},
