@@ -107,9 +107,39 @@ class Bert(torch.nn.Module):
         return x
 
 
+def fold_batch_norms(module):
+    """Each Conv2d directly followed by a BatchNorm2d in the same parent,
+    folded into one conv (eval mode), as convert_pt2e would fold them."""
+    for parent in module.modules():
+        names = list(parent._modules)
+        for a, b in zip(names, names[1:]):
+            conv, bn = parent._modules[a], parent._modules[b]
+            if isinstance(conv, torch.nn.Conv2d) and isinstance(bn, torch.nn.BatchNorm2d):
+                parent._modules[a] = torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)
+                parent._modules[b] = torch.nn.Identity()
+    return module
+
+
+def bottleneck_forward(block, x):
+    """torchvision's Bottleneck with its batch norms folded away and a ReLU
+    module per call: the block calls one ReLU three times, which makes
+    the quantizer's ReLU partition one with three outputs."""
+    shortcut = x if block.downsample is None else block.downsample(x)
+    y = block.relu1(block.conv1(x))
+    y = block.relu2(block.conv2(y))
+    return block.relu3(block.conv3(y) + shortcut)
+
+
 def resnet50():
+    import types
+
     import torchvision
-    return torchvision.models.resnet50()
+    model = fold_batch_norms(torchvision.models.resnet50().eval())
+    for m in model.modules():
+        if isinstance(m, torchvision.models.resnet.Bottleneck):
+            m.relu1, m.relu2, m.relu3 = (torch.nn.ReLU() for _ in range(3))
+            m.forward = types.MethodType(bottleneck_forward, m)
+    return model
 
 
 SMALL = {
