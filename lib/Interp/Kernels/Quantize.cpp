@@ -32,13 +32,14 @@ DType checkedScheme(const OpCall &call) {
 /// A per-tensor parameter: a number, or the one element of a tensor (the
 /// .tensor overloads).
 double perTensor(const OpCall &call, std::string_view name) {
-  if (std::optional<Tensor> t = call.optTensor(name)) {
-    if (t->numel() != 1)
-      kernelFail("'" + std::string(name) + "' must have one element, not " +
-                 std::to_string(t->numel()));
-    return t->toDoubles()[0];
-  }
-  return call.real(name);
+  const NamedArg *given = call.find(name);
+  if (!given || given->value.kind != ArgKind::Tensor)
+    return call.real(name);
+  Tensor t = call.tensor(name);
+  if (t.numel() != 1)
+    kernelFail("'" + std::string(name) + "' must have one element, not " +
+               std::to_string(t.numel()));
+  return t.toDoubles()[0];
 }
 
 /// The float32 input quantize reads (float16 and bfloat16 widen to it).
