@@ -102,6 +102,7 @@ const KernelRegistry &referenceKernels() {
     registerCoreKernels(r);
     registerLinalgKernels(r);
     registerSizeKernels(r);
+    registerQuantizeKernels(r);
     return r;
   }();
   return registry;

@@ -49,6 +49,7 @@ void registerLossDecompositions(DecompositionRegistry &r);
 void registerNNDecompositions(DecompositionRegistry &r);
 void registerNumericDecompositions(DecompositionRegistry &r);
 void registerPoolingDecompositions(DecompositionRegistry &r);
+void registerQuantizeDecompositions(DecompositionRegistry &r);
 void registerRandomDecompositions(DecompositionRegistry &r);
 void registerRecurrentDecompositions(DecompositionRegistry &r);
 void registerReductionDecompositions(DecompositionRegistry &r);

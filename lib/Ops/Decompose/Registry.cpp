@@ -15,6 +15,7 @@ const DecompositionRegistry &decompositions() {
     registerLossDecompositions(r);
     registerNumericDecompositions(r);
     registerPoolingDecompositions(r);
+    registerQuantizeDecompositions(r);
     registerRandomDecompositions(r);
     registerRecurrentDecompositions(r);
     registerReductionDecompositions(r);
