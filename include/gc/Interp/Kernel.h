@@ -124,6 +124,7 @@ void registerRecurrentKernels(KernelRegistry &r);
 void registerCoreKernels(KernelRegistry &r);
 void registerLinalgKernels(KernelRegistry &r);
 void registerSizeKernels(KernelRegistry &r);
+void registerDataDependentKernels(KernelRegistry &r);
 
 // Helpers shared by the kernel families (defined in Kernels/Shape.cpp).
 
