@@ -207,10 +207,9 @@ Error requireBackedSizes(const Module &module) {
           if (!bound.count(s))
             return makeError() << "graph '" << g->name() << "': node '" << v->name() << "' ("
                                << opString(n->op()) << ")" << locSuffix(n->loc())
-                               << ": its size " << s
-                               << " depends on the input's data (an unbacked symbol); "
-                                  "data-dependent sizes are not supported by gc-lower: run "
-                                  "the core graph with gc-run";
+                               << ": data-dependent size " << s
+                               << " (an unbacked symbol) is not supported by gc-lower; "
+                                  "run the core graph with gc-run";
       }
   }
   return Error::success();
