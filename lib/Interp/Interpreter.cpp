@@ -142,6 +142,34 @@ Error bindInputSizes(const Module &m, const std::string &name, const TensorType 
   return Error::success();
 }
 
+namespace {
+
+/// A result size that is a symbol no input bound is an unbacked symbol
+/// (u0, ...: the count of nonzero, unique, ...): the first result to carry
+/// it binds it, within the range torch.export recorded for it.
+Error bindUnbackedSizes(const Module &m, const std::string &where, const TensorType &want,
+                        const Tensor &got, std::map<std::string, int64_t> &b) {
+  if (got.dim() != static_cast<int64_t>(want.rank()))
+    return Error::success(); // checkShape reports it
+  for (size_t d = 0; d < want.rank(); ++d) {
+    const SymExpr *e = want.sizes[d];
+    if (!e->isSymbol() || b.count(e->symbolName()))
+      continue;
+    int64_t size = got.sizes()[d];
+    if (std::optional<SymRange> r = m.syms().range(e->symbolName()))
+      if (size < r->min || size > r->max)
+        return makeError() << where << ": dimension " << d << " is " << size
+                           << ", outside the range [" << r->min << ", "
+                           << (r->max == SymRange::kUnbounded ? std::string("inf")
+                                                              : std::to_string(r->max))
+                           << "] torch.export recorded for " << e->symbolName();
+    b.emplace(e->symbolName(), size);
+  }
+  return Error::success();
+}
+
+} // namespace
+
 Tensor generatorInput(InputKind k, const RandomState &rng) {
   Tensor t = Tensor::zeros(DType::Int64, {});
   t.storeInt(0, static_cast<int64_t>(k == InputKind::RngSeed ? rng.seed : rng.offset));
@@ -252,6 +280,8 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
         return makeError() << where << ": the kernel made %" << r->name() << " "
                            << dtypeName(results[i].dtype()) << ", the graph says "
                            << dtypeName(want.dtype);
+      GC_RETURN_IF_ERROR(
+          bindUnbackedSizes(m, where + ": result %" + r->name(), want, results[i], bindings));
       GC_RETURN_IF_ERROR(checkShape(where + ": result %" + r->name(), want, results[i], bindings));
       tensors[r] = withRecordedLayout(results[i], want, bindings, inputs);
     }

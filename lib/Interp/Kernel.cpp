@@ -70,6 +70,10 @@ Scalar OpCall::scalar(std::string_view name) const {
   case ArgKind::SymInt:
     s.i = integer(name);
     return s;
+  case ArgKind::SymBool: // a size comparison (_assert_scalar's condition)
+    s.kind = Scalar::Kind::Bool;
+    s.i = symIntValue(a.values.at(0), name);
+    return s;
   case ArgKind::Float:
     s.kind = Scalar::Kind::Float;
     s.f = a.floats[0];
@@ -103,6 +107,7 @@ const KernelRegistry &referenceKernels() {
     registerLinalgKernels(r);
     registerSizeKernels(r);
     registerQuantizeKernels(r);
+    registerDataDependentKernels(r);
     return r;
   }();
   return registry;

@@ -15,6 +15,7 @@
 #include "gc/Ops/ShapeInference.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gc::lower {
 
@@ -173,6 +174,43 @@ Error requireCompilableDevices(const Module &module) {
       for (const Value *v : n->results())
         if (!compilable(v))
           return refuse(*g, "node '" + v->name() + "' (" + opString(n->op()) + ")" + locSuffix(n->loc()), v);
+  }
+  return Error::success();
+}
+
+void collectSymbols(const SymExpr *e, std::set<std::string> &out) {
+  if (e->isSymbol())
+    out.insert(e->symbolName());
+  for (const SymExpr *o : e->operands())
+    collectSymbols(o, out);
+}
+
+/// A size no graph input binds is an unbacked symbol (u0, ...): the count
+/// nonzero, unique or a boolean mask computes from the data. The
+/// interpreters run such graphs; compiled plans size every buffer before
+/// the run, so gc-lower refuses them, naming the first node that makes one.
+Error requireBackedSizes(const Module &module) {
+  for (const auto &g : module.graphs()) {
+    std::set<std::string> bound;
+    for (const Value *v : g->inputs())
+      if (v->type().isTensor())
+        for (const SymExpr *e : v->type().tensor.sizes)
+          collectSymbols(e, bound);
+    for (const auto &n : g->nodes())
+      for (const Value *v : n->results()) {
+        if (!v->type().isTensor())
+          continue;
+        std::set<std::string> used;
+        for (const SymExpr *e : v->type().tensor.sizes)
+          collectSymbols(e, used);
+        for (const std::string &s : used)
+          if (!bound.count(s))
+            return makeError() << "graph '" << g->name() << "': node '" << v->name() << "' ("
+                               << opString(n->op()) << ")" << locSuffix(n->loc())
+                               << ": data-dependent size " << s
+                               << " (an unbacked symbol) is not supported by gc-lower; "
+                                  "run the core graph with gc-run";
+      }
   }
   return Error::success();
 }
@@ -631,6 +669,7 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
     return makeError() << "gc-lower expects a module at the core or partitioned level, got "
                        << levelName(module.level());
   GC_RETURN_IF_ERROR(lower::requireCompilableDevices(module));
+  GC_RETURN_IF_ERROR(lower::requireBackedSizes(module));
   LowerReport report;
   LowerOptions resolved = options;
   resolved.layout = resolveLayout(options.layout, module);

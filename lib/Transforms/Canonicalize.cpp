@@ -10,7 +10,12 @@
 //  - x + 0, x - 0, x * 1, x / 1 where the result has x's dtype and sizes
 //    (with a Python number as the other operand);
 //  - _to_copy and clone whose result has x's dtype, device, sizes and
-//    strides.
+//    strides;
+//  - checks on sizes (_assert_scalar of a comparison, sym_constrain_range)
+//    that the symbols' ranges prove. torch.export adds them on the counts
+//    of nonzero, unique, ... (u0 >= 0, u0 <= numel) whose ranges it
+//    records, and every run checks a symbol against its range when it
+//    binds it, so such a check cannot fail. Any other check stays.
 // The last two replace a new tensor by x, so they leave graph outputs
 // alone: returning x itself would make the output alias an input or
 // another output.
@@ -22,7 +27,9 @@
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 
+#include "gc/IR/IndexSimplify.h"
 #include "gc/Ops/GraphBuilder.h"
+#include "gc/Ops/ShapeInference.h"
 #include "gc/Transforms/Passes.h"
 
 #include <cmath>
@@ -74,6 +81,64 @@ bool isIdentity(const std::vector<int64_t> &p) {
   return true;
 }
 
+/// A size argument as an expression over the model's symbols, or null.
+const SymExpr *sizeExpr(SymContext &syms, const Arg *a) {
+  if (a && a->kind == ArgKind::Int)
+    return syms.constant(a->ints[0]);
+  if (a && a->kind == ArgKind::SymInt && !a->values.empty() && a->values[0]) {
+    try {
+      return symIntOf(syms, *a->values[0]);
+    } catch (const std::exception &) {
+      return nullptr; // a value gc cannot express: nothing to prove with
+    }
+  }
+  return nullptr;
+}
+
+/// True if the ranges prove lo <= e (e's least value is at least lo).
+bool atLeast(const SymExpr *e, int64_t lo, const VarRanges &ranges) {
+  std::optional<SymRange> b = boundsOf(e, ranges);
+  return b && b->min >= lo;
+}
+
+/// True if `n` checks sizes and the symbols' ranges prove it holds.
+bool provenCheck(const Node &n, SymContext &syms) {
+  VarRanges ranges(syms.ranges().begin(), syms.ranges().end());
+  if (isOneOf(n.op(), {ops::aten_sym_constrain_range_default,
+                       ops::aten_sym_constrain_range_for_size_default})) {
+    const SymExpr *size = sizeExpr(syms, argOf(n, "size"));
+    if (!size)
+      return false;
+    const Arg *lo = argOf(n, "min"), *hi = argOf(n, "max");
+    bool minHolds = !lo || lo->kind == ArgKind::None ||
+                    (lo->kind == ArgKind::Int && atLeast(size, lo->ints[0], ranges));
+    bool maxHolds = !hi || hi->kind == ArgKind::None ||
+                    (hi->kind == ArgKind::Int &&
+                     atLeast(syms.sub(syms.constant(hi->ints[0]), size), 0, ranges));
+    return minHolds && maxHolds;
+  }
+  if (n.op() != ops::aten__assert_scalar_default)
+    return false;
+  const Arg *cond = argOf(n, "self");
+  const Node *cmp = cond && cond->kind == ArgKind::SymBool && !cond->values.empty() && cond->values[0]
+                        ? cond->values[0]->definingNode()
+                        : nullptr;
+  if (!cmp)
+    return false;
+  const SymExpr *a = sizeExpr(syms, argOf(*cmp, "a")), *b = sizeExpr(syms, argOf(*cmp, "b"));
+  if (!a || !b)
+    return false;
+  if (cmp->op() == ops::_operator_ge)
+    return atLeast(syms.sub(a, b), 0, ranges);
+  if (cmp->op() == ops::_operator_gt)
+    return atLeast(syms.sub(a, b), 1, ranges);
+  if (cmp->op() == ops::_operator_le)
+    return atLeast(syms.sub(b, a), 0, ranges);
+  if (cmp->op() == ops::_operator_lt)
+    return atLeast(syms.sub(b, a), 1, ranges);
+  return false;
+}
+
 class CanonicalizePass : public Pass {
 public:
   std::string_view name() const override { return "canonicalize"; }
@@ -88,6 +153,11 @@ public:
         std::unordered_set<const Value *> outputs(g->outputs().begin(), g->outputs().end());
         bool changed = false;
         GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
+          if (provenCheck(ctx.node(), m.syms())) {
+            ++statistics()["size checks proven"];
+            changed = true;
+            return std::optional(std::vector<Value *>{});
+          }
           std::optional<Value *> r = simplify(ctx, outputs);
           if (!r)
             return std::optional<std::vector<Value *>>();

@@ -1,8 +1,9 @@
 //===- DCE.cpp - Dead code elimination ------------------------------------===//
 //
 // A node is live if a graph output or a live node uses one of its results,
-// or if it writes an argument in place. Everything else goes. The constant
-// program's outputs live while a graph reads their weights.
+// if it writes an argument in place, or if it returns nothing (a check).
+// Everything else goes. The constant program's outputs live while a graph
+// reads their weights.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -16,8 +17,11 @@ namespace gc {
 
 namespace {
 
+/// An op that writes in place, or one that returns nothing: it runs only
+/// for the check it makes (_assert_scalar, sym_constrain_range), which must
+/// not be dropped.
 bool hasSideEffects(const Node &n) {
-  return writesInPlace(n.op());
+  return writesInPlace(n.op()) || opSchema(n.op()).returns.empty();
 }
 
 class DCEPass : public Pass {

@@ -125,6 +125,7 @@ void registerCoreKernels(KernelRegistry &r);
 void registerLinalgKernels(KernelRegistry &r);
 void registerSizeKernels(KernelRegistry &r);
 void registerQuantizeKernels(KernelRegistry &r);
+void registerDataDependentKernels(KernelRegistry &r);
 
 // Helpers shared by the kernel families (defined in Kernels/Shape.cpp).
 
