@@ -9,7 +9,9 @@ the same:
 
 The batch size is dynamic. Writes OUTDIR/plugin_net/model.pt2, in0.npy and
 out<k>.npy (batch 3), and in0.set1.npy and out<k>.set1.npy (batch 5), the
-outputs computed by the exported program.
+outputs computed by the exported program; and OUTDIR/plugin_static, the same
+model exported for batch 4 only (static shapes: on a GPU its plan is
+captured as a CUDA graph), with in0.npy and out<k>.npy.
 
 usage: make-plugin-models.py OUTDIR
 
@@ -71,11 +73,20 @@ def main():
     ep = torch.export.export(model, (torch.randn(3, 8),), dynamic_shapes=({0: batch},))
     torch.export.save(ep, os.path.join(out, "model.pt2"))
     for suffix, rows in (("", 3), (".set1", 5)):
-        x = torch.randn(rows, 8)
-        np.save(os.path.join(out, f"in0{suffix}.npy"), x.numpy())
-        with torch.no_grad():
-            for k, y in enumerate(ep.module()(x)):
-                np.save(os.path.join(out, f"out{k}{suffix}.npy"), y.numpy())
+        save_run(ep, out, suffix, torch.randn(rows, 8))
+    out = os.path.join(args.outdir, "plugin_static")
+    os.makedirs(out, exist_ok=True)
+    x = torch.randn(4, 8)
+    ep = torch.export.export(model, (x,))
+    torch.export.save(ep, os.path.join(out, "model.pt2"))
+    save_run(ep, out, "", x)
+
+
+def save_run(ep, out, suffix, x):
+    np.save(os.path.join(out, f"in0{suffix}.npy"), x.numpy())
+    with torch.no_grad():
+        for k, y in enumerate(ep.module()(x)):
+            np.save(os.path.join(out, f"out{k}{suffix}.npy"), y.numpy())
 
 
 if __name__ == "__main__":

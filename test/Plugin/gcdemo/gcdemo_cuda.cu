@@ -73,8 +73,9 @@ int launched(char *error, size_t size) {
 
 } // namespace
 
-extern "C" int gcdemo_scaled_swish_cuda(const gc_plugin_tensor *in, int32_t, const gc_plugin_scalar *s,
-                                        int32_t, const gc_plugin_tensor *out, int32_t, void *stream,
+extern "C" int gcdemo_scaled_swish_cuda(const gc_plugin_tensor *in, int32_t,
+                                        const gc_plugin_scalar *s, int32_t,
+                                        const gc_plugin_tensor *out, int32_t, void *stream,
                                         char *error, size_t size) {
   int64_t n = numel(in[0]);
   if (n == 0)
