@@ -260,11 +260,17 @@ const OpVariant *findVariant(OpId op) {
 
 bool isPluginOp(OpId op) { return pluginRow(op) != nullptr; }
 
-std::string unknownOpMessage(std::string_view name) {
-  std::string message = "'" + std::string(name) + "' is not an op gc knows";
+bool isTorchOpName(std::string_view name) {
   for (std::string_view torch : {"aten.", "prims.", "_operator."})
     if (name.starts_with(torch))
-      return message + " (docs/ops.md lists those it does)";
+      return true;
+  return false;
+}
+
+std::string unknownOpMessage(std::string_view name) {
+  std::string message = "'" + std::string(name) + "' is not an op gc knows";
+  if (isTorchOpName(name))
+    return message + " (docs/ops.md lists those it does)";
   return message + "; if a plugin defines it, " + kPluginHint;
 }
 

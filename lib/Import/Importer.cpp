@@ -17,6 +17,7 @@
 #include "gc/IR/Describe.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/PluginRows.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Plugin/PluginLibrary.h"
 #include "gc/Support/SHA256.h"
@@ -650,11 +651,8 @@ private:
       fail(where + ": this higher-order op is not supported yet (it holds a subgraph); gc "
                    "inlines wrap_with_set_grad_enabled, wrap_with_autocast, invoke_subgraph "
                    "and tag_activation_checkpoint, and keeps cond and while_loop");
-    // An op outside torch's own namespaces is a user's (torch.library):
-    // only a plugin can give it.
-    bool torchOp = op.rfind("aten.", 0) == 0 || op.rfind("prims.", 0) == 0 ||
-                   op.rfind("_operator.", 0) == 0;
-    if (!id && torchOp)
+    // A user's op (torch.library) only a plugin can give.
+    if (!id && isTorchOpName(op))
       fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
     if (!id)
       fail(where + ": gc does not know this op; if a plugin defines it, " + kPluginHint);

@@ -24,9 +24,12 @@ Expected<OpId> registerPluginOp(std::string_view name, std::string_view schema,
                                 std::string_view summary);
 /// True if registerPluginOp made `op`.
 bool isPluginOp(OpId op);
+/// Whether `name` ("aten.add.Tensor") is in one of torch's own namespaces
+/// (aten, prims, Python's operator); an op of another is a user's, which
+/// only a plugin can give.
+bool isTorchOpName(std::string_view name);
 /// What readers say of an op name `lookupOp` does not know: that gc does
-/// not know it, and for a name outside torch's own namespaces, that a
-/// plugin may give it.
+/// not know it, and for a user's op, that a plugin may give it.
 std::string unknownOpMessage(std::string_view name);
 
 } // namespace gc
