@@ -22,6 +22,13 @@ config.substitutions.append(("%models", os.path.join(config.gc_src_root, "test",
 # The real models' archives, rebuilt into the build tree (test/CMakeLists.txt).
 config.substitutions.append(("%realmodels", config.gc_realmodels_dir))
 
+# The test plugins (test/Plugin/CMakeLists.txt); `cuda-plugin` where the one
+# with CUDA kernels was built.
+plugins = os.path.join(config.gc_obj_root, "test", "plugins")
+config.substitutions.append(("%plugins", plugins))
+if os.path.exists(os.path.join(plugins, "libgcdemo_cuda.so")):
+    config.available_features.add("cuda-plugin")
+
 # gc-codegen's object cache lives in the build tree, never in the user's home.
 config.environment["GC_CACHE_DIR"] = os.path.join(config.gc_obj_root, "test", "gc-cache")
 

@@ -47,8 +47,9 @@ extern "C" {
  * gcrt_package_verified and gcrt_package_read_weight. 9 let
  * gcrt_run_device take tensors of any strides (copied on the GPU), and
  * added gcrt_output_strides and gcrt_run_device_async (a caller's CUDA
- * stream). */
-#define GCRT_API_VERSION 9
+ * stream). 10 added packages that call ops of plugins (format 2.4):
+ * gcrt_plugin_load and the GCRT_PLUGINS environment variable. */
+#define GCRT_API_VERSION 10
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -134,6 +135,17 @@ GCRT_EXPORT gcrt_status gcrt_package_load_memory(const void *data, size_t size, 
  * SHA-256). A missing, damaged or changed archive is GCRT_ERROR_PACKAGE,
  * naming the package, the archive, the weight and the entry. The archive
  * must stay in place while the package is loaded. */
+
+/* Plugins (API version 10): shared libraries that give a package's custom
+ * ops (gcrt/gc_plugin.h, docs/plugins.md). Loads the plugin at `path` for
+ * every package this process loads afterwards; loading a file twice loads
+ * it once, and plugins stay loaded until the process ends. Each package
+ * load also loads the plugins that the environment variable GCRT_PLUGINS
+ * lists (files separated by ':'). A package that calls an op no loaded
+ * plugin gives is refused at load, GCRT_ERROR_PACKAGE, naming the op and
+ * the plugin file it was compiled with. A file that is no plugin, or one
+ * built for another plugin ABI version, is GCRT_ERROR_INVALID_ARGUMENT. */
+GCRT_EXPORT gcrt_status gcrt_plugin_load(const char *path);
 
 /* API version 3. Loads the package at `path`, binding its external weights
  * from the archive `weights` instead of the one the package names (NULL:

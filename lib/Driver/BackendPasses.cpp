@@ -4,6 +4,7 @@
 #include "gc/Codegen/GpuKernelEmitter.h"
 #include "gc/Driver/AssignTarget.h"
 #include "gc/Driver/ObjectCache.h"
+#include "gc/IR/PluginRows.h"
 #include "gc/IR/Printer.h"
 #include "gc/IR/TargetOf.h"
 #include "gc/Plan/PlanBuilder.h"
@@ -86,7 +87,7 @@ public:
         if (step.kind == PlanStep::Kind::Extern)
           ++statistics()["extern calls"];
         if (step.kind == PlanStep::Kind::Fallback)
-          ++statistics()["fallback calls"];
+          ++statistics()[isPluginOp(g->nodes[step.index].op) ? "plugin calls" : "fallback calls"];
         if (step.kind == PlanStep::Kind::Call)
           ++statistics()["graph calls"];
       }

@@ -5,12 +5,14 @@
 #include "gc/IR/Fields.h"
 #include "gc/IR/Verifier.h"
 #include "gc/Import/Importer.h"
+#include "gc/Ops/PluginOps.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/TimeTrace.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 
@@ -93,6 +95,7 @@ Expected<CompileResult> Compilation::run() {
   if (input_ == "-")
     return makeError() << "the archive's weights are referenced in place, so it must be a file, "
                           "not stdin";
+  GC_RETURN_IF_ERROR(loadCompilerPlugins(options_.plugins));
   Expected<std::shared_ptr<MappedFile>> archive = MappedFile::open(input_);
   if (!archive)
     return archive.error();
@@ -314,6 +317,15 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
   // Every byte of the archive counts; the tree hash spreads it over the
   // emitter's threads and keeps the archive's pages from staying resident.
   field("archive-sha256-tree", hex(sha256Tree(archive, p.codegen.emit.jobs)));
+  // A plugin's shape functions decide the package; its file name is
+  // recorded in it.
+  for (const std::string &path : options.plugins) {
+    Expected<std::shared_ptr<MappedFile>> plugin = MappedFile::open(path);
+    if (!plugin)
+      return std::nullopt;
+    field("plugin", std::filesystem::path(path).filename().string() + ":" +
+                        sha256Hex(**plugin, 0, (*plugin)->bytes().size()));
+  }
   return hex(h.finish());
 }
 

@@ -17,6 +17,7 @@
 #include "gc/GraphFile/FlatBufferIO.h"
 
 #include "gc/GraphFile/FileTables.h"
+#include "gc/IR/PluginRows.h"
 #include "gc/GraphFile/graph_generated.h"
 
 #include <algorithm>
@@ -414,7 +415,7 @@ private:
     const auto *s = t.GetPointer<const flatbuffers::String *>(at);
     std::optional<OpId> op = s ? lookupOp(s->string_view()) : OpId{};
     if (!op)
-      return fail() << "'" << s->str() << "' is not an op gc knows (docs/ops.md lists those it does)";
+      return fail() << unknownOpMessage(s->string_view());
     out = *op;
     return Error::success();
   }

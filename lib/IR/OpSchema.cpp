@@ -1,10 +1,16 @@
 //===- OpSchema.cpp - The one definition of each op -----------------------===//
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/PluginRows.h"
 #include "gc/IR/OpVariants.h"
+#include "gc/Plugin/PluginLibrary.h"
 
 #include <ostream>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <cassert>
 #include <cctype>
 
@@ -186,6 +192,45 @@ const Schemas &schemas() {
   return all;
 }
 
+/// The rows plugins registered, ids from kNumOps + the variants' count on.
+/// A fixed table, so that readers by id need no lock: a row, once
+/// published through `count`, never moves.
+struct PluginRows {
+  static constexpr size_t kMax = 4096;
+  struct Row {
+    OpSchema schema;
+    OpDef def;
+  };
+  std::mutex mutex; // writers, and readers by name
+  std::array<std::unique_ptr<Row>, kMax> rows;
+  std::atomic<size_t> count{0};
+};
+
+PluginRows &pluginRows() {
+  static PluginRows *rows = new PluginRows; // rows live as long as the process
+  return *rows;
+}
+
+size_t firstPluginId() { return kNumOps + schemas().variants.size(); }
+
+const PluginRows::Row *pluginRow(OpId op) {
+  size_t i = static_cast<size_t>(op);
+  size_t first = firstPluginId();
+  PluginRows &p = pluginRows();
+  return i >= first && i - first < p.count.load(std::memory_order_acquire)
+             ? p.rows[i - first].get()
+             : nullptr;
+}
+
+const OpSchema *findPluginSchema(std::string_view name) {
+  PluginRows &p = pluginRows();
+  std::lock_guard lock(p.mutex);
+  for (size_t i = 0; i < p.count.load(std::memory_order_relaxed); ++i)
+    if (p.rows[i]->schema.name == name)
+      return &p.rows[i]->schema;
+  return nullptr;
+}
+
 const OpSchema *findIn(std::span<const OpSchema> sorted, std::string_view name) {
   auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
                              [](const OpSchema &s, std::string_view n) { return s.name < n; });
@@ -195,22 +240,78 @@ const OpSchema *findIn(std::span<const OpSchema> sorted, std::string_view name) 
 
 std::span<const OpSchema> allOpSchemas() { return schemas().byName; }
 
-const OpSchema &opSchema(OpId op) { return *schemas().byId[static_cast<size_t>(op)]; }
+const OpSchema &opSchema(OpId op) {
+  if (const PluginRows::Row *row = pluginRow(op))
+    return row->schema;
+  return *schemas().byId.at(static_cast<size_t>(op));
+}
 
 const OpDef &derivedOpDef(OpId op) {
+  if (const PluginRows::Row *row = pluginRow(op))
+    return row->def;
   return schemas().variantDefs.at(static_cast<size_t>(op) - kNumOps);
 }
 
 const OpVariant *findVariant(OpId op) {
   size_t i = static_cast<size_t>(op);
-  return i < kNumOps ? nullptr : &schemas().variants.at(i - kNumOps);
+  const std::vector<OpVariant> &variants = schemas().variants;
+  return i < kNumOps || i - kNumOps >= variants.size() ? nullptr : &variants[i - kNumOps];
+}
+
+bool isPluginOp(OpId op) { return pluginRow(op) != nullptr; }
+
+bool isTorchOpName(std::string_view name) {
+  for (std::string_view torch : {"aten.", "prims.", "_operator."})
+    if (name.starts_with(torch))
+      return true;
+  return false;
+}
+
+std::string unknownOpMessage(std::string_view name) {
+  std::string message = "'" + std::string(name) + "' is not an op gc knows";
+  if (isTorchOpName(name))
+    return message + " (docs/ops.md lists those it does)";
+  return message + "; if a plugin defines it, " + kPluginHint;
+}
+
+Expected<OpId> registerPluginOp(std::string_view name, std::string_view schema,
+                                std::string_view summary) {
+  Expected<OpSchema> parsed = parseOpSchema(name, schema);
+  if (!parsed)
+    return parsed.error();
+  if (findIn(schemas().byName, name) || findIn(schemas().variantsByName, name))
+    return makeError() << "op " << name << " is one gc defines itself; a plugin cannot redefine it";
+  if (const OpSchema *seen = findPluginSchema(name)) {
+    if (seen->schema != parsed->schema)
+      return makeError() << "op " << name << " is registered with schema " << seen->schema
+                         << " and again with " << parsed->schema;
+    return seen->id;
+  }
+  PluginRows &p = pluginRows();
+  std::lock_guard lock(p.mutex);
+  size_t n = p.count.load(std::memory_order_relaxed);
+  if (n == PluginRows::kMax)
+    return makeError() << "more than " << PluginRows::kMax << " plugin ops";
+  auto row = std::make_unique<PluginRows::Row>();
+  row->schema = parsed.take();
+  row->schema.id = static_cast<OpId>(firstPluginId() + n);
+  row->schema.core = true;
+  row->schema.summary = std::string(summary);
+  row->def = {row->schema.name, true, kNoTraits, row->schema.summary, row->schema.schema};
+  OpId id = row->schema.id;
+  p.rows[n] = std::move(row);
+  p.count.store(n + 1, std::memory_order_release);
+  return id;
 }
 
 std::span<const OpVariant> opVariants() { return schemas().variants; }
 
 const OpSchema *findOpSchema(std::string_view name) {
-  const OpSchema *row = findIn(schemas().byName, name);
-  return row ? row : findIn(schemas().variantsByName, name);
+  if (const OpSchema *row = findIn(schemas().byName, name))
+    return row;
+  if (const OpSchema *variant = findIn(schemas().variantsByName, name))
+    return variant;
+  return findPluginSchema(name);
 }
 
 std::optional<OpId> lookupOp(std::string_view name) {

@@ -17,7 +17,9 @@
 #include "gc/IR/Describe.h"
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/PluginRows.h"
 #include "gc/IR/Verifier.h"
+#include "gc/Plugin/PluginLibrary.h"
 #include "gc/Support/SHA256.h"
 #include "gc/Support/Zip.h"
 
@@ -649,8 +651,11 @@ private:
       fail(where + ": this higher-order op is not supported yet (it holds a subgraph); gc "
                    "inlines wrap_with_set_grad_enabled, wrap_with_autocast, invoke_subgraph "
                    "and tag_activation_checkpoint, and keeps cond and while_loop");
-    if (!id)
+    // A user's op (torch.library) only a plugin can give.
+    if (!id && isTorchOpName(op))
       fail(where + ": gc does not know this op (docs/ops.md lists the ops it compiles)");
+    if (!id)
+      fail(where + ": gc does not know this op; if a plugin defines it, " + kPluginHint);
     std::vector<NamedArg> args;
     for (const json &in : field(node, "inputs", where)) {
       NamedArg na;

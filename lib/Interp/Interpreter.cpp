@@ -4,6 +4,7 @@
 #include "gc/IR/Describe.h"
 #include "gc/Interp/ControlFlow.h"
 #include "gc/Interp/Kernel.h"
+#include "gc/Interp/PluginKernel.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/Printer.h"
 
@@ -239,7 +240,7 @@ Expected<RunResult> runGraph(const Module &m, const Graph &graph,
     } else {
       const OpVariant *variant = findVariant(node->op());
       OpId op = variant ? variant->functional : node->op();
-      const KernelEntry *kernel = kernels.find(op);
+      const KernelEntry *kernel = findReferenceKernel(op);
       if (!kernel)
         return makeError() << where << ": the reference interpreter has no kernel for " << op;
       OpCall call(*node, tensors, symInts, &stream);

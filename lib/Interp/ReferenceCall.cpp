@@ -2,6 +2,7 @@
 #include "gc/Interp/ReferenceCall.h"
 
 #include "gc/Interp/Kernel.h"
+#include "gc/Interp/PluginKernel.h"
 
 #include <unordered_map>
 
@@ -14,7 +15,7 @@ ReferenceCall::~ReferenceCall() = default;
 Expected<ReferenceCall> ReferenceCall::create(const LoopNode &node) {
   ReferenceCall call;
   call.name_ = "node '" + node.name + "' (" + opString(node.op) + ")";
-  call.kernel_ = referenceKernels().find(node.op);
+  call.kernel_ = findReferenceKernel(node.op);
   if (!call.kernel_)
     return makeError() << call.name_ << ": no reference kernel for " << node.op;
   call.graph_ = std::make_unique<Graph>(node.name);

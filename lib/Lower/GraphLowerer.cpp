@@ -12,6 +12,7 @@
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/IndexSimplify.h"
 #include "gc/IR/OpSchema.h"
+#include "gc/IR/PluginRows.h"
 #include "gc/Ops/ShapeInference.h"
 
 #include <algorithm>
@@ -577,6 +578,10 @@ Error GraphLowerer::lowerNode(const Node &n) {
   // loop graph of its own, and the plan runs the one the data picks.
   if (callsGraphs(n.op()))
     return callNode(n, LoopNode::Kind::Call);
+  // A plugin's op stays one opaque call, which the plan runs through the
+  // plugin's kernel (gc/Ops/PluginOps.h): no fallback, nothing to fuse.
+  if (isPluginOp(n.op()))
+    return callNode(n, LoopNode::Kind::Fallback);
   const OpLowering *l = lowerings().find(n.op());
   if (!l)
     return fallback(n);

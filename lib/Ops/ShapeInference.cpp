@@ -1,5 +1,6 @@
 //===- ShapeInference.cpp - Result types of ops ---------------------------===//
 #include "gc/Ops/ShapeInference.h"
+#include "gc/Ops/PluginOps.h"
 
 #include "gc/IR/ArgReader.h"
 #include "gc/IR/OpVariants.h"
@@ -129,6 +130,8 @@ Expected<std::vector<Type>> inferResultTypes(OpId op,
       return makeError() << op << ": " << e.what();
     }
   }
+  if (const PluginOp *plugin = pluginOpOf(op))
+    return pluginResultTypes(*plugin, args, syms);
   const ShapeEntry *entry = shapeFunctions().find(op);
   if (!entry)
     return makeError() << "no shape function for " << op;

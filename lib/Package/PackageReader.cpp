@@ -14,6 +14,7 @@
 #include "gc/Package/Compression.h"
 #include "gc/Package/PackageFormat.h"
 #include "gc/Package/SharedLibrary.h"
+#include "gc/Runtime/PluginSteps.h"
 #include "gc/Support/Target.h"
 #include "gc/Support/Zip.h"
 
@@ -124,6 +125,15 @@ public:
     if (!plan)
       return plan.error();
     pkg->plan_ = plan.take();
+    for (const std::string &path : options_.plugins)
+      if (Expected<const PluginLibrary *> lib = loadPlugin(path); !lib)
+        return lib.error();
+    for (const plan::Graph *g : *pkg->plan().graphs()) {
+      bool gpu = targetDevice(g->target()->string_view()) != TargetDevice::CPU;
+      if (Expected<std::vector<const PluginOp *>> ops = resolvePluginSteps(pkg->plan(), *g, gpu);
+          !ops)
+        return ops.error().withContext("'" + zip_.path() + "'");
+    }
     bool external = zip_.find(kExternalWeightsEntry) != nullptr;
     GC_RETURN_IF_ERROR(checkWeights(pkg->plan(), external));
     std::string archive;

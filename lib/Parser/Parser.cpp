@@ -21,6 +21,7 @@
 #include "gc/Parser/Parser.h"
 
 #include "gc/GraphFile/FileTables.h"
+#include "gc/IR/PluginRows.h"
 
 #include <algorithm>
 #include <charconv>
@@ -309,7 +310,7 @@ struct Parser {
       GC_RETURN_IF_ERROR(parseIdentifier(name, "op name"));
       std::optional<OpId> id = lookupOp(name);
       if (!id)
-        return error(at, "'" + name + "' is not an op gc knows (docs/ops.md lists those it does)");
+        return error(at, unknownOpMessage(name));
       out = *id;
     } else if constexpr (std::is_enum_v<M>) {
       return parseName(out, field_);

@@ -12,6 +12,7 @@
 #include "gc/IR/ExternOps.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/Random.h"
+#include "gc/Ops/PluginOps.h"
 
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/RuntimeFallback/FallbackPayload.h"
@@ -148,9 +149,14 @@ public:
     for (size_t i = 0; i < m_.loopGraphs().size(); ++i)
       if (m_.loopGraphs()[i]->name == kConstantProgramGraph)
         program = static_cast<int32_t>(i);
+    std::vector<Offset<fb::PluginUse>> plugins;
+    for (const auto &[op, library] : plugins_)
+      plugins.push_back(
+          fb::CreatePluginUse(fbb_, fbb_.CreateString(op), fbb_.CreateString(library)));
     fb::PlanVersion version(kPlanMajor, kPlanMinor);
     auto root = fb::CreatePlan(fbb_, &version, fbb_.CreateVector(symbols),
-                               fbb_.CreateVector(weights), fbb_.CreateVector(graphs), program);
+                               fbb_.CreateVector(weights), fbb_.CreateVector(graphs), program,
+                               plugins.empty() ? 0 : fbb_.CreateVector(plugins));
     fbb_.Finish(root, fb::PlanIdentifier());
     return std::string(reinterpret_cast<const char *>(fbb_.GetBufferPointer()), fbb_.GetSize());
   }
@@ -420,6 +426,7 @@ private:
     std::string name;
     Offset<void> detail;
     fb::StepDetail type;
+    fb::StepKind kind = stepKind(ps.kind);
     if (ps.kind == PlanStep::Kind::Kernel) {
       if (ps.index >= plan.kernels.size())
         return makeError() << "a step runs missing kernel " << ps.index;
@@ -458,18 +465,23 @@ private:
       }
       Offset<fb::CallStep> call;
       Offset<flatbuffers::Vector<uint8_t>> fallback;
+      Offset<fb::PluginCall> plugin;
       if (ps.kind == PlanStep::Kind::Call) {
         Expected<Offset<fb::CallStep>> c = callStep(node);
         if (!c)
           return c.error();
         call = *c;
+      } else if (const PluginOp *p = pluginOpOf(node.op)) {
+        plugin = pluginCall(node, *p);
+        kind = fb::StepKind::Extern;
       } else {
         std::string payload = encodeFallbackPayload(node);
         fallback = fbb_.CreateVector(reinterpret_cast<const uint8_t *>(payload.data()),
                                      payload.size());
       }
-      detail =
-          fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback, call, attention).Union();
+      detail = fb::CreateOpStep(fbb_, op, inputs, outputs, dnnl, fallback, call, attention,
+                                plugin)
+                   .Union();
       type = fb::StepDetail::OpStep;
     }
     std::vector<fb::InplacePair> inplace;
@@ -481,8 +493,22 @@ private:
     StepWork work = stepWork(g, ps);
     auto flops = program(work.flops), bytes = program(work.bytes);
     auto sourcesVec = sources(g, ps);
-    return fb::CreateStep(fbb_, stepName, stepKind(ps.kind), type, detail, usesVec, inplaceVec,
-                          flops, bytes, sourcesVec);
+    return fb::CreateStep(fbb_, stepName, kind, type, detail, usesVec, inplaceVec, flops, bytes,
+                          sourcesVec);
+  }
+
+  /// A plugin op's call: its scalar arguments in schema order. The plan
+  /// records the op and its plugin's file name once.
+  Offset<fb::PluginCall> pluginCall(const LoopNode &node, const PluginOp &p) {
+    std::vector<Arg> args;
+    for (const LoopArg &a : node.args)
+      args.push_back(a.value);
+    std::vector<fb::PluginScalar> scalars;
+    for (const gc_plugin_scalar &v : pluginScalars(args))
+      scalars.emplace_back(v.i, v.f);
+    plugins_.emplace(p.name, p.library->fileName);
+    return fb::CreatePluginCall(fbb_, fbb_.CreateString(p.name),
+                                fbb_.CreateVectorOfStructs(scalars));
   }
 
   /// The distinct source locations of the step's loop nodes, in node order;
@@ -604,6 +630,7 @@ private:
   const Module &m_;
   const PlanOptions &options_;
   flatbuffers::FlatBufferBuilder fbb_;
+  std::map<std::string, std::string> plugins_; // plugin op -> its library's file name
   std::map<std::string, uint32_t> slots_;
   std::vector<std::string> symbolNames_;
 };

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ExecutorBase.h"
+#include "PluginStep.h"
 
 #include "ExternCall.h"
 #include "GraphCall.h"
@@ -199,6 +200,11 @@ Error ExecutorBase::prepareFallback(size_t s) {
 
 Error ExecutorBase::init() {
   GC_RETURN_IF_ERROR(checkSymbolsBound());
+  Expected<std::vector<const PluginOp *>> plugins =
+      resolvePluginSteps(plan_, graph_, runsOnGpu());
+  if (!plugins)
+    return plugins.error();
+  plugins_ = plugins.take();
   inputSizes_ = decodeSizes(*graph_.inputs());
   outputSizes_ = decodeSizes(*graph_.outputs());
   size_t numSteps = graph_.steps()->size();
@@ -230,7 +236,7 @@ Error ExecutorBase::init() {
       calls_[s] = call.take();
       continue;
     }
-    if (!st.detail_as_OpStep()->dnnl() && !st.detail_as_OpStep()->attention())
+    if (!plugins_[s] && !st.detail_as_OpStep()->dnnl() && !st.detail_as_OpStep()->attention())
       needFallback.push_back(s);
   }
   if (!needFallback.empty()) {
@@ -428,6 +434,10 @@ Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector
           return l.error();
         out->push_back(l.take());
       }
+    if (plugins_[s]) {
+      si.call = makePluginCall(*plugins_[s], op, si.inputs, si.outputs);
+      continue;
+    }
     if (!op.dnnl() && !op.attention())
       continue;
     GC_RETURN_IF_ERROR(prepareExtern(op, si).withContext(what));

@@ -27,6 +27,7 @@ namespace gc {
 
 class ExternCall;
 class GraphCall;
+struct PluginOp;
 
 /// The arena and the buffers in it are aligned to this many bytes.
 inline constexpr size_t kBufferAlignment = 64;
@@ -143,6 +144,8 @@ protected:
   /// setting si.call; leaving it null declines the step, which then runs on
   /// the fallback component.
   virtual Error prepareExtern(const plan::OpStep &op, StepInstance &si) = 0;
+  /// Whether the steps run on a GPU (plugin ops then need CUDA kernels).
+  virtual bool runsOnGpu() const { return false; }
 
   /// What every run starts with: the inputs checked and bound, the instance
   /// for their sizes, and the outputs checked against it.
@@ -205,6 +208,7 @@ private:
   std::vector<std::unique_ptr<HostBuffer>> persistent_; ///< allocatePersistent's
   std::vector<std::unique_ptr<FallbackCall>> fallbacks_; ///< per step, once needed
   std::vector<std::unique_ptr<GraphCall>> calls_;        ///< per step; null but for call steps
+  std::vector<const PluginOp *> plugins_; ///< per step; null but for plugin steps
   ArenaProblem arenaProblem_;
   std::optional<ArenaLayout> staticArena_;
   std::vector<std::vector<BindingSize>> inputSizes_, outputSizes_; ///< per binding

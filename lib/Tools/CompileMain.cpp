@@ -68,11 +68,14 @@ int compileMain(int argc, char **argv) {
                "Print the time of every stage's passes and steps to stderr");
   TimeTraceFlag timeTrace;
   timeTrace.addTo(app);
+  PluginFlag plugins;
+  plugins.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
   registerAllPasses();
 
+  options.plugins = plugins.paths;
   options.last = *phaseProducing(compileTo);
   options.package.outputDir = output.path == "-" ? "." : parentDirectory(output.path);
   options.packagePath = output.path;

@@ -33,9 +33,13 @@ int importMain(int argc, char **argv) {
   app.add_option("--model", options.modelName, "Which models/<name>.json to read")
       ->default_val("model");
   app.add_flag("--op-stats", opStats, "Print how often each op occurs to stderr");
+  PluginFlag plugins;
+  plugins.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
+  if (Error e = plugins.load())
+    return reportError(tool, e);
 
   if (options.weights == ImportOptions::WeightMode::Blob && options.blobPath.empty()) {
     if (output.path == "-")

@@ -34,9 +34,13 @@ int packageMain(int argc, char **argv) {
                  "module, where gc-opt --weights recorded it");
   TimeTraceFlag timeTrace;
   timeTrace.addTo(app);
+  PluginFlag plugins;
+  plugins.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
+  if (Error e = plugins.load())
+    return reportError("gc-package", e);
 
   options.outputDir = out.path == "-" ? "." : parentDirectory(out.path);
   TimeTrace *trace = timeTrace.trace();

@@ -330,9 +330,13 @@ int runMain(int argc, char **argv) {
                                       : std::string();
           },
           "SEED"));
+  PluginFlag plugins;
+  plugins.addTo(app);
   int exitCode = 0;
   if (!parseCommandLine(app, argc, argv, exitCode))
     return exitCode;
+  if (Error e = plugins.load())
+    return reportError(tool, e);
   if (o.writeBuffers && o.outputDir.empty())
     return reportError(tool, makeError() << "--write-buffers needs --output-dir");
   if (o.expectRuns && (!o.runs || o.inputsDir.empty()))

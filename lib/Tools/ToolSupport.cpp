@@ -252,10 +252,17 @@ void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const P
   }
 }
 
+void PluginFlag::addTo(CLI::App &app) {
+  app.add_option("--plugin", paths,
+                 "A plugin library that gives custom ops the model calls (docs/plugins.md); "
+                 "repeatable");
+}
+
 void StageTool::addTo(CLI::App &app, bool offerLLVM) {
   app.add_option("input", input, "Graph file, binary or text ('-' for stdin)");
   output.addTo(app, offerLLVM);
   passManager.addTo(app, "List the passes this tool runs and exit");
+  plugins.addTo(app);
 }
 
 int StageTool::run(const std::string &tool, std::vector<std::unique_ptr<Pass>> passes,
@@ -269,6 +276,8 @@ int StageTool::run(const std::string &tool, std::vector<std::unique_ptr<Pass>> p
   }
   if (input.empty())
     return reportError(tool, makeError() << "no input file");
+  if (Error e = plugins.load())
+    return reportError(tool, e);
   TimeTrace *trace = passManager.timeTrace.trace();
   passManager.options.trace = trace;
   std::optional<TraceScope> whole(std::in_place, trace, tool, "tool");

@@ -9,12 +9,14 @@
 #include "gcrt/gcrt.h"
 
 #include "gc/Package/PackageReader.h"
+#include "gc/Plugin/PluginLibrary.h"
 #include "gc/Runtime/Roofline.h"
 #include "gc/Support/Target.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <optional>
@@ -152,6 +154,20 @@ Expected<const FallbackComponent *> loadFallbackComponent() {
     return entry();
   }();
   return component;
+}
+
+/// The plugins GCRT_PLUGINS lists, for OpenOptions::plugins.
+std::vector<std::string> environmentPlugins() {
+  std::vector<std::string> out;
+  const char *env = std::getenv("GCRT_PLUGINS");
+  std::string_view list = env ? env : "";
+  while (!list.empty()) {
+    size_t colon = list.find(':');
+    if (std::string_view path = list.substr(0, colon); !path.empty())
+      out.emplace_back(path);
+    list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
+  }
+  return out;
 }
 
 gcrt_status finishLoad(Expected<std::unique_ptr<LoadedPackage>> loaded, gcrt_package **out) {
@@ -389,6 +405,15 @@ const char *gcrt_package_format_version(void) {
   return v.c_str();
 }
 
+gcrt_status gcrt_plugin_load(const char *path) {
+  return guarded([&] {
+    if (!path)
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_plugin_load: null argument");
+    Expected<const PluginLibrary *> lib = loadPlugin(path);
+    return lib ? GCRT_OK : fail(GCRT_ERROR_INVALID_ARGUMENT, lib.error().message());
+  });
+}
+
 gcrt_status gcrt_package_load_file(const char *path, gcrt_package **out) {
   return gcrt_package_load_file_with_flags(path, nullptr, 0, out);
 }
@@ -408,6 +433,7 @@ gcrt_status gcrt_package_load_file_with_flags(const char *path, const char *weig
                   "gcrt_package_load_file_with_flags: unknown flags " + std::to_string(flags));
     OpenOptions options;
     options.fallback = loadFallbackComponent;
+    options.plugins = environmentPlugins();
     if (weights)
       options.weightsFile = weights;
     options.verifyWeights = !(flags & GCRT_LOAD_NO_VERIFY_WEIGHTS);
@@ -488,7 +514,8 @@ gcrt_status gcrt_package_load_memory(const void *data, size_t size, const char *
     std::string bytes(static_cast<const char *>(data), size);
     return finishLoad(
         openPackage(MappedFile::fromBuffer(name ? name : "<memory>", std::move(bytes)),
-                    OpenOptions{.fallback = loadFallbackComponent}),
+                    OpenOptions{.fallback = loadFallbackComponent,
+                                .plugins = environmentPlugins()}),
         out);
   });
 }

@@ -46,47 +46,58 @@ def _flag_args(flags):
     return args
 
 
-def compile(program_or_path, out, *, device=None, train=False, weights=None, **flags):
+def compile(program_or_path, out, *, device=None, train=False, weights=None, plugins=(),
+            **flags):
     """Compiles a torch.export program (an ExportedProgram, or the path of a
     .pt2 that torch.export.save wrote) into the package `out`, through the
     same pipeline and compile cache as gc-compile. Keyword flags are
     gc-compile's (freeze=True, target="x86-64-v4", ...). Returns `out`.
+
+    plugins: paths of plugin libraries that give the model's custom ops
+    (gc-compile --plugin, docs/plugins.md).
 
     weights="external" leaves the weights in the .pt2: for an
     ExportedProgram it is saved beside the package (`out` with .pt2 for its
     extension), so that the package can find it."""
     out = os.fspath(out)
     flags = dict(flags, device=device, train=train, weights=weights)
+    # Repeated, one path each: a path may hold a comma.
+    plugin_args = [f"--plugin={os.fspath(p)}" for p in plugins]
     if isinstance(program_or_path, (str, os.PathLike)):
-        return _compile_archive(os.fspath(program_or_path), out, flags)
+        return _compile_archive(os.fspath(program_or_path), out, flags, plugin_args)
     import torch
 
     if weights == "external":
         archive = os.path.splitext(out)[0] + ".pt2"
         torch.export.save(program_or_path, archive)
-        return _compile_archive(archive, out, flags)
+        return _compile_archive(archive, out, flags, plugin_args)
     with tempfile.TemporaryDirectory(prefix="gcrt-") as tmp:
         archive = os.path.join(tmp, "model.pt2")
         torch.export.save(program_or_path, archive)
-        return _compile_archive(archive, out, flags)
+        return _compile_archive(archive, out, flags, plugin_args)
 
 
-def _compile_archive(archive, out, flags):
+def _compile_archive(archive, out, flags, plugin_args):
     from . import _compiler  # the compiler: only where something is compiled
 
-    warned = _compiler.compile([archive, "-o", out, *_flag_args(flags)])
+    warned = _compiler.compile([archive, "-o", out, *_flag_args(flags), *plugin_args])
     for line in warned.splitlines():
         warnings.warn(line, stacklevel=3)
     return out
 
 
-def load(path, *, device=None, weights=None, threads=0, cuda_graphs=True, allow_tf32=False):
+def load(path, *, device=None, weights=None, threads=0, cuda_graphs=True, allow_tf32=False,
+         plugins=()):
     """Loads the package at `path` as a callable with the exported program's
     signature (a TrainingModule, a torch.nn.Module, for a package compiled
     with train=True). `weights`: another .pt2 of the same architecture to
     bind instead of the package's own. `device`: "cpu" or "cuda"; it must
     be where the package was compiled for (checked), or None.
-    `threads`: CPU worker threads (0: one per hardware thread)."""
+    `threads`: CPU worker threads (0: one per hardware thread).
+    `plugins`: plugin libraries that give the package's custom ops, loaded
+    into this process for good (gcrt_plugin_load, docs/plugins.md)."""
+    for plugin in plugins:
+        _runtime.load_plugin(os.fspath(plugin))
     package = _runtime.Package(os.fspath(path), None if weights is None else os.fspath(weights))
     if device is not None:
         where = "cpu" if package.device == "cpu" else "cuda"

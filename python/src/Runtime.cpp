@@ -667,6 +667,7 @@ std::vector<nb::dict> infoDicts(const std::vector<TensorInfo> &infos) {
 
 void bindRuntime(nb::module_ &m) {
   m.def("package_format_version", [] { return std::string(gcrt_package_format_version()); });
+  m.def("load_plugin", [](const std::string &path) { check(gcrt_plugin_load(path.c_str())); });
   m.def("cuda_device_count", [] {
     size_t count = 0;
     return gcrt_cuda_device_count(&count) == GCRT_OK ? count : size_t(0);

@@ -33,6 +33,9 @@ static const char kUsage[] =
     "                     for a package made with --weights=external: bind its\n"
     "                     weights from the archive FILE (another .pt2 of the same\n"
     "                     architecture) instead of the one the package names\n"
+    "  --plugin PATH      load the plugin library PATH, which gives custom ops the\n"
+    "                     package calls (also --plugin=PATH; repeatable; or list\n"
+    "                     them in GCRT_PLUGINS, separated by ':')\n"
     "  --weight NAME FILE replace weight NAME (a parameter or buffer, as the model\n"
     "                     names it) by the .npy FILE; repeatable\n"
     "  -o DIR             write out<k>.npy per user output, and saved<k>.npy,\n"
@@ -90,7 +93,9 @@ typedef struct Options {
   const char **weightSets;
   /* --set-buffer and --expect-buffer: NAME=FILE each. */
   const char **setBuffers, **expectBuffers;
-  size_t numInputs, numExpects, numWeightSets, numSetBuffers, numExpectBuffers;
+  /* --plugin PATH: plugin libraries, loaded before the package. */
+  const char **plugins;
+  size_t numInputs, numExpects, numWeightSets, numSetBuffers, numExpectBuffers, numPlugins;
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
@@ -133,7 +138,9 @@ static int parseOptions(int argc, char **argv, Options *o) {
   o->weightSets = calloc((size_t)argc, sizeof *o->weightSets);
   o->setBuffers = calloc((size_t)argc, sizeof *o->setBuffers);
   o->expectBuffers = calloc((size_t)argc, sizeof *o->expectBuffers);
-  if (!o->inputs || !o->expects || !o->weightSets || !o->setBuffers || !o->expectBuffers)
+  o->plugins = calloc((size_t)argc, sizeof *o->plugins);
+  if (!o->inputs || !o->expects || !o->weightSets || !o->setBuffers || !o->expectBuffers ||
+      !o->plugins)
     return error("out of memory") + 1;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -143,7 +150,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
                         strcmp(a, "--weights-archive") == 0 || strcmp(a, "--runs") == 0 ||
                         strcmp(a, "--inputs-dir") == 0 || strcmp(a, "--set-buffer") == 0 ||
                         strcmp(a, "--expect-buffer") == 0 || strcmp(a, "--reset-before") == 0 ||
-                        strcmp(a, "--seed") == 0 || strcmp(a, "--peaks") == 0;
+                        strcmp(a, "--seed") == 0 || strcmp(a, "--peaks") == 0 ||
+                        strcmp(a, "--plugin") == 0;
     if (isValueOption && i + 1 == argc)
       return error("%s needs a value (gcrt-run --help)", a) + 1;
     if (strcmp(a, "--weight") == 0 && i + 2 >= argc)
@@ -195,6 +203,10 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->graph = argv[++i];
     } else if (strcmp(a, "--weights-archive") == 0) {
       o->weights = argv[++i];
+    } else if (strcmp(a, "--plugin") == 0) {
+      o->plugins[o->numPlugins++] = argv[++i];
+    } else if (strncmp(a, "--plugin=", 9) == 0) {
+      o->plugins[o->numPlugins++] = a + 9;
     } else if (strcmp(a, "--weight") == 0) {
       o->weightSets[o->numWeightSets++] = argv[++i];
       o->weightSets[o->numWeightSets++] = argv[++i];
@@ -774,6 +786,7 @@ int main(int argc, char **argv) {
     free(o.weightSets);
     free(o.setBuffers);
     free(o.expectBuffers);
+    free(o.plugins);
     return status < 0 ? 0 : status ? status : listDevices();
   }
   gcrt_package *pkg = NULL;
@@ -783,6 +796,11 @@ int main(int argc, char **argv) {
   DeviceRun device = {0};
   size_t graph = 0, numOut = 0, slots = o.numInputs;
   status = 1;
+  for (size_t p = 0; p < o.numPlugins; ++p)
+    if (gcrt_plugin_load(o.plugins[p]) != GCRT_OK) {
+      error("%s", gcrt_last_error());
+      goto done;
+    }
   if (gcrt_package_load_file_with_flags(o.package, o.weights,
                                         o.noVerifyWeights ? GCRT_LOAD_NO_VERIFY_WEIGHTS : 0u,
                                         &pkg) != GCRT_OK) {
@@ -873,6 +891,7 @@ done:
   free(o.weightSets);
   free(o.setBuffers);
   free(o.expectBuffers);
+  free(o.plugins);
   gcrt_context_free(ctx);
   if (device.io)
     deviceRunFree(&device);

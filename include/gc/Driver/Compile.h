@@ -58,6 +58,10 @@ struct CompileOptions {
   bool writeStages = false;
   /// Use the compile cache (packages only) and the object cache.
   bool useCache = true;
+  /// Plugin libraries that give custom ops the model calls
+  /// (gc/Ops/PluginOps.h), loaded before the archive is read; their bytes
+  /// are part of the compile cache's key.
+  std::vector<std::string> plugins;
 
   std::string stagePath(Level level) const;
 };

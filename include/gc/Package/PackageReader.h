@@ -127,6 +127,10 @@ struct OpenOptions {
   /// gives wrong numbers; only for those who measured the cost
   /// (docs/package.md).
   bool verifyWeights = true;
+  /// Plugin libraries to load before the package's plugin ops are resolved
+  /// (gc/Plugin/PluginLibrary.h); plugins loaded earlier in the process
+  /// count too. An op no loaded plugin gives is an error at open.
+  std::vector<std::string> plugins;
 };
 
 /// Opens the package at `path` ("-" reads stdin). Errors name the file and

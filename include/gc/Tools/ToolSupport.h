@@ -4,6 +4,7 @@
 
 #include "gc/ModuleIO/ModuleIO.h"
 #include "gc/Driver/Pipeline.h"
+#include "gc/Ops/PluginOps.h"
 #include "gc/Pass/Pass.h"
 #include "gc/Support/Error.h"
 #include "gc/Support/TimeTrace.h"
@@ -80,6 +81,14 @@ void addWeightsFlag(CLI::App &app, std::optional<WeightsMode> &mode, const std::
 void addPipelineFlags(CLI::App &app, PipelineOptions &options, std::span<const Phase> phases,
                       const std::string &helpPrefix = "");
 
+/// `--plugin=PATH`, repeatable: plugins that give ops the input calls
+/// (gc/Ops/PluginOps.h), loaded before it is read.
+struct PluginFlag {
+  std::vector<std::string> paths;
+  void addTo(CLI::App &app);
+  Error load() const { return loadCompilerPlugins(paths); }
+};
+
 /// What the stage tools (gc-opt, gc-partition, gc-lower, gc-codegen) share:
 /// read a graph file, run passes with the pass manager's flags, print the
 /// passes' warnings, write the result and its depfile.
@@ -87,6 +96,7 @@ struct StageTool {
   std::string input;
   OutputOptions output;
   PassManagerFlags passManager;
+  PluginFlag plugins;
 
   struct Hooks {
     /// Runs on the module before the passes (gc-partition --report).

@@ -149,6 +149,7 @@ private:
   Error prepareKernel(const plan::KernelStep &k, std::span<const int64_t> values,
                       StepInstance &si) override;
   Error prepareExtern(const plan::OpStep &op, StepInstance &si) override;
+  bool runsOnGpu() const override { return true; }
 
   Error makeCurrent() const { return d_.check(d_.ctxSetCurrent(context_), "using " + gpu()); }
   Error synchronize(const std::string &doing) const {
