@@ -377,7 +377,37 @@ std::vector<Tensor> crossEntropyLoss(const OpCall &call) {
                        self.dtype())};
 }
 
+/// _weight_norm: v * g / ||v||, the 2-norm taken over every dim of v but
+/// `dim` (over all of v for dim -1); g has v's rank with size 1 on those dims
+/// (or is a scalar for dim -1), so it is read by v's index along `dim`.
+std::vector<Tensor> weightNorm(const OpCall &call) {
+  Tensor v = call.tensor("v"), g = call.tensor("g");
+  int64_t dim = call.integer("dim", 0), rank = v.dim();
+  if (dim < -1 || dim >= rank)
+    throw KernelError("_weight_norm: dim " + std::to_string(dim) + " is neither -1 nor a dim of v");
+  int64_t groups = dim == -1 ? 1 : v.size(dim);
+  std::vector<double> sumSq(groups, 0), gains = g.to(DType::Float64).toDoubles();
+  Tensor x = toF64(v).clone();
+  Tensor out = Tensor::zeros(DType::Float64, v.sizes());
+  Shape index(rank, 0);
+  auto group = [&] { return dim == -1 ? 0 : index[dim]; };
+  auto forEach = [&](auto &&f) {
+    for (int64_t i = 0, n = v.numel(); i < n; ++i) {
+      f();
+      for (int64_t d = rank - 1; d >= 0 && ++index[d] == v.size(d); --d)
+        index[d] = 0;
+    }
+  };
+  forEach([&] { sumSq[group()] += x.getDouble(index) * x.getDouble(index); });
+  forEach([&] {
+    int64_t k = group();
+    out.setDouble(index, x.getDouble(index) * gains[gains.size() == 1 ? 0 : k] / std::sqrt(sumSq[k]));
+  });
+  return {out.to(v.dtype())};
+}
+
 const KernelEntry kKernels[] = {
+    {ops::aten__weight_norm_default, weightNorm},
     {ops::aten_softmax_int, softmax},
     {ops::aten_log_softmax_int, logSoftmax},
     {ops::aten__safe_softmax_default, safeSoftmax},

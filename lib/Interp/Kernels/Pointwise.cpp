@@ -672,6 +672,8 @@ const KernelEntry kKernels[] = {
     {ops::aten_sub_Scalar, addScaled<-1>},
     {ops::aten_mul_Tensor, binary<kMul>},
     {ops::aten_mul_Scalar, binary<kMul>},
+    {ops::aten_multiply_Tensor, binary<kMul>},
+    {ops::aten_multiply_Scalar, binary<kMul>},
     {ops::aten_div_Tensor, divide},
     {ops::aten_div_Scalar, divide},
     {ops::aten_div_Tensor_mode, divide},
