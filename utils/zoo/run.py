@@ -2,7 +2,7 @@
 """Compiles and runs the zoo that export.py wrote, and writes the table docs/zoo.md.
 
 usage: run.py ZOODIR [--device cpu|cuda] [--only NAME ...] [--gpu-set] [--skeletons SKELDIR]
-              [--results FILE] [--bin DIR] [--resume] [--table FILE]
+              [--results FILE] [--bin DIR] [--resume] [--table FILE] [--compile-to DIR | --packages DIR]
        run.py --table FILE          (the table alone, from the results files)
 
 For each model exported to ZOODIR/<name>/ (export.json says whether torch.export worked):
@@ -14,7 +14,10 @@ Results go to a JSON file per device (default utils/zoo/results-<device>.json, m
 so a run may cover a part of the zoo); the table is made from every results file beside this script.
 --skeletons SKELDIR first rebuilds ZOODIR/<name>/model.pt2 from the skeletons export.py wrote
 (needs only numpy), which is how the GPU machine gets the zoo. --gpu-set picks the GPU subset
-(GPU_SET below: every family).
+(GPU_SET below: every family). A GPU machine without gc's compiler takes packages made here:
+`run.py ZOODIR --device cuda --gpu-set --compile-to PKGDIR` (weights stay in the archives), then there
+`run.py ZOODIR --device cuda --gpu-set --skeletons SKELDIR --packages PKGDIR --bin DIR` with ZOODIR
+at the same absolute path, where the packages look for their archives.
 """
 import argparse
 import json
@@ -91,26 +94,48 @@ def compare(got, want):
     return f"max abs error {float(np.nanmax(err)):.3g} (atol {atol:.3g}), {int((~ok).sum())} of {w.size} off"
 
 
-def run_model(d, name, device, bins, timeout, work):
+def compile_model(d, pkg, device, bins, timeout, external):
+    """gc-compile's part of a model's record: compiled, compile_s, error."""
+    cmd = [os.path.join(bins, "gc-compile"), os.path.join(d, "model.pt2"), "--freeze", "--no-cache", "-o", pkg]
+    if device == "cuda":
+        cmd += ["--device", "cuda"]
+    if external:
+        cmd += ["--weights=external"]
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"compiled": False, "error": f"gc-compile: timed out after {timeout} s"}
+    r = {"compile_s": round(time.time() - start, 1), "compiled": p.returncode == 0}
+    if p.returncode != 0:
+        r["error"] = first_error(p.stderr)
+    return r
+
+
+def run_model(d, name, device, bins, timeout, work, compile_to=None, packages=None):
+    """A model's record. With compile_to, only compiles (weights left in the
+    archive, so that the package travels without them) into that folder and
+    notes the compile in its compile.json; with packages, runs the package
+    compiled so, on an archive rebuilt at the same path."""
     info = json.load(open(os.path.join(d, "export.json")))
     r = {"family": info["family"], "exported": info["exported"]}
     if not info["exported"]:
         r["error"] = "export: " + info.get("error", "")
         return r
-    pkg = os.path.join(work, name + ".gcpkg")
-    cmd = [os.path.join(bins, "gc-compile"), os.path.join(d, "model.pt2"), "--freeze", "--no-cache", "-o", pkg]
-    if device == "cuda":
-        cmd += ["--device", "cuda"]
-    start = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        r.update(compiled=False, error=f"gc-compile: timed out after {timeout} s")
-        return r
-    r["compile_s"] = round(time.time() - start, 1)
-    r["compiled"] = p.returncode == 0
-    if not r["compiled"]:
-        r["error"] = first_error(p.stderr)
+    pkg = os.path.join(packages or compile_to or work, name + ".gcpkg")
+    if packages:
+        r.update(json.load(open(os.path.join(packages, "compile.json")))[name])
+    else:
+        os.makedirs(os.path.dirname(pkg), exist_ok=True)
+        r.update(compile_model(d, pkg, device, bins, timeout, external=bool(compile_to)))
+    if compile_to:
+        os.makedirs(compile_to, exist_ok=True)
+        record = os.path.join(compile_to, "compile.json")
+        done = json.load(open(record)) if os.path.exists(record) else {}
+        done[name] = {k: r[k] for k in ("compile_s", "compiled", "error") if k in r}
+        with open(record, "w") as f:
+            json.dump(done, f, indent=1)
+    if not r["compiled"] or compile_to:
         return r
     ins = sorted((f for f in os.listdir(d) if f.startswith("in") and f.endswith(".npy")),
                  key=lambda f: int(f[2:-4]))
@@ -252,6 +277,8 @@ def main():
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--resume", action="store_true", help="skip models the results file already has")
     p.add_argument("--table")
+    p.add_argument("--compile-to", metavar="DIR", help="only compile, with the weights left in the archives")
+    p.add_argument("--packages", metavar="DIR", help="run the packages --compile-to made (on another machine)")
     a = p.parse_args()
     if a.zoodir:
         results = a.results or os.path.join(HERE, f"results-{a.device}.json")
@@ -268,7 +295,10 @@ def main():
         for n in names:
             if a.resume and n in old["models"]:
                 continue
-            r = run_model(os.path.join(a.zoodir, n), n, a.device, a.bin, a.timeout, work)
+            r = run_model(os.path.join(a.zoodir, n), n, a.device, a.bin, a.timeout, work, a.compile_to, a.packages)
+            if a.compile_to:
+                print(f"{n:40s} {r.get('compile_s', '')!s:>6} {r.get('error', 'compiled')}", flush=True)
+                continue
             old["models"][n] = r
             old["models"] = {k: old["models"][k] for k in order if k in old["models"]}
             versions = json.load(open(os.path.join(a.zoodir, n, "export.json")))["versions"]
@@ -277,7 +307,7 @@ def main():
                 json.dump(old, f, indent=1)
             os.replace(results + ".tmp", results)
             shutil.rmtree(os.path.join(work, n + ".out"), ignore_errors=True)
-            if os.path.exists(os.path.join(work, n + ".gcpkg")):
+            if not a.packages and os.path.exists(os.path.join(work, n + ".gcpkg")):
                 os.remove(os.path.join(work, n + ".gcpkg"))
             state = "match" if r.get("matched") else r.get("error", "")
             print(f"{n:40s} {r.get('compile_s', '')!s:>6} {state}", flush=True)
