@@ -217,12 +217,14 @@ def write_table(path):
         "```",
         "",
         "On a GPU machine with only torch and numpy, from the skeletons (a few MB):",
-        "`python utils/zoo/run.py /tmp/zoo --skeletons /tmp/zoo-skel --device cuda --gpu-set`, then",
+        "`python utils/zoo/run.py /tmp/zoo --skeletons /tmp/zoo-skel --device cuda --gpu-set` (where gc's",
+        "compiler is not installed, with the packages `--compile-to DIR` made here, `--packages DIR`), then",
         "`run.py --table docs/zoo.md` with its `results-cuda.json`.",
         "",
     ]
     for dev, r in res.items():
-        lines.append(f"- {dev}: {r.get('hardware', '')}; {r.get('versions', '')}")
+        lines.append(f"- {dev}: {r.get('hardware', '')}; models exported, and PyTorch's (CPU) outputs "
+                     f"recorded, with {r.get('versions', '')}")
     lines += [
         "",
         f"**CPU: {len(good)} of {len(exported)} exported models compile and match "
