@@ -28,6 +28,7 @@
 #include "gc/Transforms/Passes.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gc {
 
@@ -86,6 +87,9 @@ public:
     for (const auto &g : m.graphs()) {
       std::unordered_map<const Value *, int> uses = countUses(*g);
       std::unordered_map<const Node *, Match> byAnchor; // the node the call replaces
+      // What only the call read, dropped now: left for dce, the weights'
+      // dequantizes would be folded into float32 constants first.
+      std::unordered_set<const Node *> dead;
       for (const auto &n : g->nodes()) {
         if (!isConvolution(*n) && !isLinear(*n))
           continue;
@@ -95,6 +99,14 @@ public:
         if (!*match)
           continue;
         const Node *anchor = (*match)->quantize ? (*match)->quantize : n.get();
+        if (anchor != n.get()) {
+          dead.insert(n.get());
+          if ((*match)->relu)
+            dead.insert((*match)->relu);
+        }
+        for (const Value *v : {tensorArg(*n, "input"), tensorArg(*n, "weight")})
+          if (uses.at(v) == 1)
+            dead.insert(v->definingNode());
         byAnchor[anchor] = std::move(**match);
         byAnchor[anchor].relu = byAnchor[anchor].quantize ? byAnchor[anchor].relu : nullptr;
         callOf_[anchor] = n.get();
@@ -102,6 +114,8 @@ public:
       if (byAnchor.empty())
         continue;
       GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
+        if (dead.count(&ctx.node()))
+          return std::optional(std::vector<Value *>(ctx.node().results().size(), nullptr));
         auto it = byAnchor.find(&ctx.node());
         if (it == byAnchor.end())
           return std::optional<std::vector<Value *>>();
