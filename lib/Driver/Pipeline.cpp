@@ -45,8 +45,8 @@ std::string corePassList(const CorePipelineOptions &options, WeightsMode weights
   // With external weights, what the folds derive from weights is computed
   // when the package is loaded (a constant program), not stored in it.
   if (options.freeze)
-    p += weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn"
-                                                  : ",freeze,fold-conv-bn";
+    p += weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn,fuse-int8"
+                                                  : ",freeze,fold-conv-bn,fuse-int8";
   p += options.cpuSteps ? ",decompose-cpu,canonicalize" : ",decompose,canonicalize";
   // On core ops, before the folds that turn frozen weights' casts into
   // bfloat16 constants; it does nothing unless --precision=bf16.

@@ -9,11 +9,14 @@ namespace gc {
 
 namespace {
 
+/// A 4-d floating-point tensor, or an 8-bit one (the int8 convolutions'
+/// activations: oneDNN's int8 kernels want them channels-last too).
 bool isActivation(const Value *v) {
   if (!v || !v->type().isTensor())
     return false;
   const TensorType &t = v->type().tensor;
-  return t.rank() == 4 && isFloatingPoint(t.dtype);
+  return t.rank() == 4 &&
+         (isFloatingPoint(t.dtype) || t.dtype == DType::UInt8 || t.dtype == DType::Int8);
 }
 
 const Value *tensorArg(const Node &n, const char *name) {

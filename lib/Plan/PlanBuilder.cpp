@@ -279,6 +279,8 @@ private:
   Offset<fb::DnnlCall> dnnlCall(const LoopNode &node) {
     if (node.outputs.empty())
       return 0;
+    if (findArg(node, "weight_scales"))
+      return int8Call(node);
     DType dtype = node.outputs[0].type.dtype;
     if (dtype != DType::Float32 && !isHalfPrecision(dtype))
       return 0;
@@ -326,6 +328,77 @@ private:
     return fb::CreateDnnlCall(fbb_, fb::DnnlPrimitive::Convolution, *x, *w,
                               bias ? static_cast<int32_t>(*bias) : -1, st, pa, di,
                               intArg(node, "groups", 1), po);
+  }
+
+  /// The oneDNN call of an int8 Extern (gc.qconvolution, gc.qlinear: the
+  /// rows whose schema has weight_scales): the scales are the accumulator's
+  /// (input scale x weight scale); the bias, ReLU and the post-ops folded
+  /// into a float32 result follow as post-ops, and an integer result is
+  /// requantized last. Anything else runs on the fallback component.
+  Offset<fb::DnnlCall> int8Call(const LoopNode &node) {
+    const ExternOp *ext = externOp(node.op);
+    std::optional<uint32_t> x = tensorArg(node, "input"), w = tensorArg(node, "weight");
+    const LoopArg *scaleArg = findArg(node, "input_scale");
+    if (!ext || !x || !w || !scaleArg || scaleArg->value.floats.empty() ||
+        node.outputs.size() != 1)
+      return 0;
+    DType out = node.outputs[0].type.dtype;
+    bool requantized = out != DType::Float32;
+    if (requantized && !node.postOps.empty())
+      return 0;
+    double inputScale = scaleArg->value.floats[0];
+    std::vector<float> scales;
+    for (double s : findArg(node, "weight_scales")->value.floats)
+      scales.push_back(static_cast<float>(inputScale * s));
+    std::vector<fb::PostOp> postOps;
+    if (std::optional<uint32_t> bias = tensorArg(node, "bias"))
+      postOps.emplace_back(fb::PostOpKind::AddBias, *bias);
+    if (intArg(node, "relu", 0))
+      postOps.emplace_back(fb::PostOpKind::Relu, 0);
+    for (const PostOp &p : node.postOps) {
+      if (p.input >= node.inputs.size() || node.inputs[p.input].type.dtype != DType::Float32)
+        return 0;
+      postOps.emplace_back(postOpKind(p.kind), p.input);
+    }
+    double outScale = 1;
+    if (const LoopArg *a = findArg(node, "output_scale"); a && !a->value.floats.empty())
+      outScale = a->value.floats[0];
+    auto po = fbb_.CreateVectorOfStructs(postOps);
+    auto sc = fbb_.CreateVector(scales);
+    Offset<flatbuffers::Vector<int64_t>> st, pa, di;
+    int64_t groups = 1;
+    if (ext->call == ExternCall::Convolution) {
+      size_t spatial = node.inputs[*x].type.rank() - 2;
+      auto stride = intsArg(node, "stride", spatial), padding = intsArg(node, "padding", spatial);
+      auto dilation = intsArg(node, "dilation", spatial);
+      if (node.inputs[*x].type.rank() < 3 || !stride || !padding || !dilation)
+        return 0;
+      st = fbb_.CreateVector(*stride);
+      pa = fbb_.CreateVector(*padding);
+      di = fbb_.CreateVector(*dilation);
+      groups = intArg(node, "groups", 1);
+    } else if (ext->call != ExternCall::Matmul) {
+      return 0;
+    }
+    fb::DnnlCallBuilder d(fbb_);
+    d.add_primitive(ext->call == ExternCall::Matmul ? fb::DnnlPrimitive::Matmul
+                                                    : fb::DnnlPrimitive::Convolution);
+    d.add_src(*x);
+    d.add_weights(*w);
+    if (ext->call == ExternCall::Convolution) {
+      d.add_stride(st);
+      d.add_padding(pa);
+      d.add_dilation(di);
+      d.add_groups(groups);
+    }
+    d.add_post_ops(po);
+    d.add_scales(sc);
+    d.add_src_zero_point(static_cast<int32_t>(intArg(node, "input_zero_point", 0)));
+    if (requantized) {
+      d.add_dst_scale(static_cast<float>(outScale));
+      d.add_dst_zero_point(static_cast<int32_t>(intArg(node, "output_zero_point", 0)));
+    }
+    return d.Finish();
   }
 
   /// The fused attention step of an Extern whose row calls Attention

@@ -212,7 +212,8 @@ private:
         return fail() << what << " calls missing or earlier graphs, or has the wrong operands";
     }
     if (const DnnlCall *d = op->dnnl()) {
-      if (!aligned(d->stride()) || !aligned(d->padding()) || !aligned(d->dilation()))
+      if (!aligned(d->stride()) || !aligned(d->padding()) || !aligned(d->dilation()) ||
+          !aligned(d->scales()))
         return fail() << what << " has a misaligned oneDNN call";
       size_t numInputs = op->inputs()->size();
       bool bad = d->primitive() > DnnlPrimitive::MAX || d->src() >= numInputs ||

@@ -212,6 +212,18 @@ std::vector<Tensor> convolution(const OpCall &call) {
                    padding, intsOfLength(call, "dilation", spatial, 1), call.integer("groups", 1))};
 }
 
+/// gc.qconvolution: the convolution of the integers, then int8Result.
+std::vector<Tensor> quantizedConvolution(const OpCall &call) {
+  Tensor weight = int8Weight(call);
+  size_t spatial = static_cast<size_t>(std::max<int64_t>(weight.dim() - 2, 0));
+  ConvPadding padding;
+  padding.amounts = intsOfLength(call, "padding", spatial, 0);
+  Tensor acc = convolve(int8Input(call), weight, std::nullopt,
+                        intsOfLength(call, "stride", spatial, 1), padding,
+                        intsOfLength(call, "dilation", spatial, 1), call.integer("groups", 1));
+  return {int8Result(call, acc, 1)};
+}
+
 /// The input of a 2-D pooling op, [C, H, W] or [N, C, H, W], as a float64
 /// array of planes of H x W.
 struct PoolInput {
@@ -403,6 +415,7 @@ const KernelEntry kKernels[] = {
     {ops::aten_conv2d_padding, convNdPaddingString},
     {ops::aten_conv3d_padding, convNdPaddingString},
     {ops::aten_convolution_default, convolution},
+    {ops::gc_qconvolution_default, quantizedConvolution},
     {ops::aten_max_pool2d_default, maxPool2dValues},
     {ops::aten_max_pool2d_with_indices_default, maxPool2dWithIndices},
     {ops::aten_avg_pool2d_default, avgPool2d},

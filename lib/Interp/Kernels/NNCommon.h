@@ -128,6 +128,21 @@ inline void requireRank(const Tensor &t, int64_t rank, std::string_view what) {
                shapeString(t.sizes()));
 }
 
+//===----------------------------------------------------------------------===//
+// The int8 calls (gc.qconvolution, gc.qlinear; Quantize.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The input less its zero point and the int8 weights, as float64: exact
+/// integers, so that the product is the int32 accumulator the library
+/// computes.
+Tensor int8Input(const OpCall &call);
+Tensor int8Weight(const OpCall &call);
+/// The call's result from its float64 accumulator `acc`, whose output
+/// channels run along `channelDim`: acc x input scale x weight scale, plus
+/// bias, ReLU, and requantized (round half to even, saturated) unless the
+/// result is float32.
+Tensor int8Result(const OpCall &call, const Tensor &acc, int64_t channelDim);
+
 } // namespace gc::nn
 
 #endif // GC_LIB_INTERP_KERNELS_NNCOMMON_H

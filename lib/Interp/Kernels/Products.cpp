@@ -146,6 +146,21 @@ std::vector<Tensor> mm(const OpCall &call) {
   return {batchedProduct(a, b).to(dtype)};
 }
 
+/// gc.qlinear: input [..., K] times weight [N, K] transposed, as integers,
+/// then int8Result.
+std::vector<Tensor> quantizedLinear(const OpCall &call) {
+  Tensor x = int8Input(call), w = int8Weight(call);
+  requireRank(w, 2, "weight");
+  if (x.dim() < 1 || x.size(x.dim() - 1) != w.size(1))
+    kernelFail("int8 linear: input " + shapeString(x.sizes()) + " does not match weight " +
+               shapeString(w.sizes()));
+  Shape lead(x.sizes().begin(), x.sizes().end() - 1);
+  Tensor a = reshaped(x, {sizeProduct(x.sizes(), 0, lead.size()), w.size(1)});
+  Tensor product = batchedProduct(a, transposedLast2(w));
+  return {int8Result(call, reshaped(product, concat(lead, {w.size(0)})),
+                     static_cast<int64_t>(lead.size()))};
+}
+
 std::vector<Tensor> bmm(const OpCall &call) {
   Tensor a = call.tensor("self"), b = call.tensor("mat2");
   requireRank(a, 3, "self");
@@ -355,6 +370,7 @@ std::vector<Tensor> einsum(const OpCall &call) {
 
 const KernelEntry kKernels[] = {
     {ops::aten_mm_default, mm},
+    {ops::gc_qlinear_default, quantizedLinear},
     {ops::aten_bmm_default, bmm},
     {ops::aten_addmm_default, addmm},
     {ops::aten_baddbmm_default, baddbmm},

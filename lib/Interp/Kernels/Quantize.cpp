@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gc/IR/Quantize.h"
+#include "NNCommon.h"
 #include "gc/Interp/Kernel.h"
 
 #include <algorithm>
@@ -155,6 +156,64 @@ Results dequantizePerChannel(const OpCall &call) {
   }
   return {out.to(outDType(call))};
 }
+
+} // namespace
+
+Tensor nn::int8Input(const OpCall &call) {
+  Tensor x = call.tensor("input");
+  if (x.dtype() != DType::UInt8 && x.dtype() != DType::Int8)
+    kernelFail("an int8 call expects a uint8 or int8 input, got " +
+               std::string(dtypeName(x.dtype())));
+  std::vector<double> v = x.toDoubles();
+  double zeroPoint = static_cast<double>(call.integer("input_zero_point"));
+  Tensor out = Tensor::zeros(DType::Float64, x.sizes());
+  for (size_t i = 0; i < v.size(); ++i)
+    out.storeDouble(static_cast<int64_t>(i), v[i] - zeroPoint);
+  return out;
+}
+
+Tensor nn::int8Weight(const OpCall &call) {
+  Tensor w = call.tensor("weight");
+  if (w.dtype() != DType::Int8)
+    kernelFail("an int8 call expects int8 weights, got " + std::string(dtypeName(w.dtype())));
+  return w.to(DType::Float64);
+}
+
+Tensor nn::int8Result(const OpCall &call, const Tensor &acc, int64_t channelDim) {
+  const NamedArg *given = call.find("weight_scales");
+  std::vector<double> scales = given ? given->value.floats : std::vector<double>{};
+  int64_t channels = acc.size(channelDim);
+  if (scales.size() == 1)
+    scales.assign(static_cast<size_t>(channels), scales[0]);
+  if (static_cast<int64_t>(scales.size()) != channels)
+    kernelFail("weight_scales must have " + std::to_string(channels) +
+               " entries, one per output channel");
+  std::vector<double> bias = optionalParam(call, "bias", channels);
+  double inputScale = call.real("input_scale");
+  bool relu = call.boolean("relu", false);
+  DType dtype = call.dtype("output_dtype").value_or(DType::Float32);
+  // The requantization multiplies by the float32 reciprocal, as quantize.
+  auto invScale = static_cast<float>(1.0 / call.real("output_scale", 1.0));
+  double zeroPoint = static_cast<double>(call.integer("output_zero_point", 0));
+  int64_t lo = dtype == DType::UInt8 ? 0 : -128, hi = dtype == DType::UInt8 ? 255 : 127;
+  std::vector<int64_t> channel = channelOf(acc, channelDim);
+  std::vector<double> in = acc.toDoubles();
+  Tensor out = Tensor::zeros(dtype, acc.sizes());
+  for (size_t i = 0; i < in.size(); ++i) {
+    auto c = static_cast<size_t>(channel[i]);
+    auto y = static_cast<float>(in[i] * (inputScale * scales[c]) + (bias.empty() ? 0 : bias[c]));
+    if (relu)
+      y = std::max(y, 0.0f);
+    if (dtype == DType::Float32)
+      out.storeDouble(static_cast<int64_t>(i), y);
+    else
+      out.storeInt(static_cast<int64_t>(i),
+                   static_cast<int64_t>(quantizeOne(y, invScale, zeroPoint, lo, hi)));
+  }
+  return out;
+}
+
+namespace {
 
 const KernelEntry kQuantizeKernels[] = {
     {ops::quantized_decomposed_dequantize_per_channel_default, dequantizePerChannel},

@@ -308,6 +308,44 @@ std::vector<Type> convolution(const ShapeContext &ctx) {
                        expandedInts(ctx, "output_padding", n, {0}), ctx.integer("groups", 1)));
 }
 
+/// The int8 calls' result dtype after checking their operands: a uint8 or
+/// int8 input, int8 weights with one scale per output channel (or one), and
+/// a float32 result unless requantized to uint8 or int8.
+DType quantizedCallType(const ShapeContext &ctx, const SymExpr *outChannels) {
+  DType in = ctx.tensor("input").dtype;
+  if ((in != DType::UInt8 && in != DType::Int8) || ctx.tensor("weight").dtype != DType::Int8)
+    shapeFail("an int8 call needs a uint8 or int8 input and int8 weights");
+  const NamedArg *given = ctx.find("weight_scales");
+  size_t scales = given ? given->value.floats.size() : 0;
+  if (scales != 1 && (!outChannels->isConst() ||
+                      static_cast<int64_t>(scales) != outChannels->constant()))
+    shapeFail("an int8 call needs one weight scale per output channel, or one");
+  DType out = ctx.dtype("output_dtype").value_or(DType::Float32);
+  if (out != DType::Float32 && out != DType::UInt8 && out != DType::Int8)
+    shapeFail("an int8 call gives float32, uint8 or int8");
+  return out;
+}
+
+std::vector<Type> quantizedConvolution(const ShapeContext &ctx) {
+  size_t n = std::max<size_t>(ctx.tensor("weight").rank(), 3) - 2;
+  TensorType t = convolved(ctx, expandedInts(ctx, "stride", n, {1}),
+                           expandedInts(ctx, "padding", n, {0}),
+                           expandedInts(ctx, "dilation", n, {1}), false,
+                           std::vector<int64_t>(n, 0), ctx.integer("groups", 1));
+  t.dtype = quantizedCallType(ctx, ctx.tensor("weight").sizes[0]);
+  return one(std::move(t));
+}
+
+std::vector<Type> quantizedLinear(const ShapeContext &ctx) {
+  const TensorType &input = ctx.tensor("input"), &weight = ctx.tensor("weight");
+  if (weight.rank() != 2 || input.rank() < 1)
+    shapeFail("an int8 linear needs a 2-d weight [out, in]");
+  TensorType wt = weight;
+  std::reverse(wt.sizes.begin(), wt.sizes.end());
+  return one(contiguousType(ctx.syms(), quantizedCallType(ctx, weight.sizes[0]),
+                            matmulSizes(ctx.syms(), input, wt), input.device));
+}
+
 /// conv_transpose1d/2d/3d.input.
 std::vector<Type> convolutionTransposed(const ShapeContext &ctx) {
   size_t n = std::max<size_t>(ctx.tensor("weight").rank(), 3) - 2;
@@ -619,7 +657,8 @@ constexpr ShapeEntry kEntries[] = {
     {ops::aten_nll_loss2d_forward_default, nllLossForward},
     {ops::aten_nll_loss_forward_default, nllLossForward},
     {ops::aten_nll_loss_nd_default, nllLoss},
-    {ops::aten_scaled_dot_product_attention_default, attention},
+    {ops::aten_scaled_dot_product_attention_default, attention},    {ops::gc_qconvolution_default, quantizedConvolution},
+    {ops::gc_qlinear_default, quantizedLinear},
 };
 
 } // namespace

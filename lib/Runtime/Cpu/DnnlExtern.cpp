@@ -20,7 +20,8 @@ Dims dimsOf(const flatbuffers::Vector<int64_t> *v) {
 }
 
 /// The element types the primitives here take: float32, and bfloat16 and
-/// float16 (sources and weights of one type, accumulated in float32).
+/// float16 (sources and weights of one type, accumulated in float32); the
+/// int8 calls' uint8 and int8.
 std::optional<memory::data_type> dnnlType(plan::DType t) {
   switch (t) {
   case plan::DType::Float32:
@@ -29,12 +30,28 @@ std::optional<memory::data_type> dnnlType(plan::DType t) {
     return memory::data_type::bf16;
   case plan::DType::Float16:
     return memory::data_type::f16;
+  case plan::DType::UInt8:
+    return memory::data_type::u8;
+  case plan::DType::Int8:
+    return memory::data_type::s8;
   default:
     return std::nullopt;
   }
 }
 
-int64_t elementBytes(plan::DType t) { return t == plan::DType::Float32 ? 4 : 2; }
+int64_t elementBytes(plan::DType t) {
+  switch (t) {
+  case plan::DType::Float32:
+    return 4;
+  case plan::DType::UInt8:
+  case plan::DType::Int8:
+    return 1;
+  default:
+    return 2;
+  }
+}
+
+bool isInt8(plan::DType t) { return t == plan::DType::UInt8 || t == plan::DType::Int8; }
 
 memory::desc plainDesc(const StridedLayout &l, plan::DType t) {
   return memory::desc(Dims(l.sizes.begin(), l.sizes.end()), *dnnlType(t),
@@ -117,7 +134,13 @@ struct Views {
   const std::vector<StridedLayout> &outputs;
   const std::vector<bool> &constant;
 
+  /// An int8 call (scales set): a uint8 or int8 source, int8 weights, a
+  /// float32, uint8 or int8 result, float32 post-op operands.
+  bool int8() const { return step.dnnl() && step.dnnl()->scales(); }
+
   bool usable() const {
+    if (int8())
+      return usableInt8();
     plan::DType first = step.inputs()->size() ? step.inputs()->Get(0)->dtype() : plan::DType::Float32;
     auto ok = [&](const plan::View *v, const StridedLayout &l) {
       return dnnlType(v->dtype()) && v->dtype() == first && l.numel() > 0;
@@ -126,6 +149,23 @@ struct Views {
       if (!ok(step.inputs()->Get(i), inputs[i]))
         return false;
     return outputs.size() == 1 && ok(step.outputs()->Get(0), outputs[0]);
+  }
+  bool usableInt8() const {
+    const plan::DnnlCall &call = *step.dnnl();
+    if (outputs.size() != 1 || outputs[0].numel() == 0)
+      return false;
+    plan::DType out = step.outputs()->Get(0)->dtype();
+    if (out != plan::DType::Float32 && !isInt8(out))
+      return false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      plan::DType t = step.inputs()->Get(i)->dtype();
+      bool ok = i == call.src()       ? isInt8(t)
+                : i == call.weights() ? t == plan::DType::Int8
+                                      : t == plan::DType::Float32;
+      if (!ok || inputs[i].numel() == 0)
+        return false;
+    }
+    return true;
   }
   Operand input(size_t i, int arg, const dnnl::engine &eng) const {
     const plan::View *view = step.inputs()->Get(i);
@@ -190,6 +230,35 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
   return po;
 }
 
+/// The call's attributes: its post-ops and, for an int8 call, the
+/// accumulator's scales (per output channel along `channelDim`, or one), the
+/// source zero point, and the requantization of an integer result.
+std::optional<dnnl::primitive_attr> makeAttr(const Views &v, size_t rank, size_t channelDim,
+                                             const dnnl::engine &eng,
+                                             std::vector<Operand> &operands) {
+  std::optional<dnnl::post_ops> po = makePostOps(v, rank, channelDim, eng, operands);
+  if (!po)
+    return std::nullopt;
+  dnnl::primitive_attr attr;
+  const plan::DnnlCall &call = *v.step.dnnl();
+  if (v.int8()) {
+    std::vector<float> scales(call.scales()->begin(), call.scales()->end());
+    if (scales.size() != 1 &&
+        static_cast<int64_t>(scales.size()) != v.outputs[0].sizes[channelDim])
+      return std::nullopt;
+    attr.set_output_scales(scales.size() == 1 ? 0 : 1 << channelDim, scales);
+    if (call.src_zero_point() != 0)
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {call.src_zero_point()});
+    if (isInt8(v.step.outputs()->Get(0)->dtype())) {
+      po->append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / call.dst_scale(), 0.f);
+      if (call.dst_zero_point() != 0)
+        attr.set_zero_points(DNNL_ARG_DST, 0, {call.dst_zero_point()});
+    }
+  }
+  attr.set_post_ops(*po);
+  return attr;
+}
+
 /// Gives `op` a memory of its own when the primitive wants another layout.
 void bindLayout(Operand &op, const memory::desc &wanted, const dnnl::engine &eng) {
   if (wanted == op.user.get_desc())
@@ -202,21 +271,31 @@ std::unique_ptr<CpuCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
                                         dnnl::stream &stream) {
   size_t a = v.step.dnnl()->src(), b = v.step.dnnl()->weights();
   size_t rank = v.outputs[0].sizes.size();
+  // An int8 call's weights are a linear's, [N, K]: seen as [K, N] (batched:
+  // [1, K, N], broadcast).
+  bool linear = v.int8();
   if ((rank != 2 && rank != 3) || v.inputs[a].sizes.size() != rank ||
-      v.inputs[b].sizes.size() != rank)
+      v.inputs[b].sizes.size() != (linear ? 2 : rank))
     return nullptr;
   std::vector<Operand> ops = {v.input(a, DNNL_ARG_SRC, eng), v.input(b, DNNL_ARG_WEIGHTS, eng),
                               v.output(DNNL_ARG_DST, eng)};
-  std::optional<dnnl::post_ops> po = makePostOps(v, rank, rank - 1, eng, ops);
-  if (!po)
+  if (linear) {
+    const StridedLayout &w = v.inputs[b];
+    Dims dims = {w.sizes[1], w.sizes[0]}, strides = {w.strides[1], w.strides[0]};
+    if (rank == 3) {
+      dims.insert(dims.begin(), 1);
+      strides.insert(strides.begin(), w.sizes[0] * w.sizes[1]);
+    }
+    ops[1].user = memory(memory::desc(dims, memory::data_type::s8, strides), eng, nullptr);
+  }
+  std::optional<dnnl::primitive_attr> attr = makeAttr(v, rank, rank - 1, eng, ops);
+  if (!attr)
     return nullptr;
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(*po);
   // Constant weights take the layout the primitive likes best, reordered
   // once; others stay as they are.
   memory::desc weights = ops[1].constant ? anyLayout(ops[1].user) : ops[1].user.get_desc();
   dnnl::matmul::desc desc(ops[0].user.get_desc(), weights, ops[2].user.get_desc());
-  dnnl::matmul::primitive_desc pd(desc, attr, eng);
+  dnnl::matmul::primitive_desc pd(desc, *attr, eng);
   bindLayout(ops[1], pd.weights_desc(), eng);
   return std::make_unique<PrimitiveCall>(stream, dnnl::matmul(pd), std::move(ops));
 }
@@ -262,11 +341,9 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
     ops.push_back(v.input(*bias, DNNL_ARG_BIAS, eng));
     biasDesc = ops.back().user.get_desc();
   }
-  std::optional<dnnl::post_ops> po = makePostOps(v, rank, 1, eng, ops);
-  if (!po)
+  std::optional<dnnl::primitive_attr> attr = makeAttr(v, rank, 1, eng, ops);
+  if (!attr)
     return nullptr;
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(*po);
 
   // Weights may take any layout: they are reordered once (constant). The
   // activations keep the layouts they have when a direct implementation
@@ -293,7 +370,7 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
           plainOrAny(ops[0].user, plainActs),
           plainOrAny(ops[1].user, c == Choice::AllPlain || !ops[1].constant), biasDesc,
           plainOrAny(ops[2].user, plainActs), stride, dilates, padding, padding);
-      pd.emplace(desc, attr, eng);
+      pd.emplace(desc, *attr, eng);
     } catch (const dnnl::error &) {
       if (c == Choice::AllPlain)
         throw;
