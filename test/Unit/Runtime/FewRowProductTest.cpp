@@ -37,7 +37,9 @@ std::vector<std::string> hostLevels() {
   return levels;
 }
 
-uint16_t truncateToBFloat16(float f) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16); }
+uint16_t truncateToBFloat16(float f) {
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16);
+}
 float bfloat16Value(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 struct Case {
@@ -190,7 +192,8 @@ TEST(FewRowProduct, PostOpsMatchReference) {
         for (int64_t q = 0; q < k; ++q)
           x += double(a[i * k + q]) * w[j * k + q];
         x = x / (1 + std::exp(-x)) + residual[i * n + j];
-        EXPECT_NEAR(out[i * n + j], x, 1e-5 * std::fabs(x) + 1e-5) << "m " << m << " at " << i << ", " << j;
+        EXPECT_NEAR(out[i * n + j], x, 1e-5 * std::fabs(x) + 1e-5)
+            << "m " << m << " at " << i << ", " << j;
       }
   }
 }
