@@ -21,8 +21,10 @@ process of its own (so that its peak resident memory is its own), on
            first to compile, then the timed one; stopped after
            --compile-limit seconds
 
-Before the engines, utils/bench/membw.c (built with the system's cc) measures
-the memory read bandwidth on --threads threads.
+Before each engine, utils/bench/membw.c (built with the system's cc)
+measures the memory read bandwidth on --threads threads, so that on a
+machine other jobs share, each engine's share is of what it could have had
+then.
 
 Prints one Markdown table: time to first token (the prompt's prefill), the
 decode step's mean time and tokens/s, the rate at which the decode step
@@ -109,12 +111,9 @@ def run_child(cmd, limit=None):
     return text, message, usage.ru_maxrss * 1024
 
 
-def read_bandwidth(threads):
-    """GB/s that utils/bench/membw.c reads on `threads` threads."""
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = os.path.join(tmp, "membw")
-        run_child(["cc", "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"), "-o", probe])
-        text, _, _ = run_child([probe, "--threads", str(threads)])
+def read_bandwidth(probe, threads):
+    """GB/s that utils/bench/membw.c, built as `probe`, reads on `threads` threads."""
+    text, _, _ = run_child([probe, "--threads", str(threads)])
     return float(re.search(r"read bandwidth: ([0-9.]+) GB/s", text).group(1))
 
 
@@ -184,29 +183,35 @@ def main():
     # No torch here: a child's peak memory counts what its parent held when it was forked.
     c = json.load(open(os.path.join(args.dir, "config.json")))
     weights = os.path.getsize(os.path.join(args.dir, "decode.pt2"))
-    bandwidth = read_bandwidth(args.threads)
     step_bytes = step_weight_bytes(c)
-    results = {}
-    for engine in sorted(args.engines, key=lambda e: ["gc", "eager", "compile"].index(e)):
-        results[engine] = gc_engine(args, c["prompt"]) if engine == "gc" else torch_engine(args, engine)
+    results, bandwidth = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = os.path.join(tmp, "membw")
+        run_child(["cc", "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"), "-o", probe])
+        for engine in sorted(args.engines, key=lambda e: ["gc", "eager", "compile"].index(e)):
+            bandwidth[engine] = read_bandwidth(probe, args.threads)
+            results[engine] = (gc_engine(args, c["prompt"]) if engine == "gc"
+                               else torch_engine(args, engine))
     reference = results.get("eager", {}).get("tokens")
     steps = args.new_tokens - 1
     print(f"{c['layers']} layers, hidden {c['hidden']}, vocab {c['vocab']}, {c['dtype']}, "
           f"cache {c['max_seq']}; weights {weights / 1e9:.2f} GB; {args.threads} threads; "
           f"prompt of {len(c['prompt'])}, {args.new_tokens} tokens; a decode step reads "
-          f"{step_bytes / 1e9:.2f} GB of weights; memory read bandwidth {bandwidth:.2f} GB/s "
-          f"(utils/bench/membw.c); load average {os.getloadavg()[0]:.1f}\n")
+          f"{step_bytes / 1e9:.2f} GB of weights; load average {os.getloadavg()[0]:.1f} at the end\n")
     print("| engine | time to first token (ms) | decode step (ms) | tok/s | weights read (GB/s) | "
-          "share of read bandwidth | peak RSS (GB) | RSS / weights | compile (s) | tokens = eager's |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "read bandwidth before (GB/s) | share | peak RSS (GB) | RSS / weights | compile (s) | "
+          "tokens = eager's |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for engine, r in results.items():
         if r is None:
-            print(f"| {engine} | did not finish in {args.compile_limit:.0f} s | | | | | | | | |")
+            print(f"| {engine} | did not finish in {args.compile_limit:.0f} s | | | | "
+                  f"{bandwidth[engine]:.2f} | | | | | |")
             continue
         same = "-" if reference is None else ("yes" if r["tokens"] == reference else "no")
         step = r["decode_s"] / steps
         print(f"| {engine} | {r['ttft_s'] * 1e3:.1f} | {step * 1e3:.1f} | {1 / step:.2f} | "
-              f"{step_bytes / step / 1e9:.2f} | {step_bytes / step / 1e9 / bandwidth:.0%} | "
+              f"{step_bytes / step / 1e9:.2f} | {bandwidth[engine]:.2f} | "
+              f"{step_bytes / step / 1e9 / bandwidth[engine]:.0%} | "
               f"{r['peak'] / 1e9:.2f} | {r['peak'] / weights:.2f} | {r['compile_s']:.1f} | {same} |")
     if "gc" in results:
         print(f"\ngc: the decode row's memory is the decode package's process; the first "
