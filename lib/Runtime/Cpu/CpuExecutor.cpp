@@ -108,7 +108,8 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   // A product of a few rows reads its weight where it lies; oneDNN would
   // pack a second copy of it and be no faster.
   Expected<std::unique_ptr<CpuCall>> fewRows =
-      prepareFewRowProduct(op, si.inputs, si.outputs, constant, pool_);
+      prepareFewRowProduct(op, si.inputs, si.outputs, constant,
+                           graph_.target() ? graph_.target()->string_view() : "", pool_);
   if (!fewRows)
     return fewRows.error();
   si.call = fewRows.take();

@@ -302,6 +302,7 @@ Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step
                                                          const std::vector<StridedLayout> &inputs,
                                                          const std::vector<StridedLayout> &outputs,
                                                          const std::vector<bool> &constant,
+                                                         std::string_view targets,
                                                          const ThreadPool &pool) {
   const plan::DnnlCall *call = step.dnnl();
   std::unique_ptr<CpuCall> none;
@@ -357,11 +358,16 @@ Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step
     }
     epilogue.push_back(e);
   }
-  Expected<std::string> level = selectCpuTarget("x86-64,x86-64-v3,x86-64-v4");
-  if (!level)
-    return level.error();
+  Expected<std::string> level = selectCpuTarget(targets);
+  FewRowKernel kernel = level ? fewRowKernel(*level) : nullptr;
+  if (!kernel) {
+    level = selectCpuTarget("x86-64,x86-64-v3,x86-64-v4");
+    if (!level)
+      return level.error();
+    kernel = fewRowKernel(*level);
+  }
   return std::unique_ptr<CpuCall>(std::make_unique<FewRowProduct>(
-      *a, *w, *o, rows, k, n, std::move(epilogue), pool, fewRowKernel(*level)));
+      *a, *w, *o, rows, k, n, std::move(epilogue), pool, kernel));
 }
 
 } // namespace gc

@@ -41,11 +41,15 @@ FewRowKernel fewRowKernel(std::string_view level);
 /// matmul of at most kFewRowsMax rows by a constant weight in [N, K]
 /// layout, float32 or bfloat16 throughout, post-ops this step applies),
 /// running on `pool` (which must outlive it); null for any other call, which
-/// then goes to oneDNN.
+/// then goes to oneDNN. `targets` is the graph's CPU target list: the step
+/// runs the level of code the graph's kernels load (so that a package gives
+/// the same bytes on every CPU that loads the same level), or the host's
+/// where the list names none of its levels ("native").
 Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step,
                                                          const std::vector<StridedLayout> &inputs,
                                                          const std::vector<StridedLayout> &outputs,
                                                          const std::vector<bool> &constant,
+                                                         std::string_view targets,
                                                          const ThreadPool &pool);
 
 } // namespace gc

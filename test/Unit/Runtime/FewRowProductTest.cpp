@@ -154,7 +154,7 @@ std::unique_ptr<Prepared> prepare(const StepCase &c, const ThreadPool &pool) {
   }
   StridedLayout o{{c.m, c.n}, {c.n, 1}, 0};
   Expected<std::unique_ptr<CpuCall>> call =
-      prepareFewRowProduct(step, layouts, {o}, {false, c.constantWeight, false, false}, pool);
+      prepareFewRowProduct(step, layouts, {o}, {false, c.constantWeight, false, false}, "", pool);
   EXPECT_TRUE(bool(call)) << (call ? "" : call.error().message());
   if (call)
     p->call = call.take();
