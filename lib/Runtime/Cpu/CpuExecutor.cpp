@@ -3,8 +3,8 @@
 // Buffers live in host memory: intermediates in one arena, inputs and
 // outputs in the caller's tensors where their layouts agree (else in
 // scratch memory, copied in and out). Kernels run over the thread pool,
-// extern steps through oneDNN or the fused attention step. What the CPU and GPU executors share is in
-// ExecutorBase.
+// extern steps through the few-row product, oneDNN or the fused attention
+// step. What the CPU and GPU executors share is in ExecutorBase.
 //
 //===----------------------------------------------------------------------===//
 #include "CpuExecutor.h"
@@ -12,6 +12,7 @@
 #include "AttentionStep.h"
 #include "DnnlExtern.h"
 #include "ExecutorBase.h"
+#include "FewRowProduct.h"
 
 #include "gc/Runtime/ThreadPool.h"
 
@@ -104,7 +105,16 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   std::vector<bool> constant;
   for (const plan::View *v : *op.inputs())
     constant.push_back(buffer(v->buffer()).kind() == BufferKind::Weight);
-  si.call = dnnl_.prepare(op, si.inputs, si.outputs, constant);
+  // A product of a few rows reads its weight where it lies; oneDNN would
+  // pack a second copy of it and be no faster.
+  Expected<std::unique_ptr<CpuCall>> fewRows =
+      prepareFewRowProduct(op, si.inputs, si.outputs, constant,
+                           graph_.target() ? graph_.target()->string_view() : "", pool_);
+  if (!fewRows)
+    return fewRows.error();
+  si.call = fewRows.take();
+  if (!si.call)
+    si.call = dnnl_.prepare(op, si.inputs, si.outputs, constant);
   return Error::success();
 }
 

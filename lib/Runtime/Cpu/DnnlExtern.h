@@ -18,7 +18,8 @@
 namespace gc {
 
 /// One prepared extern call on the CPU: a oneDNN primitive (DnnlContext),
-/// or a step the runtime runs itself (the fused attention, AttentionStep.h).
+/// or a step the runtime runs itself (the fused attention, AttentionStep.h;
+/// the few-row product, FewRowProduct.h).
 class CpuCall : public ExternCall {
 public:
   Error run(const ExternArgs &args) final { return execute(args.hostBuffers, args.reorders); }

@@ -1,0 +1,373 @@
+//===- FewRowProduct.cpp - Products of a few rows with weights in place ---===//
+//
+// The left operand (at most kFewRowsMax rows) is first widened into a
+// float32 scratch matrix: it is small beside the weight and then stays in
+// cache. The weight's rows are split over the threads in tiles of
+// kTileRows; for each tile, every block of left rows (kRows of them, as
+// many as the level's registers hold with the tile) runs down K with one
+// vector accumulator per (row, weight row) pair, so the tile is read from
+// memory once and from cache for the other blocks. Each task then applies
+// the post-ops to its columns and stores them in the output's type. The
+// loops use GCC's vector extensions, compiled for x86-64-v4, v3 and the
+// baseline; the host's level (or $GC_CPU_TARGET, as for a package's
+// kernels) picks one.
+//
+//===----------------------------------------------------------------------===//
+#include "FewRowProduct.h"
+
+#include "gc/Support/Target.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace gc {
+
+namespace {
+
+#pragma GCC diagnostic ignored "-Wpsabi" // vectors never cross a call between levels
+
+#define GC_INLINE inline __attribute__((always_inline))
+
+/// Weight rows per tile and per parallel task unit.
+constexpr int64_t kTileRows = 4;
+
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef float Floats4 __attribute__((vector_size(16)));
+typedef uint16_t Halves16 __attribute__((vector_size(32)));
+typedef uint16_t Halves8 __attribute__((vector_size(16)));
+typedef uint16_t Halves4 __attribute__((vector_size(8)));
+typedef uint32_t Words16 __attribute__((vector_size(64)));
+typedef uint32_t Words8 __attribute__((vector_size(32)));
+typedef uint32_t Words4 __attribute__((vector_size(16)));
+
+/// One CPU level: its float vector, the bfloat16 and 32-bit vectors of the
+/// same lane count (an attribute on a dependent type would be dropped, so
+/// they are spelled out), and the left rows per block (accumulators:
+/// Rows x kTileRows vectors, in 32 registers with AVX-512 and 16 below).
+template <typename F, typename H, typename W, int Rows> struct Level {
+  using Vec = F;
+  static constexpr int kWidth = sizeof(F) / sizeof(float), kRows = Rows;
+
+  static GC_INLINE Vec load(const float *p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  /// bfloat16 is the upper half of a float32: widen and shift.
+  static GC_INLINE Vec load(const uint16_t *p) {
+    H h;
+    std::memcpy(&h, p, sizeof h);
+    W w = __builtin_convertvector(h, W) << 16;
+    Vec v;
+    std::memcpy(&v, &w, sizeof v);
+    return v;
+  }
+  static GC_INLINE float sum(Vec v) {
+    float s = 0;
+    for (int i = 0; i < kWidth; ++i)
+      s += v[i];
+    return s;
+  }
+};
+using LevelV4 = Level<Floats16, Halves16, Words16, 4>;
+using LevelV3 = Level<Floats8, Halves8, Words8, 2>;
+using LevelBase = Level<Floats4, Halves4, Words4, 2>;
+
+GC_INLINE float widen(float x) { return x; }
+GC_INLINE float widen(uint16_t x) { return std::bit_cast<float>(static_cast<uint32_t>(x) << 16); }
+
+/// Rows x NR dot products of length k: left rows a (stride lda) by weight
+/// rows w (stride ldw), into out (row stride ldo).
+template <typename L, typename T, int Rows, int NR>
+GC_INLINE void tile(const float *a, int64_t lda, int64_t k, const T *w, int64_t ldw, float *out,
+                    int64_t ldo) {
+  using Vec = typename L::Vec;
+  Vec acc[Rows][NR] = {};
+  int64_t i = 0;
+  for (; i + L::kWidth <= k; i += L::kWidth) {
+    Vec wv[NR];
+    for (int r = 0; r < NR; ++r)
+      wv[r] = L::load(w + r * ldw + i);
+    for (int m = 0; m < Rows; ++m) {
+      Vec av = L::load(a + m * lda + i);
+      for (int r = 0; r < NR; ++r)
+        acc[m][r] += av * wv[r];
+    }
+  }
+  float tail[Rows][NR] = {};
+  for (; i < k; ++i)
+    for (int m = 0; m < Rows; ++m)
+      for (int r = 0; r < NR; ++r)
+        tail[m][r] += a[m * lda + i] * widen(w[r * ldw + i]);
+  for (int m = 0; m < Rows; ++m)
+    for (int r = 0; r < NR; ++r)
+      out[m * ldo + r] = L::sum(acc[m][r]) + tail[m][r];
+}
+
+/// A tile of NR weight rows against `rows` (at most L::kRows) left rows.
+template <typename L, typename T, int NR>
+GC_INLINE void tileRows(int64_t rows, const float *a, int64_t lda, int64_t k, const T *w,
+                        int64_t ldw, float *out, int64_t ldo) {
+  switch (rows) {
+  case 1:
+    return tile<L, T, 1, NR>(a, lda, k, w, ldw, out, ldo);
+  case 2:
+    return tile<L, T, 2, NR>(a, lda, k, w, ldw, out, ldo);
+  case 3:
+    if constexpr (L::kRows >= 3)
+      return tile<L, T, 3, NR>(a, lda, k, w, ldw, out, ldo);
+    break;
+  case 4:
+    if constexpr (L::kRows >= 4)
+      return tile<L, T, 4, NR>(a, lda, k, w, ldw, out, ldo);
+    break;
+  }
+}
+
+template <typename L, typename T>
+GC_INLINE void product(const float *a, int64_t lda, int64_t rows, int64_t k, const T *w,
+                       int64_t ldw, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  for (int64_t n = nBegin; n < nEnd;) {
+    bool whole = n + kTileRows <= nEnd;
+    for (int64_t m = 0; m < rows; m += L::kRows) {
+      int64_t block = std::min<int64_t>(L::kRows, rows - m);
+      const float *am = a + m * lda;
+      float *o = out + m * ldo + n;
+      if (whole)
+        tileRows<L, T, kTileRows>(block, am, lda, k, w + n * ldw, ldw, o, ldo);
+      else
+        tileRows<L, T, 1>(block, am, lda, k, w + n * ldw, ldw, o, ldo);
+    }
+    n += whole ? kTileRows : 1;
+  }
+}
+
+template <typename L>
+GC_INLINE void productOf(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w,
+                         int64_t ldw, bool bf16, float *out, int64_t ldo, int64_t nBegin,
+                         int64_t nEnd) {
+  if (bf16)
+    product<L>(a, lda, rows, k, static_cast<const uint16_t *>(w), ldw, out, ldo, nBegin, nEnd);
+  else
+    product<L>(a, lda, rows, k, static_cast<const float *>(w), ldw, out, ldo, nBegin, nEnd);
+}
+
+// One copy per CPU level; the ISA lists are x86-64-v4's and v3's.
+__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,bmi2,lzcnt,"
+                      "movbe,f16c"))) void
+productV4(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
+          bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  productOf<LevelV4>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
+}
+__attribute__((target("avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"))) void
+productV3(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
+          bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  productOf<LevelV3>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
+}
+void productBase(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w,
+                 int64_t ldw, bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  productOf<LevelBase>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
+}
+
+/// torch's narrowing to bfloat16: round to nearest even, NaN kept quiet.
+uint16_t narrow(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if (std::isnan(f))
+    return static_cast<uint16_t>((x >> 16) | 0x40);
+  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+/// A 2-d view of one operand: element (r, c) of buffer `buffer` at
+/// offset + r * rowStride + c * colStride.
+struct Matrix {
+  uint32_t buffer = 0;
+  int64_t offset = 0, rowStride = 0, colStride = 0;
+  bool bf16 = false;
+
+  const char *at(char *const *buffers, int64_t r, int64_t c) const {
+    return buffers[buffer] + (offset + r * rowStride + c * colStride) * (bf16 ? 2 : 4);
+  }
+  float get(char *const *buffers, int64_t r, int64_t c) const {
+    const char *p = at(buffers, r, c);
+    if (bf16) {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return widen(h);
+    }
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  void set(char *const *buffers, int64_t r, int64_t c, float v) const {
+    char *p = const_cast<char *>(at(buffers, r, c));
+    if (bf16) {
+      uint16_t h = narrow(v);
+      std::memcpy(p, &h, 2);
+    } else {
+      std::memcpy(p, &v, 4);
+    }
+  }
+};
+
+/// A post-op as the epilogue applies it; AddBias and Add read `operand`
+/// (a bias is a matrix of row stride 0).
+struct Epilogue {
+  plan::PostOpKind kind;
+  bool reads = false;
+  Matrix operand;
+};
+
+float apply(plan::PostOpKind kind, float x, float operand) {
+  switch (kind) {
+  case plan::PostOpKind::AddBias:
+  case plan::PostOpKind::Add:
+    return x + operand;
+  case plan::PostOpKind::Relu:
+    return x > 0 ? x : 0;
+  case plan::PostOpKind::GeluErf:
+    return 0.5f * x * (1 + std::erf(x * 0.70710678f));
+  case plan::PostOpKind::GeluTanh:
+    return 0.5f * x * (1 + std::tanh(0.79788456f * (x + 0.044715f * x * x * x)));
+  case plan::PostOpKind::Swish:
+    return x / (1 + std::exp(-x));
+  }
+  return x;
+}
+
+class FewRowProduct final : public CpuCall {
+public:
+  FewRowProduct(Matrix a, Matrix w, Matrix out, int64_t rows, int64_t k, int64_t n,
+                std::vector<Epilogue> epilogue, const ThreadPool &pool, FewRowKernel kernel)
+      : a_(a), w_(w), out_(out), rows_(rows), k_(k), n_(n), epilogue_(std::move(epilogue)),
+        pool_(pool), kernel_(kernel), left_(rows * k), sums_(rows * n) {}
+
+  Error execute(char *const *buffers, ExternReorders *) override {
+    for (int64_t m = 0; m < rows_; ++m)
+      for (int64_t i = 0; i < k_; ++i)
+        left_[m * k_ + i] = a_.get(buffers, m, i);
+    const void *w = w_.at(buffers, 0, 0);
+    pool_.parallelFor((n_ + kTileRows - 1) / kTileRows, [&](int64_t begin, int64_t end) {
+      int64_t nBegin = begin * kTileRows, nEnd = std::min(end * kTileRows, n_);
+      kernel_(left_.data(), k_, rows_, k_, w, w_.rowStride, w_.bf16, sums_.data(), n_, nBegin,
+              nEnd);
+      for (int64_t m = 0; m < rows_; ++m)
+        for (int64_t c = nBegin; c < nEnd; ++c) {
+          float x = sums_[m * n_ + c];
+          for (const Epilogue &e : epilogue_)
+            x = apply(e.kind, x, e.reads ? e.operand.get(buffers, m, c) : 0.f);
+          out_.set(buffers, m, c, x);
+        }
+    });
+    return Error::success();
+  }
+
+private:
+  Matrix a_, w_, out_;
+  int64_t rows_, k_, n_;
+  std::vector<Epilogue> epilogue_;
+  const ThreadPool &pool_;
+  FewRowKernel kernel_;
+  std::vector<float> left_, sums_;
+};
+
+/// The two matrix dims of `l` as a Matrix, when every dim before them
+/// has size 1 (a batch of one).
+std::optional<Matrix> matrixOf(const StridedLayout &l, const plan::View &v) {
+  size_t rank = l.sizes.size();
+  if (rank < 2)
+    return std::nullopt;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (l.sizes[d] != 1)
+      return std::nullopt;
+  return Matrix{v.buffer(), l.offset, l.strides[rank - 2], l.strides[rank - 1],
+                v.dtype() == plan::DType::BFloat16};
+}
+
+} // namespace
+
+FewRowKernel fewRowKernel(std::string_view level) {
+  if (level == "x86-64-v4")
+    return productV4;
+  if (level == "x86-64-v3")
+    return productV3;
+  if (level == "x86-64")
+    return productBase;
+  return nullptr;
+}
+
+Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step,
+                                                         const std::vector<StridedLayout> &inputs,
+                                                         const std::vector<StridedLayout> &outputs,
+                                                         const std::vector<bool> &constant,
+                                                         std::string_view targets,
+                                                         const ThreadPool &pool) {
+  const plan::DnnlCall *call = step.dnnl();
+  std::unique_ptr<CpuCall> none;
+  if (!call || call->primitive() != plan::DnnlPrimitive::Matmul || outputs.size() != 1)
+    return none;
+  size_t ai = call->src(), wi = call->weights();
+  if (ai >= inputs.size() || wi >= inputs.size() || wi >= constant.size() || !constant[wi])
+    return none;
+  // One type throughout, float32 or bfloat16.
+  plan::DType type = step.outputs()->Get(0)->dtype();
+  if (type != plan::DType::Float32 && type != plan::DType::BFloat16)
+    return none;
+  for (const plan::View *v : *step.inputs())
+    if (v->dtype() != type)
+      return none;
+  const StridedLayout &out = outputs[0];
+  std::optional<Matrix> a = matrixOf(inputs[ai], *step.inputs()->Get(ai));
+  std::optional<Matrix> w = matrixOf(inputs[wi], *step.inputs()->Get(wi));
+  std::optional<Matrix> o = matrixOf(out, *step.outputs()->Get(0));
+  size_t rank = out.sizes.size();
+  if (!a || !w || !o || inputs[ai].sizes.size() != rank || inputs[wi].sizes.size() != rank)
+    return none;
+  int64_t rows = out.sizes[rank - 2], n = out.sizes[rank - 1], k = inputs[ai].sizes[rank - 1];
+  if (rows < 1 || rows > kFewRowsMax || n < 1 || k < 1 || inputs[wi].sizes[rank - 2] != k ||
+      inputs[wi].sizes[rank - 1] != n)
+    return none;
+  // The weight [K, N] must be [N, K] with contiguous rows, seen transposed.
+  if (k > 1 && w->rowStride != 1)
+    return none;
+  std::swap(w->rowStride, w->colStride);
+
+  std::vector<Epilogue> epilogue;
+  const auto *postOps = call->post_ops();
+  for (size_t p = 0; postOps && p < postOps->size(); ++p) {
+    const plan::PostOp &op = *postOps->Get(p);
+    Epilogue e{op.kind(), false, {}};
+    if (op.kind() == plan::PostOpKind::AddBias || op.kind() == plan::PostOpKind::Add) {
+      if (op.input() >= inputs.size())
+        return none;
+      const StridedLayout &l = inputs[op.input()];
+      const plan::View &v = *step.inputs()->Get(op.input());
+      e.reads = true;
+      if (op.kind() == plan::PostOpKind::AddBias) {
+        if (l.sizes != std::vector<int64_t>{n})
+          return none;
+        e.operand = {v.buffer(), l.offset, 0, l.strides[0], type == plan::DType::BFloat16};
+      } else {
+        std::optional<Matrix> r = matrixOf(l, v);
+        if (!r || l.sizes != out.sizes)
+          return none;
+        e.operand = *r;
+      }
+    }
+    epilogue.push_back(e);
+  }
+  Expected<std::string> level = selectCpuTarget(targets);
+  FewRowKernel kernel = level ? fewRowKernel(*level) : nullptr;
+  if (!kernel) {
+    level = selectCpuTarget("x86-64,x86-64-v3,x86-64-v4");
+    if (!level)
+      return level.error();
+    kernel = fewRowKernel(*level);
+  }
+  return std::unique_ptr<CpuCall>(std::make_unique<FewRowProduct>(
+      *a, *w, *o, rows, k, n, std::move(epilogue), pool, kernel));
+}
+
+} // namespace gc

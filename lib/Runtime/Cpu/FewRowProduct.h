@@ -1,0 +1,57 @@
+//===- FewRowProduct.h - Products of a few rows with weights in place -*- C++ -*-===//
+//
+// A matrix product of a few rows (a decode step's one token) with a
+// constant weight in PyTorch's Linear layout, [N, K] with rows contiguous
+// (the product's [K, N] operand seen transposed). Such a product reads
+// every weight element once and does little with it, so its time is the
+// weight's bytes over the memory bandwidth: the weight is read where it
+// lies (a mapped package or archive), never packed into a second copy as
+// oneDNN's products do, and its rows are split over the threads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_LIB_RUNTIME_CPU_FEWROWPRODUCT_H
+#define GC_LIB_RUNTIME_CPU_FEWROWPRODUCT_H
+
+#include "DnnlExtern.h"
+
+#include "gc/Runtime/ThreadPool.h"
+
+#include <string_view>
+
+namespace gc {
+
+/// The most rows of the left operand the step takes. Up to this many, the
+/// weight is read once per four rows (one register tile), as fast as or
+/// faster than oneDNN's packed products (docs/llm.md, "What is measured").
+constexpr int64_t kFewRowsMax = 8;
+
+/// out[m * ldo + n] = sum over k of a[m * lda + k] * w[n * ldw + k], in
+/// float32, for m < rows and n in [nBegin, nEnd). `w` holds float32, or
+/// bfloat16 (the upper halves of float32) when `bf16`.
+using FewRowKernel = void (*)(const float *a, int64_t lda, int64_t rows, int64_t k,
+                              const void *w, int64_t ldw, bool bf16, float *out, int64_t ldo,
+                              int64_t nBegin, int64_t nEnd);
+
+/// The kernel compiled for `level` ("x86-64-v4", "x86-64-v3" or "x86-64",
+/// as $GC_CPU_TARGET names them), or null for another name. The caller
+/// makes sure the CPU runs that level.
+FewRowKernel fewRowKernel(std::string_view level);
+
+/// The step `step` describes when it is a few-row product (its `dnnl` a
+/// matmul of at most kFewRowsMax rows by a constant weight in [N, K]
+/// layout, float32 or bfloat16 throughout, post-ops this step applies),
+/// running on `pool` (which must outlive it); null for any other call, which
+/// then goes to oneDNN. `targets` is the graph's CPU target list: the step
+/// runs the level of code the graph's kernels load (so that a package gives
+/// the same bytes on every CPU that loads the same level), or the host's
+/// where the list names none of its levels ("native").
+Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step,
+                                                         const std::vector<StridedLayout> &inputs,
+                                                         const std::vector<StridedLayout> &outputs,
+                                                         const std::vector<bool> &constant,
+                                                         std::string_view targets,
+                                                         const ThreadPool &pool);
+
+} // namespace gc
+
+#endif // GC_LIB_RUNTIME_CPU_FEWROWPRODUCT_H

@@ -1,0 +1,203 @@
+//===- FewRowProductTest.cpp - The few-row product's kernel against a reference -===//
+//
+// The kernel: every level the host runs, float32 and bfloat16 weights, 1
+// to kFewRowsMax left rows, N and K that are not multiples of the tiles or
+// the vectors (tails), padded row strides, and a range of columns that
+// starts and ends inside a tile, against a product summed in double.
+// The step: which matrix products it takes (few rows, a constant weight
+// in [N, K] layout), and its post-ops against the reference.
+//
+//===----------------------------------------------------------------------===//
+#include "LoopGraphMaker.h"
+
+#include "Cpu/FewRowProduct.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace gc;
+using namespace gc::test;
+
+namespace {
+
+/// The levels this CPU runs, highest first.
+std::vector<std::string> hostLevels() {
+  __builtin_cpu_init();
+  std::vector<std::string> levels;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    levels.push_back("x86-64-v4");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    levels.push_back("x86-64-v3");
+  levels.push_back("x86-64");
+  return levels;
+}
+
+uint16_t truncateToBFloat16(float f) {
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16);
+}
+float bfloat16Value(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+struct Case {
+  int64_t rows, n, k;
+  bool bf16;
+};
+
+/// Runs the kernel of `level` on random operands over columns
+/// [nBegin, nEnd) and checks them against the reference: rtol 1e-5 and an
+/// atol of 1e-6 times the sum of the products' magnitudes (float32
+/// accumulation in another order). Columns outside the range stay as they
+/// were.
+void check(const std::string &level, const Case &c, int64_t nBegin, int64_t nEnd) {
+  FewRowKernel kernel = fewRowKernel(level);
+  ASSERT_NE(kernel, nullptr) << level;
+  std::mt19937 rng(static_cast<uint32_t>(c.rows * 1000003 + c.n * 1009 + c.k));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  int64_t lda = c.k + 3, ldw = c.k + 5, ldo = c.n + 2;
+  std::vector<float> a(c.rows * lda), wf(c.n * ldw);
+  std::vector<uint16_t> wh(c.n * ldw);
+  for (float &x : a)
+    x = dist(rng);
+  for (int64_t i = 0; i < c.n * ldw; ++i) {
+    // The same values either way: bfloat16 ones, widened for float32.
+    wh[i] = truncateToBFloat16(dist(rng));
+    wf[i] = bfloat16Value(wh[i]);
+  }
+  constexpr float kUnwritten = 12345.f;
+  std::vector<float> out(c.rows * ldo, kUnwritten);
+  kernel(a.data(), lda, c.rows, c.k, c.bf16 ? static_cast<const void *>(wh.data()) : wf.data(), ldw,
+         c.bf16, out.data(), ldo, nBegin, nEnd);
+  for (int64_t m = 0; m < c.rows; ++m)
+    for (int64_t j = 0; j < c.n; ++j) {
+      float got = out[m * ldo + j];
+      if (j < nBegin || j >= nEnd) {
+        EXPECT_EQ(got, kUnwritten) << level << " row " << m << " column " << j;
+        continue;
+      }
+      double want = 0, magnitude = 0;
+      for (int64_t i = 0; i < c.k; ++i) {
+        double p = static_cast<double>(a[m * lda + i]) * wf[j * ldw + i];
+        want += p;
+        magnitude += std::fabs(p);
+      }
+      EXPECT_NEAR(got, want, 1e-5 * std::fabs(want) + 1e-6 * magnitude)
+          << level << (c.bf16 ? " bf16" : " f32") << " rows " << c.rows << " n " << c.n << " k "
+          << c.k << " at (" << m << ", " << j << ")";
+    }
+}
+
+TEST(FewRowProduct, MatchesReferenceWithTails) {
+  for (const std::string &level : hostLevels())
+    for (bool bf16 : {false, true})
+      for (int64_t rows = 1; rows <= kFewRowsMax; ++rows)
+        for (int64_t n : {1, 3, 4, 9, 37})
+          for (int64_t k : {1, 5, 16, 17, 67, 300})
+            check(level, {rows, n, k, bf16}, 0, n);
+}
+
+TEST(FewRowProduct, WritesOnlyItsColumns) {
+  for (const std::string &level : hostLevels())
+    for (bool bf16 : {false, true}) {
+      check(level, {3, 23, 41, bf16}, 5, 18);
+      check(level, {kFewRowsMax, 11, 33, bf16}, 2, 3);
+    }
+}
+
+/// mm(in0 [M, K], in1 [N, K] seen as [K, N]) + in2 [N] (bias), then SiLU,
+/// then + in3 [M, N]: the step prepared for it (null: declined), with
+/// in1 constant or not and in1's view transposed (Linear layout) or not.
+struct StepCase {
+  int64_t m, k, n;
+  bool constantWeight = true, linearLayout = true;
+};
+
+struct Prepared {
+  LoopGraphMaker g;
+  std::shared_ptr<const RuntimePlan> plan;
+  const plan::OpStep *step = nullptr;
+  std::unique_ptr<CpuCall> call;
+};
+
+std::unique_ptr<Prepared> prepare(const StepCase &c, const ThreadPool &pool) {
+  auto p = std::make_unique<Prepared>();
+  LoopGraphMaker &g = p->g;
+  std::vector<BufferView> ins;
+  std::vector<std::vector<int64_t>> shapes = {{c.m, c.k}, {c.n, c.k}, {c.n}, {c.m, c.n}};
+  for (size_t i = 0; i < shapes.size(); ++i)
+    ins.push_back(g.whole(g.input("in" + std::to_string(i), DType::Float32, g.ks(shapes[i]))));
+  uint32_t out = g.buffer("out", BufferKind::Output, DType::Float32, g.ks({c.m, c.n}));
+  LoopNode &node = g.callNode(LoopNode::Kind::Extern, ops::aten_mm_default, ins, {g.whole(out)});
+  node.inputs[1].type = c.linearLayout ? g.view(DType::Float32, g.ks({c.k, c.n}), g.ks({1, c.k}))
+                                       : g.view(DType::Float32, g.ks({c.k, c.n}), g.ks({c.n, 1}));
+  node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+  node.postOps = {{PostOp::Kind::AddBias, 2}, {PostOp::Kind::Swish, 0}, {PostOp::Kind::Add, 3}};
+  g.output("out", out, g.whole(out).type);
+  Expected<std::shared_ptr<const RuntimePlan>> plan = g.runtimePlan();
+  EXPECT_TRUE(bool(plan)) << (plan ? "" : plan.error().message());
+  if (!plan)
+    return p;
+  p->plan = *plan;
+  p->step = p->plan->root().graphs()->Get(0)->steps()->Get(0)->detail_as_OpStep();
+  const plan::OpStep &step = *p->step;
+  std::vector<StridedLayout> layouts;
+  for (const BufferView &v : node.inputs) {
+    StridedLayout l;
+    for (const SymExpr *e : v.type.sizes)
+      l.sizes.push_back(e->constant());
+    for (const SymExpr *e : v.type.strides)
+      l.strides.push_back(e->constant());
+    layouts.push_back(l);
+  }
+  StridedLayout o{{c.m, c.n}, {c.n, 1}, 0};
+  Expected<std::unique_ptr<CpuCall>> call =
+      prepareFewRowProduct(step, layouts, {o}, {false, c.constantWeight, false, false}, "", pool);
+  EXPECT_TRUE(bool(call)) << (call ? "" : call.error().message());
+  if (call)
+    p->call = call.take();
+  return p;
+}
+
+TEST(FewRowProduct, TakesFewRowsByAConstantLinearWeight) {
+  ThreadPool pool(2);
+  EXPECT_NE(prepare({1, 7, 5}, pool)->call, nullptr);
+  EXPECT_NE(prepare({kFewRowsMax, 7, 5}, pool)->call, nullptr);
+  EXPECT_EQ(prepare({kFewRowsMax + 1, 7, 5}, pool)->call, nullptr);
+  EXPECT_EQ(prepare({1, 7, 5, /*constantWeight=*/false}, pool)->call, nullptr);
+  EXPECT_EQ(prepare({1, 7, 5, true, /*linearLayout=*/false}, pool)->call, nullptr);
+}
+
+TEST(FewRowProduct, PostOpsMatchReference) {
+  ThreadPool pool(2);
+  for (int64_t m : {1, 3, 8}) {
+    int64_t k = 19, n = 13;
+    std::unique_ptr<Prepared> p = prepare({m, k, n}, pool);
+    ASSERT_NE(p->call, nullptr);
+    std::vector<float> a = randomFloats(m * k, 1), w = randomFloats(n * k, 2),
+                       bias = randomFloats(n, 3), residual = randomFloats(m * n, 4),
+                       out(m * n, NAN);
+    // Each plan buffer's address, through the step's views.
+    std::vector<char *> buffers(16, nullptr);
+    float *data[] = {a.data(), w.data(), bias.data(), residual.data()};
+    for (uint32_t i = 0; i < 4; ++i)
+      buffers.at(p->step->inputs()->Get(i)->buffer()) = reinterpret_cast<char *>(data[i]);
+    buffers.at(p->step->outputs()->Get(0)->buffer()) = reinterpret_cast<char *>(out.data());
+    ASSERT_FALSE(p->call->run({.hostBuffers = buffers.data()}));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double x = bias[j];
+        for (int64_t q = 0; q < k; ++q)
+          x += double(a[i * k + q]) * w[j * k + q];
+        x = x / (1 + std::exp(-x)) + residual[i * n + j];
+        EXPECT_NEAR(out[i * n + j], x, 1e-5 * std::fabs(x) + 1e-5)
+            << "m " << m << " at " << i << ", " << j;
+      }
+  }
+}
+
+TEST(FewRowProduct, UnknownLevelHasNoKernel) { EXPECT_EQ(fewRowKernel("x86-64-v9"), nullptr); }
+
+} // namespace
