@@ -57,14 +57,15 @@ struct NonzeroGraph : LoopGraphMaker {
   FakeLibrary lib;
 };
 
-/// Runs `g` on `x`; the output's true sizes and its first rows.
-Expected<std::pair<std::vector<int64_t>, std::vector<int64_t>>> run(Executor &e,
-                                                                      std::vector<float> x) {
+/// Runs `g` on `x`; the output's true sizes and its first rows. The output
+/// is given the room of u0's upper bound, `bound`.
+Expected<std::pair<std::vector<int64_t>, std::vector<int64_t>>>
+run(Executor &e, std::vector<float> x, int64_t bound = kLength) {
   std::vector<TensorRef> in{ref(x, {kLength})};
   Expected<std::vector<std::vector<int64_t>>> sizes = e.outputSizes(in);
   if (!sizes)
     return sizes.error();
-  EXPECT_EQ((*sizes)[0], (std::vector<int64_t>{kLength, 1})) << "room for the upper bound";
+  EXPECT_EQ((*sizes)[0], (std::vector<int64_t>{bound, 1})) << "room for the upper bound";
   std::vector<int64_t> out(kLength, -1);
   std::vector<TensorRef> outs{TensorRef{out.data(), DType::Int64, (*sizes)[0], {}}};
   GC_RETURN_IF_ERROR(e.run(in, outs));
@@ -95,7 +96,7 @@ TEST(DataDependent, ACountOutsideItsRangeIsTheRunsError) {
   NonzeroGraph g({0, 2});
   auto e = g.executor(g.lib, {1});
   ASSERT_TRUE(bool(e)) << e.error().message();
-  auto r = run(**e, {1, 1, 1, 0, 0, 0});
+  auto r = run(**e, {1, 1, 1, 0, 0, 0}, 2);
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(r.error().message(), "node 'n1': result 0: dimension 0 is 3, outside the range "
                                  "[0, 2] torch.export recorded for u0");
