@@ -48,8 +48,11 @@ extern "C" {
  * gcrt_run_device take tensors of any strides (copied on the GPU), and
  * added gcrt_output_strides and gcrt_run_device_async (a caller's CUDA
  * stream). 10 added packages that call ops of plugins (format 2.4):
- * gcrt_plugin_load and the GCRT_PLUGINS environment variable. */
-#define GCRT_API_VERSION 10
+ * gcrt_plugin_load and the GCRT_PLUGINS environment variable. 11 added
+ * outputs whose sizes the input's data decides (nonzero, masked_select,
+ * unique, boolean-mask indexing): gcrt_output_sizes gives their upper
+ * bounds, and gcrt_run_output_sizes the sizes a run filled. */
+#define GCRT_API_VERSION 11
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -354,10 +357,22 @@ GCRT_EXPORT gcrt_status gcrt_context_roofline(gcrt_context *context, const char 
 GCRT_EXPORT gcrt_status gcrt_context_set_peaks(gcrt_context *context, const char *peaks);
 
 /* The sizes of output `index` for these inputs, into `sizes` (room for
- * `capacity` entries); `rank` receives the output's rank. */
+ * `capacity` entries); `rank` receives the output's rank. A size that the
+ * inputs' data decides (nonzero's count, API version 11) is given at its
+ * upper bound: the room a run needs. */
 GCRT_EXPORT gcrt_status gcrt_output_sizes(gcrt_context *context, const gcrt_tensor *inputs,
                                           size_t num_inputs, size_t index, int64_t *sizes,
                                           size_t capacity, size_t *rank);
+
+/* The sizes output `index` got in the context's last successful run (API
+ * version 11), as gcrt_output_sizes gives them. They differ from those only
+ * where the data decides a size: such an output is written row-major for
+ * its true sizes from the start of its memory, whatever strides the caller
+ * gave; an output the context allocated (data NULL) has its sizes and
+ * strides updated in place as well. GCRT_ERROR_INVALID_ARGUMENT before
+ * any run. */
+GCRT_EXPORT gcrt_status gcrt_run_output_sizes(gcrt_context *context, size_t index,
+                                              int64_t *sizes, size_t capacity, size_t *rank);
 
 /* The strides of output `index` in the graph's own layout for these inputs
  * (API version 9), as gcrt_output_sizes gives its sizes: a caller that

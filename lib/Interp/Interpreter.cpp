@@ -143,11 +143,6 @@ Error bindInputSizes(const Module &m, const std::string &name, const TensorType 
   return Error::success();
 }
 
-namespace {
-
-/// A result size that is a symbol no input bound is an unbacked symbol
-/// (u0, ...: the count of nonzero, unique, ...): the first result to carry
-/// it binds it, within the range torch.export recorded for it.
 Error bindUnbackedSizes(const Module &m, const std::string &where, const TensorType &want,
                         const Tensor &got, std::map<std::string, int64_t> &b) {
   if (got.dim() != static_cast<int64_t>(want.rank()))
@@ -168,8 +163,6 @@ Error bindUnbackedSizes(const Module &m, const std::string &where, const TensorT
   }
   return Error::success();
 }
-
-} // namespace
 
 Tensor generatorInput(InputKind k, const RandomState &rng) {
   Tensor t = Tensor::zeros(DType::Int64, {});

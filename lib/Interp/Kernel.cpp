@@ -78,6 +78,20 @@ Scalar OpCall::scalar(std::string_view name) const {
     s.kind = Scalar::Kind::Float;
     s.f = a.floats[0];
     return s;
+  case ArgKind::Tensor: { // a size value a compiled graph computes at run time (gc-lower)
+    Tensor t = lookup(a.values.at(0));
+    if (t.numel() != 1)
+      fail(name, "is a tensor of more than one element where a number is expected");
+    Shape first(static_cast<size_t>(t.dim()), 0);
+    if (isFloatingPoint(t.dtype())) {
+      s.kind = Scalar::Kind::Float;
+      s.f = t.getDouble(first);
+    } else {
+      s.kind = t.dtype() == DType::Bool ? Scalar::Kind::Bool : Scalar::Kind::Int;
+      s.i = t.getInt(first);
+    }
+    return s;
+  }
   default:
     fail(name, "is not a number");
   }

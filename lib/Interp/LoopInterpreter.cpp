@@ -14,6 +14,7 @@
 #include "gc/Interp/ReferenceCall.h"
 
 #include <cmath>
+#include <set>
 #include <limits>
 #include <numeric>
 
@@ -336,7 +337,7 @@ struct CompiledOp {
 class NodeRunner {
 public:
   NodeRunner(const Module &m, const LoopGraph &g, const LoopNode &n, std::vector<Memory> &mem,
-             const Bindings &b)
+             Bindings &b)
       : m_(m), g_(g), n_(n), mem_(mem), b_(b) {}
 
   Error run() {
@@ -605,24 +606,38 @@ private:
     return viewOf(m, *sizes, *strides, *offset);
   }
 
+  /// A call whose output sizes are unbacked symbols (nonzero, unique)
+  /// binds them from the results it gets; its buffers were allocated at the
+  /// symbols' upper bounds, and its views then take the true sizes.
   Error runCall() {
     Expected<ReferenceCall> call = ReferenceCall::create(n_);
     if (!call)
       return call.error();
-    std::vector<Tensor> inputs, outputs;
+    std::vector<Tensor> inputs;
     for (const BufferView &v : n_.inputs) {
       Expected<Tensor> t = tensorOf(v);
       if (!t)
         return t.error();
       inputs.push_back(*t);
     }
-    for (const BufferView &v : n_.outputs) {
-      Expected<Tensor> t = tensorOf(v);
+    Expected<std::vector<Tensor>> results = call->compute(inputs);
+    if (!results)
+      return results.error();
+    for (size_t i = 0; i < n_.outputs.size() && i < results->size(); ++i)
+      GC_RETURN_IF_ERROR(bindUnbackedSizes(m_, "node '" + n_.name + "': result " +
+                                                   std::to_string(i),
+                                           n_.outputs[i].type, (*results)[i], b_));
+    for (size_t i = 0; i < n_.outputs.size() && i < results->size(); ++i) {
+      Expected<Tensor> t = tensorOf(n_.outputs[i]);
       if (!t)
         return t.error();
-      outputs.push_back(*t);
+      if ((*results)[i].sizes() != t->sizes())
+        return fail("result " + std::to_string(i) + " has shape " +
+                    shapeString((*results)[i].sizes()) + ", its buffer view " +
+                    shapeString(t->sizes()));
+      t->copyFrom((*results)[i]);
     }
-    return call->run(inputs, outputs);
+    return Error::success();
   }
 
   /// cond and while_loop: the loop graphs they name run in this
@@ -680,12 +695,41 @@ private:
   const LoopGraph &g_;
   const LoopNode &n_;
   std::vector<Memory> &mem_;
-  const Bindings &b_;
+  Bindings &b_; ///< a call whose result sizes are unbacked symbols binds them
+
   std::vector<CompiledOp> ops_;
   std::vector<Num> vals_;
   int64_t vars_[3 * kMaxVars] = {};
 };
 
+
+void collectSymbols(const SymExpr *e, std::set<std::string> &out) {
+  if (e->isSymbol())
+    out.insert(e->symbolName());
+  for (const SymExpr *o : e->operands())
+    collectSymbols(o, out);
+}
+
+/// `bound` with every symbol of a buffer's layout that no input binds set
+/// to the upper bound of its range.
+Expected<Bindings> boundedBindings(const Module &m, const LoopGraph &g, const Bindings &bound) {
+  std::set<std::string> used;
+  for (const Buffer &buf : g.buffers)
+    for (const auto *list : {&buf.sizes, &buf.strides})
+      for (const SymExpr *e : *list)
+        collectSymbols(e, used);
+  Bindings out = bound;
+  for (const std::string &name : used) {
+    if (out.count(name))
+      continue;
+    std::optional<SymRange> r = m.syms().range(name);
+    if (!r || r->max == SymRange::kUnbounded)
+      return makeError() << "graph '" << g.name << "': size " << name
+                         << " is computed at run time and has no upper bound to allocate for";
+    out.emplace(name, r->max);
+  }
+  return out;
+}
 
 /// The memory of an input buffer: the tensor itself when its layout is the
 /// buffer's, else a copy laid out as the buffer says.
@@ -752,12 +796,17 @@ Expected<std::vector<Tensor>> runLoopGraph(const Module &module, const LoopGraph
                          << shapeString(t.sizes());
     memory[buffer] = inputMemory(t, *strides);
   }
+  // A size no input binds is an unbacked symbol, which a call binds when it
+  // runs: its buffers are allocated at the symbol's upper bound.
+  Expected<Bindings> planning = boundedBindings(module, graph, bindings);
+  if (!planning)
+    return planning.error();
   for (size_t i = 0; i < graph.buffers.size(); ++i) {
     const Buffer &buf = graph.buffers[i];
     if (buf.kind == BufferKind::Input)
       continue;
-    Expected<Shape> sizes = evalAll(buf.sizes, bindings);
-    Expected<Shape> strides = evalAll(buf.strides, bindings);
+    Expected<Shape> sizes = evalAll(buf.sizes, *planning);
+    Expected<Shape> strides = evalAll(buf.strides, *planning);
     if (!sizes || !strides)
       return makeError() << "buffer '" << buf.name << "': cannot evaluate its layout";
     int64_t extent = extentOf(*sizes, *strides);

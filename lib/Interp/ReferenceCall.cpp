@@ -47,11 +47,10 @@ Expected<ReferenceCall> ReferenceCall::create(const LoopNode &node) {
   return call;
 }
 
-Error ReferenceCall::run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) const {
-  if (inputs.size() != graph_->inputs().size() || outputs.size() != node_->results().size())
-    return makeError() << name_ << ": expected " << graph_->inputs().size() << " inputs and "
-                       << node_->results().size() << " outputs, got " << inputs.size()
-                       << " and " << outputs.size();
+Expected<std::vector<Tensor>> ReferenceCall::compute(const std::vector<Tensor> &inputs) const {
+  if (inputs.size() != graph_->inputs().size())
+    return makeError() << name_ << ": expected " << graph_->inputs().size() << " inputs, got "
+                       << inputs.size();
   std::unordered_map<const Value *, Tensor> tensors;
   for (size_t i = 0; i < inputs.size(); ++i)
     tensors[graph_->inputs()[i]] = inputs[i];
@@ -59,18 +58,28 @@ Error ReferenceCall::run(const std::vector<Tensor> &inputs, std::vector<Tensor> 
   try {
     OpCall call(*node_, tensors, symInts);
     std::vector<Tensor> results = kernel_->fn(call);
-    if (results.size() != outputs.size())
+    if (results.size() != node_->results().size())
       return makeError() << name_ << ": the kernel gave " << results.size()
-                         << " results, the node has " << outputs.size();
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (results[i].sizes() != outputs[i].sizes())
-        return makeError() << name_ << ": result " << i << " has shape "
-                           << shapeString(results[i].sizes()) << ", its buffer view "
-                           << shapeString(outputs[i].sizes());
-      outputs[i].copyFrom(results[i]);
-    }
+                         << " results, the node has " << node_->results().size();
+    return results;
   } catch (const std::exception &e) {
     return makeError() << name_ << ": " << e.what();
+  }
+}
+
+Error ReferenceCall::run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) const {
+  if (outputs.size() != node_->results().size())
+    return makeError() << name_ << ": expected " << node_->results().size() << " outputs, got "
+                       << outputs.size();
+  Expected<std::vector<Tensor>> results = compute(inputs);
+  if (!results)
+    return results.error();
+  for (size_t i = 0; i < results->size(); ++i) {
+    if ((*results)[i].sizes() != outputs[i].sizes())
+      return makeError() << name_ << ": result " << i << " has shape "
+                         << shapeString((*results)[i].sizes()) << ", its buffer view "
+                         << shapeString(outputs[i].sizes());
+    outputs[i].copyFrom((*results)[i]);
   }
   return Error::success();
 }

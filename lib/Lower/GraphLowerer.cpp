@@ -187,10 +187,11 @@ void collectSymbols(const SymExpr *e, std::set<std::string> &out) {
 }
 
 /// A size no graph input binds is an unbacked symbol (u0, ...): the count
-/// nonzero, unique or a boolean mask computes from the data. The
-/// interpreters run such graphs; compiled plans size every buffer before
-/// the run, so gc-lower refuses them, naming the first node that makes one.
-Error requireBackedSizes(const Module &module) {
+/// nonzero, unique or a boolean mask computes from the data. The call that
+/// computes it runs on the host and binds it; every buffer it sizes is
+/// planned at its upper bound, which must be known: gc-lower refuses an
+/// unbounded one, naming the first node that makes it.
+Error requireBoundedSizes(const Module &module) {
   for (const auto &g : module.graphs()) {
     std::set<std::string> bound;
     for (const Value *v : g->inputs())
@@ -204,13 +205,20 @@ Error requireBackedSizes(const Module &module) {
         std::set<std::string> used;
         for (const SymExpr *e : v->type().tensor.sizes)
           collectSymbols(e, used);
-        for (const std::string &s : used)
-          if (!bound.count(s))
+        for (const std::string &s : used) {
+          if (bound.count(s))
+            continue;
+          std::optional<SymRange> r = module.syms().range(s);
+          if (!r || r->max == SymRange::kUnbounded)
             return makeError() << "graph '" << g->name() << "': node '" << v->name() << "' ("
                                << opString(n->op()) << ")" << locSuffix(n->loc())
                                << ": data-dependent size " << s
-                               << " (an unbacked symbol) is not supported by gc-lower; "
-                                  "run the core graph with gc-run";
+                               << " (an unbacked symbol) has no upper bound, and compiled "
+                                  "plans place its buffers at that bound; bound it in the "
+                                  "model (torch._check("
+                               << s << " <= N)) or run the core graph with gc-run";
+          bound.insert(s);
+        }
       }
   }
   return Error::success();
@@ -537,9 +545,19 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
         arg.value.ints.push_back(v ? input(v, a.name) : -1);
       break;
     case ArgKind::SymInt:
+    case ArgKind::SymBool:
+      if (a.value.values.size() == 1 && a.value.values[0]) {
+        // Read at run time from a one-element tensor (a check on a count).
+        const Value *v = a.value.values[0];
+        GC_RETURN_IF_ERROR(lowerSizeValue(n, v));
+        arg.value.kind = ArgKind::Tensor;
+        arg.value.values.clear();
+        arg.value.ints = {input(v, a.name)};
+        break;
+      }
+      [[fallthrough]];
     case ArgKind::SymInts:
     case ArgKind::SymFloat:
-    case ArgKind::SymBool:
       for (const Value *v : a.value.values)
         if (v)
           return makeError() << where(n) << ": argument '" << a.name
@@ -552,9 +570,16 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
     node.args.push_back(std::move(arg));
   }
   for (const Value *r : n.results()) {
-    if (!r->type().isTensor())
+    TensorType t;
+    if (r->type().isTensor()) {
+      t = r->type().tensor;
+    } else if (computesSizes(n.op())) {
+      // A size value computed on the host: a one-element tensor.
+      t.dtype = r->type().kind == Type::Kind::SymBool ? DType::Bool : DType::Int64;
+      t.storageOffset = sx_.constant(0);
+    } else {
       return makeError() << where(n) << ": result '" << r->name() << "' is not a tensor";
-    const TensorType &t = r->type().tensor;
+    }
     uint32_t buf = resultBuffer(r, t, false);
     StridedView view{buf, t.sizes, out_.buffers[buf].strides, sx_.constant(0)};
     node.outputs.push_back(bufferView(t.dtype, view));
@@ -569,7 +594,35 @@ Error GraphLowerer::callNode(const Node &n, LoopNode::Kind kind) {
 
 // Driver ---------------------------------------------------------------------
 
+bool GraphLowerer::makesUnbackedSize(const Node &n) {
+  bool makes = false;
+  for (const Value *r : n.results()) {
+    if (!r->type().isTensor())
+      continue;
+    std::set<std::string> used;
+    for (const SymExpr *e : r->type().tensor.sizes)
+      collectSymbols(e, used);
+    for (const std::string &s : used)
+      makes |= knownSizes_.insert(s).second;
+  }
+  return makes;
+}
+
+Error GraphLowerer::lowerSizeValue(const Node &user, const Value *v) {
+  if (vals_.count(v))
+    return Error::success();
+  const Node *d = v->definingNode();
+  if (!d || !computesSizes(d->op()))
+    return makeError() << where(user) << ": argument %" << v->name()
+                       << " is symbolic and not computed from sizes; not supported by gc-lower";
+  return callNode(*d, LoopNode::Kind::Fallback);
+}
+
 Error GraphLowerer::lowerNode(const Node &n) {
+  // Its count is computed on the host, by the op's reference kernel, before
+  // anything reads the result.
+  if (makesUnbackedSize(n))
+    return fallback(n);
   // A size computation has nothing to run: where a node uses its value,
   // lowering reads it as an expression (symIntOf).
   if (computesSizes(n.op()))
@@ -606,6 +659,8 @@ Error GraphLowerer::run() {
                          << "' is not a tensor; not supported by gc-lower";
     const TensorType &t = v->type().tensor;
     uint32_t buf = addBuffer(v->name(), BufferKind::Input, t.dtype, t.sizes, t.strides, false);
+    for (const SymExpr *e : t.sizes)
+      collectSymbols(e, knownSizes_);
     out_.inputs.push_back(LoopBinding{v->name(), buf, t});
     vals_[v] = stridedLowered(t.dtype, StridedView{buf, t.sizes, t.strides, sx_.constant(0)});
   }
@@ -674,7 +729,7 @@ Expected<LowerReport> lowerModule(Module &module, const LowerOptions &options) {
     return makeError() << "gc-lower expects a module at the core or partitioned level, got "
                        << levelName(module.level());
   GC_RETURN_IF_ERROR(lower::requireCompilableDevices(module));
-  GC_RETURN_IF_ERROR(lower::requireBackedSizes(module));
+  GC_RETURN_IF_ERROR(lower::requireBoundedSizes(module));
   LowerReport report;
   LowerOptions resolved = options;
   resolved.layout = resolveLayout(options.layout, module);

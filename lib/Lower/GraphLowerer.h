@@ -215,6 +215,13 @@ public:
 
 private:
   Error lowerNode(const Node &n);
+  /// Whether `n` makes an unbacked size (its count computed from the data:
+  /// nonzero, unique, a boolean mask), which only a call run on the host
+  /// can learn; records the sizes its results carry.
+  bool makesUnbackedSize(const Node &n);
+  /// Gives size value `v` (a SymInt or SymBool a call reads at run time) a
+  /// one-element tensor: its defining size op runs as a call, on the host.
+  Error lowerSizeValue(const Node &user, const Value *v);
   std::string where(const Node &n) const {
     return "graph '" + g_.name() + "': node '" + nodeName(n) + "' (" + opString(n.op()) + ")" +
            locSuffix(n.loc());
@@ -234,6 +241,9 @@ private:
   std::unordered_map<const Value *, unsigned> uses_;
   /// Graph outputs a node may write directly: output position, or -1.
   std::unordered_map<const Value *, int> ownedOutput_;
+  /// The size symbols bound so far: by the inputs, then by the calls that
+  /// compute unbacked sizes.
+  std::set<std::string> knownSizes_;
   std::vector<std::optional<LoopBinding>> outputBindings_;
   std::set<std::string> bufferNames_, nodeNames_;
   /// The source location of each value's node by the value's name, which

@@ -118,57 +118,117 @@ std::string ExecutorBase::stepLabel(size_t s) const {
   return "node '" + step(s).name()->str() + "'" + stepSourceSuffix(step(s));
 }
 
-Error ExecutorBase::checkSymbolsBound() const {
-  std::vector<bool> bound(plan_.symbols()->size(), false);
+Error ExecutorBase::checkSymbolsBound() {
+  size_t numSymbols = plan_.symbols()->size();
+  std::vector<bool> bound(numSymbols, false);
   for (const plan::Binding *b : *graph_.inputs())
     for (const plan::SizeProgram *p : *b->view()->sizes())
       if (std::optional<uint32_t> slot = boundSymbol(*p))
         bound[*slot] = true;
+  // A step may read only the symbols the inputs and the steps before it
+  // bound; buffers, bindings and kernel symbols any the run binds.
   std::optional<int64_t> unbound;
-  // `p` may be an absent optional program (an offset, a parallel range).
-  auto visit = [&](const plan::SizeProgram *p) {
+  std::string where;
+  auto visit = [&](const plan::SizeProgram *p, const std::string &what) {
     if (!p)
       return;
     for (const plan::SizeInsn *insn : *p->code())
-      if (insn->op() == plan::SizeOp::Symbol && !bound[insn->arg()] && !unbound)
+      if (insn->op() == plan::SizeOp::Symbol && !bound[insn->arg()] && !unbound) {
         unbound = insn->arg();
+        where = what;
+      }
   };
-  auto visitAll = [&](const Programs *list) {
+  auto visitAll = [&](const Programs *list, const std::string &what) {
     for (const plan::SizeProgram *p : *list)
-      visit(p);
+      visit(p, what);
   };
-  auto visitView = [&](const plan::View *v) {
-    visitAll(v->sizes());
-    visitAll(v->strides());
-    visit(v->offset());
+  auto visitView = [&](const plan::View *v, const std::string &what) {
+    visitAll(v->sizes(), what);
+    visitAll(v->strides(), what);
+    visit(v->offset(), what);
   };
-  for (const plan::Buffer *b : *graph_.buffers()) {
-    visitAll(b->sizes());
-    visitAll(b->strides());
-  }
-  for (const auto *list : {graph_.inputs(), graph_.outputs()})
-    for (const plan::Binding *b : *list)
-      visitView(b->view());
-  for (const plan::Step *st : *graph_.steps()) {
-    visit(st->flops());
-    visit(st->bytes());
+  stepBinds_.assign(graph_.steps()->size(), {});
+  for (size_t s = 0; s < graph_.steps()->size(); ++s) {
+    const plan::Step *st = &step(s);
+    std::string label = stepLabel(s);
     if (const plan::KernelStep *k = st->detail_as_KernelStep()) {
-      visit(k->parallel_range());
-      visit(k->work());
-      visit(k->grid());
+      visit(st->flops(), label);
+      visit(st->bytes(), label);
+      visit(k->parallel_range(), label);
+      visit(k->work(), label);
+      visit(k->grid(), label);
       continue;
     }
     const plan::OpStep &op = *st->detail_as_OpStep();
-    for (const auto *views : {op.inputs(), op.outputs()})
-      for (const plan::View *v : *views)
-        visitView(v);
+    for (const plan::View *v : *op.inputs())
+      visitView(v, label);
+    // An output size that is a symbol nothing bound yet is an unbacked
+    // size: this step computes it, on the host.
+    for (size_t j = 0; j < op.outputs()->size(); ++j) {
+      const plan::View &v = *op.outputs()->Get(j);
+      for (size_t d = 0; d < v.sizes()->size(); ++d) {
+        std::optional<uint32_t> slot = boundSymbol(*v.sizes()->Get(d));
+        if (!slot || *slot >= numSymbols || bound[*slot])
+          continue;
+        if (op.dnnl() || op.attention() || op.call() || op.plugin())
+          return makeError() << label << ": output " << j << " is sized by "
+                             << plan_.symbols()->Get(*slot)->name()->str()
+                             << ", which no input binds, but only a fallback step computes "
+                                "sizes; the plan is corrupt";
+        if (plan_.symbols()->Get(*slot)->max() == INT64_MAX)
+          return makeError() << label << " computes size "
+                             << plan_.symbols()->Get(*slot)->name()->str()
+                             << ", which has no upper bound to plan its buffers at";
+        bound[*slot] = true;
+        stepBinds_[s].push_back({j, d, *slot});
+        unbacked_.push_back(*slot);
+      }
+    }
+    for (const plan::View *v : *op.outputs())
+      visitView(v, label);
+    // Its work may count the sizes it computes (a profile reads it after).
+    visit(st->flops(), label);
+    visit(st->bytes(), label);
   }
+  if (unbound)
+    return makeError() << where << " reads size symbol "
+                       << plan_.symbols()->Get(*unbound)->name()->str()
+                       << " before any input or step binds it";
+  for (const plan::Buffer *b : *graph_.buffers()) {
+    visitAll(b->sizes(), "buffer '" + b->name()->str() + "'");
+    visitAll(b->strides(), "buffer '" + b->name()->str() + "'");
+  }
+  for (const auto *list : {graph_.inputs(), graph_.outputs()})
+    for (const plan::Binding *b : *list)
+      visitView(b->view(), "binding '" + b->name()->str() + "'");
   for (uint32_t slot : *graph_.kernel_symbols())
-    if (!bound[slot] && !unbound)
+    if (slot >= numSymbols || (!bound[slot] && !unbound))
       unbound = slot;
   if (unbound)
-    return makeError() << "size symbol " << plan_.symbols()->Get(*unbound)->name()->str()
+    return makeError() << "size symbol "
+                       << (*unbound < static_cast<int64_t>(numSymbols)
+                               ? plan_.symbols()->Get(*unbound)->name()->str()
+                               : std::to_string(*unbound))
                        << " is not the size of any input";
+  // The outputs whose layout an unbacked size decides.
+  std::vector<bool> isUnbacked(numSymbols, false);
+  for (uint32_t slot : unbacked_)
+    isUnbacked[slot] = true;
+  auto readsUnbacked = [&](const plan::SizeProgram *p) {
+    if (p)
+      for (const plan::SizeInsn *insn : *p->code())
+        if (insn->op() == plan::SizeOp::Symbol && isUnbacked[insn->arg()])
+          return true;
+    return false;
+  };
+  for (const plan::Binding *b : *graph_.outputs()) {
+    const plan::View &v = *b->view();
+    bool reads = readsUnbacked(v.offset());
+    for (const auto *list : {v.sizes(), v.strides()})
+      for (const plan::SizeProgram *p : *list)
+        reads |= readsUnbacked(p);
+    dataOutputs_.push_back(reads);
+  }
   return Error::success();
 }
 
@@ -364,19 +424,35 @@ Expected<std::vector<int64_t>> ExecutorBase::bindInputs(std::span<const TensorRe
       if (!want || *want != inputs[i].sizes[d])
         return mismatch(i);
     }
+  // Until a step computes them, unbacked sizes stand at their upper bounds.
+  for (uint32_t slot : unbacked_)
+    values[slot] = plan_.symbols()->Get(slot)->max();
   return values;
 }
 
 Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector<int64_t> &values) {
   auto inst = std::make_unique<Instance>();
   inst->serial = ++instancesMade_;
+  inst->values = values;
   for (uint32_t slot : *graph_.kernel_symbols())
     inst->symbols.push_back(values[slot]);
+  // Memory is planned with the unbacked sizes at their upper bounds, so
+  // that every count a step may find places buffers alike.
+  std::vector<int64_t> planning = values;
+  for (uint32_t slot : unbacked_)
+    planning[slot] = plan_.symbols()->Get(slot)->max();
   for (const plan::Buffer *buf : *graph_.buffers()) {
+    std::string what = "buffer '" + buf->name()->str() + "'";
+    Expected<StridedLayout> room = evaluateLayout(buf->sizes(), buf->strides(), nullptr, planning);
+    if (!room)
+      return room.error().withContext(what);
     Expected<StridedLayout> l = evaluateLayout(buf->sizes(), buf->strides(), nullptr, values);
     if (!l)
-      return l.error().withContext("buffer '" + buf->name()->str() + "'");
-    inst->bufferBytes.push_back(l->extent() * dtypeSize(dtypeOf(buf->dtype())));
+      return l.error().withContext(what);
+    if (l->extent() > room->extent())
+      return makeError() << what << " needs more room for the sizes a step computed than for "
+                            "their upper bounds";
+    inst->bufferBytes.push_back(room->extent() * dtypeSize(dtypeOf(buf->dtype())));
     inst->buffers.push_back(l.take());
   }
   if (staticArena_) {
@@ -577,7 +653,8 @@ bool ExecutorBase::runsOnHost(size_t s, const StepInstance &si) const {
   return (calls_[s] || fallbacks_[s]) && !si.call;
 }
 
-Error ExecutorBase::runOnHost(size_t s, StepInstance &si, char *const *buffers) {
+Error ExecutorBase::runOnHost(size_t s, StepInstance &si, char *const *buffers,
+                              std::vector<int64_t> &values) {
   if (calls_[s])
     return calls_[s]->run(buffers, si.inputs, si.outputs).withContext(stepLabel(s));
   // The fallback component takes each view's buffer base, inputs first.
@@ -586,7 +663,54 @@ Error ExecutorBase::runOnHost(size_t s, StepInstance &si, char *const *buffers) 
   for (const auto *views : {op.inputs(), op.outputs()})
     for (const plan::View *v : *views)
       bases.push_back(buffers[v->buffer()]);
-  return fallbacks_[s]->run(bases.data(), si.inputs, si.outputs);
+  if (!bindsSizes(s))
+    return fallbacks_[s]->run(bases.data(), si.inputs, si.outputs);
+  // The results' sizes bind the step's unbacked symbols, within their
+  // ranges (the checks torch.export recorded); its output views are then
+  // laid out for them, inside buffers planned at the upper bounds.
+  auto place = [&](const std::vector<std::vector<int64_t>> &sizes)
+      -> Expected<std::vector<StridedLayout>> {
+    for (const SizeBinding &b : stepBinds_[s]) {
+      const plan::Symbol &sym = *plan_.symbols()->Get(b.slot);
+      if (b.output >= sizes.size() || b.dim >= sizes[b.output].size())
+        return makeError() << stepLabel(s) << ": its kernel gave no size for output "
+                           << b.output;
+      int64_t size = sizes[b.output][b.dim];
+      if (size < sym.min() || size > sym.max())
+        return makeError() << stepLabel(s) << ": result " << b.output << ": dimension "
+                           << b.dim << " is " << size << ", outside the range [" << sym.min()
+                           << ", " << sym.max() << "] torch.export recorded for "
+                           << sym.name()->str();
+      values[b.slot] = size;
+    }
+    std::vector<StridedLayout> out;
+    for (const plan::View *v : *op.outputs()) {
+      Expected<StridedLayout> l = evaluateLayout(v->sizes(), v->strides(), v->offset(), values);
+      if (!l)
+        return l.error().withContext(stepLabel(s));
+      if (l->extent() * static_cast<int64_t>(dtypeSize(dtypeOf(v->dtype()))) >
+          current_->bufferBytes[v->buffer()])
+        return makeError() << stepLabel(s) << ": its view "
+                           << typeText(dtypeOf(v->dtype()), l->sizes) << " reaches past buffer '"
+                           << buffer(v->buffer()).name()->str() << "'";
+      out.push_back(l.take());
+    }
+    return out;
+  };
+  return fallbacks_[s]->runSized(bases.data(), si.inputs, place);
+}
+
+Expected<Instance *> ExecutorBase::instanceAfter(const std::vector<int64_t> &values) {
+  Expected<Instance *> inst = instanceFor(values);
+  if (inst)
+    current_ = *inst;
+  return inst;
+}
+
+void ExecutorBase::finishRun(const Instance &inst) {
+  lastSizes_.clear();
+  for (const StridedLayout &view : inst.outputViews)
+    lastSizes_.push_back(view.sizes);
 }
 
 void ExecutorBase::recordStep(size_t s, double seconds) {

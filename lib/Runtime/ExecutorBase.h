@@ -97,6 +97,7 @@ struct Instance {
   /// Unique among the instances an executor ever makes, so that what a
   /// backend derived from one is never taken for another's.
   uint64_t serial = 0;
+  std::vector<int64_t> values;  ///< per plan symbol slot
   std::vector<int64_t> symbols; ///< per kernel symbol
   std::vector<StridedLayout> buffers;
   std::vector<int64_t> bufferBytes;
@@ -116,6 +117,7 @@ public:
   outputSizes(std::span<const TensorRef> inputs) override;
   Expected<std::vector<std::vector<int64_t>>>
   outputStrides(std::span<const TensorRef> inputs) override;
+  std::vector<std::vector<int64_t>> lastOutputSizes() const override { return lastSizes_; }
   /// CPU executors have no stream: an error; CudaExecutor takes one.
   Error setStream(std::optional<void *> stream) override;
   std::vector<StepProfile> profile() const override { return profile_; }
@@ -165,8 +167,24 @@ protected:
   /// no library took (the fallback component runs it).
   bool runsOnHost(size_t s, const StepInstance &si) const;
   /// Runs such a step; `buffers` holds the host address of every buffer its
-  /// views name (others may be null).
-  Error runOnHost(size_t s, StepInstance &si, char *const *buffers);
+  /// views name (others may be null). A step that computes sizes (bindsSizes)
+  /// binds them in `values`, the run's symbol values.
+  Error runOnHost(size_t s, StepInstance &si, char *const *buffers,
+                  std::vector<int64_t> &values);
+  /// Whether step `s` computes unbacked sizes (nonzero's count): it runs on
+  /// the host, and the steps after it run in the instance of the sizes it
+  /// found (instanceAfter).
+  bool bindsSizes(size_t s) const { return !stepBinds_[s].empty(); }
+  /// The instance for `values` once a step bound sizes in them. Buffers
+  /// sized by unbacked symbols are planned at the symbols' upper bounds, so
+  /// every instance of the same inputs places buffers alike and a run
+  /// moves from one to the next without moving data.
+  Expected<Instance *> instanceAfter(const std::vector<int64_t> &values);
+  /// Whether output `j`'s layout depends on an unbacked size: the caller's
+  /// memory then gets it row-major, copied at the end of the run.
+  bool outputDependsOnData(size_t j) const { return dataOutputs_[j]; }
+  /// Records the true output sizes of a run that finished in `inst`.
+  void finishRun(const Instance &inst);
 
   /// Adds `seconds` to step `s`'s profile.
   void recordStep(size_t s, double seconds);
@@ -191,8 +209,10 @@ protected:
   const bool profiling_;
 
 private:
-  /// Every symbol a size of this graph reads must be bound by an input.
-  Error checkSymbolsBound() const;
+  /// Every symbol a size of this graph reads must be bound by an input or,
+  /// an unbacked size, by an earlier fallback step whose output it sizes
+  /// (stepBinds_); finds those steps and the outputs they size.
+  Error checkSymbolsBound();
   /// The fallback call of op step `s`, made on first need.
   Error prepareFallback(size_t s);
   /// The arena layout when every intermediate's size is static, else
@@ -216,6 +236,15 @@ private:
   uint64_t instancesMade_ = 0;
   std::vector<StepProfile> profile_;
   const Instance *current_ = nullptr; ///< the running instance, whose work recordStep adds
+  /// Where a step binds an unbacked symbol: its output, dimension, slot.
+  struct SizeBinding {
+    size_t output, dim;
+    uint32_t slot;
+  };
+  std::vector<std::vector<SizeBinding>> stepBinds_; ///< per step
+  std::vector<uint32_t> unbacked_;                  ///< slots steps bind
+  std::vector<bool> dataOutputs_;                   ///< per output
+  std::vector<std::vector<int64_t>> lastSizes_;     ///< lastOutputSizes
 };
 
 } // namespace gc

@@ -2,6 +2,6 @@
 #include "gc/Runtime/Fallback.h"
 
 extern "C" __attribute__((visibility("default"))) const gc::FallbackComponent *
-gc_fallback_component_v1() {
+gc_fallback_component_v2() {
   return &gc::linkedFallbackComponent();
 }

@@ -17,6 +17,10 @@ public:
             const std::vector<StridedLayout> &outputs) const override {
     return step_->run(bases, inputs, outputs);
   }
+  Error runSized(char *const *bases, const std::vector<StridedLayout> &inputs,
+                 const PlaceOutputs &place) const override {
+    return step_->runSized(bases, inputs, place);
+  }
 
 private:
   std::unique_ptr<Module> module_;

@@ -74,20 +74,50 @@ Expected<std::unique_ptr<ReferenceStep>> ReferenceStep::create(const LoopNode &n
 
 Error ReferenceStep::run(char *const *buffers, const std::vector<StridedLayout> &inputs,
                          const std::vector<StridedLayout> &outputs) const {
-  std::vector<Tensor> in, out;
+  return runSized(buffers, inputs,
+                  [&](const std::vector<std::vector<int64_t>> &sizes)
+                      -> Expected<std::vector<StridedLayout>> {
+                    for (size_t i = 0; i < sizes.size() && i < outputs.size(); ++i)
+                      if (sizes[i] != outputs[i].sizes)
+                        return makeError() << "node '" << node_.name << "': result " << i
+                                           << " has shape " << shapeString(sizes[i])
+                                           << ", its buffer view " << shapeString(outputs[i].sizes);
+                    return outputs;
+                  });
+}
+
+Error ReferenceStep::runSized(char *const *buffers, const std::vector<StridedLayout> &inputs,
+                              const FallbackCall::PlaceOutputs &place) const {
+  std::vector<Tensor> in;
   for (size_t i = 0; i < node_.inputs.size(); ++i)
     in.push_back(readView(buffers[node_.inputs[i].buffer], node_.inputs[i], inputs[i]));
-  for (size_t i = 0; i < node_.outputs.size(); ++i)
-    out.push_back(Tensor::zeros(node_.outputs[i].type.dtype, outputs[i].sizes));
-  GC_RETURN_IF_ERROR(call_.run(in, out));
+  Expected<std::vector<Tensor>> results = call_.compute(in);
+  if (!results)
+    return results.error();
+  std::vector<Tensor> &out = *results;
+  if (out.size() != node_.outputs.size())
+    return makeError() << "node '" << node_.name << "': " << out.size() << " results for "
+                       << node_.outputs.size() << " outputs";
   if (!out.empty())
     applyPostOps(out[0], node_, in);
+  std::vector<std::vector<int64_t>> sizes;
+  for (const Tensor &t : out)
+    sizes.push_back(t.sizes());
+  Expected<std::vector<StridedLayout>> outputs = place(sizes);
+  if (!outputs)
+    return outputs.error();
   for (size_t i = 0; i < out.size(); ++i) {
     const BufferView &view = node_.outputs[i];
     unsigned elem = dtypeSize(view.type.dtype);
-    copyStrided(buffers[view.buffer] + outputs[i].offset * elem, outputs[i].strides,
-                reinterpret_cast<const char *>(out[i].storage()->data()), out[i].strides(),
-                out[i].sizes(), elem);
+    const StridedLayout &o = (*outputs)[i];
+    if (o.sizes != out[i].sizes())
+      return makeError() << "node '" << node_.name << "': result " << i << " has shape "
+                         << shapeString(out[i].sizes()) << ", its buffer view "
+                         << shapeString(o.sizes);
+    copyStrided(buffers[view.buffer] + o.offset * elem, o.strides,
+                reinterpret_cast<const char *>(out[i].storage()->data()) +
+                    out[i].offset() * elem,
+                out[i].strides(), out[i].sizes(), elem);
   }
   return Error::success();
 }

@@ -9,6 +9,7 @@
 #ifndef GC_LIB_RUNTIMEFALLBACK_REFERENCESTEP_H
 #define GC_LIB_RUNTIMEFALLBACK_REFERENCESTEP_H
 
+#include "gc/Runtime/Fallback.h"
 #include "gc/Runtime/StridedLayout.h"
 
 #include "gc/IR/LoopIR.h"
@@ -26,6 +27,9 @@ public:
   /// `inputs` and `outputs`: the evaluated layouts of the node's views.
   Error run(char *const *buffers, const std::vector<StridedLayout> &inputs,
             const std::vector<StridedLayout> &outputs) const;
+  /// As run, with the output layouts `place` gives for the results' sizes.
+  Error runSized(char *const *buffers, const std::vector<StridedLayout> &inputs,
+                 const FallbackCall::PlaceOutputs &place) const;
 
 private:
   ReferenceStep(const LoopNode &node, ReferenceCall call) : node_(node), call_(std::move(call)) {}

@@ -13,6 +13,7 @@
 #include "gc/Runtime/Runtime.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace gc {
 
@@ -137,6 +138,17 @@ Expected<RunResult> runOnRuntime(Exec &exec, const plan::Graph &g,
   }
   if (Error e = exec.run(inputs, outputs))
     return e;
+  // An output whose sizes the data decided holds them row-major from the
+  // start of its memory.
+  std::vector<std::vector<int64_t>> filled = exec.lastOutputSizes();
+  for (size_t i = 0; i < filled.size() && i < r.outputs.size(); ++i)
+    if (filled[i] != r.outputs[i].sizes()) {
+      Tensor t = Tensor::zeros(r.outputs[i].dtype(), filled[i]);
+      size_t bytes = static_cast<size_t>(t.numel()) * dtypeSize(t.dtype());
+      if (bytes)
+        std::memcpy(t.storage()->data(), r.outputs[i].storage()->data(), bytes);
+      r.outputs[i] = t;
+    }
   collectMutatedBuffers(outputSpecs, r);
   return r;
 }

@@ -352,6 +352,14 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
       return fail(GCRT_ERROR_INPUT, e.message());
     if (Error e = exec.run(*in, *refs, stream))
       return fail(GCRT_ERROR_RUNTIME, e.message());
+    // Outputs the context allocated take the sizes the data decided.
+    std::vector<std::vector<int64_t>> filled = exec.lastOutputSizes();
+    for (size_t i = 0; i < num_outputs && i < filled.size(); ++i)
+      if (outputs[i].sizes == context->sizes[i].data() && filled[i] != context->sizes[i]) {
+        std::copy(filled[i].begin(), filled[i].end(), context->sizes[i].begin());
+        std::vector<int64_t> strides = contiguous(filled[i]);
+        std::copy(strides.begin(), strides.end(), context->strides[i].begin());
+      }
     return GCRT_OK;
   });
 }
@@ -786,6 +794,27 @@ gcrt_status gcrt_output_strides(gcrt_context *context, const gcrt_tensor *inputs
                       [](PackageExecutor &e, std::span<const TensorRef> in) {
                         return e.outputStrides(in);
                       });
+}
+
+gcrt_status gcrt_run_output_sizes(gcrt_context *context, size_t index, int64_t *sizes,
+                                  size_t capacity, size_t *rank) {
+  return guarded([&] {
+    if (!context || !rank || (capacity && !sizes))
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run_output_sizes: null argument");
+    std::vector<std::vector<int64_t>> filled = context->executor->lastOutputSizes();
+    if (filled.empty() && context->executor->graph().outputs()->size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run_output_sizes: no run has finished");
+    if (index >= filled.size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "no output " + std::to_string(index));
+    const std::vector<int64_t> &s = filled[index];
+    *rank = s.size();
+    if (capacity < s.size())
+      return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
+                                                   std::to_string(s.size()) + ", room for " +
+                                                   std::to_string(capacity));
+    std::copy(s.begin(), s.end(), sizes);
+    return GCRT_OK;
+  });
 }
 
 gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *inputs, size_t num_inputs,

@@ -18,6 +18,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -455,6 +456,9 @@ public:
       for (size_t i = 0; i < infos.size(); ++i)
         if (!leftOut(i))
           results[i] = allocated[i].release(*maker);
+    for (size_t i = 0; i < infos.size(); ++i)
+      if (!leftOut(i))
+        results[i] = filledPart(i, sizes[i], results[i]);
     return results;
   }
 
@@ -615,6 +619,38 @@ private:
     for (const TensorView &v : views)
       r.push_back(v.tensor);
     return r;
+  }
+
+  /// Output `index` as the run filled it: where the data decided a size
+  /// (nonzero's count), the first elements of `result`, row-major for the
+  /// sizes the run reports (gcrt_run_output_sizes).
+  nb::object filledPart(size_t index, const std::vector<int64_t> &allocated,
+                        nb::object result) const {
+    std::vector<int64_t> filled(allocated.size() + 1, 0);
+    size_t rank = 0;
+    check(gcrt_run_output_sizes(handle_.get(), index, filled.data(), filled.size(), &rank));
+    filled.resize(rank);
+    if (filled == allocated)
+      return result;
+    nb::list shape, strides;
+    int64_t numel = 1, stride = 1;
+    for (int64_t s : filled)
+      numel *= s;
+    std::vector<int64_t> rowMajor(rank, 1);
+    for (size_t d = rank; d-- > 0;) {
+      rowMajor[d] = stride;
+      stride *= std::max<int64_t>(filled[d], 1);
+    }
+    for (size_t d = 0; d < rank; ++d) {
+      shape.append(filled[d]);
+      strides.append(rowMajor[d]);
+    }
+    // A framework tensor views its storage; a NumPy array (contiguous, made
+    // here) is cut and reshaped.
+    if (nb::hasattr(result, "as_strided"))
+      return result.attr("as_strided")(nb::tuple(shape), nb::tuple(strides), 0);
+    nb::object first = nb::module_::import_("builtins").attr("slice")(0, numel);
+    return result.attr("reshape")(-1)[first].attr("reshape")(nb::tuple(shape));
   }
 
   void outputSizes(const std::vector<TensorView> &views, size_t index,

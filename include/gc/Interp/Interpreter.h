@@ -21,6 +21,13 @@ namespace gc {
 Error bindInputSizes(const Module &m, const std::string &name, const TensorType &want,
                      const Tensor &got, std::map<std::string, int64_t> &bindings);
 
+/// A result size that is a symbol no input bound is an unbacked symbol
+/// (u0, ...: the count of nonzero, unique, ...): the first result to carry
+/// it binds it, within the range torch.export recorded for it. Errors start
+/// with `where`.
+Error bindUnbackedSizes(const Module &m, const std::string &where, const TensorType &want,
+                        const Tensor &got, std::map<std::string, int64_t> &bindings);
+
 struct RunResult {
   /// One tensor per graph output, in the graph's output order.
   std::vector<Tensor> outputs;

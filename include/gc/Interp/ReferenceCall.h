@@ -39,6 +39,11 @@ public:
   /// matching tensor of `outputs` (one per LoopNode::outputs entry, viewing
   /// the output buffers). Errors name the node.
   Error run(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) const;
+  /// Runs the kernel on `inputs` and returns its results as it made them:
+  /// for a node whose result sizes depend on the data (nonzero, unique),
+  /// whoever runs it learns their sizes before placing them. Errors name
+  /// the node.
+  Expected<std::vector<Tensor>> compute(const std::vector<Tensor> &inputs) const;
 
 private:
   ReferenceCall() = default;

@@ -201,6 +201,10 @@ public:
   /// (Executor::setStream).
   Error run(std::span<const TensorRef> userInputs, std::span<const TensorRef> outputs,
             std::optional<void *> stream = std::nullopt);
+  /// The true sizes of each output of the last run (Executor::lastOutputSizes).
+  std::vector<std::vector<int64_t>> lastOutputSizes() const {
+    return executor_->lastOutputSizes();
+  }
   /// Time per step (RuntimeOptions::profile).
   std::vector<StepProfile> profile() const { return executor_->profile(); }
   /// The generator state the graph's random numbers come from: set the

@@ -14,6 +14,7 @@
 #include "gc/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -29,6 +30,14 @@ public:
   /// evaluated layouts. Errors name the step.
   virtual Error run(char *const *bases, const std::vector<StridedLayout> &inputs,
                     const std::vector<StridedLayout> &outputs) const = 0;
+  /// Gives the output views' layouts for the results' sizes (binding the
+  /// unbacked size symbols they carry), or an error.
+  using PlaceOutputs = std::function<Expected<std::vector<StridedLayout>>(
+      const std::vector<std::vector<int64_t>> &sizes)>;
+  /// As run, for a step whose result sizes depend on the data (nonzero,
+  /// unique): computes the results, asks `place` where they go, writes them.
+  virtual Error runSized(char *const *bases, const std::vector<StridedLayout> &inputs,
+                         const PlaceOutputs &place) const = 0;
 };
 
 class FallbackComponent {
@@ -45,7 +54,7 @@ public:
 /// The function libgcrt_fallback.so exports (C linkage, no arguments),
 /// returning its component; the version in the name changes with this
 /// interface.
-inline constexpr const char *kFallbackEntry = "gc_fallback_component_v1";
+inline constexpr const char *kFallbackEntry = "gc_fallback_component_v2";
 using FallbackEntryFn = const FallbackComponent *(*)();
 
 /// The component linked into this program (gcRuntimeFallback).

@@ -169,9 +169,17 @@ public:
   virtual ~Executor() = default;
 
   /// The sizes of each output for these inputs (binds symbolic sizes from
-  /// the inputs; checks their count, dtypes, shapes and symbol ranges).
+  /// the inputs; checks their count, dtypes, shapes and symbol ranges). A
+  /// size the data decides (an unbacked symbol: nonzero's count) is given
+  /// at its upper bound, the room the run needs; lastOutputSizes then says
+  /// how much of it the run filled.
   virtual Expected<std::vector<std::vector<int64_t>>>
   outputSizes(std::span<const TensorRef> inputs) = 0;
+  /// The true sizes of each output of the last successful run. An output
+  /// whose sizes the data decides was written row-major for those sizes
+  /// from the start of the caller's memory (whatever strides it gave);
+  /// every other output as the run was asked to.
+  virtual std::vector<std::vector<int64_t>> lastOutputSizes() const = 0;
   /// The strides of each output as the plan lays it out for these inputs'
   /// sizes: an output the caller gives with them is copied without
   /// rearranging (on a GPU, as one block of memory).

@@ -58,7 +58,10 @@ private:
   Copies placeBuffers(const Instance &inst, std::span<const TensorRef> inputs,
                       std::span<const TensorRef> outputs,
                       const std::vector<StridedLayout> &outLayouts);
-  Error runStep(size_t s, StepInstance &step, char *const *buffers, const int64_t *symbols);
+  /// `values`: the run's symbol values, which a step that computes sizes
+  /// binds.
+  Error runStep(size_t s, StepInstance &step, char *const *buffers, const int64_t *symbols,
+                std::vector<int64_t> &values);
 
   const KernelLibrary &kernels_;
   ThreadPool pool_;
@@ -119,7 +122,7 @@ Error CpuExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
 }
 
 Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
-                           const int64_t *symbols) {
+                           const int64_t *symbols, std::vector<int64_t> &values) {
   if (KernelEntryFn fn = kernelFns_[s]) {
     if (step.count <= 0)
       return Error::success();
@@ -148,7 +151,7 @@ Error CpuExecutor::runStep(size_t s, StepInstance &step, char *const *buffers,
       recordReorders(s, reorders.count, reorders.seconds);
     return Error::success();
   }
-  return runOnHost(s, step, buffers);
+  return runOnHost(s, step, buffers, values);
 }
 
 CpuExecutor::Copies CpuExecutor::placeBuffers(const Instance &inst,
@@ -187,7 +190,8 @@ CpuExecutor::Copies CpuExecutor::placeBuffers(const Instance &inst,
   for (size_t j = 0; j < outputs.size(); ++j) {
     uint32_t b = output(j).view()->buffer();
     const StridedLayout &buf = inst.buffers[b];
-    if (!inst.outputViews[j].sameMemoryAs(buf) || !outLayouts[j].sameMemoryAs(buf))
+    if (!inst.outputViews[j].sameMemoryAs(buf) || !outLayouts[j].sameMemoryAs(buf) ||
+        outputDependsOnData(j))
       continue;
     if (buffer(b).kind() == BufferKind::Output && !bufferPtrs_[b]) {
       bufferPtrs_[b] = static_cast<char *>(outputs[j].data);
@@ -216,37 +220,53 @@ Error CpuExecutor::run(std::span<const TensorRef> inputs, std::span<const Tensor
   Expected<RunStart> start = startRun(inputs, outputs);
   if (!start)
     return start.error();
-  Instance &inst = *start->inst;
+  Instance *inst = start->inst;
   const std::vector<StridedLayout> &outLayouts = start->outputLayouts;
-  Copies copies = placeBuffers(inst, inputs, outputs, outLayouts);
+  Copies copies = placeBuffers(*inst, inputs, outputs, outLayouts);
   pool_.bindToCallingThread();
 
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!copies.in[i])
       continue;
-    const StridedLayout &view = inst.inputViews[i];
+    const StridedLayout &view = inst->inputViews[i];
     unsigned elem = dtypeSize(inputs[i].dtype);
     copyStrided(bufferPtrs_[input(i).view()->buffer()] + view.offset * elem, view.strides,
                 static_cast<const char *>(inputs[i].data), callerLayout(inputs[i]).strides,
                 view.sizes, elem);
   }
-  for (size_t s = 0; s < inst.steps.size(); ++s) {
+  std::vector<int64_t> values = inst->values;
+  for (size_t s = 0; s < inst->steps.size(); ++s) {
     auto begin = profiling_ ? std::chrono::steady_clock::now()
                             : std::chrono::steady_clock::time_point();
-    GC_RETURN_IF_ERROR(runStep(s, inst.steps[s], bufferPtrs_.data(), inst.symbols.data()));
+    GC_RETURN_IF_ERROR(runStep(s, inst->steps[s], bufferPtrs_.data(), inst->symbols.data(), values));
     if (profiling_)
       recordStep(s, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
                         .count());
+    // The later steps run with the sizes this one computed.
+    if (bindsSizes(s)) {
+      Expected<Instance *> next = instanceAfter(values);
+      if (!next)
+        return next.error();
+      inst = *next;
+    }
   }
   for (size_t j = 0; j < outputs.size(); ++j) {
     if (!copies.out[j])
       continue;
-    const StridedLayout &view = inst.outputViews[j];
+    const StridedLayout &view = inst->outputViews[j];
     unsigned elem = dtypeSize(outputs[j].dtype);
-    copyStrided(static_cast<char *>(outputs[j].data), outLayouts[j].strides,
+    // A size the data decided: row-major from the start of the caller's
+    // memory, which has room for the upper bound.
+    std::vector<int64_t> strides = outputDependsOnData(j)
+                                       ? callerLayout(TensorRef{nullptr, outputs[j].dtype,
+                                                                view.sizes, {}})
+                                             .strides
+                                       : outLayouts[j].strides;
+    copyStrided(static_cast<char *>(outputs[j].data), strides,
                 bufferPtrs_[output(j).view()->buffer()] + view.offset * elem, view.strides,
                 view.sizes, elem);
   }
+  finishRun(*inst);
   return Error::success();
 }
 

@@ -181,11 +181,15 @@ private:
   Error runStep(size_t s, StepInstance &si, cuda::Stream stream);
   /// A fallback or call step: the buffers it views are copied to the host,
   /// the step runs there, and the buffers it writes go back.
-  Error runStepOnHost(size_t s, StepInstance &si, const Instance &inst);
+  Error runStepOnHost(size_t s, StepInstance &si, const Instance &inst,
+                      std::vector<int64_t> &values);
   Error downloadOutputs(const Instance &inst, std::span<const TensorRef> outputs,
                         const std::vector<StridedLayout> &outLayouts);
-  /// Runs the steps one by one, between profiling events if profiling.
-  Error runSteps(Instance &inst);
+  /// Runs the steps one by one, between profiling events if profiling. A
+  /// step that computes sizes (nonzero's count) runs on the host, which
+  /// waits for the GPU; the steps after it run in the instance of the
+  /// sizes it found, which `inst` becomes.
+  Error runSteps(Instance *&inst);
   /// Runs the steps through the CUDA graph captured for `inst` and the
   /// current addresses, capturing it first if there is none; false if the
   /// steps cannot be captured (then graphs are off for this executor).
@@ -623,7 +627,8 @@ Error CudaExecutor::runStep(size_t s, StepInstance &si, cuda::Stream stream) {
   return Error::success();
 }
 
-Error CudaExecutor::runStepOnHost(size_t s, StepInstance &si, const Instance &inst) {
+Error CudaExecutor::runStepOnHost(size_t s, StepInstance &si, const Instance &inst,
+                                  std::vector<int64_t> &values) {
   const plan::OpStep &op = *step(s).detail_as_OpStep();
   // Every buffer the step views, in first-seen order, and which it writes.
   std::vector<uint32_t> used;
@@ -662,7 +667,7 @@ Error CudaExecutor::runStepOnHost(size_t s, StepInstance &si, const Instance &in
           copyOut(bases[b], addresses_[b], inst.bufferBytes[b], "the buffers of " + what));
   }
   GC_RETURN_IF_ERROR(synchronize("copying the buffers of " + what));
-  GC_RETURN_IF_ERROR(runOnHost(s, si, bases.data()));
+  GC_RETURN_IF_ERROR(runOnHost(s, si, bases.data(), values));
   for (uint32_t b : used)
     if (written[b] && inst.bufferBytes[b])
       GC_RETURN_IF_ERROR(
@@ -680,8 +685,9 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
     uint32_t b = output(j).view()->buffer();
     if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0)
       continue;
-    if (!outputs[j].onDevice && !(inst.outputViews[j].sameMemoryAs(inst.buffers[b]) &&
-                                  outLayouts[j].sameMemoryAs(inst.buffers[b]))) {
+    if (!outputs[j].onDevice && (outputDependsOnData(j) ||
+                                 !(inst.outputViews[j].sameMemoryAs(inst.buffers[b]) &&
+                                   outLayouts[j].sameMemoryAs(inst.buffers[b])))) {
       stagedOutputs_.emplace_back(j, stageBytes);
       stageBytes += alignUp(inst.bufferBytes[b]);
     }
@@ -716,7 +722,13 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
   for (auto [j, at] : stagedOutputs_) {
     const StridedLayout &view = inst.outputViews[j];
     unsigned elem = dtypeSize(outputs[j].dtype);
-    copyStrided(static_cast<char *>(outputs[j].data), outLayouts[j].strides,
+    // A size the data decided: row-major from the start of the caller's
+    // memory (CpuExecutor::run).
+    std::vector<int64_t> strides =
+        outputDependsOnData(j)
+            ? callerLayout(TensorRef{nullptr, outputs[j].dtype, view.sizes, {}}).strides
+            : outLayouts[j].strides;
+    copyStrided(static_cast<char *>(outputs[j].data), strides,
                 stage + at + view.offset * elem, view.strides, view.sizes, elem);
   }
   return Error::success();
@@ -727,7 +739,13 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
   Expected<RunStart> start = startRun(inputs, outputs);
   if (!start)
     return start.error();
-  Instance &inst = *start->inst;
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (outputs[j].onDevice && outputDependsOnData(j))
+      return makeError() << "output '" << output(j).name()->str()
+                         << "': its size depends on the data, so gc returns it in host memory "
+                            "only";
+  Instance *ran = start->inst;
+  Instance &inst = *ran;
   GC_RETURN_IF_ERROR(planDeviceCopies(inst, inputs, outputs, start->outputLayouts));
   GC_RETURN_IF_ERROR(beginCall());
   GC_RETURN_IF_ERROR(placeBuffers(inst));
@@ -744,8 +762,8 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
     plain = !*ran;
   }
   if (plain)
-    GC_RETURN_IF_ERROR(runSteps(inst));
-  GC_RETURN_IF_ERROR(downloadOutputs(inst, outputs, start->outputLayouts));
+    GC_RETURN_IF_ERROR(runSteps(ran));
+  GC_RETURN_IF_ERROR(downloadOutputs(*ran, outputs, start->outputLayouts));
   // A profile's times are read once the run is done.
   if (profiling_ && !waits_)
     GC_RETURN_IF_ERROR(synchronize("running " + graphName()));
@@ -756,6 +774,7 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
                                 "timing " + stepLabel(s)));
     recordStep(s, ms / 1e3);
   }
+  finishRun(*ran);
   return Error::success();
 }
 
@@ -816,14 +835,25 @@ Error CudaExecutor::copy(const TensorRef &dst, const TensorRef &src, const std::
   return endCall("copying " + what);
 }
 
-Error CudaExecutor::runSteps(Instance &inst) {
-  for (size_t s = 0; s < inst.steps.size(); ++s) {
-    StepInstance &si = inst.steps[s];
+Error CudaExecutor::runSteps(Instance *&inst) {
+  std::vector<int64_t> values = inst->values;
+  for (size_t s = 0; s < inst->steps.size(); ++s) {
+    StepInstance &si = inst->steps[s];
     if (profiling_)
       GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s], run_), "profiling"));
-    GC_RETURN_IF_ERROR(runsOnHost(s, si) ? runStepOnHost(s, si, inst) : runStep(s, si, run_));
+    GC_RETURN_IF_ERROR(runsOnHost(s, si) ? runStepOnHost(s, si, *inst, values)
+                                         : runStep(s, si, run_));
     if (profiling_)
       GC_RETURN_IF_ERROR(d_.check(d_.eventRecord(events_[2 * s + 1], run_), "profiling"));
+    if (bindsSizes(s)) {
+      // Buffers stay where they are (planned at the sizes' upper bounds);
+      // the kernels' symbol table takes the sizes found.
+      Expected<Instance *> next = instanceAfter(values);
+      if (!next)
+        return next.error();
+      inst = *next;
+      GC_RETURN_IF_ERROR(uploadTables(*inst));
+    }
   }
   return Error::success();
 }
