@@ -14,14 +14,23 @@ const ExchangeApi *exchangeApiOf(PyObject *object) {
     if (t == type)
       return api;
   const ExchangeApi *api = nullptr;
-  PyObject *capsule = PyObject_GetAttrString(reinterpret_cast<PyObject *>(type),
-                                             "__dlpack_c_exchange_api__");
-  if (capsule) {
-    auto *table = static_cast<const ExchangeApi *>(
-        PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
-    if (table && table->version.major == 1)
-      api = table;
-    Py_DECREF(capsule);
+  // DLPack 1.3's name, a capsule; then the name torch 2.10 and 2.11 (and
+  // TVM's FFI before it) used for the same table, a capsule or an address.
+  for (const char *name : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"}) {
+    PyObject *value = PyObject_GetAttrString(reinterpret_cast<PyObject *>(type), name);
+    if (!value)
+      continue;
+    const void *table = nullptr;
+    if (PyCapsule_CheckExact(value))
+      table = PyCapsule_GetPointer(value, PyCapsule_GetName(value));
+    else if (PyLong_Check(value))
+      table = PyLong_AsVoidPtr(value);
+    Py_DECREF(value);
+    PyErr_Clear();
+    if (table && static_cast<const ExchangeApi *>(table)->version.major == 1) {
+      api = static_cast<const ExchangeApi *>(table);
+      break;
+    }
   }
   PyErr_Clear();
   // The type object outlives the entry: types of tensors stay for the

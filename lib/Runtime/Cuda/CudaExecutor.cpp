@@ -37,6 +37,7 @@
 #include "CudaExecutor.h"
 
 #include "CudaDriver.h"
+#include "CallerMemory.h"
 #include "CudaLibraries.h"
 #include "ExecutorBase.h"
 #include "StridedCopy.h"
@@ -176,6 +177,13 @@ private:
   /// Lays out the device allocation for `inst` and sets addresses_ (but
   /// for weights, which uploadInputs places).
   Error placeBuffers(const Instance &inst);
+  /// Points addresses_ at the caller's tensors the call uses where they lie
+  /// (CallerMemory.h), and records which (inPlace_).
+  void bindCallerMemory(const Instance &inst, std::span<const TensorRef> inputs,
+                        std::span<const TensorRef> outputs);
+  /// addresses_ as a captured graph depends on them: those of the buffers
+  /// library calls use (kernels read theirs from the tables).
+  std::vector<uint64_t> heldAddresses() const;
   Error uploadInputs(const Instance &inst, std::span<const TensorRef> inputs);
   Error uploadTables(const Instance &inst);
   Error runStep(size_t s, StepInstance &si, cuda::Stream stream);
@@ -235,6 +243,12 @@ private:
   /// Per input, then per output in GPU memory: how it is copied (nullopt:
   /// laid out as its buffer, copied whole).
   std::vector<std::optional<cuda::StridedCopyPlan>> inputCopies_, outputCopies_;
+  /// Per buffer, what the choice of caller memory in place reads; per
+  /// buffer, the caller's address in the last call; the current call's
+  /// choice.
+  std::vector<cuda::BufferFacts> bufferFacts_;
+  std::vector<uint64_t> lastCallerAddress_;
+  cuda::InPlace inPlace_;
   DeviceBuffer memory_;
   std::vector<WeightCopy> weights_; ///< per buffer; used for weight buffers
   std::vector<DeviceBuffer> persistent_; ///< allocatePersistent's
@@ -328,6 +342,15 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
       events_.push_back(e);
     }
   captureAllowed_ = options_.cudaGraphs;
+  bufferFacts_.resize(numBuffers_);
+  for (size_t b = 0; b < numBuffers_; ++b)
+    bufferFacts_[b].kind = buffer(b).kind();
+  for (const plan::Binding *o : *graph_.outputs())
+    bufferFacts_[o->view()->buffer()].written = true;
+  for (const plan::Step *st : *graph_.steps())
+    if (!st->detail_as_KernelStep())
+      for (uint32_t b : *st->uses())
+        bufferFacts_[b].heldByCalls = true;
   // Shapes are static when no input binds a size symbol.
   for (const plan::Binding *b : *graph_.inputs())
     for (const plan::SizeProgram *p : *b->view()->sizes())
@@ -512,6 +535,43 @@ Error CudaExecutor::placeBuffers(const Instance &inst) {
   return Error::success();
 }
 
+void CudaExecutor::bindCallerMemory(const Instance &inst, std::span<const TensorRef> inputs,
+                                    std::span<const TensorRef> outputs) {
+  for (size_t b = 0; b < numBuffers_; ++b)
+    bufferFacts_[b].bytes = inst.bufferBytes[b];
+  auto caller = [](const TensorRef &t, uint32_t buffer, bool asBuffer) {
+    cuda::CallerTensor c{.buffer = buffer};
+    if (!t.onDevice)
+      return c;
+    c.address = reinterpret_cast<uintptr_t>(t.data);
+    c.spanBytes = static_cast<uint64_t>(callerLayout(t).extent()) * dtypeSize(t.dtype);
+    c.asBuffer = asBuffer;
+    return c;
+  };
+  std::vector<cuda::CallerTensor> in, out;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in.push_back(caller(inputs[i], input(i).view()->buffer(), !inputCopies_[i]));
+  for (size_t j = 0; j < outputs.size(); ++j)
+    out.push_back(
+        caller(outputs[j], output(j).view()->buffer(), !outputCopies_[j] && !outputDependsOnData(j)));
+  inPlace_ = cuda::chooseInPlace(bufferFacts_, in, out, captureAllowed_ && !profiling_,
+                                 kDeviceAlignment, lastCallerAddress_);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inPlace_.inputs[i])
+      addresses_[in[i].buffer] = in[i].address;
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (inPlace_.outputs[j])
+      addresses_[out[j].buffer] = out[j].address;
+}
+
+std::vector<uint64_t> CudaExecutor::heldAddresses() const {
+  std::vector<uint64_t> held(numBuffers_, 0);
+  for (size_t b = 0; b < numBuffers_; ++b)
+    if (bufferFacts_[b].heldByCalls)
+      held[b] = addresses_[b];
+  return held;
+}
+
 Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef> inputs) {
   // Where the caller's layout is not the buffer's, the input is laid out
   // in host staging memory first; that memory is sized before anything is
@@ -522,7 +582,7 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
   for (size_t i = 0; i < inputs.size(); ++i) {
     uint32_t b = input(i).view()->buffer();
     const StridedLayout caller = callerLayout(inputs[i]);
-    if (inst.bufferBytes[b] == 0 || caller.numel() == 0) {
+    if (inst.bufferBytes[b] == 0 || caller.numel() == 0 || inPlace_.inputs[i]) {
       skip[i] = true;
       continue;
     }
@@ -697,7 +757,7 @@ Error CudaExecutor::downloadOutputs(const Instance &inst, std::span<const Tensor
   size_t next = 0;
   for (size_t j = 0; j < outputs.size(); ++j) {
     uint32_t b = output(j).view()->buffer();
-    if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0)
+    if (inst.bufferBytes[b] == 0 || outLayouts[j].numel() == 0 || inPlace_.outputs[j])
       continue;
     std::string what = "output '" + output(j).name()->str() + "'";
     auto address = reinterpret_cast<uintptr_t>(outputs[j].data);
@@ -749,6 +809,7 @@ Error CudaExecutor::run(std::span<const TensorRef> inputs, std::span<const Tenso
   GC_RETURN_IF_ERROR(planDeviceCopies(inst, inputs, outputs, start->outputLayouts));
   GC_RETURN_IF_ERROR(beginCall());
   GC_RETURN_IF_ERROR(placeBuffers(inst));
+  bindCallerMemory(inst, inputs, outputs);
   GC_RETURN_IF_ERROR(uploadInputs(inst, inputs));
   GC_RETURN_IF_ERROR(uploadTables(inst));
   bool plain = true;
@@ -859,7 +920,7 @@ Error CudaExecutor::runSteps(Instance *&inst) {
 }
 
 Expected<bool> CudaExecutor::runCaptured(Instance &inst) {
-  CaptureKey key{inst.serial, addresses_, workspace_, tables_};
+  CaptureKey key{inst.serial, heldAddresses(), workspace_, tables_};
   if (!captured_ || !(key == capturedFor_)) {
     dropCapture();
     for (size_t s = 0; s < inst.steps.size(); ++s)

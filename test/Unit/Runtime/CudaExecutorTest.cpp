@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 using namespace gc;
 using namespace gc::test;
 
@@ -225,6 +227,56 @@ TEST(CudaExecutor, TensorsInGpuMemory) {
                   std::vector<TensorRef>{device(dt, {0}), device(dd)});
   ASSERT_TRUE(bool(err));
   EXPECT_EQ(err.message(), "output 't' has stride 0 in dimension 0: its elements would overlap");
+}
+
+TEST(CudaExecutor, GpuTensorsMovingBetweenCalls) {
+  // Tensors read and written where they lie (CallerMemory.h): the kernels'
+  // tables follow the caller's tensors from call to call, through the
+  // captured graph, and an output given in an input's memory still sees
+  // the input as it was.
+  GC_REQUIRE_GPU();
+  TwoKernels g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  const int64_t n = 513;
+  auto device = [&](const DeviceMemory &m) {
+    return TensorRef{m.data(), DType::Float32, {n}, {}, true};
+  };
+  std::vector<std::unique_ptr<DeviceMemory>> xs, cs, ts, ds;
+  for (int k = 0; k < 2; ++k) {
+    std::vector<float> x = smallInts(n), c(n);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] += float(k);
+      c[i] = float(i + k);
+    }
+    xs.push_back(std::make_unique<DeviceMemory>(x));
+    cs.push_back(std::make_unique<DeviceMemory>(c));
+    ts.push_back(std::make_unique<DeviceMemory>(std::vector<float>(n)));
+    ds.push_back(std::make_unique<DeviceMemory>(std::vector<float>(n)));
+  }
+  for (int round = 0; round < 6; ++round) {
+    int k = round % 2;
+    Error err = (*e)->run(std::vector<TensorRef>{device(*xs[k]), device(*cs[k])},
+                          std::vector<TensorRef>{device(*ts[k]), device(*ds[k])});
+    ASSERT_FALSE(err) << err.message();
+    std::vector<float> x = xs[k]->read(), c = cs[k]->read(), t = ts[k]->read(),
+                       d = ds[k]->read();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(t[i], 2 * x[i] + 1) << "round " << round << ", " << i;
+      ASSERT_EQ(d[i], 3 * c[i]) << "round " << round << ", " << i;
+    }
+  }
+  // t written into x's own memory, d into c's.
+  std::vector<float> x = xs[0]->read(), c = cs[0]->read();
+  Error err = (*e)->run(std::vector<TensorRef>{device(*xs[0]), device(*cs[0])},
+                        std::vector<TensorRef>{device(*xs[0]), device(*cs[0])});
+  ASSERT_FALSE(err) << err.message();
+  std::vector<float> t = xs[0]->read(), d = cs[0]->read();
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(t[i], 2 * x[i] + 1) << i;
+    ASSERT_EQ(d[i], 3 * c[i]) << i;
+  }
 }
 
 /// Runs TwoKernels on GPU tensors of other layouts than the buffers':
