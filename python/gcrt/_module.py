@@ -102,6 +102,18 @@ class _Graph:
         self.cuda = package.device != "cpu"
         self.context = _runtime.Context(package, graph, **options)
         self.lock = threading.Lock()
+        self._numpy_answers = None
+
+    def _numpy_for_torch(self, results):
+        """Whether the runtime answers torch inputs with numpy arrays (a torch
+        without DLPack's exchange table): the same for every call, so asked
+        once."""
+        if self._numpy_answers is None:
+            given = [r for r in results if r is not None]
+            if not given:
+                return False
+            self._numpy_answers = not _is_torch(given[0])
+        return self._numpy_answers
 
     def renew(self):
         """A context with the package's current weights."""
@@ -123,8 +135,7 @@ class _Graph:
             results = self.context.run(flat, out, stream, buffers)
         if out is not None:
             return list(out)
-        if results and torch_in and \
-                not any(_is_torch(r) for r in results if r is not None):
+        if results and torch_in and self._numpy_for_torch(results):
             # A torch without DLPack's exchange table (before 2.10): its
             # inputs came through __dlpack__, and numpy made the outputs.
             import torch

@@ -14,8 +14,8 @@ const ExchangeApi *exchangeApiOf(PyObject *object) {
     if (t == type)
       return api;
   const ExchangeApi *api = nullptr;
-  // DLPack 1.3's name, a capsule; then the name torch 2.10 and 2.11 (and
-  // TVM's FFI before it) used for the same table, a capsule or an address.
+  // DLPack 1.3's name, a capsule; then the name torch 2.10 (and TVM's FFI
+  // before it) used for the same table, a capsule or an address.
   for (const char *name : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"}) {
     PyObject *value = PyObject_GetAttrString(reinterpret_cast<PyObject *>(type), name);
     if (!value)

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -157,8 +158,19 @@ struct TensorView {
         d.bits = t.dtype.bits;
         d.lanes = t.dtype.lanes;
         void *data = static_cast<char *>(t.data) + t.byteOffset;
-        fill(d, static_cast<size_t>(t.ndim), data, [&](size_t i) { return t.shape[i]; },
-             [&](size_t i) { return t.strides ? t.strides[i] : rowMajorStride(t, i); }, info);
+        if (t.strides) {
+          // The producer's own sizes and strides, valid while `object` is:
+          // the call holds it.
+          if (!dtypeOf(d, tensor.dtype))
+            throw InputError(describe(info) + " has an element type libgcrt does not know");
+          tensor.data = data;
+          tensor.rank = static_cast<size_t>(t.ndim);
+          tensor.sizes = t.shape;
+          tensor.strides = t.strides;
+        } else {
+          fill(d, static_cast<size_t>(t.ndim), data, [&](size_t i) { return t.shape[i]; },
+               [&](size_t i) { return rowMajorStride(t, i); }, info);
+        }
         deviceType = t.device.type;
         deviceId = t.device.id;
         return;
@@ -172,6 +184,8 @@ struct TensorView {
     *this = TensorView(array, info);
     held = std::move(array);
   }
+
+  std::span<const int64_t> shape() const { return {tensor.sizes, tensor.rank}; }
 
   static int64_t rowMajorStride(const dlpack::Tensor &t, size_t d) {
     int64_t stride = 1;
@@ -215,7 +229,7 @@ std::string sizesText(const std::vector<int64_t> &sizes) {
 /// Checks an input against the graph's record before libgcrt sees it, so
 /// that the message names the argument by its path.
 void checkInput(const TensorView &view, const TensorInfo &info) {
-  std::vector<int64_t> given(view.sizes);
+  std::span<const int64_t> given = view.shape();
   if (view.tensor.dtype != info.dtype)
     throw InputError("input " + info.label() + " is " + gcrt_dtype_name(view.tensor.dtype) +
                      ", the package wants " + gcrt_dtype_name(info.dtype));
@@ -223,7 +237,8 @@ void checkInput(const TensorView &view, const TensorInfo &info) {
   for (size_t d = 0; fits && d < given.size(); ++d)
     fits = given[d] >= info.minSizes[d] && (info.maxSizes[d] < 0 || given[d] <= info.maxSizes[d]);
   if (!fits)
-    throw InputError("input " + info.label() + " has sizes " + sizesText(given) +
+    throw InputError("input " + info.label() + " has sizes " +
+                     sizesText(std::vector<int64_t>(given.begin(), given.end())) +
                      ", the package wants " + sizesText(info.sizes));
 }
 
@@ -393,6 +408,8 @@ public:
     gcrt_context *c = nullptr;
     check(gcrt_context_create_with_flags(package_->get(), graph_, threads, flags, &c));
     handle_.reset(c);
+    const std::vector<TensorInfo> &inputs = package_->inputs(graph_);
+    staticInputs_ = std::all_of(inputs.begin(), inputs.end(), isStatic);
   }
 
   /// Runs the graph on `inputs` (arrays or tensors of any DLPack producer,
@@ -572,14 +589,17 @@ private:
   /// seen, which a graph of static shapes never changes.
   const std::vector<int64_t> *ownLayout(const std::vector<TensorView> &views, size_t index,
                                         const std::vector<int64_t> &sizes) {
-    std::vector<int64_t> key;
-    for (const TensorView &v : views)
-      key.insert(key.end(), v.sizes.begin(), v.sizes.end());
-    if (key != layoutKey_ || layouts_.empty()) {
-      layouts_.clear();
-      for (size_t j = 0; j < package_->outputs(graph_).size(); ++j)
-        layouts_.push_back(outputStrides(views, j));
-      layoutKey_ = std::move(key);
+    // Inputs of static sizes never change the layouts: no key to build.
+    if (layouts_.empty() || !staticInputs_) {
+      std::vector<int64_t> key;
+      for (const TensorView &v : views)
+        key.insert(key.end(), v.shape().begin(), v.shape().end());
+      if (key != layoutKey_ || layouts_.empty()) {
+        layouts_.clear();
+        for (size_t j = 0; j < package_->outputs(graph_).size(); ++j)
+          layouts_.push_back(outputStrides(views, j));
+        layoutKey_ = std::move(key);
+      }
     }
     const std::vector<int64_t> &strides = layouts_[index];
     int64_t dense = 1;
@@ -626,6 +646,9 @@ private:
   /// sizes the run reports (gcrt_run_output_sizes).
   nb::object filledPart(size_t index, const std::vector<int64_t> &allocated,
                         nb::object result) const {
+    // A size the data decides is dynamic in the record.
+    if (isStatic(package_->outputs(graph_)[index]))
+      return result;
     std::vector<int64_t> filled(allocated.size() + 1, 0);
     size_t rank = 0;
     check(gcrt_run_output_sizes(handle_.get(), index, filled.data(), filled.size(), &rank));
@@ -653,13 +676,14 @@ private:
     return result.attr("reshape")(-1)[first].attr("reshape")(nb::tuple(shape));
   }
 
+  static bool isStatic(const TensorInfo &info) {
+    return std::all_of(info.sizes.begin(), info.sizes.end(), [](int64_t s) { return s >= 0; });
+  }
+
   void outputSizes(const std::vector<TensorView> &views, size_t index,
                    std::vector<int64_t> &sizes) const {
     const TensorInfo &info = package_->outputs(graph_)[index];
-    bool isStatic = true;
-    for (int64_t s : info.sizes)
-      isStatic = isStatic && s >= 0;
-    if (isStatic) {
+    if (isStatic(info)) {
       sizes = info.sizes;
       return;
     }
@@ -674,8 +698,10 @@ private:
   std::shared_ptr<Package> package_;
   size_t graph_;
   std::unique_ptr<gcrt_context, Deleter> handle_;
-  /// ownLayout's: the inputs' sizes, one after another, and the strides.
+  /// ownLayout's: the inputs' sizes, one after another, and the strides;
+  /// whether every input's sizes are static.
   std::vector<int64_t> layoutKey_;
+  bool staticInputs_ = false;
   std::vector<std::vector<int64_t>> layouts_;
 };
 
