@@ -52,7 +52,7 @@ extern "C" {
  * outputs whose sizes the input's data decides (nonzero, masked_select,
  * unique, boolean-mask indexing): gcrt_output_sizes gives their upper
  * bounds, and gcrt_run_output_sizes the sizes a run filled. */
-#define GCRT_API_VERSION 11
+#define GCRT_API_VERSION 12
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -412,19 +412,25 @@ GCRT_EXPORT gcrt_status gcrt_run(gcrt_context *context, const gcrt_tensor *input
 /* gcrt_run for tensors already in GPU memory (API version 5), for a CUDA
  * package: every input's and output's `data` is a device address
  * (CUdeviceptr) on the context's GPU, and every output is the caller's
- * memory. The tensors are copied on the GPU, and may have any strides (API
- * version 9: permuted, sliced with gaps, 0 for a broadcast input; sizes of
- * 0): one laid out as the graph's buffer (gcrt_output_strides) is copied
- * as one block, any other by a strided-copy kernel that libgcrt carries as
- * PTX, which the driver compiles for the GPU the first time a context needs
- * it. An output whose elements overlap (stride 0 in a dimension of more
+ * memory. The tensors may have any strides (API version 9: permuted,
+ * sliced with gaps, 0 for a broadcast input; sizes of 0). One laid out as
+ * the graph's buffer (gcrt_output_strides) and starting on a 256-byte
+ * boundary is read or written where it lies (API version 12), but an output
+ * whose memory overlaps an input's, and, while the context replays CUDA
+ * graphs, a tensor a library call reads at another address than in the
+ * last call; those are copied as one block. Any other layout is copied by
+ * a strided-copy kernel that libgcrt carries as PTX, which the driver
+ * compiles for the GPU the first time a context needs it. An output whose elements overlap (stride 0 in a dimension of more
  * than one element) is GCRT_ERROR_RUNTIME, naming it. Work that wrote the
  * inputs must be complete before the call (synchronize its stream); the
  * outputs are complete when it returns. A CPU package is GCRT_ERROR_INPUT.
  * State works as with gcrt_run (API version 7): a CUDA context keeps the
  * buffers its graph mutates in GPU memory, so neither function copies them
  * through the host, and a mutated user input gets its new value copied on
- * the GPU. */
+ * the GPU. A buffer_mutation output whose `data` is null gets the buffer's
+ * own memory (API version 12), whether or not the plan updates it in place:
+ * the run then writes the new value there, and no copy of the buffer is
+ * made in the call. */
 GCRT_EXPORT gcrt_status gcrt_run_device(gcrt_context *context, const gcrt_tensor *inputs,
                                         size_t num_inputs, gcrt_tensor *outputs,
                                         size_t num_outputs);

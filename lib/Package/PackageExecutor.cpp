@@ -231,8 +231,16 @@ std::vector<std::string> PackageExecutor::bufferNames() const {
 }
 
 const TensorRef *PackageExecutor::stateUpdatedInPlace(size_t output) const {
+  const TensorRef *state = stateOf(output);
   for (const State &s : state_)
-    if (s.inPlace && s.output == output)
+    if (state == &s.ref && s.inPlace)
+      return state;
+  return nullptr;
+}
+
+const TensorRef *PackageExecutor::stateOf(size_t output) const {
+  for (const State &s : state_)
+    if (s.output == output)
       return &s.ref;
   return nullptr;
 }

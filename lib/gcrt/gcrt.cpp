@@ -318,13 +318,22 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
       const plan::Binding &binding = *g.outputs()->Get(i);
       DType dtype = dtypeOf(binding.view()->dtype());
       const std::vector<int64_t> &want = context->sizes[i];
-      if (!t.data && device) {
+      // A mutated buffer's output with no memory of the caller's takes the
+      // buffer's own: on the CPU where the plan updates it in place (the
+      // run writes it where it lies); in GPU memory always (the executor
+      // never writes an output over an input's memory, so the state input
+      // is read first, and no copy into the state follows the run).
+      const TensorRef *state = nullptr;
+      if (!t.data && device)
+        state = exec.stateOf(i);
+      else if (!t.data && onHost)
+        state = exec.stateUpdatedInPlace(i);
+      if (!state && !t.data && device) {
         return fail(GCRT_ERROR_INPUT, "output " + std::to_string(i) + " ('" +
                                           binding.name()->str() + "'): " + function +
-                                          " writes only into the caller's GPU memory");
-      } else if (const TensorRef *state =
-                     t.data || !onHost ? nullptr : exec.stateUpdatedInPlace(i)) {
-        // The buffer's own memory, which the run updates where it lies.
+                                          " writes only into the caller's GPU memory (or, "
+                                          "for a mutated buffer, the buffer's own)");
+      } else if (state) {
         context->strides[i] = contiguous(want);
         t = gcrt_tensor{state->data, static_cast<gcrt_dtype>(dtype), want.size(), want.data(),
                         context->strides[i].data()};

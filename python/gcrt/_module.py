@@ -122,8 +122,8 @@ class _Graph:
     def run(self, flat, out=None, buffers=True):
         """The graph's outputs for the flat inputs: tensors of the inputs'
         framework (numpy arrays for numpy inputs), or `out` filled.
-        buffers=False: None for the mutated buffers' new values on the CPU,
-        which the context keeps (no copy of a KV cache per call)."""
+        buffers=False: None for the mutated buffers' new values, which the
+        context keeps (no copy of a KV cache per call)."""
         stream = None
         torch_in = bool(flat) and _is_torch(flat[0])
         if self.cuda and torch_in and flat[0].is_cuda:

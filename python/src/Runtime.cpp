@@ -425,9 +425,9 @@ public:
   /// torch.cuda.current_stream().cuda_stream) a GPU run is enqueued there
   /// and not waited for (gcrt_run_device_async); without, it runs on the
   /// context's own stream and is done on return.
-  /// `buffers=False` leaves out the mutated buffers' new values on the CPU
-  /// (None in their places): the context keeps them, and one it updates in
-  /// place (a KV cache) is then never copied.
+  /// `buffers=False` leaves out the mutated buffers' new values (None in
+  /// their places): the context keeps them, and one it updates in place (a
+  /// KV cache; in GPU memory, any) is then never copied.
   std::vector<nb::object> run(nb::sequence inputs, std::optional<nb::sequence> out,
                               std::optional<uintptr_t> stream, bool buffers) {
     std::vector<TensorView> views = viewInputs(inputs);
@@ -448,10 +448,7 @@ public:
     std::vector<gcrt_tensor> outputs(infos.size());
     std::vector<AllocatedTensor> allocated(infos.size());
     std::vector<nb::object> results(infos.size());
-    auto leftOut = [&](size_t i) {
-      return !buffers && where.deviceType == nb::device::cpu::value &&
-             infos[i].role == "buffer_mutation";
-    };
+    auto leftOut = [&](size_t i) { return !buffers && infos[i].role == "buffer_mutation"; };
     for (size_t i = 0; i < infos.size(); ++i) {
       outputSizes(views, i, sizes[i]);
       // The framework's tensors take the graph's layout on the CPU too,

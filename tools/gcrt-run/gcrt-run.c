@@ -384,11 +384,20 @@ typedef struct DeviceRun {
   size_t numIn, numOut;
 } DeviceRun;
 
+/* Whether output `j` is a mutated buffer's new value, which the run leaves
+ * in the buffer's own GPU memory (the context's, not freed here). */
+static int isStateOutput(const DeviceRun *d, size_t j) {
+  gcrt_tensor_info info;
+  return gcrt_output_info(d->package, d->graph, j, &info) == GCRT_OK &&
+         strcmp(info.role, "buffer_mutation") == 0;
+}
+
 static void deviceRunFree(DeviceRun *d) {
   for (size_t i = 0; d->in && i < d->numIn; ++i)
     deviceFree(d->io, d->in[i].data);
   for (size_t j = 0; d->out && j < d->numOut; ++j) {
-    deviceFree(d->io, d->out[j].data);
+    if (!isStateOutput(d, j))
+      deviceFree(d->io, d->out[j].data);
     free(d->hostOut[j].data);
   }
   free(d->in);
@@ -449,14 +458,19 @@ static int deviceRunPrepare(DeviceRun *d, gcrt_context *ctx, const gcrt_tensor *
             GCRT_OK ||
         gcrt_output_info(d->package, d->graph, j, &info) != GCRT_OK)
       return error("'%s': %s", package, gcrt_last_error());
-    deviceFree(d->io, d->out[j].data);
+    /* A mutated buffer's new value is left in the buffer's own GPU memory
+     * (data NULL), as a decoding loop leaves its KV cache: no copy. */
+    int state = isStateOutput(d, j);
+    if (!state)
+      deviceFree(d->io, d->out[j].data);
     free(d->hostOut[j].data);
     d->out[j] = (gcrt_tensor){NULL, info.dtype, rank, d->outSizes[j], NULL};
     d->hostOut[j] = d->out[j];
-    d->out[j].data = deviceAlloc(d->io, bytesOf(&d->out[j]), message, sizeof message);
+    if (!state)
+      d->out[j].data = deviceAlloc(d->io, bytesOf(&d->out[j]), message, sizeof message);
     d->hostOut[j].data = malloc(bytesOf(&d->out[j]) + 1);
-    if (!d->out[j].data || !d->hostOut[j].data)
-      return error("output %zu: %s", j, d->out[j].data ? "out of memory" : message);
+    if ((!state && !d->out[j].data) || !d->hostOut[j].data)
+      return error("output %zu: %s", j, d->hostOut[j].data ? message : "out of memory");
   }
   return 0;
 }

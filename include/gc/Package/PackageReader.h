@@ -230,6 +230,12 @@ public:
   /// at a position), the buffer's current value: the memory the run writes.
   /// Passing it as that output costs no copy; null for other outputs.
   const TensorRef *stateUpdatedInPlace(size_t output) const;
+  /// For output `output` when it is a mutated buffer, the buffer's current
+  /// value, whether or not the plan updates it in place; null otherwise.
+  /// The CUDA executor takes it as that output's memory without a hazard
+  /// (it never writes an output into memory an input shares), which saves
+  /// the copy into the state after the run.
+  const TensorRef *stateOf(size_t output) const;
 
 private:
   PackageExecutor(std::shared_ptr<const LoadedPackage> package, const plan::Graph &graph)

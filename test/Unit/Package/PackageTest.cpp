@@ -876,7 +876,8 @@ TEST_F(CudaPackageTest, RunsOnTheGpu) {
                           {dz.data(), GCRT_FLOAT32, 1, &five, nullptr}};
     EXPECT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_ERROR_INPUT);
     EXPECT_STREQ(gcrt_last_error(),
-                 "output 0 ('y'): gcrt_run_device writes only into the caller's GPU memory");
+                 "output 0 ('y'): gcrt_run_device writes only into the caller's GPU memory (or, "
+                 "for a mutated buffer, the buffer's own)");
     out[0].data = dy.data();
     ASSERT_EQ(gcrt_run_device(ctx, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
     EXPECT_EQ(dy.read(), (std::vector<float>{11, 22, 33, 44, 15}));
