@@ -109,7 +109,9 @@ PY
     }
     "$B/bin/gc-compile" "$g" --device cuda --no-cache -o "$W/f.gcpkg" > /dev/null 2>&1 || report "compile $name $t fused" 1
     "$B/bin/gc-opt" "$g" --device cuda --passes="$decomposed" -o "$W/d.core.gc" &&
-      "$B/bin/gc-compile" "$W/d.core.gc" --no-cache -o "$W/d.gcpkg" > /dev/null 2>&1 ||
+      "$B/bin/gc-lower" "$W/d.core.gc" -o "$W/d.loops.gc" &&
+      "$B/bin/gc-codegen" "$W/d.loops.gc" -o "$W/d.kernels.gc" &&
+      "$B/bin/gc-package" "$W/d.kernels.gc" -o "$W/d.gcpkg" ||
       report "compile $name $t decomposed" 1
     f=$(ms "$W/f.gcpkg" f)
     dm=$(ms "$W/d.gcpkg" d)

@@ -214,7 +214,7 @@ CudaAttentionKernels::prepare(const plan::OpStep &step, const std::vector<Stride
   uint32_t index[kNumOperands] = {call.query(), call.key(), call.value(), 0, 0};
   if (outputs.size() != 1 || inputs.size() != step.inputs()->size() ||
       call.mask() >= static_cast<int32_t>(inputs.size()))
-    return nullptr;
+    return std::unique_ptr<ExternCall>();
   for (int o : {kQuery, kKey, kValue, kMask}) {
     if (o == kMask) {
       if (call.mask() < 0)
@@ -222,7 +222,7 @@ CudaAttentionKernels::prepare(const plan::OpStep &step, const std::vector<Stride
       index[o] = static_cast<uint32_t>(call.mask());
     }
     if (index[o] >= inputs.size())
-      return nullptr;
+      return std::unique_ptr<ExternCall>();
     const plan::View &view = *step.inputs()->Get(index[o]);
     ops.layouts[o] = &inputs[index[o]];
     ops.dtypes[o] = view.dtype();
@@ -235,7 +235,7 @@ CudaAttentionKernels::prepare(const plan::OpStep &step, const std::vector<Stride
   ops.scale = call.scale();
   AttentionLaunch launch = planAttention(ops);
   if (launch.entry.empty() || !haveAttentionKernels())
-    return nullptr;
+    return std::unique_ptr<ExternCall>();
   if (!module_)
     GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, attentionImage().data()),
                                 "loading gc's fused attention kernels"));
