@@ -118,6 +118,8 @@ private:
 } // namespace
 
 std::unique_ptr<Pass> createDecomposePass() { return std::make_unique<DecomposePass>(false); }
-std::unique_ptr<Pass> createDecomposeKeepWholePass() { return std::make_unique<DecomposePass>(true); }
+std::unique_ptr<Pass> createDecomposeKeepWholePass() {
+  return std::make_unique<DecomposePass>(true);
+}
 
 } // namespace gc

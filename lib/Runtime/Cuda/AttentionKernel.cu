@@ -37,7 +37,9 @@ __device__ float widen(__half x) { return __half2float(x); }
 
 template <class T> __device__ T narrow(float x);
 template <> __device__ float narrow<float>(float x) { return x; }
-template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 template <> __device__ __half narrow<__half>(float x) { return __float2half_rn(x); }
 
 /// The mask's term for score (b, h, i, j): 0, an additive value, or -inf

@@ -1,4 +1,4 @@
-//===- AttentionKernelArgs.h - The fused attention kernels' argument -*- C++ -*-===//
+//===- AttentionKernelArgs.h - The fused attention argument ----*- C++ -*-===//
 //
 // The one argument of every fused attention kernel (AttentionKernel.cu),
 // passed by value, as the host (CudaAttention.cpp) fills it in. Plain data,

@@ -1,4 +1,4 @@
-//===- CudaAttention.h - The fused attention step on NVIDIA GPUs -*- C++ -*-===//
+//===- CudaAttention.h - The fused attention step on GPUs ------*- C++ -*-===//
 //
 // The GPU counterpart of Cpu/AttentionStep.h: an extern step whose
 // `attention` is set runs as one launch of gc's fused attention kernel
