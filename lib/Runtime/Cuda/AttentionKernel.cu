@@ -111,16 +111,24 @@ __device__ void attention(const AttentionKernelArgs &a) {
     loadTile<T, D>(a, kKey, b, kvh, key0, K, a.keys, k);
     loadTile<T, D>(a, kValue, b, kvh, key0, K, a.keys, v);
     __syncthreads();
+    // The thread's scores of the tile, each query element read once for
+    // all of them.
     float s[kScores];
+#pragma unroll
+    for (int t = 0; t < kScores; ++t)
+      s[t] = 0.f;
+#pragma unroll 4
+    for (int d = 0; d < dim; ++d) {
+      float qd = q[row][d];
+#pragma unroll
+      for (int t = 0; t < kScores; ++t)
+        s[t] = fmaf(qd, k[part + kThreadsPerRow * t][d], s[t]);
+    }
     float tileMax = -CUDART_INF_F;
 #pragma unroll
     for (int t = 0; t < kScores; ++t) {
-      int j = part + kThreadsPerRow * t, key = key0 + j;
-      float dot = 0.f;
-#pragma unroll 8
-      for (int d = 0; d < dim; ++d)
-        dot = fmaf(q[row][d], k[j][d], dot);
-      float x = dot * a.scale;
+      int key = key0 + part + kThreadsPerRow * t;
+      float x = s[t] * a.scale;
       bool keep = key < a.keys && i < a.queries;
       if (a.maskKind == kMaskCausal)
         keep = keep && key <= i;
