@@ -35,7 +35,10 @@ with eager's. With gc and eager, unless --no-logits-check: eager also
 decodes its own tokens again one at a time from an empty cache, and
 gcrt-run checks gc's decode package's logits on those steps against
 eager's (the tolerance is logits_check's); one line gives the largest
-error and the verdict.
+error and the verdict. Then one PASS or FAIL line per target of issue 34
+on the CPU: the weights' read rate at least 90% of the read bandwidth, peak
+memory at most 1.1 times the weights, faster than PyTorch's best CPU mode
+in the run, the greedy tokens eager's.
 """
 import argparse
 import importlib.util
@@ -220,6 +223,31 @@ def torch_engine(args, engine, logits_dir=None):
     return dict(json.loads(text.strip().splitlines()[-1]), peak=peak)
 
 
+def target_lines(results, bandwidth, step_bytes, weights, steps, reference):
+    """Issue 34's CPU targets for gc in this run, one 'PASS|FAIL: ...' line each."""
+    gc = results["gc"]
+    step = gc["decode_s"] / steps
+    share = step_bytes / step / 1e9 / bandwidth["gc"]
+    rss = gc["peak"] / weights
+    verdict = lambda ok: "PASS" if ok else "FAIL"  # noqa: E731
+    lines = [f"{verdict(share >= 0.9)}: gc reads the weights at {share:.0%} of the read "
+             f"bandwidth (target: at least 90%)",
+             f"{verdict(rss <= 1.1)}: gc's peak resident memory is {rss:.2f} of the weights' "
+             f"size (target: at most 1.1)"]
+    torch_rates = {e: steps / r["decode_s"] for e, r in results.items()
+                   if e != "gc" and r is not None}
+    if torch_rates:
+        best = max(torch_rates, key=torch_rates.get)
+        missing = [e for e, r in results.items() if r is None]
+        lines.append(f"{verdict(1 / step > torch_rates[best])}: gc decodes {1 / step:.2f} tok/s, "
+                     f"PyTorch's best CPU mode here ({best}) {torch_rates[best]:.2f}"
+                     + (f" ({', '.join(missing)} did not finish)" if missing else ""))
+    if reference is not None:
+        lines.append(f"{verdict(gc['tokens'] == reference)}: gc's {len(reference)} greedy tokens "
+                     f"{'are' if gc['tokens'] == reference else 'are not'} eager's")
+    return lines
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -279,11 +307,15 @@ def main():
               f"{step_bytes / step / 1e9:.2f} | {bandwidth[engine]:.2f} | "
               f"{step_bytes / step / 1e9 / bandwidth[engine]:.0%} | "
               f"{r['peak'] / 1e9:.2f} | {r['peak'] / weights:.2f} | {r['compile_s']:.1f} | {same} |")
+    if "gc" in results and results["gc"] is not None:
+        print()
+        for line in target_lines(results, bandwidth, step_bytes, weights, steps, reference):
+            print(line)
     if check:
-        steps, passed, error, atol, rtol = check
-        print(f"\ngc's decode logits against eager's, {steps} steps over eager's tokens (the prompt, "
-              f"then its greedy ones): largest abs error {error:.3g}; {passed} of {steps} steps "
-              f"within rtol {rtol:g}, atol {atol:.3g}: {'pass' if passed == steps else 'FAIL'}")
+        checked, passed, error, atol, rtol = check
+        print(f"{'PASS' if passed == checked else 'FAIL'}: gc's decode logits against eager's, "
+              f"{checked} steps over eager's tokens (the prompt, then its greedy ones): largest abs "
+              f"error {error:.3g}; {passed} of {checked} steps within rtol {rtol:g}, atol {atol:.3g}")
     if "gc" in results:
         print(f"\ngc: the decode row's memory is the decode package's process; the first "
               f"token's (the prefill package's) peaked at {results['gc']['prefill_peak'] / 1e9:.2f} GB")
