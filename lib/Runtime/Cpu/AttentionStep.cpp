@@ -366,10 +366,11 @@ int64_t visibleKeys(const Geometry &g, char *const *buffers) {
   int64_t bound = std::min<int64_t>(1, g.s);
   for (int64_t b = 0; b < g.batch && bound < g.s; ++b) {
     int64_t at = batchOffset(g, mo, b);
-    for (int64_t i = 0; i < g.l && bound < g.s; ++i) {
+    // The last rows first: a causal mask's last row keeps the most keys,
+    // and each row is read from its end down to the bound found so far
+    // only (a decode step's rows: about s - pos checks each).
+    for (int64_t i = g.l - 1; i >= 0 && bound < g.s; --i) {
       int64_t row = at + i * mo.rowStride;
-      // From the end down to the bound found so far: a decode step's
-      // rows end in masked keys, so this is about s - pos checks.
       for (int64_t j = g.s - 1; j >= bound; --j) {
         int64_t e = row + j * mo.colStride;
         bool kept = g.boolMask ? reinterpret_cast<const uint8_t *>(base)[e] != 0
