@@ -1,6 +1,8 @@
 //===- AttentionStep.cpp - Fused attention on the CPU ---------------------===//
 //
-// The step packs each batch entry's keys transposed ([E, S], rows padded
+// Each run first bounds the keys it reads by the mask (visibleKeys: up to
+// the last key some row keeps, a decode step's valid cache prefix). The
+// step packs each batch entry's keys transposed ([E, S], rows padded
 // to whole vectors) and its values ([S, Ev] padded), then splits the
 // (batch entry, block of kBlockRows query rows) pairs over the threads.
 // Per pair: scores = (query * scale) keys^T into a per-thread buffer
@@ -352,11 +354,12 @@ Expected<TasksFn> levelTasks() {
 }
 
 /// The keys a run reads: up to the last one that some query row's mask
-/// keeps (true, or a float above -inf), at least one (where there is one). Keys past it weigh
-/// nothing in any row, so leaving them out changes no result; a decode
-/// step's mask keeps the cache's positions up to the current one (a mask
-/// built from the position input), so the step reads the valid prefix of
-/// a static cache rather than all of it. Without a mask, every key counts.
+/// keeps (true, or a float above -inf), at least one where there is one.
+/// Keys past it weigh nothing in any row, so leaving them out changes no
+/// result; a decode step's mask keeps the cache's positions up to the
+/// current one (a mask built from the position input), so the step reads
+/// the valid prefix of a static cache rather than all of it. Without a
+/// mask, every key counts.
 int64_t visibleKeys(const Geometry &g, char *const *buffers) {
   if (!g.hasMask)
     return g.s;
