@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,12 @@ int usage(const char *why) {
                "[--dtype f32|bf16] [--threads T] [--passes P] [--level LEVEL] [--file PATH]\n",
                why);
   return 2;
+}
+
+/// A failure after the arguments were read: the message alone, exit 1.
+int fail(const std::string &why) {
+  std::fprintf(stderr, "fewrow-bench: %s\n", why.c_str());
+  return 1;
 }
 
 } // namespace
@@ -105,7 +112,7 @@ int main(int argc, char **argv) {
   if (level.empty()) {
     Expected<std::string> host = selectCpuTarget("x86-64,x86-64-v3,x86-64-v4");
     if (!host)
-      return usage("cannot tell the host's CPU level");
+      return fail("cannot tell the host's CPU level: " + host.error().message());
     level = *host;
   }
   FewRowKernel kernel = fewRowKernel(level);
@@ -148,22 +155,28 @@ int main(int argc, char **argv) {
   if (file.empty()) {
     weights = static_cast<char *>(std::aligned_alloc(4096, total));
     if (!weights)
-      return usage("cannot allocate the weights");
+      return fail("cannot allocate " + std::to_string(total) + " bytes of weights");
     for (size_t o = 0; o < total; o += page.size())
       std::memcpy(weights + o, page.data(), std::min(page.size(), total - o));
   } else {
     int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
-      return usage(("cannot write '" + file + "'").c_str());
+      return fail("cannot write '" + file + "': " + std::strerror(errno));
     for (size_t o = 0; o < total; o += page.size()) {
       size_t len = std::min(page.size(), total - o);
-      if (::write(fd, page.data(), len) != static_cast<ssize_t>(len))
-        return usage(("cannot write '" + file + "'").c_str());
+      if (::write(fd, page.data(), len) != static_cast<ssize_t>(len)) {
+        std::string why = std::strerror(errno);
+        ::close(fd);
+        ::unlink(file.c_str());
+        return fail("cannot write '" + file + "': " + why);
+      }
     }
     void *map = ::mmap(nullptr, total, PROT_READ, MAP_SHARED, fd, 0);
     ::close(fd);
-    if (map == MAP_FAILED)
-      return usage(("cannot map '" + file + "'").c_str());
+    if (map == MAP_FAILED) {
+      ::unlink(file.c_str());
+      return fail("cannot map '" + file + "'");
+    }
     weights = static_cast<char *>(map);
   }
 
