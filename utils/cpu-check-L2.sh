@@ -17,8 +17,9 @@
 # carried packages beside them (or, without them, llm.py compiles with
 # BUILD_DIR/bin/gc-compile), and prints PASS or FAIL lines and figures:
 #   - membw (utils/bench/membw.c) at 2 and $THREADS threads;
-#   - fewrow-bench (the few-row product on the 1B products, weights mapped
-#     from a file) beside a sum of the same memory, at 2 and $THREADS threads;
+#   - fewrow-bench (the few-row product on the 1B products, and with L2_8B=1
+#     the 8B's, weights mapped from a file) beside a sum of the same memory,
+#     at 2 and $THREADS threads;
 #   - utils/bench/llm.py on the 1B float32 (128 greedy tokens, which must be
 #     eager's) and bfloat16 presets: gc, eager and torch.compile (stopped
 #     after $COMPILE_LIMIT s), tok/s, bandwidth share, peak memory, the logits
@@ -26,7 +27,9 @@
 #     archives, 16 GB of weights resident).
 # Environment: PYTHON (with torch; default python3), MODELS (where the
 # archives go; default /tmp/llm-L2), THREADS (default 8), COMPILE_LIMIT
-# (default 900).
+# (default 900); for a quick trial, PRESETS (default "1b:float32
+# 1b:bfloat16", e.g. "tiny:float32") and BENCHES (default "1b:f32 1b:bf16";
+# empty for none).
 set -u
 package=0
 if [ "${1:-}" = "--package" ]; then
@@ -42,7 +45,7 @@ python=${PYTHON:-python3}
 models=${MODELS:-/tmp/llm-L2}
 threads=${THREADS:-8}
 limit=${COMPILE_LIMIT:-900}
-presets="1b:float32 1b:bfloat16"
+presets=${PRESETS:-1b:float32 1b:bfloat16}
 [ "${L2_8B:-0}" = 1 ] && presets="$presets 8b:bfloat16"
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
@@ -88,11 +91,13 @@ else
 fi
 
 mkdir -p "$models"
-for d in f32 bf16; do
+benches=${BENCHES-1b:f32 1b:bf16}
+[ "${L2_8B:-0}" = 1 ] && benches="$benches 8b:bf16"
+for b in $benches; do
   for t in 2 "$threads"; do
-    echo "== fewrow-bench 1b $d, $t threads (load average $(cut -d' ' -f1 /proc/loadavg))"
-    "$build/bin/fewrow-bench" --shapes 1b --dtype $d --threads "$t" --file "$models/fewrow.bin" ||
-      fail "fewrow-bench 1b $d $t threads"
+    echo "== fewrow-bench ${b%%:*} ${b#*:}, $t threads (load average $(cut -d' ' -f1 /proc/loadavg))"
+    "$build/bin/fewrow-bench" --shapes "${b%%:*}" --dtype "${b#*:}" --threads "$t" \
+      --file "$models/fewrow.bin" || fail "fewrow-bench $b, $t threads"
   done
 done
 

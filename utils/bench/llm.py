@@ -223,8 +223,10 @@ def torch_engine(args, engine, logits_dir=None):
     return dict(json.loads(text.strip().splitlines()[-1]), peak=peak)
 
 
-def target_lines(results, bandwidth, step_bytes, weights, steps, reference):
-    """Issue 34's CPU targets for gc in this run, one 'PASS|FAIL: ...' line each."""
+def target_lines(results, bandwidth, step_bytes, weights, steps, reference, dtype):
+    """Issue 34's CPU targets for gc in this run, one 'PASS|FAIL: ...' line each.
+    Equal greedy tokens are a target in float32; in bfloat16 the logits are
+    (logits_check), and the tokens' agreement is a NOTE."""
     gc = results["gc"]
     step = gc["decode_s"] / steps
     share = step_bytes / step / 1e9 / bandwidth["gc"]
@@ -243,8 +245,12 @@ def target_lines(results, bandwidth, step_bytes, weights, steps, reference):
                      f"PyTorch's best CPU mode here ({best}) {torch_rates[best]:.2f}"
                      + (f" ({', '.join(missing)} did not finish)" if missing else ""))
     if reference is not None:
-        lines.append(f"{verdict(gc['tokens'] == reference)}: gc's {len(reference)} greedy tokens "
-                     f"{'are' if gc['tokens'] == reference else 'are not'} eager's")
+        same = gc["tokens"] == reference
+        agree = next((k for k, (a, b) in enumerate(zip(gc["tokens"], reference)) if a != b),
+                     len(reference))
+        lines.append(f"{verdict(same) if dtype == 'float32' else 'NOTE'}: gc's {len(reference)} "
+                     f"greedy tokens {'are' if same else 'are not'} eager's"
+                     + ("" if same else f" (the first {agree} are)"))
     return lines
 
 
@@ -309,7 +315,8 @@ def main():
               f"{r['peak'] / 1e9:.2f} | {r['peak'] / weights:.2f} | {r['compile_s']:.1f} | {same} |")
     if "gc" in results and results["gc"] is not None:
         print()
-        for line in target_lines(results, bandwidth, step_bytes, weights, steps, reference):
+        for line in target_lines(results, bandwidth, step_bytes, weights, steps, reference,
+                                 c["dtype"]):
             print(line)
     if check:
         checked, passed, error, atol, rtol = check
