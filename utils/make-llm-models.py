@@ -12,8 +12,10 @@ position embedding and grouped-query heads, RMSNorm, SwiGLU MLP; a final
 RMSNorm and an untied LM head. Each layer keeps its cache in two registered
 buffers, layers.<i>.attn.k_cache and .v_cache [1, kv_heads, max_seq,
 head_dim], written in place at the positions (index_copy_ along the sequence
-dim). Attention reads the whole cache and masks the positions after each
-query's own, so a position past the written prefix never counts.
+dim). Attention is one scaled_dot_product_attention over the whole cache
+with a mask of the positions up to each query's own, so a position past
+the written prefix never counts (and gc's fused attention step, reading
+up to the last position the mask keeps, never reads it).
 
 Weights are deterministic random values from
 test/Models/Inputs/realmodels/weightgen_bf16.py's recipes (uniform in
@@ -34,8 +36,9 @@ also runs PyTorch eager on the fixed prompt (DIR/prompt.npy) and greedily
 decodes N tokens: DIR/tokens.npy (int64 [N]), DIR/logits.npy (the logits
 each token was chosen from, [N, vocab], float32), and for the stage tests
 DIR/prefill/run0/{in0,in1,out0}.npy, DIR/decode/run<k>/{in0,in1,out0}.npy
-(the first four decode steps) and DIR/prefill/buffer_after.<fqn>.npy (the
-cache after the prompt).
+(the first four decode steps), DIR/prefill/buffer_after.<fqn>.npy (the
+cache after the prompt) and DIR/positions/ (a decode step at the first,
+middle and last position of the cache, past which the cache holds NaN).
 """
 import argparse
 import hashlib
@@ -114,13 +117,15 @@ class Attention(torch.nn.Module):
         self.k_cache.index_copy_(2, pos, k)
         self.v_cache.index_copy_(2, pos, v)
         # Grouped-query heads: the query heads that share a kv head become
-        # rows of one product with it, so the cache is never repeated.
-        group, seq = self.heads // self.kv_heads, self.k_cache.shape[2]
+        # rows of one attention with it, so the cache is never repeated;
+        # row g * t + i is query i, which sees the cache up to its position.
+        # One scaled_dot_product_attention call, which gc runs as its fused
+        # attention step (float32), reading the cache's prefix the mask keeps.
+        group = self.heads // self.kv_heads
         q = q.reshape(1, self.kv_heads, group * t, self.head_dim)
-        scores = (q @ self.k_cache.transpose(2, 3)) * self.head_dim ** -0.5
-        scores = scores.view(1, self.kv_heads, group, t, seq).masked_fill(~visible, float("-inf"))
-        probs = scores.float().softmax(dim=-1).to(x.dtype).view(1, self.kv_heads, group * t, seq)
-        out = (probs @ self.v_cache).view(1, self.heads, t, self.head_dim)
+        out = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache,
+                                             attn_mask=visible.repeat(group, 1))
+        out = out.view(1, self.heads, t, self.head_dim)
         return self.o_proj(out.transpose(1, 2).reshape(1, t, -1))
 
 
@@ -305,6 +310,27 @@ def save_run(d, ins, out):
     np.save(os.path.join(d, "out0.npy"), to_numpy(out))
 
 
+def write_positions(model, cache, c, outdir):
+    """One decode step at the cache's first, middle and last position, from
+    the prefill's cache: DIR/<pos>/run0/{in0,in1,out0}.npy, and as the cache
+    to start from DIR/<pos>/cache.<fqn>.npy, the prefill's with NaN at every
+    position after <pos>. The step's mask hides those, so a step that reads
+    only the cache's valid prefix gives PyTorch's logits (computed from the
+    clean cache), and one that reads past it gives NaN."""
+    for pos in (0, c["max_seq"] // 2, c["max_seq"] - 1):
+        for fqn, b in model.named_buffers():
+            b.copy_(cache[fqn])
+        args = (torch.tensor([[PROMPT_LEN]]), torch.tensor([pos]))
+        d = os.path.join(outdir, str(pos))
+        save_run(os.path.join(d, "run0"), args, model(*args))
+        for fqn, b in cache.items():
+            poisoned = b.clone()
+            poisoned[:, :, pos + 1:] = float("nan")
+            np.save(os.path.join(d, "cache.%s.npy" % fqn), to_numpy(poisoned))
+    for fqn, b in model.named_buffers():
+        b.copy_(cache[fqn])
+
+
 def write_reference(c, dtype, outdir, count, stage_steps=4):
     model = eager_model(c, dtype)
     ids = torch.from_numpy(prompt(c))
@@ -314,8 +340,10 @@ def write_reference(c, dtype, outdir, count, stage_steps=4):
         args = (ids[None], torch.arange(PROMPT_LEN))
         logits = model(*args)
         save_run(os.path.join(outdir, "prefill", "run0"), args, logits)
-        for fqn, b in model.named_buffers():
+        after = {fqn: b.clone() for fqn, b in model.named_buffers()}
+        for fqn, b in after.items():
             np.save(os.path.join(outdir, "prefill", "buffer_after.%s.npy" % fqn), to_numpy(b))
+        write_positions(model, after, c, os.path.join(outdir, "positions"))
         for k in range(count):
             row = logits[0, -1]
             tokens.append(int(row.argmax()))

@@ -4,7 +4,7 @@ utils/make-llm-models.py (issue 34).
 
 usage (with torch, e.g. /work/venv-py/bin/python):
   utils/bench/llm.py DIR --build BUILD [--threads 2] [--new-tokens 32]
-      [--engines gc eager compile] [--compile-limit 900]
+      [--engines gc eager compile] [--compile-limit 900] [--no-logits-check]
 
 DIR holds prefill.pt2, decode.pt2 and config.json. Every engine generates
 --new-tokens greedy tokens after the script's fixed prompt of 8 tokens, in a
@@ -31,13 +31,22 @@ decode step's mean time and tokens/s, the rate at which the decode step
 reads the weights (the bytes it must read: every weight but the embedding
 table, of which it gathers one row) and its share of the read bandwidth,
 peak resident memory beside the weights' size, and the tokens' agreement
-with eager's.
+with eager's. With gc and eager, unless --no-logits-check: eager also
+decodes its own tokens again one at a time from an empty cache, and
+gcrt-run checks gc's decode package's logits on those steps against
+eager's (the tolerance is logits_check's); one line gives the largest
+error and the verdict. Then one PASS or FAIL line per target of issue 34
+on the CPU: the weights' read rate at least 90% of the read bandwidth, peak
+memory at most 1.1 times the weights, faster than PyTorch's best CPU mode
+in the run, the greedy tokens eager's.
 """
 import argparse
 import importlib.util
 import json
+import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import signal
@@ -86,12 +95,30 @@ def torch_worker(args, compiled):
         generate()  # compiles the prefill and the decode step
         compile_s = time.perf_counter() - start
     tokens, ttft, decode = generate()
+    if args.logits_dir:
+        write_logit_runs(m, model, prompt.tolist() + tokens[:-1], args.logits_dir)
     print(json.dumps({"tokens": tokens, "ttft_s": ttft, "decode_s": decode, "compile_s": compile_s}))
 
 
-def run_child(cmd, limit=None):
+def write_logit_runs(m, model, sequence, out):
+    """Eager's decode steps over `sequence` (the prompt, then its own greedy
+    tokens: teacher forcing), one token at a time from an empty cache, as
+    gcrt-run's runs: out/run<k>/{in0,in1,out0}.npy."""
+    import torch
+
+    with torch.no_grad():
+        for fqn, b in model.named_buffers():
+            if m.is_cache(fqn):
+                b.zero_()
+        for k, token in enumerate(sequence):
+            args = (torch.tensor([[token]]), torch.tensor([k]))
+            m.save_run(os.path.join(out, "run%d" % k), args, model(*args))
+
+
+def run_child(cmd, limit=None, check=True):
     """Runs cmd; returns its stdout, stderr and its own peak resident memory in bytes,
-    or None when it ran past `limit` seconds (it is then killed)."""
+    or None when it ran past `limit` seconds (it is then killed). A non-zero exit
+    is an error unless `check` is false."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
         timer = threading.Timer(limit, proc.kill) if limit else None
@@ -106,7 +133,7 @@ def run_child(cmd, limit=None):
         out.seek(0)
         err.seek(0)
         text, message = out.read(), err.read()
-    if proc.returncode:
+    if proc.returncode and check:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{message}")
     return text, message, usage.ru_maxrss * 1024
 
@@ -154,14 +181,77 @@ def gc_engine(args, prompt):
             "peak": peak, "prefill_peak": prefill_peak}
 
 
-def torch_engine(args, engine):
+def logits_check(args, c, runs):
+    """gc's decode package on eager's teacher-forced steps (write_logit_runs):
+    gcrt-run checks each step's logits at rtol 1e-3 and atol max(1e-3, 2e-5 M)
+    in float32 (float32 error grows with the magnitude of what is summed), at
+    rtol 1e-2 and atol 2^(floor(log2 M) - 5) in bfloat16 (4 bfloat16 steps at
+    M: 0.031 at the tiny model's 1.93, as llm-tiny-bf16.test), M the largest
+    |logit| of eager's steps. Returns (steps, steps that pass, largest error, atol, rtol)."""
+    import numpy as np
+
+    steps = len([d for d in os.listdir(runs) if d.startswith("run")])
+    largest = 0.0
+    for k in range(steps):
+        out = np.load(os.path.join(runs, "run%d" % k, "out0.npy"))
+        if out.dtype == np.dtype("V2"):  # bfloat16, as make-llm-models.py saves it
+            out = (out.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        largest = max(largest, float(np.abs(out).max()))
+    if c["dtype"] == "bfloat16":
+        rtol, atol = 1e-2, 2.0 ** (math.floor(math.log2(largest)) - 5)
+    else:
+        rtol, atol = 1e-3, max(1e-3, 2e-5 * largest)
+    text, _, _ = run_child([os.path.join(args.build, "bin", "gcrt-run"),
+                            os.path.join(args.dir, "gc", "decode.gcpkg"), "--runs", str(steps),
+                            "--inputs-dir", runs, "--expect-runs", "--rtol", str(rtol), "--atol",
+                            str(atol), "--threads", str(args.threads)], check=False)
+    found = re.findall(r"run\d+ out0: max abs error ([0-9.e+-]+|nan|inf), .*: (pass|FAIL)", text)
+    errors = [float(e) for e, _ in found]
+    return (steps, sum(v == "pass" for _, v in found),
+            max(errors) if len(found) == steps else float("nan"), atol, rtol)
+
+
+def torch_engine(args, engine, logits_dir=None):
     cmd = [sys.executable, os.path.abspath(__file__), args.dir, "--worker", engine,
            "--threads", str(args.threads), "--new-tokens", str(args.new_tokens)]
+    if logits_dir:
+        cmd += ["--logits-dir", logits_dir]
     done = run_child(cmd, args.compile_limit if engine == "compile" else None)
     if done is None:
         return None
     text, _, peak = done
     return dict(json.loads(text.strip().splitlines()[-1]), peak=peak)
+
+
+def target_lines(results, bandwidth, step_bytes, weights, steps, reference, dtype):
+    """Issue 34's CPU targets for gc in this run, one 'PASS|FAIL: ...' line each.
+    Equal greedy tokens are a target in float32; in bfloat16 the logits are
+    (logits_check), and the tokens' agreement is a NOTE."""
+    gc = results["gc"]
+    step = gc["decode_s"] / steps
+    share = step_bytes / step / 1e9 / bandwidth["gc"]
+    rss = gc["peak"] / weights
+    verdict = lambda ok: "PASS" if ok else "FAIL"  # noqa: E731
+    lines = [f"{verdict(share >= 0.9)}: gc reads the weights at {share:.0%} of the read "
+             f"bandwidth (target: at least 90%)",
+             f"{verdict(rss <= 1.1)}: gc's peak resident memory is {rss:.2f} of the weights' "
+             f"size (target: at most 1.1)"]
+    torch_rates = {e: steps / r["decode_s"] for e, r in results.items()
+                   if e != "gc" and r is not None}
+    if torch_rates:
+        best = max(torch_rates, key=torch_rates.get)
+        missing = [e for e, r in results.items() if r is None]
+        lines.append(f"{verdict(1 / step > torch_rates[best])}: gc decodes {1 / step:.2f} tok/s, "
+                     f"PyTorch's best CPU mode here ({best}) {torch_rates[best]:.2f}"
+                     + (f" ({', '.join(missing)} did not finish)" if missing else ""))
+    if reference is not None:
+        same = gc["tokens"] == reference
+        agree = next((k for k, (a, b) in enumerate(zip(gc["tokens"], reference)) if a != b),
+                     len(reference))
+        lines.append(f"{verdict(same) if dtype == 'float32' else 'NOTE'}: gc's {len(reference)} "
+                     f"greedy tokens {'are' if same else 'are not'} eager's"
+                     + ("" if same else f" (the first {agree} are)"))
+    return lines
 
 
 def main():
@@ -175,7 +265,10 @@ def main():
                    choices=["gc", "eager", "compile"])
     p.add_argument("--compile-limit", type=float, default=900,
                    help="seconds torch.compile's process may take (its two generations)")
+    p.add_argument("--no-logits-check", action="store_true",
+                   help="skip the check of gc's decode logits against eager's")
     p.add_argument("--worker", choices=["eager", "compile"], help=argparse.SUPPRESS)
+    p.add_argument("--logits-dir", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         return torch_worker(args, args.worker == "compile")
@@ -184,14 +277,21 @@ def main():
     c = json.load(open(os.path.join(args.dir, "config.json")))
     weights = os.path.getsize(os.path.join(args.dir, "decode.pt2"))
     step_bytes = step_weight_bytes(c)
-    results, bandwidth = {}, {}
+    results, bandwidth, check = {}, {}, None
     with tempfile.TemporaryDirectory() as tmp:
         probe = os.path.join(tmp, "membw")
-        run_child(["cc", "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"), "-o", probe])
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            raise SystemExit("llm.py: no C compiler (cc or gcc) to build utils/bench/membw.c")
+        run_child([cc, "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"), "-o", probe])
+        checking = not args.no_logits_check and {"gc", "eager"} <= set(args.engines)
+        runs = os.path.join(tmp, "logits") if checking else None
         for engine in sorted(args.engines, key=lambda e: ["gc", "eager", "compile"].index(e)):
             bandwidth[engine] = read_bandwidth(probe, args.threads)
             results[engine] = (gc_engine(args, c["prompt"]) if engine == "gc"
-                               else torch_engine(args, engine))
+                               else torch_engine(args, engine, runs if engine == "eager" else None))
+        if checking:
+            check = logits_check(args, c, runs)
     reference = results.get("eager", {}).get("tokens")
     steps = args.new_tokens - 1
     print(f"{c['layers']} layers, hidden {c['hidden']}, vocab {c['vocab']}, {c['dtype']}, "
@@ -213,6 +313,16 @@ def main():
               f"{step_bytes / step / 1e9:.2f} | {bandwidth[engine]:.2f} | "
               f"{step_bytes / step / 1e9 / bandwidth[engine]:.0%} | "
               f"{r['peak'] / 1e9:.2f} | {r['peak'] / weights:.2f} | {r['compile_s']:.1f} | {same} |")
+    if "gc" in results and results["gc"] is not None:
+        print()
+        for line in target_lines(results, bandwidth, step_bytes, weights, steps, reference,
+                                 c["dtype"]):
+            print(line)
+    if check:
+        checked, passed, error, atol, rtol = check
+        print(f"{'PASS' if passed == checked else 'FAIL'}: gc's decode logits against eager's, "
+              f"{checked} steps over eager's tokens (the prompt, then its greedy ones): largest abs "
+              f"error {error:.3g}; {passed} of {checked} steps within rtol {rtol:g}, atol {atol:.3g}")
     if "gc" in results:
         print(f"\ngc: the decode row's memory is the decode package's process; the first "
               f"token's (the prefill package's) peaked at {results['gc']['prefill_peak'] / 1e9:.2f} GB")

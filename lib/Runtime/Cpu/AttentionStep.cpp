@@ -1,6 +1,8 @@
 //===- AttentionStep.cpp - Fused attention on the CPU ---------------------===//
 //
-// The step packs each batch entry's keys transposed ([E, S], rows padded
+// Each run first bounds the keys it reads by the mask (visibleKeys: up to
+// the last key some row keeps, a decode step's valid cache prefix). The
+// step packs each batch entry's keys transposed ([E, S], rows padded
 // to whole vectors) and its values ([S, Ev] padded), then splits the
 // (batch entry, block of kBlockRows query rows) pairs over the threads.
 // Per pair: scores = (query * scale) keys^T into a per-thread buffer
@@ -288,7 +290,11 @@ GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, f
   const float *k = reinterpret_cast<const float *>(buffers[ko.buffer]) + batchOffset(g, ko, b);
   const float *v = reinterpret_cast<const float *>(buffers[vo.buffer]) + batchOffset(g, vo, b);
   float *kt = ktAll + b * g.e * g.sPadded, *vp = vpAll + b * g.s * g.evPadded;
-  std::fill(kt, kt + g.e * g.sPadded, 0.0f);
+  // Only the keys this run reads, and the padding to their next vector
+  // boundary, which the score tiles read.
+  int64_t padded = roundUp(g.s, kPad);
+  for (int64_t c = 0; c < g.e; ++c)
+    std::fill(kt + c * g.sPadded + g.s, kt + c * g.sPadded + padded, 0.0f);
   for (int64_t j = 0; j < g.s; ++j)
     for (int64_t c = 0; c < g.e; ++c)
       kt[c * g.sPadded + j] = k[j * ko.rowStride + c * ko.colStride];
@@ -347,6 +353,47 @@ Expected<TasksFn> levelTasks() {
   return runTasksBase;
 }
 
+/// The keys a run reads: up to the last one that some query row's mask
+/// keeps (true, or a float above -inf), at least one where there is one.
+/// Keys past it weigh nothing in any row, so leaving them out changes no
+/// result; a decode step's mask keeps the cache's positions up to the
+/// current one (a mask built from the position input), so the step reads
+/// the valid prefix of a static cache rather than all of it. Without a
+/// mask, every key counts.
+int64_t visibleKeys(const Geometry &g, char *const *buffers) {
+  if (!g.hasMask)
+    return g.s;
+  const Operand &mo = g.layouts[kMask];
+  const char *base = buffers[mo.buffer];
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  int64_t bound = std::min<int64_t>(1, g.s);
+  for (int64_t b = 0; b < g.batch && bound < g.s; ++b) {
+    int64_t at = batchOffset(g, mo, b);
+    // The last rows first: a causal mask's last row keeps the most keys,
+    // and each row is read from its end down to the bound found so far
+    // only (a decode step's rows: about s - pos checks each).
+    for (int64_t i = g.l - 1; i >= 0 && bound < g.s; --i) {
+      int64_t row = at + i * mo.rowStride;
+      for (int64_t j = g.s - 1; j >= bound; --j) {
+        int64_t e = row + j * mo.colStride;
+        bool kept = g.boolMask ? reinterpret_cast<const uint8_t *>(base)[e] != 0
+                               : reinterpret_cast<const float *>(base)[e] != kNegInf;
+        if (kept) {
+          bound = j + 1;
+          break;
+        }
+      }
+      // Broadcast rows and entries are the same memory: one look is enough.
+      if (mo.rowStride == 0)
+        break;
+    }
+    if (std::all_of(mo.batchStrides.begin(), mo.batchStrides.end(),
+                    [](int64_t s) { return s == 0; }))
+      break;
+  }
+  return bound;
+}
+
 class AttentionStep final : public CpuCall {
 public:
   AttentionStep(Geometry g, const ThreadPool &pool, TasksFn tasks)
@@ -354,10 +401,14 @@ public:
         kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
 
   Error execute(char *const *buffers, ExternReorders *) override {
-    int64_t blocks = (g_.l + kBlockRows - 1) / kBlockRows;
+    // This run's geometry: the keys it reads (the packed keys keep their
+    // row stride, sPadded; the packed values are as many as the keys).
+    Geometry run = g_;
+    run.s = visibleKeys(g_, buffers);
+    int64_t blocks = (run.l + kBlockRows - 1) / kBlockRows;
     for (bool pack : {true, false})
-      pool_.parallelFor(pack ? g_.batch : g_.batch * blocks, [&](int64_t begin, int64_t end) {
-        tasks_(g_, buffers, kt_.data(), vp_.data(), pack, begin, end);
+      pool_.parallelFor(pack ? run.batch : run.batch * blocks, [&](int64_t begin, int64_t end) {
+        tasks_(run, buffers, kt_.data(), vp_.data(), pack, begin, end);
       });
     return Error::success();
   }

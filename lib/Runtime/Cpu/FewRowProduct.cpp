@@ -248,19 +248,17 @@ public:
     for (int64_t m = 0; m < rows_; ++m)
       for (int64_t i = 0; i < k_; ++i)
         left_[m * k_ + i] = a_.get(buffers, m, i);
-    const void *w = w_.at(buffers, 0, 0);
-    pool_.parallelFor((n_ + kTileRows - 1) / kTileRows, [&](int64_t begin, int64_t end) {
-      int64_t nBegin = begin * kTileRows, nEnd = std::min(end * kTileRows, n_);
-      kernel_(left_.data(), k_, rows_, k_, w, w_.rowStride, w_.bf16, sums_.data(), n_, nBegin,
-              nEnd);
-      for (int64_t m = 0; m < rows_; ++m)
-        for (int64_t c = nBegin; c < nEnd; ++c) {
-          float x = sums_[m * n_ + c];
-          for (const Epilogue &e : epilogue_)
-            x = apply(e.kind, x, e.reads ? e.operand.get(buffers, m, c) : 0.f);
-          out_.set(buffers, m, c, x);
-        }
-    });
+    runFewRowProduct(kernel_, pool_, left_.data(), k_, rows_, k_, w_.at(buffers, 0, 0),
+                     w_.rowStride, w_.bf16, sums_.data(), n_, n_,
+                     [&](int64_t nBegin, int64_t nEnd) {
+                       for (int64_t m = 0; m < rows_; ++m)
+                         for (int64_t c = nBegin; c < nEnd; ++c) {
+                           float x = sums_[m * n_ + c];
+                           for (const Epilogue &e : epilogue_)
+                             x = apply(e.kind, x, e.reads ? e.operand.get(buffers, m, c) : 0.f);
+                           out_.set(buffers, m, c, x);
+                         }
+                     });
     return Error::success();
   }
 
@@ -287,6 +285,17 @@ std::optional<Matrix> matrixOf(const StridedLayout &l, const plan::View &v) {
 }
 
 } // namespace
+
+void runFewRowProduct(FewRowKernel kernel, const ThreadPool &pool, const float *a, int64_t lda,
+                      int64_t rows, int64_t k, const void *w, int64_t ldw, bool bf16, float *out,
+                      int64_t ldo, int64_t n,
+                      const std::function<void(int64_t, int64_t)> &done) {
+  pool.parallelFor((n + kTileRows - 1) / kTileRows, [&](int64_t begin, int64_t end) {
+    int64_t nBegin = begin * kTileRows, nEnd = std::min(end * kTileRows, n);
+    kernel(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
+    done(nBegin, nEnd);
+  });
+}
 
 FewRowKernel fewRowKernel(std::string_view level) {
   if (level == "x86-64-v4")

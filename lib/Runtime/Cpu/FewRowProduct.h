@@ -16,6 +16,7 @@
 
 #include "gc/Runtime/ThreadPool.h"
 
+#include <functional>
 #include <string_view>
 
 namespace gc {
@@ -31,6 +32,16 @@ constexpr int64_t kFewRowsMax = 8;
 using FewRowKernel = void (*)(const float *a, int64_t lda, int64_t rows, int64_t k,
                               const void *w, int64_t ldw, bool bf16, float *out, int64_t ldo,
                               int64_t nBegin, int64_t nEnd);
+
+/// Runs `kernel` over all n columns on `pool`, split into tasks of whole
+/// weight-row tiles, and calls `done(nBegin, nEnd)` in each task once its
+/// columns' sums are in `out` (the step applies its post-ops there, while
+/// they are in cache). The one split the step and utils/bench's kernel
+/// benchmark share.
+void runFewRowProduct(FewRowKernel kernel, const ThreadPool &pool, const float *a, int64_t lda,
+                      int64_t rows, int64_t k, const void *w, int64_t ldw, bool bf16, float *out,
+                      int64_t ldo, int64_t n,
+                      const std::function<void(int64_t, int64_t)> &done);
 
 /// The kernel compiled for `level` ("x86-64-v4", "x86-64-v3" or "x86-64",
 /// as $GC_CPU_TARGET names them), or null for another name. The caller

@@ -3,8 +3,9 @@
 // scaled_dot_product_attention as an Extern step (the runtime's fused
 // attention) and as a Fallback step (the reference interpreter's kernel) on
 // the same inputs: sizes that are not multiples of the step's vectors and
-// blocks, strided and broadcast operands, each mask form, and a row masked
-// entirely.
+// blocks, strided and broadcast operands, each mask form, a row masked
+// entirely, and a mask that keeps a prefix of the keys (which the step
+// reads alone).
 //
 //===----------------------------------------------------------------------===//
 #include "LoopGraphMaker.h"
@@ -107,15 +108,18 @@ Expected<std::vector<float>> run(const AttentionCase &c, LoopNode::Kind kind) {
   return result;
 }
 
-void expectMatchesReference(const AttentionCase &c) {
+/// The fused step on `c` against the reference kernel on `reference`.
+void expectMatchesReference(const AttentionCase &c, const AttentionCase &reference) {
   Expected<std::vector<float>> got = run(c, LoopNode::Kind::Extern);
-  Expected<std::vector<float>> want = run(c, LoopNode::Kind::Fallback);
+  Expected<std::vector<float>> want = run(reference, LoopNode::Kind::Fallback);
   ASSERT_TRUE(bool(got)) << got.error().message();
   ASSERT_TRUE(bool(want)) << want.error().message();
   ASSERT_EQ(got->size(), want->size());
   for (size_t i = 0; i < got->size(); ++i)
     ASSERT_NEAR((*got)[i], (*want)[i], 1e-5 + 1e-4 * std::abs((*want)[i])) << "element " << i;
 }
+
+void expectMatchesReference(const AttentionCase &c) { expectMatchesReference(c, c); }
 
 Operand floats(std::vector<int64_t> sizes, unsigned seed, std::vector<int64_t> strides = {}) {
   Operand o{std::move(sizes), std::move(strides), DType::Float32, {}};
@@ -175,6 +179,37 @@ TEST(AttentionStep, StridedQueryAndBroadcastKeysAndValues) {
   c.key = floats({1, 3, kS, kE}, 7);
   c.value = floats({1, 3, kS, kEv}, 8);
   expectMatchesReference(c);
+}
+
+TEST(AttentionStep, ReadsOnlyTheKeysTheMaskKeeps) {
+  // A decode step's mask over a static cache: every row of batch entry 1
+  // keeps the keys before `longest`, those of entry 0 fewer. The keys and
+  // values past `longest` are NaN for the step and clean for the
+  // reference: the step matches only if it never reads them (a masked
+  // key's weight, 0, times NaN is NaN), and it must read every key before.
+  // Bounds of 1 key, a whole vector, a vector and a tail, and all keys.
+  for (bool boolMask : {true, false})
+    for (int64_t longest : {int64_t(1), int64_t(16), int64_t(30), kS}) {
+      AttentionCase clean = plainCase();
+      Operand m{{2, 1, kL, kS}, {}, boolMask ? DType::Bool : DType::Float32, {}};
+      for (int64_t b = 0; b < 2; ++b)
+        for (int64_t i = 0; i < kL; ++i)
+          for (int64_t j = 0; j < kS; ++j) {
+            bool keep = j < (b == 1 ? longest : std::max<int64_t>(1, longest / 2));
+            m.data.push_back(boolMask ? keep : keep ? 0.5f : -INFINITY);
+          }
+      clean.mask = m;
+      AttentionCase poisoned = clean;
+      for (Operand *o : {&poisoned.key, &poisoned.value}) {
+        int64_t width = o->sizes.back();
+        for (size_t e = 0; e < o->data.size(); ++e)
+          if (static_cast<int64_t>(e) / width % kS >= longest)
+            o->data[e] = NAN;
+      }
+      SCOPED_TRACE((boolMask ? "bool mask, " : "float mask, ") + std::to_string(longest) +
+                   " keys");
+      expectMatchesReference(poisoned, clean);
+    }
 }
 
 TEST(AttentionStep, EveryCpuLevel) {
