@@ -9,7 +9,6 @@
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/Printer.h"
-#include "gc/IR/TargetOf.h"
 
 #include <algorithm>
 #include <map>
@@ -250,8 +249,7 @@ private:
   Error checkNode(const Node &n) {
     if (module_.level() >= Level::Loops)
       return failAt(n) << "op is not allowed at level " << levelName(module_.level());
-    if (module_.level() != Level::Aten && !isCoreOp(n.op()) &&
-        !runsWhole(n, targetOf(module_).device))
+    if (module_.level() != Level::Aten && !isCoreOp(n.op()) && !cpuRunsWhole(n))
       return failAt(n) << "op is not in the core op set, which level "
                        << levelName(module_.level()) << " requires";
     std::set<std::string> argNames;
