@@ -7,9 +7,12 @@ calibration, convert_pt2e, torch.export again.
 usage:
   make-int8-models.py small OUTDIR
       the small test models, OUTDIR/int8_<name>/ for name in convnet (conv,
-      batch norm, relu, pooling, linear), mlp (two linears) and attention (a
+      batch norm, relu, pooling, linear), mlp (two linears), attention (a
       one-layer encoder: q/k/v linears, softmax attention, layer norms, a GELU
-      feed-forward), with random weights from a fixed seed
+      feed-forward), resblock (ResNet's residual block: conv, conv, the sum
+      with the shortcut, ReLU) and bert2 (the bert below at 2 layers, hidden
+      size 32, 4 heads: linears on 3-d activations), with random weights
+      from a fixed seed
   make-int8-models.py large OUTDIR [resnet50] [bert]
       the benchmark models, random weights from a fixed seed, each twice:
       OUTDIR/<name>/ the float32 program and OUTDIR/<name>_int8/ the int8 one:
@@ -107,6 +110,27 @@ class Bert(torch.nn.Module):
         return x
 
 
+class ResBlock(torch.nn.Module):
+    """A stem convolution, then a residual block whose second convolution's
+    result is summed with the block's input before the ReLU (batch norms
+    folded away, as in resnet50 below), and a convolution that reads the
+    block's result, so that the sum is requantized."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, c, 3, padding=1)
+        self.c1 = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.c3 = torch.nn.Conv2d(c, c, 1)
+        self.fc = torch.nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        y = self.c2(torch.relu(self.c1(x)))
+        y = torch.relu(self.c3(torch.relu(y + x)))
+        return self.fc(torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
 def fold_batch_norms(module):
     """Each Conv2d directly followed by a BatchNorm2d in the same parent,
     folded into one conv (eval mode), as convert_pt2e would fold them."""
@@ -146,6 +170,9 @@ SMALL = {
     "convnet": (ConvNet, lambda: (torch.randn(2, 3, 16, 16),)),
     "mlp": (MLP, lambda: (torch.randn(4, 64),)),
     "attention": (Attention, lambda: (torch.randn(2, 8, 32),)),
+    "resblock": (ResBlock, lambda: (torch.randn(2, 3, 16, 16),)),
+    "bert2": (lambda: Bert(vocab=64, d=32, heads=4, ffn=64, layers=2, positions=16),
+              lambda: (torch.randint(0, 64, (1, 8)),)),
 }
 LARGE = {
     "resnet50": (resnet50, lambda: (torch.randn(1, 3, 224, 224),)),
