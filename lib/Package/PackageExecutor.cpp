@@ -231,10 +231,9 @@ std::vector<std::string> PackageExecutor::bufferNames() const {
 }
 
 const TensorRef *PackageExecutor::stateUpdatedInPlace(size_t output) const {
-  const TensorRef *state = stateOf(output);
   for (const State &s : state_)
-    if (state == &s.ref && s.inPlace)
-      return state;
+    if (s.output == output)
+      return s.inPlace ? &s.ref : nullptr;
   return nullptr;
 }
 

@@ -243,6 +243,19 @@ Expected<std::vector<TensorRef>> refsOf(const gcrt_tensor *tensors, size_t n, co
   return refs;
 }
 
+/// Output `index`'s sizes or strides `v` into the caller's `out` (room for
+/// `capacity`), its length into `rank`.
+gcrt_status giveVector(const std::vector<int64_t> &v, size_t index, int64_t *out,
+                       size_t capacity, size_t *rank) {
+  *rank = v.size();
+  if (capacity < v.size())
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
+                                                 std::to_string(v.size()) + ", room for " +
+                                                 std::to_string(capacity));
+  std::copy(v.begin(), v.end(), out);
+  return GCRT_OK;
+}
+
 std::vector<int64_t> contiguous(const std::vector<int64_t> &sizes) {
   std::vector<int64_t> strides(sizes.size(), 1);
   for (size_t d = sizes.size(); d-- > 1;)
@@ -390,14 +403,7 @@ gcrt_status outputVector(gcrt_context *context, const gcrt_tensor *inputs, size_
       return fail(GCRT_ERROR_INPUT, all.error().message());
     if (index >= all->size())
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "no output " + std::to_string(index));
-    const std::vector<int64_t> &s = (*all)[index];
-    *rank = s.size();
-    if (capacity < s.size())
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
-                                                   std::to_string(s.size()) + ", room for " +
-                                                   std::to_string(capacity));
-    std::copy(s.begin(), s.end(), values);
-    return GCRT_OK;
+    return giveVector((*all)[index], index, values, capacity, rank);
   });
 }
 
@@ -815,14 +821,7 @@ gcrt_status gcrt_run_output_sizes(gcrt_context *context, size_t index, int64_t *
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_run_output_sizes: no run has finished");
     if (index >= filled.size())
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "no output " + std::to_string(index));
-    const std::vector<int64_t> &s = filled[index];
-    *rank = s.size();
-    if (capacity < s.size())
-      return fail(GCRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(index) + " has rank " +
-                                                   std::to_string(s.size()) + ", room for " +
-                                                   std::to_string(capacity));
-    std::copy(s.begin(), s.end(), sizes);
-    return GCRT_OK;
+    return giveVector(filled[index], index, sizes, capacity, rank);
   });
 }
 
