@@ -7,6 +7,7 @@
  *
  * usage: llm-generate PREFILL.gcpkg DECODE.gcpkg --prompt 1,2,3 [-n N]
  *          [--temperature T] [--top-k K] [--seed S] [--threads N]
+ *          [--warmup N]
  *
  * PREFILL.gcpkg "-" feeds the prompt to the decode package a token at a
  * time instead: one package in memory (gc keeps a packed copy of the
@@ -17,7 +18,14 @@
  * --top-k is given, with a generator seeded by --seed (the same seed gives
  * the same tokens). Prints the tokens on one line ("tokens: 5 9 ..."), then
  * the time to the first token (the prefill) and the decode rate on stderr.
- * Only plain C and gcrt.h. */
+ * --warmup N generates N times first (the caches set back to their start
+ * between), so that the timed generation meets loaded kernels, captured
+ * CUDA graphs and warm caches.
+ *
+ * The caches never leave the contexts: each context keeps its buffers'
+ * new values in its own memory (gcrt_context_give_buffers), which for a
+ * CUDA package is GPU memory, so a step copies only the tokens in and the
+ * logits out. Only plain C and gcrt.h. */
 #include <gcrt/gcrt.h>
 
 #include <math.h>
@@ -38,6 +46,7 @@ typedef struct options {
   long top_k;
   uint64_t seed;
   unsigned threads;
+  long warmup;
 } options;
 
 /* The graph's outputs as the context allocates them, and which one is the
@@ -84,7 +93,8 @@ static int parse(int argc, char **argv, options *o) {
     const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = strcmp(a, "--prompt") == 0 || strcmp(a, "-n") == 0 ||
                 strcmp(a, "--temperature") == 0 || strcmp(a, "--top-k") == 0 ||
-                strcmp(a, "--seed") == 0 || strcmp(a, "--threads") == 0;
+                strcmp(a, "--seed") == 0 || strcmp(a, "--threads") == 0 ||
+                strcmp(a, "--warmup") == 0;
     if (takes && !value) {
       fprintf(stderr, "llm-generate: error: %s wants a value\n", a);
       return 1;
@@ -102,6 +112,8 @@ static int parse(int argc, char **argv, options *o) {
       o->seed = strtoull(value, NULL, 10);
     } else if (strcmp(a, "--threads") == 0) {
       o->threads = (unsigned)strtoul(value, NULL, 10);
+    } else if (strcmp(a, "--warmup") == 0) {
+      o->warmup = strtol(value, NULL, 10);
     } else if ((a[0] == '-' && a[1]) || count == 2) {
       fprintf(stderr, "llm-generate: error: unexpected argument '%s'\n", a);
       return 1;
@@ -111,9 +123,10 @@ static int parse(int argc, char **argv, options *o) {
     }
     ++i;
   }
-  if (count != 2 || !o->prompt || o->count < 1) {
+  if (count != 2 || !o->prompt || o->count < 1 || o->warmup < 0) {
     fprintf(stderr, "usage: llm-generate PREFILL.gcpkg DECODE.gcpkg --prompt 1,2,3 [-n N] "
-                    "[--temperature T] [--top-k K] [--seed S] [--threads N]\n");
+                    "[--temperature T] [--top-k K] [--seed S] [--threads N] "
+                    "[--warmup N]\n");
     return 1;
   }
   o->prefill = positional[0];
@@ -121,10 +134,11 @@ static int parse(int argc, char **argv, options *o) {
   return 0;
 }
 
-static int open_graph(const char *path, unsigned threads, gcrt_package **package, graph_run *g) {
+static int open_graph(const char *path, const options *o, gcrt_package **package, graph_run *g) {
   if (gcrt_package_load_file(path, package) != GCRT_OK)
     return fail(path);
-  if (gcrt_context_create(*package, 0, threads, &g->context) != GCRT_OK)
+  if (gcrt_context_create(*package, 0, o->threads, &g->context) != GCRT_OK ||
+      gcrt_context_give_buffers(g->context, 0) != GCRT_OK)
     return fail(path);
   g->num_outputs = gcrt_output_count(*package, 0);
   if (g->num_outputs > MAX_OUTPUTS) {
@@ -246,6 +260,47 @@ static int hand_over(gcrt_package *from_package, graph_run *from, graph_run *to)
   return 0;
 }
 
+typedef struct timing {
+  double first, decode; /* seconds: the prompt's prefill, the decode steps */
+} timing;
+
+/* One generation of o->count tokens into `tokens`, from caches as the
+ * contexts start; 0 on success. */
+static int generate(const options *o, gcrt_package *prefill_package, graph_run *prefill,
+                    graph_run *decode, int64_t *tokens, int64_t *positions, timing *t) {
+  int by_steps = prefill_package == NULL;
+  uint64_t rng = o->seed;
+  int64_t vocab = 0;
+  double start = now();
+  const float *logits = NULL;
+  if (by_steps)
+    for (size_t i = 0; i < o->prompt_len && (i == 0 || logits); ++i)
+      logits = step(decode, &o->prompt[i], 1, (int64_t)i, positions, &vocab);
+  else
+    logits = step(prefill, o->prompt, (int64_t)o->prompt_len, 0, positions, &vocab);
+  if (!logits)
+    return 1;
+  double *weights = calloc((size_t)vocab, sizeof(double));
+  tokens[0] = choose(logits, vocab, o, &rng, weights);
+  double first = now();
+  if (!by_steps && hand_over(prefill_package, prefill, decode)) {
+    free(weights);
+    return 1;
+  }
+  double decode_start = now();
+  for (long k = 1; k < o->count && logits; ++k) {
+    int64_t at = (int64_t)o->prompt_len + k - 1;
+    logits = step(decode, &tokens[k - 1], 1, at, positions, &vocab);
+    if (logits)
+      tokens[k] = choose(logits, vocab, o, &rng, weights);
+  }
+  double end = now();
+  free(weights);
+  t->first = first - start;
+  t->decode = end - decode_start;
+  return logits == NULL;
+}
+
 int main(int argc, char **argv) {
   options o = {0};
   if (parse(argc, argv, &o))
@@ -253,49 +308,28 @@ int main(int argc, char **argv) {
   gcrt_package *prefill_package = NULL, *decode_package = NULL;
   graph_run prefill = {0}, decode = {0};
   int by_steps = strcmp(o.prefill, "-") == 0;
-  if ((!by_steps && open_graph(o.prefill, o.threads, &prefill_package, &prefill)) ||
-      open_graph(o.decode, o.threads, &decode_package, &decode))
+  if ((!by_steps && open_graph(o.prefill, &o, &prefill_package, &prefill)) ||
+      open_graph(o.decode, &o, &decode_package, &decode))
     return 1;
   int64_t *positions = calloc(o.prompt_len, sizeof(int64_t));
   int64_t *tokens = calloc((size_t)o.count, sizeof(int64_t));
-  uint64_t rng = o.seed;
-  int64_t vocab = 0;
-
-  double start = now();
-  const float *logits = NULL;
-  if (by_steps)
-    for (size_t i = 0; i < o.prompt_len && (i == 0 || logits); ++i)
-      logits = step(&decode, &o.prompt[i], 1, (int64_t)i, positions, &vocab);
-  else
-    logits = step(&prefill, o.prompt, (int64_t)o.prompt_len, 0, positions, &vocab);
-  if (!logits)
-    return 1;
-  double *weights = calloc((size_t)vocab, sizeof(double));
-  tokens[0] = choose(logits, vocab, &o, &rng, weights);
-  double first = now();
-  if (!by_steps && hand_over(prefill_package, &prefill, &decode))
-    return 1;
-  double decode_start = now();
-  for (long k = 1; k < o.count; ++k) {
-    int64_t at = (int64_t)o.prompt_len + k - 1;
-    logits = step(&decode, &tokens[k - 1], 1, at, positions, &vocab);
-    if (!logits)
+  timing t;
+  for (long w = 0; w <= o.warmup; ++w) {
+    if (w > 0 && ((!by_steps && gcrt_context_reset_buffers(prefill.context) != GCRT_OK) ||
+                  gcrt_context_reset_buffers(decode.context) != GCRT_OK))
+      return fail("resetting the caches");
+    if (generate(&o, prefill_package, &prefill, &decode, tokens, positions, &t))
       return 1;
-    tokens[k] = choose(logits, vocab, &o, &rng, weights);
   }
-  double end = now();
 
   printf("tokens:");
   for (long k = 0; k < o.count; ++k)
     printf(" %lld", (long long)tokens[k]);
   printf("\n");
-  fprintf(stderr, "time to first token: %.3f ms (prompt of %zu)\n", (first - start) * 1e3,
-          o.prompt_len);
+  fprintf(stderr, "time to first token: %.3f ms (prompt of %zu)\n", t.first * 1e3, o.prompt_len);
   if (o.count > 1)
     fprintf(stderr, "decode: %ld tokens in %.3f s, %.2f tok/s, %.3f ms/token\n", o.count - 1,
-            end - decode_start, (double)(o.count - 1) / (end - decode_start),
-            (end - decode_start) * 1e3 / (double)(o.count - 1));
-  free(weights);
+            t.decode, (double)(o.count - 1) / t.decode, t.decode * 1e3 / (double)(o.count - 1));
   free(tokens);
   free(positions);
   free(o.prompt);

@@ -52,7 +52,7 @@ extern "C" {
  * outputs whose sizes the input's data decides (nonzero, masked_select,
  * unique, boolean-mask indexing): gcrt_output_sizes gives their upper
  * bounds, and gcrt_run_output_sizes the sizes a run filled. */
-#define GCRT_API_VERSION 12
+#define GCRT_API_VERSION 13
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -473,6 +473,16 @@ GCRT_EXPORT gcrt_status gcrt_context_read_buffer(gcrt_context *context, const ch
 GCRT_EXPORT gcrt_status gcrt_context_write_buffer(gcrt_context *context, const char *name,
                                                   const gcrt_tensor *value);
 GCRT_EXPORT gcrt_status gcrt_context_reset_buffers(gcrt_context *context);
+
+/* Whether gcrt_run and gcrt_run_device give back the buffer_mutation
+ * outputs the caller passes with `data` null (API version 13; `give` non-zero,
+ * the default: they are returned as above). With `give` zero such an output
+ * is left as the caller passed it (data null) and the run writes the
+ * buffer's new value only into the context's own memory; on a CUDA package
+ * that is GPU memory, so gcrt_run copies no buffer through the host (a
+ * decoding loop over a KV cache in GPU memory that reads only the logits).
+ * The buffers stay readable through gcrt_context_read_buffer. */
+GCRT_EXPORT gcrt_status gcrt_context_give_buffers(gcrt_context *context, int give);
 
 #ifdef __cplusplus
 }

@@ -128,6 +128,9 @@ struct gcrt_context {
   RuntimeOptions options;
   std::optional<MachinePeaks> peaks;
   std::string roofline;
+  /// gcrt_context_give_buffers: buffer_mutation outputs without memory are
+  /// returned to the caller (else kept in the context's memory alone).
+  bool giveBuffers = true;
 };
 
 namespace {
@@ -325,7 +328,8 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
     context->memory.resize(num_outputs);
     context->sizes = *sizes;
     context->strides.resize(num_outputs);
-    std::vector<TensorRef> out;
+    std::vector<std::optional<TensorRef>> keptRefs(num_outputs);
+    std::vector<std::optional<gcrt_tensor>> keptTensors(num_outputs);
     for (size_t i = 0; i < num_outputs; ++i) {
       gcrt_tensor &t = outputs[i];
       const plan::Binding &binding = *g.outputs()->Get(i);
@@ -337,10 +341,22 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
       // never writes an output over an input's memory, so the state input
       // is read first, and no copy into the state follows the run).
       const TensorRef *state = nullptr;
-      if (!t.data && device)
+      if (!t.data && (device || (!context->giveBuffers && !onHost)))
         state = exec.stateOf(i);
       else if (!t.data && onHost)
         state = exec.stateUpdatedInPlace(i);
+      // Kept: the run writes the buffer's own memory (on the CPU, where the
+      // plan does not update it in place, the context's), the caller's
+      // tensor stays as given.
+      bool kept = !t.data && !context->giveBuffers &&
+                  binding.role()->string_view() == kBufferMutationRole;
+      if (kept) {
+        if (state) {
+          keptRefs[i] = *state;
+          continue;
+        }
+        keptTensors[i] = t;
+      }
       if (!state && !t.data && device) {
         return fail(GCRT_ERROR_INPUT, "output " + std::to_string(i) + " ('" +
                                           binding.name()->str() + "'): " + function +
@@ -370,6 +386,12 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
     Expected<std::vector<TensorRef>> refs = refsOf(outputs, num_outputs, "output", device);
     if (!refs)
       return fail(GCRT_ERROR_INPUT, refs.error().message());
+    for (size_t i = 0; i < num_outputs; ++i) {
+      if (keptRefs[i])
+        (*refs)[i] = *keptRefs[i];
+      if (keptTensors[i])
+        outputs[i] = *keptTensors[i];
+    }
     if (Error e = exec.checkAliasing(*in))
       return fail(GCRT_ERROR_INPUT, e.message());
     if (Error e = exec.run(*in, *refs, stream))
@@ -855,6 +877,13 @@ gcrt_status gcrt_context_write_buffer(gcrt_context *context, const char *name,
                   [&](PackageExecutor &exec, const TensorRef &t) {
                     return exec.writeBuffer(name, t);
                   });
+}
+
+gcrt_status gcrt_context_give_buffers(gcrt_context *context, int give) {
+  if (!context)
+    return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_give_buffers: null argument");
+  context->giveBuffers = give != 0;
+  return GCRT_OK;
 }
 
 gcrt_status gcrt_context_reset_buffers(gcrt_context *context) {

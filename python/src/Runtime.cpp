@@ -427,12 +427,15 @@ public:
   /// context's own stream and is done on return.
   /// `buffers=False` leaves out the mutated buffers' new values (None in
   /// their places): the context keeps them, and one it updates in place (a
-  /// KV cache; in GPU memory, any) is then never copied.
+  /// KV cache; in GPU memory, any, also from host inputs) is then never
+  /// copied.
   std::vector<nb::object> run(nb::sequence inputs, std::optional<nb::sequence> out,
                               std::optional<uintptr_t> stream, bool buffers) {
     std::vector<TensorView> views = viewInputs(inputs);
     Placement where = placementOf(views);
     const std::vector<TensorInfo> &infos = package_->outputs(graph_);
+    // Left out, they are written only where the context keeps them.
+    check(gcrt_context_give_buffers(handle_.get(), buffers));
     if (out) {
       std::vector<TensorView> outViews = viewOutputs(*out, where);
       runViews(views, tensors(outViews), where, stream);

@@ -86,20 +86,23 @@ def _leaves(value):
     return [value]
 
 
-def test_state_carries_between_calls_and_resets(tmp_path):
-    """kv_cache writes its cache buffers: each call sees the last one's
-    values, buffers() shows them, reset() restores the package's."""
-    pkg = gcrt.compile(MODELS / "kv_cache" / "model.pt2", tmp_path / "kv.gcpkg")
+@pytest.mark.parametrize("model", ["kv_cache", "bn_train"])
+def test_state_carries_between_calls_and_resets(tmp_path, model):
+    """kv_cache writes its cache buffers (in place), bn_train its running
+    statistics (new values the context copies into its state): each call
+    sees the last one's values, buffers() shows them, reset() restores the
+    package's."""
+    pkg = gcrt.compile(MODELS / model / "model.pt2", tmp_path / "state.gcpkg")
     m = gcrt.load(pkg)
-    runs = sorted((MODELS / "kv_cache").glob("run*"))
+    runs = sorted((MODELS / model).glob("run*"))
     start = m.buffers()
     for run in runs:
         y = m(*flat_inputs(run))
         assert_close(y if not isinstance(y, tuple) else y[0], np.load(run / "out0.npy"),
-                     f"kv_cache {run.name}")
+                     f"{model} {run.name}")
     after = m.buffers()
     for name in after:
-        want = MODELS / "kv_cache" / f"buffer_after.{name}.npy"
+        want = MODELS / model / f"buffer_after.{name}.npy"
         assert_close(after[name], np.load(want), f"buffer {name}")
     m.reset()
     for name, value in m.buffers().items():
