@@ -328,7 +328,7 @@ int main(int argc, char **argv) {
   printf("\n");
   fprintf(stderr, "time to first token: %.3f ms (prompt of %zu)\n", t.first * 1e3, o.prompt_len);
   if (o.count > 1)
-    fprintf(stderr, "decode: %ld tokens in %.3f s, %.2f tok/s, %.3f ms/token\n", o.count - 1,
+    fprintf(stderr, "decode: %ld tokens in %.6f s, %.2f tok/s, %.4f ms/token\n", o.count - 1,
             t.decode, (double)(o.count - 1) / t.decode, t.decode * 1e3 / (double)(o.count - 1));
   free(tokens);
   free(positions);

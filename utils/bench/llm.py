@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""LLM decoding on the CPU: gc beside PyTorch on one model of
-utils/make-llm-models.py (issue 34).
+"""LLM decoding on the CPU or an NVIDIA GPU: gc beside PyTorch on one model
+of utils/make-llm-models.py (issue 34).
 
 usage (with torch, e.g. /work/venv-py/bin/python):
   utils/bench/llm.py DIR --build BUILD [--threads 2] [--new-tokens 32]
       [--engines gc eager compile] [--compile-limit 900] [--no-logits-check]
+  utils/bench/llm.py DIR --device cuda --build BUILD [--new-tokens 128]
+      [--engines gc eager compile reduce-overhead max-autotune]
+      [--prefill-lengths 128 2048]
 
 DIR holds prefill.pt2, decode.pt2 and config.json. Every engine generates
 --new-tokens greedy tokens after the script's fixed prompt of 8 tokens, in a
@@ -20,8 +23,20 @@ process of its own (so that its peak resident memory is its own), on
   compile  the same with torch.compile (default mode); one generation
            first to compile, then the timed one; stopped after
            --compile-limit seconds
+  reduce-overhead, max-autotune
+           torch.compile in those modes, as compile
 
-Before each engine, utils/bench/membw.c (built with the system's cc)
+With --device cuda every engine runs on the GPU (TF32 off): gc's packages
+are compiled with --device cuda (DIR/gc-cuda/; carried there beforehand
+where no gc-compile runs: they name their archives, ../<program>.pt2) and
+llm-generate runs one warm-up generation before the timed one (torch
+engines do the same); the caches stay in GPU memory. The bandwidth is the
+GPU's copy bandwidth (a 1 GiB device-to-device copy by torch, bytes read
+plus written over its time, best of 10), and --prefill-lengths times the
+prefill program alone on prompts of those lengths (tokens/s, after one
+warm-up of each length).
+
+On the CPU, before each engine, utils/bench/membw.c (built with the system's cc)
 measures the memory read bandwidth on --threads threads, so that on a
 machine other jobs share, each engine's share is of what it could have had
 then.
@@ -38,7 +53,9 @@ eager's (the tolerance is logits_check's); one line gives the largest
 error and the verdict. Then one PASS or FAIL line per target of issue 34
 on the CPU: the weights' read rate at least 90% of the read bandwidth, peak
 memory at most 1.1 times the weights, faster than PyTorch's best CPU mode
-in the run, the greedy tokens eager's.
+in the run, the greedy tokens eager's; on the GPU: at least 85% of the copy
+bandwidth, at least 1.25 times the best torch.compile mode's tokens/s,
+prefill at least as fast as its, the greedy tokens eager's.
 """
 import argparse
 import importlib.util
@@ -55,6 +72,9 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+COMPILE_MODES = {"compile": None, "reduce-overhead": "reduce-overhead",
+                 "max-autotune": "max-autotune"}
+ENGINES = ["gc", "eager"] + list(COMPILE_MODES)
 
 
 def load_models_script():
@@ -65,39 +85,83 @@ def load_models_script():
     return module
 
 
-def torch_worker(args, compiled):
+def prefill_prompt(length, vocab):
+    """The prompt --prefill-lengths times: the same token ids for every engine."""
+    return [(7 * i + 3) % vocab for i in range(length)]
+
+
+def torch_worker(args, engine):
     """Runs in its own process: prints one JSON line of results."""
     import torch
 
     torch.set_num_threads(args.threads)
+    cuda = args.device == "cuda"
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     m = load_models_script()
     c = json.load(open(os.path.join(args.dir, "config.json")))
     dtype = m.DTYPES[c["dtype"]]
-    model = m.mapped_model(os.path.join(args.dir, "prefill.pt2"), c, dtype)
-    prompt = torch.tensor(c["prompt"])
-    run = torch.compile(model) if compiled else model
+    model = m.mapped_model(os.path.join(args.dir, "prefill.pt2"), c, dtype).to(args.device)
+    prompt = torch.tensor(c["prompt"], device=args.device)
+    run = model if engine == "eager" else torch.compile(model, mode=COMPILE_MODES[engine])
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
 
     def generate():
         with torch.no_grad():
+            sync()
             start = time.perf_counter()
-            logits = run(prompt[None], torch.arange(len(prompt)))
+            logits = run(prompt[None], torch.arange(len(prompt), device=args.device))
             tokens = [int(logits[0, -1].argmax())]
             first = time.perf_counter()
             for k in range(1, args.new_tokens):
-                logits = run(torch.tensor([[tokens[-1]]]), torch.tensor([len(prompt) + k - 1]))
+                logits = run(torch.tensor([[tokens[-1]]], device=args.device),
+                             torch.tensor([len(prompt) + k - 1], device=args.device))
                 tokens.append(int(logits[0, -1].argmax()))
             end = time.perf_counter()
         return tokens, first - start, end - first
 
+    def prefill(length):
+        tokens = torch.tensor([prefill_prompt(length, c["vocab"])], device=args.device)
+        positions = torch.arange(length, device=args.device)
+        with torch.no_grad():
+            run(tokens, positions)  # compiles (or records) this length
+            sync()
+            start = time.perf_counter()
+            run(tokens, positions)
+            sync()
+        return time.perf_counter() - start
+
     compile_s = 0.0
-    if compiled:
+    if engine != "eager" or cuda:
         start = time.perf_counter()
-        generate()  # compiles the prefill and the decode step
-        compile_s = time.perf_counter() - start
+        generate()  # compiles the prefill and the decode step; on a GPU, warms up
+        compile_s = time.perf_counter() - start if engine != "eager" else 0.0
     tokens, ttft, decode = generate()
+    prefills = {str(n): prefill(n) for n in args.prefill_lengths}
     if args.logits_dir:
         write_logit_runs(m, model, prompt.tolist() + tokens[:-1], args.logits_dir)
-    print(json.dumps({"tokens": tokens, "ttft_s": ttft, "decode_s": decode, "compile_s": compile_s}))
+    print(json.dumps({"tokens": tokens, "ttft_s": ttft, "decode_s": decode, "compile_s": compile_s,
+                      "prefill_s": prefills,
+                      "gpu_peak": torch.cuda.max_memory_allocated() if cuda else None}))
+
+
+def copy_bandwidth():
+    """Runs in its own process: GB/s of a 1 GiB device-to-device copy by torch
+    (bytes read plus written over its time), best of 10."""
+    import torch
+
+    a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    best = float("inf")
+    for _ in range(11):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        b.copy_(a)
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1e3)
+    print(json.dumps({"copy_gbs": 2 * a.numel() / best / 1e9}))
 
 
 def write_logit_runs(m, model, sequence, out):
@@ -106,13 +170,14 @@ def write_logit_runs(m, model, sequence, out):
     gcrt-run's runs: out/run<k>/{in0,in1,out0}.npy."""
     import torch
 
+    device = next(model.parameters()).device
     with torch.no_grad():
         for fqn, b in model.named_buffers():
             if m.is_cache(fqn):
                 b.zero_()
         for k, token in enumerate(sequence):
-            args = (torch.tensor([[token]]), torch.tensor([k]))
-            m.save_run(os.path.join(out, "run%d" % k), args, model(*args))
+            args = (torch.tensor([[token]], device=device), torch.tensor([k], device=device))
+            m.save_run(os.path.join(out, "run%d" % k), [a.cpu() for a in args], model(*args).cpu())
 
 
 def run_child(cmd, limit=None, check=True):
@@ -152,9 +217,13 @@ def step_weight_bytes(c):
     return (c["layers"] * layer + h + c["vocab"] * h) * size
 
 
-def gc_engine(args, prompt):
+def package_dir(args):
+    return os.path.join(args.dir, "gc" if args.device == "cpu" else "gc-" + args.device)
+
+
+def gc_engine(args, c):
     bin_dir = os.path.join(args.build, "bin")
-    out = os.path.join(args.dir, "gc")
+    out = package_dir(args)
     os.makedirs(out, exist_ok=True)
     compile_s = 0.0
     for name in ("prefill", "decode"):
@@ -162,23 +231,31 @@ def gc_engine(args, prompt):
         if not os.path.exists(package):
             start = time.perf_counter()
             run_child([os.path.join(bin_dir, "gc-compile"), os.path.join(args.dir, name + ".pt2"),
-                       "--weights", "external", "-o", package])
+                       "--weights", "external", "--device", args.device, "-o", package])
             compile_s += time.perf_counter() - start
-    generate = [os.path.join(bin_dir, "llm-generate")]
-    common = ["--prompt", ",".join(str(int(t)) for t in prompt), "--threads", str(args.threads)]
+    generate = [os.path.join(bin_dir, "llm-generate"), "--threads", str(args.threads)]
+    if args.device != "cpu":
+        generate += ["--warmup", "1"]
+    prompt = ["--prompt", ",".join(str(int(t)) for t in c["prompt"])]
     # Two processes, so that each package's peak memory is its own: the
     # decode is timed with the decode package alone ("-": the prompt a token
     # at a time), and the first token with the prefill package (-n 1 never
     # runs the decode package).
     text, err, peak = run_child(generate + ["-", os.path.join(out, "decode.gcpkg"),
-                                            "-n", str(args.new_tokens)] + common)
+                                            "-n", str(args.new_tokens)] + prompt)
     tokens = [int(t) for t in text.split(":", 1)[1].split()]
     decode = float(re.search(r"tokens in ([0-9.]+) s", err).group(1))
-    _, err, prefill_peak = run_child(generate + [os.path.join(out, "prefill.gcpkg"),
-                                                 os.path.join(out, "decode.gcpkg"), "-n", "1"] + common)
+    both = [os.path.join(out, "prefill.gcpkg"), os.path.join(out, "decode.gcpkg"), "-n", "1"]
+    _, err, prefill_peak = run_child(generate + both + prompt)
     ttft = float(re.search(r"time to first token: ([0-9.]+) ms", err).group(1)) / 1e3
+    prefills = {}
+    for n in args.prefill_lengths:
+        ids = ",".join(str(t) for t in prefill_prompt(n, c["vocab"]))
+        warm = [] if "--warmup" in generate else ["--warmup", "1"]
+        _, err, _ = run_child(generate + both + warm + ["--prompt", ids])
+        prefills[str(n)] = float(re.search(r"time to first token: ([0-9.]+) ms", err).group(1)) / 1e3
     return {"tokens": tokens, "ttft_s": ttft, "decode_s": decode, "compile_s": compile_s,
-            "peak": peak, "prefill_peak": prefill_peak}
+            "peak": peak, "prefill_peak": prefill_peak, "prefill_s": prefills, "gpu_peak": None}
 
 
 def logits_check(args, c, runs):
@@ -202,7 +279,7 @@ def logits_check(args, c, runs):
     else:
         rtol, atol = 1e-3, max(1e-3, 2e-5 * largest)
     text, _, _ = run_child([os.path.join(args.build, "bin", "gcrt-run"),
-                            os.path.join(args.dir, "gc", "decode.gcpkg"), "--runs", str(steps),
+                            os.path.join(package_dir(args), "decode.gcpkg"), "--runs", str(steps),
                             "--inputs-dir", runs, "--expect-runs", "--rtol", str(rtol), "--atol",
                             str(atol), "--threads", str(args.threads)], check=False)
     found = re.findall(r"run\d+ out0: max abs error ([0-9.e+-]+|nan|inf), .*: (pass|FAIL)", text)
@@ -213,37 +290,49 @@ def logits_check(args, c, runs):
 
 def torch_engine(args, engine, logits_dir=None):
     cmd = [sys.executable, os.path.abspath(__file__), args.dir, "--worker", engine,
-           "--threads", str(args.threads), "--new-tokens", str(args.new_tokens)]
+           "--threads", str(args.threads), "--new-tokens", str(args.new_tokens),
+           "--device", args.device, "--prefill-lengths"] + [str(n) for n in args.prefill_lengths]
     if logits_dir:
         cmd += ["--logits-dir", logits_dir]
-    done = run_child(cmd, args.compile_limit if engine == "compile" else None)
+    done = run_child(cmd, args.compile_limit if engine in COMPILE_MODES else None)
     if done is None:
         return None
     text, _, peak = done
     return dict(json.loads(text.strip().splitlines()[-1]), peak=peak)
 
 
-def target_lines(results, bandwidth, step_bytes, weights, steps, reference, dtype):
-    """Issue 34's CPU targets for gc in this run, one 'PASS|FAIL: ...' line each.
+def target_lines(args, results, bandwidth, step_bytes, steps, reference, dtype):
+    """Issue 34's targets for gc in this run, one 'PASS|FAIL: ...' line each.
     Equal greedy tokens are a target in float32; in bfloat16 the logits are
     (logits_check), and the tokens' agreement is a NOTE."""
     gc = results["gc"]
+    cuda = args.device == "cuda"
     step = gc["decode_s"] / steps
     share = step_bytes / step / 1e9 / bandwidth["gc"]
-    rss = gc["peak"] / weights
     verdict = lambda ok: "PASS" if ok else "FAIL"  # noqa: E731
-    lines = [f"{verdict(share >= 0.9)}: gc reads the weights at {share:.0%} of the read "
-             f"bandwidth (target: at least 90%)",
-             f"{verdict(rss <= 1.1)}: gc's peak resident memory is {rss:.2f} of the weights' "
-             f"size (target: at most 1.1)"]
-    torch_rates = {e: steps / r["decode_s"] for e, r in results.items()
-                   if e != "gc" and r is not None}
-    if torch_rates:
-        best = max(torch_rates, key=torch_rates.get)
-        missing = [e for e, r in results.items() if r is None]
-        lines.append(f"{verdict(1 / step > torch_rates[best])}: gc decodes {1 / step:.2f} tok/s, "
-                     f"PyTorch's best CPU mode here ({best}) {torch_rates[best]:.2f}"
-                     + (f" ({', '.join(missing)} did not finish)" if missing else ""))
+    lines = [f"{verdict(share >= (0.85 if cuda else 0.9))}: gc reads the weights at {share:.0%} "
+             f"of the {'copy' if cuda else 'read'} bandwidth (target: at least "
+             f"{'85' if cuda else '90'}%)"]
+    if not cuda:
+        rss = gc["peak"] / os.path.getsize(os.path.join(args.dir, "decode.pt2"))
+        lines.append(f"{verdict(rss <= 1.1)}: gc's peak resident memory is {rss:.2f} of the "
+                     f"weights' size (target: at most 1.1)")
+    peers = {e: r for e, r in results.items()
+             if e != "gc" and r is not None and (e in COMPILE_MODES or not cuda)}
+    missing = [e for e, r in results.items() if r is None]
+    note = f" ({', '.join(missing)} did not finish)" if missing else ""
+    if peers:
+        rates = {e: steps / r["decode_s"] for e, r in peers.items()}
+        best = max(rates, key=rates.get)
+        factor = 1.25 if cuda else 1.0
+        lines.append(f"{verdict(1 / step >= factor * rates[best])}: gc decodes {1 / step:.2f} tok/s, "
+                     f"the best {'torch.compile' if cuda else 'PyTorch CPU'} mode here ({best}) "
+                     f"{rates[best]:.2f}" + (f" (target: at least {factor}x)" if cuda else "") + note)
+        for n in args.prefill_lengths if cuda else []:
+            fastest = min(peers, key=lambda e: peers[e]["prefill_s"][str(n)])
+            ours, theirs = gc["prefill_s"][str(n)], peers[fastest]["prefill_s"][str(n)]
+            lines.append(f"{verdict(ours <= theirs)}: gc's prefill of {n} tokens takes "
+                         f"{ours * 1e3:.2f} ms, {fastest}'s {theirs * 1e3:.2f}")
     if reference is not None:
         same = gc["tokens"] == reference
         agree = next((k for k, (a, b) in enumerate(zip(gc["tokens"], reference)) if a != b),
@@ -254,68 +343,95 @@ def target_lines(results, bandwidth, step_bytes, weights, steps, reference, dtyp
     return lines
 
 
+def measure_bandwidth(args, probe):
+    """GB/s now: the CPU's read bandwidth on --threads threads, or the GPU's copy bandwidth."""
+    if args.device == "cpu":
+        return read_bandwidth(probe, args.threads)
+    text, _, _ = run_child([sys.executable, os.path.abspath(__file__), args.dir,
+                            "--worker", "copy-bandwidth"])
+    return json.loads(text.strip().splitlines()[-1])["copy_gbs"]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir")
     p.add_argument("--build", default="build")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--new-tokens", type=int, default=32)
-    p.add_argument("--engines", nargs="+", default=["gc", "eager", "compile"],
-                   choices=["gc", "eager", "compile"])
+    p.add_argument("--engines", nargs="+", default=["gc", "eager", "compile"], choices=ENGINES)
+    p.add_argument("--prefill-lengths", type=int, nargs="*", default=[],
+                   help="prompt lengths to time the prefill alone on (tokens/s)")
     p.add_argument("--compile-limit", type=float, default=900,
-                   help="seconds torch.compile's process may take (its two generations)")
+                   help="seconds a torch.compile process may take (its generations)")
     p.add_argument("--no-logits-check", action="store_true",
                    help="skip the check of gc's decode logits against eager's")
-    p.add_argument("--worker", choices=["eager", "compile"], help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=["copy-bandwidth"] + ENGINES[1:], help=argparse.SUPPRESS)
     p.add_argument("--logits-dir", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.worker == "copy-bandwidth":
+        return copy_bandwidth()
     if args.worker:
-        return torch_worker(args, args.worker == "compile")
+        return torch_worker(args, args.worker)
 
     # No torch here: a child's peak memory counts what its parent held when it was forked.
+    cuda = args.device == "cuda"
     c = json.load(open(os.path.join(args.dir, "config.json")))
     weights = os.path.getsize(os.path.join(args.dir, "decode.pt2"))
     step_bytes = step_weight_bytes(c)
     results, bandwidth, check = {}, {}, None
     with tempfile.TemporaryDirectory() as tmp:
         probe = os.path.join(tmp, "membw")
-        cc = shutil.which("cc") or shutil.which("gcc")
-        if not cc:
-            raise SystemExit("llm.py: no C compiler (cc or gcc) to build utils/bench/membw.c")
-        run_child([cc, "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"), "-o", probe])
+        if not cuda:
+            cc = shutil.which("cc") or shutil.which("gcc")
+            if not cc:
+                raise SystemExit("llm.py: no C compiler (cc or gcc) to build utils/bench/membw.c")
+            run_child([cc, "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "membw.c"),
+                       "-o", probe])
         checking = not args.no_logits_check and {"gc", "eager"} <= set(args.engines)
         runs = os.path.join(tmp, "logits") if checking else None
-        for engine in sorted(args.engines, key=lambda e: ["gc", "eager", "compile"].index(e)):
-            bandwidth[engine] = read_bandwidth(probe, args.threads)
-            results[engine] = (gc_engine(args, c["prompt"]) if engine == "gc"
+        for engine in sorted(args.engines, key=ENGINES.index):
+            bandwidth[engine] = measure_bandwidth(args, probe)
+            results[engine] = (gc_engine(args, c) if engine == "gc"
                                else torch_engine(args, engine, runs if engine == "eager" else None))
         if checking:
             check = logits_check(args, c, runs)
     reference = results.get("eager", {}).get("tokens")
     steps = args.new_tokens - 1
+    where = "the GPU" if cuda else f"{args.threads} threads"
     print(f"{c['layers']} layers, hidden {c['hidden']}, vocab {c['vocab']}, {c['dtype']}, "
-          f"cache {c['max_seq']}; weights {weights / 1e9:.2f} GB; {args.threads} threads; "
+          f"cache {c['max_seq']}; weights {weights / 1e9:.2f} GB; {where}; "
           f"prompt of {len(c['prompt'])}, {args.new_tokens} tokens; a decode step reads "
           f"{step_bytes / 1e9:.2f} GB of weights; load average {os.getloadavg()[0]:.1f} at the end\n")
-    print("| engine | time to first token (ms) | decode step (ms) | tok/s | weights read (GB/s) | "
-          "read bandwidth before (GB/s) | share | peak RSS (GB) | RSS / weights | compile (s) | "
+    prefill_heads = "".join(f" prefill {n} (tok/s) |" for n in args.prefill_lengths)
+    memory = "GPU peak (GB) | " if cuda else "peak RSS (GB) | RSS / weights | "
+    kind = "copy" if cuda else "read"
+    print(f"| engine | time to first token (ms) |{prefill_heads} decode step (ms) | tok/s | "
+          f"weights read (GB/s) | {kind} bandwidth before (GB/s) | share | {memory}compile (s) | "
           "tokens = eager's |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("|" + " --- |" * (10 + len(args.prefill_lengths) + (0 if cuda else 1)))
     for engine, r in results.items():
         if r is None:
-            print(f"| {engine} | did not finish in {args.compile_limit:.0f} s | | | | "
-                  f"{bandwidth[engine]:.2f} | | | | | |")
+            print(f"| {engine} | did not finish in {args.compile_limit:.0f} s |"
+                  + " |" * len(args.prefill_lengths) + f" | | | {bandwidth[engine]:.2f} | |"
+                  + (" |" if cuda else " | |") + " | |")
             continue
         same = "-" if reference is None else ("yes" if r["tokens"] == reference else "no")
         step = r["decode_s"] / steps
-        print(f"| {engine} | {r['ttft_s'] * 1e3:.1f} | {step * 1e3:.1f} | {1 / step:.2f} | "
+        prefills = "".join(f" {n / r['prefill_s'][str(n)]:.0f} |" for n in args.prefill_lengths)
+        if cuda:
+            used = "-" if r["gpu_peak"] is None else f"{r['gpu_peak'] / 1e9:.2f}"
+            memory = f"{used} | "
+        else:
+            memory = f"{r['peak'] / 1e9:.2f} | {r['peak'] / weights:.2f} | "
+        print(f"| {engine} | {r['ttft_s'] * 1e3:.1f} |{prefills} {step * 1e3:.2f} | {1 / step:.2f} | "
               f"{step_bytes / step / 1e9:.2f} | {bandwidth[engine]:.2f} | "
-              f"{step_bytes / step / 1e9 / bandwidth[engine]:.0%} | "
-              f"{r['peak'] / 1e9:.2f} | {r['peak'] / weights:.2f} | {r['compile_s']:.1f} | {same} |")
+              f"{step_bytes / step / 1e9 / bandwidth[engine]:.0%} | {memory}"
+              f"{r['compile_s']:.1f} | {same} |")
     if "gc" in results and results["gc"] is not None:
         print()
-        for line in target_lines(results, bandwidth, step_bytes, weights, steps, reference,
+        for line in target_lines(args, results, bandwidth, step_bytes, steps, reference,
                                  c["dtype"]):
             print(line)
     if check:
@@ -323,7 +439,7 @@ def main():
         print(f"{'PASS' if passed == checked else 'FAIL'}: gc's decode logits against eager's, "
               f"{checked} steps over eager's tokens (the prompt, then its greedy ones): largest abs "
               f"error {error:.3g}; {passed} of {checked} steps within rtol {rtol:g}, atol {atol:.3g}")
-    if "gc" in results:
+    if "gc" in results and not cuda:
         print(f"\ngc: the decode row's memory is the decode package's process; the first "
               f"token's (the prefill package's) peaked at {results['gc']['prefill_peak'] / 1e9:.2f} GB")
 
