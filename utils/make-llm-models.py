@@ -29,7 +29,13 @@ untied, without Llama 3's rope scaling), 8b (Llama-3.1-8B's shapes).
 
 usage (with torch, e.g. /work/venv-py/bin/python):
   make-llm-models.py --preset tiny|1b|8b [--dtype float32|bfloat16] [--max-seq N] -o DIR
-      [--reference N]
+      [--reference N] [--skeletons-only | --from-skeletons SDIR]
+
+--skeletons-only writes only the two exports with one-element stand-ins for
+the weights (DIR/<program>.skeleton.pt2, about 1 MB each); --from-skeletons
+SDIR then makes the archives from those on a machine whose torch cannot
+export the model (torch 2.11 refuses the prefill's dynamic length), with
+the same bytes as where they were exported.
 
 Writes DIR/prefill.pt2, DIR/decode.pt2 and DIR/config.json. --reference N
 also runs PyTorch eager on the fixed prompt (DIR/prompt.npy) and greedily
@@ -125,7 +131,7 @@ class Attention(torch.nn.Module):
         q = q.reshape(1, self.kv_heads, group * t, self.head_dim)
         out = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache,
                                              attn_mask=visible.repeat(group, 1))
-        out = out.view(1, self.heads, t, self.head_dim)
+        out = out.contiguous().view(1, self.heads, t, self.head_dim)  # a GPU's SDPA: other strides
         return self.o_proj(out.transpose(1, 2).reshape(1, t, -1))
 
 
@@ -157,12 +163,12 @@ class Decoder(torch.nn.Module):
 
     def forward(self, tokens, pos):
         x = self.embed(tokens)
-        exponents = torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim
+        exponents = torch.arange(0, self.head_dim, 2, dtype=torch.float32, device=pos.device) / self.head_dim
         freqs = pos.float()[:, None] / (self.theta ** exponents)[None, :]
         angles = torch.cat([freqs, freqs], dim=-1)
         cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
         # Query i sees the cache up to its own position: [T, max_seq].
-        visible = torch.arange(self.max_seq)[None, :] <= pos[:, None]
+        visible = torch.arange(self.max_seq, device=pos.device)[None, :] <= pos[:, None]
         for layer in self.layers:
             x = layer(x, cos, sin, pos, visible)
         return self.lm_head(self.norm(x))
@@ -217,11 +223,15 @@ def export_program(c, dtype, decode, path):
     return {name: list(p.shape) for name, p in model.state_dict().items()}
 
 
-def write_program(c, dtype, decode, out_path):
-    """Exports one program, then rewrites its archive with every weight streamed in."""
+def write_program(c, dtype, decode, out_path, skeleton=None):
+    """Exports one program (or takes the export `skeleton` made before), then
+    rewrites its archive with every weight streamed in."""
     w = llama_archive
-    tmp = out_path + ".skeleton.pt2"
-    shapes = export_program(c, dtype, decode, tmp)
+    tmp = skeleton or out_path + ".skeleton.pt2"
+    if skeleton:
+        shapes = {name: list(p.shape) for name, p in unwritten(c, dtype).state_dict().items()}
+    else:
+        shapes = export_program(c, dtype, decode, tmp)
     with zipfile.ZipFile(tmp) as skel:
         infos = skel.infolist()
         root = infos[0].filename.split("/")[0] + "/"
@@ -246,7 +256,8 @@ def write_program(c, dtype, decode, out_path):
                     w.write_entry(out, name, ident.hexdigest()[:info.file_size].encode())
                 else:
                     w.write_entry(out, name, skel.read(info))
-    os.remove(tmp)
+    if not skeleton:
+        os.remove(tmp)
     os.replace(part, out_path)
 
 
@@ -372,6 +383,11 @@ def main():
     p.add_argument("--layers", type=int, help="fewer layers than the preset's (for quick runs)")
     p.add_argument("-o", dest="out", required=True, help="the folder to write")
     p.add_argument("--reference", type=int, metavar="N", help="greedy tokens to decode in PyTorch eager")
+    p.add_argument("--skeletons-only", action="store_true",
+                   help="write only the exports without weights, DIR/<program>.skeleton.pt2")
+    p.add_argument("--from-skeletons", metavar="SDIR",
+                   help="take the exports from SDIR/<program>.skeleton.pt2 (--skeletons-only's) "
+                        "instead of exporting: for a machine whose torch does not export the model")
     a = p.parse_args()
     c = dict(PRESETS[a.preset])
     if a.max_seq:
@@ -384,8 +400,13 @@ def main():
     dtype = DTYPES[a.dtype]
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
-    for decode, name in ((False, "prefill.pt2"), (True, "decode.pt2")):
-        write_program(c, dtype, decode, os.path.join(a.out, name))
+    for decode, name in ((False, "prefill"), (True, "decode")):
+        path = os.path.join(a.out, name + ".pt2")
+        if a.skeletons_only:
+            export_program(c, dtype, decode, path.removesuffix(".pt2") + ".skeleton.pt2")
+        else:
+            skeleton = a.from_skeletons and os.path.join(a.from_skeletons, name + ".skeleton.pt2")
+            write_program(c, dtype, decode, path, skeleton)
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(dict(c, dtype=a.dtype, prompt=prompt(c).tolist(), torch=torch.__version__,
                        script="utils/make-llm-models.py"), f, indent=1, sort_keys=True)

@@ -103,6 +103,7 @@ def torch_worker(args, engine):
     c = json.load(open(os.path.join(args.dir, "config.json")))
     dtype = m.DTYPES[c["dtype"]]
     model = m.mapped_model(os.path.join(args.dir, "prefill.pt2"), c, dtype).to(args.device)
+    torch.set_default_device(args.device)  # the tensors forward makes (positions, the mask)
     prompt = torch.tensor(c["prompt"], device=args.device)
     run = model if engine == "eager" else torch.compile(model, mode=COMPILE_MODES[engine])
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -294,11 +295,17 @@ def torch_engine(args, engine, logits_dir=None):
            "--device", args.device, "--prefill-lengths"] + [str(n) for n in args.prefill_lengths]
     if logits_dir:
         cmd += ["--logits-dir", logits_dir]
-    done = run_child(cmd, args.compile_limit if engine in COMPILE_MODES else None)
+    done = run_child(cmd, args.compile_limit if engine in COMPILE_MODES else None, check=False)
     if done is None:
         return None
-    text, _, peak = done
-    return dict(json.loads(text.strip().splitlines()[-1]), peak=peak)
+    text, message, peak = done
+    lines = text.strip().splitlines()
+    if not lines or not lines[-1].startswith("{"):
+        # A peer that fails (an op its compiler refuses, say) is a row that
+        # says so, not the end of the run.
+        last = [line for line in message.strip().splitlines() if line.strip()]
+        return {"error": last[-1][:160] if last else "exited without results"}
+    return dict(json.loads(lines[-1]), peak=peak)
 
 
 def target_lines(args, results, bandwidth, step_bytes, steps, reference, dtype):
@@ -318,8 +325,8 @@ def target_lines(args, results, bandwidth, step_bytes, steps, reference, dtype):
         lines.append(f"{verdict(rss <= 1.1)}: gc's peak resident memory is {rss:.2f} of the "
                      f"weights' size (target: at most 1.1)")
     peers = {e: r for e, r in results.items()
-             if e != "gc" and r is not None and (e in COMPILE_MODES or not cuda)}
-    missing = [e for e, r in results.items() if r is None]
+             if e != "gc" and r is not None and "error" not in r and (e in COMPILE_MODES or not cuda)}
+    missing = [e for e, r in results.items() if r is None or "error" in r]
     note = f" ({', '.join(missing)} did not finish)" if missing else ""
     if peers:
         rates = {e: steps / r["decode_s"] for e, r in peers.items()}
@@ -395,9 +402,9 @@ def main():
             bandwidth[engine] = measure_bandwidth(args, probe)
             results[engine] = (gc_engine(args, c) if engine == "gc"
                                else torch_engine(args, engine, runs if engine == "eager" else None))
-        if checking:
+        if checking and results["eager"] and "error" not in results["eager"]:
             check = logits_check(args, c, runs)
-    reference = results.get("eager", {}).get("tokens")
+    reference = (results.get("eager") or {}).get("tokens")
     steps = args.new_tokens - 1
     where = "the GPU" if cuda else f"{args.threads} threads"
     print(f"{c['layers']} layers, hidden {c['hidden']}, vocab {c['vocab']}, {c['dtype']}, "
@@ -412,8 +419,10 @@ def main():
           "tokens = eager's |")
     print("|" + " --- |" * (10 + len(args.prefill_lengths) + (0 if cuda else 1)))
     for engine, r in results.items():
-        if r is None:
-            print(f"| {engine} | did not finish in {args.compile_limit:.0f} s |"
+        if r is None or "error" in r:
+            why = f"did not finish in {args.compile_limit:.0f} s" if r is None else \
+                "failed: " + r["error"].replace("|", "/")
+            print(f"| {engine} | {why} |"
                   + " |" * len(args.prefill_lengths) + f" | | | {bandwidth[engine]:.2f} | |"
                   + (" |" if cuda else " | |") + " | |")
             continue
