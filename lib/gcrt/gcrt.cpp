@@ -100,7 +100,29 @@ struct GraphInfo {
 struct AlignedDelete {
   void operator()(char *p) const { ::operator delete(p, std::align_val_t(64)); }
 };
-using OutputMemory = std::unique_ptr<char, AlignedDelete>;
+/// An output's memory that the context allocated, kept for the next run
+/// (a decoding loop's logits every step): allocated again to grow, or when
+/// the caller passes it back as an input (an output fed to the next run,
+/// which the run must not overwrite while reading it).
+struct OutputMemory {
+  std::unique_ptr<char, AlignedDelete> data;
+  size_t bytes = 0;
+  /// The memory replaced last, which an input of the run may still be.
+  std::unique_ptr<char, AlignedDelete> retired;
+
+  char *reserve(size_t want, std::span<const TensorRef> inputs) {
+    auto inside = [&](const TensorRef &t) {
+      auto *p = static_cast<const char *>(t.data);
+      return p >= data.get() && p < data.get() + bytes;
+    };
+    if (want > bytes || std::any_of(inputs.begin(), inputs.end(), inside)) {
+      retired = std::move(data);
+      data.reset(static_cast<char *>(::operator new(want, std::align_val_t(64))));
+      bytes = want;
+    }
+    return data.get();
+  }
+};
 
 } // namespace
 
@@ -370,10 +392,9 @@ gcrt_status runContext(gcrt_context *context, const gcrt_tensor *inputs, size_t 
         int64_t elements = 1;
         for (int64_t s : want)
           elements *= s;
-        context->memory[i].reset(static_cast<char *>(::operator new(
-            std::max<size_t>(elements * dtypeSize(dtype), 1), std::align_val_t(64))));
+        char *memory = context->memory[i].reserve(std::max<size_t>(elements * dtypeSize(dtype), 1), *in);
         context->strides[i] = contiguous(want);
-        t = gcrt_tensor{context->memory[i].get(), static_cast<gcrt_dtype>(dtype), want.size(),
+        t = gcrt_tensor{memory, static_cast<gcrt_dtype>(dtype), want.size(),
                         want.data(), context->strides[i].data()};
       } else if (t.dtype != static_cast<gcrt_dtype>(dtype) || t.rank != want.size() ||
                  (t.rank && (!t.sizes || !std::equal(want.begin(), want.end(), t.sizes)))) {

@@ -368,6 +368,29 @@ TEST_F(PackageTest, CApi) {
   EXPECT_EQ(y5, 15.0f);
   EXPECT_EQ(y7, 17.0f);
 
+  // The context keeps the memory it gave an output for the next run, but
+  // not when that output comes back as an input: y = x + w fed to itself.
+  {
+    gcrt_context *loop = nullptr;
+    ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &loop), GCRT_OK);
+    float x0[4] = {1, 2, 3, 4};
+    int64_t four = 4;
+    gcrt_tensor in{x0, GCRT_FLOAT32, 1, &four, nullptr};
+    gcrt_tensor out[2] = {};
+    ASSERT_EQ(gcrt_run(loop, &in, 1, out, 2), GCRT_OK) << gcrt_last_error();
+    void *first = out[0].data;
+    gcrt_tensor again[2] = {};
+    ASSERT_EQ(gcrt_run(loop, &in, 1, again, 2), GCRT_OK) << gcrt_last_error();
+    EXPECT_EQ(again[0].data, first);
+    in.data = again[0].data;
+    gcrt_tensor fed[2] = {};
+    ASSERT_EQ(gcrt_run(loop, &in, 1, fed, 2), GCRT_OK) << gcrt_last_error();
+    EXPECT_NE(fed[0].data, first);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(static_cast<float *>(fed[0].data)[i], x0[i] + 20.0f * (i + 1));
+    gcrt_context_free(loop);
+  }
+
   gcrt_context *ctx = nullptr;
   ASSERT_EQ(gcrt_context_create(pkg, 0, 1, &ctx), GCRT_OK);
   float x[3] = {1, 2, 3};
