@@ -35,6 +35,28 @@ bool isFloat(DType t) {
   return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float16;
 }
 
+/// Scores (batch x heads x queries x keys) up to which the GPU's float32
+/// attention kernel is faster than the decomposition; past it, cuBLAS's
+/// float32 products (several times the kernel's exact multiply-add rate)
+/// win back more than the fused kernel saves in launches and score
+/// traffic. Derivation and measurement: docs/gpu.md (fused attention).
+constexpr int64_t kFloat32FusedScores = int64_t(1) << 21;
+
+/// Whether a float32 call on a GPU has static sizes and at most
+/// kFloat32FusedScores scores.
+bool smallEnoughForFloat32Kernel(const TensorType &q, const TensorType &k) {
+  int64_t scores = 1;
+  for (const SymExpr *e : q.sizes)
+    if (!e || !e->isConst())
+      return false;
+  const SymExpr *keys = k.sizes[k.sizes.size() - 2];
+  if (!keys || !keys->isConst())
+    return false;
+  for (size_t d = 0; d + 1 < q.sizes.size(); ++d)
+    scores *= q.sizes[d]->constant();
+  return scores * keys->constant() <= kFloat32FusedScores;
+}
+
 /// The calls the fused attention of `device` takes (runsWhole in
 /// ExternOps.h says which).
 bool fusedAttentionTakes(const Node &n, TargetDevice device) {
@@ -66,6 +88,8 @@ bool fusedAttentionTakes(const Node &n, TargetDevice device) {
     for (const TensorType *t : {k, v})
       if (t->sizes.back() != e)
         return false;
+    if (q->dtype == DType::Float32 && !smallEnoughForFloat32Kernel(*q, *k))
+      return false;
     if (rank == 4 && q->sizes[1] != k->sizes[1]) {
       const SymExpr *hq = q->sizes[1], *hk = k->sizes[1];
       if (!hq->isConst() || !hk->isConst() || hk->constant() < 1 ||

@@ -1,6 +1,7 @@
 //===- CudaAttention.cpp - The fused attention step on NVIDIA GPUs --------===//
 #include "CudaAttention.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -91,31 +92,59 @@ bool placeStrides(const StridedLayout &l, const std::vector<int64_t> &want, bool
   return true;
 }
 
+/// Whether operand `o`'s rows load 16 bytes at a time from `address`:
+/// unit column stride, whole 16-byte chunks per row, every row aligned.
+bool loadsWide(const AttentionKernelArgs &a, int o, uint64_t address, int64_t bytes) {
+  const int64_t *s = a.strides[o];
+  if (s[3] != 1 || address % 16 != 0 || (a.headDim * bytes) % 16 != 0)
+    return false;
+  for (int k = 0; k < 3; ++k)
+    if ((s[k] * bytes) % 16 != 0)
+      return false;
+  return true;
+}
+
 class AttentionCall final : public ExternCall {
 public:
-  AttentionCall(const Driver &d, Function fn, AttentionLaunch launch)
-      : d_(d), fn_(fn), launch_(std::move(launch)) {}
+  AttentionCall(const Driver &d, Function fn, Function combine, AttentionLaunch launch,
+                int64_t bytes)
+      : d_(d), fn_(fn), combine_(combine), launch_(std::move(launch)), bytes_(bytes) {}
+
+  uint64_t workspaceBytes() const override { return launch_.workspaceBytes; }
 
   Error run(const ExternArgs &a) override {
     AttentionKernelArgs args = launch_.args;
     for (int o = 0; o < kNumOperands; ++o)
       if (o != kMask || args.maskKind >= kMaskBool)
         args.address[o] += a.deviceBuffers[launch_.buffers[o]];
+    args.wide = 0;
+    for (int o : {kKey, kValue})
+      if (loadsWide(args, o, args.address[o], bytes_))
+        args.wide |= 1 << o;
+    args.workspace = a.workspace;
     void *params[] = {&args};
-    return d_.check(d_.launchKernel(fn_, launch_.blocks, 1, 1, kAttentionThreads, 1, 1, 0,
-                                    static_cast<Stream>(a.stream), params, nullptr),
-                    "launching the fused attention kernel " + launch_.entry);
+    Stream stream = static_cast<Stream>(a.stream);
+    GC_RETURN_IF_ERROR(d_.check(d_.launchKernel(fn_, launch_.blocks, args.splits, 1,
+                                                kAttentionThreads, 1, 1, 0, stream, params,
+                                                nullptr),
+                                "launching the fused attention kernel " + launch_.entry));
+    if (args.splits == 1)
+      return Error::success();
+    return d_.check(d_.launchKernel(combine_, launch_.combineBlocks, 1, 1, kAttentionThreads, 1,
+                                    1, 0, stream, params, nullptr),
+                    "launching the fused attention kernel " + launch_.combineEntry);
   }
 
 private:
   const Driver &d_;
-  Function fn_;
+  Function fn_, combine_;
   AttentionLaunch launch_;
+  int64_t bytes_;
 };
 
 } // namespace
 
-AttentionLaunch planAttention(const AttentionOperands &ops) {
+AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors) {
   AttentionLaunch out;
   auto decline = [&](std::string why) {
     out.entry.clear();
@@ -175,19 +204,33 @@ AttentionLaunch planAttention(const AttentionOperands &ops) {
   } else {
     a.maskKind = ops.causal ? kMaskCausal : kMaskNone;
   }
-  constexpr int64_t kRowsPerBlock = kAttentionThreads / 4;
-  int64_t queryBlocks = (queries + kRowsPerBlock - 1) / kRowsPerBlock;
-  int64_t blocks = queryBlocks * batch * heads;
+  // A block takes kAttentionBlockRows rows of one (batch, key head): the
+  // rows of its query heads (AttentionKernelArgs.h).
+  int64_t rows = a.group * queries;
+  int64_t rowBlocks = (rows + kAttentionBlockRows - 1) / kAttentionBlockRows;
+  int64_t blocks = rowBlocks * batch * kvHeads;
   if (blocks == 0 || keys == 0)
     return decline("an empty tensor");
-  if (blocks > INT_MAX || keys > INT_MAX)
-    return decline("more blocks or keys than the kernel counts");
+  int64_t totalRows = batch * heads * queries;
+  if (blocks > INT_MAX || keys > INT_MAX || totalRows * dim > INT_MAX)
+    return decline("more blocks, keys or output elements than the kernel counts");
+  int bound = dim <= 64 ? 64 : 128;
+  int64_t keyTile = attentionKeyTile(static_cast<int>(elementBytes(t)), bound);
+  int64_t tiles = (keys + keyTile - 1) / keyTile, splits = 1;
+  int64_t target = 2 * static_cast<int64_t>(std::max(multiprocessors, 1));
+  if (blocks < target)
+    splits = std::max<int64_t>(
+        1, std::min((target + blocks - 1) / blocks, tiles / kMinTilesPerSplit));
+  int64_t tilesPerSplit = (tiles + splits - 1) / splits;
+  splits = (tiles + tilesPerSplit - 1) / tilesPerSplit;
   a.batch = static_cast<int32_t>(batch);
   a.heads = static_cast<int32_t>(heads);
   a.queries = static_cast<int32_t>(queries);
   a.keys = static_cast<int32_t>(keys);
   a.headDim = static_cast<int32_t>(dim);
-  a.queryBlocks = static_cast<int32_t>(queryBlocks);
+  a.rowBlocks = static_cast<int32_t>(rowBlocks);
+  a.splits = static_cast<int32_t>(splits);
+  a.keysPerSplit = static_cast<int32_t>(tilesPerSplit * keyTile);
   a.scale = static_cast<float>(ops.scale);
   for (int o = 0; o < kNumOperands; ++o)
     if (ops.layouts[o]) {
@@ -195,7 +238,13 @@ AttentionLaunch planAttention(const AttentionOperands &ops) {
       out.buffers[o] = ops.buffers[o];
     }
   out.blocks = static_cast<unsigned>(blocks);
-  out.entry = std::string("gc_attention_") + type + (dim <= 64 ? "_d64" : "_d128");
+  out.entry = std::string("gc_attention_") + type + "_d" + std::to_string(bound);
+  if (splits > 1) {
+    out.combineEntry = std::string("gc_attention_combine_") + type;
+    out.combineBlocks =
+        static_cast<unsigned>((totalRows * dim + kAttentionThreads - 1) / kAttentionThreads);
+    out.workspaceBytes = static_cast<uint64_t>(splits * totalRows * (dim + 2) * 4);
+  }
   return out;
 }
 
@@ -233,16 +282,22 @@ CudaAttentionKernels::prepare(const plan::OpStep &step, const std::vector<Stride
   ops.buffers[kOutput] = step.outputs()->Get(0)->buffer();
   ops.causal = call.causal();
   ops.scale = call.scale();
-  AttentionLaunch launch = planAttention(ops);
+  AttentionLaunch launch = planAttention(ops, multiprocessors_);
   if (launch.entry.empty() || !haveAttentionKernels())
     return std::unique_ptr<ExternCall>();
   if (!module_)
     GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, attentionImage().data()),
                                 "loading gc's fused attention kernels"));
-  Function fn = nullptr;
+  Function fn = nullptr, combine = nullptr;
   GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, launch.entry.c_str()),
                               "finding the fused attention kernel " + launch.entry));
-  return std::unique_ptr<ExternCall>(std::make_unique<AttentionCall>(d_, fn, std::move(launch)));
+  if (!launch.combineEntry.empty())
+    GC_RETURN_IF_ERROR(
+        d_.check(d_.moduleGetFunction(&combine, module_, launch.combineEntry.c_str()),
+                 "finding the fused attention kernel " + launch.combineEntry));
+  int64_t bytes = elementBytes(ops.dtypes[kQuery]);
+  return std::unique_ptr<ExternCall>(
+      std::make_unique<AttentionCall>(d_, fn, combine, std::move(launch), bytes));
 }
 
 } // namespace gc::cuda

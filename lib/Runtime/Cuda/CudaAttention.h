@@ -40,28 +40,38 @@ struct AttentionOperands {
   double scale = 1;
 };
 
-/// One launch of the kernel, or why there is none.
+/// The launches that compute one step, or why there are none.
 struct AttentionLaunch {
   /// Empty when the kernel declines.
   std::string entry;
   std::string declined;
+  /// The second kernel that combines the splits' partial results (empty
+  /// with one split).
+  std::string combineEntry;
   /// The argument, with each operand's byte offset in `address` until the
   /// buffers' addresses are added at run time.
   AttentionKernelArgs args{};
   uint32_t buffers[kNumOperands] = {};
-  unsigned blocks = 0;
+  /// The attention kernel's grid is blocks x args.splits; the combine
+  /// kernel's combineBlocks.
+  unsigned blocks = 0, combineBlocks = 0;
+  /// Device scratch memory for the splits' partial results.
+  uint64_t workspaceBytes = 0;
 };
 
-/// Threads per block of every entry (AttentionKernel.cu's kThreads).
-constexpr unsigned kAttentionThreads = 128;
-
-/// The entry and argument that compute `ops`, or the reason none does.
-AttentionLaunch planAttention(const AttentionOperands &ops);
+/// The entry and argument that compute `ops` on a GPU of `multiprocessors`
+/// SMs, or the reason none does. Where (batch x key heads x row blocks)
+/// fills under two waves of the SMs, the keys are split so that it does,
+/// each split keeping at least kMinTilesPerSplit key tiles (fewer would
+/// cost more in the combine than the extra blocks gain).
+AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors);
+constexpr int64_t kMinTilesPerSplit = 2;
 
 /// The kernels of one executor's context, loaded on first need.
 class CudaAttentionKernels {
 public:
-  explicit CudaAttentionKernels(const Driver &d) : d_(d) {}
+  CudaAttentionKernels(const Driver &d, int multiprocessors)
+      : d_(d), multiprocessors_(multiprocessors) {}
   ~CudaAttentionKernels();
   CudaAttentionKernels(const CudaAttentionKernels &) = delete;
   CudaAttentionKernels &operator=(const CudaAttentionKernels &) = delete;
@@ -75,6 +85,7 @@ public:
 
 private:
   const Driver &d_;
+  int multiprocessors_;
   Module module_ = nullptr;
 };
 

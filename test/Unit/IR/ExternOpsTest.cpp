@@ -49,6 +49,18 @@ TEST(ExternOpsTest, AttentionRunsWholeByDevice) {
             P(false, false));
 }
 
+TEST(ExternOpsTest, GpuFloat32FusesOnlyWhereTheKernelIsFaster) {
+  // At most 2^21 scores with static sizes; bf16 on tensor cores at any size.
+  EXPECT_EQ(whole("f32[1, 12, 197, 64]", "f32[1, 12, 197, 64]"), P(true, true));
+  EXPECT_EQ(whole("f32[1, 32, 1, 64]", "f32[1, 8, 2048, 64]", "; enable_gqa=true"),
+            P(false, true));
+  EXPECT_EQ(whole("f32[1, 16, 512, 64]", "f32[1, 16, 256, 64]"), P(true, true)); // 2^21
+  EXPECT_EQ(whole("f32[1, 16, 512, 64]", "f32[1, 16, 257, 64]"), P(true, false));
+  EXPECT_EQ(whole("bf16[1, 16, 512, 64]", "bf16[1, 16, 4096, 64]"), P(false, true));
+  EXPECT_EQ(whole("f32[s0, 4, 9, 64]", "f32[s0, 4, 11, 64]"), P(true, false));
+  EXPECT_EQ(whole("bf16[s0, 4, 9, 64]", "bf16[s0, 4, 11, 64]"), P(false, true));
+}
+
 TEST(ExternOpsTest, AttentionDecomposesWhereNoStepTakesIt) {
   // Head dimension above the kernel's 128, and a rank above 4: the CPU only.
   EXPECT_EQ(whole("f32[1, 2, 5, 160]", "f32[1, 2, 7, 160]"), P(true, false));
