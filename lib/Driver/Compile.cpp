@@ -187,7 +187,7 @@ Expected<std::unique_ptr<Module>> Compilation::runPhase(Phase phase, std::unique
   PipelineOptions pipeline = options_.pipeline;
   // Training graphs are differentiated: only inference keeps the calls the
   // CPU runs whole, as gc-opt without --joint does.
-  pipeline.core.cpuSteps = !options_.train;
+  pipeline.core.keepWholeCalls = !options_.train;
   pipeline.codegen.useCache = pipeline.codegen.useCache && options_.useCache;
   Expected<std::vector<std::unique_ptr<Pass>>> passes = phasePasses(phase, pipeline);
   if (!passes)

@@ -31,31 +31,78 @@ bool flag(const Node &n, std::string_view name) {
   return a && a->value.kind == ArgKind::Bool && !a->value.ints.empty() && a->value.ints[0];
 }
 
-/// The calls the fused attention step (lib/Runtime/AttentionStep.cpp)
-/// takes: float32 query, key and value on the CPU, of one rank >= 3 and one
-/// head count; no dropout; a mask that is absent, boolean or float32 (any
-/// broadcast), or is_causal. Grouped-query attention with fewer key heads
-/// decomposes.
-bool fusedAttentionTakes(const Node &n) {
+bool isFloat(DType t) {
+  return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float16;
+}
+
+/// Scores (batch x heads x queries x keys) up to which the GPU's float32
+/// attention kernel is faster than the decomposition; past it, cuBLAS's
+/// float32 products (several times the kernel's exact multiply-add rate)
+/// win back more than the fused kernel saves in launches and score
+/// traffic. Derivation and measurement: docs/gpu.md (fused attention).
+constexpr int64_t kFloat32FusedScores = int64_t(1) << 21;
+
+/// Whether a float32 call on a GPU has static sizes and at most
+/// kFloat32FusedScores scores.
+bool smallEnoughForFloat32Kernel(const TensorType &q, const TensorType &k) {
+  int64_t scores = 1;
+  for (const SymExpr *e : q.sizes)
+    if (!e || !e->isConst())
+      return false;
+  const SymExpr *keys = k.sizes[k.sizes.size() - 2];
+  if (!keys || !keys->isConst())
+    return false;
+  for (size_t d = 0; d + 1 < q.sizes.size(); ++d)
+    scores *= q.sizes[d]->constant();
+  return scores * keys->constant() <= kFloat32FusedScores;
+}
+
+/// The calls the fused attention of `device` takes (runsWhole in
+/// ExternOps.h says which).
+bool fusedAttentionTakes(const Node &n, TargetDevice device) {
   const TensorType *q = tensorArg(n, "query"), *k = tensorArg(n, "key"),
                    *v = tensorArg(n, "value");
-  if (!q || !k || !v || q->device.kind != DeviceKind::CPU)
+  if (!q || !k || !v)
+    return false;
+  bool gpu = device == TargetDevice::CUDA;
+  if (!gpu && q->device.kind != DeviceKind::CPU)
     return false;
   size_t rank = q->sizes.size();
   if (rank < 3 || k->sizes.size() != rank || v->sizes.size() != rank)
     return false;
   for (const TensorType *t : {q, k, v})
-    if (t->dtype != DType::Float32)
+    if (gpu ? t->dtype != q->dtype || !isFloat(t->dtype) : t->dtype != DType::Float32)
       return false;
-  if (flag(n, "enable_gqa") && q->sizes[rank - 3] != k->sizes[rank - 3])
-    return false;
   const NamedArg *dropout = n.arg("dropout_p");
   if (dropout && dropout->value.kind == ArgKind::Float && !dropout->value.floats.empty() &&
       dropout->value.floats[0] != 0)
     return false;
+  if (gpu) {
+    // The kernel's bound: one static head dimension of at most 128, and a
+    // rank it maps to (batch, heads, rows, columns).
+    if (rank > 4)
+      return false;
+    const SymExpr *e = q->sizes.back();
+    if (!e || !e->isConst() || e->constant() < 1 || e->constant() > 128)
+      return false;
+    for (const TensorType *t : {k, v})
+      if (t->sizes.back() != e)
+        return false;
+    if (q->dtype == DType::Float32 && !smallEnoughForFloat32Kernel(*q, *k))
+      return false;
+    if (rank == 4 && q->sizes[1] != k->sizes[1]) {
+      const SymExpr *hq = q->sizes[1], *hk = k->sizes[1];
+      if (!hq->isConst() || !hk->isConst() || hk->constant() < 1 ||
+          hq->constant() % hk->constant() != 0)
+        return false;
+    }
+  } else if (flag(n, "enable_gqa") && q->sizes[rank - 3] != k->sizes[rank - 3]) {
+    return false;
+  }
   if (const TensorType *mask = tensorArg(n, "attn_mask"))
     return !flag(n, "is_causal") &&
-           (mask->dtype == DType::Bool || mask->dtype == DType::Float32);
+           (mask->dtype == DType::Bool || mask->dtype == DType::Float32 ||
+            (gpu && mask->dtype == q->dtype));
   return true;
 }
 
@@ -92,7 +139,7 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank) {
   return std::nullopt;
 }
 
-bool cpuRunsWhole(const Node &n) {
+bool runsWhole(const Node &n, TargetDevice device) {
   const ExternOp *e = externOp(n.op());
   if (!e)
     return false;
@@ -100,7 +147,7 @@ bool cpuRunsWhole(const Node &n) {
   case ExternWhole::Always:
     return false;
   case ExternWhole::FusedAttention:
-    return fusedAttentionTakes(n);
+    return fusedAttentionTakes(n, device);
   }
   return false;
 }

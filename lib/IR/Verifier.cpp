@@ -9,6 +9,7 @@
 #include "gc/IR/Names.h"
 #include "gc/IR/OpSchema.h"
 #include "gc/IR/Printer.h"
+#include "gc/IR/TargetOf.h"
 
 #include <algorithm>
 #include <map>
@@ -249,7 +250,8 @@ private:
   Error checkNode(const Node &n) {
     if (module_.level() >= Level::Loops)
       return failAt(n) << "op is not allowed at level " << levelName(module_.level());
-    if (module_.level() != Level::Aten && !isCoreOp(n.op()) && !cpuRunsWhole(n))
+    if (module_.level() != Level::Aten && !isCoreOp(n.op()) &&
+        !runsWhole(n, targetOf(module_).device))
       return failAt(n) << "op is not in the core op set, which level "
                        << levelName(module_.level()) << " requires";
     std::set<std::string> argNames;

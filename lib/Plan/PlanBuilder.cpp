@@ -401,9 +401,10 @@ private:
     return d.Finish();
   }
 
-  /// The fused attention step of an Extern whose row calls Attention
-  /// (only a CPU compile keeps such an op whole). The default scale needs a
-  /// static head dimension; without one the fallback runs the call.
+  /// The fused attention step of an Extern whose row calls Attention (an
+  /// inference compile keeps such an op whole where its device's fused
+  /// attention takes it: runsWhole). The default scale needs a static head
+  /// dimension; without one the fallback runs the call.
   Offset<fb::AttentionCall> attentionCall(const LoopNode &node) {
     const ExternOp *ext = externOp(node.op);
     if (!ext || ext->call != ExternCall::Attention)

@@ -190,13 +190,6 @@ void shareKernels(LoopGraph &graph) {
 Error scheduleGraph(SymContext &ctx, LoopGraph &graph,
                     const ScheduleOptions &options) {
   for (LoopNode &node : graph.nodes) {
-    // Only the CPU runtime has steps for ops outside the core set (those a
-    // CPU compile kept whole: gc/IR/ExternOps.h).
-    if (node.kind == LoopNode::Kind::Extern && !isCoreOp(node.op) &&
-        options.device != TargetDevice::CPU)
-      return makeError() << "graph '" << graph.name << "': node '" << node.name << "' ("
-                         << opString(node.op) << ")" << locSuffix(node.loc) << " was kept whole for the CPU and has no "
-                         << "step on this device; compile the archive for the device instead";
     if (!isLoopNode(node))
       continue;
     if (!node.storeIndex)

@@ -268,11 +268,11 @@ std::string renderPassesDoc() {
   const WeightsMode embed = WeightsMode::Embed;
   out += "\n## Default pipelines\n\n"
          "Each runs after `assign-target` (below), which records the target.\n\n"
-         "- `gc-opt`: `" + corePassList({.cpuSteps = true}, embed) + "`\n"
-         "- `gc-opt --freeze`: `" + corePassList({.freeze = true, .cpuSteps = true}, embed) +
+         "- `gc-opt`: `" + corePassList({.keepWholeCalls = true}, embed) + "`\n"
+         "- `gc-opt --freeze`: `" + corePassList({.freeze = true, .keepWholeCalls = true}, embed) +
          "`\n"
          "- `gc-opt --freeze --weights=external`: `" +
-         corePassList({.freeze = true, .cpuSteps = true}, WeightsMode::External) + "`\n"
+         corePassList({.freeze = true, .keepWholeCalls = true}, WeightsMode::External) + "`\n"
          "- `gc-opt --joint`: `" + corePassList({}, embed) + "`, then the joint graph\n";
   out += "\n## The target\n\n"
          "What a module is compiled for is chosen once, in the opt phase: `gc-opt` (or "
@@ -280,8 +280,8 @@ std::string renderPassesDoc() {
          "`--weights=embed|external` and `--precision=exact|bf16`. Its first pass, `assign-target`, records them on the "
          "module (a `target {...}` record in the text form, the `target` table of graph.fbs); "
          "a flag left out takes its default, and the device defaults to cuda when the model "
-         "was exported on a GPU. Every later phase reads the record: `decompose-cpu` keeps "
-         "the CPU's whole calls only for the CPU, `fuse-int8` makes int8 oneDNN calls only "
+         "was exported on a GPU. Every later phase reads the record: `decompose-keep-whole` keeps "
+         "whole the calls the recorded device runs whole, `fuse-int8` makes int8 oneDNN calls only "
          "for the CPU, `conv-as-product` runs only for CUDA, "
          "`lower-precision` gives float32 products and convolutions bfloat16 operands (and "
          "a bfloat16 result, widened back to float32) only for `--precision=bf16`, "

@@ -33,7 +33,7 @@ int optMain(int argc, char **argv) {
     return exitCode;
   registerAllPasses();
   // Inference keeps the calls the CPU runs whole, as gc-compile does.
-  options.core.cpuSteps = !joint;
+  options.core.keepWholeCalls = !joint;
   if (stage.passManager.listPasses) {
     for (const PassInfo &p : registeredPasses())
       if (!p.testOnly)

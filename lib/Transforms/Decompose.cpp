@@ -3,9 +3,10 @@
 // Rewrites every op outside the core set through its decomposition. A rule
 // may produce ops that are themselves decomposed, so the rewrite repeats
 // until only core ops are left (or a bound is hit, which means two rules
-// feed each other). The module's level becomes core. The CPU variant keeps
-// the calls the CPU backend runs whole (gc/IR/ExternOps.h) when the module is
-// compiled for the CPU; for a GPU it decomposes them too.
+// feed each other). The module's level becomes core. The keeping variant
+// (decompose-keep-whole, which inference pipelines run) keeps the calls the
+// backend of the module's target device runs whole (gc/IR/ExternOps.h:
+// fused attention, on the CPU and on GPUs).
 //
 // torch.export records sizes for every result, and for a result nothing
 // reads they can disagree with what the op computes (a one-layer batch-first
@@ -62,12 +63,14 @@ std::vector<std::string> trustRulesForUnreadResults(Module &m, Graph &g) {
 
 class DecomposePass : public Pass {
 public:
-  explicit DecomposePass(bool forCpu) : forCpu_(forCpu) {}
-  std::string_view name() const override { return forCpu_ ? "decompose-cpu" : "decompose"; }
+  explicit DecomposePass(bool keepsWhole) : keepsWhole_(keepsWhole) {}
+  std::string_view name() const override {
+    return keepsWhole_ ? "decompose-keep-whole" : "decompose";
+  }
 
   Error run(Module &m) override {
     const DecompositionRegistry &rules = decompositions();
-    keepCpuSteps_ = forCpu_ && targetOf(m).device == TargetDevice::CPU;
+    device_ = targetOf(m).device;
     for (const auto &g : m.graphs()) {
       for (std::string &w : trustRulesForUnreadResults(m, *g))
         warnings().push_back(std::move(w));
@@ -106,15 +109,17 @@ public:
   }
 
 private:
-  bool keeps(const Node &n) const { return keepCpuSteps_ && cpuRunsWhole(n); }
+  bool keeps(const Node &n) const { return keepsWhole_ && runsWhole(n, device_); }
 
-  bool forCpu_;
-  bool keepCpuSteps_ = false;
+  bool keepsWhole_;
+  TargetDevice device_ = TargetDevice::CPU;
 };
 
 } // namespace
 
 std::unique_ptr<Pass> createDecomposePass() { return std::make_unique<DecomposePass>(false); }
-std::unique_ptr<Pass> createDecomposeCpuPass() { return std::make_unique<DecomposePass>(true); }
+std::unique_ptr<Pass> createDecomposeKeepWholePass() {
+  return std::make_unique<DecomposePass>(true);
+}
 
 } // namespace gc

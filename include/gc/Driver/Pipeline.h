@@ -51,10 +51,10 @@ struct CorePipelineOptions {
   /// A model exported on another device (cuda) is compiled for the CPU on
   /// purpose: every tensor and device argument becomes cpu first.
   bool retargetCPU = false;
-  /// Inference (no joint graph follows): the calls the CPU backend runs as
-  /// one step of their own stay whole (gc/IR/ExternOps.h) when the module is
-  /// compiled for the CPU (decompose-cpu).
-  bool cpuSteps = false;
+  /// Inference (no joint graph follows): the calls the target device's
+  /// backend runs as one step of their own stay whole (gc/IR/ExternOps.h:
+  /// runsWhole; decompose-keep-whole).
+  bool keepWholeCalls = false;
 };
 
 /// What the phases' passes are made from.

@@ -21,7 +21,7 @@ namespace gc {
 enum class ExternCall : uint8_t {
   Matmul,      ///< oneDNN matmul; cuBLASLt on GPUs
   Convolution, ///< oneDNN convolution; cuDNN on GPUs
-  Attention,   ///< the CPU runtime's fused attention step
+  Attention,   ///< the runtime's fused attention step (CPU) or kernel (GPU)
 };
 
 /// The dim of the result a folded bias runs along, or None: the call takes
@@ -35,10 +35,10 @@ enum class ExternWork : uint8_t {
   WeightTail,  ///< the dims of input 1 after its first (C/groups x kernel)
 };
 
-/// Which calls the CPU pipeline keeps whole instead of decomposing them.
+/// Which calls an inference pipeline keeps whole instead of decomposing them.
 enum class ExternWhole : uint8_t {
   Always,         ///< a core op: every pipeline keeps it
-  FusedAttention, ///< the calls the fused attention step takes
+  FusedAttention, ///< the calls the target's fused attention takes
 };
 
 struct ExternOp {
@@ -58,12 +58,25 @@ std::vector<OpId> externOps();
 /// nullopt if `op` takes no post-ops (or is no library call).
 std::optional<size_t> externBiasDim(OpId op, size_t rank);
 
-/// Whether the CPU backend runs this call whole, as one step of its own: a
-/// call of an op outside the core set whose row's WHOLE column takes it. A
-/// pipeline compiling for the CPU keeps such calls (the decompose pass's CPU
-/// variant), the verifier accepts them at level core, and every other
-/// pipeline (GPU, training, gc-opt alone) decomposes them.
-bool cpuRunsWhole(const Node &n);
+/// Whether the backend of `device` runs this call whole, as one step of its
+/// own: a call of an op outside the core set whose row's WHOLE column takes
+/// it on that device. An inference pipeline keeps such calls (the decompose
+/// pass's keeping variant, decompose-keep-whole), the verifier accepts them at
+/// level core for the module's target, and every other pipeline (training,
+/// gc-opt alone) decomposes them. This is the one place that says what the
+/// fused attention of each device takes:
+/// - CPU (lib/Runtime/Cpu/AttentionStep.cpp): float32 query, key and value
+///   on the CPU, one head count;
+/// - CUDA (lib/Runtime/Cuda/AttentionKernel.cu): float32, bfloat16 or
+///   float16 query, key and value of one type and rank 3 or 4, one static
+///   head dimension of at most 128 for all three, key heads dividing query
+///   heads (grouped-query attention); float32 only with static sizes and
+///   at most 2^21 scores (batch x heads x queries x keys), where the
+///   kernel's exact multiply-adds beat cuBLAS's products plus the softmax
+///   kernels (bfloat16 and float16 run on tensor cores: every size);
+/// both: no dropout, a mask that is absent, boolean or float (float32, or
+/// the inputs' type on a GPU; any broadcast), or is_causal.
+bool runsWhole(const Node &n, TargetDevice device);
 
 } // namespace gc
 

@@ -1,6 +1,6 @@
 //===- Calls.cpp - Library calls ------------------------------------------===//
 //
-// Ops that run as one call into a library (oneDNN, cuBLASLt, cuDNN, the CPU
+// Ops that run as one call into a library (oneDNN, cuBLASLt, cuDNN, the
 // runtime's fused attention): an Extern node on buffers, whose result the
 // pointwise ops after it may fold into the call as post-ops
 // (lib/Schedule/PostOps.h).
@@ -21,7 +21,7 @@ Error externCall(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
 } // namespace
 
 /// One row per GC_EXTERN_OP row. An op outside the core set reaches gc-lower
-/// only where the CPU pipeline kept it whole (cpuRunsWhole).
+/// only where an inference pipeline kept it whole (runsWhole).
 void registerCallLowerings(LoweringRegistry &r) {
   std::vector<OpLowering> rows;
   for (OpId op : externOps())

@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaExecutor.h"
 
+#include "CudaAttention.h"
 #include "CudaDriver.h"
 #include "CallerMemory.h"
 #include "CudaLibraries.h"
@@ -258,6 +259,7 @@ private:
   std::vector<size_t> kernelArgStart_;
   size_t numKernelArgs_ = 0;
   std::unique_ptr<CudaLibraries> libraries_;
+  std::unique_ptr<cuda::CudaAttentionKernels> attention_;
   /// Device addresses: of every buffer (by index), of the workspace and
   /// of the two tables, for the current run.
   std::vector<uint64_t> addresses_;
@@ -292,6 +294,7 @@ CudaExecutor::~CudaExecutor() {
     d_.eventDestroy(e);
   dropInstances();
   libraries_.reset();
+  attention_.reset();
   memory_.release();
   weights_.clear();
   persistent_.clear();
@@ -335,6 +338,7 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
                                        ") on " + gpu()));
   }
   libraries_ = std::make_unique<CudaLibraries>(CudaLibraryOptions{options_.allowTF32});
+  attention_ = std::make_unique<cuda::CudaAttentionKernels>(d_, device_.multiprocessors);
   if (profiling_)
     for (size_t i = 0; i < 2 * graph_.steps()->size(); ++i) {
       cuda::Event e = nullptr;
@@ -399,6 +403,13 @@ Error CudaExecutor::prepareKernel(const plan::KernelStep &k, std::span<const int
 }
 
 Error CudaExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
+  if (op.attention()) {
+    Expected<std::unique_ptr<ExternCall>> call = attention_->prepare(op, si.inputs, si.outputs);
+    if (!call)
+      return call.error();
+    si.call = call.take();
+    return Error::success();
+  }
   Expected<std::unique_ptr<CudaLibraryCall>> call =
       libraries_->prepare(op, si.inputs, si.outputs);
   if (!call)

@@ -1,0 +1,490 @@
+//===- AttentionKernel.cu - Fused attention on NVIDIA GPUs ----------------===//
+//
+// softmax(query key^T * scale + mask) value without the score matrix in
+// memory (flash-attention style). A block holds 64 rows of one (batch, key
+// head) -- four warps of 16 rows (AttentionKernelArgs.h says which query
+// heads and queries they are) -- and walks its range of keys a tile at a
+// time, keeping per row the running maximum, the running sum of
+// exponentials and the unnormalized output, each rescaled when a later tile
+// raises the maximum (the online softmax, in base 2).
+//
+// Every thread owns the scores and outputs of the m16n8 tensor-core
+// fragment layout: rows g and g + 8 of its warp's 16 (g = lane / 4),
+// columns 2t and 2t + 1 of each group of 8 (t = lane % 4). bfloat16 and
+// float16 products run on tensor cores (mma.sync m16n8k16, float32
+// accumulation): the query's fragments stay in registers, keys and values
+// come from shared memory, and the weights go from the score fragments
+// straight into the second product's operand. float32 products are exact
+// float32 multiply-adds over the same layout, operands read four at a time
+// from shared memory.
+//
+// Key and value tiles load 16 bytes per thread and instruction where the
+// operand allows it (AttentionKernelArgs::wide). A mask's tile is read once
+// per block into shared memory, and a tile whose keys the mask drops for
+// every row of the block is skipped without reading keys or values (the
+// unused end of a KV cache). A row whose every key is masked gives zeros.
+//
+// nvcc compiles this at gc's build time into a fatbinary that libgcrt
+// embeds (lib/Runtime/CMakeLists.txt); CudaAttention.cpp picks the entry
+// by element type and head-dimension bound and launches it.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionKernelArgs.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math_constants.h>
+#include <stdint.h>
+
+using namespace gc::cuda;
+
+namespace {
+
+constexpr int kRows = kAttentionBlockRows;
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ float widen(float x) { return x; }
+__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ float widen(__half x) { return __half2float(x); }
+
+template <class T> __device__ T narrow(float x);
+template <> __device__ float narrow<float>(float x) { return x; }
+template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <> __device__ __half narrow<__half>(float x) { return __float2half_rn(x); }
+
+/// How an element sits in shared memory: float32 as is, 16-bit types as
+/// their bits (the tensor cores take them in pairs).
+template <class T> struct StoredOf { using type = uint16_t; };
+template <> struct StoredOf<float> { using type = float; };
+
+/// Two values rounded to T, the first in the low half: an operand register
+/// of mma.sync.
+template <class T> __device__ uint32_t pack2(float lo, float hi);
+template <> __device__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&v);
+}
+template <> __device__ uint32_t pack2<__half>(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/// c += a b for a 16x16 a (row-major fragment) and a 16x8 b (column-major).
+template <class T>
+__device__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
+template <>
+__device__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ void mma<__half>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// The mask's term at element offset `at`: an additive value, or -inf for
+/// a key a boolean mask drops.
+__device__ float maskValue(const AttentionKernelArgs &a, int64_t at) {
+  switch (a.maskKind) {
+  case kMaskBool:
+    return reinterpret_cast<const unsigned char *>(a.address[kMask])[at] ? 0.f : -CUDART_INF_F;
+  case kMaskFloat32:
+    return reinterpret_cast<const float *>(a.address[kMask])[at];
+  case kMaskBFloat16:
+    return widen(reinterpret_cast<const __nv_bfloat16 *>(a.address[kMask])[at]);
+  case kMaskFloat16:
+    return widen(reinterpret_cast<const __half *>(a.address[kMask])[at]);
+  default:
+    return 0.f;
+  }
+}
+
+/// Row r of a (batch, key head)'s rows: its query head and query.
+struct RowPlace {
+  int head, query;
+};
+__device__ RowPlace place(const AttentionKernelArgs &a, int kvHead, int r) {
+  return {kvHead * a.group + r / a.queries, r % a.queries};
+}
+
+/// Loads keys [key0, key0 + KT) of operand `o` (key or value) of (b,
+/// kvHead) into `tile`, rows of P elements; keys from `keyStop` on and
+/// columns past the head dimension are zeros.
+template <class S, int D, int KT, int P>
+__device__ void loadTile(const AttentionKernelArgs &a, int o, int b, int kvHead, int key0,
+                         int keyStop, S (*tile)[P]) {
+  constexpr int kVec = 16 / sizeof(S);
+  constexpr int kChunks = D / kVec;
+  const int64_t *s = a.strides[o];
+  const S *base = reinterpret_cast<const S *>(a.address[o]) + b * s[0] + kvHead * s[1];
+  bool wide = (a.wide >> o) & 1;
+  int dim = a.headDim;
+  for (int e = threadIdx.x; e < KT * kChunks; e += kAttentionThreads) {
+    int r = e / kChunks, d0 = (e - r * kChunks) * kVec;
+    int key = key0 + r;
+    union {
+      uint4 v;
+      S x[kVec];
+    } chunk;
+    chunk.v = make_uint4(0, 0, 0, 0);
+    if (key < keyStop && d0 < dim) {
+      const S *src = base + key * s[2];
+      if (wide) { // a whole chunk: `wide` needs the head dimension a multiple of kVec
+        chunk.v = *reinterpret_cast<const uint4 *>(src + d0);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kVec; ++c)
+          chunk.x[c] = d0 + c < dim ? src[(d0 + c) * s[3]] : S(0);
+      }
+    }
+    *reinterpret_cast<uint4 *>(&tile[r][d0]) = chunk.v;
+  }
+}
+
+/// T: the element type of query, key, value and output; D: the largest
+/// head dimension taken; KT: keys per tile (attentionKeyTile).
+template <class T, int D, int KT>
+__device__ void attention(const AttentionKernelArgs &a) {
+  using S = typename StoredOf<T>::type;
+  constexpr bool kTensorCores = sizeof(S) == 2;
+  // Rows stay 16-byte aligned and neighbouring rows start 4 banks apart.
+  constexpr int kPitch = D + 16 / sizeof(S);
+  constexpr int kMaskPitch = KT + 4;
+  constexpr int kTiles = KT / 8, kCols = D / 8;
+  __shared__ __align__(16) S ks[KT][kPitch];
+  __shared__ __align__(16) S vs[KT][kPitch];
+  // The mask's terms of the tile; for float32 then the weights.
+  __shared__ __align__(16) float ms[kRows][kMaskPitch];
+  __shared__ __align__(16) float qs[kTensorCores ? 1 : kRows][kTensorCores ? 1 : kPitch];
+  __shared__ int64_t maskRow[kRows];
+
+  const int rows = a.group * a.queries, kvHeads = a.heads / a.group;
+  const int rowBlock = blockIdx.x % a.rowBlocks, bk = blockIdx.x / a.rowBlocks;
+  const int b = bk / kvHeads, kvh = bk % kvHeads;
+  const int row0 = rowBlock * kRows, dim = a.headDim;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int local0 = warp * 16 + g, local1 = local0 + 8; // the thread's rows in the block
+  const int r0 = row0 + local0, r1 = row0 + local1;
+  const bool warpActive = row0 + warp * 16 < rows;
+  const RowPlace p0 = place(a, kvh, r0), p1 = place(a, kvh, r1);
+  const bool hasMask = a.maskKind >= kMaskBool, causal = a.maskKind == kMaskCausal;
+
+  // The keys of this block: its split's range, under a causal mask only up
+  // to the last query of its rows.
+  int keyEnd = a.keys;
+  int lastRow = min(row0 + kRows, rows) - 1;
+  if (causal) {
+    bool oneHead = row0 / a.queries == lastRow / a.queries;
+    keyEnd = min(keyEnd, (oneHead ? lastRow % a.queries : a.queries - 1) + 1);
+  }
+  const int keyBegin = blockIdx.y * a.keysPerSplit;
+  const int keyStop = min(keyEnd, keyBegin + a.keysPerSplit);
+
+  if (hasMask) {
+    const int64_t *s = a.strides[kMask];
+    for (int r = threadIdx.x; r < kRows; r += kAttentionThreads) {
+      RowPlace pr = place(a, kvh, row0 + r);
+      maskRow[r] = b * s[0] + pr.head * s[1] + pr.query * s[2];
+    }
+  }
+
+  // The query: fragments in registers for the tensor cores, else a tile in
+  // shared memory (visible after the loop's first barrier).
+  const T *query = reinterpret_cast<const T *>(a.address[kQuery]);
+  const int64_t *qst = a.strides[kQuery];
+  uint32_t qa[kTensorCores ? D / 16 : 1][4];
+  if constexpr (kTensorCores) {
+    const uint16_t *qbits = reinterpret_cast<const uint16_t *>(query);
+    int64_t base0 = b * qst[0] + p0.head * qst[1] + p0.query * qst[2];
+    int64_t base1 = b * qst[0] + p1.head * qst[1] + p1.query * qst[2];
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        bool second = e & 1;
+        int row = second ? r1 : r0, col = kk * 16 + t * 2 + (e >= 2 ? 8 : 0);
+        int64_t base = second ? base1 : base0;
+        uint32_t lo = 0, hi = 0;
+        if (row < rows && col < dim)
+          lo = qbits[base + col * qst[3]];
+        if (row < rows && col + 1 < dim)
+          hi = qbits[base + (col + 1) * qst[3]];
+        qa[kk][e] = lo | hi << 16;
+      }
+  } else {
+    for (int e = threadIdx.x; e < kRows * D; e += kAttentionThreads) {
+      int r = e / D, d = e - r * D;
+      float x = 0.f;
+      if (row0 + r < rows && d < dim) {
+        RowPlace pr = place(a, kvh, row0 + r);
+        x = widen(query[b * qst[0] + pr.head * qst[1] + pr.query * qst[2] + d * qst[3]]);
+      }
+      qs[r][d] = x;
+    }
+  }
+
+  float o[kCols][4];
+#pragma unroll
+  for (int n = 0; n < kCols; ++n)
+    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  // Per row: the running maximum (log2 units; the row's four threads hold
+  // the same) and this thread's share of the running sum.
+  float m0 = -CUDART_INF_F, m1 = -CUDART_INF_F, l0 = 0.f, l1 = 0.f;
+
+  for (int key0 = keyBegin; key0 < keyStop; key0 += KT) {
+    __syncthreads(); // the last tile's readers are done
+    if (hasMask) {
+      const int64_t ms3 = a.strides[kMask][3];
+      bool kept = false;
+      for (int e = threadIdx.x; e < kRows * KT; e += kAttentionThreads) {
+        int r = e / KT, j = e - r * KT, key = key0 + j;
+        float x = -CUDART_INF_F;
+        if (row0 + r < rows && key < keyStop)
+          x = maskValue(a, maskRow[r] + key * ms3);
+        ms[r][j] = x;
+        kept |= x != -CUDART_INF_F;
+      }
+      if (!__syncthreads_or(kept))
+        continue; // no row keeps a key of this tile
+    }
+    loadTile<S, D, KT, kPitch>(a, kKey, b, kvh, key0, keyStop, ks);
+    loadTile<S, D, KT, kPitch>(a, kValue, b, kvh, key0, keyStop, vs);
+    __syncthreads();
+    if (!warpActive)
+      continue;
+
+    // Scores of the thread's fragment.
+    float s[kTiles][4];
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    if constexpr (kTensorCores) {
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+          const S *kr = &ks[n * 8 + g][kk * 16 + t * 2];
+          mma<T>(s[n], qa[kk], *reinterpret_cast<const uint32_t *>(kr),
+                 *reinterpret_cast<const uint32_t *>(kr + 8));
+        }
+    } else {
+#pragma unroll 2
+      for (int d = 0; d < D; d += 4) {
+        float4 x0 = *reinterpret_cast<const float4 *>(&qs[local0][d]);
+        float4 x1 = *reinterpret_cast<const float4 *>(&qs[local1][d]);
+#pragma unroll
+        for (int n = 0; n < kTiles; ++n) {
+          float4 y0 = *reinterpret_cast<const float4 *>(&ks[n * 8 + t * 2][d]);
+          float4 y1 = *reinterpret_cast<const float4 *>(&ks[n * 8 + t * 2 + 1][d]);
+          s[n][0] = fmaf(x0.w, y0.w, fmaf(x0.z, y0.z, fmaf(x0.y, y0.y, fmaf(x0.x, y0.x, s[n][0]))));
+          s[n][1] = fmaf(x0.w, y1.w, fmaf(x0.z, y1.z, fmaf(x0.y, y1.y, fmaf(x0.x, y1.x, s[n][1]))));
+          s[n][2] = fmaf(x1.w, y0.w, fmaf(x1.z, y0.z, fmaf(x1.y, y0.y, fmaf(x1.x, y0.x, s[n][2]))));
+          s[n][3] = fmaf(x1.w, y1.w, fmaf(x1.z, y1.z, fmaf(x1.y, y1.y, fmaf(x1.x, y1.x, s[n][3]))));
+        }
+      }
+    }
+
+    // Scale, mask, and the tile's row maxima.
+    float mx0 = -CUDART_INF_F, mx1 = -CUDART_INF_F;
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        bool second = e >= 2;
+        int j = n * 8 + t * 2 + (e & 1), key = key0 + j;
+        bool keep = key < keyStop && (second ? r1 : r0) < rows;
+        float x = s[n][e] * a.scale;
+        if (causal)
+          keep = keep && key <= (second ? p1.query : p0.query);
+        else if (hasMask)
+          x += ms[second ? local1 : local0][j];
+        x = keep ? x * kLog2e : -CUDART_INF_F;
+        s[n][e] = x;
+        if (second)
+          mx1 = fmaxf(mx1, x);
+        else
+          mx0 = fmaxf(mx0, x);
+      }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    float new0 = fmaxf(m0, mx0), new1 = fmaxf(m1, mx1);
+    // Nothing kept yet: no rescaling, and every weight exp2(-inf) = 0.
+    float alpha0 = new0 == -CUDART_INF_F ? 1.f : exp2f(m0 - new0);
+    float alpha1 = new1 == -CUDART_INF_F ? 1.f : exp2f(m1 - new1);
+    float base0 = new0 == -CUDART_INF_F ? 0.f : new0;
+    float base1 = new1 == -CUDART_INF_F ? 0.f : new1;
+    m0 = new0;
+    m1 = new1;
+    l0 *= alpha0;
+    l1 *= alpha1;
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n) {
+      s[n][0] = exp2f(s[n][0] - base0);
+      s[n][1] = exp2f(s[n][1] - base0);
+      s[n][2] = exp2f(s[n][2] - base1);
+      s[n][3] = exp2f(s[n][3] - base1);
+      l0 += s[n][0] + s[n][1];
+      l1 += s[n][2] + s[n][3];
+    }
+#pragma unroll
+    for (int n = 0; n < kCols; ++n) {
+      o[n][0] *= alpha0;
+      o[n][1] *= alpha0;
+      o[n][2] *= alpha1;
+      o[n][3] *= alpha1;
+    }
+
+    // The weights times the values.
+    if constexpr (kTensorCores) {
+      const uint16_t(*vb)[kPitch] = vs;
+#pragma unroll
+      for (int kt = 0; kt < KT / 16; ++kt) {
+        // Two score fragments of 8 keys are one operand fragment of 16.
+        uint32_t w[4] = {pack2<T>(s[2 * kt][0], s[2 * kt][1]),
+                         pack2<T>(s[2 * kt][2], s[2 * kt][3]),
+                         pack2<T>(s[2 * kt + 1][0], s[2 * kt + 1][1]),
+                         pack2<T>(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+        int kr = kt * 16 + t * 2;
+#pragma unroll
+        for (int n = 0; n < kCols; ++n) {
+          int col = n * 8 + g;
+          uint32_t b0 = uint32_t(vb[kr][col]) | uint32_t(vb[kr + 1][col]) << 16;
+          uint32_t b1 = uint32_t(vb[kr + 8][col]) | uint32_t(vb[kr + 9][col]) << 16;
+          mma<T>(o[n], w, b0, b1);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n) {
+        *reinterpret_cast<float2 *>(&ms[local0][n * 8 + t * 2]) = make_float2(s[n][0], s[n][1]);
+        *reinterpret_cast<float2 *>(&ms[local1][n * 8 + t * 2]) = make_float2(s[n][2], s[n][3]);
+      }
+      __syncwarp(); // the warp's weights, written by its quads
+#pragma unroll 2
+      for (int j = 0; j < KT; j += 4) {
+        float4 w0 = *reinterpret_cast<const float4 *>(&ms[local0][j]);
+        float4 w1 = *reinterpret_cast<const float4 *>(&ms[local1][j]);
+        const float x0[4] = {w0.x, w0.y, w0.z, w0.w}, x1[4] = {w1.x, w1.y, w1.z, w1.w};
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+#pragma unroll
+          for (int n = 0; n < kCols; ++n) {
+            float2 y = *reinterpret_cast<const float2 *>(&vs[j + c][n * 8 + t * 2]);
+            o[n][0] = fmaf(x0[c], y.x, o[n][0]);
+            o[n][1] = fmaf(x0[c], y.y, o[n][1]);
+            o[n][2] = fmaf(x1[c], y.x, o[n][2]);
+            o[n][3] = fmaf(x1[c], y.y, o[n][3]);
+          }
+      }
+    }
+  }
+
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  const int64_t totalRows = int64_t(a.batch) * a.heads * a.queries;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    int row = half ? r1 : r0;
+    if (row >= rows)
+      continue;
+    RowPlace pr = half ? p1 : p0;
+    float m = half ? m1 : m0, l = half ? l1 : l0;
+    if (a.splits == 1) {
+      T *out = reinterpret_cast<T *>(a.address[kOutput]);
+      const int64_t *os = a.strides[kOutput];
+      int64_t start = b * os[0] + pr.head * os[1] + pr.query * os[2];
+      float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+      for (int n = 0; n < kCols; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          int d = n * 8 + t * 2 + e;
+          if (d < dim)
+            out[start + d * os[3]] = narrow<T>(o[n][2 * half + e] * inv);
+        }
+    } else {
+      // The partial result of this split: unnormalized output, maximum, sum.
+      int64_t at = (int64_t(blockIdx.y) * totalRows +
+                    (int64_t(b) * a.heads + pr.head) * a.queries + pr.query);
+      float *partial = reinterpret_cast<float *>(a.workspace);
+      float *stats = partial + int64_t(a.splits) * totalRows * dim;
+#pragma unroll
+      for (int n = 0; n < kCols; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          int d = n * 8 + t * 2 + e;
+          if (d < dim)
+            partial[at * dim + d] = o[n][2 * half + e];
+        }
+      if (t == 0) {
+        stats[2 * at] = m;
+        stats[2 * at + 1] = l;
+      }
+    }
+  }
+}
+
+/// The output of split attention: per element, the splits' partial outputs
+/// weighed by their maxima against the largest, over the weighed sums.
+template <class T> __device__ void combine(const AttentionKernelArgs &a) {
+  const int64_t totalRows = int64_t(a.batch) * a.heads * a.queries;
+  int64_t e = int64_t(blockIdx.x) * kAttentionThreads + threadIdx.x;
+  int dim = a.headDim;
+  if (e >= totalRows * dim)
+    return;
+  int64_t row = e / dim;
+  int d = static_cast<int>(e - row * dim);
+  const float *partial = reinterpret_cast<const float *>(a.workspace);
+  const float *stats = partial + int64_t(a.splits) * totalRows * dim;
+  float m = -CUDART_INF_F;
+  for (int s = 0; s < a.splits; ++s)
+    m = fmaxf(m, stats[2 * (s * totalRows + row)]);
+  float sum = 0.f, acc = 0.f;
+  if (m != -CUDART_INF_F)
+    for (int s = 0; s < a.splits; ++s) {
+      int64_t at = s * totalRows + row;
+      float w = exp2f(stats[2 * at] - m); // 0 for a split that kept nothing
+      sum += w * stats[2 * at + 1];
+      acc += w * partial[at * dim + d];
+    }
+  int i = static_cast<int>(row % a.queries);
+  int64_t bh = row / a.queries;
+  int h = static_cast<int>(bh % a.heads), b = static_cast<int>(bh / a.heads);
+  const int64_t *os = a.strides[kOutput];
+  reinterpret_cast<T *>(a.address[kOutput])[b * os[0] + h * os[1] + i * os[2] + d * os[3]] =
+      narrow<T>(sum > 0.f ? acc / sum : 0.f);
+}
+
+} // namespace
+
+// One entry per element type and head-dimension bound, and a combining
+// entry per element type; the host names them (CudaAttention.cpp).
+#define GC_ATTENTION_ENTRY(NAME, T, D)                                                             \
+  extern "C" __global__ void __launch_bounds__(kAttentionThreads) NAME(AttentionKernelArgs a) {   \
+    attention<T, D, attentionKeyTile(sizeof(T), D)>(a);                                            \
+  }
+GC_ATTENTION_ENTRY(gc_attention_f32_d64, float, 64)
+GC_ATTENTION_ENTRY(gc_attention_f32_d128, float, 128)
+GC_ATTENTION_ENTRY(gc_attention_bf16_d64, __nv_bfloat16, 64)
+GC_ATTENTION_ENTRY(gc_attention_bf16_d128, __nv_bfloat16, 128)
+GC_ATTENTION_ENTRY(gc_attention_f16_d64, __half, 64)
+GC_ATTENTION_ENTRY(gc_attention_f16_d128, __half, 128)
+
+#define GC_COMBINE_ENTRY(NAME, T)                                                                  \
+  extern "C" __global__ void __launch_bounds__(kAttentionThreads) NAME(AttentionKernelArgs a) {   \
+    combine<T>(a);                                                                                 \
+  }
+GC_COMBINE_ENTRY(gc_attention_combine_f32, float)
+GC_COMBINE_ENTRY(gc_attention_combine_bf16, __nv_bfloat16)
+GC_COMBINE_ENTRY(gc_attention_combine_f16, __half)
