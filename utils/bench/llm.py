@@ -249,14 +249,44 @@ def gc_engine(args, c):
     both = [os.path.join(out, "prefill.gcpkg"), os.path.join(out, "decode.gcpkg"), "-n", "1"]
     _, err, prefill_peak = run_child(generate + both + prompt)
     ttft = float(re.search(r"time to first token: ([0-9.]+) ms", err).group(1)) / 1e3
-    prefills = {}
-    for n in args.prefill_lengths:
-        ids = ",".join(str(t) for t in prefill_prompt(n, c["vocab"]))
-        warm = [] if "--warmup" in generate else ["--warmup", "1"]
-        _, err, _ = run_child(generate + both + warm + ["--prompt", ids])
-        prefills[str(n)] = float(re.search(r"time to first token: ([0-9.]+) ms", err).group(1)) / 1e3
+    prefills = {str(n): prefill_time(args, c, n) for n in args.prefill_lengths}
+    step = device_step_time(args, c) if args.device != "cpu" else None
     return {"tokens": tokens, "ttft_s": ttft, "decode_s": decode, "compile_s": compile_s,
-            "peak": peak, "prefill_peak": prefill_peak, "prefill_s": prefills, "gpu_peak": None}
+            "peak": peak, "prefill_peak": prefill_peak, "prefill_s": prefills, "gpu_peak": None,
+            "device_step_s": step}
+
+
+def gcrt_run_median(args, package, inputs, runs):
+    """Seconds: the median of `gcrt-run package inputs --bench runs` (inputs and
+    outputs in GPU memory with --device cuda: --device-io)."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i, a in enumerate(inputs):
+            files.append(os.path.join(tmp, "in%d.npy" % i))
+            np.save(files[-1], np.asarray(a, dtype=np.int64))
+        cmd = [os.path.join(args.build, "bin", "gcrt-run"), package] + files + \
+            ["--bench", str(runs), "--threads", str(args.threads)]
+        text, _, _ = run_child(cmd + (["--device-io"] if args.device != "cpu" else []))
+    return float(re.search(r"median ([0-9.e+-]+) ms", text).group(1)) / 1e3
+
+
+def prefill_time(args, c, n):
+    """The prefill package alone on a prompt of n tokens: on a GPU, as the torch
+    engines time it, with the logits [1, n, vocab] left in GPU memory (a host
+    loop would copy them all back: 0.5 GB for 2048 tokens of the 1B's)."""
+    return gcrt_run_median(args, os.path.join(package_dir(args), "prefill.gcpkg"),
+                           [[prefill_prompt(n, c["vocab"])], list(range(n))], 5)
+
+
+def device_step_time(args, c):
+    """One decode step with its token, position and logits in GPU memory
+    (what llm-generate's host loop adds: the token in, the logits out, the
+    choice on the host), at the middle of the generation's positions."""
+    at = len(c["prompt"]) + args.new_tokens // 2
+    return gcrt_run_median(args, os.path.join(package_dir(args), "decode.gcpkg"),
+                           [[[c["prompt"][0]]], [at]], 100)
 
 
 def logits_check(args, c, runs):
@@ -448,6 +478,12 @@ def main():
         print(f"{'PASS' if passed == checked else 'FAIL'}: gc's decode logits against eager's, "
               f"{checked} steps over eager's tokens (the prompt, then its greedy ones): largest abs "
               f"error {error:.3g}; {passed} of {checked} steps within rtol {rtol:g}, atol {atol:.3g}")
+    if cuda and results.get("gc"):
+        step = results["gc"]["device_step_s"]
+        print(f"\ngc's decode step alone, token and logits in GPU memory (gcrt-run --device-io "
+              f"--bench 100): {step * 1e3:.3f} ms, {1 / step:.1f} tok/s, "
+              f"{step_bytes / step / 1e9 / bandwidth['gc']:.0%} of the copy bandwidth; gc's prefill "
+              f"times are its prefill package's the same way")
     if "gc" in results and not cuda:
         print(f"\ngc: the decode row's memory is the decode package's process; the first "
               f"token's (the prefill package's) peaked at {results['gc']['prefill_peak'] / 1e9:.2f} GB")

@@ -70,10 +70,10 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank);
 /// - CUDA (lib/Runtime/Cuda/AttentionKernel.cu): float32, bfloat16 or
 ///   float16 query, key and value of one type and rank 3 or 4, one static
 ///   head dimension of at most 128 for all three, key heads dividing query
-///   heads (grouped-query attention); float32 only with static sizes and
-///   at most 2^21 scores (batch x heads x queries x keys), where the
-///   kernel's exact multiply-adds beat cuBLAS's products plus the softmax
-///   kernels (bfloat16 and float16 run on tensor cores: every size);
+///   heads (grouped-query attention); float32 only with a static count of
+///   at most 16 query rows (a decode step), where the kernel's exact
+///   multiply-adds beat cuBLAS's products plus the softmax kernels, as
+///   measured (bfloat16 and float16 run on tensor cores: every size);
 /// both: no dropout, a mask that is absent, boolean or float (float32, or
 /// the inputs' type on a GPU; any broadcast), or is_causal.
 bool runsWhole(const Node &n, TargetDevice device);

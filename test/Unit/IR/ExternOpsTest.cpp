@@ -50,14 +50,16 @@ TEST(ExternOpsTest, AttentionRunsWholeByDevice) {
 }
 
 TEST(ExternOpsTest, GpuFloat32FusesOnlyWhereTheKernelIsFaster) {
-  // At most 2^21 scores with static sizes; bf16 on tensor cores at any size.
-  EXPECT_EQ(whole("f32[1, 12, 197, 64]", "f32[1, 12, 197, 64]"), P(true, true));
+  // At most 16 static query rows (a decode step); bf16 on tensor cores at
+  // any size.
+  EXPECT_EQ(whole("f32[1, 12, 197, 64]", "f32[1, 12, 197, 64]"), P(true, false));
   EXPECT_EQ(whole("f32[1, 32, 1, 64]", "f32[1, 8, 2048, 64]", "; enable_gqa=true"),
             P(false, true));
-  EXPECT_EQ(whole("f32[1, 16, 512, 64]", "f32[1, 16, 256, 64]"), P(true, true)); // 2^21
-  EXPECT_EQ(whole("f32[1, 16, 512, 64]", "f32[1, 16, 257, 64]"), P(true, false));
+  EXPECT_EQ(whole("f32[1, 16, 16, 64]", "f32[1, 16, 4096, 64]"), P(true, true));
+  EXPECT_EQ(whole("f32[1, 16, 17, 64]", "f32[1, 16, 4096, 64]"), P(true, false));
   EXPECT_EQ(whole("bf16[1, 16, 512, 64]", "bf16[1, 16, 4096, 64]"), P(false, true));
-  EXPECT_EQ(whole("f32[s0, 4, 9, 64]", "f32[s0, 4, 11, 64]"), P(true, false));
+  EXPECT_EQ(whole("f32[s0, 4, 9, 64]", "f32[s0, 4, 11, 64]"), P(true, true));
+  EXPECT_EQ(whole("f32[1, 4, s0, 64]", "f32[1, 4, s0, 64]"), P(true, false));
   EXPECT_EQ(whole("bf16[s0, 4, 9, 64]", "bf16[s0, 4, 11, 64]"), P(false, true));
 }
 
