@@ -35,19 +35,23 @@ bool isFloat(DType t) {
   return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float16;
 }
 
-/// Query rows per (batch, head) up to which the GPU's float32 attention
-/// kernel beats the decomposition. Measured on an H200 (docs/gpu.md): a
-/// decode step (1 to 4 rows over a 2048-key cache) runs 1.6 to 9.9 times
-/// faster fused, while 64 to 197 rows (llama_50m, bert_base, vit_b_16) run
-/// at 0.59 to 0.65 of the decomposition's speed, whose products cuBLAS
-/// runs at several times the kernel's exact multiply-add rate.
-constexpr int64_t kFloat32FusedQueries = 16;
+/// Query rows per (batch, head) up to which a call is a decode step for the
+/// GPU's kernel choice. Measured on an H200 (docs/gpu.md): in float32 the
+/// kernel runs such steps 1.6 to 9.9 times faster than the decomposition,
+/// while 64 to 197 rows (llama_50m, bert_base, vit_b_16) run at 0.59 to
+/// 0.65 of its speed (cuBLAS's float32 products run at several times the
+/// kernel's exact multiply-add rate). In 16-bit types the kernel wins at
+/// every size but one: a decode step without grouped-query heads, whose
+/// decomposition is two small products and a softmax (0.0235 ms against
+/// the kernel's 0.0330 for 4 rows over a 2048-key cache); with grouped
+/// heads the decomposition repeats the cache per query head, and the
+/// kernel wins (0.0286 ms against 0.1415).
+constexpr int64_t kDecodeRows = 16;
 
-/// Whether a float32 call on a GPU has a static count of at most
-/// kFloat32FusedQueries query rows.
-bool fewEnoughQueriesForFloat32Kernel(const TensorType &q) {
+/// Whether a call has a static count of at most kDecodeRows query rows.
+bool isDecodeStep(const TensorType &q) {
   const SymExpr *rows = q.sizes[q.sizes.size() - 2];
-  return rows && rows->isConst() && rows->constant() <= kFloat32FusedQueries;
+  return rows && rows->isConst() && rows->constant() <= kDecodeRows;
 }
 
 /// The calls the fused attention of `device` takes (runsWhole in
@@ -81,9 +85,10 @@ bool fusedAttentionTakes(const Node &n, TargetDevice device) {
     for (const TensorType *t : {k, v})
       if (t->sizes.back() != e)
         return false;
-    if (q->dtype == DType::Float32 && !fewEnoughQueriesForFloat32Kernel(*q))
+    bool grouped = rank == 4 && q->sizes[1] != k->sizes[1];
+    if (q->dtype == DType::Float32 ? !isDecodeStep(*q) : isDecodeStep(*q) && !grouped)
       return false;
-    if (rank == 4 && q->sizes[1] != k->sizes[1]) {
+    if (grouped) {
       const SymExpr *hq = q->sizes[1], *hk = k->sizes[1];
       if (!hq->isConst() || !hk->isConst() || hk->constant() < 1 ||
           hq->constant() % hk->constant() != 0)

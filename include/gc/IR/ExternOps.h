@@ -72,8 +72,9 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank);
 ///   head dimension of at most 128 for all three, key heads dividing query
 ///   heads (grouped-query attention); float32 only with a static count of
 ///   at most 16 query rows (a decode step), where the kernel's exact
-///   multiply-adds beat cuBLAS's products plus the softmax kernels, as
-///   measured (bfloat16 and float16 run on tensor cores: every size);
+///   multiply-adds beat cuBLAS's products plus the softmax kernels, and
+///   bfloat16 and float16 (tensor cores) at every size but such a decode
+///   step without grouped-query heads, as measured (docs/gpu.md);
 /// both: no dropout, a mask that is absent, boolean or float (float32, or
 /// the inputs' type on a GPU; any broadcast), or is_causal.
 bool runsWhole(const Node &n, TargetDevice device);
