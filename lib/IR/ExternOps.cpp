@@ -31,11 +31,15 @@ bool flag(const Node &n, std::string_view name) {
   return a && a->value.kind == ArgKind::Bool && !a->value.ints.empty() && a->value.ints[0];
 }
 
-/// The calls the fused attention step (lib/Runtime/AttentionStep.cpp)
-/// takes: float32 query, key and value on the CPU, of one rank >= 3 and one
-/// head count; no dropout; a mask that is absent, boolean or float32 (any
-/// broadcast), or is_causal. Grouped-query attention with fewer key heads
-/// decomposes.
+/// The floating-point types the fused attention step reads and writes:
+/// float32, and bfloat16 and float16 widened to float32 as it reads them.
+bool fusedAttentionType(DType t) { return t == DType::Float32 || isHalfPrecision(t); }
+
+/// The calls the fused attention step (lib/Runtime/Cpu/AttentionStep.cpp)
+/// takes: query, key and value on the CPU of one such type, one rank >= 3
+/// and one head count; no dropout; a mask that is absent, boolean or of
+/// such a type (any broadcast), or is_causal. Grouped-query attention with
+/// fewer key heads decomposes.
 bool fusedAttentionTakes(const Node &n) {
   const TensorType *q = tensorArg(n, "query"), *k = tensorArg(n, "key"),
                    *v = tensorArg(n, "value");
@@ -44,9 +48,8 @@ bool fusedAttentionTakes(const Node &n) {
   size_t rank = q->sizes.size();
   if (rank < 3 || k->sizes.size() != rank || v->sizes.size() != rank)
     return false;
-  for (const TensorType *t : {q, k, v})
-    if (t->dtype != DType::Float32)
-      return false;
+  if (!fusedAttentionType(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+    return false;
   if (flag(n, "enable_gqa") && q->sizes[rank - 3] != k->sizes[rank - 3])
     return false;
   const NamedArg *dropout = n.arg("dropout_p");
@@ -55,7 +58,7 @@ bool fusedAttentionTakes(const Node &n) {
     return false;
   if (const TensorType *mask = tensorArg(n, "attn_mask"))
     return !flag(n, "is_causal") &&
-           (mask->dtype == DType::Bool || mask->dtype == DType::Float32);
+           (mask->dtype == DType::Bool || fusedAttentionType(mask->dtype));
   return true;
 }
 
