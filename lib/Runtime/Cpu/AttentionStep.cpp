@@ -52,6 +52,9 @@ inline float gc_expf(float x) __attribute__((always_inline));
 constexpr int64_t kPad = 16;
 /// Query rows per task: their scores (kBlockRows x S floats) stay in cache.
 constexpr int64_t kBlockRows = 32;
+/// Keys per pass of the keys' packing: their rows (kPackKeys x E) stay in
+/// L1 while each packed row takes its part.
+constexpr int64_t kPackKeys = 64;
 /// Keys per pass of the probabilities-times-values product: their values
 /// (kValueKeys x Ev floats) stay in L1 across the block's row tiles.
 constexpr int64_t kValueKeys = 64;
@@ -366,10 +369,16 @@ GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, f
   int64_t padded = roundUp(g.s, kPad);
   for (int64_t c = 0; c < g.e; ++c)
     std::fill(kt + c * g.sPadded + g.s, kt + c * g.sPadded + padded, 0.0f);
+  // kPackKeys keys at a time, each packed row's part written in one
+  // stretch while the keys' rows stay in L1: key by key, each write would
+  // go to another packed row, sPadded floats on (with a power-of-two
+  // cache length, the same few L1 sets for every row, so that every
+  // write missed).
   withElement(ko.element, [&]<Element E>() {
-    for (int64_t j = 0; j < g.s; ++j)
+    for (int64_t j0 = 0; j0 < g.s; j0 += kPackKeys)
       for (int64_t c = 0; c < g.e; ++c)
-        kt[c * g.sPadded + j] = readAs<E>(k, kOffset + j * ko.rowStride + c * ko.colStride);
+        for (int64_t j = j0; j < std::min(g.s, j0 + kPackKeys); ++j)
+          kt[c * g.sPadded + j] = readAs<E>(k, kOffset + j * ko.rowStride + c * ko.colStride);
   });
   withElement(vo.element, [&]<Element E>() {
     for (int64_t j = 0; j < g.s; ++j) {
