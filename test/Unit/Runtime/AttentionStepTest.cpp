@@ -302,6 +302,16 @@ TEST(AttentionStep, HalfPrecisionReadsOnlyTheKeysTheMaskKeeps) {
       }
 }
 
+TEST(AttentionStep, KeysOverSeveralPackingPasses) {
+  // 150 keys: the keys are packed 64 at a time, so two whole passes and a
+  // tail; in float32 and in bfloat16.
+  AttentionCase c{floats({1, 2, 5, kE}, 10), floats({1, 2, 150, kE}, 11),
+                  floats({1, 2, 150, kEv}, 12), std::nullopt, {1, 2, 5, kEv}};
+  expectMatchesReference(c);
+  auto [half, reference] = inType(c, DType::BFloat16);
+  expectMatchesReference(half, reference);
+}
+
 TEST(AttentionStep, EveryCpuLevel) {
   // The step's copies for lower levels than this CPU's, as $GC_CPU_TARGET
   // picks them (a level above the CPU's is an error there, so it is left
