@@ -126,7 +126,7 @@ class Attention(torch.nn.Module):
         # rows of one attention with it, so the cache is never repeated;
         # row g * t + i is query i, which sees the cache up to its position.
         # One scaled_dot_product_attention call, which gc runs as its fused
-        # attention step (float32), reading the cache's prefix the mask keeps.
+        # attention step, reading the cache's prefix the mask keeps.
         group = self.heads // self.kv_heads
         q = q.reshape(1, self.kv_heads, group * t, self.head_dim)
         out = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache,

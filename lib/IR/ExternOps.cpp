@@ -31,9 +31,10 @@ bool flag(const Node &n, std::string_view name) {
   return a && a->value.kind == ArgKind::Bool && !a->value.ints.empty() && a->value.ints[0];
 }
 
-bool isFloat(DType t) {
-  return t == DType::Float32 || t == DType::BFloat16 || t == DType::Float16;
-}
+/// The floating-point types the fused attention reads and writes: float32,
+/// and bfloat16 and float16 (widened to float32 on the CPU as it reads them;
+/// tensor cores on a GPU).
+bool fusedAttentionType(DType t) { return t == DType::Float32 || isHalfPrecision(t); }
 
 /// Query rows per (batch, head) up to which a call is a decode step for the
 /// GPU's kernel choice. Measured on an H200 (docs/gpu.md): in float32 the
@@ -67,9 +68,8 @@ bool fusedAttentionTakes(const Node &n, TargetDevice device) {
   size_t rank = q->sizes.size();
   if (rank < 3 || k->sizes.size() != rank || v->sizes.size() != rank)
     return false;
-  for (const TensorType *t : {q, k, v})
-    if (gpu ? t->dtype != q->dtype || !isFloat(t->dtype) : t->dtype != DType::Float32)
-      return false;
+  if (!fusedAttentionType(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+    return false;
   const NamedArg *dropout = n.arg("dropout_p");
   if (dropout && dropout->value.kind == ArgKind::Float && !dropout->value.floats.empty() &&
       dropout->value.floats[0] != 0)
@@ -99,8 +99,7 @@ bool fusedAttentionTakes(const Node &n, TargetDevice device) {
   }
   if (const TensorType *mask = tensorArg(n, "attn_mask"))
     return !flag(n, "is_causal") &&
-           (mask->dtype == DType::Bool || mask->dtype == DType::Float32 ||
-            (gpu && mask->dtype == q->dtype));
+           (mask->dtype == DType::Bool || fusedAttentionType(mask->dtype));
   return true;
 }
 

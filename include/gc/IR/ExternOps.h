@@ -65,8 +65,9 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank);
 /// level core for the module's target, and every other pipeline (training,
 /// gc-opt alone) decomposes them. This is the one place that says what the
 /// fused attention of each device takes:
-/// - CPU (lib/Runtime/Cpu/AttentionStep.cpp): float32 query, key and value
-///   on the CPU, one head count;
+/// - CPU (lib/Runtime/Cpu/AttentionStep.cpp): float32, bfloat16 or float16
+///   query, key and value of one type on the CPU (half precision widened to
+///   float32 as the step reads it), one head count;
 /// - CUDA (lib/Runtime/Cuda/AttentionKernel.cu): float32, bfloat16 or
 ///   float16 query, key and value of one type and rank 3 or 4, one static
 ///   head dimension of at most 128 for all three, key heads dividing query
@@ -75,8 +76,8 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank);
 ///   multiply-adds beat cuBLAS's products plus the softmax kernels, and
 ///   bfloat16 and float16 (tensor cores) at every size but such a decode
 ///   step without grouped-query heads, as measured (docs/gpu.md);
-/// both: no dropout, a mask that is absent, boolean or float (float32, or
-/// the inputs' type on a GPU; any broadcast), or is_causal.
+/// both: no dropout, a mask that is absent, boolean or of one of those
+/// floating-point types (any broadcast), or is_causal.
 bool runsWhole(const Node &n, TargetDevice device);
 
 } // namespace gc

@@ -11,10 +11,16 @@
 // values accumulated in registers. The products are register-tiled on
 // vectors (GCC's vector extensions); the code is compiled three times, for
 // x86-64-v4, v3 and the baseline, and the host's level (or $GC_CPU_TARGET,
-// as for a package's kernels) picks one.
+// as for a package's kernels) picks one. Operands in bfloat16 or float16
+// are widened to float32 as they are packed (keys, values), copied (the
+// query rows) or read (the mask); scores, softmax and sums stay float32,
+// and each output element is rounded once, to nearest even, as it is
+// stored.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionStep.h"
+
+#include "BFloat16.h"
 
 #include "gc/Support/Target.h"
 
@@ -46,6 +52,9 @@ inline float gc_expf(float x) __attribute__((always_inline));
 constexpr int64_t kPad = 16;
 /// Query rows per task: their scores (kBlockRows x S floats) stay in cache.
 constexpr int64_t kBlockRows = 32;
+/// Keys per pass of the keys' packing: their rows (kPackKeys x E) stay in
+/// L1 while each packed row takes its part.
+constexpr int64_t kPackKeys = 64;
 /// Keys per pass of the probabilities-times-values product: their values
 /// (kValueKeys x Ev floats) stay in L1 across the block's row tiles.
 constexpr int64_t kValueKeys = 64;
@@ -91,11 +100,66 @@ using LevelBase = Level<Floats4, 4, 2, 4, 2>;
 
 int64_t roundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
+/// How an operand's elements are stored.
+enum class Element : uint8_t { Float32, BFloat16, Float16, Bool };
+
+/// Element `i` of a floating-point operand, widened to float32.
+template <Element E> GC_INLINE float readAs(const char *base, int64_t i) {
+  if constexpr (E == Element::Float32) {
+    float x;
+    std::memcpy(&x, base + i * sizeof x, sizeof x);
+    return x;
+  } else if constexpr (E == Element::BFloat16) {
+    uint16_t x;
+    std::memcpy(&x, base + i * sizeof x, sizeof x);
+    return widenBFloat16(x);
+  } else {
+    static_assert(E == Element::Float16, "a floating-point element");
+    _Float16 x;
+    std::memcpy(&x, base + i * sizeof x, sizeof x);
+    return static_cast<float>(x);
+  }
+}
+
+/// Stores `x` as element `i` of a floating-point operand, rounded to
+/// nearest even where the operand is narrower.
+template <Element E> GC_INLINE void writeAs(char *base, int64_t i, float x) {
+  if constexpr (E == Element::Float32) {
+    std::memcpy(base + i * sizeof x, &x, sizeof x);
+  } else if constexpr (E == Element::BFloat16) {
+    uint16_t h = narrowToBFloat16(x);
+    std::memcpy(base + i * sizeof h, &h, sizeof h);
+  } else {
+    static_assert(E == Element::Float16, "a floating-point element");
+    _Float16 h = static_cast<_Float16>(x);
+    std::memcpy(base + i * sizeof h, &h, sizeof h);
+  }
+}
+
+/// Runs `fn.template operator()<E>()` for an element type known only at
+/// run time: one copy of the loop in `fn` per type, so that no element
+/// pays for a switch. Bool only where `fn` takes it (the mask).
+template <bool WithBool = false, typename Fn> GC_INLINE void withElement(Element e, Fn &&fn) {
+  switch (e) {
+  case Element::BFloat16:
+    return fn.template operator()<Element::BFloat16>();
+  case Element::Float16:
+    return fn.template operator()<Element::Float16>();
+  case Element::Bool:
+    if constexpr (WithBool)
+      return fn.template operator()<Element::Bool>();
+    [[fallthrough]];
+  case Element::Float32:
+    return fn.template operator()<Element::Float32>();
+  }
+}
+
 /// Where one operand's batch entries lie: an element stride per batch
 /// dimension of the output (0 where the operand broadcasts), and the
 /// strides of its two matrix dimensions.
 struct Operand {
   uint32_t buffer = 0;
+  Element element = Element::Float32;
   int64_t offset = 0;
   std::vector<int64_t> batchStrides;
   int64_t rowStride = 0, colStride = 0;
@@ -109,7 +173,7 @@ struct Geometry {
   int64_t sPadded = 0, evPadded = 0;
   float scale = 1;
   bool causal = false;
-  bool hasMask = false, boolMask = false;
+  bool hasMask = false;
   Operand layouts[5]; ///< by OperandIndex
 };
 
@@ -200,7 +264,8 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
   int64_t b = task / blocks, i0 = task % blocks * kBlockRows;
   int64_t rows = std::min(kBlockRows, g.l - i0);
   const Operand &qo = g.layouts[kQuery], &mo = g.layouts[kMask], &oo = g.layouts[kOut];
-  const float *q = reinterpret_cast<const float *>(buffers[qo.buffer]) + batchOffset(g, qo, b);
+  const char *q = buffers[qo.buffer];
+  int64_t qOffset = batchOffset(g, qo, b);
   const float *kt = ktAll + b * g.e * g.sPadded;
   const float *vp = vpAll + b * g.s * g.evPadded;
   // Keys past the block's last row are masked for all of its rows.
@@ -212,9 +277,12 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
   sc.out.resize(kBlockRows * g.evPadded);
   sc.inverse.resize(kBlockRows);
   float *qs = sc.query.data(), *out = sc.out.data();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < g.e; ++c)
-      qs[r * g.e + c] = q[(i0 + r) * qo.rowStride + c * qo.colStride] * g.scale;
+  withElement(qo.element, [&]<Element E>() {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < g.e; ++c)
+        qs[r * g.e + c] = readAs<E>(q, qOffset + (i0 + r) * qo.rowStride + c * qo.colStride) *
+                          g.scale;
+  });
 
   // Scores: the scaled query rows times the keys.
   product<L, L::kScoreRows, L::kScoreVecs, false>(qs, g.e, rows, g.e, kt, g.sPadded, keysPadded,
@@ -229,15 +297,16 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
     int64_t kept = g.causal ? std::min(g.s, i + 1) : g.s;
     if (maskBase) {
       int64_t at = maskOffset + i * mo.rowStride;
-      if (g.boolMask) {
-        const uint8_t *m = reinterpret_cast<const uint8_t *>(maskBase);
-        for (int64_t j = 0; j < kept; ++j)
-          row[j] = m[at + j * mo.colStride] ? row[j] : kNegInf;
-      } else {
-        const float *m = reinterpret_cast<const float *>(maskBase);
-        for (int64_t j = 0; j < kept; ++j)
-          row[j] += m[at + j * mo.colStride];
-      }
+      withElement<true>(mo.element, [&]<Element E>() {
+        if constexpr (E == Element::Bool) {
+          const uint8_t *m = reinterpret_cast<const uint8_t *>(maskBase);
+          for (int64_t j = 0; j < kept; ++j)
+            row[j] = m[at + j * mo.colStride] ? row[j] : kNegInf;
+        } else {
+          for (int64_t j = 0; j < kept; ++j)
+            row[j] += readAs<E>(maskBase, at + j * mo.colStride);
+        }
+      });
     }
     // Whole vectors from here on: the keys up to the next vector boundary
     // count as masked (the scores buffer has room: sPadded).
@@ -277,33 +346,48 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
         sc.scores.data() + j, g.sPadded, rows, std::min(kValueKeys, keys - j),
         vp + j * g.evPadded, g.evPadded, g.evPadded, out, g.evPadded);
 
-  float *dst = reinterpret_cast<float *>(buffers[oo.buffer]) + batchOffset(g, oo, b);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < g.ev; ++c)
-      dst[(i0 + r) * oo.rowStride + c * oo.colStride] = out[r * g.evPadded + c] * sc.inverse[r];
+  char *dst = buffers[oo.buffer];
+  int64_t dstOffset = batchOffset(g, oo, b);
+  withElement(oo.element, [&]<Element E>() {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < g.ev; ++c)
+        writeAs<E>(dst, dstOffset + (i0 + r) * oo.rowStride + c * oo.colStride,
+                   out[r * g.evPadded + c] * sc.inverse[r]);
+  });
 }
 
-/// Packs batch entry `b`'s keys transposed and its values, zero-padded.
+/// Packs batch entry `b`'s keys transposed and its values, widened to
+/// float32 and zero-padded.
 GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, float *vpAll,
                         int64_t b) {
   const Operand &ko = g.layouts[kKey], &vo = g.layouts[kValue];
-  const float *k = reinterpret_cast<const float *>(buffers[ko.buffer]) + batchOffset(g, ko, b);
-  const float *v = reinterpret_cast<const float *>(buffers[vo.buffer]) + batchOffset(g, vo, b);
+  const char *k = buffers[ko.buffer], *v = buffers[vo.buffer];
+  int64_t kOffset = batchOffset(g, ko, b), vOffset = batchOffset(g, vo, b);
   float *kt = ktAll + b * g.e * g.sPadded, *vp = vpAll + b * g.s * g.evPadded;
   // Only the keys this run reads, and the padding to their next vector
   // boundary, which the score tiles read.
   int64_t padded = roundUp(g.s, kPad);
   for (int64_t c = 0; c < g.e; ++c)
     std::fill(kt + c * g.sPadded + g.s, kt + c * g.sPadded + padded, 0.0f);
-  for (int64_t j = 0; j < g.s; ++j)
-    for (int64_t c = 0; c < g.e; ++c)
-      kt[c * g.sPadded + j] = k[j * ko.rowStride + c * ko.colStride];
-  for (int64_t j = 0; j < g.s; ++j) {
-    float *row = vp + j * g.evPadded;
-    for (int64_t c = 0; c < g.ev; ++c)
-      row[c] = v[j * vo.rowStride + c * vo.colStride];
-    std::fill(row + g.ev, row + g.evPadded, 0.0f);
-  }
+  // kPackKeys keys at a time, each packed row's part written in one
+  // stretch while the keys' rows stay in L1: key by key, each write would
+  // go to another packed row, sPadded floats on (with a power-of-two
+  // cache length, the same few L1 sets for every row, so that every
+  // write missed).
+  withElement(ko.element, [&]<Element E>() {
+    for (int64_t j0 = 0; j0 < g.s; j0 += kPackKeys)
+      for (int64_t c = 0; c < g.e; ++c)
+        for (int64_t j = j0; j < std::min(g.s, j0 + kPackKeys); ++j)
+          kt[c * g.sPadded + j] = readAs<E>(k, kOffset + j * ko.rowStride + c * ko.colStride);
+  });
+  withElement(vo.element, [&]<Element E>() {
+    for (int64_t j = 0; j < g.s; ++j) {
+      float *row = vp + j * g.evPadded;
+      for (int64_t c = 0; c < g.ev; ++c)
+        row[c] = readAs<E>(v, vOffset + j * vo.rowStride + c * vo.colStride);
+      std::fill(row + g.ev, row + g.evPadded, 0.0f);
+    }
+  });
 }
 
 /// Runs tasks [begin, end): packing (pack set) or attention blocks.
@@ -353,16 +437,8 @@ Expected<TasksFn> levelTasks() {
   return runTasksBase;
 }
 
-/// The keys a run reads: up to the last one that some query row's mask
-/// keeps (true, or a float above -inf), at least one where there is one.
-/// Keys past it weigh nothing in any row, so leaving them out changes no
-/// result; a decode step's mask keeps the cache's positions up to the
-/// current one (a mask built from the position input), so the step reads
-/// the valid prefix of a static cache rather than all of it. Without a
-/// mask, every key counts.
-int64_t visibleKeys(const Geometry &g, char *const *buffers) {
-  if (!g.hasMask)
-    return g.s;
+/// visibleKeys on a mask of elements E.
+template <Element E> int64_t visibleKeysOf(const Geometry &g, char *const *buffers) {
   const Operand &mo = g.layouts[kMask];
   const char *base = buffers[mo.buffer];
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -376,8 +452,11 @@ int64_t visibleKeys(const Geometry &g, char *const *buffers) {
       int64_t row = at + i * mo.rowStride;
       for (int64_t j = g.s - 1; j >= bound; --j) {
         int64_t e = row + j * mo.colStride;
-        bool kept = g.boolMask ? reinterpret_cast<const uint8_t *>(base)[e] != 0
-                               : reinterpret_cast<const float *>(base)[e] != kNegInf;
+        bool kept;
+        if constexpr (E == Element::Bool)
+          kept = reinterpret_cast<const uint8_t *>(base)[e] != 0;
+        else
+          kept = readAs<E>(base, e) != kNegInf;
         if (kept) {
           bound = j + 1;
           break;
@@ -391,6 +470,22 @@ int64_t visibleKeys(const Geometry &g, char *const *buffers) {
                     [](int64_t s) { return s == 0; }))
       break;
   }
+  return bound;
+}
+
+/// The keys a run reads: up to the last one that some query row's mask
+/// keeps (true, or a float above -inf), at least one where there is one.
+/// Keys past it weigh nothing in any row, so leaving them out changes no
+/// result; a decode step's mask keeps the cache's positions up to the
+/// current one (a mask built from the position input), so the step reads
+/// the valid prefix of a static cache rather than all of it. Without a
+/// mask, every key counts.
+int64_t visibleKeys(const Geometry &g, char *const *buffers) {
+  if (!g.hasMask)
+    return g.s;
+  int64_t bound = 0;
+  withElement<true>(g.layouts[kMask].element,
+                    [&]<Element E>() { bound = visibleKeysOf<E>(g, buffers); });
   return bound;
 }
 
@@ -451,13 +546,23 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
                                     mask >= 0 ? step.inputs()->Get(mask) : nullptr,
                                     step.outputs()->Get(0)};
   static constexpr const char *kNames[5] = {"query", "key", "value", "attn_mask", "output"};
+  // Each operand is read (or the output written) in its own type.
+  Element elements[5] = {};
   for (int o = 0; o < 5; ++o) {
     if (!views[o])
       continue;
     plan::DType t = planViews[o]->dtype();
-    if (t != plan::DType::Float32 && !(o == kMask && t == plan::DType::Bool))
-      return makeError() << kRefuses << kNames[o] << " is " << plan::EnumNameDType(t)
-                      << (o == kMask ? ", not bool or float32" : ", not float32");
+    if (t == plan::DType::Float32)
+      elements[o] = Element::Float32;
+    else if (t == plan::DType::BFloat16)
+      elements[o] = Element::BFloat16;
+    else if (t == plan::DType::Float16)
+      elements[o] = Element::Float16;
+    else if (o == kMask && t == plan::DType::Bool)
+      elements[o] = Element::Bool;
+    else
+      return makeError() << kRefuses << kNames[o] << " is " << plan::EnumNameDType(t) << ", not "
+                         << (o == kMask ? "bool or " : "") << "float32, bfloat16 or float16";
   }
   const StridedLayout &out = outputs[0];
   size_t rank = out.sizes.size();
@@ -482,6 +587,7 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
     size_t r = l.sizes.size();
     Operand &op = g.layouts[o];
     op.buffer = planViews[o]->buffer();
+    op.element = elements[o];
     op.offset = l.offset;
     op.batchStrides.assign(rank - 2, 0);
     // A mask may have fewer dimensions (it broadcasts from the right);
@@ -512,7 +618,6 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
   g.scale = static_cast<float>(call.scale());
   g.causal = call.causal();
   g.hasMask = mask >= 0;
-  g.boolMask = g.hasMask && planViews[kMask]->dtype() == plan::DType::Bool;
   Expected<TasksFn> tasks = levelTasks();
   if (!tasks)
     return tasks.error();

@@ -15,10 +15,11 @@
 //===----------------------------------------------------------------------===//
 #include "FewRowProduct.h"
 
+#include "BFloat16.h"
+
 #include "gc/Support/Target.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -77,7 +78,7 @@ using LevelV3 = Level<Floats8, Halves8, Words8, 2>;
 using LevelBase = Level<Floats4, Halves4, Words4, 2>;
 
 GC_INLINE float widen(float x) { return x; }
-GC_INLINE float widen(uint16_t x) { return std::bit_cast<float>(static_cast<uint32_t>(x) << 16); }
+GC_INLINE float widen(uint16_t x) { return widenBFloat16(x); }
 
 /// Rows x NR dot products of length k: left rows a (stride lda) by weight
 /// rows w (stride ldw), into out (row stride ldo).
@@ -172,14 +173,6 @@ void productBase(const float *a, int64_t lda, int64_t rows, int64_t k, const voi
   productOf<LevelBase>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
 }
 
-/// torch's narrowing to bfloat16: round to nearest even, NaN kept quiet.
-uint16_t narrow(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  if (std::isnan(f))
-    return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 /// A 2-d view of one operand: element (r, c) of buffer `buffer` at
 /// offset + r * rowStride + c * colStride.
 struct Matrix {
@@ -204,7 +197,7 @@ struct Matrix {
   void set(char *const *buffers, int64_t r, int64_t c, float v) const {
     char *p = const_cast<char *>(at(buffers, r, c));
     if (bf16) {
-      uint16_t h = narrow(v);
+      uint16_t h = narrowToBFloat16(v);
       std::memcpy(p, &h, 2);
     } else {
       std::memcpy(p, &v, 4);
