@@ -35,14 +35,15 @@ using P = std::pair<bool, bool>;
 TEST(ExternOpsTest, AttentionRunsWholeByDevice) {
   EXPECT_EQ(whole("f32[2, 4, 9, 64]", "f32[2, 4, 11, 64]"), P(true, true));
   EXPECT_EQ(whole("f32[2, 4, 9, 64]", "f32[2, 4, 11, 64]", ", is_causal=true"), P(true, true));
-  // Half precision: only the GPU's kernel.
-  EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]"), P(false, true));
-  EXPECT_EQ(whole("f16[2, 4, 37, 128]", "f16[2, 4, 11, 128]"), P(false, true));
-  // Masks: bool and float32 everywhere, the inputs' type on a GPU.
+  // Half precision: both (the CPU's step widens it as it reads).
+  EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]"), P(true, true));
+  EXPECT_EQ(whole("f16[2, 4, 37, 128]", "f16[2, 4, 11, 128]"), P(true, true));
+  // Masks: bool, float32 and half precision, on both.
   EXPECT_EQ(whole("f32[2, 4, 9, 64]", "f32[2, 4, 11, 64]", "", "bool[9, 11]"), P(true, true));
   EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]", "", "bf16[2, 1, 1, 11]"),
-            P(false, true));
-  EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]", "", "f16[9, 11]"), P(false, false));
+            P(true, true));
+  EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]", "", "f16[37, 11]"), P(true, true));
+  EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]", "", "i32[37, 11]"), P(false, false));
   // Grouped-query attention: the GPU's kernel, where key heads divide.
   EXPECT_EQ(whole("f32[2, 8, 9, 64]", "f32[2, 2, 11, 64]", "; enable_gqa=true"), P(false, true));
   EXPECT_EQ(whole("f32[2, 6, 9, 64]", "f32[2, 4, 11, 64]", "; enable_gqa=true"),
@@ -57,13 +58,13 @@ TEST(ExternOpsTest, GpuFloat32FusesOnlyWhereTheKernelIsFaster) {
             P(false, true));
   EXPECT_EQ(whole("f32[1, 16, 16, 64]", "f32[1, 16, 4096, 64]"), P(true, true));
   EXPECT_EQ(whole("f32[1, 16, 17, 64]", "f32[1, 16, 4096, 64]"), P(true, false));
-  EXPECT_EQ(whole("bf16[1, 16, 512, 64]", "bf16[1, 16, 4096, 64]"), P(false, true));
-  EXPECT_EQ(whole("bf16[1, 8, 4, 64]", "bf16[1, 8, 2048, 64]"), P(false, false));
+  EXPECT_EQ(whole("bf16[1, 16, 512, 64]", "bf16[1, 16, 4096, 64]"), P(true, true));
+  EXPECT_EQ(whole("bf16[1, 8, 4, 64]", "bf16[1, 8, 2048, 64]"), P(true, false));
   EXPECT_EQ(whole("bf16[1, 32, 1, 64]", "bf16[1, 8, 2048, 64]", "; enable_gqa=true"),
             P(false, true));
   EXPECT_EQ(whole("f32[s0, 4, 9, 64]", "f32[s0, 4, 11, 64]"), P(true, true));
   EXPECT_EQ(whole("f32[1, 4, s0, 64]", "f32[1, 4, s0, 64]"), P(true, false));
-  EXPECT_EQ(whole("bf16[s0, 4, 37, 64]", "bf16[s0, 4, 11, 64]"), P(false, true));
+  EXPECT_EQ(whole("bf16[s0, 4, 37, 64]", "bf16[s0, 4, 11, 64]"), P(true, true));
 }
 
 TEST(ExternOpsTest, AttentionDecomposesWhereNoStepTakesIt) {
