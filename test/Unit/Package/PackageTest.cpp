@@ -459,6 +459,13 @@ TEST_F(PackageTest, MutatedUserInputIsCopiedBackAndAliasesRefused) {
   EXPECT_EQ(gcrt_context_read_buffer(nullptr, "w", &t), GCRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(gcrt_context_reset_buffers(ctx), GCRT_OK);
   EXPECT_EQ(gcrt_context_reset_buffers(nullptr), GCRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gcrt_context_give_buffers(nullptr, 0), GCRT_ERROR_INVALID_ARGUMENT);
+  // Without buffers to keep, turning their return off changes nothing.
+  ASSERT_EQ(gcrt_context_give_buffers(ctx, 0), GCRT_OK);
+  gcrt_tensor kept[2] = {};
+  in[1].data = mem + 4;
+  ASSERT_EQ(gcrt_run(ctx, in, 2, kept, 2), GCRT_OK) << gcrt_last_error();
+  EXPECT_NE(kept[0].data, nullptr);
   gcrt_context_free(ctx);
   gcrt_package_free(pkg);
 }
