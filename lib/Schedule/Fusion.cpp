@@ -7,7 +7,8 @@
 // reader's load are affine in the P variables with equal coefficients, and
 // those coefficients nest (each at least the span of the rest of the index
 // and of the P variables inside it), so equal addresses force equal P
-// points.
+// points. On a GPU, nodes small enough for one block may also share a
+// kernel with an empty prefix (P has a single point).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,11 @@ namespace {
 constexpr int64_t kEnoughParallelWork = 256;
 /// What a symbolic extent counts as parallel work.
 constexpr int64_t kSymbolicWork = int64_t(1) << 20;
+/// On a GPU, nodes this small (every loop, parallel and reduction, counted)
+/// may share a kernel with no common prefix: one block then runs them in
+/// turn, a barrier apart, which costs less than a launch each (a decode
+/// step's RMSNorm: the row's sum of squares, then the scaled row).
+constexpr int64_t kOneBlockPoints = 16384;
 
 int64_t parallelWork(const std::vector<const SymExpr *> &prefix, size_t n) {
   int64_t work = 1;
@@ -36,6 +42,12 @@ int64_t parallelWork(const std::vector<const SymExpr *> &prefix, size_t n) {
       work = std::numeric_limits<int64_t>::max();
   }
   return work;
+}
+
+/// Every point `node` visits, parallel and reduction loops together.
+int64_t allPoints(const LoopNode &node) {
+  return parallelWork(node.ranges, node.ranges.size()) *
+         std::max<int64_t>(parallelWork(node.reductionRanges, node.reductionRanges.size()), 1);
 }
 
 bool isLoopNode(const LoopNode &n) {
@@ -129,6 +141,7 @@ public:
   }
 
   std::vector<Group> run(const std::vector<uint32_t> &nodes, bool fuse, TargetDevice device) {
+    oneBlock_ = device != TargetDevice::CPU;
     for (uint32_t n : nodes) {
       const LoopNode &node = graph_.nodes[n];
       if (!isLoopNode(node)) {
@@ -204,7 +217,17 @@ private:
       if (readsAtSamePoint(g, node, a, p))
         return p;
     }
+    if (oneBlock_ && fitsOneBlock(g, node) && readsAtSamePoint(g, node, a, 0))
+      return 0;
     return std::nullopt;
+  }
+
+  /// Whether `g` and `node` are small enough to run as one block.
+  bool fitsOneBlock(const Group &g, const LoopNode &node) const {
+    int64_t points = allPoints(node);
+    for (uint32_t m : g.nodes)
+      points = std::max(points, allPoints(graph_.nodes[m]));
+    return points <= kOneBlockPoints;
   }
 
   bool readsAtSamePoint(const Group &g, const LoopNode &node, const Access &a,
@@ -231,6 +254,8 @@ private:
   std::vector<Access> access_;
   std::map<uint32_t, size_t> writers_;
   std::vector<Group> groups_;
+  /// Whether small nodes may share a kernel without a common prefix.
+  bool oneBlock_ = false;
   /// Groups of one scattering node, which nothing joins.
   std::set<size_t> scattering_;
 };
