@@ -31,7 +31,11 @@
 //     threads share every node's inner loops and combine reductions across
 //     the block. The block has 128 threads, doubled (up to 1024) while each
 //     thread would still have more than 8 elements of the largest reduction
-//     to combine; 1024 where that size has no upper bound.
+//     to combine; 1024 where that size has no upper bound. A group of fewer
+//     than 64 points (a decode step's RMSNorm is one) has too few blocks to
+//     hide memory latency with: its block grows while each thread would
+//     have more than 2 elements of the largest reduction or inner loop, so
+//     that each thread's few loads overlap instead of following each other.
 //
 // Everything here reads the graph and the module's symbol ranges only, so
 // the choice is deterministic and part of the object cache key.
@@ -57,6 +61,8 @@ constexpr int64_t kElementsPerThread = 8;
 constexpr int64_t kUnrollSpace = int64_t(1) << 18;
 constexpr uint32_t kUnroll = 4;
 constexpr int64_t kWideInnerLoop = 32;
+constexpr int64_t kFewBlocks = 64;
+constexpr int64_t kFewBlockElementsPerThread = 2;
 
 constexpr int64_t kUnbounded = SymRange::kUnbounded;
 
@@ -130,9 +136,9 @@ int64_t largestInnerLoop(const LoopGraph &graph, const KernelGroup &k, const Var
   return largest;
 }
 
-uint32_t blockThreadsFor(int64_t reductionPoints) {
+uint32_t blockThreadsFor(int64_t points, int64_t elementsPerThread) {
   uint32_t threads = kMinBlockThreads;
-  while (threads < kGpuMaxBlockThreads && saturatingMul(threads, kElementsPerThread) < reductionPoints)
+  while (threads < kGpuMaxBlockThreads && saturatingMul(threads, elementsPerThread) < points)
     threads *= 2;
   return threads;
 }
@@ -175,7 +181,13 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
                      (space.min >= kHugeSpace && largest <= kShortRow) ||
                      (columns && space.min >= kColumnSpace);
     k.mapping = perThread ? GpuMapping::ThreadPerPoint : GpuMapping::BlockPerPoint;
-    k.blockThreads = perThread ? kPointThreads : blockThreadsFor(largest);
+    if (perThread)
+      k.blockThreads = kPointThreads;
+    else if (space.max < kFewBlocks)
+      k.blockThreads = blockThreadsFor(std::max(largest, largestInnerLoop(graph, k, ranges)),
+                                       kFewBlockElementsPerThread);
+    else
+      k.blockThreads = blockThreadsFor(largest, kElementsPerThread);
     k.pointsPerThread =
         perThread && space.min >= kUnrollSpace && loadsBeforeStores(graph, k) ? kUnroll : 0;
   }

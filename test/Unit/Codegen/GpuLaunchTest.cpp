@@ -66,14 +66,27 @@ TEST_F(GpuLaunchTest, BlockSizeGrowsWithTheRow) {
 
 TEST_F(GpuLaunchTest, SymbolicRowsUseTheirBound) {
   module.syms().setRange("s0", {1, 2048});
-  EXPECT_EQ(launch({c(8)}, {sym("s0")}).blockThreads, 256u);
+  EXPECT_EQ(launch({c(64)}, {sym("s0")}).blockThreads, 256u);
   // Without an upper bound the row counts as long.
-  const KernelGroup &k = launch({c(8)}, {sym("s1")});
+  const KernelGroup &k = launch({c(64)}, {sym("s1")});
   EXPECT_EQ(k.mapping, GpuMapping::BlockPerPoint);
   EXPECT_EQ(k.blockThreads, 1024u);
   // A symbol bounded below 64 keeps a thread per point.
   module.syms().setRange("s2", {1, 32});
   EXPECT_EQ(launch({c(8)}, {sym("s2")}).mapping, GpuMapping::ThreadPerPoint);
+}
+
+TEST_F(GpuLaunchTest, FewBlocksGiveEachThreadTwoElements) {
+  // Under 64 rows, a block per row leaves most SMs idle, so its threads
+  // take 2 elements each rather than 8.
+  EXPECT_EQ(launch({c(63)}, {c(1025)}).blockThreads, 1024u);
+  EXPECT_EQ(launch({c(8)}, {c(512)}).blockThreads, 256u);
+  EXPECT_EQ(launch({c(64)}, {c(1025)}).blockThreads, 256u);
+  // One point (a decode step's RMSNorm): its pointwise member's inner loop
+  // counts too.
+  const KernelGroup &k = launch({}, {}, "r0", {c(2048)});
+  EXPECT_EQ(k.mapping, GpuMapping::BlockPerPoint);
+  EXPECT_EQ(k.blockThreads, 1024u);
 }
 
 TEST_F(GpuLaunchTest, ManyShortRowsRunAThreadPerPoint) {
