@@ -224,6 +224,8 @@ int main(int argc, char **argv) {
   check(d->deviceGet(&device, 0), "cuDeviceGet");
   check(d->primaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
   check(d->ctxSetCurrent(ctx), "cuCtxSetCurrent");
+  int sms = 0;
+  check(d->deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), "cuDeviceGetAttribute");
   char name[256] = {};
   d->deviceGetName(name, sizeof name, device);
   cuda::Stream s = nullptr;
@@ -273,13 +275,13 @@ int main(int argc, char **argv) {
                 "cuMemcpyDtoD");
         fillRandom(a.p, size_t(rows * sh.k * eb), bf16, s);
         Product p(rows, sh.n, sh.k, t);
-        cuda::CudaFewRowKernels kernels(*d);
+        cuda::CudaFewRowKernels kernels(*d, sms);
         Expected<std::unique_ptr<ExternCall>> gc = kernels.prepare(*p.step, p.inputs, p.outputs);
         if (!gc)
           fail(gc.error().message());
         if (!*gc)
           fail(std::string("the few-row kernel declined ") + sh.name + ": " +
-               cuda::planFewRowProduct(*p.step, p.inputs, p.outputs).declined);
+               cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms).declined);
         Expected<std::unique_ptr<CudaLibraryCall>> lt =
             libraries.prepare(*p.step, p.inputs, p.outputs);
         if (!lt)

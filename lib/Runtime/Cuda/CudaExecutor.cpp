@@ -342,7 +342,7 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
   }
   libraries_ = std::make_unique<CudaLibraries>(CudaLibraryOptions{options_.allowTF32});
   attention_ = std::make_unique<cuda::CudaAttentionKernels>(d_, device_.multiprocessors);
-  fewRows_ = std::make_unique<cuda::CudaFewRowKernels>(d_);
+  fewRows_ = std::make_unique<cuda::CudaFewRowKernels>(d_, device_.multiprocessors);
   if (profiling_)
     for (size_t i = 0; i < 2 * graph_.steps()->size(); ++i) {
       cuda::Event e = nullptr;

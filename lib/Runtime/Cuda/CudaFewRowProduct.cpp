@@ -1,6 +1,7 @@
 //===- CudaFewRowProduct.cpp - Products of a few rows on NVIDIA GPUs ------===//
 #include "CudaFewRowProduct.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -126,7 +127,7 @@ private:
 bool fewRowKernelWins(int64_t, int64_t, int64_t, int64_t) { return true; }
 
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
-                               const std::vector<StridedLayout> &outputs) {
+                               const std::vector<StridedLayout> &outputs, int multiprocessors) {
   FewRowLaunch out;
   auto decline = [&](std::string why) {
     out.entry.clear();
@@ -213,7 +214,14 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
       *address[op] = static_cast<uint64_t>(layouts[op]->offset * bytes);
     }
   out.wideStrides = (args.aRowStride * bytes) % 16 == 0 && (args.wRowStride * bytes) % 16 == 0;
-  out.blocks = static_cast<unsigned>((n + kFewRowTile - 1) / kFewRowTile);
+  int64_t chunks = (k * bytes + 15) / 16, tiles = (n + kFewRowTile - 1) / kFewRowTile;
+  int64_t groups = 1, minBlocks = kFewRowBlocksPerSM * std::max(multiprocessors, 1);
+  while (groups < kFewRowMaxGroups && kFewRowThreads / groups > chunks)
+    groups *= 2;
+  while (groups < kFewRowMaxGroups && (tiles + 2 * groups - 1) / (2 * groups) >= minBlocks)
+    groups *= 2;
+  args.groups = static_cast<int32_t>(groups);
+  out.blocks = static_cast<unsigned>((tiles + groups - 1) / groups);
   out.rows = rows;
   out.n = n;
   out.k = k;
@@ -232,7 +240,7 @@ CudaFewRowKernels::~CudaFewRowKernels() {
 Expected<std::unique_ptr<ExternCall>>
 CudaFewRowKernels::prepare(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
                            const std::vector<StridedLayout> &outputs) {
-  FewRowLaunch launch = planFewRowProduct(step, inputs, outputs);
+  FewRowLaunch launch = planFewRowProduct(step, inputs, outputs, multiprocessors_);
   if (launch.entry.empty() || !haveFewRowKernels())
     return std::unique_ptr<ExternCall>();
   if (!module_)

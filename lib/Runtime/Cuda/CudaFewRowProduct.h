@@ -61,14 +61,21 @@ struct FewRowLaunch {
 };
 
 /// The kernel's launch for `step` (its `dnnl` a matmul) on these
-/// evaluated layouts, or the reason it declines: not a product of 1 to
-/// kGpuFewRowsMax rows (with any dimensions before the last two of size
-/// 1), a weight not in [N, K] layout, the left operand's k not contiguous,
-/// mixed or other dtypes than float32, bfloat16 and float16, an epilogue
-/// cuBLASLt would not fuse either, or a shape the rule (fewRowKernelWins)
-/// leaves to cuBLASLt.
+/// evaluated layouts on a GPU of `multiprocessors` SMs, or the reason it
+/// declines: not a product of 1 to kGpuFewRowsMax rows (with any
+/// dimensions before the last two of size 1), a weight not in [N, K]
+/// layout, the left operand's k not contiguous, mixed or other dtypes than
+/// float32, bfloat16 and float16, an epilogue cuBLASLt would not fuse
+/// either, or a shape the rule (fewRowKernelWins) leaves to cuBLASLt.
+///
+/// Thread groups per block: where a row's 16-byte chunks are fewer than a
+/// block's threads, as many groups as keep every thread busy; beyond that,
+/// doubled while the blocks stay at least kFewRowBlocksPerSM per SM, so
+/// that each thread has more bytes in flight and fewer blocks end in a
+/// reduction.
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
-                               const std::vector<StridedLayout> &outputs);
+                               const std::vector<StridedLayout> &outputs, int multiprocessors);
+constexpr int64_t kFewRowBlocksPerSM = 4;
 
 /// The rule: whether the kernel is to run a product it can take, of
 /// `rows` x `k` by a weight of `n` x `k` elements of `elementBytes`. Every
@@ -79,7 +86,8 @@ bool fewRowKernelWins(int64_t rows, int64_t n, int64_t k, int64_t elementBytes);
 /// The kernels of one executor's context, loaded on first need.
 class CudaFewRowKernels {
 public:
-  explicit CudaFewRowKernels(const Driver &d) : d_(d) {}
+  CudaFewRowKernels(const Driver &d, int multiprocessors)
+      : d_(d), multiprocessors_(multiprocessors) {}
   ~CudaFewRowKernels();
   CudaFewRowKernels(const CudaFewRowKernels &) = delete;
   CudaFewRowKernels &operator=(const CudaFewRowKernels &) = delete;
@@ -93,6 +101,7 @@ public:
 
 private:
   const Driver &d_;
+  int multiprocessors_;
   Module module_ = nullptr;
 };
 

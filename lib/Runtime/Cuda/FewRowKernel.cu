@@ -5,14 +5,15 @@
 // and used `rows` times, so the product runs at the memory's bandwidth
 // only if enough weight bytes are in flight on every SM.
 //
-// A block takes kFewRowTile weight rows and its 256 threads run along k
-// together, each loading 16-byte chunks of the tile's rows, kUnroll chunks
-// per row issued before any multiply-add, so that each thread has
-// kUnroll x kFewRowTile x 16 bytes in flight. The left rows (a few KB, read
-// by every block) come through the L1 cache. Sums are float32, reduced over
-// the warp by shuffles and over the warps in shared memory; the thread of
-// each output element adds the bias and the residual, applies the
-// activation and rounds once to the output's type.
+// A block's 256 threads form 1 to 8 groups (FewRowKernelArgs::groups, the
+// host's choice); a group takes a tile of kFewRowTile weight rows and its
+// threads run along k together, each loading 16-byte chunks of the tile's
+// rows, kUnroll chunks per row issued before any multiply-add, so that each
+// thread has up to kUnroll x kFewRowTile x 16 bytes in flight. The left
+// rows (a few KB, read by every block) come through the L1 cache. Sums are
+// float32, reduced over the warp by shuffles and over the group's warps in
+// shared memory; the thread of each output element adds the bias and the
+// residual, applies the activation and rounds once to the output's type.
 //
 // Rows that do not start 16-byte aligned load element by element
 // (FewRowKernelArgs::wide), as does k's tail past the last whole vector.
@@ -97,8 +98,11 @@ template <class T, int ROWS>
 __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
   constexpr int V = 16 / sizeof(T); // elements per chunk
   const T *a = reinterpret_cast<const T *>(p.a);
-  int n0 = blockIdx.x * kFewRowTile;
   int tid = threadIdx.x;
+  // This thread's group, its place in it, and the group's first row.
+  int per = kFewRowThreads / p.groups;
+  int group = tid / per, local = tid % per;
+  int n0 = (blockIdx.x * p.groups + group) * kFewRowTile;
   // The tile's weight rows; one past the last output column reads the last
   // row again (its sums are never stored), so that no load is predicated.
   const T *w[kFewRowTile];
@@ -113,11 +117,11 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
       acc[m][t] = 0.f;
 
   int64_t chunks = p.wide ? p.k / V : 0;
-  for (int64_t c0 = tid; c0 < chunks; c0 += int64_t(kFewRowThreads) * kUnroll) {
+  for (int64_t c0 = local; c0 < chunks; c0 += int64_t(per) * kUnroll) {
     uint4 wv[kUnroll][kFewRowTile];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      int64_t c = c0 + int64_t(u) * kFewRowThreads;
+      int64_t c = c0 + int64_t(u) * per;
 #pragma unroll
       for (int t = 0; t < kFewRowTile; ++t)
         wv[u][t] =
@@ -125,7 +129,7 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      int64_t c = c0 + int64_t(u) * kFewRowThreads;
+      int64_t c = c0 + int64_t(u) * per;
       if (c >= chunks)
         break;
 #pragma unroll
@@ -138,7 +142,7 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
     }
   }
   // Element by element: k's tail past the last whole chunk, or all of it.
-  for (int64_t e = chunks * V + tid; e < p.k; e += kFewRowThreads) {
+  for (int64_t e = chunks * V + local; e < p.k; e += per) {
     float wf[kFewRowTile];
 #pragma unroll
     for (int t = 0; t < kFewRowTile; ++t)
@@ -152,8 +156,9 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
     }
   }
 
-  // Sum over the warp's lanes, then over the block's warps.
-  __shared__ float partial[kWarps][ROWS * kFewRowTile];
+  // Sum over the warp's lanes, then over the group's warps.
+  constexpr int kSums = ROWS * kFewRowTile;
+  __shared__ float partial[kWarps][kSums];
   int warp = tid / 32, lane = tid % 32;
 #pragma unroll
   for (int m = 0; m < ROWS; ++m)
@@ -167,15 +172,18 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
         partial[warp][m * kFewRowTile + t] = s;
     }
   __syncthreads();
-  if (tid >= ROWS * kFewRowTile)
+  // Thread i finishes sum i % kSums of group i / kSums.
+  if (tid >= p.groups * kSums)
     return;
-  int m = tid / kFewRowTile, n = n0 + tid % kFewRowTile;
+  group = tid / kSums;
+  int j = tid % kSums, m = j / kFewRowTile;
+  int n = (blockIdx.x * p.groups + group) * kFewRowTile + j % kFewRowTile;
   if (n >= p.n)
     return;
+  int warps = kWarps / p.groups;
   float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < kWarps; ++i)
-    s += partial[i][tid];
+  for (int i = group * warps; i < (group + 1) * warps; ++i)
+    s += partial[i][j];
   if (p.bias)
     s += widen(reinterpret_cast<const T *>(p.bias)[n * p.biasStride]);
   if (p.residual)

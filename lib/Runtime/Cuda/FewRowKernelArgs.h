@@ -16,11 +16,13 @@
 
 namespace gc::cuda {
 
-/// Threads per block: eight warps, all running along k.
+/// Threads per block: eight warps, in FewRowKernelArgs::groups groups that
+/// each run along k over a tile of their own.
 constexpr int kFewRowThreads = 256;
-/// Weight rows (output columns) per block. Two keep a 2 MB weight of 512
-/// rows at 256 blocks, about two per SM of an H100 or H200.
+/// Weight rows (output columns) per group's tile.
 constexpr int kFewRowTile = 2;
+/// The most groups per block: one warp each.
+constexpr int kFewRowMaxGroups = kFewRowThreads / 32;
 /// The most left rows the kernels take (one instance per count).
 constexpr int kGpuFewRowsMax = 8;
 
@@ -42,6 +44,9 @@ struct FewRowKernelArgs {
   int64_t residualRowStride, residualColStride;
   int32_t n, k;
   int32_t activation;
+  /// Groups of threads per block (1, 2, 4 or 8): block b's group g takes
+  /// the weight rows of tile b * groups + g.
+  int32_t groups;
   /// 1: the rows of `a` and `w` start 16-byte aligned, so that they load 16
   /// bytes at a time up to the last whole vector (set at launch from the
   /// addresses); 0: every element loads alone.

@@ -108,15 +108,21 @@ struct Step {
   }
 };
 
+/// The H100's and H200's SM count, for the group decisions.
+constexpr int kSMs = 132;
+
 FewRowLaunch plan(const Product &p) {
   Step s(p);
-  return planFewRowProduct(*s.step, p.inputs(), {p.out});
+  return planFewRowProduct(*s.step, p.inputs(), {p.out}, kSMs);
 }
 
 TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
   Product p(1, 2048, 4096);
   FewRowLaunch l = plan(p);
   ASSERT_EQ(l.entry, "gc_fewrow_bf16_r1") << l.declined;
+  // 1024 tiles of two rows: two groups a block would leave 512 blocks,
+  // under four per SM.
+  EXPECT_EQ(l.args.groups, 1);
   EXPECT_EQ(l.blocks, 2048u / cuda::kFewRowTile);
   EXPECT_EQ(l.args.n, 2048);
   EXPECT_EQ(l.args.k, 4096);
@@ -138,7 +144,9 @@ TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
   q.postOps.emplace_back(plan::PostOpKind::Relu, 0);
   l = plan(q);
   ASSERT_EQ(l.entry, "gc_fewrow_f32_r8") << l.declined;
-  EXPECT_EQ(l.blocks, 19u);
+  // 16 chunks a row: eight groups of a warp, 19 tiles in 3 blocks.
+  EXPECT_EQ(l.args.groups, 8);
+  EXPECT_EQ(l.blocks, 3u);
   EXPECT_EQ(l.args.a, 12u);
   EXPECT_EQ(l.args.aRowStride, 64);
   EXPECT_EQ(l.args.activation, cuda::kFewRowRelu);
@@ -157,6 +165,27 @@ TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
   ASSERT_EQ(l.entry, "gc_fewrow_f16_r3") << l.declined;
   EXPECT_EQ(l.args.activation, cuda::kFewRowGeluTanh);
   EXPECT_FALSE(l.wideStrides);
+}
+
+TEST(CudaFewRowPlan, GroupsRowsWhileBlocksFillTheSMs) {
+  // Llama-3.1-8B's gate projection: 7168 tiles, still 896 blocks in 8
+  // groups.
+  FewRowLaunch l = plan(Product(1, 14336, 4096));
+  ASSERT_FALSE(l.entry.empty()) << l.declined;
+  EXPECT_EQ(l.args.groups, 8);
+  EXPECT_EQ(l.blocks, 896u);
+  // 4096 tiles: 4 groups make 1024 blocks, 8 would make 512 (< 4 x 132).
+  l = plan(Product(1, 8192, 2048));
+  EXPECT_EQ(l.args.groups, 4);
+  EXPECT_EQ(l.blocks, 1024u);
+  // Llama-3.2-1B's k projection: 256 tiles, one group.
+  l = plan(Product(1, 512, 2048));
+  EXPECT_EQ(l.args.groups, 1);
+  EXPECT_EQ(l.blocks, 256u);
+  // Rows of 64 bfloat16 chunks: four groups of 64 threads, whatever N.
+  l = plan(Product(1, 6, 512));
+  EXPECT_EQ(l.args.groups, 4);
+  EXPECT_EQ(l.blocks, 1u);
 }
 
 TEST(CudaFewRowPlan, DeclinesWhatItLeavesToCuBLASLt) {
@@ -298,12 +327,16 @@ void runOnGpu(const Product &p) {
   addresses.push_back(reinterpret_cast<uint64_t>(mem.back()->data()));
 
   const cuda::Driver &d = **cuda::driver();
-  cuda::CudaFewRowKernels kernels(d);
+  cuda::Device device = 0;
+  int sms = 0;
+  ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
+  ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
+  cuda::CudaFewRowKernels kernels(d, sms);
   Step s(p);
   Expected<std::unique_ptr<ExternCall>> call = kernels.prepare(*s.step, ins, {p.out});
   ASSERT_TRUE(bool(call)) << call.error().message();
   ASSERT_TRUE(*call) << "the kernel declined: "
-                     << planFewRowProduct(*s.step, ins, {p.out}).declined;
+                     << planFewRowProduct(*s.step, ins, {p.out}, sms).declined;
   EXPECT_EQ((*call)->workspaceBytes(), 0u);
   ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(), .stream = nullptr}));
   ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
@@ -422,12 +455,15 @@ TEST(CudaFewRow, EveryEpilogue) {
 
 TEST(CudaFewRow, LlamaDecodeShapes) {
   GC_REQUIRE_GPU();
-  // One token through Llama-3.2-1B's k/v projection and its MLP's down
-  // projection, and four rows through the 8B's k/v projection.
+  // One token through Llama-3.2-1B's k/v projection, its MLP's gate (rows
+  // in groups) and down projections, four rows through the 8B's k/v
+  // projection, and two through a shape with tails in groups.
   for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32}) {
     runOnGpu(Product(1, 512, 2048, t));
+    runOnGpu(Product(1, 8192, 2048, t));
     runOnGpu(Product(1, 2048, 8192, t));
     runOnGpu(Product(4, 1024, 4096, t));
+    runOnGpu(Product(2, 4101, 3003, t));
   }
 }
 
