@@ -104,12 +104,7 @@ public:
       : d_(d), fn_(fn), launch_(std::move(launch)) {}
 
   Error run(const ExternArgs &a) override {
-    FewRowKernelArgs args = launch_.args;
-    uint64_t *address[kFewRowOperands] = {&args.a, &args.w, &args.out, &args.bias, &args.residual};
-    for (int o = 0; o < kFewRowOperands; ++o)
-      if (launch_.present[o])
-        *address[o] += a.deviceBuffers[launch_.buffers[o]];
-    args.wide = launch_.wideStrides && args.a % 16 == 0 && args.w % 16 == 0;
+    FewRowKernelArgs args = fewRowArgs(launch_, a.deviceBuffers);
     void *params[] = {&args};
     return d_.check(d_.launchKernel(fn_, launch_.blocks, 1, 1, kFewRowThreads, 1, 1, 0,
                                     static_cast<Stream>(a.stream), params, nullptr),
@@ -123,6 +118,16 @@ private:
 };
 
 } // namespace
+
+FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers) {
+  FewRowKernelArgs args = launch.args;
+  uint64_t *address[kFewRowOperands] = {&args.a, &args.w, &args.out, &args.bias, &args.residual};
+  for (int o = 0; o < kFewRowOperands; ++o)
+    if (launch.present[o])
+      *address[o] += buffers[launch.buffers[o]];
+  args.wide = launch.wideStrides && args.a % 16 == 0 && args.w % 16 == 0;
+  return args;
+}
 
 bool fewRowKernelWins(int64_t, int64_t, int64_t, int64_t) { return true; }
 

@@ -77,6 +77,11 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
                                const std::vector<StridedLayout> &outputs, int multiprocessors);
 constexpr int64_t kFewRowBlocksPerSM = 4;
 
+/// `launch`'s argument for plan buffers at `buffers` (device addresses, by
+/// index): the operands' addresses, and whether their rows load 16 bytes
+/// at a time.
+FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers);
+
 /// The rule: whether the kernel is to run a product it can take, of
 /// `rows` x `k` by a weight of `n` x `k` elements of `elementBytes`. Every
 /// such product, until measurements on a GPU say where cuBLASLt is faster

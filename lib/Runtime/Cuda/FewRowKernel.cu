@@ -72,9 +72,11 @@ template <> __device__ float dot16<__nv_bfloat16>(uint4 x, uint4 y, float acc) {
 }
 
 __device__ float f16Pair(uint32_t x, uint32_t y, float acc) {
-  float2 fx = __half22float2(*reinterpret_cast<const __half2 *>(&x));
-  float2 fy = __half22float2(*reinterpret_cast<const __half2 *>(&y));
-  return fmaf(fx.y, fy.y, fmaf(fx.x, fy.x, acc));
+  float xl = __half2float(__ushort_as_half(uint16_t(x))),
+        yl = __half2float(__ushort_as_half(uint16_t(y)));
+  float xh = __half2float(__ushort_as_half(uint16_t(x >> 16)));
+  float yh = __half2float(__ushort_as_half(uint16_t(y >> 16)));
+  return fmaf(xh, yh, fmaf(xl, yl, acc));
 }
 
 template <> __device__ float dot16<__half>(uint4 x, uint4 y, float acc) {

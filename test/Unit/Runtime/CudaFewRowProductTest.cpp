@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Cuda/CudaFewRowProduct.h"
+#include "FewRowKernelOnHost.h"
 #include "GpuTestKernels.h"
 
 #include "Cuda/CudaDriver.h"
@@ -301,15 +302,25 @@ double activate(double x, const Product &p) {
   return x;
 }
 
-/// Runs `p` on the GPU with random operands and checks every element of
-/// the output buffer: the product's against the reference, the others
-/// (a strided output's gaps) untouched.
-void runOnGpu(const Product &p) {
+/// Where a product runs: on GPU 0 through the call the executor prepares,
+/// or the kernel compiled for the host (FewRowKernelOnHost.h), launched as
+/// planFewRowProduct says for a GPU of `sms` SMs.
+struct On {
+  bool gpu = true;
+  int sms = 0;
+};
+constexpr On kGpu{true, 0};
+On host(int sms = kSMs) { return {false, sms}; }
+
+/// Runs `p` with random operands and checks every element of the output
+/// buffer: the product's against the reference, the others (a strided
+/// output's gaps) untouched.
+void run(const Product &p, On on = kGpu) {
   SCOPED_TRACE(std::string(p.type == plan::DType::Float32    ? "float32"
                            : p.type == plan::DType::BFloat16 ? "bfloat16"
                                                              : "float16") +
                " rows " + std::to_string(p.rows) + " n " + std::to_string(p.n) + " k " +
-               std::to_string(p.k));
+               std::to_string(p.k) + (on.gpu ? "" : ", on the host"));
   std::mt19937 rng(static_cast<uint32_t>(p.rows * 7919 + p.n * 31 + p.k));
   std::vector<StridedLayout> ins = p.inputs();
   std::vector<std::vector<float>> host;
@@ -318,30 +329,43 @@ void runOnGpu(const Product &p) {
   // A value all three types hold exactly.
   constexpr float kUntouched = 1024.f;
   std::vector<float> outHost(static_cast<size_t>(p.out.extent()), kUntouched);
+  // Operand images, then the output's: on the host, vectors (16-byte
+  // aligned, as operator new aligns), on the GPU, device copies.
+  std::vector<std::vector<float>> images;
+  for (const std::vector<float> &h : host)
+    images.push_back(image(h, p.type));
+  images.push_back(image(outHost, p.type));
   std::vector<std::unique_ptr<test::DeviceMemory>> mem;
   std::vector<uint64_t> addresses;
-  for (const std::vector<float> &h : host) {
-    mem.push_back(std::make_unique<test::DeviceMemory>(image(h, p.type)));
-    addresses.push_back(reinterpret_cast<uint64_t>(mem.back()->data()));
+  for (std::vector<float> &im : images) {
+    if (on.gpu)
+      mem.push_back(std::make_unique<test::DeviceMemory>(im));
+    addresses.push_back(reinterpret_cast<uint64_t>(on.gpu ? mem.back()->data() : im.data()));
   }
-  mem.push_back(std::make_unique<test::DeviceMemory>(image(outHost, p.type)));
-  addresses.push_back(reinterpret_cast<uint64_t>(mem.back()->data()));
-
-  const cuda::Driver &d = **cuda::driver();
-  cuda::Device device = 0;
-  int sms = 0;
-  ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
-  ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
-  cuda::CudaFewRowKernels kernels(d, sms);
   Step s(p);
-  Expected<std::unique_ptr<ExternCall>> call = kernels.prepare(*s.step, ins, {p.out});
-  ASSERT_TRUE(bool(call)) << call.error().message();
-  ASSERT_TRUE(*call) << "the kernel declined: "
-                     << planFewRowProduct(*s.step, ins, {p.out}, sms).declined;
-  EXPECT_EQ((*call)->workspaceBytes(), 0u);
-  ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(), .stream = nullptr}));
-  ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
-  std::vector<float> words = mem.back()->read();
+  std::vector<float> words;
+  if (on.gpu) {
+    const cuda::Driver &d = **cuda::driver();
+    cuda::Device device = 0;
+    int sms = 0;
+    ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
+    ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
+    cuda::CudaFewRowKernels kernels(d, sms);
+    Expected<std::unique_ptr<ExternCall>> call = kernels.prepare(*s.step, ins, {p.out});
+    ASSERT_TRUE(bool(call)) << call.error().message();
+    ASSERT_TRUE(*call) << "the kernel declined: "
+                       << planFewRowProduct(*s.step, ins, {p.out}, sms).declined;
+    EXPECT_EQ((*call)->workspaceBytes(), 0u);
+    ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(), .stream = nullptr}));
+    ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
+    words = mem.back()->read();
+  } else {
+    FewRowLaunch l = planFewRowProduct(*s.step, ins, {p.out}, on.sms);
+    ASSERT_FALSE(l.entry.empty()) << "the kernel declined: " << l.declined;
+    ASSERT_TRUE(
+        test::runFewRowKernelOnHost(l.entry, l.blocks, cuda::fewRowArgs(l, addresses.data())));
+    words = images.back();
+  }
   auto got = [&](int64_t i) {
     return is16(p.type) ? from16(p.type, reinterpret_cast<const uint16_t *>(words.data())[i])
                         : words[i];
@@ -388,58 +412,57 @@ void runOnGpu(const Product &p) {
 constexpr plan::DType kTypes[] = {plan::DType::Float32, plan::DType::BFloat16,
                                   plan::DType::Float16};
 
-TEST(CudaFewRow, EveryRowCountWithTails) {
-  GC_REQUIRE_GPU();
-  // N: one column, an odd count (half a tile at the end), a few blocks;
-  // K: one element, under a vector, a tail after whole vectors, exact.
+// The cases, each run on the GPU and on the host (with fewer row counts
+// there, where each block is 256 threads of the 2-core CI machine).
+
+/// N: one column, an odd count (half a tile at the end), a few blocks; K:
+/// one element, under a vector, a tail after whole vectors, exact.
+void everyRowCountWithTails(On on, std::vector<int64_t> rowCounts) {
   for (plan::DType t : kTypes)
-    for (int64_t rows = 1; rows <= kGpuFewRowsMax; ++rows)
+    for (int64_t rows : rowCounts)
       for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {37, 67}, {130, 1000}})
-        runOnGpu(Product(rows, n, k, t));
+        run(Product(rows, n, k, t), on);
 }
 
-TEST(CudaFewRow, LongRowsTakeSeveralPasses) {
-  GC_REQUIRE_GPU();
-  // Over 256 threads x 4 chunks of 16 bytes per pass: several passes, the
-  // last one partial, and a tail after the last whole vector.
+/// Over 256 threads x 4 chunks of 16 bytes per pass: several passes, the
+/// last one partial, and a tail after the last whole vector.
+void longRows(On on, std::vector<int64_t> rowCounts) {
   for (plan::DType t : kTypes)
-    for (int64_t rows : {1, 4, kGpuFewRowsMax})
+    for (int64_t rows : rowCounts)
       for (int64_t k : {8200, 8203, 14336})
-        runOnGpu(Product(rows, 9, k, t));
+        run(Product(rows, 9, k, t), on);
 }
 
-TEST(CudaFewRow, UnalignedRowsLoadElementByElement) {
-  GC_REQUIRE_GPU();
+void unalignedRows(On on) {
   for (plan::DType t : kTypes) {
     // The left rows one element off 16 bytes.
     Product p(3, 21, 130, t);
     p.a = layout({3, 130}, {130, 1}, 1);
-    runOnGpu(p);
+    run(p, on);
     // Padded weight rows and left rows whose strides break vectors.
     p = Product(5, 17, 77, t);
     p.w = layout({77, 17}, {1, 81});
     p.a = layout({5, 77}, {79, 1});
-    runOnGpu(p);
+    run(p, on);
   }
 }
 
-TEST(CudaFewRow, EveryEpilogue) {
-  GC_REQUIRE_GPU();
+void everyEpilogue(On on) {
   for (plan::DType t : kTypes)
     for (int64_t rows : {1, 2, 7}) {
       Product p(rows, 45, 200, t);
       p.addBias();
-      runOnGpu(p);
+      run(p, on);
       p = Product(rows, 45, 200, t);
       p.addBias(/*inCall=*/true);
-      runOnGpu(p);
+      run(p, on);
       p = Product(rows, 45, 200, t);
       p.addResidual();
-      runOnGpu(p);
+      run(p, on);
       for (plan::PostOpKind act : {plan::PostOpKind::Relu, plan::PostOpKind::GeluTanh}) {
         p = Product(rows, 45, 200, t);
         p.postOps.emplace_back(act, 0);
-        runOnGpu(p);
+        run(p, on);
         // All at once, into a column-major output, with a strided bias and
         // a residual of its own strides.
         p = Product(rows, 45, 200, t);
@@ -449,8 +472,43 @@ TEST(CudaFewRow, EveryEpilogue) {
         p.residual = layout({rows, 45}, {50, 1}, 3);
         p.postOps.emplace_back(act, 0);
         p.out = layout({rows, 45}, {1, rows + 1}, 2);
-        runOnGpu(p);
+        run(p, on);
       }
+    }
+}
+
+TEST(CudaFewRow, EveryRowCountWithTails) {
+  GC_REQUIRE_GPU();
+  everyRowCountWithTails(kGpu, {1, 2, 3, 4, 5, 6, 7, 8});
+}
+
+TEST(CudaFewRow, LongRowsTakeSeveralPasses) {
+  GC_REQUIRE_GPU();
+  longRows(kGpu, {1, 4, kGpuFewRowsMax});
+}
+
+TEST(CudaFewRow, UnalignedRowsLoadElementByElement) {
+  GC_REQUIRE_GPU();
+  unalignedRows(kGpu);
+}
+
+TEST(CudaFewRow, EveryEpilogue) {
+  GC_REQUIRE_GPU();
+  everyEpilogue(kGpu);
+}
+
+TEST(CudaFewRowOnHost, EveryRowCountWithTails) { everyRowCountWithTails(host(), {1, 3, 8}); }
+TEST(CudaFewRowOnHost, LongRowsTakeSeveralPasses) { longRows(host(), {1, 5}); }
+TEST(CudaFewRowOnHost, UnalignedRowsLoadElementByElement) { unalignedRows(host()); }
+TEST(CudaFewRowOnHost, EveryEpilogue) { everyEpilogue(host()); }
+
+TEST(CudaFewRowOnHost, GroupsOfThreads) {
+  // The SM counts make 8, 4 and 2 groups of rows a block, with a partial
+  // last group and tile.
+  for (plan::DType t : kTypes)
+    for (int sms : {1, 2, 4}) {
+      run(Product(3, 131, 2056, t), host(sms));
+      run(Product(1, 64, 4100, t), host(sms));
     }
 }
 
@@ -460,11 +518,11 @@ TEST(CudaFewRow, LlamaDecodeShapes) {
   // in groups) and down projections, four rows through the 8B's k/v
   // projection, and two through a shape with tails in groups.
   for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32}) {
-    runOnGpu(Product(1, 512, 2048, t));
-    runOnGpu(Product(1, 8192, 2048, t));
-    runOnGpu(Product(1, 2048, 8192, t));
-    runOnGpu(Product(4, 1024, 4096, t));
-    runOnGpu(Product(2, 4101, 3003, t));
+    run(Product(1, 512, 2048, t));
+    run(Product(1, 8192, 2048, t));
+    run(Product(1, 2048, 8192, t));
+    run(Product(4, 1024, 4096, t));
+    run(Product(2, 4101, 3003, t));
   }
 }
 
