@@ -1,12 +1,15 @@
 //===- CudaFewRowProductTest.cpp - The few-row product kernel on GPUs -----===//
 //
 // planFewRowProduct's decisions (any machine): what it takes and what it
-// leaves to cuBLASLt. Then the kernel itself (skipped without a GPU)
-// against a product summed in double from the same rounded operands: every
-// dtype, 1 to kGpuFewRowsMax rows, N and K that are not multiples of the
-// tile or the vector (tails), k long enough for several unrolled passes,
-// unaligned rows (the element-by-element path), every epilogue, a strided
-// output, and elements outside the output left as they were.
+// leaves to cuBLASLt. Then the kernel itself against a product summed in
+// double from the same rounded operands: every dtype, 1 to kGpuFewRowsMax
+// rows, N and K that are not multiples of the tile or the vector (tails),
+// k long enough for several unrolled passes, unaligned rows (the
+// element-by-element path), every epilogue, a strided output, and elements
+// outside the output left as they were. CudaFewRow* run it on a GPU through
+// the call the executor prepares (skipped without one); CudaFewRowOnHost*
+// run the same source compiled for the host (FewRowKernelOnHost.h), with
+// fewer row counts, wherever the tests run.
 //
 // Tolerance: |got - want| <= rtol |want| + 1e-5 (magnitude), where the
 // magnitude is the sum of the absolute products, bias and residual (float32
