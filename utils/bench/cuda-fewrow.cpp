@@ -17,8 +17,9 @@
 // none does in a step whose weights are gigabytes.
 // GB/s counts the weight, left rows and output once (1e9 bytes); % is of
 // the copy's rate (bytes read plus written). The `rule` column is what
-// planFewRowProduct picks; `diff` the largest difference between the two
-// outputs over the largest output magnitude. Then, per model, dtype and
+// planFewRowProduct picks (the kernel is timed either way), `grp` the
+// kernel's thread groups a block; `diff` the largest difference between
+// the two outputs over the largest output magnitude. Then, per model, dtype and
 // row count, the step's products summed (each layer's q, k, v, o, gate, up
 // and down, and the LM head) from the graph times: each way alone, and the
 // rule's choice.
@@ -246,9 +247,9 @@ int main(int argc, char **argv) {
   CudaLibraries libraries;
   std::printf("%s; %s; device-to-device copy of 1 GiB: %.0f GB/s (read + written)\n", name,
               libraries.describe().c_str(), copyGBs);
-  std::printf("%-11s %-12s %-5s %4s %8s %4s %9s %9s %7s %7s %5s %5s %9s %9s %5s %5s %8s\n",
-              "product", "N x K", "dtype", "rows", "MB", "rule", "gc us", "cublas us", "gc GB/s",
-              "cb GB/s", "gc %", "cb %", "gc graph", "cb graph", "gc %", "cb %", "diff");
+  std::printf("%-11s %-12s %-5s %4s %8s %4s %3s %9s %9s %7s %7s %5s %5s %9s %9s %5s %5s %8s\n",
+              "product", "N x K", "dtype", "rows", "MB", "rule", "grp", "gc us", "cublas us",
+              "gc GB/s", "cb GB/s", "gc %", "cb %", "gc graph", "cb graph", "gc %", "cb %", "diff");
 
   const Shape shapes[] = {{"1b q/o", 2048, 2048},       {"1b k/v", 512, 2048},
                           {"1b gate/up", 8192, 2048},   {"1b down", 2048, 8192},
@@ -276,12 +277,15 @@ int main(int argc, char **argv) {
         fillRandom(a.p, size_t(rows * sh.k * eb), bf16, s);
         Product p(rows, sh.n, sh.k, t);
         cuda::CudaFewRowKernels kernels(*d, sms);
-        Expected<std::unique_ptr<ExternCall>> gc = kernels.prepare(*p.step, p.inputs, p.outputs);
+        Expected<std::unique_ptr<ExternCall>> gc =
+            kernels.prepare(*p.step, p.inputs, p.outputs, cuda::FewRowPick::WheneverPossible);
         if (!gc)
           fail(gc.error().message());
         if (!*gc)
           fail(std::string("the few-row kernel declined ") + sh.name + ": " +
-               cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms).declined);
+               cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms,
+                                       cuda::FewRowPick::WheneverPossible)
+                   .declined);
         Expected<std::unique_ptr<CudaLibraryCall>> lt =
             libraries.prepare(*p.step, p.inputs, p.outputs);
         if (!lt)
@@ -308,18 +312,22 @@ int main(int argc, char **argv) {
           run(**lt, outLt.p, 0);
           diff = difference(outGc.p, outLt.p, rows * sh.n, bf16, s);
         }
-        // The rule as the executor applies it (every shape the kernel
-        // takes, until narrowed).
-        bool rule = cuda::fewRowKernelWins(rows, sh.n, sh.k, eb);
+        // The rule as the executor applies it, and the kernel's groups.
+        cuda::FewRowLaunch planned = cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms);
+        bool rule = !planned.entry.empty();
         double moved = double(weightBytes + size_t(rows * (sh.k + sh.n) * eb));
         auto rate = [&](double us) { return moved / (us * 1e3); };
-        std::printf("%-11s %-12s %-5s %4lld %8.1f %4s %9.2f %9.2f %7.0f %7.0f %5.1f %5.1f %9.2f "
-                    "%9.2f %5.1f %5.1f %8.1e\n",
-                    sh.name, (std::to_string(sh.n) + "x" + std::to_string(sh.k)).c_str(),
-                    bf16 ? "bf16" : "f32", (long long)rows, weightBytes / 1e6, rule ? "gc" : "cb",
-                    gcUs, ltUs, rate(gcUs), rate(ltUs), 100 * rate(gcUs) / copyGBs,
-                    100 * rate(ltUs) / copyGBs, gcGraph, ltGraph, 100 * rate(gcGraph) / copyGBs,
-                    100 * rate(ltGraph) / copyGBs, diff);
+        std::printf(
+            "%-11s %-12s %-5s %4lld %8.1f %4s %3d %9.2f %9.2f %7.0f %7.0f %5.1f %5.1f %9.2f "
+            "%9.2f %5.1f %5.1f %8.1e\n",
+            sh.name, (std::to_string(sh.n) + "x" + std::to_string(sh.k)).c_str(),
+            bf16 ? "bf16" : "f32", (long long)rows, weightBytes / 1e6, rule ? "gc" : "cb",
+            cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms,
+                                    cuda::FewRowPick::WheneverPossible)
+                .args.groups,
+            gcUs, ltUs, rate(gcUs), rate(ltUs), 100 * rate(gcUs) / copyGBs,
+            100 * rate(ltUs) / copyGBs, gcGraph, ltGraph, 100 * rate(gcGraph) / copyGBs,
+            100 * rate(ltGraph) / copyGBs, diff);
         std::string key = std::string(sh.name) + (bf16 ? " bf16 " : " f32 ") + std::to_string(rows);
         graphTimes[key] = {gcGraph, ltGraph, rule ? gcGraph : ltGraph};
       }

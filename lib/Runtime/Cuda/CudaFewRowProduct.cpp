@@ -132,7 +132,8 @@ FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers)
 bool fewRowKernelWins(int64_t, int64_t, int64_t, int64_t) { return true; }
 
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
-                               const std::vector<StridedLayout> &outputs, int multiprocessors) {
+                               const std::vector<StridedLayout> &outputs, int multiprocessors,
+                               FewRowPick pick) {
   FewRowLaunch out;
   auto decline = [&](std::string why) {
     out.entry.clear();
@@ -194,7 +195,7 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
     args.residualRowStride = r.strides[rank - 2];
     args.residualColStride = r.strides[rank - 1];
   }
-  if (!fewRowKernelWins(rows, n, k, bytes))
+  if (pick == FewRowPick::ByRule && !fewRowKernelWins(rows, n, k, bytes))
     return decline("the rule leaves this shape to cuBLASLt");
 
   args.aRowStride = rows > 1 ? a.strides[rank - 2] : 0;
@@ -244,8 +245,8 @@ CudaFewRowKernels::~CudaFewRowKernels() {
 
 Expected<std::unique_ptr<ExternCall>>
 CudaFewRowKernels::prepare(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
-                           const std::vector<StridedLayout> &outputs) {
-  FewRowLaunch launch = planFewRowProduct(step, inputs, outputs, multiprocessors_);
+                           const std::vector<StridedLayout> &outputs, FewRowPick pick) {
+  FewRowLaunch launch = planFewRowProduct(step, inputs, outputs, multiprocessors_, pick);
   if (launch.entry.empty() || !haveFewRowKernels())
     return std::unique_ptr<ExternCall>();
   if (!module_)

@@ -73,8 +73,13 @@ struct FewRowLaunch {
 /// doubled while the blocks stay at least kFewRowBlocksPerSM per SM, so
 /// that each thread has more bytes in flight and fewer blocks end in a
 /// reduction.
+///
+/// `pick` WheneverPossible skips the rule: what the kernel can take (for
+/// utils/bench's comparison with cuBLASLt on every shape).
+enum class FewRowPick { ByRule, WheneverPossible };
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
-                               const std::vector<StridedLayout> &outputs, int multiprocessors);
+                               const std::vector<StridedLayout> &outputs, int multiprocessors,
+                               FewRowPick pick = FewRowPick::ByRule);
 constexpr int64_t kFewRowBlocksPerSM = 4;
 
 /// `launch`'s argument for plan buffers at `buffers` (device addresses, by
@@ -102,7 +107,8 @@ public:
   /// context current.
   Expected<std::unique_ptr<ExternCall>> prepare(const plan::OpStep &step,
                                                 const std::vector<StridedLayout> &inputs,
-                                                const std::vector<StridedLayout> &outputs);
+                                                const std::vector<StridedLayout> &outputs,
+                                                FewRowPick pick = FewRowPick::ByRule);
 
 private:
   const Driver &d_;
