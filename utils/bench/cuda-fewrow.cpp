@@ -19,10 +19,12 @@
 // the copy's rate (bytes read plus written). The `rule` column is what
 // planFewRowProduct picks (the kernel is timed either way), `grp` the
 // kernel's thread groups a block; `diff` the largest difference between
-// the two outputs over the largest output magnitude. Then, per model, dtype and
-// row count, the step's products summed (each layer's q, k, v, o, gate, up
-// and down, and the LM head) from the graph times: each way alone, and the
-// rule's choice.
+// the two outputs over the largest output magnitude; g1 to g8 the kernel's
+// graph time (us) with 1, 2, 4 and 8 groups a block, whatever the plan's.
+// Then, per model, dtype and row count, the step's products summed (each
+// layer's q, k, v, o, gate, up and down, and the LM head) from the graph
+// times: each way alone, the rule's choice, and the kernel with the best
+// groups for each product.
 //
 //===----------------------------------------------------------------------===//
 #include "Cuda/CudaDriver.h"
@@ -212,7 +214,7 @@ int main(int argc, char **argv) {
     if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc)
       launches = std::atoi(argv[++i]);
     else
-      fail("usage: cuda-fewrow-bench [--launches N (at least 200)]");
+      fail("usage: cuda-fewrow-bench [--launches N (default 200)]");
   }
   if (launches < 1)
     fail("--launches must be positive");
@@ -247,9 +249,12 @@ int main(int argc, char **argv) {
   CudaLibraries libraries;
   std::printf("%s; %s; device-to-device copy of 1 GiB: %.0f GB/s (read + written)\n", name,
               libraries.describe().c_str(), copyGBs);
-  std::printf("%-11s %-12s %-5s %4s %8s %4s %3s %9s %9s %7s %7s %5s %5s %9s %9s %5s %5s %8s\n",
-              "product", "N x K", "dtype", "rows", "MB", "rule", "grp", "gc us", "cublas us",
-              "gc GB/s", "cb GB/s", "gc %", "cb %", "gc graph", "cb graph", "gc %", "cb %", "diff");
+  std::printf(
+      "%-11s %-12s %-5s %4s %8s %4s %3s %9s %9s %7s %7s %5s %5s %9s %9s %5s %5s %8s %7s %7s "
+      "%7s %7s\n",
+      "product", "N x K", "dtype", "rows", "MB", "rule", "grp", "gc us", "cublas us", "gc GB/s",
+      "cb GB/s", "gc %", "cb %", "gc graph", "cb graph", "gc %", "cb %", "diff", "g1", "g2", "g4",
+      "g8");
 
   const Shape shapes[] = {{"1b q/o", 2048, 2048},       {"1b k/v", 512, 2048},
                           {"1b gate/up", 8192, 2048},   {"1b down", 2048, 8192},
@@ -258,7 +263,7 @@ int main(int argc, char **argv) {
                           {"8b down", 4096, 14336},     {"8b lm_head", 128256, 4096}};
   // Graph times by (shape, dtype, rows): gc's, cuBLASLt's, the rule's.
   struct Times {
-    double gc = 0, lt = 0, rule = 0;
+    double gc = 0, lt = 0, rule = 0, bestGroups = 0;
   };
   std::map<std::string, Times> graphTimes;
   for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32})
@@ -312,6 +317,18 @@ int main(int argc, char **argv) {
           run(**lt, outLt.p, 0);
           diff = difference(outGc.p, outLt.p, rows * sh.n, bf16, s);
         }
+        // The kernel in a graph with each count of thread groups a block,
+        // for tuning the plan's choice.
+        double byGroups[4] = {};
+        for (int g = 0; g < 4; ++g) {
+          cuda::FewRowLaunch swept = cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms,
+                                                             cuda::FewRowPick::WheneverPossible);
+          cuda::setFewRowGroups(swept, 1 << g);
+          Expected<std::unique_ptr<ExternCall>> call = kernels.call(std::move(swept));
+          if (!call)
+            fail(call.error().message());
+          byGroups[g] = timeInGraph(s, inGraph, [&](int i) { run(**call, outGc.p, i); });
+        }
         // The rule as the executor applies it, and the kernel's groups.
         cuda::FewRowLaunch planned = cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms);
         bool rule = !planned.entry.empty();
@@ -319,7 +336,7 @@ int main(int argc, char **argv) {
         auto rate = [&](double us) { return moved / (us * 1e3); };
         std::printf(
             "%-11s %-12s %-5s %4lld %8.1f %4s %3d %9.2f %9.2f %7.0f %7.0f %5.1f %5.1f %9.2f "
-            "%9.2f %5.1f %5.1f %8.1e\n",
+            "%9.2f %5.1f %5.1f %8.1e %7.2f %7.2f %7.2f %7.2f\n",
             sh.name, (std::to_string(sh.n) + "x" + std::to_string(sh.k)).c_str(),
             bf16 ? "bf16" : "f32", (long long)rows, weightBytes / 1e6, rule ? "gc" : "cb",
             cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms,
@@ -327,9 +344,11 @@ int main(int argc, char **argv) {
                 .args.groups,
             gcUs, ltUs, rate(gcUs), rate(ltUs), 100 * rate(gcUs) / copyGBs,
             100 * rate(ltUs) / copyGBs, gcGraph, ltGraph, 100 * rate(gcGraph) / copyGBs,
-            100 * rate(ltGraph) / copyGBs, diff);
+            100 * rate(ltGraph) / copyGBs, diff, byGroups[0], byGroups[1], byGroups[2],
+            byGroups[3]);
         std::string key = std::string(sh.name) + (bf16 ? " bf16 " : " f32 ") + std::to_string(rows);
-        graphTimes[key] = {gcGraph, ltGraph, rule ? gcGraph : ltGraph};
+        graphTimes[key] = {gcGraph, ltGraph, rule ? gcGraph : ltGraph,
+                           *std::min_element(byGroups, byGroups + 4)};
       }
 
   // The decode step's products: per layer q, k, v, o, gate, up, down.
@@ -361,12 +380,14 @@ int main(int argc, char **argv) {
           sum.gc += times * t.gc;
           sum.lt += times * t.lt;
           sum.rule += times * t.rule;
+          sum.bestGroups += times * t.bestGroups;
         }
         auto pct = [&](double us) { return 100 * bytes / (us * 1e3) / copyGBs; };
         std::printf("  %s %-4s rows %d: %.2f GB of weights; gc %.0f us (%.1f%%), cuBLASLt %.0f us "
-                    "(%.1f%%), the rule's %.0f us (%.1f%%)\n",
+                    "(%.1f%%), the rule's %.0f us (%.1f%%), gc with each product's best groups "
+                    "%.0f us (%.1f%%)\n",
                     m.prefix, dtype, rows, bytes / 1e9, sum.gc, pct(sum.gc), sum.lt, pct(sum.lt),
-                    sum.rule, pct(sum.rule));
+                    sum.rule, pct(sum.rule), sum.bestGroups, pct(sum.bestGroups));
       }
   d->streamDestroy(s);
   return 0;

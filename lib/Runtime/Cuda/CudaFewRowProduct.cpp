@@ -220,20 +220,25 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
       *address[op] = static_cast<uint64_t>(layouts[op]->offset * bytes);
     }
   out.wideStrides = (args.aRowStride * bytes) % 16 == 0 && (args.wRowStride * bytes) % 16 == 0;
+  out.n = n;
   int64_t chunks = (k * bytes + 15) / 16, tiles = (n + kFewRowTile - 1) / kFewRowTile;
   int64_t groups = 1, minBlocks = kFewRowBlocksPerSM * std::max(multiprocessors, 1);
   while (groups < kFewRowMaxGroups && kFewRowThreads / groups > chunks)
     groups *= 2;
   while (groups < kFewRowMaxGroups && (tiles + 2 * groups - 1) / (2 * groups) >= minBlocks)
     groups *= 2;
-  args.groups = static_cast<int32_t>(groups);
-  out.blocks = static_cast<unsigned>((tiles + groups - 1) / groups);
+  setFewRowGroups(out, static_cast<int>(groups));
   out.rows = rows;
-  out.n = n;
   out.k = k;
   out.elementBytes = bytes;
   out.entry = std::string("gc_fewrow_") + type + "_r" + std::to_string(rows);
   return out;
+}
+
+void setFewRowGroups(FewRowLaunch &launch, int groups) {
+  int64_t tiles = (launch.n + kFewRowTile - 1) / kFewRowTile;
+  launch.args.groups = groups;
+  launch.blocks = static_cast<unsigned>((tiles + groups - 1) / groups);
 }
 
 bool haveFewRowKernels() { return !fewRowImage().empty(); }
@@ -247,7 +252,13 @@ Expected<std::unique_ptr<ExternCall>>
 CudaFewRowKernels::prepare(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
                            const std::vector<StridedLayout> &outputs, FewRowPick pick) {
   FewRowLaunch launch = planFewRowProduct(step, inputs, outputs, multiprocessors_, pick);
-  if (launch.entry.empty() || !haveFewRowKernels())
+  if (launch.entry.empty())
+    return std::unique_ptr<ExternCall>();
+  return call(std::move(launch));
+}
+
+Expected<std::unique_ptr<ExternCall>> CudaFewRowKernels::call(FewRowLaunch launch) {
+  if (!haveFewRowKernels())
     return std::unique_ptr<ExternCall>();
   if (!module_)
     GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, fewRowImage().data()),

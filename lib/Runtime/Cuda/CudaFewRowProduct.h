@@ -82,6 +82,10 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
                                FewRowPick pick = FewRowPick::ByRule);
 constexpr int64_t kFewRowBlocksPerSM = 4;
 
+/// Sets `launch`'s thread groups per block (1, 2, 4 or 8) and the blocks
+/// that makes.
+void setFewRowGroups(FewRowLaunch &launch, int groups);
+
 /// `launch`'s argument for plan buffers at `buffers` (device addresses, by
 /// index): the operands' addresses, and whether their rows load 16 bytes
 /// at a time.
@@ -109,6 +113,10 @@ public:
                                                 const std::vector<StridedLayout> &inputs,
                                                 const std::vector<StridedLayout> &outputs,
                                                 FewRowPick pick = FewRowPick::ByRule);
+
+  /// The call that runs `launch` (planned by planFewRowProduct), or null
+  /// when libgcrt was built without the kernels.
+  Expected<std::unique_ptr<ExternCall>> call(FewRowLaunch launch);
 
 private:
   const Driver &d_;

@@ -190,6 +190,11 @@ TEST(CudaFewRowPlan, GroupsRowsWhileBlocksFillTheSMs) {
   l = plan(Product(1, 6, 512));
   EXPECT_EQ(l.args.groups, 4);
   EXPECT_EQ(l.blocks, 1u);
+  // Another count, as the benchmark sets it: 19 tiles in groups of 4.
+  l = plan(Product(1, 37, 512));
+  cuda::setFewRowGroups(l, 4);
+  EXPECT_EQ(l.args.groups, 4);
+  EXPECT_EQ(l.blocks, 5u);
 }
 
 TEST(CudaFewRowPlan, DeclinesWhatItLeavesToCuBLASLt) {
