@@ -38,6 +38,7 @@
 
 #include "CudaAttention.h"
 #include "CudaDriver.h"
+#include "CudaFewRowProduct.h"
 #include "CallerMemory.h"
 #include "CudaLibraries.h"
 #include "ExecutorBase.h"
@@ -260,6 +261,7 @@ private:
   size_t numKernelArgs_ = 0;
   std::unique_ptr<CudaLibraries> libraries_;
   std::unique_ptr<cuda::CudaAttentionKernels> attention_;
+  std::unique_ptr<cuda::CudaFewRowKernels> fewRows_;
   /// Device addresses: of every buffer (by index), of the workspace and
   /// of the two tables, for the current run.
   std::vector<uint64_t> addresses_;
@@ -295,6 +297,7 @@ CudaExecutor::~CudaExecutor() {
   dropInstances();
   libraries_.reset();
   attention_.reset();
+  fewRows_.reset();
   memory_.release();
   weights_.clear();
   persistent_.clear();
@@ -339,6 +342,7 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
   }
   libraries_ = std::make_unique<CudaLibraries>(CudaLibraryOptions{options_.allowTF32});
   attention_ = std::make_unique<cuda::CudaAttentionKernels>(d_, device_.multiprocessors);
+  fewRows_ = std::make_unique<cuda::CudaFewRowKernels>(d_, device_.multiprocessors);
   if (profiling_)
     for (size_t i = 0; i < 2 * graph_.steps()->size(); ++i) {
       cuda::Event e = nullptr;
@@ -408,6 +412,15 @@ Error CudaExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
     if (!call)
       return call.error();
     si.call = call.take();
+    return Error::success();
+  }
+  // A product of a few rows runs as gc's kernel where its rule takes it
+  // (CudaFewRowProduct.h), any other call as a library's.
+  Expected<std::unique_ptr<ExternCall>> fewRows = fewRows_->prepare(op, si.inputs, si.outputs);
+  if (!fewRows)
+    return fewRows.error();
+  if (*fewRows) {
+    si.call = fewRows.take();
     return Error::success();
   }
   Expected<std::unique_ptr<CudaLibraryCall>> call =

@@ -1,0 +1,217 @@
+//===- FewRowKernel.cu - Products of a few rows on NVIDIA GPUs ------------===//
+//
+// out[m, n] = act(sum_k a[m, k] w[n, k] + bias[n] + residual[m, n]) for a
+// few rows m (a decode step's token): every weight element is read once
+// and used `rows` times, so the product runs at the memory's bandwidth
+// only if enough weight bytes are in flight on every SM.
+//
+// A block's 256 threads form 1 to 8 groups (FewRowKernelArgs::groups, the
+// host's choice); a group takes a tile of kFewRowTile weight rows and its
+// threads run along k together, each loading 16-byte chunks of the tile's
+// rows, kUnroll chunks per row issued before any multiply-add, so that each
+// thread has up to kUnroll x kFewRowTile x 16 bytes in flight. The left
+// rows (a few KB, read by every block) come through the L1 cache. Sums are
+// float32, reduced over the warp by shuffles and over the group's warps in
+// shared memory; the thread of each output element adds the bias and the
+// residual, applies the activation and rounds once to the output's type.
+//
+// Rows that do not start 16-byte aligned load element by element
+// (FewRowKernelArgs::wide), as does k's tail past the last whole vector.
+//
+// nvcc compiles this at gc's build time into a fatbinary that libgcrt
+// embeds (lib/Runtime/CMakeLists.txt); CudaFewRowProduct.cpp picks the
+// entry by element type and row count and launches it.
+//
+//===----------------------------------------------------------------------===//
+#include "FewRowKernelArgs.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+using namespace gc::cuda;
+
+namespace {
+
+constexpr int kWarps = kFewRowThreads / 32;
+/// 16-byte chunks of each weight row a thread loads before using them.
+constexpr int kUnroll = 4;
+
+__device__ float widen(float x) { return x; }
+__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ float widen(__half x) { return __half2float(x); }
+
+template <class T> __device__ T narrow(float x);
+template <> __device__ float narrow<float>(float x) { return x; }
+template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <> __device__ __half narrow<__half>(float x) { return __float2half_rn(x); }
+
+/// acc plus the products of two 16-byte chunks of T, element by element.
+template <class T> __device__ float dot16(uint4 x, uint4 y, float acc);
+
+template <> __device__ float dot16<float>(uint4 x, uint4 y, float acc) {
+  acc = fmaf(__uint_as_float(x.x), __uint_as_float(y.x), acc);
+  acc = fmaf(__uint_as_float(x.y), __uint_as_float(y.y), acc);
+  acc = fmaf(__uint_as_float(x.z), __uint_as_float(y.z), acc);
+  return fmaf(__uint_as_float(x.w), __uint_as_float(y.w), acc);
+}
+
+/// bfloat16 is float32's upper half: a pair widens by a shift and a mask.
+__device__ float bf16Pair(uint32_t x, uint32_t y, float acc) {
+  acc = fmaf(__uint_as_float(x << 16), __uint_as_float(y << 16), acc);
+  return fmaf(__uint_as_float(x & 0xffff0000u), __uint_as_float(y & 0xffff0000u), acc);
+}
+
+template <> __device__ float dot16<__nv_bfloat16>(uint4 x, uint4 y, float acc) {
+  acc = bf16Pair(x.x, y.x, acc);
+  acc = bf16Pair(x.y, y.y, acc);
+  acc = bf16Pair(x.z, y.z, acc);
+  return bf16Pair(x.w, y.w, acc);
+}
+
+__device__ float f16Pair(uint32_t x, uint32_t y, float acc) {
+  float xl = __half2float(__ushort_as_half(uint16_t(x))),
+        yl = __half2float(__ushort_as_half(uint16_t(y)));
+  float xh = __half2float(__ushort_as_half(uint16_t(x >> 16)));
+  float yh = __half2float(__ushort_as_half(uint16_t(y >> 16)));
+  return fmaf(xh, yh, fmaf(xl, yl, acc));
+}
+
+template <> __device__ float dot16<__half>(uint4 x, uint4 y, float acc) {
+  acc = f16Pair(x.x, y.x, acc);
+  acc = f16Pair(x.y, y.y, acc);
+  acc = f16Pair(x.z, y.z, acc);
+  return f16Pair(x.w, y.w, acc);
+}
+
+__device__ float activate(float x, int32_t kind) {
+  if (kind == kFewRowRelu)
+    return x < 0.f ? 0.f : x; // NaN stays NaN, as torch's relu keeps it
+  if (kind == kFewRowGeluTanh) {
+    float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x); // sqrt(2 / pi)
+    return 0.5f * x * (1.f + tanhf(inner));
+  }
+  return x;
+}
+
+template <class T, int ROWS>
+__device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
+  constexpr int V = 16 / sizeof(T); // elements per chunk
+  const T *a = reinterpret_cast<const T *>(p.a);
+  int tid = threadIdx.x;
+  // This thread's group, its place in it, and the group's first row.
+  int per = kFewRowThreads / p.groups;
+  int group = tid / per, local = tid % per;
+  int n0 = (blockIdx.x * p.groups + group) * kFewRowTile;
+  // The tile's weight rows; one past the last output column reads the last
+  // row again (its sums are never stored), so that no load is predicated.
+  const T *w[kFewRowTile];
+#pragma unroll
+  for (int t = 0; t < kFewRowTile; ++t)
+    w[t] = reinterpret_cast<const T *>(p.w) + int64_t(min(n0 + t, p.n - 1)) * p.wRowStride;
+  float acc[ROWS][kFewRowTile];
+#pragma unroll
+  for (int m = 0; m < ROWS; ++m)
+#pragma unroll
+    for (int t = 0; t < kFewRowTile; ++t)
+      acc[m][t] = 0.f;
+
+  int64_t chunks = p.wide ? p.k / V : 0;
+  for (int64_t c0 = local; c0 < chunks; c0 += int64_t(per) * kUnroll) {
+    uint4 wv[kUnroll][kFewRowTile];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      int64_t c = c0 + int64_t(u) * per;
+#pragma unroll
+      for (int t = 0; t < kFewRowTile; ++t)
+        wv[u][t] =
+            c < chunks ? __ldcs(reinterpret_cast<const uint4 *>(w[t]) + c) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      int64_t c = c0 + int64_t(u) * per;
+      if (c >= chunks)
+        break;
+#pragma unroll
+      for (int m = 0; m < ROWS; ++m) {
+        uint4 av = __ldg(reinterpret_cast<const uint4 *>(a + m * p.aRowStride) + c);
+#pragma unroll
+        for (int t = 0; t < kFewRowTile; ++t)
+          acc[m][t] = dot16<T>(av, wv[u][t], acc[m][t]);
+      }
+    }
+  }
+  // Element by element: k's tail past the last whole chunk, or all of it.
+  for (int64_t e = chunks * V + local; e < p.k; e += per) {
+    float wf[kFewRowTile];
+#pragma unroll
+    for (int t = 0; t < kFewRowTile; ++t)
+      wf[t] = widen(w[t][e]);
+#pragma unroll
+    for (int m = 0; m < ROWS; ++m) {
+      float x = widen(a[m * p.aRowStride + e]);
+#pragma unroll
+      for (int t = 0; t < kFewRowTile; ++t)
+        acc[m][t] = fmaf(x, wf[t], acc[m][t]);
+    }
+  }
+
+  // Sum over the warp's lanes, then over the group's warps.
+  constexpr int kSums = ROWS * kFewRowTile;
+  __shared__ float partial[kWarps][kSums];
+  int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+  for (int m = 0; m < ROWS; ++m)
+#pragma unroll
+    for (int t = 0; t < kFewRowTile; ++t) {
+      float s = acc[m][t];
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2)
+        s += __shfl_xor_sync(0xffffffffu, s, o);
+      if (lane == 0)
+        partial[warp][m * kFewRowTile + t] = s;
+    }
+  __syncthreads();
+  // Thread i finishes sum i % kSums of group i / kSums.
+  if (tid >= p.groups * kSums)
+    return;
+  group = tid / kSums;
+  int j = tid % kSums, m = j / kFewRowTile;
+  int n = (blockIdx.x * p.groups + group) * kFewRowTile + j % kFewRowTile;
+  if (n >= p.n)
+    return;
+  int warps = kWarps / p.groups;
+  float s = 0.f;
+  for (int i = group * warps; i < (group + 1) * warps; ++i)
+    s += partial[i][j];
+  if (p.bias)
+    s += widen(reinterpret_cast<const T *>(p.bias)[n * p.biasStride]);
+  if (p.residual)
+    s += widen(
+        reinterpret_cast<const T *>(p.residual)[m * p.residualRowStride + n * p.residualColStride]);
+  reinterpret_cast<T *>(p.out)[m * p.outRowStride + n * p.outColStride] =
+      narrow<T>(activate(s, p.activation));
+}
+
+} // namespace
+
+// gc_fewrow_<type>_r<rows>: CudaFewRowProduct.cpp builds these names.
+#define GC_FEWROW_ENTRY(NAME, T, ROWS)                                                             \
+  extern "C" __global__ void __launch_bounds__(kFewRowThreads) NAME(FewRowKernelArgs p) {          \
+    fewRowProduct<T, ROWS>(p);                                                                     \
+  }
+#define GC_FEWROW_ENTRIES(TYPE, T)                                                                 \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r1, T, 1)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r2, T, 2)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r3, T, 3)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r4, T, 4)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r5, T, 5)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r6, T, 6)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r7, T, 7)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r8, T, 8)
+
+GC_FEWROW_ENTRIES(f32, float)
+GC_FEWROW_ENTRIES(bf16, __nv_bfloat16)
+GC_FEWROW_ENTRIES(f16, __half)

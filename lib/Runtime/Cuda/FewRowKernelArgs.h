@@ -1,0 +1,58 @@
+//===- FewRowKernelArgs.h - The few-row product's argument -----*- C++ -*-===//
+//
+// The one argument of every few-row product kernel (FewRowKernel.cu),
+// passed by value, as the host (CudaFewRowProduct.cpp) fills it in. Plain
+// data, read by nvcc and by the host compiler alike.
+//
+// The kernel computes out[m, n] = act(sum_k a[m, k] w[n, k] + bias[n] +
+// residual[m, n]) for m < rows, n < n: `a` and `w` with unit stride along
+// k, the others with any strides (in elements).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
+#define GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
+
+#include <stdint.h>
+
+namespace gc::cuda {
+
+/// Threads per block: eight warps, in FewRowKernelArgs::groups groups that
+/// each run along k over a tile of their own.
+constexpr int kFewRowThreads = 256;
+/// Weight rows (output columns) per group's tile.
+constexpr int kFewRowTile = 2;
+/// The most groups per block: one warp each.
+constexpr int kFewRowMaxGroups = kFewRowThreads / 32;
+/// The most left rows the kernels take (one instance per count).
+constexpr int kGpuFewRowsMax = 8;
+
+/// The activation applied last.
+enum FewRowActivation : int32_t {
+  kFewRowNoActivation = 0,
+  kFewRowRelu = 1,
+  kFewRowGeluTanh = 2,
+};
+
+struct FewRowKernelArgs {
+  /// Device addresses of each operand's first element (bias and residual:
+  /// 0 when absent).
+  uint64_t a, w, out, bias, residual;
+  /// Strides in elements.
+  int64_t aRowStride, wRowStride;
+  int64_t outRowStride, outColStride;
+  int64_t biasStride;
+  int64_t residualRowStride, residualColStride;
+  int32_t n, k;
+  int32_t activation;
+  /// Groups of threads per block (1, 2, 4 or 8): block b's group g takes
+  /// the weight rows of tile b * groups + g.
+  int32_t groups;
+  /// 1: the rows of `a` and `w` start 16-byte aligned, so that they load 16
+  /// bytes at a time up to the last whole vector (set at launch from the
+  /// addresses); 0: every element loads alone.
+  int32_t wide;
+};
+
+} // namespace gc::cuda
+
+#endif // GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H

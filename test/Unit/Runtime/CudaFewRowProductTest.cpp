@@ -1,0 +1,538 @@
+//===- CudaFewRowProductTest.cpp - The few-row product kernel on GPUs -----===//
+//
+// planFewRowProduct's decisions (any machine): what it takes and what it
+// leaves to cuBLASLt. Then the kernel itself against a product summed in
+// double from the same rounded operands: every dtype, 1 to kGpuFewRowsMax
+// rows, N and K that are not multiples of the tile or the vector (tails),
+// k long enough for several unrolled passes, unaligned rows (the
+// element-by-element path), every epilogue, a strided output, and elements
+// outside the output left as they were. CudaFewRow* run it on a GPU through
+// the call the executor prepares (skipped without one); CudaFewRowOnHost*
+// run the same source compiled for the host (FewRowKernelOnHost.h), with
+// fewer row counts, wherever the tests run.
+//
+// Tolerance: |got - want| <= rtol |want| + 1e-5 (magnitude), where the
+// magnitude is the sum of the absolute products, bias and residual (float32
+// accumulation in another order) and rtol is 1e-3 for float32 and 1e-2 for
+// bfloat16 and float16 (the output is rounded once to the type: 2^-9
+// relative for bfloat16).
+//
+//===----------------------------------------------------------------------===//
+#include "Cuda/CudaFewRowProduct.h"
+#include "FewRowKernelOnHost.h"
+#include "GpuTestKernels.h"
+
+#include "Cuda/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+
+namespace gc {
+namespace {
+
+using cuda::FewRowLaunch;
+using cuda::kGpuFewRowsMax;
+using cuda::planFewRowProduct;
+
+StridedLayout layout(std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset = 0) {
+  StridedLayout l;
+  l.sizes = std::move(sizes);
+  l.strides = std::move(strides);
+  l.offset = offset;
+  return l;
+}
+
+/// A product out[m, n] = a[m, :] . w[n, :] with its epilogue, as layouts:
+/// input 0 the left rows [rows, K], input 1 the weight's [K, N] view of
+/// [N, K] rows, then the bias and the residual when present.
+struct Product {
+  int64_t rows, n, k;
+  plan::DType type = plan::DType::BFloat16;
+  StridedLayout a, w, out, bias, residual;
+  bool hasBias = false, hasResidual = false, biasInCall = false;
+  std::vector<plan::PostOp> postOps;
+  plan::DnnlPrimitive primitive = plan::DnnlPrimitive::Matmul;
+  std::optional<plan::DType> weightType; ///< none: `type`
+
+  Product(int64_t rows, int64_t n, int64_t k, plan::DType type = plan::DType::BFloat16)
+      : rows(rows), n(n), k(k), type(type) {
+    a = layout({rows, k}, {k, 1});
+    w = layout({k, n}, {1, k});
+    out = layout({rows, n}, {n, 1});
+  }
+  void addBias(bool inCall = false) {
+    hasBias = true;
+    biasInCall = inCall;
+    bias = layout({n}, {1});
+    if (!inCall)
+      postOps.emplace_back(plan::PostOpKind::AddBias, 2);
+  }
+  void addResidual() {
+    hasResidual = true;
+    residual = layout(out.sizes, out.strides);
+    postOps.emplace_back(plan::PostOpKind::Add, hasBias ? 3 : 2);
+  }
+  std::vector<StridedLayout> inputs() const {
+    std::vector<StridedLayout> in = {a, w};
+    if (hasBias)
+      in.push_back(bias);
+    if (hasResidual)
+      in.push_back(residual);
+    return in;
+  }
+};
+
+/// The one-step plan of `p`: input i is buffer i, the output the buffer
+/// after the inputs (sizes are read from the layouts, not the views).
+struct Step {
+  flatbuffers::FlatBufferBuilder fbb;
+  const plan::OpStep *step = nullptr;
+
+  explicit Step(const Product &p) {
+    size_t inputs = p.inputs().size();
+    std::vector<flatbuffers::Offset<plan::View>> ins, outs;
+    auto view = [&](uint32_t buffer, plan::DType t) {
+      auto none = fbb.CreateVector(std::vector<flatbuffers::Offset<plan::SizeProgram>>{});
+      return plan::CreateView(fbb, buffer, t, none, none);
+    };
+    for (size_t i = 0; i < inputs; ++i)
+      ins.push_back(view(uint32_t(i), i == 1 && p.weightType ? *p.weightType : p.type));
+    outs.push_back(view(uint32_t(inputs), p.type));
+    auto postOps = fbb.CreateVectorOfStructs(p.postOps);
+    auto dnnl =
+        plan::CreateDnnlCall(fbb, p.primitive, 0, 1, p.biasInCall ? 2 : -1, 0, 0, 0, 1, postOps);
+    auto name = fbb.CreateString("aten.mm.default");
+    auto insV = fbb.CreateVector(ins), outsV = fbb.CreateVector(outs);
+    fbb.Finish(plan::CreateOpStep(fbb, name, insV, outsV, dnnl));
+    step = flatbuffers::GetRoot<plan::OpStep>(fbb.GetBufferPointer());
+  }
+};
+
+/// The H100's and H200's SM count, for the group decisions.
+constexpr int kSMs = 132;
+
+FewRowLaunch plan(const Product &p) {
+  Step s(p);
+  return planFewRowProduct(*s.step, p.inputs(), {p.out}, kSMs);
+}
+
+TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
+  Product p(1, 2048, 4096);
+  FewRowLaunch l = plan(p);
+  ASSERT_EQ(l.entry, "gc_fewrow_bf16_r1") << l.declined;
+  // 1024 tiles of two rows: two groups a block would leave 512 blocks,
+  // under four per SM.
+  EXPECT_EQ(l.args.groups, 1);
+  EXPECT_EQ(l.blocks, 2048u / cuda::kFewRowTile);
+  EXPECT_EQ(l.args.n, 2048);
+  EXPECT_EQ(l.args.k, 4096);
+  EXPECT_EQ(l.args.wRowStride, 4096);
+  EXPECT_EQ(l.args.activation, cuda::kFewRowNoActivation);
+  EXPECT_TRUE(l.wideStrides);
+  EXPECT_FALSE(l.present[cuda::kFewRowBias]);
+  EXPECT_EQ(l.buffers[cuda::kFewRowOut], 2u);
+
+  // Eight rows of float32, rank 3 with a batch of one, an odd N (the last
+  // block half full), a bias in the call, a residual and ReLU; offsets in
+  // bytes.
+  Product q(kGpuFewRowsMax, 37, 64, plan::DType::Float32);
+  q.a = layout({1, 8, 64}, {8 * 64, 64, 1}, 3);
+  q.w = layout({1, 64, 37}, {0, 1, 64});
+  q.out = layout({1, 8, 37}, {8 * 37, 37, 1});
+  q.addBias(/*inCall=*/true);
+  q.addResidual();
+  q.postOps.emplace_back(plan::PostOpKind::Relu, 0);
+  l = plan(q);
+  ASSERT_EQ(l.entry, "gc_fewrow_f32_r8") << l.declined;
+  // 16 chunks a row: eight groups of a warp, 19 tiles in 3 blocks.
+  EXPECT_EQ(l.args.groups, 8);
+  EXPECT_EQ(l.blocks, 3u);
+  EXPECT_EQ(l.args.a, 12u);
+  EXPECT_EQ(l.args.aRowStride, 64);
+  EXPECT_EQ(l.args.activation, cuda::kFewRowRelu);
+  EXPECT_TRUE(l.present[cuda::kFewRowBias] && l.present[cuda::kFewRowResidual]);
+  EXPECT_EQ(l.buffers[cuda::kFewRowBias], 2u);
+  EXPECT_EQ(l.buffers[cuda::kFewRowResidual], 3u);
+  EXPECT_EQ(l.args.residualRowStride, 37);
+
+  // float16 with a bias post-op and tanh GELU; padded weight rows whose
+  // stride breaks 16-byte vectors.
+  Product h(3, 5, 7, plan::DType::Float16);
+  h.w = layout({7, 5}, {1, 9});
+  h.addBias();
+  h.postOps.emplace_back(plan::PostOpKind::GeluTanh, 0);
+  l = plan(h);
+  ASSERT_EQ(l.entry, "gc_fewrow_f16_r3") << l.declined;
+  EXPECT_EQ(l.args.activation, cuda::kFewRowGeluTanh);
+  EXPECT_FALSE(l.wideStrides);
+}
+
+TEST(CudaFewRowPlan, GroupsRowsWhileBlocksFillTheSMs) {
+  // Llama-3.1-8B's gate projection: 7168 tiles, still 896 blocks in 8
+  // groups.
+  FewRowLaunch l = plan(Product(1, 14336, 4096));
+  ASSERT_FALSE(l.entry.empty()) << l.declined;
+  EXPECT_EQ(l.args.groups, 8);
+  EXPECT_EQ(l.blocks, 896u);
+  // 4096 tiles: 4 groups make 1024 blocks, 8 would make 512 (< 4 x 132).
+  l = plan(Product(1, 8192, 2048));
+  EXPECT_EQ(l.args.groups, 4);
+  EXPECT_EQ(l.blocks, 1024u);
+  // Llama-3.2-1B's k projection: 256 tiles, one group.
+  l = plan(Product(1, 512, 2048));
+  EXPECT_EQ(l.args.groups, 1);
+  EXPECT_EQ(l.blocks, 256u);
+  // Rows of 64 bfloat16 chunks: four groups of 64 threads, whatever N.
+  l = plan(Product(1, 6, 512));
+  EXPECT_EQ(l.args.groups, 4);
+  EXPECT_EQ(l.blocks, 1u);
+  // Another count, as the benchmark sets it: 19 tiles in groups of 4.
+  l = plan(Product(1, 37, 512));
+  cuda::setFewRowGroups(l, 4);
+  EXPECT_EQ(l.args.groups, 4);
+  EXPECT_EQ(l.blocks, 5u);
+}
+
+TEST(CudaFewRowPlan, DeclinesWhatItLeavesToCuBLASLt) {
+  auto declines = [](const Product &p, const char *why) {
+    FewRowLaunch l = plan(p);
+    EXPECT_TRUE(l.entry.empty()) << why;
+    EXPECT_FALSE(l.declined.empty()) << why;
+  };
+  declines(Product(kGpuFewRowsMax + 1, 64, 64), "more rows than the kernel takes");
+  Product p(2, 64, 32);
+  p.w = layout({32, 64}, {64, 1});
+  declines(p, "a [K, N] weight (rows along N contiguous)");
+  p = Product(2, 64, 32);
+  p.a = layout({2, 32}, {1, 2});
+  declines(p, "a column-major left operand");
+  p = Product(2, 64, 32, plan::DType::Float64);
+  declines(p, "float64");
+  p = Product(2, 64, 32);
+  p.weightType = plan::DType::Float32;
+  declines(p, "mixed dtypes");
+  p = Product(2, 64, 32);
+  p.a = layout({2, 2, 32}, {64, 32, 1});
+  p.w = layout({2, 32, 64}, {2048, 1, 32});
+  p.out = layout({2, 2, 64}, {128, 64, 1});
+  declines(p, "a batch of two products");
+  p = Product(2, 64, 32);
+  p.primitive = plan::DnnlPrimitive::Convolution;
+  declines(p, "a convolution");
+  for (plan::PostOpKind k : {plan::PostOpKind::GeluErf, plan::PostOpKind::Swish}) {
+    p = Product(2, 64, 32);
+    p.postOps.emplace_back(k, 0);
+    declines(p, "an activation cuBLASLt does not fuse");
+  }
+  p = Product(2, 64, 32);
+  p.postOps.emplace_back(plan::PostOpKind::Relu, 0);
+  p.addResidual();
+  declines(p, "a residual added after the activation");
+  p = Product(2, 64, 32);
+  p.addBias();
+  p.bias = layout({2, 64}, {64, 1});
+  declines(p, "a bias of the output's sizes");
+  p = Product(2, 64, 32);
+  p.addResidual();
+  p.residual = layout({1, 64}, {64, 1});
+  declines(p, "a broadcast residual");
+  p = Product(0, 64, 32);
+  declines(p, "no rows");
+}
+
+//===----------------------------------------------------------------------===//
+// On a GPU
+//===----------------------------------------------------------------------===//
+
+uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+float fromBf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t toF16(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+float fromF16(uint16_t u) {
+  _Float16 h;
+  std::memcpy(&h, &u, 2);
+  return static_cast<float>(h);
+}
+
+bool is16(plan::DType t) { return t != plan::DType::Float32; }
+uint16_t bits16(plan::DType t, float x) {
+  return t == plan::DType::BFloat16 ? toBf16(x) : toF16(x);
+}
+float from16(plan::DType t, uint16_t u) {
+  return t == plan::DType::BFloat16 ? fromBf16(u) : fromF16(u);
+}
+
+/// Host values of a buffer holding `l` (its extent), rounded to `t`.
+std::vector<float> randomValues(const StridedLayout &l, plan::DType t, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(static_cast<size_t>(std::max<int64_t>(l.extent(), 1)));
+  for (float &x : v)
+    x = is16(t) ? from16(t, bits16(t, dist(rng))) : dist(rng);
+  return v;
+}
+
+/// The device image of `values`: float32 as is, 16-bit types two to a word.
+std::vector<float> image(const std::vector<float> &values, plan::DType t) {
+  if (!is16(t))
+    return values;
+  std::vector<float> words((values.size() + 1) / 2, 0.f);
+  auto *h = reinterpret_cast<uint16_t *>(words.data());
+  for (size_t i = 0; i < values.size(); ++i)
+    h[i] = bits16(t, values[i]);
+  return words;
+}
+
+double activate(double x, const Product &p) {
+  for (const plan::PostOp &op : p.postOps) {
+    if (op.kind() == plan::PostOpKind::Relu)
+      return x < 0 ? 0 : x;
+    if (op.kind() == plan::PostOpKind::GeluTanh)
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+/// Where a product runs: on GPU 0 through the call the executor prepares,
+/// or the kernel compiled for the host (FewRowKernelOnHost.h), launched as
+/// planFewRowProduct says for a GPU of `sms` SMs.
+struct On {
+  bool gpu = true;
+  int sms = 0;
+};
+constexpr On kGpu{true, 0};
+On host(int sms = kSMs) { return {false, sms}; }
+
+/// Runs `p` with random operands and checks every element of the output
+/// buffer: the product's against the reference, the others (a strided
+/// output's gaps) untouched.
+void run(const Product &p, On on = kGpu) {
+  SCOPED_TRACE(std::string(p.type == plan::DType::Float32    ? "float32"
+                           : p.type == plan::DType::BFloat16 ? "bfloat16"
+                                                             : "float16") +
+               " rows " + std::to_string(p.rows) + " n " + std::to_string(p.n) + " k " +
+               std::to_string(p.k) + (on.gpu ? "" : ", on the host"));
+  std::mt19937 rng(static_cast<uint32_t>(p.rows * 7919 + p.n * 31 + p.k));
+  std::vector<StridedLayout> ins = p.inputs();
+  std::vector<std::vector<float>> host;
+  for (const StridedLayout &l : ins)
+    host.push_back(randomValues(l, p.type, rng));
+  // A value all three types hold exactly.
+  constexpr float kUntouched = 1024.f;
+  std::vector<float> outHost(static_cast<size_t>(p.out.extent()), kUntouched);
+  // Operand images, then the output's: on the host, vectors (16-byte
+  // aligned, as operator new aligns), on the GPU, device copies.
+  std::vector<std::vector<float>> images;
+  for (const std::vector<float> &h : host)
+    images.push_back(image(h, p.type));
+  images.push_back(image(outHost, p.type));
+  std::vector<std::unique_ptr<test::DeviceMemory>> mem;
+  std::vector<uint64_t> addresses;
+  for (std::vector<float> &im : images) {
+    if (on.gpu)
+      mem.push_back(std::make_unique<test::DeviceMemory>(im));
+    addresses.push_back(reinterpret_cast<uint64_t>(on.gpu ? mem.back()->data() : im.data()));
+  }
+  Step s(p);
+  std::vector<float> words;
+  if (on.gpu) {
+    const cuda::Driver &d = **cuda::driver();
+    cuda::Device device = 0;
+    int sms = 0;
+    ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
+    ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
+    cuda::CudaFewRowKernels kernels(d, sms);
+    Expected<std::unique_ptr<ExternCall>> call = kernels.prepare(*s.step, ins, {p.out});
+    ASSERT_TRUE(bool(call)) << call.error().message();
+    ASSERT_TRUE(*call) << "the kernel declined: "
+                       << planFewRowProduct(*s.step, ins, {p.out}, sms).declined;
+    EXPECT_EQ((*call)->workspaceBytes(), 0u);
+    ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(), .stream = nullptr}));
+    ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
+    words = mem.back()->read();
+  } else {
+    FewRowLaunch l = planFewRowProduct(*s.step, ins, {p.out}, on.sms);
+    ASSERT_FALSE(l.entry.empty()) << "the kernel declined: " << l.declined;
+    ASSERT_TRUE(
+        test::runFewRowKernelOnHost(l.entry, l.blocks, cuda::fewRowArgs(l, addresses.data())));
+    words = images.back();
+  }
+  auto got = [&](int64_t i) {
+    return is16(p.type) ? from16(p.type, reinterpret_cast<const uint16_t *>(words.data())[i])
+                        : words[i];
+  };
+  auto at = [](const StridedLayout &l, int64_t m, int64_t n) {
+    size_t r = l.sizes.size();
+    return l.offset + m * l.strides[r - 2] + n * l.strides[r - 1];
+  };
+  std::vector<bool> written(outHost.size(), false);
+  double rtol = is16(p.type) ? 1e-2 : 1e-3;
+  int failures = 0;
+  const std::vector<float> &a = host[0], &w = host[1];
+  for (int64_t m = 0; m < p.rows; ++m)
+    for (int64_t n = 0; n < p.n; ++n) {
+      double sum = 0, magnitude = 0;
+      for (int64_t k = 0; k < p.k; ++k) {
+        double prod = double(a[at(p.a, m, k)]) * w[at(p.w, k, n)];
+        sum += prod;
+        magnitude += std::abs(prod);
+      }
+      if (p.hasBias) {
+        double b = host[2][p.bias.offset + n * p.bias.strides[0]];
+        sum += b;
+        magnitude += std::abs(b);
+      }
+      if (p.hasResidual) {
+        double r = host[p.hasBias ? 3 : 2][at(p.residual, m, n)];
+        sum += r;
+        magnitude += std::abs(r);
+      }
+      double want = activate(sum, p);
+      int64_t where = at(p.out, m, n);
+      written[where] = true;
+      double g = got(where);
+      if (!(std::abs(g - want) <= rtol * std::abs(want) + 1e-5 * magnitude) && failures++ < 5)
+        ADD_FAILURE() << "(" << m << ", " << n << "): got " << g << ", want " << want;
+    }
+  for (size_t i = 0; i < outHost.size(); ++i)
+    if (!written[i] && got(int64_t(i)) != kUntouched && failures++ < 5)
+      ADD_FAILURE() << "element " << i << " outside the output was written: " << got(int64_t(i));
+  EXPECT_EQ(failures, 0);
+}
+
+constexpr plan::DType kTypes[] = {plan::DType::Float32, plan::DType::BFloat16,
+                                  plan::DType::Float16};
+
+// The cases, each run on the GPU and on the host (with fewer row counts
+// there, where each block is 256 threads of the 2-core CI machine).
+
+/// N: one column, an odd count (half a tile at the end), a few blocks; K:
+/// one element, under a vector, a tail after whole vectors, exact.
+void everyRowCountWithTails(On on, std::vector<int64_t> rowCounts) {
+  for (plan::DType t : kTypes)
+    for (int64_t rows : rowCounts)
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {37, 67}, {130, 1000}})
+        run(Product(rows, n, k, t), on);
+}
+
+/// Over 256 threads x 4 chunks of 16 bytes per pass: several passes, the
+/// last one partial, and a tail after the last whole vector.
+void longRows(On on, std::vector<int64_t> rowCounts) {
+  for (plan::DType t : kTypes)
+    for (int64_t rows : rowCounts)
+      for (int64_t k : {8200, 8203, 14336})
+        run(Product(rows, 9, k, t), on);
+}
+
+void unalignedRows(On on) {
+  for (plan::DType t : kTypes) {
+    // The left rows one element off 16 bytes.
+    Product p(3, 21, 130, t);
+    p.a = layout({3, 130}, {130, 1}, 1);
+    run(p, on);
+    // Padded weight rows and left rows whose strides break vectors.
+    p = Product(5, 17, 77, t);
+    p.w = layout({77, 17}, {1, 81});
+    p.a = layout({5, 77}, {79, 1});
+    run(p, on);
+  }
+}
+
+void everyEpilogue(On on) {
+  for (plan::DType t : kTypes)
+    for (int64_t rows : {1, 2, 7}) {
+      Product p(rows, 45, 200, t);
+      p.addBias();
+      run(p, on);
+      p = Product(rows, 45, 200, t);
+      p.addBias(/*inCall=*/true);
+      run(p, on);
+      p = Product(rows, 45, 200, t);
+      p.addResidual();
+      run(p, on);
+      for (plan::PostOpKind act : {plan::PostOpKind::Relu, plan::PostOpKind::GeluTanh}) {
+        p = Product(rows, 45, 200, t);
+        p.postOps.emplace_back(act, 0);
+        run(p, on);
+        // All at once, into a column-major output, with a strided bias and
+        // a residual of its own strides.
+        p = Product(rows, 45, 200, t);
+        p.addBias();
+        p.bias = layout({45}, {2}, 1);
+        p.addResidual();
+        p.residual = layout({rows, 45}, {50, 1}, 3);
+        p.postOps.emplace_back(act, 0);
+        p.out = layout({rows, 45}, {1, rows + 1}, 2);
+        run(p, on);
+      }
+    }
+}
+
+TEST(CudaFewRow, EveryRowCountWithTails) {
+  GC_REQUIRE_GPU();
+  everyRowCountWithTails(kGpu, {1, 2, 3, 4, 5, 6, 7, 8});
+}
+
+TEST(CudaFewRow, LongRowsTakeSeveralPasses) {
+  GC_REQUIRE_GPU();
+  longRows(kGpu, {1, 4, kGpuFewRowsMax});
+}
+
+TEST(CudaFewRow, UnalignedRowsLoadElementByElement) {
+  GC_REQUIRE_GPU();
+  unalignedRows(kGpu);
+}
+
+TEST(CudaFewRow, EveryEpilogue) {
+  GC_REQUIRE_GPU();
+  everyEpilogue(kGpu);
+}
+
+TEST(CudaFewRowOnHost, EveryRowCountWithTails) { everyRowCountWithTails(host(), {1, 3, 8}); }
+TEST(CudaFewRowOnHost, LongRowsTakeSeveralPasses) { longRows(host(), {1, 5}); }
+TEST(CudaFewRowOnHost, UnalignedRowsLoadElementByElement) { unalignedRows(host()); }
+TEST(CudaFewRowOnHost, EveryEpilogue) { everyEpilogue(host()); }
+
+TEST(CudaFewRowOnHost, GroupsOfThreads) {
+  // The SM counts make 8, 4 and 2 groups of rows a block, with a partial
+  // last group and tile.
+  for (plan::DType t : kTypes)
+    for (int sms : {1, 2, 4}) {
+      run(Product(3, 131, 2056, t), host(sms));
+      run(Product(1, 64, 4100, t), host(sms));
+    }
+}
+
+TEST(CudaFewRow, LlamaDecodeShapes) {
+  GC_REQUIRE_GPU();
+  // One token through Llama-3.2-1B's k/v projection, its MLP's gate (rows
+  // in groups) and down projections, four rows through the 8B's k/v
+  // projection, and two through a shape with tails in groups.
+  for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32}) {
+    run(Product(1, 512, 2048, t));
+    run(Product(1, 8192, 2048, t));
+    run(Product(1, 2048, 8192, t));
+    run(Product(4, 1024, 4096, t));
+    run(Product(2, 4101, 3003, t));
+  }
+}
+
+} // namespace
+} // namespace gc
