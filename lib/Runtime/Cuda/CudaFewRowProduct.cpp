@@ -129,7 +129,9 @@ FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers)
   return args;
 }
 
-bool fewRowKernelWins(int64_t, int64_t, int64_t, int64_t) { return true; }
+bool fewRowKernelWins(int64_t rows, int64_t, int64_t, int64_t elementBytes) {
+  return rows == 1 || elementBytes == 4;
+}
 
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
                                const std::vector<StridedLayout> &outputs, int multiprocessors,
