@@ -1,10 +1,10 @@
 //===- CudaAttention.cpp - The fused attention step on NVIDIA GPUs --------===//
 #include "CudaAttention.h"
+#include "EmbeddedKernels.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #ifdef GC_HAVE_ATTENTION_FATBIN
@@ -16,31 +16,14 @@ namespace gc::cuda {
 
 namespace {
 
-/// The embedded fatbinary, copied once to 8-byte aligned memory as the
-/// driver wants it; empty without one.
+/// The embedded fatbinary as the driver loads it; empty without one.
 const std::vector<uint64_t> &attentionImage() {
-  static const std::vector<uint64_t> image = [] {
-    std::vector<uint64_t> words;
 #ifdef GC_HAVE_ATTENTION_FATBIN
-    words.resize((gcAttentionFatbinLength + 7) / 8, 0);
-    std::memcpy(words.data(), gcAttentionFatbin, gcAttentionFatbinLength);
+  static const std::vector<uint64_t> image = alignedImage(gcAttentionFatbin, gcAttentionFatbinLength);
+#else
+  static const std::vector<uint64_t> image;
 #endif
-    return words;
-  }();
   return image;
-}
-
-const char *typeName(plan::DType t) {
-  switch (t) {
-  case plan::DType::Float32:
-    return "f32";
-  case plan::DType::BFloat16:
-    return "bf16";
-  case plan::DType::Float16:
-    return "f16";
-  default:
-    return nullptr;
-  }
 }
 
 int32_t maskKind(plan::DType t) {
@@ -153,7 +136,7 @@ AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors)
   };
   const StridedLayout &q = *ops.layouts[kQuery], &result = *ops.layouts[kOutput];
   plan::DType t = ops.dtypes[kQuery];
-  const char *type = typeName(t);
+  const char *type = kernelTypeName(t);
   if (!type)
     return decline("the query is neither float32, bfloat16 nor float16");
   for (int o : {kKey, kValue, kOutput})

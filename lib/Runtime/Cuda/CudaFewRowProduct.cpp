@@ -1,10 +1,11 @@
 //===- CudaFewRowProduct.cpp - Products of a few rows on NVIDIA GPUs ------===//
 #include "CudaFewRowProduct.h"
+#include "EmbeddedKernels.h"
+#include "ProductEpilogue.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 
 #ifdef GC_HAVE_FEWROW_FATBIN
@@ -16,31 +17,14 @@ namespace gc::cuda {
 
 namespace {
 
-/// The embedded fatbinary, copied once to 8-byte aligned memory as the
-/// driver wants it; empty without one.
+/// The embedded fatbinary as the driver loads it; empty without one.
 const std::vector<uint64_t> &fewRowImage() {
-  static const std::vector<uint64_t> image = [] {
-    std::vector<uint64_t> words;
 #ifdef GC_HAVE_FEWROW_FATBIN
-    words.resize((gcFewRowFatbinLength + 7) / 8, 0);
-    std::memcpy(words.data(), gcFewRowFatbin, gcFewRowFatbinLength);
+  static const std::vector<uint64_t> image = alignedImage(gcFewRowFatbin, gcFewRowFatbinLength);
+#else
+  static const std::vector<uint64_t> image;
 #endif
-    return words;
-  }();
   return image;
-}
-
-const char *typeName(plan::DType t) {
-  switch (t) {
-  case plan::DType::Float32:
-    return "f32";
-  case plan::DType::BFloat16:
-    return "bf16";
-  case plan::DType::Float16:
-    return "f16";
-  default:
-    return nullptr;
-  }
 }
 
 /// Whether every dimension of `l` before the last two has size 1.
@@ -51,51 +35,17 @@ bool batchOfOne(const StridedLayout &l) {
   return true;
 }
 
-/// The inputs the epilogue reads and the activation it ends with, when it
-/// is one cuBLASLt fuses too: at most one bias (the call's own or a
-/// post-op) and one residual add, then at most one ReLU or tanh GELU.
-struct Epilogue {
-  std::optional<uint32_t> bias, residual;
-  int32_t activation = kFewRowNoActivation;
-};
-
-std::optional<Epilogue> epilogueOf(const plan::DnnlCall &call, size_t inputs) {
-  Epilogue e;
-  if (int32_t bias = call.bias(); bias >= 0)
-    e.bias = uint32_t(bias);
-  bool activated = false;
-  const auto *postOps = call.post_ops();
-  for (size_t k = 0; postOps && k < postOps->size(); ++k) {
-    const plan::PostOp &p = *postOps->Get(k);
-    if (activated)
-      return std::nullopt;
-    switch (p.kind()) {
-    case plan::PostOpKind::AddBias:
-      if (e.bias)
-        return std::nullopt;
-      e.bias = p.input();
-      break;
-    case plan::PostOpKind::Add:
-      if (e.residual)
-        return std::nullopt;
-      e.residual = p.input();
-      break;
-    case plan::PostOpKind::Relu:
-      activated = true;
-      e.activation = kFewRowRelu;
-      break;
-    case plan::PostOpKind::GeluTanh:
-      activated = true;
-      e.activation = kFewRowGeluTanh;
-      break;
-    case plan::PostOpKind::GeluErf:
-    case plan::PostOpKind::Swish:
-      return std::nullopt;
-    }
+/// The few-row kernel's code for an epilogue's activation.
+int32_t fewRowActivation(ProductEpilogue::Activation a) {
+  switch (a) {
+  case ProductEpilogue::Activation::Relu:
+    return kFewRowRelu;
+  case ProductEpilogue::Activation::GeluTanh:
+    return kFewRowGeluTanh;
+  case ProductEpilogue::Activation::None:
+    break;
   }
-  if ((e.bias && *e.bias >= inputs) || (e.residual && *e.residual >= inputs))
-    return std::nullopt;
-  return e;
+  return kFewRowNoActivation;
 }
 
 class FewRowCall final : public ExternCall {
@@ -148,7 +98,7 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
   if (outputs.size() != 1 || step.outputs()->size() != 1 || inputs.size() != step.inputs()->size())
     return decline("not one output, or views missing");
   plan::DType t = step.outputs()->Get(0)->dtype();
-  const char *type = typeName(t);
+  const char *type = kernelTypeName(t);
   if (!type)
     return decline("the output is neither float32, bfloat16 nor float16");
   for (const plan::View *v : *step.inputs())
@@ -179,7 +129,7 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
     return decline("the weight is not in [N, K] layout with contiguous rows");
   if (k > 1 && a.strides[rank - 1] != 1)
     return decline("the left operand's rows are not contiguous");
-  std::optional<Epilogue> e = epilogueOf(*call, inputs.size());
+  std::optional<ProductEpilogue> e = productEpilogue(*call, inputs.size());
   if (!e)
     return decline("an epilogue other than a bias, a residual add, then ReLU or tanh GELU");
   int64_t bytes = t == plan::DType::Float32 ? 4 : 2;
@@ -206,7 +156,7 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
   args.outColStride = o.strides[rank - 1];
   args.n = static_cast<int32_t>(n);
   args.k = static_cast<int32_t>(k);
-  args.activation = e->activation;
+  args.activation = fewRowActivation(e->activation);
   const StridedLayout *layouts[kFewRowOperands] = {&a, &w, &o,
                                                    e->bias ? &inputs[*e->bias] : nullptr,
                                                    e->residual ? &inputs[*e->residual] : nullptr};

@@ -43,6 +43,7 @@ std::string CudaLibraries::describe() const {
 #else // GC_CUDA_LIBRARY_HEADERS
 
 #include "CudaLibrariesLoader.h"
+#include "ProductEpilogue.h"
 
 #include <cublasLt.h>
 #include <cuda.h>
@@ -476,50 +477,25 @@ struct MatmulEpilogue {
   cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_DEFAULT;
 };
 
-/// The call's bias and post-ops as one epilogue, when cuBLASLt computes
-/// exactly them: at most one bias and one residual add, then at most one
-/// activation (ReLU, or GELU's tanh form, which is cuBLASLt's), last.
+/// The call's bias and post-ops as cuBLASLt's epilogue (cuda::productEpilogue
+/// says which it takes).
 std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
-  MatmulEpilogue e;
-  bool activation = false;
-  if (int32_t bias = v.step.dnnl()->bias(); bias >= 0) {
-    if (size_t(bias) >= v.inputs.size())
-      return std::nullopt;
-    e.bias = uint32_t(bias);
+  using Activation = cuda::ProductEpilogue::Activation;
+  std::optional<cuda::ProductEpilogue> p = cuda::productEpilogue(*v.step.dnnl(), v.inputs.size());
+  if (!p)
+    return std::nullopt;
+  MatmulEpilogue e{p->bias, p->residual};
+  switch (p->activation) {
+  case Activation::None:
+    e.kind = e.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    break;
+  case Activation::Relu:
+    e.kind = e.bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    break;
+  case Activation::GeluTanh:
+    e.kind = e.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    break;
   }
-  const auto *postOps = v.step.dnnl()->post_ops();
-  for (size_t k = 0; postOps && k < postOps->size(); ++k) {
-    const plan::PostOp &p = *postOps->Get(k);
-    if (activation || p.input() >= v.inputs.size())
-      return std::nullopt;
-    switch (p.kind()) {
-    case plan::PostOpKind::AddBias:
-      if (e.bias)
-        return std::nullopt;
-      e.bias = p.input();
-      break;
-    case plan::PostOpKind::Add:
-      if (e.add)
-        return std::nullopt;
-      e.add = p.input();
-      break;
-    case plan::PostOpKind::Relu:
-      activation = true;
-      e.kind = CUBLASLT_EPILOGUE_RELU;
-      break;
-    case plan::PostOpKind::GeluTanh:
-      activation = true;
-      e.kind = CUBLASLT_EPILOGUE_GELU;
-      break;
-    case plan::PostOpKind::GeluErf:
-    case plan::PostOpKind::Swish:
-      return std::nullopt; // cuBLASLt's epilogues have neither
-    }
-  }
-  if (e.bias)
-    e.kind = e.kind == CUBLASLT_EPILOGUE_RELU   ? CUBLASLT_EPILOGUE_RELU_BIAS
-             : e.kind == CUBLASLT_EPILOGUE_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS
-                                                : CUBLASLT_EPILOGUE_BIAS;
   return e;
 }
 
