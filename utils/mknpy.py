@@ -5,8 +5,11 @@ usage: mknpy.py OUT.npy DTYPE SHAPE VALUES
   DTYPE   f32, f64, i64, i32, bool, f16, bf16 (as gc writes it: numpy's two-byte void '|V2'
           holding the bits, rounded to nearest even), ...
   SHAPE   comma-separated sizes; "" for a 0-dim array
-  VALUES  comma-separated numbers in row-major order, or "iota" for 0, 1, ...
+  VALUES  comma-separated numbers in row-major order, "iota" for 0, 1, ...,
+          "sin:SEED" for sin(0.37 i + SEED), or "prefix:N" for 1 at the first N
+          elements and 0 after (a KV cache's valid prefix as a mask)
 """
+import math
 import struct
 import sys
 
@@ -31,6 +34,12 @@ def main():
         count *= s
     if values_text == "iota":
         values = list(range(count))
+    elif values_text.startswith("sin:"):
+        seed = float(values_text[4:])
+        values = [math.sin(0.37 * i + seed) for i in range(count)]
+    elif values_text.startswith("prefix:"):
+        keep = int(values_text[7:])
+        values = [1 if i < keep else 0 for i in range(count)]
     else:
         values = [float(v) for v in values_text.split(",") if v]
     if len(values) != count:

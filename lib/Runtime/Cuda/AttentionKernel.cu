@@ -29,35 +29,15 @@
 // by element type and head-dimension bound and launches it.
 //
 //===----------------------------------------------------------------------===//
-#include "AttentionKernelArgs.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <math_constants.h>
-#include <stdint.h>
+#include "AttentionDevice.cuh"
+#include "DecodeAttention.cuh"
 
 using namespace gc::cuda;
 
 namespace {
 
 constexpr int kRows = kAttentionBlockRows;
-constexpr float kLog2e = 1.4426950408889634f;
 
-__device__ float widen(float x) { return x; }
-__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ float widen(__half x) { return __half2float(x); }
-
-template <class T> __device__ T narrow(float x);
-template <> __device__ float narrow<float>(float x) { return x; }
-template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <> __device__ __half narrow<__half>(float x) { return __float2half_rn(x); }
-
-/// How an element sits in shared memory: float32 as is, 16-bit types as
-/// their bits (the tensor cores take them in pairs).
-template <class T> struct StoredOf { using type = uint16_t; };
-template <> struct StoredOf<float> { using type = float; };
 
 /// Two values rounded to T, the first in the low half: an operand register
 /// of mma.sync.
@@ -87,31 +67,6 @@ __device__ void mma<__half>(float c[4], const uint32_t a[4], uint32_t b0, uint32
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/// The mask's term at element offset `at`: an additive value, or -inf for
-/// a key a boolean mask drops.
-__device__ float maskValue(const AttentionKernelArgs &a, int64_t at) {
-  switch (a.maskKind) {
-  case kMaskBool:
-    return reinterpret_cast<const unsigned char *>(a.address[kMask])[at] ? 0.f : -CUDART_INF_F;
-  case kMaskFloat32:
-    return reinterpret_cast<const float *>(a.address[kMask])[at];
-  case kMaskBFloat16:
-    return widen(reinterpret_cast<const __nv_bfloat16 *>(a.address[kMask])[at]);
-  case kMaskFloat16:
-    return widen(reinterpret_cast<const __half *>(a.address[kMask])[at]);
-  default:
-    return 0.f;
-  }
-}
-
-/// Row r of a (batch, key head)'s rows: its query head and query.
-struct RowPlace {
-  int head, query;
-};
-__device__ RowPlace place(const AttentionKernelArgs &a, int kvHead, int r) {
-  return {kvHead * a.group + r / a.queries, r % a.queries};
 }
 
 /// Loads keys [key0, key0 + KT) of operand `o` (key or value) of (b,
@@ -435,37 +390,6 @@ __device__ void attention(const AttentionKernelArgs &a) {
   }
 }
 
-/// The output of split attention: per element, the splits' partial outputs
-/// weighed by their maxima against the largest, over the weighed sums.
-template <class T> __device__ void combine(const AttentionKernelArgs &a) {
-  const int64_t totalRows = int64_t(a.batch) * a.heads * a.queries;
-  int64_t e = int64_t(blockIdx.x) * kAttentionThreads + threadIdx.x;
-  int dim = a.headDim;
-  if (e >= totalRows * dim)
-    return;
-  int64_t row = e / dim;
-  int d = static_cast<int>(e - row * dim);
-  const float *partial = reinterpret_cast<const float *>(a.workspace);
-  const float *stats = partial + int64_t(a.splits) * totalRows * dim;
-  float m = -CUDART_INF_F;
-  for (int s = 0; s < a.splits; ++s)
-    m = fmaxf(m, stats[2 * (s * totalRows + row)]);
-  float sum = 0.f, acc = 0.f;
-  if (m != -CUDART_INF_F)
-    for (int s = 0; s < a.splits; ++s) {
-      int64_t at = s * totalRows + row;
-      float w = exp2f(stats[2 * at] - m); // 0 for a split that kept nothing
-      sum += w * stats[2 * at + 1];
-      acc += w * partial[at * dim + d];
-    }
-  int i = static_cast<int>(row % a.queries);
-  int64_t bh = row / a.queries;
-  int h = static_cast<int>(bh % a.heads), b = static_cast<int>(bh / a.heads);
-  const int64_t *os = a.strides[kOutput];
-  reinterpret_cast<T *>(a.address[kOutput])[b * os[0] + h * os[1] + i * os[2] + d * os[3]] =
-      narrow<T>(sum > 0.f ? acc / sum : 0.f);
-}
-
 } // namespace
 
 // One entry per element type and head-dimension bound, and a combining
@@ -488,3 +412,19 @@ GC_ATTENTION_ENTRY(gc_attention_f16_d128, __half, 128)
 GC_COMBINE_ENTRY(gc_attention_combine_f32, float)
 GC_COMBINE_ENTRY(gc_attention_combine_bf16, __nv_bfloat16)
 GC_COMBINE_ENTRY(gc_attention_combine_f16, __half)
+
+// The decode kernel: per element type and head-dimension bound, a rows
+// bound of 4 (a decode step's query heads per key head, or 4 query rows)
+// and of kDecodeRows.
+#define GC_DECODE_ENTRY(NAME, T, D, R)                                                             \
+  extern "C" __global__ void __launch_bounds__(kAttentionThreads) NAME(AttentionKernelArgs a) {   \
+    decodeAttention<T, D, R>(a);                                                                   \
+  }
+#define GC_DECODE_ENTRIES(TYPE, T)                                                                 \
+  GC_DECODE_ENTRY(gc_attention_decode_##TYPE##_d64_r4, T, 64, 4)                                   \
+  GC_DECODE_ENTRY(gc_attention_decode_##TYPE##_d64_r16, T, 64, kDecodeRows)                        \
+  GC_DECODE_ENTRY(gc_attention_decode_##TYPE##_d128_r4, T, 128, 4)                                 \
+  GC_DECODE_ENTRY(gc_attention_decode_##TYPE##_d128_r16, T, 128, kDecodeRows)
+GC_DECODE_ENTRIES(f32, float)
+GC_DECODE_ENTRIES(bf16, __nv_bfloat16)
+GC_DECODE_ENTRIES(f16, __half)

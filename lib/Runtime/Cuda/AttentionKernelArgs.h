@@ -31,6 +31,14 @@ constexpr int kAttentionBlockRows = 64;
 /// Threads per block of the attention kernels (and of the combine kernel).
 constexpr int kAttentionThreads = 128;
 
+/// The decode kernel (DecodeAttention.cuh) takes calls of at most this
+/// many rows per (batch, key head): one block per (batch, key head) and
+/// split, its rows on CUDA cores.
+constexpr int kDecodeRows = 16;
+/// Keys the decode kernel reads the mask of at once (and skips together
+/// when the mask drops them all); its splits are multiples of it.
+constexpr int kDecodeKeyChunk = 64;
+
 /// Keys per tile of the kernel for elements of `elementBytes` and head
 /// dimensions up to `headDimBound` (64 or 128): what fits the 48 KiB of
 /// shared memory a block has without opting in.
@@ -66,7 +74,8 @@ struct AttentionKernelArgs {
   int32_t batch, heads, queries, keys, headDim;
   /// Query heads per key head.
   int32_t group;
-  /// Blocks per (batch, key head): ceil(group * queries / block rows).
+  /// Blocks per (batch, key head): ceil(group * queries / block rows); 1
+/// for the decode kernel.
   int32_t rowBlocks;
   int32_t splits, keysPerSplit;
   int32_t maskKind;

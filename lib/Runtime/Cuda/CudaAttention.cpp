@@ -96,15 +96,7 @@ public:
   uint64_t workspaceBytes() const override { return launch_.workspaceBytes; }
 
   Error run(const ExternArgs &a) override {
-    AttentionKernelArgs args = launch_.args;
-    for (int o = 0; o < kNumOperands; ++o)
-      if (o != kMask || args.maskKind >= kMaskBool)
-        args.address[o] += a.deviceBuffers[launch_.buffers[o]];
-    args.wide = 0;
-    for (int o : {kKey, kValue})
-      if (loadsWide(args, o, args.address[o], bytes_))
-        args.wide |= 1 << o;
-    args.workspace = a.workspace;
+    AttentionKernelArgs args = bindAttention(launch_, a.deviceBuffers, a.workspace, bytes_);
     void *params[] = {&args};
     Stream stream = static_cast<Stream>(a.stream);
     GC_RETURN_IF_ERROR(d_.check(d_.launchKernel(fn_, launch_.blocks, args.splits, 1,
@@ -126,6 +118,20 @@ private:
 };
 
 } // namespace
+
+AttentionKernelArgs bindAttention(const AttentionLaunch &launch, const uint64_t *buffers,
+                                  uint64_t workspace, int64_t elementBytes) {
+  AttentionKernelArgs args = launch.args;
+  for (int o = 0; o < kNumOperands; ++o)
+    if (o != kMask || args.maskKind >= kMaskBool)
+      args.address[o] += buffers[launch.buffers[o]];
+  args.wide = 0;
+  for (int o : {kKey, kValue})
+    if (loadsWide(args, o, args.address[o], elementBytes))
+      args.wide |= 1 << o;
+  args.workspace = workspace;
+  return args;
+}
 
 AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors) {
   AttentionLaunch out;
@@ -188,9 +194,12 @@ AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors)
     a.maskKind = ops.causal ? kMaskCausal : kMaskNone;
   }
   // A block takes kAttentionBlockRows rows of one (batch, key head): the
-  // rows of its query heads (AttentionKernelArgs.h).
+  // rows of its query heads (AttentionKernelArgs.h). Up to kDecodeRows of
+  // them (a decode step) go to the decode kernel instead: one block per
+  // (batch, key head) and split, its key ranges whole mask chunks.
   int64_t rows = a.group * queries;
-  int64_t rowBlocks = (rows + kAttentionBlockRows - 1) / kAttentionBlockRows;
+  bool decode = rows <= kDecodeRows;
+  int64_t rowBlocks = decode ? 1 : (rows + kAttentionBlockRows - 1) / kAttentionBlockRows;
   int64_t blocks = rowBlocks * batch * kvHeads;
   if (blocks == 0 || keys == 0)
     return decline("an empty tensor");
@@ -198,12 +207,18 @@ AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors)
   if (blocks > INT_MAX || keys > INT_MAX || totalRows * dim > INT_MAX)
     return decline("more blocks, keys or output elements than the kernel counts");
   int bound = dim <= 64 ? 64 : 128;
-  int64_t keyTile = attentionKeyTile(static_cast<int>(elementBytes(t)), bound);
+  int64_t keyTile = decode ? kDecodeKeyChunk
+                           : attentionKeyTile(static_cast<int>(elementBytes(t)), bound);
+  int64_t minTiles = decode ? 1 : kMinTilesPerSplit;
+  // Splits fill about two blocks per multiprocessor: at the Llama decode
+  // shapes (8 key heads, 2048 keys) 32 splits of one 64-key chunk, 256
+  // blocks on the H200's 132; a split's 64 keys are 16 per warp, enough
+  // loads in flight to hide their latency, and a dropped chunk costs one
+  // read of its mask.
   int64_t tiles = (keys + keyTile - 1) / keyTile, splits = 1;
   int64_t target = 2 * static_cast<int64_t>(std::max(multiprocessors, 1));
   if (blocks < target)
-    splits = std::max<int64_t>(
-        1, std::min((target + blocks - 1) / blocks, tiles / kMinTilesPerSplit));
+    splits = std::max<int64_t>(1, std::min((target + blocks - 1) / blocks, tiles / minTiles));
   int64_t tilesPerSplit = (tiles + splits - 1) / splits;
   splits = (tiles + tilesPerSplit - 1) / tilesPerSplit;
   a.batch = static_cast<int32_t>(batch);
@@ -221,7 +236,9 @@ AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors)
       out.buffers[o] = ops.buffers[o];
     }
   out.blocks = static_cast<unsigned>(blocks);
-  out.entry = std::string("gc_attention_") + type + "_d" + std::to_string(bound);
+  out.entry = std::string(decode ? "gc_attention_decode_" : "gc_attention_") + type + "_d" +
+              std::to_string(bound) +
+              (decode ? "_r" + std::to_string(rows <= 4 ? 4 : kDecodeRows) : "");
   if (splits > 1) {
     out.combineEntry = std::string("gc_attention_combine_") + type;
     out.combineBlocks =

@@ -60,12 +60,19 @@ struct AttentionLaunch {
 };
 
 /// The entry and argument that compute `ops` on a GPU of `multiprocessors`
-/// SMs, or the reason none does. Where (batch x key heads x row blocks)
+/// SMs, or the reason none does: the decode kernel for at most kDecodeRows
+/// rows per (batch, key head), the tile kernel otherwise. Where (batch x key heads x row blocks)
 /// fills under two waves of the SMs, the keys are split so that it does,
 /// each split keeping at least kMinTilesPerSplit key tiles (fewer would
 /// cost more in the combine than the extra blocks gain).
 AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors);
 constexpr int64_t kMinTilesPerSplit = 2;
+
+/// `launch`'s argument for one run: operand addresses from the plan
+/// buffers' addresses `buffers`, the workspace, and which operands load 16
+/// bytes at a time (elements of `elementBytes`).
+AttentionKernelArgs bindAttention(const AttentionLaunch &launch, const uint64_t *buffers,
+                                  uint64_t workspace, int64_t elementBytes);
 
 /// The kernels of one executor's context, loaded on first need.
 class CudaAttentionKernels {

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Cuda/CudaAttention.h"
+#include "AttentionKernelOnHost.h"
 #include "GpuTestKernels.h"
 
 #include "Cuda/CudaDriver.h"
@@ -89,7 +90,7 @@ TEST(CudaAttentionPlan, PicksTheEntryByTypeAndHeadDim) {
   EXPECT_EQ(l.workspaceBytes, 3u * 2 * 12 * 197 * (64 + 2) * 4);
   EXPECT_EQ(l.args.maskKind, cuda::kMaskNone);
   EXPECT_EQ(l.args.strides[cuda::kKey][1], 197 * 64);
-  c = bhld(1, 4, 5, 7, 80);
+  c = bhld(1, 4, 70, 7, 80);
   c.type = plan::DType::BFloat16;
   EXPECT_EQ(planAttention(c.operands(), kSMs).entry, "gc_attention_bf16_d128");
   c.type = plan::DType::Float16;
@@ -107,19 +108,19 @@ TEST(CudaAttentionPlan, SplitsKeysOnlyWhereBlocksAreFew) {
   EXPECT_EQ(l.args.splits, 1);
   EXPECT_TRUE(l.combineEntry.empty());
   EXPECT_EQ(l.workspaceBytes, 0u);
-  // Llama-1B's decode: the 4 query heads of a key head are one block's 4
-  // rows; 8 blocks, 32 key tiles in 16 splits of 2.
-  c = bhld(1, 32, 1, 2048, 64, /*kvHeads=*/8);
+  // 17 rows of one key head (over kDecodeRows): the tile kernel; 1 block,
+  // 32 key tiles in 16 splits of 2.
+  c = bhld(1, 17, 1, 2048, 64, /*kvHeads=*/1);
   c.type = plan::DType::BFloat16;
   l = planAttention(c.operands(), kSMs);
   ASSERT_EQ(l.entry, "gc_attention_bf16_d64") << l.declined;
-  EXPECT_EQ(l.args.group, 4);
+  EXPECT_EQ(l.args.group, 17);
   EXPECT_EQ(l.args.rowBlocks, 1);
-  EXPECT_EQ(l.blocks, 8u);
+  EXPECT_EQ(l.blocks, 1u);
   EXPECT_EQ(l.args.splits, 16);
   EXPECT_EQ(l.args.keysPerSplit, 128);
   EXPECT_EQ(l.combineEntry, "gc_attention_combine_bf16");
-  EXPECT_EQ(l.combineBlocks, (32u * 64 + 127) / 128);
+  EXPECT_EQ(l.combineBlocks, (17u * 64 + 127) / 128);
   // Enough blocks already: one split.
   c = bhld(8, 16, 512, 512, 128);
   c.type = plan::DType::Float16;
@@ -219,9 +220,10 @@ int64_t at(const StridedLayout &l, const int64_t idx[4]) {
   return off;
 }
 
-/// Runs `c` on the GPU with random inputs and compares with a double
-/// reference.
-void runOnGpu(const Case &c) {
+/// Runs `c` with random inputs on the GPU, or (`onHost`) through the
+/// decode kernel compiled for the host (AttentionKernelOnHost.h), and
+/// compares with a double reference.
+void run(const Case &c, bool onHost) {
   std::mt19937 rng(42);
   std::normal_distribution<float> normal(0.f, 1.f);
   bool narrow = c.type != plan::DType::Float32;
@@ -265,54 +267,78 @@ void runOnGpu(const Case &c) {
     }
     return words;
   };
-  std::vector<std::unique_ptr<test::DeviceMemory>> mem;
-  std::vector<uint64_t> addresses(cuda::kNumOperands, 0);
-  for (int o = 0; o < cuda::kNumOperands; ++o)
-    if (ls[o]) {
-      mem.push_back(std::make_unique<test::DeviceMemory>(image(o)));
-      addresses[o] = reinterpret_cast<uint64_t>(mem.back()->data());
+  std::vector<float> words;
+  if (onHost) {
+    AttentionLaunch l = planAttention(c.operands(), kSMs);
+    ASSERT_FALSE(l.entry.empty()) << l.declined;
+    std::vector<std::vector<float>> images(cuda::kNumOperands);
+    std::vector<uint64_t> addresses(cuda::kNumOperands, 0);
+    for (int o = 0; o < cuda::kNumOperands; ++o)
+      if (ls[o]) {
+        images[o] = image(o);
+        addresses[o] = reinterpret_cast<uint64_t>(images[o].data());
+      }
+    // NaNs show a partial result the combine reads but no block wrote.
+    std::vector<float> workspace(l.workspaceBytes / 4 + 1, NAN);
+    cuda::AttentionKernelArgs args =
+        cuda::bindAttention(l, addresses.data(), reinterpret_cast<uint64_t>(workspace.data()),
+                            narrow ? 2 : 4);
+    ASSERT_TRUE(test::runAttentionKernelOnHost(l.entry, l.blocks, args.splits, args))
+        << l.entry << " does not run on the host";
+    if (args.splits > 1) {
+      ASSERT_TRUE(test::runAttentionKernelOnHost(l.combineEntry, l.combineBlocks, 1, args));
     }
-  const cuda::Driver &d = **cuda::driver();
-  cuda::Device device = 0;
-  int sms = 0;
-  ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
-  ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
-  cuda::CudaAttentionKernels kernels(d, sms);
-  // A one-step plan whose views name buffers 0 to 4 (sizes are read from
-  // the layouts, not the views).
-  flatbuffers::FlatBufferBuilder fbb;
-  std::vector<flatbuffers::Offset<plan::View>> ins, outs;
-  auto view = [&](int o) {
-    auto none = fbb.CreateVector(std::vector<flatbuffers::Offset<plan::SizeProgram>>{});
-    return plan::CreateView(fbb, static_cast<uint32_t>(o),
-                            o == cuda::kMask ? c.maskType : c.type, none, none);
-  };
-  for (int o : {cuda::kQuery, cuda::kKey, cuda::kValue, cuda::kMask})
-    if (ls[o])
-      ins.push_back(view(o));
-  outs.push_back(view(cuda::kOutput));
-  auto attention = plan::CreateAttentionCall(fbb, 0, 1, 2, c.hasMask ? 3 : -1, c.causal, c.scale);
-  auto name = fbb.CreateString("aten.scaled_dot_product_attention.default");
-  auto insV = fbb.CreateVector(ins), outsV = fbb.CreateVector(outs);
-  fbb.Finish(plan::CreateOpStep(fbb, name, insV, outsV, 0, 0, 0, attention));
-  const auto *step = flatbuffers::GetRoot<plan::OpStep>(fbb.GetBufferPointer());
-  std::vector<StridedLayout> inputs;
-  for (int o : {cuda::kQuery, cuda::kKey, cuda::kValue, cuda::kMask})
-    if (ls[o])
-      inputs.push_back(*ls[o]);
-  Expected<std::unique_ptr<ExternCall>> call = kernels.prepare(*step, inputs, {c.out});
-  ASSERT_TRUE(bool(call)) << call.error().message();
-  ASSERT_TRUE(*call) << "the kernel declined: " << planAttention(c.operands(), sms).declined;
-  // Splits write their partial results here; filled with NaNs, so that a
-  // partial result the combine reads but no block wrote shows.
-  uint64_t scratch = (*call)->workspaceBytes();
-  EXPECT_EQ(scratch, planAttention(c.operands(), sms).workspaceBytes);
-  test::DeviceMemory workspace(std::vector<float>(scratch / 4 + 1, NAN));
-  ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(),
-                             .stream = nullptr,
-                             .workspace = reinterpret_cast<uint64_t>(workspace.data())}));
-  ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
-  std::vector<float> words = mem.back()->read();
+    words = images[cuda::kOutput];
+  } else {
+    std::vector<std::unique_ptr<test::DeviceMemory>> mem;
+    std::vector<uint64_t> addresses(cuda::kNumOperands, 0);
+    for (int o = 0; o < cuda::kNumOperands; ++o)
+      if (ls[o]) {
+        mem.push_back(std::make_unique<test::DeviceMemory>(image(o)));
+        addresses[o] = reinterpret_cast<uint64_t>(mem.back()->data());
+      }
+    const cuda::Driver &d = **cuda::driver();
+    cuda::Device device = 0;
+    int sms = 0;
+    ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
+    ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
+    cuda::CudaAttentionKernels kernels(d, sms);
+    // A one-step plan whose views name buffers 0 to 4 (sizes are read from
+    // the layouts, not the views).
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<plan::View>> ins, outs;
+    auto view = [&](int o) {
+      auto none = fbb.CreateVector(std::vector<flatbuffers::Offset<plan::SizeProgram>>{});
+      return plan::CreateView(fbb, static_cast<uint32_t>(o),
+                              o == cuda::kMask ? c.maskType : c.type, none, none);
+    };
+    for (int o : {cuda::kQuery, cuda::kKey, cuda::kValue, cuda::kMask})
+      if (ls[o])
+        ins.push_back(view(o));
+    outs.push_back(view(cuda::kOutput));
+    auto attention = plan::CreateAttentionCall(fbb, 0, 1, 2, c.hasMask ? 3 : -1, c.causal, c.scale);
+    auto name = fbb.CreateString("aten.scaled_dot_product_attention.default");
+    auto insV = fbb.CreateVector(ins), outsV = fbb.CreateVector(outs);
+    fbb.Finish(plan::CreateOpStep(fbb, name, insV, outsV, 0, 0, 0, attention));
+    const auto *step = flatbuffers::GetRoot<plan::OpStep>(fbb.GetBufferPointer());
+    std::vector<StridedLayout> inputs;
+    for (int o : {cuda::kQuery, cuda::kKey, cuda::kValue, cuda::kMask})
+      if (ls[o])
+        inputs.push_back(*ls[o]);
+    Expected<std::unique_ptr<ExternCall>> call = kernels.prepare(*step, inputs, {c.out});
+    ASSERT_TRUE(bool(call)) << call.error().message();
+    ASSERT_TRUE(*call) << "the kernel declined: " << planAttention(c.operands(), sms).declined;
+    // Splits write their partial results here; filled with NaNs, so that a
+    // partial result the combine reads but no block wrote shows.
+    uint64_t scratch = (*call)->workspaceBytes();
+    EXPECT_EQ(scratch, planAttention(c.operands(), sms).workspaceBytes);
+    test::DeviceMemory workspace(std::vector<float>(scratch / 4 + 1, NAN));
+    ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(),
+                               .stream = nullptr,
+                               .workspace = reinterpret_cast<uint64_t>(workspace.data())}));
+    ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
+    words = mem.back()->read();
+  }
   // The reference, in double.
   const std::vector<int64_t> &os = c.out.sizes;
   int64_t rank = static_cast<int64_t>(os.size());
@@ -373,19 +399,19 @@ const char *typeName(plan::DType t) {
 }
 
 /// Every mask form on one shape, as float32, bfloat16 and float16.
-void everyMask(Case base) {
+void everyMask(Case base, bool onHost = false) {
   for (plan::DType t : {plan::DType::Float32, plan::DType::BFloat16, plan::DType::Float16}) {
     Case c = base;
     c.type = t;
     SCOPED_TRACE(typeName(t));
     {
       SCOPED_TRACE("no mask");
-      runOnGpu(c);
+      run(c, onHost);
     }
     {
       SCOPED_TRACE("causal");
       c.causal = true;
-      runOnGpu(c);
+      run(c, onHost);
       c.causal = false;
     }
     int64_t r = static_cast<int64_t>(c.out.sizes.size());
@@ -395,7 +421,7 @@ void everyMask(Case base) {
       SCOPED_TRACE("bool mask [L, S]");
       c.mask = contiguous({L, S});
       c.maskType = plan::DType::Bool;
-      runOnGpu(c);
+      run(c, onHost);
     }
     {
       SCOPED_TRACE("float32 mask [B, 1, 1, S]");
@@ -403,13 +429,13 @@ void everyMask(Case base) {
       if (r == 3)
         c.mask = contiguous({c.out.sizes[0], 1, S});
       c.maskType = plan::DType::Float32;
-      runOnGpu(c);
+      run(c, onHost);
     }
     if (t != plan::DType::Float32) {
       SCOPED_TRACE("additive mask [L, S] of the inputs' type");
       c.mask = contiguous({L, S});
       c.maskType = t;
-      runOnGpu(c);
+      run(c, onHost);
     }
   }
 }
@@ -441,22 +467,26 @@ TEST(CudaAttention, SplitKeys) {
   everyMask(bhld(1, 2, 19, 301, 128, /*kvHeads=*/1));
 }
 
+/// A bool mask [1, 1, 1, S] keeping the first `prefix` keys of the cache.
+Case decodeCase(Case c, plan::DType t, int64_t prefix) {
+  int64_t keys = c.k.sizes[2];
+  c.type = t;
+  c.hasMask = true;
+  c.mask = contiguous({1, 1, 1, keys});
+  c.prefix = prefix;
+  return c;
+}
+
 TEST(CudaAttention, DecodeOverTheValidPrefixOfACache) {
   GC_REQUIRE_GPU();
-  // One query per head, 32 query heads over 8 key heads, a bool mask
-  // [1, 1, 1, S] keeping the first `prefix` keys of the cache.
+  // One query per head, 32 query heads over 8 key heads.
   for (int64_t dim : {64, 128})
     for (auto [keys, prefix] :
          {std::pair<int64_t, int64_t>{17, 9}, {700, 333}, {2048, 128}, {2048, 2000}})
       for (plan::DType t : {plan::DType::Float32, plan::DType::BFloat16, plan::DType::Float16}) {
-        Case c = bhld(1, 32, 1, keys, dim, /*kvHeads=*/8);
-        c.type = t;
-        c.hasMask = true;
-        c.mask = contiguous({1, 1, 1, keys});
-        c.prefix = prefix;
         SCOPED_TRACE(std::string(typeName(t)) + " head dim " + std::to_string(dim) + ", " +
                      std::to_string(prefix) + " of " + std::to_string(keys) + " keys");
-        runOnGpu(c);
+        run(decodeCase(bhld(1, 32, 1, keys, dim, /*kvHeads=*/8), t, prefix), false);
       }
 }
 
@@ -468,6 +498,83 @@ TEST(CudaAttention, StridedOperands) {
   c.out.strides = c.q.strides;
   c.out.offset = 5;
   everyMask(c);
+}
+
+
+//===----------------------------------------------------------------------===//
+// The decode kernel compiled for the host (any machine)
+//===----------------------------------------------------------------------===//
+
+TEST(CudaAttentionPlan, DecodeStepsTakeTheDecodeKernel) {
+  // Llama-1B's decode: the 4 query heads of a key head are one block's 4
+  // rows; 8 blocks, 32 chunks of 64 keys in 32 splits (256 blocks).
+  Case c = bhld(1, 32, 1, 2048, 64, /*kvHeads=*/8);
+  c.type = plan::DType::BFloat16;
+  AttentionLaunch l = planAttention(c.operands(), kSMs);
+  ASSERT_EQ(l.entry, "gc_attention_decode_bf16_d64_r4") << l.declined;
+  EXPECT_EQ(l.args.group, 4);
+  EXPECT_EQ(l.blocks, 8u);
+  EXPECT_EQ(l.args.splits, 32);
+  EXPECT_EQ(l.args.keysPerSplit, 64);
+  EXPECT_EQ(l.combineEntry, "gc_attention_combine_bf16");
+  // Folded (8 heads of 4 query rows), float32, head dim 128; 16 rows; 17.
+  c = bhld(1, 8, 4, 2048, 128);
+  EXPECT_EQ(planAttention(c.operands(), kSMs).entry, "gc_attention_decode_f32_d128_r4");
+  c = bhld(2, 16, 1, 100, 64, /*kvHeads=*/1);
+  l = planAttention(c.operands(), kSMs);
+  EXPECT_EQ(l.entry, "gc_attention_decode_f32_d64_r16");
+  EXPECT_EQ(l.args.splits, 2); // 2 chunks of 64 keys
+  c = bhld(1, 17, 1, 100, 64, /*kvHeads=*/1);
+  EXPECT_EQ(planAttention(c.operands(), kSMs).entry, "gc_attention_f32_d64");
+}
+
+/// A decode shape over a cache of 2048 keys, on the host.
+struct DecodeShape {
+  const char *what;
+  int64_t heads, queries, kvHeads, dim;
+  plan::DType type;
+  int64_t prefix;
+};
+void decodeOnHost(const DecodeShape &s) {
+  SCOPED_TRACE(std::string(s.what) + ", " + typeName(s.type) + ", prefix " +
+               std::to_string(s.prefix) + " of 2048");
+  run(decodeCase(bhld(1, s.heads, s.queries, 2048, s.dim, s.kvHeads), s.type, s.prefix), true);
+}
+
+// Host threads make each key cost far more than on a GPU: the long prefix
+// runs once per form.
+TEST(CudaAttentionOnHost, Llama1BDecodeGroupedHeads) {
+  decodeOnHost({"1B, grouped query heads", 32, 1, 8, 64, plan::DType::BFloat16, 17});
+  decodeOnHost({"1B, grouped query heads", 32, 1, 8, 64, plan::DType::BFloat16, 2000});
+  decodeOnHost({"1B, grouped query heads", 32, 1, 8, 64, plan::DType::Float32, 128});
+}
+
+TEST(CudaAttentionOnHost, Llama1BDecodeFolded) {
+  // make-llm-models' form: 8 heads of 4 query rows, no grouping.
+  decodeOnHost({"1B, folded", 8, 4, 8, 64, plan::DType::BFloat16, 128});
+  decodeOnHost({"1B, folded", 8, 4, 8, 64, plan::DType::Float32, 17});
+}
+
+TEST(CudaAttentionOnHost, Llama8BDecodeHeadDim128) {
+  decodeOnHost({"8B", 32, 1, 8, 128, plan::DType::BFloat16, 128});
+  decodeOnHost({"8B", 32, 1, 8, 128, plan::DType::Float32, 2000});
+}
+
+TEST(CudaAttentionOnHost, EveryMaskAndSplit) {
+  // 5 rows (the 16-row entry), 300 keys in 5 splits, every mask form.
+  everyMask(bhld(1, 2, 5, 300, 64), true);
+  // 6 rows of grouped heads over a head dimension of 20: element loads.
+  everyMask(bhld(1, 4, 3, 70, 20, /*kvHeads=*/2), true);
+}
+
+TEST(CudaAttentionOnHost, NoMaskAndAdditiveMaskAtDecode) {
+  Case c = bhld(1, 32, 1, 2048, 64, /*kvHeads=*/8);
+  c.type = plan::DType::BFloat16;
+  run(c, true);
+  c.hasMask = true;
+  c.mask = contiguous({1, 1, 1, 2048});
+  c.maskType = plan::DType::Float32;
+  run(c, true);
 }
 
 } // namespace
