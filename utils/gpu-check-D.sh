@@ -116,6 +116,7 @@ echo "$shapes" | while read -r name b h kvh l s d prefix; do
     ms() { # PACKAGE TAG [ARGS]: the median of gcrt-run's bench line
       p=$1 tag=$2
       shift 2
+      mkdir -p "$W/o.$tag"
       "$B/bin/gcrt-run" "$p" $ins --device-io --bench 300 -o "$W/o.$tag" "$@" > "$W/$tag.log" 2>&1
       echo $? > "$W/$tag.rc"
       sed -n 's/.*median \([0-9.e+-]*\) ms.*/\1/p' "$W/$tag.log"
