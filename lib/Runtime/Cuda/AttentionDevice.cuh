@@ -11,6 +11,7 @@
 #define GC_LIB_RUNTIME_CUDA_ATTENTIONDEVICE_CUH
 
 #include "AttentionKernelArgs.h"
+#include "ElementConversions.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -21,17 +22,6 @@ namespace gc::cuda {
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
-
-__device__ float widen(float x) { return x; }
-__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ float widen(__half x) { return __half2float(x); }
-
-template <class T> __device__ T narrow(float x);
-template <> __device__ float narrow<float>(float x) { return x; }
-template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <> __device__ __half narrow<__half>(float x) { return __float2half_rn(x); }
 
 /// How an element sits in shared memory and loads: float32 as is, 16-bit
 /// types as their bits (the tensor cores take them in pairs).

@@ -23,6 +23,7 @@
 // entry by element type and row count and launches it.
 //
 //===----------------------------------------------------------------------===//
+#include "ElementConversions.cuh"
 #include "FewRowKernelArgs.h"
 
 #include <cuda_bf16.h>
@@ -36,17 +37,6 @@ namespace {
 constexpr int kWarps = kFewRowThreads / 32;
 /// 16-byte chunks of each weight row a thread loads before using them.
 constexpr int kUnroll = 4;
-
-__device__ float widen(float x) { return x; }
-__device__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ float widen(__half x) { return __half2float(x); }
-
-template <class T> __device__ T narrow(float x);
-template <> __device__ float narrow<float>(float x) { return x; }
-template <> __device__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
-template <> __device__ __half narrow<__half>(float x) { return __float2half_rn(x); }
 
 /// acc plus the products of two 16-byte chunks of T, element by element.
 template <class T> __device__ float dot16(uint4 x, uint4 y, float acc);

@@ -14,17 +14,20 @@
 #include "Cuda/CudaAttention.h"
 #include "AttentionKernelOnHost.h"
 #include "GpuTestKernels.h"
+#include "HalfBits.h"
 
 #include "Cuda/CudaDriver.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 namespace gc {
 namespace {
+
+using test::bits16;
+using test::from16;
 
 using cuda::AttentionLaunch;
 using cuda::AttentionOperands;
@@ -177,38 +180,6 @@ TEST(CudaAttentionPlan, DeclinesWhatTheKernelCannotDo) {
 //===----------------------------------------------------------------------===//
 // On a GPU
 //===----------------------------------------------------------------------===//
-
-uint16_t toBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-float fromBf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint16_t toF16(float f) {
-  _Float16 h = static_cast<_Float16>(f);
-  uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
-float fromF16(uint16_t u) {
-  _Float16 h;
-  std::memcpy(&h, &u, 2);
-  return static_cast<float>(h);
-}
-
-/// `x` rounded to `t` and its bits, for the 16-bit float types.
-uint16_t bits16(plan::DType t, float x) {
-  return t == plan::DType::BFloat16 ? toBf16(x) : toF16(x);
-}
-float from16(plan::DType t, uint16_t u) {
-  return t == plan::DType::BFloat16 ? fromBf16(u) : fromF16(u);
-}
 
 /// Element (i0, i1, i2, i3) of `l`, right-aligned to four dims, broadcast.
 int64_t at(const StridedLayout &l, const int64_t idx[4]) {
