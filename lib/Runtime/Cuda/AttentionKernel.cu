@@ -37,6 +37,10 @@ using namespace gc::cuda;
 namespace {
 
 constexpr int kRows = kAttentionBlockRows;
+/// The tile kernel's blocks per SM that its registers must allow: four
+/// blocks of four warps keep the tensor cores fed while a block waits at
+/// its barriers (at three, 163 registers, the warps stalled on loads).
+constexpr int kAttentionBlocksPerSM = 4;
 
 
 /// Two values rounded to T, the first in the low half: an operand register
@@ -67,6 +71,57 @@ __device__ void mma<__half>(float c[4], const uint32_t a[4], uint32_t b0, uint32
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// Four 8x8 matrices of 16-bit elements from shared memory, lane l naming
+/// row l % 8 of matrix l / 8: lane i gets row i / 4, columns 2 (i % 4) and
+/// 2 (i % 4) + 1 of each -- a B fragment of mma.sync where a matrix's rows
+/// are its n. `Trans` gives each matrix's transpose: a B fragment where
+/// the rows are its k (the values, stored key by key).
+template <bool Trans> __device__ void loadMatrices(uint32_t r[4], const void *rowStart) {
+  uint32_t at = static_cast<uint32_t>(__cvta_generic_to_shared(rowStart));
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at));
+}
+
+/// Fills the block's mask tile `ms` (rows of P floats: 0 where a bool mask
+/// keeps a key, -inf where it drops one, keys from keyStop on dropped) from
+/// 16 mask bytes per load: a bool mask whose rows are 16-byte aligned with
+/// unit key stride and whole 16-key chunks (AttentionKernelArgs::wide's
+/// kMask bit). Returns whether this thread saw a kept key.
+template <int KT, int P>
+__device__ bool loadBoolMaskTile(const AttentionKernelArgs &a, const int64_t *maskRow, int row0,
+                                 int rows, int key0, int keyStop, float (*ms)[P]) {
+  constexpr int kChunks = KT / 16;
+  const unsigned char *mask = reinterpret_cast<const unsigned char *>(a.address[kMask]);
+  bool kept = false;
+  for (int e = threadIdx.x; e < kRows * kChunks; e += kAttentionThreads) {
+    int r = e / kChunks, j0 = (e - r * kChunks) * 16;
+    union {
+      uint4 v;
+      unsigned char c[16];
+    } chunk;
+    chunk.v = make_uint4(0, 0, 0, 0);
+    if (row0 + r < rows && key0 + j0 < keyStop)
+      chunk.v = *reinterpret_cast<const uint4 *>(mask + maskRow[r] + key0 + j0);
+    float x[16];
+#pragma unroll
+    for (int c = 0; c < 16; ++c) {
+      bool keep = chunk.c[c] && key0 + j0 + c < keyStop;
+      x[c] = keep ? 0.f : -CUDART_INF_F;
+      kept |= keep;
+    }
+#pragma unroll
+    for (int c = 0; c < 16; c += 4)
+      *reinterpret_cast<float4 *>(&ms[r][j0 + c]) = make_float4(x[c], x[c + 1], x[c + 2], x[c + 3]);
+  }
+  return kept;
 }
 
 /// Loads keys [key0, key0 + KT) of operand `o` (key or value) of (b,
@@ -130,6 +185,7 @@ __device__ void attention(const AttentionKernelArgs &a) {
   const bool warpActive = row0 + warp * 16 < rows;
   const RowPlace p0 = place(a, kvh, r0), p1 = place(a, kvh, r1);
   const bool hasMask = a.maskKind >= kMaskBool, causal = a.maskKind == kMaskCausal;
+  const bool wideMask = (a.wide >> kMask) & 1;
 
   // The keys of this block: its split's range, under a causal mask only up
   // to the last query of its rows.
@@ -195,7 +251,11 @@ __device__ void attention(const AttentionKernelArgs &a) {
 
   for (int key0 = keyBegin; key0 < keyStop; key0 += KT) {
     __syncthreads(); // the last tile's readers are done
-    if (hasMask) {
+    if (hasMask && wideMask) {
+      if (!__syncthreads_or(
+              loadBoolMaskTile<KT, kMaskPitch>(a, maskRow, row0, rows, key0, keyStop, ms)))
+        continue; // no row keeps a key of this tile
+    } else if (hasMask) {
       const int64_t ms3 = a.strides[kMask][3];
       bool kept = false;
       for (int e = threadIdx.x; e < kRows * KT; e += kAttentionThreads) {
@@ -221,13 +281,16 @@ __device__ void attention(const AttentionKernelArgs &a) {
     for (int n = 0; n < kTiles; ++n)
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
     if constexpr (kTensorCores) {
+      // Lane l addresses key n * 8 + l % 8, columns kk * 16 + (l / 8) * 8:
+      // one load gives the fragments of two 16-column steps.
 #pragma unroll
       for (int n = 0; n < kTiles; ++n)
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          const S *kr = &ks[n * 8 + g][kk * 16 + t * 2];
-          mma<T>(s[n], qa[kk], *reinterpret_cast<const uint32_t *>(kr),
-                 *reinterpret_cast<const uint32_t *>(kr + 8));
+        for (int kk = 0; kk < D / 16; kk += 2) {
+          uint32_t kb[4];
+          loadMatrices<false>(kb, &ks[n * 8 + lane % 8][kk * 16 + (lane / 8) * 8]);
+          mma<T>(s[n], qa[kk], kb[0], kb[1]);
+          mma<T>(s[n], qa[kk + 1], kb[2], kb[3]);
         }
     } else {
 #pragma unroll 2
@@ -300,7 +363,6 @@ __device__ void attention(const AttentionKernelArgs &a) {
 
     // The weights times the values.
     if constexpr (kTensorCores) {
-      const uint16_t(*vb)[kPitch] = vs;
 #pragma unroll
       for (int kt = 0; kt < KT / 16; ++kt) {
         // Two score fragments of 8 keys are one operand fragment of 16.
@@ -308,13 +370,14 @@ __device__ void attention(const AttentionKernelArgs &a) {
                          pack2<T>(s[2 * kt][2], s[2 * kt][3]),
                          pack2<T>(s[2 * kt + 1][0], s[2 * kt + 1][1]),
                          pack2<T>(s[2 * kt + 1][2], s[2 * kt + 1][3])};
-        int kr = kt * 16 + t * 2;
+        // Lane l addresses key kt * 16 + ((l / 8) % 2) * 8 + l % 8, columns
+        // (n + l / 16) * 8: one transposed load gives two column groups.
 #pragma unroll
-        for (int n = 0; n < kCols; ++n) {
-          int col = n * 8 + g;
-          uint32_t b0 = uint32_t(vb[kr][col]) | uint32_t(vb[kr + 1][col]) << 16;
-          uint32_t b1 = uint32_t(vb[kr + 8][col]) | uint32_t(vb[kr + 9][col]) << 16;
-          mma<T>(o[n], w, b0, b1);
+        for (int n = 0; n < kCols; n += 2) {
+          uint32_t vb[4];
+          loadMatrices<true>(vb, &vs[kt * 16 + ((lane / 8) % 2) * 8 + lane % 8][(n + lane / 16) * 8]);
+          mma<T>(o[n], w, vb[0], vb[1]);
+          mma<T>(o[n + 1], w, vb[2], vb[3]);
         }
       }
     } else {
@@ -395,7 +458,8 @@ __device__ void attention(const AttentionKernelArgs &a) {
 // One entry per element type and head-dimension bound, and a combining
 // entry per element type; the host names them (CudaAttention.cpp).
 #define GC_ATTENTION_ENTRY(NAME, T, D)                                                             \
-  extern "C" __global__ void __launch_bounds__(kAttentionThreads) NAME(AttentionKernelArgs a) {   \
+  extern "C" __global__ void __launch_bounds__(kAttentionThreads, kAttentionBlocksPerSM)          \
+      NAME(AttentionKernelArgs a) {                                                                \
     attention<T, D, attentionKeyTile(sizeof(T), D)>(a);                                            \
   }
 GC_ATTENTION_ENTRY(gc_attention_f32_d64, float, 64)

@@ -80,7 +80,9 @@ struct AttentionKernelArgs {
   int32_t splits, keysPerSplit;
   int32_t maskKind;
   /// Bit o set: operand o's key/value rows load 16 bytes at a time (unit
-  /// column stride, 16-byte aligned rows; set at launch from the addresses).
+  /// column stride, 16-byte aligned rows; set at launch from the addresses);
+  /// bit kMask: a bool mask's rows load 16 keys at a time (the same, and a
+  /// key count of whole 16-key chunks).
   int32_t wide;
   float scale;
 };

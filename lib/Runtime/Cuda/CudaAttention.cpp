@@ -87,6 +87,18 @@ bool loadsWide(const AttentionKernelArgs &a, int o, uint64_t address, int64_t by
   return true;
 }
 
+/// Whether a bool mask's rows load 16 keys at a time from `address`
+/// (AttentionKernelArgs::wide's kMask bit).
+bool boolMaskLoadsWide(const AttentionKernelArgs &a, uint64_t address) {
+  const int64_t *s = a.strides[kMask];
+  if (a.maskKind != kMaskBool || s[3] != 1 || address % 16 != 0 || a.keys % 16 != 0)
+    return false;
+  for (int k = 0; k < 3; ++k)
+    if (s[k] % 16 != 0)
+      return false;
+  return true;
+}
+
 class AttentionCall final : public ExternCall {
 public:
   AttentionCall(const Driver &d, Function fn, Function combine, AttentionLaunch launch,
@@ -129,6 +141,8 @@ AttentionKernelArgs bindAttention(const AttentionLaunch &launch, const uint64_t 
   for (int o : {kKey, kValue})
     if (loadsWide(args, o, args.address[o], elementBytes))
       args.wide |= 1 << o;
+  if (boolMaskLoadsWide(args, args.address[kMask]))
+    args.wide |= 1 << kMask;
   args.workspace = workspace;
   return args;
 }

@@ -156,6 +156,32 @@ TEST(CudaAttentionPlan, BroadcastsTheMaskAndGroupsHeads) {
   EXPECT_EQ(l.args.strides[cuda::kMask][2], 0);
 }
 
+TEST(CudaAttentionPlan, BoolMasksLoad16KeysAtATimeWhereAligned) {
+  // A bool mask [L, S] of 64 keys, its buffer at a 16-byte boundary.
+  Case c = bhld(1, 2, 70, 64, 64);
+  c.hasMask = true;
+  c.mask = contiguous({70, 64});
+  c.maskType = plan::DType::Bool;
+  auto wideMask = [&](uint64_t maskAddress) {
+    AttentionLaunch l = planAttention(c.operands(), kSMs);
+    EXPECT_FALSE(l.entry.empty()) << l.declined;
+    std::vector<uint64_t> addresses(cuda::kNumOperands, 4096);
+    addresses[l.buffers[cuda::kMask]] = maskAddress;
+    return (cuda::bindAttention(l, addresses.data(), 0, 2).wide >> cuda::kMask) & 1;
+  };
+  EXPECT_TRUE(wideMask(4096));
+  EXPECT_FALSE(wideMask(4100)) << "a row off the 16-byte boundary";
+  c.mask.offset = 8;
+  EXPECT_FALSE(wideMask(4096)) << "the view starts between boundaries";
+  c.mask = contiguous({70, 72});
+  c.k = c.v = contiguous({1, 2, 72, 64});
+  EXPECT_FALSE(wideMask(4096)) << "rows of 72 keys";
+  c.mask = contiguous({70, 64});
+  c.k = c.v = contiguous({1, 2, 64, 64});
+  c.maskType = plan::DType::Float32;
+  EXPECT_FALSE(wideMask(4096)) << "an additive mask";
+}
+
 TEST(CudaAttentionPlan, DeclinesWhatTheKernelCannotDo) {
   Case c = bhld(1, 2, 5, 5, 160);
   EXPECT_NE(planAttention(c.operands(), kSMs).declined.find("head dimension 160"), std::string::npos);
@@ -436,6 +462,16 @@ TEST(CudaAttention, SplitKeys) {
   // mask form (causal: the later splits of 5 queries keep nothing).
   everyMask(bhld(1, 2, 5, 300, 64));
   everyMask(bhld(1, 2, 19, 301, 128, /*kvHeads=*/1));
+}
+
+TEST(CudaAttention, BoolMasksOfWhole16KeyChunks) {
+  GC_REQUIRE_GPU();
+  // Key counts of whole 16-key chunks: a bool mask's rows load 16 keys at a
+  // time (AttentionKernelArgs::wide), rows past the last block's end and
+  // keys split across blocks included.
+  everyMask(bhld(1, 3, 70, 96, 64));
+  everyMask(bhld(1, 4, 33, 128, 128, /*kvHeads=*/2));
+  everyMask(bhld(1, 1, 9, 320, 64));
 }
 
 /// A bool mask [1, 1, 1, S] keeping the first `prefix` keys of the cache.
