@@ -29,7 +29,7 @@ untied, without Llama 3's rope scaling), 8b (Llama-3.1-8B's shapes).
 
 usage (with torch, e.g. /work/venv-py/bin/python):
   make-llm-models.py --preset tiny|1b|8b [--dtype float32|bfloat16] [--max-seq N] -o DIR
-      [--reference N] [--skeletons-only | --from-skeletons SDIR]
+      [--programs prefill decode] [--reference N] [--skeletons-only | --from-skeletons SDIR]
 
 --skeletons-only writes only the two exports with one-element stand-ins for
 the weights (DIR/<program>.skeleton.pt2, about 1 MB each); --from-skeletons
@@ -382,6 +382,8 @@ def main():
     p.add_argument("--max-seq", type=int, help="the cache's length (default: the preset's)")
     p.add_argument("--layers", type=int, help="fewer layers than the preset's (for quick runs)")
     p.add_argument("-o", dest="out", required=True, help="the folder to write")
+    p.add_argument("--programs", nargs="+", choices=["prefill", "decode"], default=["prefill", "decode"],
+                   help="the programs to write (default both: the 8B preset's are 16 GB each in bf16)")
     p.add_argument("--reference", type=int, metavar="N", help="greedy tokens to decode in PyTorch eager")
     p.add_argument("--skeletons-only", action="store_true",
                    help="write only the exports without weights, DIR/<program>.skeleton.pt2")
@@ -397,10 +399,14 @@ def main():
     if a.reference and PROMPT_LEN + a.reference > c["max_seq"]:
         p.error("--reference %d does not fit a cache of %d after a prompt of %d"
                 % (a.reference, c["max_seq"], PROMPT_LEN))
+    if a.reference and len(set(a.programs)) < 2:
+        p.error("--reference runs both programs: leave --programs out")
     dtype = DTYPES[a.dtype]
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
     for decode, name in ((False, "prefill"), (True, "decode")):
+        if name not in a.programs:
+            continue
         path = os.path.join(a.out, name + ".pt2")
         if a.skeletons_only:
             export_program(c, dtype, decode, path.removesuffix(".pt2") + ".skeleton.pt2")
