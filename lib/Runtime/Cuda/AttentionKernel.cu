@@ -98,6 +98,7 @@ template <bool Trans> __device__ void loadMatrices(uint32_t r[4], const void *ro
 template <int KT, int P>
 __device__ bool loadBoolMaskTile(const AttentionKernelArgs &a, const int64_t *maskRow, int row0,
                                  int rows, int key0, int keyStop, float (*ms)[P]) {
+  static_assert(KT % 16 == 0, "a tile of whole 16-key chunks");
   constexpr int kChunks = KT / 16;
   const unsigned char *mask = reinterpret_cast<const unsigned char *>(a.address[kMask]);
   bool kept = false;
@@ -185,7 +186,10 @@ __device__ void attention(const AttentionKernelArgs &a) {
   const bool warpActive = row0 + warp * 16 < rows;
   const RowPlace p0 = place(a, kvh, r0), p1 = place(a, kvh, r1);
   const bool hasMask = a.maskKind >= kMaskBool, causal = a.maskKind == kMaskCausal;
-  const bool wideMask = (a.wide >> kMask) & 1;
+  // (Tiles of 8 keys, float32's for head dimensions over 64, hold no
+  // 16-key chunk: they read their mask a key at a time.)
+  constexpr bool kMaskChunks = KT % 16 == 0;
+  const bool wideMask = kMaskChunks && ((a.wide >> kMask) & 1);
 
   // The keys of this block: its split's range, under a causal mask only up
   // to the last query of its rows.
@@ -252,8 +256,10 @@ __device__ void attention(const AttentionKernelArgs &a) {
   for (int key0 = keyBegin; key0 < keyStop; key0 += KT) {
     __syncthreads(); // the last tile's readers are done
     if (hasMask && wideMask) {
-      if (!__syncthreads_or(
-              loadBoolMaskTile<KT, kMaskPitch>(a, maskRow, row0, rows, key0, keyStop, ms)))
+      bool kept = false;
+      if constexpr (kMaskChunks)
+        kept = loadBoolMaskTile<KT, kMaskPitch>(a, maskRow, row0, rows, key0, keyStop, ms);
+      if (!__syncthreads_or(kept))
         continue; // no row keeps a key of this tile
     } else if (hasMask) {
       const int64_t ms3 = a.strides[kMask][3];
