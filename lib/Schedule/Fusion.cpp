@@ -228,12 +228,17 @@ private:
     return std::nullopt;
   }
 
-  /// Whether `g` and `node` are small enough to run as one block.
+  /// Whether `g` and `node` are small enough to run as one block. A scan
+  /// runs a kernel one thread a point (docs/gpu.md): with no prefix, one
+  /// thread would run every member alone.
   bool fitsOneBlock(const Group &g, const LoopNode &node) const {
     int64_t points = allPoints(node);
-    for (uint32_t m : g.nodes)
+    bool scans = node.scan;
+    for (uint32_t m : g.nodes) {
       points = std::max(points, allPoints(graph_.nodes[m]));
-    return points <= kOneBlockPoints;
+      scans |= graph_.nodes[m].scan;
+    }
+    return points <= kOneBlockPoints && !scans;
   }
 
   /// Whether, in one block that runs the members in turn a barrier apart,
