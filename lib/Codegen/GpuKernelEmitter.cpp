@@ -14,9 +14,13 @@
 //   reduction strides its reduction points over them, each thread combining
 //   its own, then the block combines the threads' partial results (warp
 //   shuffles, then one partial per warp through shared memory) and thread 0
-//   stores the result. A barrier follows every node, so that later nodes
-//   read what earlier ones stored (global memory written before a barrier is
-//   visible to the block after it).
+//   stores the result. A barrier follows every reduction, and every
+//   pointwise node whose output a later node of the group loads, so that
+//   later nodes read what earlier ones stored (global memory written before
+//   a barrier is visible to the block after it). Without one, the threads
+//   of independent nodes overlap their loads: no later node writes what an
+//   earlier one reads (fusion's rule; an in-place output overwrites a
+//   buffer only its own node reads, Scheduler.cpp).
 //
 // Point indices are i32 where the space's size is known to stay below 2^30
 // (so that index + stride cannot overflow), else i64.
@@ -301,6 +305,20 @@ private:
     unbind(space.size(), "i", 0);
   }
 
+  /// Whether a node of the group after `node` loads its output.
+  bool loadedLater(const LoopNode &node) const {
+    bool after = false;
+    for (uint32_t n : group_.nodes) {
+      const LoopNode &other = graph_.nodes[n];
+      if (after)
+        for (const BodyOp &op : other.body.ops)
+          if (op.kind == BodyOp::Kind::Load && op.buffer == node.output)
+            return true;
+      after |= &other == &node;
+    }
+    return false;
+  }
+
   void emitBlockNode(const LoopNode &node) {
     if (!checkNode(node))
       return;
@@ -308,7 +326,8 @@ private:
     if (node.kind == LoopNode::Kind::Pointwise) {
       std::vector<const SymExpr *> inner(node.ranges.begin() + prefix, node.ranges.end());
       emitThreadStrided(inner, "i", prefix, [&](Value *) { emitPointwisePoint(node); });
-      barrier();
+      if (loadedLater(node))
+        barrier();
       return;
     }
     // The barrier after each point of the node's own loops both lets the

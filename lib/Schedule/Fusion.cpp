@@ -8,7 +8,8 @@
 // those coefficients nest (each at least the span of the rest of the index
 // and of the P variables inside it), so equal addresses force equal P
 // points. On a GPU, nodes small enough for one block may also share a
-// kernel with an empty prefix (P has a single point).
+// kernel with an empty prefix (P has a single point): a reader there may
+// load any element of a member's output, stored a barrier before.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,10 +149,14 @@ public:
         groups_.push_back({false, {n}, {}});
         continue;
       }
-      if (scatters(node)) {
-        groups_.push_back({true, {n}, device == TargetDevice::CPU
-                                          ? std::vector<const SymExpr *>{}
-                                          : node.ranges});
+      // On the CPU a scatter runs alone and serially, its points in order.
+      // A GPU runs its points in parallel whatever the group (a combining
+      // store is atomic), so there it shares a kernel like any node, with
+      // nodes that neither read nor write what it scatters into: a decode
+      // step's two cache writes and the query's rotary embedding are one
+      // launch.
+      if (scatters(node) && device == TargetDevice::CPU) {
+        groups_.push_back({true, {n}, {}});
         scattering_.insert(groups_.size() - 1);
         continue;
       }
@@ -212,22 +217,42 @@ private:
                                parallelWork(node.ranges, node.ranges.size()),
                                kEnoughParallelWork});
     for (size_t p = common; p > 0; --p) {
+      // Too little parallel work here and at every shorter prefix.
       if (parallelWork(g.prefix, p) < wanted)
-        return std::nullopt;
+        break;
       if (readsAtSamePoint(g, node, a, p))
         return p;
     }
-    if (oneBlock_ && fitsOneBlock(g, node) && readsAtSamePoint(g, node, a, 0))
+    if (oneBlock_ && fitsOneBlock(g, node) && readsWhole(g, a))
       return 0;
     return std::nullopt;
   }
 
-  /// Whether `g` and `node` are small enough to run as one block.
+  /// Whether `g` and `node` are small enough to run as one block. A scan
+  /// runs a kernel one thread a point (docs/gpu.md): with no prefix, one
+  /// thread would run every member alone.
   bool fitsOneBlock(const Group &g, const LoopNode &node) const {
     int64_t points = allPoints(node);
-    for (uint32_t m : g.nodes)
+    bool scans = node.scan;
+    for (uint32_t m : g.nodes) {
       points = std::max(points, allPoints(graph_.nodes[m]));
-    return points <= kOneBlockPoints;
+      scans |= graph_.nodes[m].scan;
+    }
+    return points <= kOneBlockPoints && !scans;
+  }
+
+  /// Whether, in one block that runs the members in turn a barrier apart,
+  /// every element `a` reads from a member is the member's own: any index
+  /// may then read it, a mask's out-of-range lanes included (a rotary
+  /// embedding's halves), as it is all stored before the barrier.
+  bool readsWhole(const Group &g, const Access &a) const {
+    for (uint32_t m : g.nodes) {
+      const LoopNode &writer = graph_.nodes[m];
+      if (a.reads.count(writer.output) &&
+          (writers_.at(writer.output) != 1 || scatters(writer)))
+        return false;
+    }
+    return true;
   }
 
   bool readsAtSamePoint(const Group &g, const LoopNode &node, const Access &a,
@@ -236,7 +261,8 @@ private:
       const LoopNode &writer = graph_.nodes[m];
       if (!a.reads.count(writer.output))
         continue;
-      if (writers_.at(writer.output) != 1)
+      // A scatter's points do not own the elements they write.
+      if (writers_.at(writer.output) != 1 || scatters(writer))
         return false;
       for (const BodyOp &op : node.body.ops) {
         if (op.kind != BodyOp::Kind::Load || op.buffer != writer.output)
@@ -256,7 +282,7 @@ private:
   std::vector<Group> groups_;
   /// Whether small nodes may share a kernel without a common prefix.
   bool oneBlock_ = false;
-  /// Groups of one scattering node, which nothing joins.
+  /// Groups of one scattering node on the CPU, which nothing joins.
   std::set<size_t> scattering_;
 };
 

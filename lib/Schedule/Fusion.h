@@ -34,10 +34,11 @@ struct Access {
 std::vector<Access> nodeAccesses(const LoopGraph &graph);
 
 /// Groups `nodes` (indices into graph.nodes, in execution order). With
-/// `fuse` false each node is a group of its own. A scattering node is
-/// always a kernel of its own: on the CPU with no parallel loop (one thread
-/// runs its points in order, so that a float sum is deterministic), on a
-/// GPU over all its points (atomic stores). `origin` gives, for each node,
+/// `fuse` false each node is a group of its own. On the CPU a scattering
+/// node is a kernel of its own with no parallel loop (one thread runs its
+/// points in order, so that a float sum is deterministic); on a GPU its
+/// points run in parallel (atomic combining stores) and it shares a kernel
+/// with nodes that do not touch its output. `origin` gives, for each node,
 /// the node it was split from (splitAtIndexBounds): slices of one node
 /// write disjoint parts of one output and may share a kernel.
 std::vector<Group> fuseNodes(SymContext &ctx, const LoopGraph &graph,

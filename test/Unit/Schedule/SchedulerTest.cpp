@@ -425,6 +425,63 @@ TEST_F(SchedulerTest, IndependentNodeMovesPastExtern) {
   EXPECT_EQ(graph.plan.steps[1].kind, PlanStep::Kind::Extern);
 }
 
+// A decode step's cache write below: k[4, 16] into cache[4, 64, 16] at the
+// position pos[0], a scattering node over the position's 4 x 16 elements.
+TEST_F(SchedulerTest, ScatterSharesAKernelOnlyOnTheGpu) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    uint32_t cache = buffer("cache", BufferKind::Input, {"4", "64", "16"});
+    uint32_t pos = buffer("pos", BufferKind::Input, {"1"});
+    uint32_t k = buffer("k", BufferKind::Input, {"4", "16"});
+    uint32_t q = buffer("q", BufferKind::Input, {"8", "16"});
+    uint32_t out = buffer("y", BufferKind::Output, {"8", "16"});
+    BodyBuilder b1 = body();
+    b1.load(pos, "0");
+    b1.load(k, "16*i0 + i1");
+    uint32_t scatter = pointwise({"4", "16"}, cache, "1024*i0 + i1 + 16*t0", b1);
+    graph.nodes[scatter].storeIndirect = {0};
+    BodyBuilder b2 = body();
+    b2.compute(ScalarOp::Neg, {b2.load(q, "16*i0 + i1")});
+    pointwise({"8", "16"}, out, "16*i0 + i1", b2);
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    if (device == TargetDevice::CUDA) {
+      // One block runs both: no common prefix, few points.
+      ASSERT_EQ(graph.plan.kernels.size(), 1u);
+      EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0, 1}));
+      EXPECT_TRUE(graph.plan.kernels[0].parallelRanges.empty());
+    } else {
+      ASSERT_EQ(graph.plan.kernels.size(), 2u);
+      EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0}));
+      EXPECT_TRUE(graph.plan.kernels[0].parallelRanges.empty());
+    }
+  }
+}
+
+TEST_F(SchedulerTest, NothingReadsAScatterInItsKernel) {
+  uint32_t cache = buffer("cache", BufferKind::Input, {"4", "64", "16"});
+  uint32_t pos = buffer("pos", BufferKind::Input, {"1"});
+  uint32_t k = buffer("k", BufferKind::Input, {"4", "16"});
+  uint32_t out = buffer("y", BufferKind::Output, {"4", "16"});
+  BodyBuilder b1 = body();
+  b1.load(pos, "0");
+  b1.load(k, "16*i0 + i1");
+  uint32_t scatter = pointwise({"4", "16"}, cache, "1024*i0 + i1 + 16*t0", b1);
+  graph.nodes[scatter].storeIndirect = {0};
+  // Reads the first row of the cache, which the scatter may have written.
+  BodyBuilder b2 = body();
+  b2.compute(ScalarOp::Neg, {b2.load(cache, "1024*i0 + i1")});
+  pointwise({"4", "16"}, out, "16*i0 + i1", b2);
+  ScheduleOptions options;
+  options.device = TargetDevice::CUDA;
+  schedule(options);
+  ASSERT_EQ(graph.plan.kernels.size(), 2u);
+  EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(kernelNodes(1), (std::vector<uint32_t>{1}));
+}
+
 TEST_F(SchedulerTest, InplaceCandidateForDyingInput) {
   uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
   uint32_t a = temp({"64", "64"}), b = temp({"64", "64"});
