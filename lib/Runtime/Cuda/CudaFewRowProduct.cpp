@@ -298,8 +298,10 @@ fewRowGroupRuns(const std::vector<const FewRowLaunch *> &launches) {
 
 std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group,
                                                const uint64_t *buffers) {
+  size_t count = group.products.size();
+  if (count < 1 || count > size_t(kFewRowMaxProducts))
+    return std::nullopt;
   FewRowGroupArgs args{};
-  size_t count = std::min(group.products.size(), size_t(kFewRowMaxProducts));
   uint32_t block = 0;
   for (size_t i = 0; i < count; ++i) {
     args.products[i] = fewRowArgs(group.products[i], buffers);
@@ -360,7 +362,7 @@ Expected<std::unique_ptr<ExternCall>> CudaFewRowKernels::call(FewRowLaunch launc
 
 Expected<std::unique_ptr<ExternCall>>
 CudaFewRowKernels::group(std::vector<FewRowLaunch> products) {
-  if (!haveFewRowKernels() || products.empty())
+  if (!haveFewRowKernels() || products.empty() || products.size() > size_t(kFewRowMaxProducts))
     return std::unique_ptr<ExternCall>();
   Expected<Function> fn = function(products[0].entry);
   if (!fn)

@@ -147,7 +147,8 @@ fewRowGroupRuns(const std::vector<const FewRowLaunch *> &launches);
 /// `group`'s argument for plan buffers at `buffers`, or nullopt when at
 /// these addresses a product's output overlaps another product's operand
 /// (the memory plan may place a buffer where one read earlier lay): the
-/// products must then run one after another.
+/// products must then run one after another. Also nullopt for no products
+/// or more than kFewRowMaxProducts.
 std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group, const uint64_t *buffers);
 
 /// The rule: whether the kernel is to run a product it can take, of
@@ -182,9 +183,10 @@ public:
   /// when libgcrt was built without the kernels.
   Expected<std::unique_ptr<ExternCall>> call(FewRowLaunch launch);
 
-  /// The call that runs `products` (2 or more that joinsFewRowGroup
-  /// accepts together) as one launch, or one after another where the
-  /// addresses do not allow it (fewRowGroupArgs); null as call().
+  /// The call that runs `products` (2 to kFewRowMaxProducts that
+  /// joinsFewRowGroup accepts together) as one launch, or one after another
+  /// where the addresses do not allow it (fewRowGroupArgs); null as call(),
+  /// or for no products or too many.
   Expected<std::unique_ptr<ExternCall>> group(std::vector<FewRowLaunch> products);
 
 private:
