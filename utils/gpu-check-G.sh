@@ -12,7 +12,8 @@
 #    same rows in one launch (unequal N, with and without bias and
 #    residual, 1 to 8 rows, bfloat16 and float32, the 1B's and 8B's q|k|v
 #    and gate|up). Then the executor's own GPU tests (CudaExecutor*),
-#    whose products of a few rows now take the kernel.
+#    whose products of a few rows now take the kernel, three of them
+#    sharing their row in one launch.
 # 2. The tiny Llama decoder's decode program (test/Models/llm-tiny*.test)
 #    compiled for the GPU: four decode steps from the prefill's cache match
 #    PyTorch's logits, float32 at gcrt-run's tolerance (rtol 1e-3, atol
