@@ -8,17 +8,25 @@
 #    CudaFewRow* tests): float32, bfloat16 and float16, 1 to 8 rows, N and
 #    K tails, rows longer than one unrolled pass, unaligned rows, every
 #    epilogue (bias, residual, ReLU, tanh GELU, all at once into a strided
-#    output), Llama decode shapes. Then the executor's own GPU tests
-#    (CudaExecutor*), whose products of a few rows now take the kernel.
+#    output), Llama decode shapes; and groups of 2 to 4 products of the
+#    same rows in one launch (unequal N, with and without bias and
+#    residual, 1 to 8 rows, bfloat16 and float32, the 1B's and 8B's q|k|v
+#    and gate|up). Then the executor's own GPU tests (CudaExecutor*),
+#    whose products of a few rows now take the kernel, three of them
+#    sharing their row in one launch.
 # 2. The tiny Llama decoder's decode program (test/Models/llm-tiny*.test)
 #    compiled for the GPU: four decode steps from the prefill's cache match
 #    PyTorch's logits, float32 at gcrt-run's tolerance (rtol 1e-3, atol
 #    growing with the largest logit) and bfloat16 at rtol 1e-2, atol 0.031.
-#    Its 14 projections and LM head are products of one row.
+#    Its 14 projections and LM head are products of one row; each layer's
+#    q|k|v and gate|up run as one launch each.
 # 3. The micro-benchmark (bin/cuda-fewrow-bench): each Llama-3.2-1B and
 #    Llama-3.1-8B decode product, bfloat16 and float32, 1 and 4 rows, by
 #    gc's kernel and by cuBLASLt, alone and in a CUDA graph, beside a 1 GiB
-#    device-to-device copy; then the decode step's products summed.
+#    device-to-device copy; then the decode step's products summed; then
+#    the groups of products that share their rows (q|k|v, gate|up; bf16,
+#    one row) as separate launches and as one, in a CUDA graph
+#    (`cuda-fewrow-bench --groups-only` prints only that table).
 #
 # Prints one PASS or FAIL line per check and the benchmark's table; exits 1
 # if any check failed.

@@ -520,6 +520,7 @@ Expected<std::unique_ptr<Instance>> ExecutorBase::makeInstance(const std::vector
     if (!si.call)
       GC_RETURN_IF_ERROR(prepareFallback(s));
   }
+  GC_RETURN_IF_ERROR(finishInstance(*inst));
   return inst;
 }
 

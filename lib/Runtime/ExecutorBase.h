@@ -146,6 +146,9 @@ protected:
   /// setting si.call; leaving it null declines the step, which then runs on
   /// the fallback component.
   virtual Error prepareExtern(const plan::OpStep &op, StepInstance &si) = 0;
+  /// Called once every step of `inst` is prepared, for choices that span
+  /// steps (CudaExecutor groups products that share their left rows).
+  virtual Error finishInstance(Instance &) { return Error::success(); }
   /// Whether the steps run on a GPU (plugin ops then need CUDA kernels).
   virtual bool runsOnGpu() const { return false; }
 

@@ -6,7 +6,7 @@
 // kernel (CudaFewRowKernels) and cuBLASLt (CudaLibraries). Beside them, a
 // 1 GiB device-to-device copy gives the bandwidth the memory delivers.
 //
-//   cuda-fewrow-bench [--launches N]
+//   cuda-fewrow-bench [--launches N] [--groups-only]
 //
 // Each product is timed alone (CUDA events around each of N launches,
 // after 20 warm-up ones; the median) and inside a CUDA graph of 20
@@ -25,6 +25,15 @@
 // layer's q, k, v, o, gate, up and down, and the LM head) from the graph
 // times: each way alone, the rule's choice, and the kernel with the best
 // groups for each product.
+//
+// Last, the products that share their left rows (q|k|v and gate|up of each
+// model, bfloat16, one row) in a CUDA graph two ways: as the separate
+// launches of each product, and as the one launch of the group
+// (CudaFewRowKernels::group, as the executor runs them); the weights'
+// megabytes, the blocks of each, microseconds and % of the copy's rate,
+// the difference between the two outputs, and the time a decode step
+// saves (per layer, times the layers). --groups-only prints only this
+// table.
 //
 //===----------------------------------------------------------------------===//
 #include "Cuda/CudaDriver.h"
@@ -154,19 +163,21 @@ struct Shape {
   int64_t n, k;
 };
 
-/// One product: a one-step plan (input 0 the left rows, input 1 the
-/// weight's [K, N] view of [N, K] rows, output buffer 2).
+/// One product: a one-step plan (input 0 the left rows in buffer 0, input
+/// 1 the weight's [K, N] view of [N, K] rows in buffer `base` + 1, the
+/// output in buffer `base` + 2).
 struct Product {
   flatbuffers::FlatBufferBuilder fbb;
   const plan::OpStep *step = nullptr;
   std::vector<StridedLayout> inputs, outputs;
 
-  Product(int64_t rows, int64_t n, int64_t k, plan::DType t) {
+  Product(int64_t rows, int64_t n, int64_t k, plan::DType t, uint32_t base = 0) {
     auto view = [&](uint32_t buffer) {
       auto none = fbb.CreateVector(std::vector<flatbuffers::Offset<plan::SizeProgram>>{});
       return plan::CreateView(fbb, buffer, t, none, none);
     };
-    std::vector<flatbuffers::Offset<plan::View>> ins = {view(0), view(1)}, outs = {view(2)};
+    std::vector<flatbuffers::Offset<plan::View>> ins = {view(0), view(base + 1)},
+                                                 outs = {view(base + 2)};
     auto dnnl = plan::CreateDnnlCall(fbb, plan::DnnlPrimitive::Matmul, 0, 1);
     auto name = fbb.CreateString("aten.mm.default");
     auto insV = fbb.CreateVector(ins), outsV = fbb.CreateVector(outs);
@@ -206,15 +217,118 @@ double difference(cuda::DevicePtr x, cuda::DevicePtr y, int64_t count, bool bf16
   return scale > 0 ? diff / scale : diff;
 }
 
+/// The table of grouped launches (see the top of the file).
+void groupTable(cuda::Stream s, int sms, double copyGBs) {
+  struct GroupShape {
+    const char *name;
+    std::vector<int64_t> n;
+    int64_t k;
+    int layers;
+  };
+  const GroupShape shapes[] = {{"1b q|k|v", {2048, 512, 512}, 2048, 16},
+                               {"1b gate|up", {8192, 8192}, 2048, 16},
+                               {"8b q|k|v", {4096, 1024, 1024}, 4096, 32},
+                               {"8b gate|up", {14336, 14336}, 4096, 32}};
+  std::printf("\nproducts of the same rows, one launch (bf16, 1 row, CUDA graph):\n");
+  std::printf("%-11s %-20s %6s %7s %7s %9s %5s %9s %5s %8s %9s\n", "group", "N x K", "MB",
+              "blocks", "grouped", "apart us", "%", "group us", "%", "diff", "step -us");
+  const plan::DType t = plan::DType::BFloat16;
+  const int64_t rows = 1, eb = 2;
+  for (const GroupShape &g : shapes) {
+    size_t groupBytes = 0;
+    for (int64_t n : g.n)
+      groupBytes += size_t(n * g.k * eb);
+    size_t copies = std::max<size_t>(1, ((size_t(512) << 20) + groupBytes - 1) / groupBytes);
+    Memory a(size_t(rows * g.k * eb));
+    fillRandom(a.p, size_t(rows * g.k * eb), true, s);
+    std::vector<std::unique_ptr<Memory>> weights, outApart, outGroup;
+    std::vector<std::unique_ptr<Product>> products;
+    std::vector<cuda::FewRowLaunch> launches;
+    cuda::CudaFewRowKernels kernels(*d, sms);
+    std::vector<std::unique_ptr<ExternCall>> apart;
+    unsigned apartBlocks = 0;
+    for (size_t j = 0; j < g.n.size(); ++j) {
+      size_t wb = size_t(g.n[j] * g.k * eb);
+      weights.push_back(std::make_unique<Memory>(wb * copies));
+      fillRandom(weights.back()->p, wb, true, s);
+      for (size_t c = 1; c < copies; ++c)
+        check(d->memcpyDtoDAsync(weights.back()->p + c * wb, weights.back()->p, wb, s),
+              "cuMemcpyDtoD");
+      outApart.push_back(std::make_unique<Memory>(size_t(rows * g.n[j] * eb)));
+      outGroup.push_back(std::make_unique<Memory>(size_t(rows * g.n[j] * eb)));
+      products.push_back(std::make_unique<Product>(rows, g.n[j], g.k, t, uint32_t(2 * j)));
+      const Product &p = *products.back();
+      launches.push_back(cuda::planFewRowProduct(*p.step, p.inputs, p.outputs, sms));
+      if (launches.back().entry.empty())
+        fail(std::string("the few-row kernel declined a product of ") + g.name + ": " +
+             launches.back().declined);
+      apartBlocks += launches.back().blocks;
+      Expected<std::unique_ptr<ExternCall>> call = kernels.call(launches.back());
+      if (!call)
+        fail(call.error().message());
+      apart.push_back(call.take());
+    }
+    std::vector<const cuda::FewRowLaunch *> ptrs;
+    for (const cuda::FewRowLaunch &l : launches)
+      ptrs.push_back(&l);
+    if (cuda::fewRowGroupRuns(ptrs) != std::vector<std::pair<size_t, size_t>>{{0, g.n.size()}})
+      fail(std::string("the products of ") + g.name + " do not make one group");
+    unsigned groupBlocks = cuda::planFewRowGroup(launches, sms).blocks;
+    Expected<std::unique_ptr<ExternCall>> group = kernels.group(launches);
+    if (!group || !*group)
+      fail(group ? "no grouped call" : group.error().message());
+    // Buffer 0 the left rows, then each product's weight copy and output.
+    auto buffers = [&](size_t copy, const std::vector<std::unique_ptr<Memory>> &outs) {
+      std::vector<uint64_t> b = {a.p};
+      for (size_t j = 0; j < g.n.size(); ++j) {
+        b.push_back(weights[j]->p + copy % copies * size_t(g.n[j] * g.k * eb));
+        b.push_back(outs[j]->p);
+      }
+      return b;
+    };
+    auto runApart = [&](int i) {
+      std::vector<uint64_t> b = buffers(size_t(i), outApart);
+      for (auto &c : apart)
+        check(c->run({.deviceBuffers = b.data(), .stream = s}));
+    };
+    auto runGroup = [&](int i) {
+      std::vector<uint64_t> b = buffers(size_t(i), outGroup);
+      check((*group)->run({.deviceBuffers = b.data(), .stream = s}));
+    };
+    int inGraph = static_cast<int>(std::max<size_t>(20, copies));
+    double apartUs = timeInGraph(s, inGraph, runApart);
+    double groupUs = timeInGraph(s, inGraph, runGroup);
+    runApart(0);
+    runGroup(0);
+    double diff = 0;
+    for (size_t j = 0; j < g.n.size(); ++j)
+      diff = std::max(diff, difference(outGroup[j]->p, outApart[j]->p, rows * g.n[j], true, s));
+    std::string ns;
+    for (int64_t n : g.n)
+      ns += (ns.empty() ? "" : "+") + std::to_string(n);
+    double moved = double(groupBytes) + double(rows * g.k * eb) * double(g.n.size());
+    for (int64_t n : g.n)
+      moved += double(rows * n * eb);
+    auto pct = [&](double us) { return 100 * moved / (us * 1e3) / copyGBs; };
+    std::printf("%-11s %-20s %6.1f %7u %7u %9.2f %5.1f %9.2f %5.1f %8.1e %9.1f\n", g.name,
+                (ns + "x" + std::to_string(g.k)).c_str(), groupBytes / 1e6, apartBlocks,
+                groupBlocks, apartUs, pct(apartUs), groupUs, pct(groupUs), diff,
+                (apartUs - groupUs) * g.layers);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   int launches = 200;
+  bool groupsOnly = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc)
       launches = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--groups-only") == 0)
+      groupsOnly = true;
     else
-      fail("usage: cuda-fewrow-bench [--launches N (default 200)]");
+      fail("usage: cuda-fewrow-bench [--launches N (default 200)] [--groups-only]");
   }
   if (launches < 1)
     fail("--launches must be positive");
@@ -249,6 +363,11 @@ int main(int argc, char **argv) {
   CudaLibraries libraries;
   std::printf("%s; %s; device-to-device copy of 1 GiB: %.0f GB/s (read + written)\n", name,
               libraries.describe().c_str(), copyGBs);
+  if (groupsOnly) {
+    groupTable(s, sms, copyGBs);
+    d->streamDestroy(s);
+    return 0;
+  }
   std::printf(
       "%-11s %-12s %-5s %4s %8s %4s %3s %9s %9s %7s %7s %5s %5s %9s %9s %5s %5s %8s %7s %7s "
       "%7s %7s\n",
@@ -389,6 +508,7 @@ int main(int argc, char **argv) {
                     m.prefix, dtype, rows, bytes / 1e9, sum.gc, pct(sum.gc), sum.lt, pct(sum.lt),
                     sum.rule, pct(sum.rule), sum.bestGroups, pct(sum.bestGroups));
       }
+  groupTable(s, sms, copyGBs);
   d->streamDestroy(s);
   return 0;
 }

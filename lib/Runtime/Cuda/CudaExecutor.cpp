@@ -152,6 +152,9 @@ private:
   Error prepareKernel(const plan::KernelStep &k, std::span<const int64_t> values,
                       StepInstance &si) override;
   Error prepareExtern(const plan::OpStep &op, StepInstance &si) override;
+  /// Runs of consecutive products that share their left rows become one
+  /// launch (CudaFewRowProduct.h): the first step's call, the others' none.
+  Error finishInstance(Instance &inst) override;
   bool runsOnGpu() const override { return true; }
 
   Error makeCurrent() const { return d_.check(d_.ctxSetCurrent(context_), "using " + gpu()); }
@@ -428,6 +431,26 @@ Error CudaExecutor::prepareExtern(const plan::OpStep &op, StepInstance &si) {
   if (!call)
     return call.error();
   si.call = call.take();
+  return Error::success();
+}
+
+Error CudaExecutor::finishInstance(Instance &inst) {
+  std::vector<const cuda::FewRowLaunch *> launches;
+  for (const StepInstance &si : inst.steps)
+    launches.push_back(cuda::fewRowLaunchOf(si.call.get()));
+  for (auto [first, count] : cuda::fewRowGroupRuns(launches)) {
+    std::vector<cuda::FewRowLaunch> products;
+    for (size_t i = first; i < first + count; ++i)
+      products.push_back(*launches[i]);
+    Expected<std::unique_ptr<ExternCall>> group = fewRows_->group(std::move(products));
+    if (!group)
+      return group.error().withContext(stepLabel(first));
+    if (!*group)
+      continue;
+    inst.steps[first].call = group.take();
+    for (size_t i = first + 1; i < first + count; ++i)
+      inst.steps[i].call = cuda::fewRowGroupedStep();
+  }
   return Error::success();
 }
 

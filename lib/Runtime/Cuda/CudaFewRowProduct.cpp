@@ -48,24 +48,69 @@ int32_t fewRowActivation(ProductEpilogue::Activation a) {
   return kFewRowNoActivation;
 }
 
+/// Launches `group` through `fn`.
+Error launchGroup(const Driver &d, Function fn, const FewRowGroup &group,
+                  FewRowGroupArgs args, Stream stream) {
+  void *params[] = {&args};
+  return d.check(d.launchKernel(fn, group.blocks, 1, 1, kFewRowThreads, 1, 1, 0, stream, params,
+                                nullptr),
+                 "launching the few-row product kernel " + group.entry);
+}
+
+/// Runs a group as one launch, or, where its addresses do not allow it,
+/// each product alone (`alone`, empty for a group of one, which always
+/// runs as one launch).
 class FewRowCall final : public ExternCall {
 public:
-  FewRowCall(const Driver &d, Function fn, FewRowLaunch launch)
-      : d_(d), fn_(fn), launch_(std::move(launch)) {}
+  FewRowCall(const Driver &d, Function fn, FewRowGroup group, std::vector<FewRowGroup> alone)
+      : d_(d), fn_(fn), group_(std::move(group)), alone_(std::move(alone)) {}
 
   Error run(const ExternArgs &a) override {
-    FewRowKernelArgs args = fewRowArgs(launch_, a.deviceBuffers);
-    void *params[] = {&args};
-    return d_.check(d_.launchKernel(fn_, launch_.blocks, 1, 1, kFewRowThreads, 1, 1, 0,
-                                    static_cast<Stream>(a.stream), params, nullptr),
-                    "launching the few-row product kernel " + launch_.entry);
+    Stream stream = static_cast<Stream>(a.stream);
+    if (std::optional<FewRowGroupArgs> args = fewRowGroupArgs(group_, a.deviceBuffers))
+      return launchGroup(d_, fn_, group_, *args, stream);
+    for (const FewRowGroup &one : alone_)
+      GC_RETURN_IF_ERROR(launchGroup(d_, fn_, one, *fewRowGroupArgs(one, a.deviceBuffers), stream));
+    return Error::success();
+  }
+
+  /// The product's launch where the call is of one product.
+  const FewRowLaunch *single() const {
+    return group_.products.size() == 1 ? &group_.products[0] : nullptr;
   }
 
 private:
   const Driver &d_;
   Function fn_;
-  FewRowLaunch launch_;
+  FewRowGroup group_;
+  std::vector<FewRowGroup> alone_;
 };
+
+class GroupedStep final : public ExternCall {
+public:
+  Error run(const ExternArgs &) override { return Error::success(); }
+};
+
+/// Thread groups per block for `tiles` tiles of rows `chunks` 16-byte
+/// chunks long on `multiprocessors` SMs: where a row's chunks are fewer
+/// than a block's threads, as many groups as keep every thread busy;
+/// beyond that, doubled while the blocks stay at least kFewRowBlocksPerSM
+/// per SM.
+int fewRowGroupsFor(int64_t tiles, int64_t chunks, int multiprocessors) {
+  int64_t groups = 1, minBlocks = kFewRowBlocksPerSM * std::max(multiprocessors, 1);
+  while (groups < kFewRowMaxGroups && kFewRowThreads / groups > chunks)
+    groups *= 2;
+  while (groups < kFewRowMaxGroups && (tiles + 2 * groups - 1) / (2 * groups) >= minBlocks)
+    groups *= 2;
+  return static_cast<int>(groups);
+}
+
+int64_t tilesOf(const FewRowLaunch &l) { return (l.n + kFewRowTile - 1) / kFewRowTile; }
+
+/// Whether [a, a + m) and [b, b + n) share a byte.
+bool overlap(uint64_t a, int64_t m, uint64_t b, int64_t n) {
+  return m > 0 && n > 0 && a < b + uint64_t(n) && b < a + uint64_t(m);
+}
 
 } // namespace
 
@@ -170,16 +215,11 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
       out.present[op] = true;
       out.buffers[op] = buffers[op];
       *address[op] = static_cast<uint64_t>(layouts[op]->offset * bytes);
+      out.spanBytes[op] = (layouts[op]->extent() - layouts[op]->offset) * bytes;
     }
   out.wideStrides = (args.aRowStride * bytes) % 16 == 0 && (args.wRowStride * bytes) % 16 == 0;
   out.n = n;
-  int64_t chunks = (k * bytes + 15) / 16, tiles = (n + kFewRowTile - 1) / kFewRowTile;
-  int64_t groups = 1, minBlocks = kFewRowBlocksPerSM * std::max(multiprocessors, 1);
-  while (groups < kFewRowMaxGroups && kFewRowThreads / groups > chunks)
-    groups *= 2;
-  while (groups < kFewRowMaxGroups && (tiles + 2 * groups - 1) / (2 * groups) >= minBlocks)
-    groups *= 2;
-  setFewRowGroups(out, static_cast<int>(groups));
+  setFewRowGroups(out, fewRowGroupsFor(tilesOf(out), (k * bytes + 15) / 16, multiprocessors));
   out.rows = rows;
   out.k = k;
   out.elementBytes = bytes;
@@ -188,9 +228,100 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
 }
 
 void setFewRowGroups(FewRowLaunch &launch, int groups) {
-  int64_t tiles = (launch.n + kFewRowTile - 1) / kFewRowTile;
   launch.args.groups = groups;
-  launch.blocks = static_cast<unsigned>((tiles + groups - 1) / groups);
+  launch.blocks = static_cast<unsigned>((tilesOf(launch) + groups - 1) / groups);
+}
+
+FewRowGroup fewRowGroupOfOne(FewRowLaunch launch) {
+  FewRowGroup g;
+  g.entry = launch.entry;
+  g.blocks = launch.blocks;
+  g.products.push_back(std::move(launch));
+  return g;
+}
+
+FewRowGroup planFewRowGroup(std::vector<FewRowLaunch> products, int multiprocessors) {
+  FewRowGroup g;
+  if (products.empty())
+    return g;
+  int64_t tiles = 0;
+  for (const FewRowLaunch &p : products)
+    tiles += tilesOf(p);
+  const FewRowLaunch &first = products[0];
+  int groups = fewRowGroupsFor(tiles, (first.k * first.elementBytes + 15) / 16, multiprocessors);
+  for (FewRowLaunch &p : products) {
+    setFewRowGroups(p, groups);
+    g.blocks += p.blocks;
+  }
+  g.entry = first.entry;
+  g.products = std::move(products);
+  return g;
+}
+
+bool joinsFewRowGroup(const std::vector<const FewRowLaunch *> &group, const FewRowLaunch &next) {
+  if (group.empty())
+    return true;
+  if (group.size() >= size_t(kFewRowMaxProducts))
+    return false;
+  const FewRowLaunch &first = *group[0];
+  if (next.entry != first.entry || next.k != first.k ||
+      next.buffers[kFewRowA] != first.buffers[kFewRowA] || next.args.a != first.args.a ||
+      next.args.aRowStride != first.args.aRowStride)
+    return false;
+  // Buffer by buffer: whether `writer`'s output is any operand of `other`.
+  auto touches = [](const FewRowLaunch &writer, const FewRowLaunch &other) {
+    for (int o = 0; o < kFewRowOperands; ++o)
+      if (other.present[o] && other.buffers[o] == writer.buffers[kFewRowOut])
+        return true;
+    return false;
+  };
+  for (const FewRowLaunch *g : group)
+    if (touches(*g, next) || touches(next, *g))
+      return false;
+  return true;
+}
+
+std::vector<std::pair<size_t, size_t>>
+fewRowGroupRuns(const std::vector<const FewRowLaunch *> &launches) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t first = 0; first < launches.size();) {
+    std::vector<const FewRowLaunch *> group;
+    size_t end = first;
+    while (end < launches.size() && launches[end] && joinsFewRowGroup(group, *launches[end]))
+      group.push_back(launches[end++]);
+    if (group.size() >= 2)
+      runs.emplace_back(first, group.size());
+    first = std::max(end, first + 1);
+  }
+  return runs;
+}
+
+std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group,
+                                               const uint64_t *buffers) {
+  size_t count = group.products.size();
+  if (count < 1 || count > size_t(kFewRowMaxProducts))
+    return std::nullopt;
+  FewRowGroupArgs args{};
+  uint32_t block = 0;
+  for (size_t i = 0; i < count; ++i) {
+    args.products[i] = fewRowArgs(group.products[i], buffers);
+    args.firstBlock[i] = block;
+    block += group.products[i].blocks;
+  }
+  args.count = static_cast<int32_t>(count);
+  for (size_t i = 0; i < count; ++i)
+    for (size_t j = 0; j < count; ++j) {
+      if (i == j)
+        continue;
+      const FewRowKernelArgs &x = args.products[i], &y = args.products[j];
+      const FewRowLaunch &lx = group.products[i], &ly = group.products[j];
+      uint64_t operand[kFewRowOperands] = {y.a, y.w, y.out, y.bias, y.residual};
+      for (int o = 0; o < kFewRowOperands; ++o)
+        if (ly.present[o] &&
+            overlap(x.out, lx.spanBytes[kFewRowOut], operand[o], ly.spanBytes[o]))
+          return std::nullopt;
+    }
+  return args;
 }
 
 bool haveFewRowKernels() { return !fewRowImage().empty(); }
@@ -209,16 +340,45 @@ CudaFewRowKernels::prepare(const plan::OpStep &step, const std::vector<StridedLa
   return call(std::move(launch));
 }
 
-Expected<std::unique_ptr<ExternCall>> CudaFewRowKernels::call(FewRowLaunch launch) {
-  if (!haveFewRowKernels())
-    return std::unique_ptr<ExternCall>();
+Expected<Function> CudaFewRowKernels::function(const std::string &entry) {
   if (!module_)
     GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, fewRowImage().data()),
                                 "loading gc's few-row product kernels"));
   Function fn = nullptr;
-  GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, launch.entry.c_str()),
-                              "finding the few-row product kernel " + launch.entry));
-  return std::unique_ptr<ExternCall>(std::make_unique<FewRowCall>(d_, fn, std::move(launch)));
+  GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, entry.c_str()),
+                              "finding the few-row product kernel " + entry));
+  return fn;
 }
+
+Expected<std::unique_ptr<ExternCall>> CudaFewRowKernels::call(FewRowLaunch launch) {
+  if (!haveFewRowKernels())
+    return std::unique_ptr<ExternCall>();
+  Expected<Function> fn = function(launch.entry);
+  if (!fn)
+    return fn.error();
+  return std::unique_ptr<ExternCall>(std::make_unique<FewRowCall>(
+      d_, *fn, fewRowGroupOfOne(std::move(launch)), std::vector<FewRowGroup>{}));
+}
+
+Expected<std::unique_ptr<ExternCall>>
+CudaFewRowKernels::group(std::vector<FewRowLaunch> products) {
+  if (!haveFewRowKernels() || products.empty() || products.size() > size_t(kFewRowMaxProducts))
+    return std::unique_ptr<ExternCall>();
+  Expected<Function> fn = function(products[0].entry);
+  if (!fn)
+    return fn.error();
+  std::vector<FewRowGroup> alone;
+  for (const FewRowLaunch &p : products)
+    alone.push_back(fewRowGroupOfOne(p));
+  return std::unique_ptr<ExternCall>(std::make_unique<FewRowCall>(
+      d_, *fn, planFewRowGroup(std::move(products), multiprocessors_), std::move(alone)));
+}
+
+const FewRowLaunch *fewRowLaunchOf(const ExternCall *call) {
+  auto *c = dynamic_cast<const FewRowCall *>(call);
+  return c ? c->single() : nullptr;
+}
+
+std::unique_ptr<ExternCall> fewRowGroupedStep() { return std::make_unique<GroupedStep>(); }
 
 } // namespace gc::cuda

@@ -15,6 +15,22 @@
 // planFewRowProduct decides from the step's views alone (unit-tested
 // without a GPU); CudaFewRowKernels loads the kernels and makes the calls.
 //
+// Products that read the same left rows (a decode layer's q, k and v
+// projections; its gate and up ones) run as one launch whose blocks are
+// shared out among them (FewRowGroupArgs): the small ones alone leave most
+// SMs idle and pay a launch each. The CUDA executor groups them once the
+// steps of an instance are prepared (CudaExecutor::finishInstance), not
+// gc-codegen: the grouping needs the evaluated views (a step's offsets and
+// strides may depend on size symbols) and the kernel's own decisions per
+// step, both of which only the runtime has, and the plan format stays as
+// it is. Runs of consecutive steps are grouped (fewRowGroupRuns), so no
+// step moves past another and a CUDA graph's capture sees the same order.
+// The group's call is the first step's; the others' calls do nothing, so a
+// profile reports the group's time under its first step. Where the memory
+// plan lets an output share memory with another product's operand, the
+// group cannot run at once; its call then launches the products one after
+// another, as they would run ungrouped.
+//
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_RUNTIME_CUDA_CUDAFEWROWPRODUCT_H
 #define GC_LIB_RUNTIME_CUDA_CUDAFEWROWPRODUCT_H
@@ -27,6 +43,7 @@
 #include "gc/Runtime/StridedLayout.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +73,9 @@ struct FewRowLaunch {
   /// Whether the rows' strides keep 16-byte vectors aligned (the
   /// addresses are checked at run time).
   bool wideStrides = false;
+  /// Each operand's bytes from its first element to past its last (absent:
+  /// 0), for a group's overlap check.
+  int64_t spanBytes[kFewRowOperands] = {};
   unsigned blocks = 0;
   int64_t rows = 0, n = 0, k = 0, elementBytes = 0;
 };
@@ -91,6 +111,46 @@ void setFewRowGroups(FewRowLaunch &launch, int groups);
 /// at a time.
 FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers);
 
+/// One launch of 1 to kFewRowMaxProducts products that share their left
+/// rows; blocks go to the products in order, each as many as its tiles
+/// take in the group's thread groups.
+struct FewRowGroup {
+  std::string entry;
+  std::vector<FewRowLaunch> products;
+  unsigned blocks = 0;
+};
+
+/// A launch of `launch` alone, with its own thread groups.
+FewRowGroup fewRowGroupOfOne(FewRowLaunch launch);
+
+/// The launch of `products` (each planned by planFewRowProduct, that
+/// joinsFewRowGroup accepts together) on a GPU of `multiprocessors` SMs:
+/// their thread groups per block chosen by planFewRowProduct's rule over
+/// all their tiles, the same for each, so that every block does the same
+/// work.
+FewRowGroup planFewRowGroup(std::vector<FewRowLaunch> products, int multiprocessors);
+
+/// Whether `next` (planned) may run in one launch with `group`'s products,
+/// the steps just before it: fewer than kFewRowMaxProducts of them, the
+/// same kernel (type and rows) and k, the same left rows (buffer, offset
+/// and row stride); and no buffer one writes is one another reads or
+/// writes.
+bool joinsFewRowGroup(const std::vector<const FewRowLaunch *> &group, const FewRowLaunch &next);
+
+/// The groups among consecutive steps, `launches` holding each step's
+/// launch (null where the kernel does not take the step): [first, first +
+/// count) for count >= 2, each as long as joinsFewRowGroup allows, the next
+/// starting where the last ended.
+std::vector<std::pair<size_t, size_t>>
+fewRowGroupRuns(const std::vector<const FewRowLaunch *> &launches);
+
+/// `group`'s argument for plan buffers at `buffers`, or nullopt when at
+/// these addresses a product's output overlaps another product's operand
+/// (the memory plan may place a buffer where one read earlier lay): the
+/// products must then run one after another. Also nullopt for no products
+/// or more than kFewRowMaxProducts.
+std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group, const uint64_t *buffers);
+
 /// The rule: whether the kernel is to run a product it can take, of
 /// `rows` x `k` by a weight of `n` x `k` elements of `elementBytes`.
 /// Measured on an H200 (utils/bench/cuda-fewrow.cpp, each product in a CUDA
@@ -123,11 +183,27 @@ public:
   /// when libgcrt was built without the kernels.
   Expected<std::unique_ptr<ExternCall>> call(FewRowLaunch launch);
 
+  /// The call that runs `products` (2 to kFewRowMaxProducts that
+  /// joinsFewRowGroup accepts together) as one launch, or one after another
+  /// where the addresses do not allow it (fewRowGroupArgs); null as call(),
+  /// or for no products or too many.
+  Expected<std::unique_ptr<ExternCall>> group(std::vector<FewRowLaunch> products);
+
 private:
+  Expected<Function> function(const std::string &entry);
+
   const Driver &d_;
   int multiprocessors_;
   Module module_ = nullptr;
 };
+
+/// The launch of a call that call() or prepare() made for one product (to
+/// group it with others), else null.
+const FewRowLaunch *fewRowLaunchOf(const ExternCall *call);
+
+/// The call of a step whose product runs in its group's launch, made by
+/// the call of the group's first step: it does nothing.
+std::unique_ptr<ExternCall> fewRowGroupedStep();
 
 /// Whether this libgcrt carries the kernels (its build found nvcc).
 bool haveFewRowKernels();

@@ -15,6 +15,11 @@
 // shared memory; the thread of each output element adds the bias and the
 // residual, applies the activation and rounds once to the output's type.
 //
+// A launch may compute several products of the same left rows
+// (FewRowGroupArgs): each block finds its product from its index and then
+// runs as a block of that product's launch alone would, so one launch over
+// several small weights fills the SMs that each alone would leave idle.
+//
 // Rows that do not start 16-byte aligned load element by element
 // (FewRowKernelArgs::wide), as does k's tail past the last whole vector.
 //
@@ -86,15 +91,16 @@ __device__ float activate(float x, int32_t kind) {
   return x;
 }
 
+/// Block `block` of the product `p`.
 template <class T, int ROWS>
-__device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
+__device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigned block) {
   constexpr int V = 16 / sizeof(T); // elements per chunk
   const T *a = reinterpret_cast<const T *>(p.a);
   int tid = threadIdx.x;
   // This thread's group, its place in it, and the group's first row.
   int per = kFewRowThreads / p.groups;
   int group = tid / per, local = tid % per;
-  int n0 = (blockIdx.x * p.groups + group) * kFewRowTile;
+  int n0 = (block * p.groups + group) * kFewRowTile;
   // The tile's weight rows; one past the last output column reads the last
   // row again (its sums are never stored), so that no load is predicated.
   const T *w[kFewRowTile];
@@ -169,7 +175,7 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
     return;
   group = tid / kSums;
   int j = tid % kSums, m = j / kFewRowTile;
-  int n = (blockIdx.x * p.groups + group) * kFewRowTile + j % kFewRowTile;
+  int n = (block * p.groups + group) * kFewRowTile + j % kFewRowTile;
   if (n >= p.n)
     return;
   int warps = kWarps / p.groups;
@@ -185,12 +191,25 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p) {
       narrow<T>(activate(s, p.activation));
 }
 
+/// The block of `g`'s products this block runs: the argument stays in the
+/// parameter space (__grid_constant__), read at the index found, not copied
+/// to each thread's stack.
+template <class T, int ROWS> __device__ __forceinline__ void fewRowGroup(const FewRowGroupArgs &g) {
+  int i = 0;
+#pragma unroll
+  for (int j = 1; j < kFewRowMaxProducts; ++j)
+    if (j < g.count && blockIdx.x >= g.firstBlock[j])
+      i = j;
+  fewRowProduct<T, ROWS>(g.products[i], blockIdx.x - g.firstBlock[i]);
+}
+
 } // namespace
 
 // gc_fewrow_<type>_r<rows>: CudaFewRowProduct.cpp builds these names.
 #define GC_FEWROW_ENTRY(NAME, T, ROWS)                                                             \
-  extern "C" __global__ void __launch_bounds__(kFewRowThreads) NAME(FewRowKernelArgs p) {          \
-    fewRowProduct<T, ROWS>(p);                                                                     \
+  extern "C" __global__ void __launch_bounds__(kFewRowThreads)                                     \
+      NAME(const __grid_constant__ FewRowGroupArgs g) {                                            \
+    fewRowGroup<T, ROWS>(g);                                                                       \
   }
 #define GC_FEWROW_ENTRIES(TYPE, T)                                                                 \
   GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r1, T, 1)                                                     \

@@ -4,9 +4,12 @@
 // passed by value, as the host (CudaFewRowProduct.cpp) fills it in. Plain
 // data, read by nvcc and by the host compiler alike.
 //
-// The kernel computes out[m, n] = act(sum_k a[m, k] w[n, k] + bias[n] +
+// One launch computes 1 to kFewRowMaxProducts products that share their
+// left rows (a decode layer's q, k and v projections, or its gate and up
+// ones): for each, out[m, n] = act(sum_k a[m, k] w[n, k] + bias[n] +
 // residual[m, n]) for m < rows, n < n: `a` and `w` with unit stride along
-// k, the others with any strides (in elements).
+// k, the others with any strides (in elements). A single product is a
+// group of one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
@@ -51,6 +54,24 @@ struct FewRowKernelArgs {
   /// bytes at a time up to the last whole vector (set at launch from the
   /// addresses); 0: every element loads alone.
   int32_t wide;
+};
+
+/// The most products one launch computes. A decode layer has at most three
+/// that read the same rows (q, k and v; gate and up are two); four leaves
+/// room for one more (a fused adapter's, say) while the argument stays
+/// about 500 bytes, and a block finds its product in at most three
+/// comparisons.
+constexpr int kFewRowMaxProducts = 4;
+
+struct FewRowGroupArgs {
+  /// The products, each with its own `groups` equal to the others'; their
+  /// `a`, aRowStride and k are the same.
+  FewRowKernelArgs products[kFewRowMaxProducts];
+  /// Product i takes blocks firstBlock[i] up to firstBlock[i + 1] (the
+  /// last one up to the grid's end); blocks of a product do what a launch
+  /// of it alone with the same groups would.
+  uint32_t firstBlock[kFewRowMaxProducts];
+  int32_t count;
 };
 
 } // namespace gc::cuda

@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Cuda/CudaDriver.h"
+#include "Cuda/CudaFewRowProduct.h"
 #include "GpuTestKernels.h"
 #include "LoopGraphMaker.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 
 using namespace gc;
@@ -103,6 +105,110 @@ void expectAffine(const std::vector<float> &x, const std::vector<float> &c,
     acc += 2 * x[i] + 1;
     ASSERT_EQ(c[i * cStride], acc) << i;
     ASSERT_EQ(d[i], 3 * acc) << i;
+  }
+}
+
+/// y_i = x w_i^T for three weights [n_i, 64] read in Linear layout (one
+/// launch: CudaFewRowProduct.h), then z = x w_3^T + y_1, which reads y_1
+/// and so runs after them, alone. All float32, one row; every tensor an
+/// input or output of its own.
+struct SharedRowProducts : LoopGraphMaker {
+  static constexpr int64_t kK = 64;
+  std::vector<int64_t> ns = {64, 40, 24, 40};
+
+  SharedRowProducts() {
+    uint32_t x = input("x", DType::Float32, ks({1, kK}));
+    std::vector<uint32_t> w, y;
+    for (size_t i = 0; i < ns.size(); ++i)
+      w.push_back(input("w" + std::to_string(i), DType::Float32, ks({ns[i], kK})));
+    for (size_t i = 0; i < ns.size(); ++i)
+      y.push_back(buffer(i < 3 ? "y" + std::to_string(i) : "z", BufferKind::Output,
+                         DType::Float32, ks({1, ns[i]})));
+    for (size_t i = 0; i < ns.size(); ++i) {
+      std::vector<BufferView> ins = {whole(x), whole(w[i])};
+      if (i == 3)
+        ins.push_back(whole(y[1]));
+      LoopNode &n = callNode(LoopNode::Kind::Extern, ops::aten_mm_default, ins, {whole(y[i])});
+      n.inputs[1].type = view(DType::Float32, ks({kK, ns[i]}), ks({1, kK}));
+      n.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+      if (i == 3)
+        n.postOps = {{PostOp::Kind::Add, 2}};
+    }
+    graph.plan.target = kTarget;
+    for (size_t i = 0; i < ns.size(); ++i)
+      output(graph.buffers[y[i]].name, y[i], whole(y[i]).type);
+  }
+};
+
+TEST(CudaExecutor, ProductsOfTheSameRowsGroupInThePlan) {
+  // What the executor groups, from the plan gc-package makes (no GPU
+  // needed): the three products of x, not the fourth, which reads y_1.
+  SharedRowProducts g;
+  Expected<std::shared_ptr<const RuntimePlan>> plan = g.runtimePlan();
+  ASSERT_TRUE(bool(plan)) << plan.error().message();
+  const plan::Graph &graph = *(*plan)->root().graphs()->Get(0);
+  ASSERT_EQ(graph.steps()->size(), 4u);
+  std::vector<cuda::FewRowLaunch> launches;
+  for (size_t s = 0; s < 4; ++s) {
+    const LoopNode &node = g.graph.nodes[s];
+    auto layout = [](const TensorType &t) {
+      StridedLayout l;
+      for (const SymExpr *e : t.sizes)
+        l.sizes.push_back(e->constant());
+      for (const SymExpr *e : t.strides)
+        l.strides.push_back(e->constant());
+      return l;
+    };
+    std::vector<StridedLayout> ins;
+    for (const BufferView &v : node.inputs)
+      ins.push_back(layout(v.type));
+    launches.push_back(cuda::planFewRowProduct(*graph.steps()->Get(s)->detail_as_OpStep(), ins,
+                                               {layout(node.outputs[0].type)}, 132));
+    ASSERT_FALSE(launches.back().entry.empty()) << launches.back().declined;
+  }
+  std::vector<const cuda::FewRowLaunch *> ptrs;
+  for (const cuda::FewRowLaunch &l : launches)
+    ptrs.push_back(&l);
+  EXPECT_EQ(cuda::fewRowGroupRuns(ptrs), (std::vector<std::pair<size_t, size_t>>{{0, 3}}));
+}
+
+TEST(CudaExecutor, ProductsOfTheSameRowsRunAsOneLaunch) {
+  GC_REQUIRE_GPU();
+  SharedRowProducts g;
+  GpuKernelImage kernels(gpuTestKernels());
+  auto e = g.executor(kernels);
+  ASSERT_TRUE(bool(e)) << e.error().message();
+  const int64_t k = SharedRowProducts::kK;
+  std::vector<std::vector<float>> in = {randomFloats(size_t(k), 1)}, out;
+  for (size_t i = 0; i < g.ns.size(); ++i) {
+    in.push_back(randomFloats(size_t(g.ns[i] * k), unsigned(i + 2)));
+    out.emplace_back(size_t(g.ns[i]), NAN);
+  }
+  std::vector<TensorRef> inputs = {ref(in[0], {1, k})}, outputs;
+  for (size_t i = 0; i < g.ns.size(); ++i) {
+    inputs.push_back(ref(in[i + 1], {g.ns[i], k}));
+    outputs.push_back(ref(out[i], {1, g.ns[i]}));
+  }
+  // Twice: step by step, then (where allowed) through a CUDA graph.
+  for (int run = 0; run < 2; ++run) {
+    Error err = (*e)->run(inputs, outputs);
+    ASSERT_FALSE(err) << err.message();
+    // |got - want| <= 1e-3 |want| + 1e-5 (the sum of the absolute terms).
+    for (size_t i = 0; i < g.ns.size(); ++i)
+      for (int64_t n = 0; n < g.ns[i]; ++n) {
+        double want = 0, magnitude = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          double term = double(in[0][q]) * in[i + 1][n * k + q];
+          want += term;
+          magnitude += std::abs(term);
+        }
+        if (i == 3) {
+          want += out[1][n];
+          magnitude += std::abs(out[1][n]);
+        }
+        EXPECT_LE(std::abs(out[i][n] - want), 1e-3 * std::abs(want) + 1e-5 * magnitude)
+            << "run " << run << ", output " << i << ", column " << n;
+      }
   }
 }
 

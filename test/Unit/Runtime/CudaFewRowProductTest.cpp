@@ -17,6 +17,12 @@
 // bfloat16 and float16 (the output is rounded once to the type: 2^-9
 // relative for bfloat16).
 //
+// Groups of products (one launch over several weights that share their
+// left rows): which consecutive steps fewRowGroupRuns groups and which it
+// keeps apart, the blocks planFewRowGroup gives each product, the overlap
+// check at run time, and the grouped kernel at the same tolerance, on the
+// host and on a GPU.
+//
 //===----------------------------------------------------------------------===//
 #include "Cuda/CudaFewRowProduct.h"
 #include "FewRowKernelOnHost.h"
@@ -89,13 +95,14 @@ struct Product {
   }
 };
 
-/// The one-step plan of `p`: input i is buffer i, the output the buffer
-/// after the inputs (sizes are read from the layouts, not the views).
+/// The one-step plan of `p`: input 0 is buffer 0, input i > 0 buffer
+/// `base` + i, the output the buffer after the inputs' (sizes are read from
+/// the layouts, not the views).
 struct Step {
   flatbuffers::FlatBufferBuilder fbb;
   const plan::OpStep *step = nullptr;
 
-  explicit Step(const Product &p) {
+  explicit Step(const Product &p, uint32_t base = 0) {
     size_t inputs = p.inputs().size();
     std::vector<flatbuffers::Offset<plan::View>> ins, outs;
     auto view = [&](uint32_t buffer, plan::DType t) {
@@ -103,8 +110,9 @@ struct Step {
       return plan::CreateView(fbb, buffer, t, none, none);
     };
     for (size_t i = 0; i < inputs; ++i)
-      ins.push_back(view(uint32_t(i), i == 1 && p.weightType ? *p.weightType : p.type));
-    outs.push_back(view(uint32_t(inputs), p.type));
+      ins.push_back(
+          view(i == 0 ? 0 : base + uint32_t(i), i == 1 && p.weightType ? *p.weightType : p.type));
+    outs.push_back(view(base + uint32_t(inputs), p.type));
     auto postOps = fbb.CreateVectorOfStructs(p.postOps);
     auto dnnl =
         plan::CreateDnnlCall(fbb, p.primitive, 0, 1, p.biasInCall ? 2 : -1, 0, 0, 0, 1, postOps);
@@ -250,6 +258,121 @@ TEST(CudaFewRowPlan, DeclinesWhatItLeavesToCuBLASLt) {
   declines(p, "no rows");
 }
 
+/// `p`'s launch as a step whose operands but the left rows lie in buffers
+/// from `base` + 1 on (Step).
+FewRowLaunch planAt(const Product &p, uint32_t base) {
+  Step s(p, base);
+  return planFewRowProduct(*s.step, p.inputs(), {p.out}, kSMs);
+}
+
+using Runs = std::vector<std::pair<size_t, size_t>>;
+Runs runs(const std::vector<FewRowLaunch> &launches, std::vector<size_t> declined = {}) {
+  std::vector<const FewRowLaunch *> ptrs;
+  for (const FewRowLaunch &l : launches)
+    ptrs.push_back(&l);
+  for (size_t i : declined)
+    ptrs[i] = nullptr;
+  return cuda::fewRowGroupRuns(ptrs);
+}
+
+TEST(CudaFewRowGroupPlan, GroupsConsecutiveProductsOfTheSameRows) {
+  // Llama-3.2-1B's q, k and v projections, then its gate and up ones.
+  std::vector<FewRowLaunch> l = {planAt(Product(1, 2048, 2048), 0),
+                                 planAt(Product(1, 512, 2048), 2),
+                                 planAt(Product(1, 512, 2048), 4)};
+  EXPECT_EQ(runs(l), (Runs{{0, 3}}));
+  // 1536 tiles: two groups a block keep 768 blocks (>= 4 x 132), four
+  // would not; each product gets its tiles' share.
+  cuda::FewRowGroup g = cuda::planFewRowGroup(l, kSMs);
+  EXPECT_EQ(g.entry, "gc_fewrow_bf16_r1");
+  EXPECT_EQ(g.blocks, 768u);
+  ASSERT_EQ(g.products.size(), 3u);
+  for (const FewRowLaunch &p : g.products)
+    EXPECT_EQ(p.args.groups, 2);
+  EXPECT_EQ(g.products[0].blocks, 512u);
+  EXPECT_EQ(g.products[2].blocks, 128u);
+  // Alone, each would take one group a block.
+  EXPECT_EQ(l[1].args.groups, 1);
+
+  l = {planAt(Product(1, 8192, 2048), 0), planAt(Product(1, 8192, 2048), 2)};
+  EXPECT_EQ(runs(l), (Runs{{0, 2}}));
+  g = cuda::planFewRowGroup(l, kSMs);
+  EXPECT_EQ(g.blocks, 1024u); // 8192 tiles in 8 groups
+  EXPECT_EQ(g.products[1].args.groups, 8);
+
+  // Five alike: four in a launch, the fifth alone.
+  l.clear();
+  for (uint32_t i = 0; i < 5; ++i)
+    l.push_back(planAt(Product(1, 64, 256), 2 * i));
+  EXPECT_EQ(runs(l), (Runs{{0, 4}}));
+}
+
+TEST(CudaFewRowGroupPlan, KeepsApartWhatCannotShareALaunch) {
+  auto pair = [](const Product &a, const Product &b) {
+    return std::vector<FewRowLaunch>{planAt(a, 0), planAt(b, uint32_t(a.inputs().size()))};
+  };
+  Product p(1, 64, 256);
+  EXPECT_EQ(runs(pair(p, p)), (Runs{{0, 2}}));
+  // Other left rows: another offset, another buffer.
+  Product q(1, 64, 256);
+  q.a = layout({1, 256}, {256, 1}, 8);
+  EXPECT_EQ(runs(pair(p, q)), Runs{});
+  std::vector<FewRowLaunch> l = pair(p, p);
+  l[1].buffers[cuda::kFewRowA] = 7;
+  EXPECT_EQ(runs(l), Runs{});
+  // Another k, another type or row count (another kernel).
+  EXPECT_EQ(runs(pair(p, Product(1, 64, 128))), Runs{});
+  EXPECT_EQ(runs(pair(p, Product(1, 64, 256, plan::DType::Float16))), Runs{});
+  EXPECT_EQ(runs(pair(Product(2, 64, 256, plan::DType::Float32),
+                      Product(3, 64, 256, plan::DType::Float32))),
+            Runs{});
+  // The second reads the first's output (its residual), or writes what the
+  // first reads (its weight) or writes.
+  Product r(1, 64, 256);
+  r.addResidual();
+  l = pair(p, r);
+  EXPECT_EQ(runs(l), (Runs{{0, 2}}));
+  l[1].buffers[cuda::kFewRowResidual] = l[0].buffers[cuda::kFewRowOut];
+  EXPECT_EQ(runs(l), Runs{});
+  l = pair(p, p);
+  l[1].buffers[cuda::kFewRowOut] = l[0].buffers[cuda::kFewRowW];
+  EXPECT_EQ(runs(l), Runs{});
+  l[1].buffers[cuda::kFewRowOut] = l[0].buffers[cuda::kFewRowOut];
+  EXPECT_EQ(runs(l), Runs{});
+  // A step the kernel declines splits a run; one left alone is no group.
+  l = {planAt(p, 0), planAt(p, 2), planAt(p, 4), planAt(p, 6), planAt(p, 8)};
+  EXPECT_EQ(runs(l, {2}), (Runs{{0, 2}, {3, 2}}));
+  EXPECT_EQ(runs(l, {1, 3}), Runs{});
+  // A dependency ends a run; the next one starts at the step that ended it.
+  l[2].buffers[cuda::kFewRowW] = l[1].buffers[cuda::kFewRowOut];
+  EXPECT_EQ(runs(l), (Runs{{0, 2}, {2, 3}}));
+}
+
+TEST(CudaFewRowGroupPlan, RunsOneByOneWhereOutputsOverlapOperands) {
+  std::vector<FewRowLaunch> l = {planAt(Product(1, 64, 256), 0), planAt(Product(1, 32, 256), 2)};
+  cuda::FewRowGroup g = cuda::planFewRowGroup(l, kSMs);
+  // Buffers 0 (left rows, 512 bytes), 1 and 3 (weights), 2 and 4 (outputs
+  // of 128 and 64 bytes).
+  uint64_t apart[] = {0x10000, 0x20000, 0x30000, 0x40000, 0x50000};
+  std::optional<cuda::FewRowGroupArgs> args = cuda::fewRowGroupArgs(g, apart);
+  ASSERT_TRUE(args);
+  EXPECT_EQ(args->count, 2);
+  EXPECT_EQ(args->firstBlock[1], g.products[0].blocks);
+  EXPECT_EQ(args->products[1].out, 0x50000u);
+  EXPECT_EQ(args->products[1].n, 32);
+  // The second output where the left rows' last bytes lie; then right
+  // after them.
+  uint64_t over[] = {0x10000, 0x20000, 0x30000, 0x40000, 0x10000 + 510};
+  EXPECT_FALSE(cuda::fewRowGroupArgs(g, over));
+  over[4] = 0x10000 + 512;
+  EXPECT_TRUE(cuda::fewRowGroupArgs(g, over));
+  // The first output over the second weight.
+  uint64_t onWeight[] = {0x10000, 0x20000, 0x40000 + 4096, 0x40000, 0x50000};
+  EXPECT_FALSE(cuda::fewRowGroupArgs(g, onWeight));
+  // One product alone never declines.
+  EXPECT_TRUE(cuda::fewRowGroupArgs(cuda::fewRowGroupOfOne(l[0]), over));
+}
+
 //===----------------------------------------------------------------------===//
 // On a GPU
 //===----------------------------------------------------------------------===//
@@ -296,29 +419,46 @@ struct On {
 constexpr On kGpu{true, 0};
 On host(int sms = kSMs) { return {false, sms}; }
 
-/// Runs `p` with random operands and checks every element of the output
-/// buffer: the product's against the reference, the others (a strided
-/// output's gaps) untouched.
-void run(const Product &p, On on = kGpu) {
-  SCOPED_TRACE(std::string(p.type == plan::DType::Float32    ? "float32"
-                           : p.type == plan::DType::BFloat16 ? "bfloat16"
-                                                             : "float16") +
-               " rows " + std::to_string(p.rows) + " n " + std::to_string(p.n) + " k " +
-               std::to_string(p.k) + (on.gpu ? "" : ", on the host"));
-  std::mt19937 rng(static_cast<uint32_t>(p.rows * 7919 + p.n * 31 + p.k));
-  std::vector<StridedLayout> ins = p.inputs();
-  std::vector<std::vector<float>> host;
-  for (const StridedLayout &l : ins)
-    host.push_back(randomValues(l, p.type, rng));
+std::string describe(const Product &p) {
+  return std::string(p.type == plan::DType::Float32    ? "float32"
+                     : p.type == plan::DType::BFloat16 ? "bfloat16"
+                                                       : "float16") +
+         " rows " + std::to_string(p.rows) + " n " + std::to_string(p.n) + " k " +
+         std::to_string(p.k);
+}
+
+/// Runs `ps` (1 to kFewRowMaxProducts products of the same left rows, as
+/// one launch) with random operands and checks every element of each
+/// output buffer: the product's against the reference, the others (a
+/// strided output's gaps) untouched. Buffer 0 holds the left rows (`ps[0]`'s
+/// layout), then each product's other operands and output follow.
+void runGroup(const std::vector<Product> &ps, On on = kGpu) {
+  std::string what;
+  for (const Product &p : ps)
+    what += (what.empty() ? "" : " | ") + describe(p);
+  SCOPED_TRACE(what + (on.gpu ? "" : ", on the host"));
+  const Product &p0 = ps[0];
+  for (const Product &p : ps)
+    ASSERT_TRUE(p.a.sameMemoryAs(p0.a) && p.type == p0.type) << "not the same left rows";
+  std::mt19937 rng(static_cast<uint32_t>(p0.rows * 7919 + p0.n * 31 + p0.k + ps.size()));
+  // Host values and buffer images, in buffer order; each product's first
+  // buffer after the left rows.
+  std::vector<std::vector<float>> host = {randomValues(p0.a, p0.type, rng)};
+  std::vector<size_t> base;
   // A value all three types hold exactly.
   constexpr float kUntouched = 1024.f;
-  std::vector<float> outHost(static_cast<size_t>(p.out.extent()), kUntouched);
-  // Operand images, then the output's: on the host, vectors (16-byte
-  // aligned, as operator new aligns), on the GPU, device copies.
+  for (const Product &p : ps) {
+    base.push_back(host.size() - 1);
+    std::vector<StridedLayout> ins = p.inputs();
+    for (size_t i = 1; i < ins.size(); ++i)
+      host.push_back(randomValues(ins[i], p.type, rng));
+    host.emplace_back(static_cast<size_t>(p.out.extent()), kUntouched);
+  }
+  // On the host, vectors (16-byte aligned, as operator new aligns), on the
+  // GPU, device copies.
   std::vector<std::vector<float>> images;
   for (const std::vector<float> &h : host)
-    images.push_back(image(h, p.type));
-  images.push_back(image(outHost, p.type));
+    images.push_back(image(h, p0.type));
   std::vector<std::unique_ptr<test::DeviceMemory>> mem;
   std::vector<uint64_t> addresses;
   for (std::vector<float> &im : images) {
@@ -326,76 +466,97 @@ void run(const Product &p, On on = kGpu) {
       mem.push_back(std::make_unique<test::DeviceMemory>(im));
     addresses.push_back(reinterpret_cast<uint64_t>(on.gpu ? mem.back()->data() : im.data()));
   }
-  Step s(p);
-  std::vector<float> words;
+  std::vector<std::unique_ptr<Step>> steps;
+  for (size_t j = 0; j < ps.size(); ++j)
+    steps.push_back(std::make_unique<Step>(ps[j], uint32_t(base[j])));
+  int sms = on.sms;
+  const cuda::Driver *d = nullptr;
   if (on.gpu) {
-    const cuda::Driver &d = **cuda::driver();
+    d = *cuda::driver();
     cuda::Device device = 0;
-    int sms = 0;
-    ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
-    ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
-    cuda::CudaFewRowKernels kernels(d, sms);
+    ASSERT_EQ(d->deviceGet(&device, 0), cuda::Success);
+    ASSERT_EQ(d->deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
+  }
+  std::vector<FewRowLaunch> launches;
+  for (size_t j = 0; j < ps.size(); ++j) {
+    launches.push_back(planFewRowProduct(*steps[j]->step, ps[j].inputs(), {ps[j].out}, sms,
+                                         cuda::FewRowPick::WheneverPossible));
+    ASSERT_FALSE(launches.back().entry.empty())
+        << "the kernel declined: " << launches.back().declined;
+  }
+  if (on.gpu) {
+    cuda::CudaFewRowKernels kernels(*d, sms);
+    // One product through the call the executor prepares for a step.
     Expected<std::unique_ptr<ExternCall>> call =
-        kernels.prepare(*s.step, ins, {p.out}, cuda::FewRowPick::WheneverPossible);
+        ps.size() == 1 ? kernels.prepare(*steps[0]->step, p0.inputs(), {p0.out},
+                                         cuda::FewRowPick::WheneverPossible)
+                       : kernels.group(launches);
     ASSERT_TRUE(bool(call)) << call.error().message();
-    ASSERT_TRUE(*call) << "the kernel declined: "
-                       << planFewRowProduct(*s.step, ins, {p.out}, sms,
-                                            cuda::FewRowPick::WheneverPossible)
-                              .declined;
+    ASSERT_TRUE(*call);
     EXPECT_EQ((*call)->workspaceBytes(), 0u);
     ASSERT_FALSE((*call)->run({.deviceBuffers = addresses.data(), .stream = nullptr}));
-    ASSERT_EQ(d.streamSynchronize(nullptr), cuda::Success);
-    words = mem.back()->read();
+    ASSERT_EQ(d->streamSynchronize(nullptr), cuda::Success);
+    for (size_t b = 0; b < images.size(); ++b)
+      images[b] = mem[b]->read();
   } else {
-    FewRowLaunch l =
-        planFewRowProduct(*s.step, ins, {p.out}, on.sms, cuda::FewRowPick::WheneverPossible);
-    ASSERT_FALSE(l.entry.empty()) << "the kernel declined: " << l.declined;
-    ASSERT_TRUE(
-        test::runFewRowKernelOnHost(l.entry, l.blocks, cuda::fewRowArgs(l, addresses.data())));
-    words = images.back();
+    cuda::FewRowGroup g = ps.size() == 1 ? cuda::fewRowGroupOfOne(launches[0])
+                                         : cuda::planFewRowGroup(launches, sms);
+    std::optional<cuda::FewRowGroupArgs> args = cuda::fewRowGroupArgs(g, addresses.data());
+    ASSERT_TRUE(args) << "the products' operands overlap";
+    ASSERT_TRUE(test::runFewRowKernelOnHost(g.entry, g.blocks, *args));
   }
-  auto got = [&](int64_t i) {
-    return is16(p.type) ? from16(p.type, reinterpret_cast<const uint16_t *>(words.data())[i])
-                        : words[i];
-  };
-  auto at = [](const StridedLayout &l, int64_t m, int64_t n) {
-    size_t r = l.sizes.size();
-    return l.offset + m * l.strides[r - 2] + n * l.strides[r - 1];
-  };
-  std::vector<bool> written(outHost.size(), false);
-  double rtol = is16(p.type) ? 1e-2 : 1e-3;
-  int failures = 0;
-  const std::vector<float> &a = host[0], &w = host[1];
-  for (int64_t m = 0; m < p.rows; ++m)
-    for (int64_t n = 0; n < p.n; ++n) {
-      double sum = 0, magnitude = 0;
-      for (int64_t k = 0; k < p.k; ++k) {
-        double prod = double(a[at(p.a, m, k)]) * w[at(p.w, k, n)];
-        sum += prod;
-        magnitude += std::abs(prod);
+  for (size_t j = 0; j < ps.size(); ++j) {
+    const Product &p = ps[j];
+    SCOPED_TRACE("product " + std::to_string(j));
+    const std::vector<float> &words = images[base[j] + p.inputs().size()];
+    auto got = [&](int64_t i) {
+      return is16(p.type) ? from16(p.type, reinterpret_cast<const uint16_t *>(words.data())[i])
+                          : words[i];
+    };
+    auto at = [](const StridedLayout &l, int64_t m, int64_t n) {
+      size_t r = l.sizes.size();
+      return l.offset + m * l.strides[r - 2] + n * l.strides[r - 1];
+    };
+    auto operand = [&](size_t input) -> const std::vector<float> & {
+      return input == 0 ? host[0] : host[base[j] + input];
+    };
+    std::vector<bool> written(static_cast<size_t>(p.out.extent()), false);
+    double rtol = is16(p.type) ? 1e-2 : 1e-3;
+    int failures = 0;
+    const std::vector<float> &a = operand(0), &w = operand(1);
+    for (int64_t m = 0; m < p.rows; ++m)
+      for (int64_t n = 0; n < p.n; ++n) {
+        double sum = 0, magnitude = 0;
+        for (int64_t k = 0; k < p.k; ++k) {
+          double prod = double(a[at(p.a, m, k)]) * w[at(p.w, k, n)];
+          sum += prod;
+          magnitude += std::abs(prod);
+        }
+        if (p.hasBias) {
+          double b = operand(2)[p.bias.offset + n * p.bias.strides[0]];
+          sum += b;
+          magnitude += std::abs(b);
+        }
+        if (p.hasResidual) {
+          double r = operand(p.hasBias ? 3 : 2)[at(p.residual, m, n)];
+          sum += r;
+          magnitude += std::abs(r);
+        }
+        double want = activate(sum, p);
+        int64_t where = at(p.out, m, n);
+        written[where] = true;
+        double g = got(where);
+        if (!(std::abs(g - want) <= rtol * std::abs(want) + 1e-5 * magnitude) && failures++ < 5)
+          ADD_FAILURE() << "(" << m << ", " << n << "): got " << g << ", want " << want;
       }
-      if (p.hasBias) {
-        double b = host[2][p.bias.offset + n * p.bias.strides[0]];
-        sum += b;
-        magnitude += std::abs(b);
-      }
-      if (p.hasResidual) {
-        double r = host[p.hasBias ? 3 : 2][at(p.residual, m, n)];
-        sum += r;
-        magnitude += std::abs(r);
-      }
-      double want = activate(sum, p);
-      int64_t where = at(p.out, m, n);
-      written[where] = true;
-      double g = got(where);
-      if (!(std::abs(g - want) <= rtol * std::abs(want) + 1e-5 * magnitude) && failures++ < 5)
-        ADD_FAILURE() << "(" << m << ", " << n << "): got " << g << ", want " << want;
-    }
-  for (size_t i = 0; i < outHost.size(); ++i)
-    if (!written[i] && got(int64_t(i)) != kUntouched && failures++ < 5)
-      ADD_FAILURE() << "element " << i << " outside the output was written: " << got(int64_t(i));
-  EXPECT_EQ(failures, 0);
+    for (size_t i = 0; i < written.size(); ++i)
+      if (!written[i] && got(int64_t(i)) != kUntouched && failures++ < 5)
+        ADD_FAILURE() << "element " << i << " outside the output was written: " << got(int64_t(i));
+    EXPECT_EQ(failures, 0);
+  }
 }
+
+void run(const Product &p, On on = kGpu) { runGroup({p}, on); }
 
 constexpr plan::DType kTypes[] = {plan::DType::Float32, plan::DType::BFloat16,
                                   plan::DType::Float16};
@@ -498,6 +659,51 @@ TEST(CudaFewRowOnHost, GroupsOfThreads) {
       run(Product(3, 131, 2056, t), host(sms));
       run(Product(1, 64, 4100, t), host(sms));
     }
+}
+
+// Groups of products in one launch: 2 to 4 products of unequal N, with and
+// without bias and residual, 1 to 8 rows, bfloat16 and float32.
+
+void groups(On on, std::vector<int64_t> rowCounts) {
+  for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32})
+    for (int64_t rows : rowCounts) {
+      runGroup({Product(rows, 37, 1000, t), Product(rows, 130, 1000, t)}, on);
+      std::vector<Product> three = {Product(rows, 64, 520, t), Product(rows, 5, 520, t),
+                                    Product(rows, 21, 520, t)};
+      three[0].addBias();
+      three[1].addResidual();
+      three[2].addBias(/*inCall=*/true);
+      three[2].addResidual();
+      three[2].postOps.emplace_back(plan::PostOpKind::Relu, 0);
+      runGroup(three, on);
+      std::vector<Product> four = {Product(rows, 1, 67, t), Product(rows, 45, 67, t),
+                                   Product(rows, 3, 67, t), Product(rows, 90, 67, t)};
+      four[1].postOps.emplace_back(plan::PostOpKind::GeluTanh, 0);
+      four[3].addBias();
+      four[3].bias = layout({90}, {2}, 1);
+      four[3].out = layout({rows, 90}, {1, rows + 1}, 2);
+      runGroup(four, on);
+    }
+}
+
+TEST(CudaFewRowOnHost, GroupsOfProductsInOneLaunch) {
+  groups(host(), {1, 4, kGpuFewRowsMax});
+  // Few SMs: several thread groups a block in each product's blocks.
+  for (int sms : {1, 4})
+    runGroup({Product(2, 131, 2056, plan::DType::BFloat16),
+              Product(2, 64, 2056, plan::DType::BFloat16)},
+             host(sms));
+}
+
+TEST(CudaFewRow, GroupsOfProductsInOneLaunch) {
+  GC_REQUIRE_GPU();
+  groups(kGpu, {1, 2, 3, 4, 5, 6, 7, 8});
+  // Llama-3.2-1B's q|k|v and gate|up, Llama-3.1-8B's q|k|v, one row.
+  for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32}) {
+    runGroup({Product(1, 2048, 2048, t), Product(1, 512, 2048, t), Product(1, 512, 2048, t)});
+    runGroup({Product(1, 8192, 2048, t), Product(1, 8192, 2048, t)});
+    runGroup({Product(1, 4096, 4096, t), Product(1, 1024, 4096, t), Product(1, 1024, 4096, t)});
+  }
 }
 
 TEST(CudaFewRow, LlamaDecodeShapes) {

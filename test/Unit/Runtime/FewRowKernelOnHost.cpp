@@ -14,8 +14,8 @@
 namespace gc::test {
 
 bool runFewRowKernelOnHost(const std::string &entry, unsigned blocks,
-                           const cuda::FewRowKernelArgs &args) {
-  using Entry = void (*)(cuda::FewRowKernelArgs);
+                           const cuda::FewRowGroupArgs &args) {
+  using Entry = void (*)(cuda::FewRowGroupArgs);
 #define GC_HOST_ENTRIES(T)                                                                         \
   {"gc_fewrow_" #T "_r1", gc_fewrow_##T##_r1}, {"gc_fewrow_" #T "_r2", gc_fewrow_##T##_r2},        \
       {"gc_fewrow_" #T "_r3", gc_fewrow_##T##_r3}, {"gc_fewrow_" #T "_r4", gc_fewrow_##T##_r4},    \

@@ -9,10 +9,10 @@
 namespace gc::test {
 
 /// Runs the few-row kernel `entry` (gc_fewrow_<type>_r<rows>) over
-/// `blocks` blocks of kFewRowThreads host threads with `args` (host
-/// addresses); false if there is no such entry.
+/// `blocks` blocks of kFewRowThreads host threads with `args` (a group of
+/// one or more products, host addresses); false if there is no such entry.
 bool runFewRowKernelOnHost(const std::string &entry, unsigned blocks,
-                           const cuda::FewRowKernelArgs &args);
+                           const cuda::FewRowGroupArgs &args);
 
 } // namespace gc::test
 

@@ -114,5 +114,6 @@ inline uint4 __ldcs(const uint4 *p) {
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(threads)
+#define __grid_constant__
 
 #endif // GC_TEST_UNIT_RUNTIME_CUDAHOSTSHIM_CUDA_BF16_H
