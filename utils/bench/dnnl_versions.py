@@ -46,12 +46,11 @@ def prepare(args):
     os.makedirs(args.out, exist_ok=True)
     for model in args.models:
         precision.regen(args.out, model, args.export_python)
-        precision.compile_packages(args.build, args.out, model, args.out)
         for p in precision.PRECISIONS:
-            # Beside the first, so that the archive's relative path is the same.
+            # Both beside the archive, which each names by a relative path.
             pkg, check = os.path.join(args.out, f"{model}.{p}.gcpkg"), os.path.join(args.out, "check.gcpkg")
-            subprocess.run([os.path.join(args.build3, "bin", "gc-compile"), os.path.join(args.out, model, "model.pt2"),
-                            "--freeze", "--weights=external", f"--precision={p}", "-o", check], check=True)
+            precision.compile_package(args.build, args.out, model, p, pkg)
+            precision.compile_package(args.build3, args.out, model, p, check)
             same = filecmp.cmp(pkg, check, shallow=False)
             os.remove(check)
             if not same:

@@ -74,21 +74,20 @@ def inputs(out, model):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if re.fullmatch(r"in\d+\.npy", f))
 
 
-def compile_packages(build, out, model, dest):
-    """Compiles DIR/<model>/model.pt2 into dest/<model>.<precision>.gcpkg
-    for both precisions, with external weights."""
-    for p in PRECISIONS:
-        pkg = os.path.join(dest, f"{model}.{p}.gcpkg")
-        subprocess.run([os.path.join(build, "bin", "gc-compile"), os.path.join(out, model, "model.pt2"),
-                        "--freeze", "--weights=external", f"--precision={p}", "-o", pkg], check=True)
-        print(f"made {pkg}", file=sys.stderr)
+def compile_package(build, out, model, precision, pkg):
+    """Compiles DIR/<model>/model.pt2 into `pkg` with external weights."""
+    subprocess.run([os.path.join(build, "bin", "gc-compile"), os.path.join(out, model, "model.pt2"),
+                    "--freeze", "--weights=external", f"--precision={precision}", "-o", pkg], check=True)
 
 
 def prepare(args):
     os.makedirs(args.out, exist_ok=True)
     for model in args.models:
         regen(args.out, model, args.export_python)
-        compile_packages(args.build, args.out, model, args.out)
+        for p in PRECISIONS:
+            pkg = os.path.join(args.out, f"{model}.{p}.gcpkg")
+            compile_package(args.build, args.out, model, p, pkg)
+            print(f"made {pkg}", file=sys.stderr)
         if args.drop_archives:
             os.remove(os.path.join(args.out, model, "model.pt2"))
 
