@@ -1,10 +1,15 @@
 """Models the benchmark exports itself, with random weights and no downloads.
 
-    python export_models.py NAME DEST_DIR
+    python export_models.py NAME DEST_DIR [--recipe]
 
 writes DEST_DIR/model.pt2 (torch.export.export, then torch.export.save),
 DEST_DIR/in<i>.npy (the example inputs) and DEST_DIR/out<i>.npy (the eager
 module's outputs on them, flattened in pytree order) and DEST_DIR/info.json.
+With --recipe the weights are recipe values (utils/zoo/weights.py) and
+DEST_DIR also gets model.pt2.skel.xz and manifest.json, from which
+test/Models/Inputs/realmodels/weightgen.py rebuilds model.pt2 byte for
+byte with numpy alone: a large model travels without its archive to a
+machine that lacks the model's library or this torch.
 Every model is built from its constructor or config (torchvision with
 weights=None, transformers from a default or small config), seeded with
 torch.manual_seed(0), in eval mode. The files are written to a temporary
@@ -139,7 +144,7 @@ MODELS = {**{f"tv_{name}": functools.partial(_torchvision, name) for name in TOR
                                      hf_whisper_tiny_encoder)}}
 
 
-def export(name, dest):
+def export(name, dest, recipe=False):
     import numpy as np
     import torch
     import torch.utils._pytree as pytree
@@ -147,12 +152,18 @@ def export(name, dest):
     torch.manual_seed(0)
     model, args, about = MODELS[name]()
     model.eval()
+    if recipe:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zoo"))
+        import weights
+        recipes = weights.apply_recipes(model, name)
     tmp = tempfile.mkdtemp(prefix=".export-", dir=os.path.dirname(os.path.abspath(dest)))
     try:
         start = time.perf_counter()
         ep = torch.export.export(model, args)
         torch.export.save(ep, os.path.join(tmp, "model.pt2"))
         seconds = time.perf_counter() - start
+        if recipe:
+            weights.write_skeleton(os.path.join(tmp, "model.pt2"), recipes, tmp)
         with torch.no_grad():
             outs = pytree.tree_leaves(model(*args))
         for i, a in enumerate(args):
@@ -163,7 +174,7 @@ def export(name, dest):
         for n in ep.graph.nodes:
             if n.op == "call_function":
                 ops[str(n.target)] = ops.get(str(n.target), 0) + 1
-        info = {"model": name, "about": about, "torch": torch.__version__,
+        info = {"model": name, "about": about + (", recipe weights" if recipe else ""), "torch": torch.__version__,
                 "export_seconds": round(seconds, 2), "ops": dict(sorted(ops.items()))}
         with open(os.path.join(tmp, "info.json"), "w") as f:
             json.dump(info, f, indent=1)
@@ -177,6 +188,7 @@ def export(name, dest):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in MODELS:
-        sys.exit("usage: export_models.py {%s} DEST_DIR" % ",".join(MODELS))
-    export(sys.argv[1], sys.argv[2])
+    recipe = sys.argv[3:] == ["--recipe"]
+    if len(sys.argv) != 3 + recipe or sys.argv[1] not in MODELS:
+        sys.exit("usage: export_models.py {%s} DEST_DIR [--recipe]" % ",".join(MODELS))
+    export(sys.argv[1], sys.argv[2], recipe)

@@ -7,14 +7,19 @@ Two steps, so that the packages can be made on one machine and run on
 another (the GPU machine's Intel CPU has AMX, and no compiler is needed
 there):
 
-  precision.py prepare --build build --out DIR [--models resnet50 bert_base llama_50m]
-      regenerates the real models' archives in DIR/<model>/ (weightgen.py)
-      and compiles DIR/<model>.exact.gcpkg and DIR/<model>.bf16.gcpkg with
+  precision.py prepare --build build --out DIR [--models resnet50 bert_base llama_50m tv_vit_b_16]
+                       [--export-python PY]
+      regenerates the real models' archives in DIR/<model>/ (weightgen.py),
+      exports export_models.py's models (tv_vit_b_16, hf_bert, ...) there
+      with recipe weights (export_models.py --recipe, run by PY: a python
+      with torch, and torchvision or transformers as the model needs), and
+      compiles DIR/<model>.exact.gcpkg and DIR/<model>.bf16.gcpkg with
       gc-compile --freeze --weights=external (the weights stay in the
-      archive, so DIR travels without them)
+      archive, so DIR travels without them: --drop-archives deletes them,
+      and `run` rebuilds each from its recipe with numpy alone)
   precision.py run --gcrt-run build/bin/gcrt-run --out DIR [--threads 2 8] [--bench 20]
                    [--peers ort compile-frozen]
-      regenerates any archive missing in DIR, runs both packages of every
+      rebuilds any archive missing in DIR, runs both packages of every
       model with gcrt-run and each peer through torch_worker.py (ONNX Runtime,
       Inductor with freezing), every engine pinned to the first T cores with
       T threads, prints a Markdown table
@@ -27,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,10 +45,28 @@ REALMODELS = os.path.join(HERE, "..", "..", "test", "Models", "Inputs", "realmod
 PRECISIONS = ("exact", "bf16")
 
 
-def regen(out, model):
-    if not os.path.exists(os.path.join(out, model, "model.pt2")):
-        subprocess.run([sys.executable, os.path.join(REALMODELS, "weightgen.py"), "regen", "--to", out,
-                        os.path.join(REALMODELS, model)], check=True, stdout=subprocess.DEVNULL)
+def regen(out, model, export_python=None):
+    """Makes DIR/<model>/model.pt2 when it is missing: a real model's from
+    its recipe in the checkout (its .npy files copied, not linked, so that
+    DIR travels alone), an exported model's from the recipe in DIR/<model>/,
+    or, given `export_python`, by exporting it there."""
+    d = os.path.join(out, model)
+    if os.path.exists(os.path.join(d, "model.pt2")):
+        return
+    weightgen = [sys.executable, os.path.join(REALMODELS, "weightgen.py"), "regen"]
+    if os.path.isdir(os.path.join(REALMODELS, model)):
+        subprocess.run(weightgen + ["--to", out, os.path.join(REALMODELS, model)], check=True,
+                       stdout=subprocess.DEVNULL)
+        for f in os.listdir(d):
+            if os.path.islink(os.path.join(d, f)):
+                shutil.copy(os.path.realpath(os.path.join(d, f)), os.path.join(d, f + ".tmp"))
+                os.replace(os.path.join(d, f + ".tmp"), os.path.join(d, f))
+    elif os.path.exists(os.path.join(d, "manifest.json")):
+        subprocess.run(weightgen + [d], check=True, stdout=subprocess.DEVNULL)
+    elif export_python:
+        subprocess.run([export_python, os.path.join(HERE, "export_models.py"), model, d, "--recipe"], check=True)
+    else:
+        sys.exit(f"{d}: no model.pt2 and no recipe; run `precision.py prepare` for it first")
 
 
 def inputs(out, model):
@@ -50,27 +74,42 @@ def inputs(out, model):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if re.fullmatch(r"in\d+\.npy", f))
 
 
+def compile_package(build, out, model, precision, pkg):
+    """Compiles DIR/<model>/model.pt2 into `pkg` with external weights."""
+    subprocess.run([os.path.join(build, "bin", "gc-compile"), os.path.join(out, model, "model.pt2"),
+                    "--freeze", "--weights=external", f"--precision={precision}", "-o", pkg], check=True)
+
+
 def prepare(args):
     os.makedirs(args.out, exist_ok=True)
     for model in args.models:
-        regen(args.out, model)
+        regen(args.out, model, args.export_python)
         for p in PRECISIONS:
             pkg = os.path.join(args.out, f"{model}.{p}.gcpkg")
-            subprocess.run([os.path.join(args.build, "bin", "gc-compile"), os.path.join(args.out, model, "model.pt2"),
-                            "--freeze", "--weights=external", f"--precision={p}", "-o", pkg], check=True)
+            compile_package(args.build, args.out, model, p, pkg)
             print(f"made {pkg}", file=sys.stderr)
+        if args.drop_archives:
+            os.remove(os.path.join(args.out, model, "model.pt2"))
 
 
-def run_one(gcrt_run, pkg, ins, threads, bench):
+def run_one(gcrt_run, pkg, ins, threads, bench, env=None):
+    """(median ms, first output) of `bench` runs of a package by gcrt-run,
+    pinned to the first `threads` cores."""
     cores = ",".join(str(c) for c in range(threads))
     with tempfile.TemporaryDirectory() as tmp:
         r = subprocess.run(["taskset", "-c", cores, gcrt_run, pkg, *ins, "--threads", str(threads),
                             "--bench", str(bench), "-o", tmp],
-                           check=True, capture_output=True, text=True)
+                           check=True, capture_output=True, text=True, env=env)
         m = re.search(r"median ([0-9.]+) ms", r.stdout + r.stderr)
         if not m:
             sys.exit(f"no median in gcrt-run's output:\n{r.stdout}{r.stderr}")
         return float(m.group(1)), np.load(os.path.join(tmp, "out0.npy"))
+
+
+def relative_error(got, want):
+    """The largest |got - want| divided by the largest |want|."""
+    want = want.astype(np.float64)
+    return float(np.abs(got.astype(np.float64) - want).max()) / (float(np.abs(want).max()) or 1.0)
 
 
 def eager_outputs(model_dir):
@@ -125,14 +164,13 @@ def run(args):
         if not os.path.exists(want_path):
             eager_outputs(os.path.join(args.out, model))
         want = np.load(want_path).astype(np.float64)
-        scale = float(np.abs(want).max()) or 1.0
         for t in args.threads:
             peers = {}
             for engine in args.peers:
                 peers[engine] = peer_ms(os.path.join(args.out, model), engine, t, args.bench)
             got = {p: run_one(args.gcrt_run, os.path.join(args.out, f"{model}.{p}.gcpkg"), inputs(args.out, model),
                               t, args.bench) for p in PRECISIONS}
-            err = {p: float(np.abs(got[p][1].astype(np.float64) - want).max()) / scale for p in PRECISIONS}
+            err = {p: relative_error(got[p][1], want) for p in PRECISIONS}
             best = min((ms for ms, _ in peers.values() if ms), default=None)
             cells = ["%.2f" % ms if ms else "error: " + e for ms, e in peers.values()]
             ratio = "%.2f" % (got["exact"][0] / best) if best else ""
@@ -153,6 +191,10 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("prepare")
     p.add_argument("--build", required=True)
+    p.add_argument("--export-python", default=sys.executable,
+                   help="the python that exports export_models.py's models (torch, torchvision, transformers)")
+    p.add_argument("--drop-archives", action="store_true",
+                   help="delete each model.pt2 once compiled (run rebuilds it from its recipe)")
     r = sub.add_parser("run")
     r.add_argument("--gcrt-run", required=True)
     r.add_argument("--threads", type=int, nargs="+", default=[2, 8])
@@ -161,7 +203,7 @@ def main():
                    choices=["ort", "compile-frozen", "compile", "eager"])
     for s in (p, r):
         s.add_argument("--out", required=True)
-        s.add_argument("--models", nargs="+", default=["resnet50", "bert_base", "llama_50m"])
+        s.add_argument("--models", nargs="+", default=["resnet50", "bert_base", "llama_50m", "tv_vit_b_16"])
     args = ap.parse_args()
     prepare(args) if args.cmd == "prepare" else run(args)
 

@@ -1,9 +1,17 @@
 //===- DnnlExtern.cpp - Extern steps run by oneDNN ------------------------===//
+//
+// Compiles against oneDNN 2.x (Debian 12's 2.6) and 3.x (GC_DNNL_ROOT).
+// The two APIs differ in how a primitive is described and how int8 calls
+// are scaled; each difference is one helper below with a branch per major
+// version, so the rest reads the same for both.
+//
+//===----------------------------------------------------------------------===//
 #include "DnnlExtern.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 
@@ -58,9 +66,30 @@ memory::desc plainDesc(const StridedLayout &l, plan::DType t) {
                       Dims(l.strides.begin(), l.strides.end()));
 }
 
+#if DNNL_VERSION_MAJOR >= 3
+#define GC_DNNL3 1
+#endif
+
+/// A descriptor's dimensions and element type (oneDNN 3 renamed the
+/// getters).
+Dims descDims(const memory::desc &d) {
+#ifdef GC_DNNL3
+  return d.get_dims();
+#else
+  return d.dims();
+#endif
+}
+memory::data_type descType(const memory::desc &d) {
+#ifdef GC_DNNL3
+  return d.get_data_type();
+#else
+  return d.data_type();
+#endif
+}
+
 /// The same tensor in the layout the primitive picks.
 memory::desc anyLayout(const memory &m) {
-  return memory::desc(m.get_desc().dims(), m.get_desc().data_type(), memory::format_tag::any);
+  return memory::desc(descDims(m.get_desc()), descType(m.get_desc()), memory::format_tag::any);
 }
 
 /// A tensor the call reads or writes: the caller's view, and where the
@@ -81,8 +110,10 @@ struct Operand {
 
 class PrimitiveCall final : public CpuCall {
 public:
-  PrimitiveCall(dnnl::stream &stream, dnnl::primitive prim, std::vector<Operand> operands)
-      : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)) {}
+  PrimitiveCall(dnnl::stream &stream, dnnl::primitive prim, std::vector<Operand> operands,
+                std::unordered_map<int, memory> attrArgs)
+      : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)),
+        attrArgs_(std::move(attrArgs)) {}
 
   Error execute(char *const *buffers, ExternReorders *reorders) override {
     // Runs one reorder, timing it when asked (oneDNN's CPU stream runs it
@@ -98,7 +129,7 @@ public:
       }
     };
     try {
-      std::unordered_map<int, memory> args;
+      std::unordered_map<int, memory> args = attrArgs_;
       for (Operand &op : operands_) {
         char *data = buffers[op.buffer] + op.byteOffset;
         op.user.set_data_handle(data);
@@ -123,6 +154,9 @@ private:
   dnnl::stream &stream_;
   dnnl::primitive prim_;
   std::vector<Operand> operands_;
+  /// Arguments the attributes need at run time (oneDNN 3's int8 scales
+  /// and zero points), filled once.
+  std::unordered_map<int, memory> attrArgs_;
 };
 
 /// Views of one call, checked for what every primitive here needs: a
@@ -180,6 +214,16 @@ struct Views {
   }
 };
 
+/// Appends `alg` with parameters `alpha` and `beta` (oneDNN 2 also took a
+/// scale, always 1 here).
+void appendEltwise(dnnl::post_ops &po, dnnl::algorithm alg, float alpha = 0.f, float beta = 0.f) {
+#ifdef GC_DNNL3
+  po.append_eltwise(alg, alpha, beta);
+#else
+  po.append_eltwise(1.f, alg, alpha, beta);
+#endif
+}
+
 /// The post-ops of the step as oneDNN post-ops on a result of rank `rank`
 /// whose bias runs along `biasDim`; binary post-ops add their operands.
 std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t biasDim,
@@ -220,28 +264,75 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
       break;
     }
     case plan::PostOpKind::Relu:
-      po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      appendEltwise(po, dnnl::algorithm::eltwise_relu);
       break;
     case plan::PostOpKind::GeluErf:
-      po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      appendEltwise(po, dnnl::algorithm::eltwise_gelu_erf);
       break;
     case plan::PostOpKind::GeluTanh:
-      po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+      appendEltwise(po, dnnl::algorithm::eltwise_gelu_tanh);
       break;
     case plan::PostOpKind::Swish: // x * sigmoid(alpha * x), alpha 1: SiLU
-      po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      appendEltwise(po, dnnl::algorithm::eltwise_swish, 1.f);
       break;
     }
   }
   return po;
 }
 
+#ifdef GC_DNNL3
+/// A one-dimensional memory of `values`, owned by the call.
+template <typename T>
+memory valuesMemory(const std::vector<T> &values, memory::data_type type,
+                    const dnnl::engine &eng) {
+  memory m(memory::desc({static_cast<int64_t>(values.size())}, type, memory::format_tag::a), eng);
+  std::memcpy(m.get_data_handle(), values.data(), values.size() * sizeof(T));
+  return m;
+}
+#endif
+
+/// Multiplies an int8 call's accumulator by `scales` (one, or one per
+/// output channel). oneDNN 2 takes them as output scales, per channel along
+/// the result's dimension `channelDim`; oneDNN 3 as the weights' scales, a
+/// run-time argument in `attrArgs`, per channel along the weights'
+/// dimensions in `weightsMask` (the source keeps scale 1, so the product
+/// is the same).
+void setScales(dnnl::primitive_attr &attr, const std::vector<float> &scales,
+               [[maybe_unused]] size_t channelDim, [[maybe_unused]] int weightsMask,
+               [[maybe_unused]] const dnnl::engine &eng,
+               [[maybe_unused]] std::unordered_map<int, memory> &attrArgs) {
+  bool one = scales.size() == 1;
+#ifdef GC_DNNL3
+  attr.set_scales_mask(DNNL_ARG_WEIGHTS, one ? 0 : weightsMask);
+  attrArgs.emplace(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS,
+                   valuesMemory(scales, memory::data_type::f32, eng));
+#else
+  attr.set_output_scales(one ? 0 : 1 << channelDim, scales);
+#endif
+}
+
+/// One zero point for argument `arg` (DNNL_ARG_SRC or DNNL_ARG_DST): a
+/// value in oneDNN 2, a run-time argument in `attrArgs` in oneDNN 3.
+void setZeroPoint(dnnl::primitive_attr &attr, int arg, int32_t zeroPoint,
+                  [[maybe_unused]] const dnnl::engine &eng,
+                  [[maybe_unused]] std::unordered_map<int, memory> &attrArgs) {
+#ifdef GC_DNNL3
+  attr.set_zero_points_mask(arg, 0);
+  attrArgs.emplace(DNNL_ARG_ATTR_ZERO_POINTS | arg,
+                   valuesMemory(std::vector<int32_t>{zeroPoint}, memory::data_type::s32, eng));
+#else
+  attr.set_zero_points(arg, 0, {zeroPoint});
+#endif
+}
+
 /// The call's attributes: its post-ops and, for an int8 call, the
-/// accumulator's scales (per output channel along `channelDim`, or one), the
-/// source zero point, and the requantization of an integer result.
+/// accumulator's scales (per output channel along `channelDim` of the
+/// result and along `weightsMask` of the weights, or one), the source zero
+/// point, and the requantization of an integer result.
 std::optional<dnnl::primitive_attr> makeAttr(const Views &v, size_t rank, size_t channelDim,
-                                             const dnnl::engine &eng,
-                                             std::vector<Operand> &operands) {
+                                             int weightsMask, const dnnl::engine &eng,
+                                             std::vector<Operand> &operands,
+                                             std::unordered_map<int, memory> &attrArgs) {
   std::optional<dnnl::post_ops> po = makePostOps(v, rank, channelDim, eng, operands);
   if (!po)
     return std::nullopt;
@@ -252,17 +343,47 @@ std::optional<dnnl::primitive_attr> makeAttr(const Views &v, size_t rank, size_t
     if (scales.size() != 1 &&
         static_cast<int64_t>(scales.size()) != v.outputs[0].sizes[channelDim])
       return std::nullopt;
-    attr.set_output_scales(scales.size() == 1 ? 0 : 1 << channelDim, scales);
+    setScales(attr, scales, channelDim, weightsMask, eng, attrArgs);
     if (call.src_zero_point() != 0)
-      attr.set_zero_points(DNNL_ARG_SRC, 0, {call.src_zero_point()});
+      setZeroPoint(attr, DNNL_ARG_SRC, call.src_zero_point(), eng, attrArgs);
     if (isInt8(v.step.outputs()->Get(0)->dtype())) {
-      po->append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / call.dst_scale(), 0.f);
+      appendEltwise(*po, dnnl::algorithm::eltwise_linear, 1.f / call.dst_scale());
       if (call.dst_zero_point() != 0)
-        attr.set_zero_points(DNNL_ARG_DST, 0, {call.dst_zero_point()});
+        setZeroPoint(attr, DNNL_ARG_DST, call.dst_zero_point(), eng, attrArgs);
     }
   }
   attr.set_post_ops(*po);
   return attr;
+}
+
+/// The matrix product's primitive: oneDNN 3 has no operation descriptor.
+dnnl::matmul::primitive_desc matmulPd(const memory::desc &src, const memory::desc &weights,
+                                      const memory::desc &dst, const dnnl::primitive_attr &attr,
+                                      const dnnl::engine &eng) {
+#ifdef GC_DNNL3
+  return dnnl::matmul::primitive_desc(eng, src, weights, dst, attr);
+#else
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), attr, eng);
+#endif
+}
+
+/// The inference convolution's primitive (`bias` empty for none), padded
+/// alike on both sides.
+dnnl::convolution_forward::primitive_desc
+convolutionPd(const memory::desc &src, const memory::desc &weights, const memory::desc &bias,
+              const memory::desc &dst, const Dims &stride, const Dims &dilates,
+              const Dims &padding, const dnnl::primitive_attr &attr, const dnnl::engine &eng) {
+  auto prop = dnnl::prop_kind::forward_inference;
+  auto alg = dnnl::algorithm::convolution_direct;
+#ifdef GC_DNNL3
+  return dnnl::convolution_forward::primitive_desc(eng, prop, alg, src, weights, bias, dst, stride,
+                                                   dilates, padding, padding, attr);
+#else
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(prop, alg, src, weights, bias, dst, stride, dilates,
+                                      padding, padding),
+      attr, eng);
+#endif
 }
 
 /// Gives `op` a memory of its own when the primitive wants another layout.
@@ -297,16 +418,21 @@ std::unique_ptr<CpuCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
     }
     ops[1].user = memory(memory::desc(dims, memory::data_type::s8, strides), eng, nullptr);
   }
-  std::optional<dnnl::primitive_attr> attr = makeAttr(v, rank, rank - 1, eng, ops);
+  // The weights' output channels are their last dimension.
+  int weightsMask = 1 << (descDims(ops[1].user.get_desc()).size() - 1);
+  std::unordered_map<int, memory> attrArgs;
+  std::optional<dnnl::primitive_attr> attr =
+      makeAttr(v, rank, rank - 1, weightsMask, eng, ops, attrArgs);
   if (!attr)
     return nullptr;
   // Constant weights take the layout the primitive likes best, reordered
   // once; others stay as they are.
   memory::desc weights = ops[1].constant ? anyLayout(ops[1].user) : ops[1].user.get_desc();
-  dnnl::matmul::desc desc(ops[0].user.get_desc(), weights, ops[2].user.get_desc());
-  dnnl::matmul::primitive_desc pd(desc, *attr, eng);
+  dnnl::matmul::primitive_desc pd =
+      matmulPd(ops[0].user.get_desc(), weights, ops[2].user.get_desc(), *attr, eng);
   bindLayout(ops[1], pd.weights_desc(), eng);
-  return std::make_unique<PrimitiveCall>(stream, dnnl::matmul(pd), std::move(ops));
+  return std::make_unique<PrimitiveCall>(stream, dnnl::matmul(pd), std::move(ops),
+                                         std::move(attrArgs));
 }
 
 std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &eng,
@@ -341,7 +467,7 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
     dims.insert(dims.end(), wei.sizes.begin() + 1, wei.sizes.end());
     strides.insert(strides.end(), wei.strides.begin() + 1, wei.strides.end());
     ops[1].user =
-        memory(memory::desc(dims, ops[1].user.get_desc().data_type(), strides), eng, nullptr);
+        memory(memory::desc(dims, descType(ops[1].user.get_desc()), strides), eng, nullptr);
   }
   memory::desc biasDesc;
   if (bias) {
@@ -350,7 +476,10 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
     ops.push_back(v.input(*bias, DNNL_ARG_BIAS, eng));
     biasDesc = ops.back().user.get_desc();
   }
-  std::optional<dnnl::primitive_attr> attr = makeAttr(v, rank, 1, eng, ops);
+  // The weights' output channels: [O, ...], or [g, O/g, ...] grouped.
+  int weightsMask = groups > 1 ? 0b11 : 0b1;
+  std::unordered_map<int, memory> attrArgs;
+  std::optional<dnnl::primitive_attr> attr = makeAttr(v, rank, 1, weightsMask, eng, ops, attrArgs);
   if (!attr)
     return nullptr;
 
@@ -374,12 +503,10 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
                    Choice::AllPlain}) {
     bool plainActs = c != Choice::AllChosen;
     try {
-      dnnl::convolution_forward::desc desc(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-          plainOrAny(ops[0].user, plainActs),
-          plainOrAny(ops[1].user, c == Choice::AllPlain || !ops[1].constant), biasDesc,
-          plainOrAny(ops[2].user, plainActs), stride, dilates, padding, padding);
-      pd.emplace(desc, *attr, eng);
+      pd = convolutionPd(plainOrAny(ops[0].user, plainActs),
+                         plainOrAny(ops[1].user, c == Choice::AllPlain || !ops[1].constant),
+                         biasDesc, plainOrAny(ops[2].user, plainActs), stride, dilates, padding,
+                         *attr, eng);
     } catch (const dnnl::error &) {
       if (c == Choice::AllPlain)
         throw;
@@ -393,7 +520,8 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
   bindLayout(ops[0], pd->src_desc(), eng);
   bindLayout(ops[1], pd->weights_desc(), eng);
   bindLayout(ops[2], pd->dst_desc(), eng);
-  return std::make_unique<PrimitiveCall>(stream, dnnl::convolution_forward(*pd), std::move(ops));
+  return std::make_unique<PrimitiveCall>(stream, dnnl::convolution_forward(*pd), std::move(ops),
+                                         std::move(attrArgs));
 }
 
 } // namespace

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 
 using namespace gc;
 using namespace gc::test;
@@ -64,10 +66,10 @@ std::vector<float> run(const ExternCase &c, LoopNode::Kind kind,
   return out;
 }
 
-/// Whether oneDNN takes the node (rather than the executor falling back).
-bool dnnlTakes(const ExternCase &c) {
-  std::unique_ptr<Built> b = build(c, LoopNode::Kind::Extern);
-  const LoopNode &n = b->g.graph.nodes[0];
+/// Whether oneDNN takes the graph's one node (rather than the executor
+/// falling back).
+bool dnnlTakes(const LoopGraphMaker &g) {
+  const LoopNode &n = g.graph.nodes[0];
   // The views are static here: their layouts are their constants.
   auto layout = [](const TensorType &t) {
     StridedLayout l;
@@ -82,12 +84,13 @@ bool dnnlTakes(const ExternCase &c) {
   for (const BufferView &v : n.inputs)
     ins.push_back(layout(v.type));
   outs.push_back(layout(n.outputs[0].type));
-  Expected<std::shared_ptr<const RuntimePlan>> plan = b->g.runtimePlan();
+  Expected<std::shared_ptr<const RuntimePlan>> plan = g.runtimePlan();
   EXPECT_TRUE(bool(plan));
   const plan::OpStep &step = *(*plan)->root().graphs()->Get(0)->steps()->Get(0)->detail_as_OpStep();
   DnnlContext ctx;
   return ctx.prepare(step, ins, outs, {}) != nullptr;
 }
+bool dnnlTakes(const ExternCase &c) { return dnnlTakes(build(c, LoopNode::Kind::Extern)->g); }
 
 void expectMatchesReference(const ExternCase &c) {
   std::vector<std::vector<float>> data;
@@ -214,6 +217,109 @@ TEST(DnnlExtern, EmptyProductFallsBackToTheReference) {
   ASSERT_EQ(got.size(), 12u);
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_EQ(got[i], data[2][i % 4]) << i;
+}
+
+/// An int8 call (gc.qconvolution, gc.qlinear) on a uint8 input with a zero
+/// point, int8 weights with a scale per output channel and a float32 bias,
+/// run by oneDNN and by the reference kernel on the same data.
+struct Int8Case {
+  OpId op;
+  std::vector<int64_t> inputShape, weightShape, outShape;
+  DType out;                  ///< Float32, or Int8 requantized
+  std::vector<LoopArg> shape; ///< the convolution's stride, padding, ...
+};
+
+std::vector<float> runInt8(const Int8Case &c, LoopNode::Kind kind, bool expectDnnl) {
+  LoopGraphMaker g;
+  int64_t outChannels = c.weightShape[0];
+  std::vector<BufferView> ins = {g.whole(g.input("x", DType::UInt8, g.ks(c.inputShape))),
+                                 g.whole(g.input("w", DType::Int8, g.ks(c.weightShape))),
+                                 g.whole(g.input("b", DType::Float32, g.ks({outChannels})))};
+  uint32_t out = g.buffer("out", BufferKind::Output, c.out, g.ks(c.outShape));
+  LoopNode &n = g.callNode(kind, c.op, ins, {g.whole(out)});
+  Arg scales{ArgKind::Floats, {}, {}, {}, {}, {}};
+  for (int64_t o = 0; o < outChannels; ++o)
+    scales.floats.push_back(0.004 * (1 + o % 3));
+  n.args = {tensorArg("input", 0), {"input_scale", false, Arg::real(0.05)},
+            intArg("input_zero_point", 7), tensorArg("weight", 1), {"weight_scales", false, scales},
+            tensorArg("bias", 2)};
+  n.args.insert(n.args.end(), c.shape.begin(), c.shape.end());
+  n.args.push_back(boolArg("relu", true));
+  if (c.out != DType::Float32) {
+    n.args.push_back({"output_scale", false, Arg::real(0.03)});
+    n.args.push_back(intArg("output_zero_point", -5));
+    n.args.push_back({"output_dtype", false, Arg::scalarType(c.out)});
+  }
+  g.output("out", out, g.whole(out).type);
+  EXPECT_EQ(dnnlTakes(g), expectDnnl);
+  FakeLibrary lib;
+  auto e = g.executor(lib, {2});
+  EXPECT_TRUE(bool(e)) << (e ? "" : e.error().message());
+  if (!e)
+    return {};
+
+  auto numel = [](const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    return n;
+  };
+  std::mt19937 gen(5);
+  std::vector<uint8_t> x(numel(c.inputShape));
+  std::vector<int8_t> w(numel(c.weightShape));
+  for (uint8_t &v : x)
+    v = static_cast<uint8_t>(gen() % 256);
+  for (int8_t &v : w)
+    v = static_cast<int8_t>(static_cast<int>(gen() % 255) - 127);
+  std::vector<float> bias = randomFloats(outChannels, 3);
+  std::vector<TensorRef> args = {{x.data(), DType::UInt8, c.inputShape, {}},
+                                 {w.data(), DType::Int8, c.weightShape, {}},
+                                 ref(bias, {outChannels})};
+  std::vector<float> result(numel(c.outShape));
+  std::vector<int8_t> quantized(result.size());
+  TensorRef res = c.out == DType::Float32 ? ref(result, c.outShape)
+                                          : TensorRef{quantized.data(), c.out, c.outShape, {}};
+  Error err = (*e)->run(args, std::vector<TensorRef>{res});
+  EXPECT_FALSE(err) << err.message();
+  if (c.out != DType::Float32)
+    std::copy(quantized.begin(), quantized.end(), result.begin());
+  return result;
+}
+
+/// oneDNN's result against the reference kernel's: float32 within 1e-4 of
+/// the result's magnitude (both sum exact integer products, then scale), a
+/// requantized one within one step (a product on the rounding boundary may
+/// round either way after float32 scaling).
+void expectInt8MatchesReference(const Int8Case &c) {
+  std::vector<float> got = runInt8(c, LoopNode::Kind::Extern, true);
+  std::vector<float> want = runInt8(c, LoopNode::Kind::Fallback, false);
+  ASSERT_EQ(got.size(), want.size());
+  float magnitude = 0;
+  for (float v : want)
+    magnitude = std::max(magnitude, std::abs(v));
+  ASSERT_GT(magnitude, 0.f);
+  float tolerance = c.out == DType::Float32 ? 1e-4f * magnitude : 1.f;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tolerance) << "element " << i;
+}
+
+TEST(DnnlExtern, Int8GroupedConvolutionRequantized) {
+  // Per-channel scales over grouped weights ([g, O/g, ...] to oneDNN) and
+  // both zero points: oneDNN 2's output scales and oneDNN 3's run-time
+  // weight scales and zero points must give the same numbers.
+  expectInt8MatchesReference({ops::gc_qconvolution_default,
+                              {2, 4, 7, 7},
+                              {6, 2, 3, 3},
+                              {2, 6, 4, 4},
+                              DType::Int8,
+                              {intsArg("stride", {2, 2}), intsArg("padding", {1, 1}),
+                               intsArg("dilation", {1, 1}), intArg("groups", 2)}});
+}
+
+TEST(DnnlExtern, Int8LinearOn3dInputToFloat) {
+  // A linear's [N, K] weights on a [B, M, K] input, float32 out.
+  expectInt8MatchesReference(
+      {ops::gc_qlinear_default, {2, 3, 16}, {5, 16}, {2, 3, 5}, DType::Float32, {}});
 }
 
 } // namespace
