@@ -14,13 +14,10 @@
 #    and gate|up). Then the executor's own GPU tests (CudaExecutor*),
 #    whose products of a few rows now take the kernel, three of them
 #    sharing their row in one launch.
-# 2. The tiny Llama decoder's decode program (test/Models/llm-tiny*.test)
-#    compiled for the GPU: four decode steps from the prefill's cache match
-#    PyTorch's logits, float32 at gcrt-run's tolerance (rtol 1e-3, atol
-#    growing with the largest logit) and bfloat16 at rtol 1e-2, atol 0.031.
-#    Its 14 projections and LM head are products of one row; each layer's
-#    q|k|v and gate|up run as one launch each.
-# 3. The micro-benchmark (bin/cuda-fewrow-bench): each Llama-3.2-1B and
+# The tiny decoders' steps on the GPU, whose products take the kernel, are
+# utils/gpu-check-L.sh's (its --package step compiles them where gc-compile
+# runs).
+# 2. The micro-benchmark (bin/cuda-fewrow-bench): each Llama-3.2-1B and
 #    Llama-3.1-8B decode product, bfloat16 and float32, 1 and 4 rows, by
 #    gc's kernel and by cuBLASLt, alone and in a CUDA graph, beside a 1 GiB
 #    device-to-device copy; then the decode step's products summed; then
@@ -55,28 +52,7 @@ for filter in 'CudaFewRow*' 'CudaExecutor*'; do
   [ $rc -eq 0 ] || grep -v "^\[       OK \]" "$W/unit.log" | tail -40
 done
 
-# 2. The tiny decoder's decode steps on the GPU.
-M=test/Models/Inputs
-for model in llm_tiny llm_tiny_bf16; do
-  tol=""
-  [ $model = llm_tiny_bf16 ] && tol="--rtol 1e-2 --atol 0.031"
-  sets=""
-  for l in 0 1; do
-    for kv in k v; do
-      b=layers.$l.attn.${kv}_cache
-      sets="$sets --set-buffer $b=$M/$model/prefill/buffer_after.$b.npy"
-    done
-  done
-  "$B/bin/gc-compile" $M/$model/decode.pt2 --device cuda -o "$W/$model.gcpkg" > "$W/e2e.log" 2>&1 &&
-    "$B/bin/gcrt-run" "$W/$model.gcpkg" --runs 4 --inputs-dir $M/$model/decode --expect-runs \
-      $tol $sets --verbose >> "$W/e2e.log" 2>&1 &&
-    ! grep -q FAIL "$W/e2e.log" && [ "$(grep -c ': pass' "$W/e2e.log")" -eq 4 ]
-  rc=$?
-  report "$model decode on the GPU matches PyTorch's logits (4 steps)" $rc
-  [ $rc -eq 0 ] || tail -20 "$W/e2e.log"
-done
-
-# 3. The benchmark.
+# 2. The benchmark.
 "$B/bin/cuda-fewrow-bench"
 report "cuda-fewrow-bench ran (gc's kernel and cuBLASLt on every shape)" $?
 exit $failed
