@@ -136,6 +136,21 @@ protected:
   }
   BodyBuilder body() { return BodyBuilder(ctx); }
 
+  /// A decode step's cache write: k[4, 16] into cache[4, 64, 16] at the
+  /// position pos[0], a scattering node over the position's 4 x 16 elements.
+  /// Returns the cache's buffer.
+  uint32_t addCacheWrite() {
+    uint32_t cache = buffer("cache", BufferKind::Input, {"4", "64", "16"});
+    uint32_t pos = buffer("pos", BufferKind::Input, {"1"});
+    uint32_t k = buffer("k", BufferKind::Input, {"4", "16"});
+    BodyBuilder b = body();
+    b.load(pos, "0");
+    b.load(k, "16*i0 + i1");
+    uint32_t scatter = pointwise({"4", "16"}, cache, "1024*i0 + i1 + 16*t0", b);
+    graph.nodes[scatter].storeIndirect = {0};
+    return cache;
+  }
+
   /// x[32, 16] times w[16, 64] into a temporary; a bias b[64] and an
   /// output y[32, 64] for its epilogue.
   struct MatmulBuffers {
@@ -425,22 +440,13 @@ TEST_F(SchedulerTest, IndependentNodeMovesPastExtern) {
   EXPECT_EQ(graph.plan.steps[1].kind, PlanStep::Kind::Extern);
 }
 
-// A decode step's cache write below: k[4, 16] into cache[4, 64, 16] at the
-// position pos[0], a scattering node over the position's 4 x 16 elements.
 TEST_F(SchedulerTest, ScatterSharesAKernelOnlyOnTheGpu) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
     graph = LoopGraph{};
     graph.name = "g";
-    uint32_t cache = buffer("cache", BufferKind::Input, {"4", "64", "16"});
-    uint32_t pos = buffer("pos", BufferKind::Input, {"1"});
-    uint32_t k = buffer("k", BufferKind::Input, {"4", "16"});
+    addCacheWrite();
     uint32_t q = buffer("q", BufferKind::Input, {"8", "16"});
     uint32_t out = buffer("y", BufferKind::Output, {"8", "16"});
-    BodyBuilder b1 = body();
-    b1.load(pos, "0");
-    b1.load(k, "16*i0 + i1");
-    uint32_t scatter = pointwise({"4", "16"}, cache, "1024*i0 + i1 + 16*t0", b1);
-    graph.nodes[scatter].storeIndirect = {0};
     BodyBuilder b2 = body();
     b2.compute(ScalarOp::Neg, {b2.load(q, "16*i0 + i1")});
     pointwise({"8", "16"}, out, "16*i0 + i1", b2);
@@ -461,15 +467,8 @@ TEST_F(SchedulerTest, ScatterSharesAKernelOnlyOnTheGpu) {
 }
 
 TEST_F(SchedulerTest, NothingReadsAScatterInItsKernel) {
-  uint32_t cache = buffer("cache", BufferKind::Input, {"4", "64", "16"});
-  uint32_t pos = buffer("pos", BufferKind::Input, {"1"});
-  uint32_t k = buffer("k", BufferKind::Input, {"4", "16"});
+  uint32_t cache = addCacheWrite();
   uint32_t out = buffer("y", BufferKind::Output, {"4", "16"});
-  BodyBuilder b1 = body();
-  b1.load(pos, "0");
-  b1.load(k, "16*i0 + i1");
-  uint32_t scatter = pointwise({"4", "16"}, cache, "1024*i0 + i1 + 16*t0", b1);
-  graph.nodes[scatter].storeIndirect = {0};
   // Reads the first row of the cache, which the scatter may have written.
   BodyBuilder b2 = body();
   b2.compute(ScalarOp::Neg, {b2.load(cache, "1024*i0 + i1")});
