@@ -18,11 +18,15 @@
 // float32 multiply-adds over the same layout, operands read four at a time
 // from shared memory.
 //
-// Key and value tiles load 16 bytes per thread and instruction where the
-// operand allows it (AttentionKernelArgs::wide). A mask's tile is read once
-// per block into shared memory, and a tile whose keys the mask drops for
-// every row of the block is skipped without reading keys or values (the
-// unused end of a KV cache). A row whose every key is masked gives zeros.
+// Key and value tiles copy 16 bytes per thread and instruction straight
+// into shared memory where the operand allows it (AttentionKernelArgs::wide;
+// cp.async, all of a thread's copies in flight at once). A mask's tile is
+// read once per block into shared memory -- a bool mask of whole 16-key
+// chunks as one bit per key, its next tile loaded while the block works on
+// this one -- and a tile whose keys the mask drops for every row of the
+// block is skipped without reading keys or values (the unused end of a KV
+// cache, the future of a causal mask). A row whose every key is masked
+// gives zeros.
 //
 // nvcc compiles this at gc's build time into a fatbinary that libgcrt
 // embeds (lib/Runtime/CMakeLists.txt); CudaAttention.cpp picks the entry
@@ -31,6 +35,8 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionDevice.cuh"
 #include "DecodeAttention.cuh"
+
+#include <type_traits>
 
 using namespace gc::cuda;
 
@@ -90,44 +96,124 @@ template <bool Trans> __device__ void loadMatrices(uint32_t r[4], const void *ro
                  : "r"(at));
 }
 
-/// Fills the block's mask tile `ms` (rows of P floats: 0 where a bool mask
-/// keeps a key, -inf where it drops one, keys from keyStop on dropped) from
-/// 16 mask bytes per load: a bool mask whose rows are 16-byte aligned with
-/// unit key stride and whole 16-key chunks (AttentionKernelArgs::wide's
-/// kMask bit). Returns whether this thread saw a kept key.
-template <int KT, int P>
-__device__ bool loadBoolMaskTile(const AttentionKernelArgs &a, const int64_t *maskRow, int row0,
-                                 int rows, int key0, int keyStop, float (*ms)[P]) {
-  static_assert(KT % 16 == 0, "a tile of whole 16-key chunks");
-  constexpr int kChunks = KT / 16;
-  const unsigned char *mask = reinterpret_cast<const unsigned char *>(a.address[kMask]);
-  bool kept = false;
-  for (int e = threadIdx.x; e < kRows * kChunks; e += kAttentionThreads) {
-    int r = e / kChunks, j0 = (e - r * kChunks) * 16;
-    union {
-      uint4 v;
-      unsigned char c[16];
-    } chunk;
-    chunk.v = make_uint4(0, 0, 0, 0);
-    if (row0 + r < rows && key0 + j0 < keyStop)
-      chunk.v = *reinterpret_cast<const uint4 *>(mask + maskRow[r] + key0 + j0);
-    float x[16];
+/// 16 bytes from global memory into shared memory without passing through
+/// registers (cp.async); zeros where `!valid`, `src` then any readable
+/// address. The copies of a thread complete at waitCopies.
+__device__ void copy16(void *dst, const void *src, bool valid) {
+  uint32_t at = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(at), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ void waitCopies() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+/// Bit c set where byte c of `w` is not zero (c = 0..3), in a few word
+/// operations: a byte's high bit is set where the byte is, or where its low
+/// seven bits carry into it; the multiply gathers the four high bits into
+/// bits 28 to 31 (each lands alone: no two shifted bits meet, so nothing
+/// carries).
+__device__ uint32_t byteBits(uint32_t w) {
+  uint32_t high = (((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u;
+  return (high * 0x00204081u) >> 28;
+}
+
+/// This thread's 16-key chunks of a bool mask tile (rows of the block,
+/// chunk by chunk), loaded a tile ahead of their use so that the load's
+/// latency passes while the block works on the tile before: a bool mask
+/// whose rows are 16-byte aligned with unit key stride and whole 16-key
+/// chunks (AttentionKernelArgs::wide's kMask bit).
+template <int KT> struct MaskChunks {
+  static_assert(KT % 16 == 0 && KT <= 64, "a tile of whole 16-key chunks, bits in a word");
+  static constexpr int kChunks = KT / 16;
+  static constexpr int kPerThread = (kRows * kChunks + kAttentionThreads - 1) / kAttentionThreads;
+  uint4 v[kPerThread];
+
+  __device__ void fetch(const AttentionKernelArgs &a, const int64_t *maskRow, int row0, int rows,
+                        int key0, int keyStop) {
+    const unsigned char *mask = reinterpret_cast<const unsigned char *>(a.address[kMask]);
 #pragma unroll
-    for (int c = 0; c < 16; ++c) {
-      bool keep = chunk.c[c] && key0 + j0 + c < keyStop;
-      x[c] = keep ? 0.f : -CUDART_INF_F;
-      kept |= keep;
+    for (int i = 0; i < kPerThread; ++i) {
+      int e = threadIdx.x + i * kAttentionThreads;
+      int r = e / kChunks, j0 = (e - r * kChunks) * 16;
+      v[i] = make_uint4(0, 0, 0, 0);
+      if (e < kRows * kChunks && row0 + r < rows && key0 + j0 < keyStop)
+        v[i] = *reinterpret_cast<const uint4 *>(mask + maskRow[r] + key0 + j0);
     }
-#pragma unroll
-    for (int c = 0; c < 16; c += 4)
-      *reinterpret_cast<float4 *>(&ms[r][j0 + c]) = make_float4(x[c], x[c + 1], x[c + 2], x[c + 3]);
   }
-  return kept;
+
+  /// Writes the fetched tile as bits: bit c of bits[r][j] set where row r
+  /// keeps key key0 + 16 j + c (keys from keyStop on dropped). Returns
+  /// whether this thread saw a kept key.
+  __device__ bool store(int key0, int keyStop, uint16_t (*bits)[kChunks]) const {
+    bool kept = false;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      int e = threadIdx.x + i * kAttentionThreads;
+      if (e >= kRows * kChunks)
+        break;
+      int r = e / kChunks, j = e - r * kChunks;
+      uint32_t b = byteBits(v[i].x) | byteBits(v[i].y) << 4 | byteBits(v[i].z) << 8 |
+                   byteBits(v[i].w) << 12;
+      int below = keyStop - (key0 + 16 * j); // keys of the chunk before keyStop
+      if (below < 16)
+        b &= below <= 0 ? 0u : (1u << below) - 1;
+      bits[r][j] = static_cast<uint16_t>(b);
+      kept |= b != 0;
+    }
+    return kept;
+  }
+};
+
+/// A row's bits of a tile of KT keys.
+template <int KT> using RowBits = std::conditional_t<(KT > 32), uint64_t, uint32_t>;
+
+/// The bits of a tile's first `n` keys (n clamped to [0, KT]).
+template <int KT> __device__ RowBits<KT> keyPrefix(int n) {
+  using B = RowBits<KT>;
+  constexpr int kBits = 8 * sizeof(B);
+  if (n <= 0)
+    return 0;
+  if (n >= KT)
+    return ~B(0) >> (kBits - KT);
+  return (B(1) << n) - 1;
+}
+
+/// The bits of a shifted row word (keep >> 2 t) that stand for a thread's
+/// columns of the tile: 8 n and 8 n + 1 for each group n of 8 keys.
+template <int KT> __device__ constexpr RowBits<KT> fragmentBits() {
+  RowBits<KT> bits = 0;
+  for (int n = 0; n < KT / 8; ++n)
+    bits |= RowBits<KT>(3) << (8 * n);
+  return bits;
+}
+
+/// exp2 of a score less its row's maximum, the weight of a key. Weights
+/// that the tensor cores take as 16-bit operands keep 8 or 11 significant
+/// bits, so the hardware's approximation (relative error about 2^-22, a
+/// tiny result flushed to zero) costs them nothing; float32 weights take
+/// exp2f.
+template <class T> __device__ float weightExp2(float x) {
+  if constexpr (sizeof(T) == 2) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+  } else {
+    return exp2f(x);
+  }
+}
+
+/// Row r's bits of the tile (MaskChunks::store): bit j for key key0 + j.
+template <int KT> __device__ RowBits<KT> rowBits(const uint16_t (*bits)[KT / 16], int r) {
+  RowBits<KT> w = 0;
+#pragma unroll
+  for (int j = 0; j < KT / 16; ++j)
+    w |= RowBits<KT>(bits[r][j]) << (16 * j);
+  return w;
 }
 
 /// Loads keys [key0, key0 + KT) of operand `o` (key or value) of (b,
 /// kvHead) into `tile`, rows of P elements; keys from `keyStop` on and
-/// columns past the head dimension are zeros.
+/// columns past the head dimension are zeros. Whole 16-byte chunks go by
+/// copy16: the tile is complete at waitCopies.
 template <class S, int D, int KT, int P>
 __device__ void loadTile(const AttentionKernelArgs &a, int o, int b, int kvHead, int key0,
                          int keyStop, S (*tile)[P]) {
@@ -137,6 +223,20 @@ __device__ void loadTile(const AttentionKernelArgs &a, int o, int b, int kvHead,
   const S *base = reinterpret_cast<const S *>(a.address[o]) + b * s[0] + kvHead * s[1];
   bool wide = (a.wide >> o) & 1;
   int dim = a.headDim;
+  if (wide) { // whole chunks: `wide` needs the head dimension a multiple of kVec
+    // All of the thread's copies in flight at once (waitCopies before use).
+#pragma unroll
+    for (int i = 0; i < (KT * kChunks + kAttentionThreads - 1) / kAttentionThreads; ++i) {
+      int e = threadIdx.x + i * kAttentionThreads;
+      if (e >= KT * kChunks)
+        break;
+      int r = e / kChunks, d0 = (e - r * kChunks) * kVec;
+      int key = key0 + r;
+      bool valid = key < keyStop && d0 < dim;
+      copy16(&tile[r][d0], valid ? base + key * s[2] + d0 : base, valid);
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < KT * kChunks; e += kAttentionThreads) {
     int r = e / kChunks, d0 = (e - r * kChunks) * kVec;
     int key = key0 + r;
@@ -147,13 +247,9 @@ __device__ void loadTile(const AttentionKernelArgs &a, int o, int b, int kvHead,
     chunk.v = make_uint4(0, 0, 0, 0);
     if (key < keyStop && d0 < dim) {
       const S *src = base + key * s[2];
-      if (wide) { // a whole chunk: `wide` needs the head dimension a multiple of kVec
-        chunk.v = *reinterpret_cast<const uint4 *>(src + d0);
-      } else {
 #pragma unroll
-        for (int c = 0; c < kVec; ++c)
-          chunk.x[c] = d0 + c < dim ? src[(d0 + c) * s[3]] : S(0);
-      }
+      for (int c = 0; c < kVec; ++c)
+        chunk.x[c] = d0 + c < dim ? src[(d0 + c) * s[3]] : S(0);
     }
     *reinterpret_cast<uint4 *>(&tile[r][d0]) = chunk.v;
   }
@@ -171,8 +267,11 @@ __device__ void attention(const AttentionKernelArgs &a) {
   constexpr int kTiles = KT / 8, kCols = D / 8;
   __shared__ __align__(16) S ks[KT][kPitch];
   __shared__ __align__(16) S vs[KT][kPitch];
-  // The mask's terms of the tile; for float32 then the weights.
+  // The mask's terms of the tile (but a bool mask's in 16-key chunks:
+  // maskBits); for float32 then the weights.
   __shared__ __align__(16) float ms[kRows][kMaskPitch];
+  constexpr bool kMaskChunks = KT % 16 == 0;
+  __shared__ __align__(8) uint16_t maskBits[2][kRows][kMaskChunks ? KT / 16 : 1];
   __shared__ __align__(16) float qs[kTensorCores ? 1 : kRows][kTensorCores ? 1 : kPitch];
   __shared__ int64_t maskRow[kRows];
 
@@ -188,7 +287,6 @@ __device__ void attention(const AttentionKernelArgs &a) {
   const bool hasMask = a.maskKind >= kMaskBool, causal = a.maskKind == kMaskCausal;
   // (Tiles of 8 keys, float32's for head dimensions over 64, hold no
   // 16-key chunk: they read their mask a key at a time.)
-  constexpr bool kMaskChunks = KT % 16 == 0;
   const bool wideMask = kMaskChunks && ((a.wide >> kMask) & 1);
 
   // The keys of this block: its split's range, under a causal mask only up
@@ -208,6 +306,15 @@ __device__ void attention(const AttentionKernelArgs &a) {
       RowPlace pr = place(a, kvh, row0 + r);
       maskRow[r] = b * s[0] + pr.head * s[1] + pr.query * s[2];
     }
+  }
+  // A bool mask's next tile is fetched a tile ahead where the registers
+  // allow it (at head dimension 128 the output alone takes 64 a thread).
+  constexpr bool kMaskAhead = D <= 64;
+  MaskChunks<kMaskChunks ? KT : 16> nextMask;
+  if (hasMask && wideMask) {
+    __syncthreads(); // maskRow
+    if (kMaskAhead)
+      nextMask.fetch(a, maskRow, row0, rows, keyBegin, keyStop);
   }
 
   // The query: fragments in registers for the tensor cores, else a tile in
@@ -249,16 +356,31 @@ __device__ void attention(const AttentionKernelArgs &a) {
 #pragma unroll
   for (int n = 0; n < kCols; ++n)
     o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-  // Per row: the running maximum (log2 units; the row's four threads hold
-  // the same) and this thread's share of the running sum.
+  // Per row: the running maximum (in the scores' units; the row's four
+  // threads hold the same) and this thread's share of the running sum.
   float m0 = -CUDART_INF_F, m1 = -CUDART_INF_F, l0 = 0.f, l1 = 0.f;
+  // log2 of a key's weight per unit of score: the scores are the product
+  // (times the scale, where the mask's terms were added); planAttention
+  // takes positive scales only, so the largest score has the largest weight.
+  const float units = (hasMask && !wideMask ? 1.f : a.scale) * kLog2e;
 
   for (int key0 = keyBegin; key0 < keyStop; key0 += KT) {
-    __syncthreads(); // the last tile's readers are done
+    // The tile's bits go to the other half of maskBits than the last
+    // tile's, which warps may still read: so with a bool mask of whole
+    // chunks the barrier that tells whether any row keeps a key is the one
+    // after which the key and value tiles may be written.
+    uint16_t(*bits)[kMaskChunks ? KT / 16 : 1] = maskBits[((key0 - keyBegin) / KT) & 1];
+    if (!(hasMask && wideMask))
+      __syncthreads(); // the last tile's readers are done
     if (hasMask && wideMask) {
       bool kept = false;
-      if constexpr (kMaskChunks)
-        kept = loadBoolMaskTile<KT, kMaskPitch>(a, maskRow, row0, rows, key0, keyStop, ms);
+      if constexpr (kMaskChunks) {
+        if (!kMaskAhead)
+          nextMask.fetch(a, maskRow, row0, rows, key0, keyStop);
+        kept = nextMask.store(key0, keyStop, bits);
+        if (kMaskAhead && key0 + KT < keyStop)
+          nextMask.fetch(a, maskRow, row0, rows, key0 + KT, keyStop);
+      }
       if (!__syncthreads_or(kept))
         continue; // no row keeps a key of this tile
     } else if (hasMask) {
@@ -277,6 +399,7 @@ __device__ void attention(const AttentionKernelArgs &a) {
     }
     loadTile<S, D, KT, kPitch>(a, kKey, b, kvh, key0, keyStop, ks);
     loadTile<S, D, KT, kPitch>(a, kValue, b, kvh, key0, keyStop, vs);
+    waitCopies();
     __syncthreads();
     if (!warpActive)
       continue;
@@ -315,56 +438,83 @@ __device__ void attention(const AttentionKernelArgs &a) {
       }
     }
 
-    // Scale, mask, and the tile's row maxima.
+    // Scale, mask, and the tile's row maxima. Which keys each of the
+    // thread's two rows keeps is a word of bits (keepBits), shifted so that
+    // bit 8 n + e stands for its column n * 8 + 2 t + e: the loop over the
+    // fragment then has no branch.
+    RowBits<KT> keep0 = r0 < rows ? keyPrefix<KT>(keyStop - key0) : 0;
+    RowBits<KT> keep1 = r1 < rows ? keyPrefix<KT>(keyStop - key0) : 0;
+    if (causal) {
+      keep0 &= keyPrefix<KT>(p0.query - key0 + 1);
+      keep1 &= keyPrefix<KT>(p1.query - key0 + 1);
+    } else if (hasMask && wideMask) {
+      if constexpr (kMaskChunks) {
+        keep0 &= rowBits<KT>(bits, local0);
+        keep1 &= rowBits<KT>(bits, local1);
+      }
+    }
+    keep0 >>= 2 * t;
+    keep1 >>= 2 * t;
+    // Scores stay in the units of the product (`units` converts them to
+    // log2 of the weight), but with an additive mask they take its terms
+    // first: scaled, in log2e units.
+    if (hasMask && !wideMask) { // the mask's terms in ms: -inf where a bool mask drops a key
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[n][e] = fmaf(s[n][e], a.scale, ms[e >= 2 ? local1 : local0][n * 8 + t * 2 + (e & 1)]);
+    }
+    // Most tiles keep every key of the warp's rows (all but the diagonal of
+    // a causal mask): those skip the selection.
+    const RowBits<KT> kMine = fragmentBits<KT>();
+    if (!__all_sync(0xffffffffu, (keep0 & kMine) == kMine && (keep1 & kMine) == kMine)) {
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          bool keep = ((e >= 2 ? keep1 : keep0) >> (8 * n + (e & 1))) & 1;
+          s[n][e] = keep ? s[n][e] : -CUDART_INF_F;
+        }
+    }
     float mx0 = -CUDART_INF_F, mx1 = -CUDART_INF_F;
 #pragma unroll
-    for (int n = 0; n < kTiles; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        bool second = e >= 2;
-        int j = n * 8 + t * 2 + (e & 1), key = key0 + j;
-        bool keep = key < keyStop && (second ? r1 : r0) < rows;
-        float x = s[n][e] * a.scale;
-        if (causal)
-          keep = keep && key <= (second ? p1.query : p0.query);
-        else if (hasMask)
-          x += ms[second ? local1 : local0][j];
-        x = keep ? x * kLog2e : -CUDART_INF_F;
-        s[n][e] = x;
-        if (second)
-          mx1 = fmaxf(mx1, x);
-        else
-          mx0 = fmaxf(mx0, x);
-      }
+    for (int n = 0; n < kTiles; ++n) {
+      mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+      mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+    }
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
     float new0 = fmaxf(m0, mx0), new1 = fmaxf(m1, mx1);
     // Nothing kept yet: no rescaling, and every weight exp2(-inf) = 0.
-    float alpha0 = new0 == -CUDART_INF_F ? 1.f : exp2f(m0 - new0);
-    float alpha1 = new1 == -CUDART_INF_F ? 1.f : exp2f(m1 - new1);
-    float base0 = new0 == -CUDART_INF_F ? 0.f : new0;
-    float base1 = new1 == -CUDART_INF_F ? 0.f : new1;
+    float alpha0 = new0 == -CUDART_INF_F ? 1.f : exp2f((m0 - new0) * units);
+    float alpha1 = new1 == -CUDART_INF_F ? 1.f : exp2f((m1 - new1) * units);
+    float base0 = new0 == -CUDART_INF_F ? 0.f : new0 * units;
+    float base1 = new1 == -CUDART_INF_F ? 0.f : new1 * units;
     m0 = new0;
     m1 = new1;
     l0 *= alpha0;
     l1 *= alpha1;
 #pragma unroll
     for (int n = 0; n < kTiles; ++n) {
-      s[n][0] = exp2f(s[n][0] - base0);
-      s[n][1] = exp2f(s[n][1] - base0);
-      s[n][2] = exp2f(s[n][2] - base1);
-      s[n][3] = exp2f(s[n][3] - base1);
+      s[n][0] = weightExp2<T>(fmaf(s[n][0], units, -base0));
+      s[n][1] = weightExp2<T>(fmaf(s[n][1], units, -base0));
+      s[n][2] = weightExp2<T>(fmaf(s[n][2], units, -base1));
+      s[n][3] = weightExp2<T>(fmaf(s[n][3], units, -base1));
       l0 += s[n][0] + s[n][1];
       l1 += s[n][2] + s[n][3];
     }
+    // Once the rows' maxima settle, most tiles rescale nothing.
+    if (__any_sync(0xffffffffu, alpha0 != 1.f || alpha1 != 1.f)) {
 #pragma unroll
-    for (int n = 0; n < kCols; ++n) {
-      o[n][0] *= alpha0;
-      o[n][1] *= alpha0;
-      o[n][2] *= alpha1;
-      o[n][3] *= alpha1;
+      for (int n = 0; n < kCols; ++n) {
+        o[n][0] *= alpha0;
+        o[n][1] *= alpha0;
+        o[n][2] *= alpha1;
+        o[n][3] *= alpha1;
+      }
     }
 
     // The weights times the values.
@@ -452,7 +602,7 @@ __device__ void attention(const AttentionKernelArgs &a) {
             partial[at * dim + d] = o[n][2 * half + e];
         }
       if (t == 0) {
-        stats[2 * at] = m;
+        stats[2 * at] = m * units; // the combine step takes log2 units
         stats[2 * at + 1] = l;
       }
     }

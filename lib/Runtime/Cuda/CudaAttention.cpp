@@ -194,6 +194,9 @@ AttentionLaunch planAttention(const AttentionOperands &ops, int multiprocessors)
   if (kvHeads < 1 || heads % kvHeads != 0)
     return decline("query heads are no multiple of key heads");
   a.group = static_cast<int32_t>(heads / kvHeads);
+  // The kernels find each row's largest weight at its largest score.
+  if (!(ops.scale > 0))
+    return decline("a scale that is not positive");
   if (const StridedLayout *m = ops.layouts[kMask]) {
     if (ops.causal)
       return decline("both a mask and is_causal");

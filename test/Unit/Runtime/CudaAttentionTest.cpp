@@ -201,6 +201,14 @@ TEST(CudaAttentionPlan, DeclinesWhatTheKernelCannotDo) {
   c.q = contiguous({1, 1, 2, 5, 64});
   c.k = c.v = c.out = c.q;
   EXPECT_TRUE(planAttention(c.operands(), kSMs).entry.empty()) << "rank 5";
+  // The kernels take a row's largest score for its largest weight.
+  for (double scale : {0.0, -0.125}) {
+    c = bhld(1, 2, 5, 5, 64);
+    c.scale = scale;
+    EXPECT_NE(planAttention(c.operands(), kSMs).declined.find("scale that is not positive"),
+              std::string::npos)
+        << scale;
+  }
 }
 
 //===----------------------------------------------------------------------===//
