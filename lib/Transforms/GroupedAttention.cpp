@@ -109,7 +109,7 @@ public:
         std::optional<std::vector<Value *>> keep;
         const Node &n = ctx.node();
         const ExternOp *ext = externOp(n.op());
-        if (!ext || ext->call != ExternCall::Attention || !runsWhole(n, device))
+        if (!ext || ext->call != ExternCall::Attention)
           return keep;
         const Value *key = tensorArg(n, "key"), *value = tensorArg(n, "value");
         if (!key || !value || !key->type().isTensor() || sizesOf(key).size() < 3)
