@@ -28,6 +28,8 @@
 #include "gc/Ops/GraphBuilder.h"
 #include "gc/Transforms/Passes.h"
 
+#include <algorithm>
+
 namespace gc {
 
 namespace {
@@ -111,10 +113,17 @@ public:
         const ExternOp *ext = externOp(n.op());
         if (!ext || ext->call != ExternCall::Attention)
           return keep;
-        const Value *key = tensorArg(n, "key"), *value = tensorArg(n, "value");
-        if (!key || !value || !key->type().isTensor() || sizesOf(key).size() < 3)
+        const Value *query = tensorArg(n, "query"), *key = tensorArg(n, "key"),
+                    *value = tensorArg(n, "value");
+        if (!query || !key || !value || !query->type().isTensor() || !key->type().isTensor() ||
+            sizesOf(key).size() < 3)
           return keep;
+        // The query's batch and heads are the repeated key's, no broadcast:
+        // the grouped call then reads key head h / group for query head h.
         size_t heads = sizesOf(key).size() - 3;
+        const std::vector<const SymExpr *> &qs = sizesOf(query), &ks = sizesOf(key);
+        if (qs.size() != ks.size() || !std::equal(ks.begin(), ks.begin() + heads + 1, qs.begin()))
+          return keep;
         auto k = repeatedHeads(m.syms(), key, heads);
         auto v = value->type().isTensor() ? repeatedHeads(m.syms(), value, heads) : std::nullopt;
         if (!k || !v || k->second != v->second)

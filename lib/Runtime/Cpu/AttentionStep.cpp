@@ -583,7 +583,7 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
   // than the query, a divisor, each read by `group` consecutive query
   // heads. The heads' batch dimension is then two, (key heads, group),
   // along the second of which the keys and values broadcast.
-  size_t heads = rank - 3; // the output's dimension of the heads, if rank >= 3
+  size_t heads = rank >= 3 ? rank - 3 : 0; // the output's dimension of the heads
   int64_t group = 1;
   if (rank >= 3 && views[kKey]->sizes.size() == rank && views[kValue]->sizes.size() == rank) {
     int64_t kvHeads = views[kKey]->sizes[heads];
