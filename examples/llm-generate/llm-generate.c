@@ -1,9 +1,12 @@
 /* llm-generate: text generation over two gc packages of one decoder
- * (utils/make-llm-models.py): a prefill package, run once on the prompt,
- * and a decode package, run once per new token. Both keep the KV cache as
- * state (the buffers their graphs mutate); after the prefill its cache is
- * copied into the decode context once, with gcrt_context_read_buffer and
- * gcrt_context_write_buffer.
+ * (utils/make-llm-models.py, or transformers' static-cache export:
+ * utils/make-hf-llama.py): a prefill package, run once on the prompt, and
+ * a decode package, run once per new token. Each takes two inputs, by
+ * position whatever their names: the tokens [1, T] and their positions [T]
+ * (gc's tokens and pos, transformers' input_ids and cache_position). Both
+ * keep the KV cache as state (the buffers their graphs mutate); after the
+ * prefill its cache is copied into the decode context once, with
+ * gcrt_context_read_buffer and gcrt_context_write_buffer.
  *
  * usage: llm-generate PREFILL.gcpkg DECODE.gcpkg --prompt 1,2,3 [-n N]
  *          [--temperature T] [--top-k K] [--seed S] [--threads N]
@@ -154,8 +157,8 @@ static int open_graph(const char *path, const options *o, gcrt_package **package
       g->logits = i;
   }
   if (g->logits == g->num_outputs || gcrt_input_count(*package, 0) != 2) {
-    fprintf(stderr, "llm-generate: error: %s: not a decoder of make-llm-models.py (tokens and "
-                    "positions in, logits out)\n", path);
+    fprintf(stderr, "llm-generate: error: %s: not a decoder (two inputs, tokens and positions; "
+                    "the logits its first user output)\n", path);
     return 1;
   }
   return 0;

@@ -47,7 +47,10 @@ std::string corePassList(const CorePipelineOptions &options, WeightsMode weights
   if (options.freeze)
     p += weights == WeightsMode::External ? ",freeze,load-time-constants,fold-conv-bn,fuse-int8"
                                                   : ",freeze,fold-conv-bn,fuse-int8";
-  p += options.keepWholeCalls ? ",decompose-keep-whole,canonicalize" : ",decompose,canonicalize";
+  // Attention calls read grouped key heads instead of their repeat before
+  // decompose-keep-whole decides which calls stay whole.
+  p += options.keepWholeCalls ? ",grouped-attention,decompose-keep-whole,canonicalize"
+                              : ",decompose,canonicalize";
   // On core ops, before the folds that turn frozen weights' casts into
   // bfloat16 constants; it does nothing unless --precision=bf16.
   p += ",lower-precision";

@@ -18,16 +18,25 @@ constexpr ExternOp kExternOps[] = {
 #undef GC_OP
 };
 
-const TensorType *tensorArg(const Node &n, std::string_view name) {
-  const NamedArg *a = n.arg(name);
+using Args = std::vector<NamedArg>;
+
+const NamedArg *findArg(const Args &args, std::string_view name) {
+  for (const NamedArg &a : args)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+const TensorType *tensorArg(const Args &args, std::string_view name) {
+  const NamedArg *a = findArg(args, name);
   if (!a || a->value.values.empty() || !a->value.values[0] ||
       !a->value.values[0]->type().isTensor())
     return nullptr;
   return &a->value.values[0]->type().tensor;
 }
 
-bool flag(const Node &n, std::string_view name) {
-  const NamedArg *a = n.arg(name);
+bool flag(const Args &args, std::string_view name) {
+  const NamedArg *a = findArg(args, name);
   return a && a->value.kind == ArgKind::Bool && !a->value.ints.empty() && a->value.ints[0];
 }
 
@@ -55,11 +64,17 @@ bool isDecodeStep(const TensorType &q) {
   return rows && rows->isConst() && rows->constant() <= kDecodeRows;
 }
 
+/// Whether key heads `hk` divide query heads `hq`, both static.
+bool headsDivide(const SymExpr *hq, const SymExpr *hk) {
+  return hq->isConst() && hk->isConst() && hk->constant() >= 1 &&
+         hq->constant() % hk->constant() == 0;
+}
+
 /// The calls the fused attention of `device` takes (runsWhole in
 /// ExternOps.h says which).
-bool fusedAttentionTakes(const Node &n, TargetDevice device) {
-  const TensorType *q = tensorArg(n, "query"), *k = tensorArg(n, "key"),
-                   *v = tensorArg(n, "value");
+bool fusedAttentionTakes(const Args &args, TargetDevice device) {
+  const TensorType *q = tensorArg(args, "query"), *k = tensorArg(args, "key"),
+                   *v = tensorArg(args, "value");
   if (!q || !k || !v)
     return false;
   bool gpu = device == TargetDevice::CUDA;
@@ -70,7 +85,7 @@ bool fusedAttentionTakes(const Node &n, TargetDevice device) {
     return false;
   if (!fusedAttentionType(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
     return false;
-  const NamedArg *dropout = n.arg("dropout_p");
+  const NamedArg *dropout = findArg(args, "dropout_p");
   if (dropout && dropout->value.kind == ArgKind::Float && !dropout->value.floats.empty() &&
       dropout->value.floats[0] != 0)
     return false;
@@ -88,17 +103,15 @@ bool fusedAttentionTakes(const Node &n, TargetDevice device) {
     bool grouped = rank == 4 && q->sizes[1] != k->sizes[1];
     if (q->dtype == DType::Float32 ? !isDecodeStep(*q) : isDecodeStep(*q) && !grouped)
       return false;
-    if (grouped) {
-      const SymExpr *hq = q->sizes[1], *hk = k->sizes[1];
-      if (!hq->isConst() || !hk->isConst() || hk->constant() < 1 ||
-          hq->constant() % hk->constant() != 0)
-        return false;
-    }
-  } else if (flag(n, "enable_gqa") && q->sizes[rank - 3] != k->sizes[rank - 3]) {
+    if (grouped && !headsDivide(q->sizes[1], k->sizes[1]))
+      return false;
+  } else if (flag(args, "enable_gqa") && q->sizes[rank - 3] != k->sizes[rank - 3] &&
+             (v->sizes[rank - 3] != k->sizes[rank - 3] ||
+              !headsDivide(q->sizes[rank - 3], k->sizes[rank - 3]))) {
     return false;
   }
-  if (const TensorType *mask = tensorArg(n, "attn_mask"))
-    return !flag(n, "is_causal") &&
+  if (const TensorType *mask = tensorArg(args, "attn_mask"))
+    return !flag(args, "is_causal") &&
            (mask->dtype == DType::Bool || fusedAttentionType(mask->dtype));
   return true;
 }
@@ -136,17 +149,19 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank) {
   return std::nullopt;
 }
 
-bool runsWhole(const Node &n, TargetDevice device) {
-  const ExternOp *e = externOp(n.op());
+bool runsWhole(OpId op, const std::vector<NamedArg> &args, TargetDevice device) {
+  const ExternOp *e = externOp(op);
   if (!e)
     return false;
   switch (e->whole) {
   case ExternWhole::Always:
     return false;
   case ExternWhole::FusedAttention:
-    return fusedAttentionTakes(n, device);
+    return fusedAttentionTakes(args, device);
   }
   return false;
 }
+
+bool runsWhole(const Node &n, TargetDevice device) { return runsWhole(n.op(), n.args(), device); }
 
 } // namespace gc

@@ -1,6 +1,7 @@
 """Text generation over two loaded packages of one decoder: a prefill
 package, run once on the prompt, and a decode package, run once per new
-token (utils/make-llm-models.py exports both; docs/llm.md).
+token (utils/make-llm-models.py and utils/make-hf-llama.py export both;
+docs/llm.md).
 
 Each package keeps the KV cache as its own state (the buffers its graph
 mutates), so after the prefill its cache is copied into the decode package
@@ -60,6 +61,17 @@ def _choose(row, temperature, top_k, rng):
     return int(rng.choice(len(row), p=weights / weights.sum()))
 
 
+def _input_maker(package):
+    """How tokens and positions (numpy arrays) go in: as they are, or as
+    torch tensors over the same memory when the package returns bfloat16,
+    which numpy lacks (outputs come in the inputs' framework)."""
+    if all(o["dtype"] != "bf16" for o in package._forward.outputs if o["role"] == "user_output"):
+        return lambda a: a
+    import torch
+
+    return torch.from_numpy
+
+
 def _last_row(logits):
     row = logits[0, -1]
     if not isinstance(row, np.ndarray):  # a torch tensor (bfloat16 logits)
@@ -71,7 +83,8 @@ def generate(prefill, decode, prompt, max_new_tokens, *, temperature=0.0, top_k=
              keep_logits=False):
     """Generates max_new_tokens tokens after `prompt` (token ids) with two
     loaded packages of one decoder, each taking (tokens [1, T], positions
-    [T]) and returning logits [1, T, vocab]. Greedy when temperature is 0;
+    [T]) by position, whatever their names, and returning logits [1, T,
+    vocab]. Greedy when temperature is 0;
     otherwise sampled from softmax(logits / temperature), over the top_k
     largest when given, with numpy's generator seeded by `seed`."""
     prompt = np.asarray(prompt, dtype=np.int64).reshape(-1)
@@ -80,8 +93,9 @@ def generate(prefill, decode, prompt, max_new_tokens, *, temperature=0.0, top_k=
     rng = np.random.default_rng(seed)
     tokens, rows = [], []
 
+    into_prefill, into_decode = _input_maker(prefill), _input_maker(decode)
     start = time.perf_counter()
-    logits = prefill(prompt[None], np.arange(prompt.size, dtype=np.int64))
+    logits = prefill(into_prefill(prompt[None]), into_prefill(np.arange(prompt.size, dtype=np.int64)))
     row = _last_row(logits)
     tokens.append(_choose(row, temperature, top_k, rng))
     first = time.perf_counter()
@@ -90,9 +104,10 @@ def generate(prefill, decode, prompt, max_new_tokens, *, temperature=0.0, top_k=
 
     decode_start = time.perf_counter()
     token, position = np.empty((1, 1), np.int64), np.empty(1, np.int64)
+    inputs = into_decode(token), into_decode(position)  # views of token and position
     for k in range(1, max_new_tokens):
         token[0, 0], position[0] = tokens[-1], prompt.size + k - 1
-        row = _last_row(decode(token, position))
+        row = _last_row(decode(*inputs))
         tokens.append(_choose(row, temperature, top_k, rng))
         if keep_logits:
             rows.append(row)

@@ -67,7 +67,8 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank);
 /// fused attention of each device takes:
 /// - CPU (lib/Runtime/Cpu/AttentionStep.cpp): float32, bfloat16 or float16
 ///   query, key and value of one type on the CPU (half precision widened to
-///   float32 as the step reads it), one head count;
+///   float32 as the step reads it), one head count or, with enable_gqa,
+///   static key heads dividing the query heads (grouped-query attention);
 /// - CUDA (lib/Runtime/Cuda/AttentionKernel.cu): float32, bfloat16 or
 ///   float16 query, key and value of one type and rank 3 or 4, one static
 ///   head dimension of at most 128 for all three, key heads dividing query
@@ -79,6 +80,9 @@ std::optional<size_t> externBiasDim(OpId op, size_t rank);
 /// both: no dropout, a mask that is absent, boolean or of one of those
 /// floating-point types (any broadcast), or is_causal.
 bool runsWhole(const Node &n, TargetDevice device);
+/// runsWhole for a call of `op` on `args` that no node holds yet (a pass
+/// asking whether a call it would make runs whole).
+bool runsWhole(OpId op, const std::vector<NamedArg> &args, TargetDevice device);
 
 } // namespace gc
 

@@ -2,9 +2,11 @@
 //
 // Each run first bounds the keys it reads by the mask (visibleKeys: up to
 // the last key some row keeps, a decode step's valid cache prefix). The
-// step packs each batch entry's keys transposed ([E, S], rows padded
-// to whole vectors) and its values ([S, Ev] padded), then splits the
-// (batch entry, block of kBlockRows query rows) pairs over the threads.
+// step packs the keys of each batch entry transposed ([E, S], rows padded
+// to whole vectors) and its values ([S, Ev] padded), once for the entries
+// that read the same ones (grouped-query heads, keys broadcast over
+// heads), then splits the (batch entry, block of kBlockRows query rows)
+// pairs over the threads.
 // Per pair: scores = (query * scale) keys^T into a per-thread buffer
 // (kBlockRows x S floats: in L2 for a few thousand keys), the mask and the
 // causal bound applied, one softmax pass per row, and probabilities times
@@ -169,6 +171,10 @@ struct Operand {
 struct Geometry {
   std::vector<int64_t> batchSizes;
   int64_t batch = 1;
+  /// Consecutive batch entries that read the same keys and values (the
+  /// innermost batch dimensions along which both broadcast), which share
+  /// one packed copy of them.
+  int64_t shared = 1;
   int64_t l = 0, s = 0, e = 0, ev = 0;
   int64_t sPadded = 0, evPadded = 0;
   float scale = 1;
@@ -266,8 +272,8 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
   const Operand &qo = g.layouts[kQuery], &mo = g.layouts[kMask], &oo = g.layouts[kOut];
   const char *q = buffers[qo.buffer];
   int64_t qOffset = batchOffset(g, qo, b);
-  const float *kt = ktAll + b * g.e * g.sPadded;
-  const float *vp = vpAll + b * g.s * g.evPadded;
+  const float *kt = ktAll + b / g.shared * g.e * g.sPadded;
+  const float *vp = vpAll + b / g.shared * g.s * g.evPadded;
   // Keys past the block's last row are masked for all of its rows.
   int64_t keys = g.causal ? std::min(g.s, i0 + rows) : g.s;
   int64_t keysPadded = roundUp(keys, kPad);
@@ -356,14 +362,15 @@ GC_INLINE void runTask(const Geometry &g, char *const *buffers, const float *ktA
   });
 }
 
-/// Packs batch entry `b`'s keys transposed and its values, widened to
-/// float32 and zero-padded.
+/// Packs the keys transposed and the values of the `p`-th run of
+/// g.shared batch entries, widened to float32 and zero-padded.
 GC_INLINE void packTask(const Geometry &g, char *const *buffers, float *ktAll, float *vpAll,
-                        int64_t b) {
+                        int64_t p) {
   const Operand &ko = g.layouts[kKey], &vo = g.layouts[kValue];
   const char *k = buffers[ko.buffer], *v = buffers[vo.buffer];
+  int64_t b = p * g.shared;
   int64_t kOffset = batchOffset(g, ko, b), vOffset = batchOffset(g, vo, b);
-  float *kt = ktAll + b * g.e * g.sPadded, *vp = vpAll + b * g.s * g.evPadded;
+  float *kt = ktAll + p * g.e * g.sPadded, *vp = vpAll + p * g.s * g.evPadded;
   // Only the keys this run reads, and the padding to their next vector
   // boundary, which the score tiles read.
   int64_t padded = roundUp(g.s, kPad);
@@ -493,7 +500,8 @@ class AttentionStep final : public CpuCall {
 public:
   AttentionStep(Geometry g, const ThreadPool &pool, TasksFn tasks)
       : g_(std::move(g)), pool_(pool), tasks_(tasks),
-        kt_(g_.batch * g_.e * g_.sPadded), vp_(g_.batch * g_.s * g_.evPadded) {}
+        kt_(g_.batch / g_.shared * g_.e * g_.sPadded),
+        vp_(g_.batch / g_.shared * g_.s * g_.evPadded) {}
 
   Error execute(char *const *buffers, ExternReorders *) override {
     // This run's geometry: the keys it reads (the packed keys keep their
@@ -502,7 +510,8 @@ public:
     run.s = visibleKeys(g_, buffers);
     int64_t blocks = (run.l + kBlockRows - 1) / kBlockRows;
     for (bool pack : {true, false})
-      pool_.parallelFor(pack ? run.batch : run.batch * blocks, [&](int64_t begin, int64_t end) {
+      pool_.parallelFor(pack ? run.batch / run.shared : run.batch * blocks,
+                        [&](int64_t begin, int64_t end) {
         tasks_(run, buffers, kt_.data(), vp_.data(), pack, begin, end);
       });
     return Error::success();
@@ -570,6 +579,22 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
     return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " has rank below 2";
   Geometry g;
   g.batchSizes.assign(out.sizes.begin(), out.sizes.end() - 2);
+  // Grouped-query heads (enable_gqa): keys and values with fewer heads
+  // than the query, a divisor, each read by `group` consecutive query
+  // heads. The heads' batch dimension is then two, (key heads, group),
+  // along the second of which the keys and values broadcast.
+  size_t heads = rank >= 3 ? rank - 3 : 0; // the output's dimension of the heads
+  int64_t group = 1;
+  if (rank >= 3 && views[kKey]->sizes.size() == rank && views[kValue]->sizes.size() == rank) {
+    int64_t kvHeads = views[kKey]->sizes[heads];
+    if (kvHeads > 1 && views[kValue]->sizes[heads] == kvHeads && out.sizes[heads] != kvHeads &&
+        out.sizes[heads] % kvHeads == 0)
+      group = out.sizes[heads] / kvHeads;
+  }
+  if (group > 1) {
+    g.batchSizes.back() /= group;
+    g.batchSizes.push_back(group);
+  }
   for (int64_t n : g.batchSizes)
     g.batch *= n;
   g.l = out.sizes[rank - 2];
@@ -589,23 +614,31 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
     op.buffer = planViews[o]->buffer();
     op.element = elements[o];
     op.offset = l.offset;
-    op.batchStrides.assign(rank - 2, 0);
+    op.batchStrides.assign(g.batchSizes.size(), 0);
+    bool keyHeads = group > 1 && (o == kKey || o == kValue);
     // A mask may have fewer dimensions (it broadcasts from the right);
     // the others have the output's rank.
     bool fits = o == kMask ? r <= rank : r == rank;
     for (size_t d = 0; fits && d < r; ++d) {
       size_t od = rank - r + d;
       int64_t size = l.sizes[d];
-      int64_t expect = od < rank - 2 ? g.batchSizes[od] : want[o][od - (rank - 2)];
+      int64_t expect = od < rank - 2 ? out.sizes[od] : want[o][od - (rank - 2)];
+      if (keyHeads && od == heads)
+        expect /= group;
       if (size != expect && !(o == kMask && size == 1) && !(od < rank - 2 && size == 1))
         fits = false;
       int64_t stride = size == 1 ? 0 : l.strides[d];
-      if (od < rank - 2)
+      if (group > 1 && od == heads) {
+        // Query head h is (h / group, h % group).
+        op.batchStrides[od] = keyHeads ? stride : stride * group;
+        op.batchStrides[od + 1] = keyHeads ? 0 : stride;
+      } else if (od < rank - 2) {
         op.batchStrides[od] = stride;
-      else if (od == rank - 2)
+      } else if (od == rank - 2) {
         op.rowStride = stride;
-      else
+      } else {
         op.colStride = stride;
+      }
     }
     if (!fits)
       return makeError() << kRefuses << kNames[o] << " " << shapeText(l.sizes) << " does not fit the output "
@@ -613,6 +646,11 @@ Expected<std::unique_ptr<CpuCall>> prepareAttention(const plan::OpStep &step,
   }
   if (g.batch == 0 || g.l == 0 || g.ev == 0)
     return makeError() << kRefuses << "the output " << shapeText(out.sizes) << " is empty";
+  // Entries that read the same keys and values share their packed copy.
+  const std::vector<int64_t> &kb = g.layouts[kKey].batchStrides,
+                             &vb = g.layouts[kValue].batchStrides;
+  for (size_t d = g.batchSizes.size(); d-- > 0 && kb[d] == 0 && vb[d] == 0;)
+    g.shared *= g.batchSizes[d];
   g.sPadded = roundUp(std::max<int64_t>(g.s, 1), kPad);
   g.evPadded = roundUp(g.ev, kPad);
   g.scale = static_cast<float>(call.scale());

@@ -44,10 +44,12 @@ TEST(ExternOpsTest, AttentionRunsWholeByDevice) {
             P(true, true));
   EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]", "", "f16[37, 11]"), P(true, true));
   EXPECT_EQ(whole("bf16[2, 4, 37, 64]", "bf16[2, 4, 11, 64]", "", "i32[37, 11]"), P(false, false));
-  // Grouped-query attention: the GPU's kernel, where key heads divide.
-  EXPECT_EQ(whole("f32[2, 8, 9, 64]", "f32[2, 2, 11, 64]", "; enable_gqa=true"), P(false, true));
+  // Grouped-query attention: both, where key heads divide query heads.
+  EXPECT_EQ(whole("f32[2, 8, 9, 64]", "f32[2, 2, 11, 64]", "; enable_gqa=true"), P(true, true));
   EXPECT_EQ(whole("f32[2, 6, 9, 64]", "f32[2, 4, 11, 64]", "; enable_gqa=true"),
             P(false, false));
+  EXPECT_EQ(whole("bf16[1, 1, 8, 1, 64]", "bf16[1, 1, 2, 2048, 64]", "; enable_gqa=true"),
+            P(true, false));
 }
 
 TEST(ExternOpsTest, GpuFloat32FusesOnlyWhereTheKernelIsFaster) {
@@ -55,13 +57,13 @@ TEST(ExternOpsTest, GpuFloat32FusesOnlyWhereTheKernelIsFaster) {
   // any size but a decode step without grouped-query heads.
   EXPECT_EQ(whole("f32[1, 12, 197, 64]", "f32[1, 12, 197, 64]"), P(true, false));
   EXPECT_EQ(whole("f32[1, 32, 1, 64]", "f32[1, 8, 2048, 64]", "; enable_gqa=true"),
-            P(false, true));
+            P(true, true));
   EXPECT_EQ(whole("f32[1, 16, 16, 64]", "f32[1, 16, 4096, 64]"), P(true, true));
   EXPECT_EQ(whole("f32[1, 16, 17, 64]", "f32[1, 16, 4096, 64]"), P(true, false));
   EXPECT_EQ(whole("bf16[1, 16, 512, 64]", "bf16[1, 16, 4096, 64]"), P(true, true));
   EXPECT_EQ(whole("bf16[1, 8, 4, 64]", "bf16[1, 8, 2048, 64]"), P(true, false));
   EXPECT_EQ(whole("bf16[1, 32, 1, 64]", "bf16[1, 8, 2048, 64]", "; enable_gqa=true"),
-            P(false, true));
+            P(true, true));
   EXPECT_EQ(whole("f32[s0, 4, 9, 64]", "f32[s0, 4, 11, 64]"), P(true, true));
   EXPECT_EQ(whole("f32[1, 4, s0, 64]", "f32[1, 4, s0, 64]"), P(true, false));
   EXPECT_EQ(whole("bf16[s0, 4, 37, 64]", "bf16[s0, 4, 11, 64]"), P(true, true));

@@ -42,6 +42,7 @@ struct AttentionCase {
   bool causal = false;
   std::optional<double> scale;
   DType outType = DType::Float32;
+  bool enableGqa = false;
 };
 
 int64_t product(const std::vector<int64_t> &sizes) {
@@ -104,6 +105,8 @@ Expected<std::vector<float>> run(const AttentionCase &c, LoopNode::Kind kind) {
   if (c.mask)
     node.args.push_back(tensorArg("attn_mask", 3));
   node.args.push_back(boolArg("is_causal", c.causal));
+  if (c.enableGqa)
+    node.args.push_back({"enable_gqa", true, Arg::boolean(true)});
   if (c.scale)
     node.args.push_back({"scale", true, Arg::real(*c.scale)});
   g.output("out", out, g.whole(out).type);
@@ -300,6 +303,74 @@ TEST(AttentionStep, HalfPrecisionReadsOnlyTheKeysTheMaskKeeps) {
         auto [poisoned, clean] = prefixCases(boolMask, longest);
         expectMatchesReference(inType(poisoned, type).first, inType(clean, type).second);
       }
+}
+
+/// Grouped-query heads (enable_gqa): 6 query heads over 2 key heads, each
+/// key head read by 3 consecutive query heads; the query strided as a head
+/// split leaves it, and a bool mask per head that masks a row of head 4
+/// entirely.
+AttentionCase groupedCase() {
+  AttentionCase c{floats({2, 6, kL, kE}, 13, {kL * 6 * kE, kE, 6 * kE, 1}),
+                  floats({2, 2, kS, kE}, 14), floats({2, 2, kS, kEv}, 15), std::nullopt,
+                  {2, 6, kL, kEv}};
+  c.enableGqa = true;
+  Operand m{{2, 6, kL, kS}, {}, DType::Bool, {}};
+  std::vector<float> r = randomFloats(product(m.sizes), 16);
+  for (size_t i = 0; i < r.size(); ++i) {
+    bool dropped = (i / (kL * kS)) % 6 == 4 && (i / kS) % kL == 7;
+    m.data.push_back(!dropped && r[i] > -0.4f ? 1 : 0);
+  }
+  c.mask = m;
+  return c;
+}
+
+TEST(AttentionStep, GroupedQueryHeads) {
+  expectMatchesReference(groupedCase());
+  AttentionCase causal = groupedCase();
+  causal.mask.reset();
+  causal.causal = true;
+  expectMatchesReference(causal);
+  for (DType type : kHalfTypes) {
+    SCOPED_TRACE(std::string(dtypeName(type)));
+    auto [half, reference] = inType(groupedCase(), type);
+    expectMatchesReference(half, reference);
+  }
+}
+
+TEST(AttentionStep, KeysBroadcastOverHeads) {
+  // One key head for all three query heads (multi-query attention), read
+  // through a broadcast rather than enable_gqa.
+  AttentionCase c = plainCase();
+  c.key = floats({2, 1, kS, kE}, 17);
+  c.value = floats({2, 1, kS, kEv}, 18);
+  expectMatchesReference(c);
+}
+
+TEST(AttentionStep, GroupedDecodeStepReadsOnlyTheCachePrefix) {
+  // A decode step of grouped heads over a static cache, as a decoder runs
+  // it: one query row per head, 8 heads over 2 key heads, a mask [1, 1, 1,
+  // S] that keeps the first `longest` positions; past them the cache holds
+  // NaN, which the step must never read.
+  for (int64_t longest : kPrefixes) {
+    SCOPED_TRACE(std::to_string(longest) + " keys");
+    AttentionCase clean{floats({1, 8, 1, kE}, 19), floats({1, 2, kS, kE}, 20),
+                        floats({1, 2, kS, kEv}, 21), std::nullopt, {1, 8, 1, kEv}};
+    clean.enableGqa = true;
+    Operand m{{1, 1, 1, kS}, {}, DType::Bool, {}};
+    for (int64_t j = 0; j < kS; ++j)
+      m.data.push_back(j < longest ? 1 : 0);
+    clean.mask = m;
+    AttentionCase poisoned = clean;
+    for (Operand *o : {&poisoned.key, &poisoned.value}) {
+      int64_t width = o->sizes.back();
+      for (size_t e = 0; e < o->data.size(); ++e)
+        if (static_cast<int64_t>(e) / width % kS >= longest)
+          o->data[e] = NAN;
+    }
+    expectMatchesReference(poisoned, clean);
+    expectMatchesReference(inType(poisoned, DType::BFloat16).first,
+                           inType(clean, DType::BFloat16).second);
+  }
 }
 
 TEST(AttentionStep, KeysOverSeveralPackingPasses) {
