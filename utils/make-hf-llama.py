@@ -62,9 +62,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "Models", "Inputs", "realmodels"))
 import weightgen_bf16  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("llama_archive", os.path.join(HERE, "make-llama-archive.py"))
-llama_archive = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(llama_archive)
+
+
+def load_script(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+llama_archive = load_script("llama_archive", "make-llama-archive.py")
+# gc's own test decoder: its prompt and the way its references are written.
+llm_models = load_script("llm_models", "make-llm-models.py")
+to_numpy, save_run = llm_models.to_numpy, llm_models.save_run
 
 PRESETS = {
     "tiny": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
@@ -79,7 +89,7 @@ PRESETS = {
                cache=2048),
 }
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
-PROMPT_LEN = 8
+PROMPT_LEN = llm_models.PROMPT_LEN
 STAGE_STEPS = 4
 
 
@@ -157,19 +167,7 @@ def save_program(ep, ident, path):
 
 
 def prompt(c):
-    return np.array([(i * 37 + 11) % c["vocab_size"] for i in range(PROMPT_LEN)], dtype=np.int64)
-
-
-def to_numpy(t):
-    t = t.detach().contiguous()
-    return t.view(torch.int16).numpy().view("V2") if t.dtype == torch.bfloat16 else t.numpy()
-
-
-def save_run(d, ins, out):
-    os.makedirs(d, exist_ok=True)
-    for i, a in enumerate(ins):
-        np.save(os.path.join(d, "in%d.npy" % i), to_numpy(a))
-    np.save(os.path.join(d, "out0.npy"), to_numpy(out))
+    return llm_models.prompt({"vocab": c["vocab_size"]})
 
 
 def is_cache(name):
