@@ -54,6 +54,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace gc {
 
@@ -87,12 +88,16 @@ public:
       return makeError() << "kernel '" << group_.name << "': " << group_.pointsPerThread
                          << " points a thread is not a launch gc emits (thread_per_point, at most "
                          << kMaxPointsPerThread << ")";
+    unsigned unroll = std::max(group_.pointsPerThread, 1u);
+    unsigned width = std::max(group_.vectorWidth, 1u);
+    if (unroll > 1 || width > 1)
+      GC_RETURN_IF_ERROR(checkVectors(width));
     auto *ptr = b_.getPtrTy();
     GC_RETURN_IF_ERROR(beginFunction({ptr, ptr}, {"buffers", "symbols"}));
     threads_ = group_.blockThreads;
     thread_ = special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-    if (group_.pointsPerThread > 1)
-      emitPointsUnrolled(group_.pointsPerThread);
+    if (unroll > 1 || width > 1)
+      emitVectors(unroll, width);
     else
       emitPoints(perBlock);
     GC_RETURN_IF_ERROR(endFunction());
@@ -174,24 +179,84 @@ private:
 
   Value *asIndex(Value *v, llvm::Type *type) { return b_.CreateZExtOrTrunc(v, type); }
 
-  Value *spaceSize(const std::vector<const SymExpr *> &space, llvm::Type *type) {
-    Value *size = llvm::ConstantInt::get(type, 1);
+  /// A divisor that stays the same for the whole kernel (a loop's size),
+  /// with what dividing by it takes. A constant one is left to LLVM (a
+  /// multiply-high); a 32-bit one that a symbol gives divides a dividend
+  /// below 2^31 as q = (umulhi(n, magic) + n) >> shift, with shift =
+  /// ceil(log2 d) and magic = floor(2^32 (2^shift - d) / d) + 1, which is
+  /// exact for every such n and d >= 1 (Granlund and Montgomery's division
+  /// by invariant integers): three instructions where `div.u32` by a
+  /// register takes some twenty. The magic number is computed once, at the
+  /// kernel's entry.
+  struct Divisor {
+    Value *value = nullptr;
+    Value *magic = nullptr, *shift = nullptr;
+  };
+
+  /// `at` evaluated in the entry block, where the symbols are loaded.
+  template <typename F> Value *atEntry(F &&at) {
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(entry_);
+    return at();
+  }
+
+  /// The divisor `d` (computed in the entry block) of dividends of `type`.
+  Divisor divisor(Value *d) {
+    Divisor div{d};
+    if (llvm::isa<llvm::Constant>(d) || !d->getType()->isIntegerTy(32))
+      return div;
+    atEntry([&] {
+      // max(d, 1): a space of size 0 runs no point, and its magic must not
+      // divide by zero.
+      Value *one = b_.getInt32(1);
+      Value *safe = scalar_.intrinsic(llvm::Intrinsic::umax, {d, one});
+      Value *leading = scalar_.intrinsic(llvm::Intrinsic::ctlz, {b_.CreateSub(safe, one), b_.getFalse()});
+      div.shift = b_.CreateSub(b_.getInt32(32), leading);
+      Value *wide = b_.CreateZExt(safe, b_.getInt64Ty());
+      Value *excess = b_.CreateSub(b_.CreateShl(b_.getInt64(1), b_.CreateZExt(div.shift, b_.getInt64Ty())), wide);
+      div.magic = b_.CreateTrunc(
+          b_.CreateAdd(b_.CreateUDiv(b_.CreateShl(excess, 32), wide), b_.getInt64(1)), b_.getInt32Ty());
+      return div.magic;
+    });
+    return div;
+  }
+
+  Value *quotient(Value *n, const Divisor &d) {
+    if (!d.magic)
+      return b_.CreateUDiv(n, d.value);
+    llvm::Type *wide = b_.getInt64Ty();
+    Value *product = b_.CreateMul(b_.CreateZExt(n, wide), b_.CreateZExt(d.magic, wide));
+    Value *high = b_.CreateTrunc(b_.CreateLShr(product, 32), b_.getInt32Ty());
+    return b_.CreateLShr(b_.CreateAdd(high, n), d.shift);
+  }
+
+  /// The sizes of `space` as divisors of its flat indices of `type`.
+  std::vector<Divisor> radixOf(const std::vector<const SymExpr *> &space, llvm::Type *type) {
+    std::vector<Divisor> radix;
     for (const SymExpr *s : space)
-      size = b_.CreateMul(size, asIndex(expr(s), type), "", true, true);
+      radix.push_back(divisor(atEntry([&] { return asIndex(expr(s), type); })));
+    return radix;
+  }
+
+  Value *spaceSize(const std::vector<Divisor> &radix, llvm::Type *type) {
+    Value *size = llvm::ConstantInt::get(type, 1);
+    for (const Divisor &d : radix)
+      size = b_.CreateMul(size, d.value, "", true, true);
     return size;
   }
 
   /// Binds prefix<first+k> to the k-th digit of `flat` in the mixed radix
-  /// of `space` (the last size varies fastest).
-  void bindDigits(Value *flat, const std::vector<const SymExpr *> &space, const char *prefix,
+  /// `radix` (the last size varies fastest).
+  void bindDigits(Value *flat, const std::vector<Divisor> &radix, const char *prefix,
                   size_t first) {
     Value *rest = flat;
-    for (size_t k = space.size(); k-- > 0;) {
+    for (size_t k = radix.size(); k-- > 0;) {
       Value *digit = rest;
       if (k > 0) {
-        Value *size = asIndex(expr(space[k]), flat->getType());
-        digit = b_.CreateURem(rest, size);
-        rest = b_.CreateUDiv(rest, size);
+        Value *q = quotient(rest, radix[k]);
+        digit = radix[k].magic ? b_.CreateSub(rest, b_.CreateMul(q, radix[k].value))
+                               : b_.CreateURem(rest, radix[k].value);
+        rest = q;
       }
       vars_[prefix + std::to_string(first + k)] = b_.CreateZExt(digit, b_.getInt64Ty());
     }
@@ -208,11 +273,12 @@ private:
   void emitThreadStrided(const std::vector<const SymExpr *> &space, const char *prefix,
                          size_t first, F &&body) {
     llvm::IntegerType *type = indexType(space);
-    Value *count = spaceSize(space, type);
+    std::vector<Divisor> radix = radixOf(space, type);
+    Value *count = spaceSize(radix, type);
     emitLoop(
         asIndex(thread_, type), count, std::string(prefix) + "flat",
         [&](Value *index) {
-          bindDigits(index, space, prefix, first);
+          bindDigits(index, radix, prefix, first);
           body(b_.CreateZExt(index, b_.getInt64Ty()));
         },
         llvm::ConstantInt::get(type, threads_));
@@ -223,76 +289,275 @@ private:
 
   /// The grid-stride loop over the points of the parallel ranges: their
   /// count, where this block (perBlock) or this thread starts, and how far
-  /// it steps; a thread takes `width` points a step, a block's width apart.
+  /// it steps.
   struct PointLoop {
-    llvm::IntegerType *type;
     Value *count, *start, *stride;
   };
-  PointLoop pointLoop(bool perBlock, unsigned width) {
-    llvm::IntegerType *type = indexType(group_.parallelRanges);
-    Value *count = spaceSize(group_.parallelRanges, type);
+  PointLoop pointLoop(bool perBlock, const std::vector<Divisor> &radix, llvm::Type *type) {
+    Value *count = spaceSize(radix, type);
     Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
     Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
     if (perBlock)
-      return {type, count, block, blocks};
-    Value *chunk = llvm::ConstantInt::get(type, uint64_t(threads_) * width);
-    Value *start = b_.CreateAdd(b_.CreateMul(block, chunk, "", true, true), asIndex(thread_, type),
-                                "", true, true);
-    return {type, count, start, b_.CreateMul(blocks, chunk, "", true, true)};
+      return {count, block, blocks};
+    Value *threads = llvm::ConstantInt::get(type, threads_);
+    Value *start = b_.CreateAdd(b_.CreateMul(block, threads, "", true, true),
+                                asIndex(thread_, type), "", true, true);
+    return {count, start, b_.CreateMul(blocks, threads, "", true, true)};
   }
 
-  /// ThreadPerPoint with several points a thread (pointsPerThread): the
-  /// thread's points in one step are a block's width apart, so each access
-  /// stays coalesced across the warp, and every point's loads come before
-  /// the first store (chooseGpuLaunches allows this only where no node reads
-  /// what the group writes). A point past the end computes at the last
-  /// point, which exists, and stores nothing.
-  void emitPointsUnrolled(unsigned unroll) {
+  /// Whether the group meets what emitVectors relies on (chooseGpuLaunches
+  /// gives vectors and several points a thread only to such groups):
+  /// pointwise nodes over exactly the parallel ranges, none scattering nor
+  /// reading what the group writes, and vectors that tile the innermost
+  /// range.
+  Error checkVectors(unsigned width) {
+    ErrorBuilder e;
+    e << "kernel '" << group_.name << "': " << group_.pointsPerThread << " points a thread of "
+      << width << " lanes ";
+    if (group_.mapping != GpuMapping::ThreadPerPoint)
+      return e << "needs thread_per_point";
+    if (width > 1 && (width > 16 || (width & (width - 1)) != 0))
+      return e << "is not a vector gc emits (2, 4, 8 or 16 lanes)";
+    if (group_.parallelRanges.empty() ||
+        (width > 1 && !isMultipleOf(group_.parallelRanges.back(), width)))
+      return e << "needs an innermost parallel range of a multiple of " << width << " points";
+    std::vector<uint32_t> written;
+    for (uint32_t n : group_.nodes) {
+      const LoopNode &node = graph_.nodes[n];
+      if (node.kind != LoopNode::Kind::Pointwise || scatters(node) ||
+          node.ranges.size() != group_.parallelRanges.size())
+        return e << "needs pointwise nodes over exactly the parallel ranges, none scattering";
+      written.push_back(node.output);
+    }
+    for (uint32_t n : group_.nodes)
+      for (const BodyOp &op : graph_.nodes[n].body.ops)
+        if (op.kind == BodyOp::Kind::Load &&
+            std::find(written.begin(), written.end(), op.buffer) != written.end())
+          return e << "needs nodes that read nothing the kernel writes (every load comes before "
+                      "the first store)";
+    return Error::success();
+  }
+
+  /// ThreadPerPoint where each thread takes vectors of `width` consecutive
+  /// points of the innermost parallel range (vectorWidth), `unroll` of them
+  /// a step (pointsPerThread), the grid's width apart so that any grid
+  /// spreads the points evenly; every access stays coalesced across the
+  /// warp. All loads of a step come before its first store
+  /// (checkVectors). The lanes of a vector run the nodes one after
+  /// another, but a load or store that moves with them along the range
+  /// from an aligned first lane (vectorAccess) is one access for all of
+  /// them. A vector past the end computes at the last one, which exists,
+  /// and stores nothing.
+  void emitVectors(unsigned unroll, unsigned width) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;
-    auto [type, count, start, stride] = pointLoop(false, unroll);
-    Value *threads = llvm::ConstantInt::get(type, threads_);
+    llvm::IntegerType *type = indexType(space);
+    // The vectors' radix: the ranges, the innermost counted in vectors.
+    std::vector<Divisor> radix = radixOf(space, type);
+    Divisor &inner = radix.back();
+    inner = divisor(atEntry([&] {
+      return b_.CreateUDiv(inner.value, llvm::ConstantInt::get(type, width), "", true);
+    }));
+    auto [count, start, stride] = pointLoop(false, radix, type);
     Value *last = b_.CreateSub(count, llvm::ConstantInt::get(type, 1));
+    std::string var = "i" + std::to_string(space.size() - 1);
     struct PendingStore {
       const LoopNode *node;
-      Value *value;
+      std::vector<Value *> values, indices;
       DType dtype;
-      Value *index;
       Value *inRange;
     };
     emitLoop(
-        start, count, "point",
+        start, count, "vector",
         [&](Value *first) {
           std::vector<PendingStore> stores;
           for (unsigned k = 0; k < unroll; ++k) {
-            Value *point = b_.CreateAdd(first, b_.CreateMul(threads, llvm::ConstantInt::get(type, k)),
-                                        "", true, true);
-            Value *inRange = b_.CreateICmpSLT(point, count);
-            bindDigits(b_.CreateSelect(inRange, point, last), space, "i", 0);
+            Value *vector = first;
+            Value *inRange = nullptr;
+            if (k > 0) {
+              vector = b_.CreateAdd(first, b_.CreateMul(stride, llvm::ConstantInt::get(type, k)),
+                                    "", true, true);
+              inRange = b_.CreateICmpSLT(vector, count);
+              vector = b_.CreateSelect(inRange, vector, last);
+            }
+            bindDigits(vector, radix, "i", 0);
+            Value *firstLane = b_.CreateMul(vars_[var], b_.getInt64(width), "", true, true);
             for (uint32_t n : group_.nodes) {
               node_ = &graph_.nodes[n];
               if (!checkNode(*node_))
                 return;
-              Value *value = emitBody(node_->body);
-              stores.push_back({node_, value, node_->body.ops[node_->body.result].dtype,
-                                storeIndexOf(*node_), inRange});
+              PendingStore pending{node_, {}, {}, node_->body.ops[node_->body.result].dtype,
+                                   inRange};
+              vectorLoads_.clear();
+              std::vector<bool> loads = vectorLoads(graph_, node_->body, var, width);
+              for (size_t op = 0; op < loads.size(); ++op)
+                if (width > 1 && loads[op])
+                  vectorLoads_.insert(&node_->body.ops[op]);
+              for (lane_ = 0; lane_ < width; ++lane_) {
+                vars_[var] = b_.CreateAdd(firstLane, b_.getInt64(lane_), "", true, true);
+                pending.values.push_back(emitBody(node_->body));
+                pending.indices.push_back(storeIndexOf(*node_));
+              }
+              stores.push_back(std::move(pending));
             }
           }
+          vectorLoads_.clear();
           for (const PendingStore &s : stores) {
             node_ = s.node;
-            emitIf(s.inRange, [&] { storeAt(*s.node, s.value, s.dtype, s.index); });
+            auto storeLanes = [&] {
+              if (width > 1 && vectorAccess(graph_, s.node->output, s.node->storeIndex, var, width))
+                return storeVector(*s.node, s.values, s.dtype, s.indices[0]);
+              for (unsigned lane = 0; lane < width; ++lane)
+                storeAt(*s.node, s.values[lane], s.dtype, s.indices[lane]);
+            };
+            if (s.inRange)
+              emitIf(s.inRange, storeLanes);
+            else
+              storeLanes();
           }
         },
-        stride);
+        b_.CreateMul(stride, llvm::ConstantInt::get(type, unroll), "", true, true));
+    lane_ = 0;
     unbind(space.size(), "i", 0);
+  }
+
+  /// A division of an index expression by a divisor of size symbols alone
+  /// (a view's reshape over a symbolic size: mod(2*i0*s0 + i1, s0)) goes
+  /// through the divisor's magic number where the bounds allow it (a
+  /// nonnegative dividend and a positive divisor, both below 2^31), instead
+  /// of a 64-bit signed division per element.
+  Value *indexDivision(const SymExpr *e) override {
+    const SymExpr *x = e->operands()[0], *d = e->operands()[1];
+    constexpr int64_t kNarrow = (int64_t(1) << 31) - 1;
+    std::optional<SymRange> dividend = boundsOf(x, loopRanges());
+    std::optional<SymRange> by = boundsOf(d, ranges_);
+    if (d->isConst() || !sizeSymbolsOnly(d) || !dividend || dividend->min < 0 ||
+        dividend->max > kNarrow || !by || by->min < 1 || by->max > kNarrow)
+      return GroupEmitterBase::indexDivision(e);
+    auto [cached, fresh] = indexDivisors_.try_emplace(d);
+    if (fresh)
+      cached->second =
+          divisor(atEntry([&] { return b_.CreateTrunc(expr(d), b_.getInt32Ty()); }));
+    const Divisor &div = cached->second;
+    Value *n = b_.CreateTrunc(expr(x), b_.getInt32Ty());
+    Value *q = quotient(n, div);
+    Value *result = e->kind() == SymExpr::Kind::FloorDiv ? q : b_.CreateSub(n, b_.CreateMul(q, div.value));
+    return b_.CreateZExt(result, b_.getInt64Ty());
+  }
+
+  /// Whether `e` reads only size symbols (the plan's), no loop variable.
+  bool sizeSymbolsOnly(const SymExpr *e) const {
+    if (e->isSymbol())
+      return std::find(graph_.plan.symbols.begin(), graph_.plan.symbols.end(), e->symbolName()) !=
+             graph_.plan.symbols.end();
+    for (const SymExpr *op : e->operands())
+      if (!sizeSymbolsOnly(op))
+        return false;
+    return true;
+  }
+
+  /// The symbols' ranges and the current node's loop variables', each
+  /// [0, the largest value of its loop's size - 1].
+  const VarRanges &loopRanges() {
+    auto [cached, fresh] = loopRanges_.try_emplace(node_, ranges_);
+    if (fresh && node_) {
+      auto add = [&](const std::vector<const SymExpr *> &sizes, const char *prefix) {
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          std::optional<SymRange> b = boundsOf(sizes[k], ranges_);
+          cached->second[prefix + std::to_string(k)] =
+              b && b->max != SymRange::kUnbounded ? SymRange{0, std::max<int64_t>(b->max - 1, 0)}
+                                                  : SymRange{0, SymRange::kUnbounded};
+        }
+      };
+      add(node_->ranges, "i");
+      add(node_->reductionRanges, "r");
+    }
+    return cached->second;
+  }
+
+  //===--- Vector accesses --------------------------------------------------===//
+
+  /// A load of a vector access (vectorLoads_) is made by the first lane, as
+  /// one load of words (wordsType); every lane takes its element from it.
+  Value *loadElement(const BodyOp &op, Value *index) override {
+    if (!vectorLoads_.count(&op))
+      return GroupEmitterBase::loadElement(op, index);
+    llvm::Type *memType = memoryType(ctx_, graph_.buffers[op.buffer].dtype);
+    unsigned width = group_.vectorWidth;
+    Value *&words = laneWords_[&op];
+    if (lane_ == 0) {
+      llvm::LoadInst *load =
+          b_.CreateAlignedLoad(wordsType(memType, width), elementAddress(op.buffer, index),
+                               llvm::Align(vectorBytes(memType, width)));
+      annotate(load, op.buffer);
+      words = load;
+    }
+    return laneOf(words, memType, lane_);
+  }
+
+  /// The lanes' values stored as one vector of words from the first
+  /// lane's index.
+  void storeVector(const LoopNode &node, const std::vector<Value *> &values, DType from,
+                   Value *index) {
+    std::vector<Value *> lanes;
+    for (Value *v : values)
+      lanes.push_back(memoryValue(node, v, from));
+    llvm::Type *memType = lanes[0]->getType();
+    unsigned width = lanes.size();
+    auto *type = llvm::cast<llvm::FixedVectorType>(wordsType(memType, width));
+    std::vector<Value *> words(type->getNumElements(), nullptr);
+    unsigned bits = memType->getPrimitiveSizeInBits();
+    for (unsigned lane = 0; lane < width; ++lane) {
+      if (bits >= 32) {
+        words[lane] = lanes[lane];
+        continue;
+      }
+      // Narrow lanes share a word, the first lane in its low bits.
+      Value *piece = b_.CreateShl(b_.CreateZExt(b_.CreateBitCast(lanes[lane], b_.getIntNTy(bits)),
+                                                b_.getInt32Ty()),
+                                  lane * bits % 32);
+      Value *&word = words[lane * bits / 32];
+      word = word ? b_.CreateOr(word, piece) : piece;
+    }
+    Value *packed = llvm::PoisonValue::get(type);
+    for (unsigned w = 0; w < words.size(); ++w)
+      packed = b_.CreateInsertElement(packed, words[w], w);
+    annotate(b_.CreateAlignedStore(packed, elementAddress(node.output, index),
+                                   llvm::Align(vectorBytes(memType, width))),
+             node.output);
+  }
+
+  static unsigned vectorBytes(llvm::Type *memType, unsigned width) {
+    return memType->getPrimitiveSizeInBits() / 8 * width;
+  }
+
+  /// How `width` elements of `memType` travel: as a vector of them where
+  /// they are 4 or 8 bytes (ld.global.v4.f32), else packed into 4-byte
+  /// words (NVPTX has no vectors of 8 or 16-bit integers).
+  llvm::Type *wordsType(llvm::Type *memType, unsigned width) {
+    if (memType->getPrimitiveSizeInBits() >= 32)
+      return llvm::FixedVectorType::get(memType, width);
+    return llvm::FixedVectorType::get(b_.getInt32Ty(), vectorBytes(memType, width) / 4);
+  }
+
+  /// Element `lane` of the words `words` (wordsType).
+  Value *laneOf(Value *words, llvm::Type *memType, unsigned lane) {
+    unsigned bits = memType->getPrimitiveSizeInBits();
+    if (bits >= 32)
+      return b_.CreateExtractElement(words, lane);
+    Value *word = b_.CreateExtractElement(words, lane * bits / 32);
+    return b_.CreateBitCast(
+        b_.CreateTrunc(b_.CreateLShr(word, lane * bits % 32), b_.getIntNTy(bits)), memType);
   }
 
   void emitPoints(bool perBlock) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;
-    auto [type, count, start, stride] = pointLoop(perBlock, 1);
+    llvm::IntegerType *type = indexType(space);
+    std::vector<Divisor> radix = radixOf(space, type);
+    auto [count, start, stride] = pointLoop(perBlock, radix, type);
     emitLoop(
         start, count, "point",
         [&](Value *point) {
-          bindDigits(point, space, "i", 0);
+          bindDigits(point, radix, "i", 0);
           for (uint32_t n : group_.nodes) {
             node_ = &graph_.nodes[n];
             if (perBlock)
@@ -478,7 +743,38 @@ private:
   uint32_t threads_ = 0;
   Value *thread_ = nullptr;
   std::map<llvm::Type *, llvm::GlobalVariable *> shared_;
+  /// emitVectors: the lane being emitted, the current node's loads that
+  /// are vector accesses, and the words each has loaded.
+  unsigned lane_ = 0;
+  std::set<const BodyOp *> vectorLoads_;
+  std::map<const BodyOp *, Value *> laneWords_;
+  /// Divisors of index expressions (indexDivision), and the loop ranges
+  /// of each node that bound their dividends.
+  std::map<const SymExpr *, Divisor> indexDivisors_;
+  std::map<const LoopNode *, VarRanges> loopRanges_;
 };
+
+/// Where libdevice computes a function of gc's math library in fewer
+/// instructions at float32's accuracy, the kernels call libdevice's (through
+/// its C library name, which useLibdevice resolves). expf: gc_expf is about
+/// 20 instructions on the FMA pipe (within 1 ulp); libdevice's about 10,
+/// one of them ex2.approx.ftz on the reduced argument, within 2 ulp over the
+/// whole range (CUDA's documented bound for expf). Not __expf, whose
+/// ex2.approx of x*log2(e) loses accuracy as |x| grows. sigmoid, SiLU and
+/// softmax take their exp from here too.
+void preferLibdevice(llvm::Module &module) {
+  for (auto [ours, theirs] : {std::pair<const char *, const char *>{"gc_expf", "expf"}}) {
+    llvm::Function *fn = module.getFunction(ours);
+    if (!fn || !fn->isDeclaration())
+      continue;
+    if (llvm::Function *existing = module.getFunction(theirs)) {
+      fn->replaceAllUsesWith(existing);
+      fn->eraseFromParent();
+    } else {
+      fn->setName(theirs);
+    }
+  }
+}
 
 /// Replaces `frem` with libdevice's exact fmod and the C library's math
 /// functions with libdevice's, which it links from the toolkit.
@@ -552,6 +848,7 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
     GpuGroupEmitter emitter(module, m, graph, g);
     GC_RETURN_IF_ERROR(emitter.emit());
   }
+  preferLibdevice(module);
   // The graph's own problems first, then what the machine lacks.
   GC_RETURN_IF_ERROR(checkCudaAssemblers());
   Expected<std::string> ptx = finishKernelModule(

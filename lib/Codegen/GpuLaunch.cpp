@@ -21,12 +21,25 @@
 //     the group's innermost parallel loop but not along their own innermost
 //     reduction loop (a column sum), when there are at least 4096 points:
 //     neighbouring threads then read neighbouring elements.
-//  4. A ThreadPerPoint group of pointwise nodes that read nothing the group
-//     writes runs 4 points per thread when it has at least 2^18 points for
-//     sure: each thread issues the loads of all 4 before its first store,
-//     which keeps enough bytes in flight to come near the copy bandwidth
-//     (one 4-byte load per thread leaves the memory system idle part of the
-//     time), and the grid is a quarter as large.
+//  4. A ThreadPerPoint group of pointwise nodes over exactly its parallel
+//     ranges (no loops of their own) that read nothing the group writes
+//     and do not scatter takes, in each thread, a vector of V consecutive
+//     points of the innermost range, V = 16 bytes / the widest element of
+//     the buffers it stores or reads along that range (8 for bfloat16, 4
+//     for float32), halved until V divides the innermost range (a static
+//     size) and every store stays an aligned vector (LaneStep::Aligned);
+//     V = 1 if none does. Every load and store that moves along the range
+//     with a unit step from an aligned first lane is then one access of up
+//     to 16 bytes (ld.global.v4), the rest one per lane. Such a group runs
+//     4 of those vectors per thread when it may have 2^18 points (by the
+//     upper bound of its size): each thread issues the loads of all 4
+//     before its first store, which keeps enough bytes in flight to come
+//     near the copy bandwidth. The 4 are the grid's width apart, so that
+//     any grid spreads the points evenly: the launch (PlanBuilder's
+//     gpuGrid) gives 4 vectors to each thread where that still makes 1024
+//     blocks, fewer where it would not, down to one vector a thread, so
+//     that a small run of a symbolic size (a short prompt) still fills the
+//     GPU.
 //  5. Otherwise the group runs BlockPerPoint: one block per point, whose
 //     threads share every node's inner loops and combine reductions across
 //     the block. The block has 128 threads, doubled (up to 1024) while each
@@ -63,8 +76,79 @@ constexpr uint32_t kUnroll = 4;
 constexpr int64_t kWideInnerLoop = 32;
 constexpr int64_t kFewBlocks = 64;
 constexpr int64_t kFewBlockElementsPerThread = 2;
+/// The widest access a thread makes (ld.global.v4.u32).
+constexpr uint32_t kVectorBytes = 16;
 
 constexpr int64_t kUnbounded = SymRange::kUnbounded;
+
+/// What laneStep tracks of a subexpression: its step, and whether its
+/// value (Same) or its first lane's (Aligned) is a multiple of the width.
+struct Lanes {
+  LaneStep step;
+  bool multiple;
+};
+
+Lanes lanesOf(const SymExpr *e, const std::string &var, int64_t width) {
+  using Kind = SymExpr::Kind;
+  constexpr Lanes other{LaneStep::Other, false};
+  switch (e->kind()) {
+  case Kind::Const:
+    return {LaneStep::Same, e->constant() % width == 0};
+  case Kind::Symbol:
+    return e->symbolName() == var ? Lanes{LaneStep::Aligned, true} : Lanes{LaneStep::Same, false};
+  case Kind::Add: {
+    Lanes sum{LaneStep::Same, true};
+    for (const SymExpr *term : e->operands()) {
+      Lanes t = lanesOf(term, var, width);
+      if (t.step == LaneStep::Other || (t.step == LaneStep::Aligned && sum.step == LaneStep::Aligned))
+        return other;
+      if (t.step == LaneStep::Aligned)
+        sum.step = LaneStep::Aligned;
+      sum.multiple = sum.multiple && t.multiple;
+    }
+    return sum;
+  }
+  case Kind::Mul: {
+    // A product moves with the lanes only with a coefficient other than 1
+    // (a canonical product of var alone is var), so it is not a unit step.
+    Lanes product{LaneStep::Same, false};
+    for (const SymExpr *factor : e->operands()) {
+      Lanes f = lanesOf(factor, var, width);
+      if (f.step != LaneStep::Same)
+        return other;
+      product.multiple = product.multiple || f.multiple;
+    }
+    return product;
+  }
+  case Kind::FloorDiv:
+  case Kind::Mod: {
+    Lanes x = lanesOf(e->operands()[0], var, width);
+    const SymExpr *d = e->operands()[1];
+    bool wholeVectors = d->isConst() && d->constant() > 0 && d->constant() % width == 0;
+    if (x.step == LaneStep::Same)
+      return {LaneStep::Same, e->kind() == Kind::Mod && wholeVectors && x.multiple};
+    // No multiple of d lies strictly inside an aligned vector when width
+    // divides d: the quotient is the same for every lane, and the
+    // remainder steps with them from a multiple of width.
+    if (x.step == LaneStep::Aligned && x.multiple && wholeVectors)
+      return e->kind() == Kind::FloorDiv ? Lanes{LaneStep::Same, false}
+                                         : Lanes{LaneStep::Aligned, true};
+    return other;
+  }
+  case Kind::Min:
+  case Kind::Max: {
+    Lanes all{LaneStep::Same, true};
+    for (const SymExpr *op : e->operands()) {
+      Lanes o = lanesOf(op, var, width);
+      if (o.step != LaneStep::Same)
+        return other;
+      all.multiple = all.multiple && o.multiple;
+    }
+    return all;
+  }
+  }
+  return other;
+}
 
 int64_t saturatingMul(int64_t a, int64_t b) {
   if (a == 0 || b == 0)
@@ -122,6 +206,47 @@ bool loadsBeforeStores(const LoopGraph &graph, const KernelGroup &k) {
   return true;
 }
 
+/// Pointwise nodes over exactly the group's parallel ranges: a point of the
+/// group is a point of each node, with nothing left to loop over.
+bool flatPointwise(const LoopGraph &graph, const KernelGroup &k) {
+  for (uint32_t n : k.nodes)
+    if (n >= graph.nodes.size() || graph.nodes[n].kind != LoopNode::Kind::Pointwise ||
+        graph.nodes[n].ranges.size() != k.parallelRanges.size())
+      return false;
+  return true;
+}
+
+/// Rule 4's vector width: the widest that leaves every store an aligned
+/// vector, 1 if none does.
+uint32_t vectorWidthFor(const LoopGraph &graph, const KernelGroup &k) {
+  if (k.parallelRanges.empty())
+    return 1;
+  const SymExpr *innermost = k.parallelRanges.back();
+  std::string var = "i" + std::to_string(k.parallelRanges.size() - 1);
+  // The widest element moving along the innermost range (alignment is
+  // checked below, width by width).
+  uint32_t widest = 1;
+  auto consider = [&](uint32_t buffer, bool moves) {
+    if (moves && buffer < graph.buffers.size())
+      widest = std::max<uint32_t>(widest, dtypeSize(graph.buffers[buffer].dtype));
+  };
+  for (uint32_t n : k.nodes) {
+    const LoopNode &node = graph.nodes[n];
+    consider(node.output, laneStep(node.storeIndex, var, 2) == LaneStep::Aligned);
+    std::vector<bool> loads = vectorLoads(graph, node.body, var, 2);
+    for (size_t op = 0; op < loads.size(); ++op)
+      consider(node.body.ops[op].buffer, loads[op]);
+  }
+  for (uint32_t width = kVectorBytes / widest; width > 1; width /= 2) {
+    bool aligned = isMultipleOf(innermost, width);
+    for (uint32_t n : k.nodes)
+      aligned = aligned && laneStep(graph.nodes[n].storeIndex, var, width) == LaneStep::Aligned;
+    if (aligned)
+      return width;
+  }
+  return 1;
+}
+
 /// The most points of any node's own loops beyond the parallel ranges.
 int64_t largestInnerLoop(const LoopGraph &graph, const KernelGroup &k, const VarRanges &ranges) {
   int64_t largest = 0;
@@ -144,6 +269,60 @@ uint32_t blockThreadsFor(int64_t points, int64_t elementsPerThread) {
 }
 
 } // namespace
+
+bool isMultipleOf(const SymExpr *size, uint32_t width) {
+  // No variable moves: the expression is Same, and lanesOf knows whether
+  // it is a multiple (8192*s0 is one of 8 for every s0).
+  return lanesOf(size, "", width).multiple;
+}
+
+LaneStep laneStep(const SymExpr *index, const std::string &var, uint32_t width) {
+  Lanes l = lanesOf(index, var, width);
+  if (l.step == LaneStep::Aligned && !l.multiple)
+    return LaneStep::Other;
+  return l.step;
+}
+
+bool vectorAccess(const LoopGraph &graph, uint32_t buffer, const SymExpr *index,
+                  const std::string &var, uint32_t width) {
+  if (buffer >= graph.buffers.size())
+    return false;
+  uint32_t bytes = dtypeSize(graph.buffers[buffer].dtype) * width;
+  return bytes >= 4 && bytes <= kVectorBytes && laneStep(index, var, width) == LaneStep::Aligned;
+}
+
+std::vector<bool> vectorLoads(const LoopGraph &graph, const Body &body, const std::string &var,
+                              uint32_t width) {
+  size_t n = body.ops.size();
+  std::vector<bool> same(n, false), vector(n, false);
+  for (size_t k = 0; k < n; ++k) {
+    const BodyOp &op = body.ops[k];
+    auto sameValue = [&](int64_t v) { return v >= 0 && size_t(v) < k && same[v]; };
+    bool operandsSame = std::all_of(op.operands.begin(), op.operands.end(), sameValue);
+    switch (op.kind) {
+    case BodyOp::Kind::Const:
+      same[k] = true;
+      break;
+    case BodyOp::Kind::Index:
+      same[k] = op.index && laneStep(op.index, var, width) == LaneStep::Same;
+      break;
+    case BodyOp::Kind::Cast:
+    case BodyOp::Kind::Compute:
+      same[k] = operandsSame;
+      break;
+    case BodyOp::Kind::Load: {
+      // With its gathered indices the same for every lane, the index moves
+      // as laneStep says (which takes t0, t1, ... for fixed values).
+      bool fixed = op.index && std::all_of(op.indirect.begin(), op.indirect.end(), sameValue) &&
+                   (op.mask < 0 || sameValue(op.mask));
+      same[k] = fixed && laneStep(op.index, var, width) == LaneStep::Same;
+      vector[k] = fixed && vectorAccess(graph, op.buffer, op.index, var, width);
+      break;
+    }
+    }
+  }
+  return vector;
+}
 
 SymRange loopSpaceBounds(const std::vector<const SymExpr *> &space, const VarRanges &ranges) {
   SymRange total{1, 1};
@@ -188,8 +367,10 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
                                        kFewBlockElementsPerThread);
     else
       k.blockThreads = blockThreadsFor(largest, kElementsPerThread);
-    k.pointsPerThread =
-        perThread && space.min >= kUnrollSpace && loadsBeforeStores(graph, k) ? kUnroll : 0;
+    bool vectors = perThread && flatPointwise(graph, k) && loadsBeforeStores(graph, k);
+    k.vectorWidth = vectors ? vectorWidthFor(graph, k) : 0;
+    k.vectorWidth = k.vectorWidth > 1 ? k.vectorWidth : 0;
+    k.pointsPerThread = vectors && space.max >= kUnrollSpace ? kUnroll : 0;
   }
 }
 

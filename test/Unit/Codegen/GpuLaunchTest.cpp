@@ -1,4 +1,6 @@
 //===- GpuLaunchTest.cpp - chooseGpuLaunches' rule, case by case ----------===//
+#include "GpuLaunch.h"
+
 #include "gc/Codegen/GpuKernelEmitter.h"
 
 #include <gtest/gtest.h>
@@ -137,4 +139,137 @@ TEST_F(GpuLaunchTest, FewRowsOfPointwiseInnerLoopsRunABlockPerPoint) {
   // threads: a thread per point.
   EXPECT_EQ(launch({c(3072)}, {}, "r0", {c(16)}).mapping, GpuMapping::ThreadPerPoint);
   EXPECT_EQ(launch({c(1 << 18)}, {}, "r0", {c(128)}).mapping, GpuMapping::ThreadPerPoint);
+}
+
+TEST_F(GpuLaunchTest, SymbolicSpacesUseTheirUpperBoundForSeveralPointsAThread) {
+  // A prefill's [s0, 8192] with s0 in [1, 2048] may be large: 4 points a
+  // thread (the launch's grid keeps small runs spread over the GPU).
+  module.syms().setRange("s0", {1, 2048});
+  launch({sym("s0"), c(8192)}, {});
+  graph.nodes[0].output = 1;
+  chooseGpuLaunches(module, graph);
+  EXPECT_EQ(graph.plan.kernels[0].pointsPerThread, 4u);
+  module.syms().setRange("s0", {1, 31});
+  chooseGpuLaunches(module, graph);
+  EXPECT_EQ(graph.plan.kernels[0].pointsPerThread, 0u) << "at most 31 x 8192 points";
+}
+
+/// Rule 4's vectors: one pointwise node over `parallel` that loads `in` at
+/// `load` and stores `out` at `store` (index texts over i0, i1, s0).
+class GpuVectorTest : public ::testing::Test {
+protected:
+  Module module;
+  LoopGraph graph;
+
+  const SymExpr *e(std::string_view text) {
+    Expected<const SymExpr *> parsed = module.syms().parse(text);
+    EXPECT_TRUE(bool(parsed)) << text;
+    return parsed ? *parsed : module.syms().constant(0);
+  }
+
+  uint32_t width(std::vector<std::string_view> parallel, DType in, std::string_view load,
+                 DType out, std::string_view store) {
+    module.syms().setRange("s0", {1, 2048});
+    Buffer input, output;
+    input.name = "x";
+    input.dtype = in;
+    output.name = "y";
+    output.dtype = out;
+    graph.buffers = {input, output};
+    LoopNode node;
+    node.kind = LoopNode::Kind::Pointwise;
+    node.name = "n";
+    for (std::string_view p : parallel)
+      node.ranges.push_back(e(p));
+    BodyOp op;
+    op.kind = BodyOp::Kind::Load;
+    op.dtype = in;
+    op.buffer = 0;
+    op.index = e(load);
+    node.body.ops = {op};
+    node.output = 1;
+    node.storeIndex = e(store);
+    graph.nodes = {node};
+    KernelGroup group;
+    group.name = "k";
+    group.nodes = {0};
+    group.parallelRanges = node.ranges;
+    graph.plan.kernels = {group};
+    chooseGpuLaunches(module, graph);
+    return graph.plan.kernels[0].vectorWidth;
+  }
+};
+
+TEST_F(GpuVectorTest, SixteenBytesOfTheWidestElement) {
+  EXPECT_EQ(width({"8192*s0"}, DType::BFloat16, "i0", DType::BFloat16, "i0"), 8u);
+  EXPECT_EQ(width({"s0", "8192"}, DType::BFloat16, "8192*i0 + i1", DType::BFloat16,
+                  "8192*i0 + i1"),
+            8u);
+  EXPECT_EQ(width({"s0", "64"}, DType::Float32, "64*i0 + i1", DType::BFloat16, "64*i0 + i1"), 4u);
+  EXPECT_EQ(width({"s0", "64"}, DType::Bool, "64*i0 + i1", DType::Bool, "64*i0 + i1"), 16u);
+  EXPECT_EQ(width({"s0", "64"}, DType::Float64, "64*i0 + i1", DType::Float32, "64*i0 + i1"), 2u);
+}
+
+TEST_F(GpuVectorTest, HalvedUntilTheRowDividesIt) {
+  EXPECT_EQ(width({"s0", "8190"}, DType::BFloat16, "8190*i0 + i1", DType::BFloat16,
+                  "8190*i0 + i1"),
+            2u);
+  EXPECT_EQ(width({"s0", "4095"}, DType::BFloat16, "4095*i0 + i1", DType::BFloat16,
+                  "4095*i0 + i1"),
+            0u);
+  // 4*s0 is a multiple of 4 whatever s0 is, not of 8.
+  EXPECT_EQ(width({"4*s0"}, DType::BFloat16, "i0", DType::BFloat16, "i0"), 4u);
+  EXPECT_EQ(width({"s0"}, DType::BFloat16, "i0", DType::BFloat16, "i0"), 0u);
+}
+
+TEST_F(GpuVectorTest, StoresMustStayAlignedLoadsNeedNot) {
+  // A load one element into the row (x[:, 1:]) is loaded lane by lane.
+  EXPECT_EQ(width({"s0", "4096"}, DType::BFloat16, "4097*i0 + i1 + 1", DType::BFloat16,
+                  "4096*i0 + i1"),
+            8u);
+  // A store one element into its row is not a vector.
+  EXPECT_EQ(width({"s0", "4096"}, DType::BFloat16, "4096*i0 + i1", DType::BFloat16,
+                  "4097*i0 + i1 + 1"),
+            0u);
+  // Neither is a transposing store.
+  EXPECT_EQ(width({"64", "64"}, DType::BFloat16, "64*i0 + i1", DType::BFloat16, "i0 + 64*i1"),
+            0u);
+}
+
+TEST_F(GpuVectorTest, OnlyFlatPointwiseGroupsThatReadNothingTheyWrite) {
+  EXPECT_EQ(width({"s0", "64"}, DType::BFloat16, "64*i0 + i1", DType::BFloat16, "64*i0 + i1"), 8u);
+  // Reading the output (an in-place update of one buffer).
+  graph.nodes[0].body.ops[0].buffer = 1;
+  chooseGpuLaunches(module, graph);
+  EXPECT_EQ(graph.plan.kernels[0].vectorWidth, 0u);
+  // A loop of the node's own beyond the group's parallel range.
+  width({"s0", "64"}, DType::BFloat16, "64*i0 + i1", DType::BFloat16, "64*i0 + i1");
+  graph.plan.kernels[0].parallelRanges.pop_back();
+  chooseGpuLaunches(module, graph);
+  EXPECT_EQ(graph.plan.kernels[0].vectorWidth, 0u);
+  EXPECT_EQ(graph.plan.kernels[0].pointsPerThread, 0u);
+}
+
+TEST_F(GpuVectorTest, LaneSteps) {
+  auto step = [&](std::string_view index, uint32_t width) { return laneStep(e(index), "i1", width); };
+  EXPECT_EQ(step("i1", 8), LaneStep::Aligned);
+  EXPECT_EQ(step("8192*i0 + i1", 8), LaneStep::Aligned);
+  EXPECT_EQ(step("4*i0 + i1", 8), LaneStep::Other) << "4*i0 is not a multiple of 8";
+  EXPECT_EQ(step("4*i0 + i1", 4), LaneStep::Aligned);
+  EXPECT_EQ(step("i1 + 1", 2), LaneStep::Other);
+  EXPECT_EQ(step("2*i1", 2), LaneStep::Other);
+  EXPECT_EQ(step("i0*s0 + i1", 2), LaneStep::Other) << "i0*s0 may be odd";
+  EXPECT_EQ(step("8*i0*s0 + i1", 8), LaneStep::Aligned);
+  EXPECT_EQ(step("64*t0 + i1", 8), LaneStep::Aligned) << "a gathered row";
+  EXPECT_EQ(step("i0 + 7", 8), LaneStep::Same);
+  // Heads of 16 split off a row of 64: within a vector of 8 the head is
+  // the same and the position in it steps.
+  EXPECT_EQ(step("floordiv(i1, 16)", 8), LaneStep::Same);
+  EXPECT_EQ(step("16*i0 + 1024*floordiv(i1, 16) + mod(i1, 16)", 8), LaneStep::Aligned);
+  EXPECT_EQ(step("mod(i1, 12)", 8), LaneStep::Other) << "a vector may cross 12";
+  EXPECT_EQ(step("mod(i1, s0)", 8), LaneStep::Other);
+  EXPECT_TRUE(isMultipleOf(e("8192*s0"), 8));
+  EXPECT_TRUE(isMultipleOf(e("8*s0 + 16"), 8));
+  EXPECT_FALSE(isMultipleOf(e("8*s0 + 4"), 8));
+  EXPECT_FALSE(isMultipleOf(e("s0"), 2));
 }
