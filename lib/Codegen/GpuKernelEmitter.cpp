@@ -70,8 +70,14 @@ constexpr int64_t kNarrowSpace = int64_t(1) << 30;
 /// Emits one kernel group as a GPU kernel.
 class GpuGroupEmitter : public GroupEmitterBase {
 public:
-  GpuGroupEmitter(llvm::Module &module, const Module &m, const LoopGraph &graph, uint32_t g)
-      : GroupEmitterBase(module, graph, g, "GPU"), ranges_(m.syms().ranges()) {}
+  /// `arch`: the lowest architecture the kernels are built for (80 for
+  /// sm_80).
+  GpuGroupEmitter(llvm::Module &module, const Module &m, const LoopGraph &graph, uint32_t g,
+                  int arch)
+      : GroupEmitterBase(module, graph, g, "GPU"), ranges_(m.syms().ranges()) {
+    if (arch >= 80)
+      scalar_.useNvptxBFloat16Rounding();
+  }
 
   Error emit() {
     bool perBlock = group_.mapping == GpuMapping::BlockPerPoint;
@@ -388,7 +394,7 @@ private:
               PendingStore pending{node_, {}, {}, node_->body.ops[node_->body.result].dtype,
                                    inRange};
               vectorLoads_.clear();
-              std::vector<bool> loads = vectorLoads(graph_, node_->body, var, width);
+              std::vector<bool> loads = vectorLoads(graph_, node_->body, var, width, ranges_);
               for (size_t op = 0; op < loads.size(); ++op)
                 if (width > 1 && loads[op])
                   vectorLoads_.insert(&node_->body.ops[op]);
@@ -498,13 +504,21 @@ private:
   /// lane's index.
   void storeVector(const LoopNode &node, const std::vector<Value *> &values, DType from,
                    Value *index) {
+    DType to = graph_.buffers[node.output].dtype;
+    llvm::Type *memType = memoryType(ctx_, to);
+    unsigned width = values.size();
+    auto *type = llvm::cast<llvm::FixedVectorType>(wordsType(memType, width));
+    std::vector<Value *> words(type->getNumElements(), nullptr);
+    // bfloat16 pairs round into their word in one instruction where the
+    // target has it.
+    for (unsigned w = 0; to == DType::BFloat16 && w < words.size(); ++w)
+      words[w] = scalar_.encodeBFloat16Pair(halfSource(values[2 * w], from, to),
+                                            halfSource(values[2 * w + 1], from, to));
+    if (words[0])
+      return storeWords(node, words, type, index);
     std::vector<Value *> lanes;
     for (Value *v : values)
       lanes.push_back(memoryValue(node, v, from));
-    llvm::Type *memType = lanes[0]->getType();
-    unsigned width = lanes.size();
-    auto *type = llvm::cast<llvm::FixedVectorType>(wordsType(memType, width));
-    std::vector<Value *> words(type->getNumElements(), nullptr);
     unsigned bits = memType->getPrimitiveSizeInBits();
     for (unsigned lane = 0; lane < width; ++lane) {
       if (bits >= 32) {
@@ -518,11 +532,17 @@ private:
       Value *&word = words[lane * bits / 32];
       word = word ? b_.CreateOr(word, piece) : piece;
     }
+    storeWords(node, words, type, index);
+  }
+
+  /// `words` stored as one vector of `type` from element `index`.
+  void storeWords(const LoopNode &node, const std::vector<Value *> &words,
+                  llvm::FixedVectorType *type, Value *index) {
     Value *packed = llvm::PoisonValue::get(type);
     for (unsigned w = 0; w < words.size(); ++w)
       packed = b_.CreateInsertElement(packed, words[w], w);
     annotate(b_.CreateAlignedStore(packed, elementAddress(node.output, index),
-                                   llvm::Align(vectorBytes(memType, width))),
+                                   llvm::Align(type->getPrimitiveSizeInBits() / 8)),
              node.output);
   }
 
@@ -845,7 +865,7 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 
   for (uint32_t g : distinctKernels(graph)) {
-    GpuGroupEmitter emitter(module, m, graph, g);
+    GpuGroupEmitter emitter(module, m, graph, g, archs->front());
     GC_RETURN_IF_ERROR(emitter.emit());
   }
   preferLibdevice(module);

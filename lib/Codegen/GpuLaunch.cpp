@@ -59,6 +59,7 @@
 #include "gc/Codegen/GpuKernelEmitter.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gc {
 
@@ -218,7 +219,7 @@ bool flatPointwise(const LoopGraph &graph, const KernelGroup &k) {
 
 /// Rule 4's vector width: the widest that leaves every store an aligned
 /// vector, 1 if none does.
-uint32_t vectorWidthFor(const LoopGraph &graph, const KernelGroup &k) {
+uint32_t vectorWidthFor(const LoopGraph &graph, const KernelGroup &k, const VarRanges &ranges) {
   if (k.parallelRanges.empty())
     return 1;
   const SymExpr *innermost = k.parallelRanges.back();
@@ -233,7 +234,7 @@ uint32_t vectorWidthFor(const LoopGraph &graph, const KernelGroup &k) {
   for (uint32_t n : k.nodes) {
     const LoopNode &node = graph.nodes[n];
     consider(node.output, laneStep(node.storeIndex, var, 2) == LaneStep::Aligned);
-    std::vector<bool> loads = vectorLoads(graph, node.body, var, 2);
+    std::vector<bool> loads = vectorLoads(graph, node.body, var, 2, ranges);
     for (size_t op = 0; op < loads.size(); ++op)
       consider(node.body.ops[op].buffer, loads[op]);
   }
@@ -292,9 +293,16 @@ bool vectorAccess(const LoopGraph &graph, uint32_t buffer, const SymExpr *index,
 }
 
 std::vector<bool> vectorLoads(const LoopGraph &graph, const Body &body, const std::string &var,
-                              uint32_t width) {
+                              uint32_t width, const VarRanges &ranges) {
   size_t n = body.ops.size();
-  std::vector<bool> same(n, false), vector(n, false);
+  // same: one value for every lane; stepping: an Index value that is an
+  // aligned first lane plus the lane.
+  std::vector<bool> same(n, false), stepping(n, false), vector(n, false);
+  auto multipleConst = [&](uint32_t v) {
+    const BodyOp &c = body.ops[v];
+    return c.kind == BodyOp::Kind::Const && c.constant == std::floor(c.constant) &&
+           std::fmod(c.constant, double(width)) == 0;
+  };
   for (size_t k = 0; k < n; ++k) {
     const BodyOp &op = body.ops[k];
     auto sameValue = [&](int64_t v) { return v >= 0 && size_t(v) < k && same[v]; };
@@ -303,18 +311,41 @@ std::vector<bool> vectorLoads(const LoopGraph &graph, const Body &body, const st
     case BodyOp::Kind::Const:
       same[k] = true;
       break;
-    case BodyOp::Kind::Index:
-      same[k] = op.index && laneStep(op.index, var, width) == LaneStep::Same;
+    case BodyOp::Kind::Index: {
+      LaneStep step = op.index ? laneStep(op.index, var, width) : LaneStep::Other;
+      same[k] = step == LaneStep::Same;
+      stepping[k] = step == LaneStep::Aligned;
       break;
+    }
     case BodyOp::Kind::Cast:
-    case BodyOp::Kind::Compute:
       same[k] = operandsSame;
       break;
+    case BodyOp::Kind::Compute: {
+      same[k] = operandsSame;
+      // x >= c and x < c (c >= x, c > x) split the lanes nowhere when x
+      // steps from a multiple of the width and c is one: a rotation's
+      // halves (rotate_half: i >= 32 over a row of 64).
+      auto splitsNowhere = [&](uint32_t x, uint32_t c) {
+        return x < k && c < k && stepping[x] && multipleConst(c);
+      };
+      if (op.operands.size() == 2) {
+        uint32_t a = op.operands[0], b = op.operands[1];
+        if ((op.op == ScalarOp::Ge || op.op == ScalarOp::Lt) && splitsNowhere(a, b))
+          same[k] = true;
+        if ((op.op == ScalarOp::Le || op.op == ScalarOp::Gt) && splitsNowhere(b, a))
+          same[k] = true;
+      }
+      break;
+    }
     case BodyOp::Kind::Load: {
       // With its gathered indices the same for every lane, the index moves
-      // as laneStep says (which takes t0, t1, ... for fixed values).
+      // as laneStep says (which takes t0, t1, ... for fixed values). A
+      // masked-off vector reads the buffer's first `width` elements, which
+      // must exist.
       bool fixed = op.index && std::all_of(op.indirect.begin(), op.indirect.end(), sameValue) &&
-                   (op.mask < 0 || sameValue(op.mask));
+                   (op.mask < 0 || (sameValue(op.mask) && op.buffer < graph.buffers.size() &&
+                                    loopSpaceBounds(graph.buffers[op.buffer].sizes, ranges).min >=
+                                        int64_t(width)));
       same[k] = fixed && laneStep(op.index, var, width) == LaneStep::Same;
       vector[k] = fixed && vectorAccess(graph, op.buffer, op.index, var, width);
       break;
@@ -368,7 +399,7 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
     else
       k.blockThreads = blockThreadsFor(largest, kElementsPerThread);
     bool vectors = perThread && flatPointwise(graph, k) && loadsBeforeStores(graph, k);
-    k.vectorWidth = vectors ? vectorWidthFor(graph, k) : 0;
+    k.vectorWidth = vectors ? vectorWidthFor(graph, k, ranges) : 0;
     k.vectorWidth = k.vectorWidth > 1 ? k.vectorWidth : 0;
     k.pointsPerThread = vectors && space.max >= kUnrollSpace ? kUnroll : 0;
   }

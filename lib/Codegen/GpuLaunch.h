@@ -50,9 +50,10 @@ bool vectorAccess(const LoopGraph &graph, uint32_t buffer, const SymExpr *index,
                   const std::string &var, uint32_t width);
 /// For each value of `body`, whether it is a load that the lanes make as
 /// one vector access: vectorAccess, with a mask and gathered indices (t0,
-/// t1, ...) that are the same for every lane (an embedding's row).
+/// t1, ...) that are the same for every lane (an embedding's row; the
+/// halves of a rotation, i >= 32 over rows of 64). `ranges`: the symbols'.
 std::vector<bool> vectorLoads(const LoopGraph &graph, const Body &body, const std::string &var,
-                              uint32_t width);
+                              uint32_t width, const VarRanges &ranges);
 
 } // namespace gc
 

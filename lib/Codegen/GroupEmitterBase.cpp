@@ -365,10 +365,14 @@ GroupEmitterBase::Value *GroupEmitterBase::loadElement(const BodyOp &op, Value *
   return load;
 }
 
+GroupEmitterBase::Value *GroupEmitterBase::halfSource(Value *v, DType from, DType to) {
+  // A value of the stored dtype is that float already, unrounded.
+  return from == to ? v : scalar_.convert(v, from, DType::Float32);
+}
+
 GroupEmitterBase::Value *GroupEmitterBase::memoryValue(const LoopNode &node, Value *v, DType from) {
   DType to = graph_.buffers[node.output].dtype;
-  // A half-precision store rounds once, from the float the body computed.
-  v = isHalfPrecision(to) ? scalar_.encodeHalf(scalar_.convert(v, from, DType::Float32), to)
+  v = isHalfPrecision(to) ? scalar_.encodeHalf(halfSource(v, from, to), to)
                           : scalar_.convert(v, from, to);
   return to == DType::Bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
 }
@@ -514,7 +518,12 @@ GroupEmitterBase::Value *GroupEmitterBase::emitBody(const Body &body) {
 GroupEmitterBase::Value *GroupEmitterBase::operand(const Body &body,
                                                    const std::vector<Value *> &values,
                                                    uint32_t index, DType to) {
-  return scalar_.convert(values[index], body.ops[index].dtype, to);
+  const BodyOp &op = body.ops[index];
+  // A half-precision element loaded as itself is exact in its float
+  // register: converting it to another dtype need not round it first.
+  bool exact = op.kind == BodyOp::Kind::Load && op.mask < 0 && isHalfPrecision(op.dtype) &&
+               op.buffer < graph_.buffers.size() && graph_.buffers[op.buffer].dtype == op.dtype;
+  return scalar_.convert(values[index], exact && to != op.dtype ? DType::Float32 : op.dtype, to);
 }
 
 GroupEmitterBase::Value *GroupEmitterBase::emitOp(const Body &body, const BodyOp &op,

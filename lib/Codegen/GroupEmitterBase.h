@@ -154,6 +154,9 @@ protected:
   /// `v`, of dtype `from`, as the node's output buffer holds it in memory
   /// (memoryType): converted, half precision rounded once, bool a byte.
   Value *memoryValue(const LoopNode &node, Value *v, DType from);
+  /// The float that a store of `v` (of dtype `from`) into a buffer of the
+  /// half-precision dtype `to` rounds once.
+  Value *halfSource(Value *v, DType from, DType to);
   /// The element `index` of a buffer, as loaded from memory: a body's
   /// load `op` reads through this (the GPU takes aligned vectors of
   /// several lanes at once).

@@ -273,3 +273,45 @@ TEST_F(GpuVectorTest, LaneSteps) {
   EXPECT_FALSE(isMultipleOf(e("8*s0 + 4"), 8));
   EXPECT_FALSE(isMultipleOf(e("s0"), 2));
 }
+
+TEST_F(GpuVectorTest, RotationHalvesAreTheSameForEveryLane) {
+  // rotate_half over rows of 64: where i1 >= 32, x[i1 - 32], masked; with
+  // the lanes' first i1 a multiple of the width and 32 one too, the mask
+  // is the same for every lane and the masked load one vector.
+  module.syms().setRange("s0", {1, 2048});
+  Buffer x;
+  x.name = "x";
+  x.dtype = DType::BFloat16;
+  x.sizes = {e("s0"), e("64")};
+  graph.buffers = {x};
+  auto body = [&](ScalarOp compare, double split, bool indexFirst) {
+    Body b;
+    BodyOp index, constant, test, load;
+    index.kind = BodyOp::Kind::Index;
+    index.dtype = DType::Int64;
+    index.index = e("i1");
+    constant.kind = BodyOp::Kind::Const;
+    constant.dtype = DType::Int64;
+    constant.constant = split;
+    test.kind = BodyOp::Kind::Compute;
+    test.dtype = DType::Bool;
+    test.op = compare;
+    test.operands = indexFirst ? std::vector<uint32_t>{0, 1} : std::vector<uint32_t>{1, 0};
+    load.kind = BodyOp::Kind::Load;
+    load.dtype = DType::BFloat16;
+    load.index = e("64*i0 + i1 - 32");
+    load.mask = 2;
+    b.ops = {index, constant, test, load};
+    b.result = 3;
+    return bool(vectorLoads(graph, b, "i1", 8, module.syms().ranges())[3]);
+  };
+  EXPECT_TRUE(body(ScalarOp::Ge, 32, true));
+  EXPECT_TRUE(body(ScalarOp::Lt, 32, true));
+  EXPECT_TRUE(body(ScalarOp::Le, 32, false)) << "32 <= i1";
+  EXPECT_TRUE(body(ScalarOp::Gt, 32, false)) << "32 > i1";
+  EXPECT_FALSE(body(ScalarOp::Le, 32, true)) << "i1 <= 32 splits the vector at 32";
+  EXPECT_FALSE(body(ScalarOp::Ge, 36, true)) << "36 is not a multiple of 8";
+  // A buffer of fewer elements than a vector cannot take a masked-off one.
+  graph.buffers[0].sizes = {e("4")};
+  EXPECT_FALSE(body(ScalarOp::Ge, 32, true));
+}
