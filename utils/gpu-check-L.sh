@@ -11,8 +11,8 @@
 # programs compiled for cuda (test/Models/Inputs/llm_tiny{,_bf16}, weights
 # inside), and the graphs of test/Codegen/cuda-scatter-fused.gcir,
 # cuda-one-block.gcir, cuda-vectors.gcir (the SiLU product of a
-# Llama-1B-shaped bf16 prefill, [s0, 8192]) and cuda-vectors-views.gcir
-# compiled for cuda, with their plans' kernel lists.
+# Llama-1B-shaped bf16 prefill, [s0, 8192]), cuda-vectors-views.gcir and
+# cuda-argmax.gcir compiled for cuda, with their plans' kernel lists.
 #
 # --package also writes the checks' inputs and the reference interpreter's
 # outputs for them (gc-run, which links LLVM, stays here). The run step
@@ -25,7 +25,8 @@
 #    cuda-vectors-run.test by hand: gcrt-run's outputs against gc-run's,
 #    with and without CUDA graphs (scatters at the first and last cache
 #    row, rtol 1e-3 and the tests' atol; the vector kernels at s0 = 1, 3
-#    and 257, rtol 1e-2, atol 1e-3).
+#    and 257, rtol 1e-2, atol 1e-3; cuda-argmax.gcir's block-wide
+#    reductions in vectors, at rtol 1e-3, atol 0).
 # 3. Figures: each tiny decode package's profile (--device-io --profile, the
 #    time of every plan step); the SiLU product of cuda-vectors.gcir at
 #    s0 = 2048 (the 1B prefill's [2048, 8192] bf16: 100.7 MB moved), its
@@ -61,7 +62,7 @@ if [ "${1:-}" = --package ]; then
     "$B/bin/gc-compile" $M/$model/decode.pt2 --device cuda --compile-to=kernels --emit=text -o - |
       grep 'name="forward_k' > "$O/$model.decode.kernels.txt" || exit 1
   done
-  for graph in cuda-scatter-fused cuda-one-block cuda-vectors cuda-vectors-views; do
+  for graph in cuda-scatter-fused cuda-one-block cuda-vectors cuda-vectors-views cuda-argmax; do
     # Those but cuda-scatter-fused.gcir are loop graphs already; the views'
     # nodes keep a kernel each, as cuda-vectors-run.test compiles them.
     flags=""
@@ -92,6 +93,10 @@ if [ "${1:-}" = --package ]; then
   mkdir -p "$O/ref-one-block" &&
     "$B/bin/gc-run" test/Codegen/cuda-one-block.gcir --input "$O"/in/x.npy "$O"/in/big.npy \
     --output-dir "$O/ref-one-block" > /dev/null || exit 1
+  $PY utils/mknpy.py "$O/in/argx.npy" f32 64,4096 sin:6 && $PY utils/mknpy.py "$O/in/argm.npy" bool 64,4096 prefix:100000 &&
+    mkdir -p "$O/ref-argmax" &&
+    "$B/bin/gc-run" test/Codegen/cuda-argmax.gcir --input "$O/in/argx.npy" "$O/in/argm.npy" \
+      --output-dir "$O/ref-argmax" > /dev/null || exit 1
   for s in $VECTOR_SIZES; do
     i="$O/in/vec$s"
     mkdir -p "$i" "$O/ref-vectors-$s" "$O/ref-vectors-views-$s" &&
@@ -181,6 +186,8 @@ check_vectors() { # NAME PACKAGE REFDIR INPUT...
   report "$name (gcrt-run against gc-run, with and without CUDA graphs)" $rc
   [ $rc -eq 0 ] || tail -10 "$W/check.log"
 }
+check "block-wide ArgMax, count and any in vectors" cuda-argmax ref-argmax 0 \
+  "$O/in/argx.npy" "$O/in/argm.npy"
 for s in $VECTOR_SIZES; do
   i="$O/in/vec$s"
   check_vectors "SiLU product in vectors of 8, [$s, 8192] bf16" cuda-vectors ref-vectors-$s \

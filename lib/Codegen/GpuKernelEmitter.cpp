@@ -7,10 +7,13 @@
 //
 // - ThreadPerPoint: thread t of block b starts at point b*T + t and steps by
 //   gridDim*T; at each point it runs the group's nodes as the CPU does inside
-//   its loop nest (their own inner loops and reductions serially).
+//   its loop nest (their own inner loops and reductions serially). With
+//   vectorWidth or pointsPerThread (emitVectors), its points are vectors of
+//   consecutive innermost points, several a step, the grid's width apart.
 // - BlockPerPoint: block b starts at point b and steps by gridDim; at each
 //   point the block's T threads share every node's loops beyond the prefix,
-//   flattened: a pointwise node strides its inner points over the threads; a
+//   flattened: a pointwise node strides its inner points over the threads
+//   (in vectors of consecutive points where innerVectorWidth finds some); a
 //   reduction strides its reduction points over them, each thread combining
 //   its own, then the block combines the threads' partial results (warp
 //   shuffles, then one partial per warp through shared memory) and thread 0
@@ -23,7 +26,8 @@
 //   buffer only its own node reads, Scheduler.cpp).
 //
 // Point indices are i32 where the space's size is known to stay below 2^30
-// (so that index + stride cannot overflow), else i64.
+// (so that index + stride cannot overflow), else i64. Divisions by sizes
+// that symbols give go through magic numbers computed at entry (Divisor).
 //
 // Math: ScalarEmitter's gc_* calls come from the math library compiled for
 // nvptx64 (kGpuMathBitcode). Its C library calls (sinf, atan2, erfc, double
@@ -273,22 +277,73 @@ private:
       vars_.erase(prefix + std::to_string(first + k));
   }
 
-  /// The points of `space` strided over the block's threads; `body` gets
-  /// the flattened index as i64, with prefix<first>... bound.
-  template <typename F>
+  /// The points of `space` strided over the block's threads, each thread
+  /// taking vectors of `width` consecutive points of the innermost loop
+  /// (innerVectorWidth; the loads that vectorLoads_ names are one access
+  /// for all lanes). `lane` runs for each lane with prefix<first>... bound
+  /// and gets the lane's flattened index as i64; `after` runs once a
+  /// vector's lanes have.
+  template <typename Lane, typename After>
   void emitThreadStrided(const std::vector<const SymExpr *> &space, const char *prefix,
-                         size_t first, F &&body) {
+                         size_t first, unsigned width, Lane &&lane, After &&after) {
     llvm::IntegerType *type = indexType(space);
     std::vector<Divisor> radix = radixOf(space, type);
+    if (width > 1)
+      innermostInVectors(radix, type, width);
     Value *count = spaceSize(radix, type);
     emitLoop(
         asIndex(thread_, type), count, std::string(prefix) + "flat",
         [&](Value *index) {
           bindDigits(index, radix, prefix, first);
-          body(b_.CreateZExt(index, b_.getInt64Ty()));
+          Value *flat = b_.CreateZExt(index, b_.getInt64Ty());
+          if (width < 2) {
+            lane(flat);
+            return after();
+          }
+          std::string var = prefix + std::to_string(first + space.size() - 1);
+          Value *firstLane = b_.CreateMul(vars_[var], b_.getInt64(width), "", true, true);
+          Value *flatFirst = b_.CreateMul(flat, b_.getInt64(width), "", true, true);
+          width_ = width;
+          for (lane_ = 0; lane_ < width; ++lane_) {
+            vars_[var] = b_.CreateAdd(firstLane, b_.getInt64(lane_), "", true, true);
+            lane(b_.CreateAdd(flatFirst, b_.getInt64(lane_), "", true, true));
+          }
+          lane_ = 0;
+          after();
         },
         llvm::ConstantInt::get(type, threads_));
     unbind(space.size(), prefix, first);
+  }
+
+  /// The radix of a space counted in vectors of `width` innermost points.
+  void innermostInVectors(std::vector<Divisor> &radix, llvm::Type *type, unsigned width) {
+    Divisor &inner = radix.back();
+    inner = divisor(atEntry([&] {
+      return b_.CreateUDiv(inner.value, llvm::ConstantInt::get(type, width), "", true);
+    }));
+  }
+
+  /// The loads of `node` that the lanes of a vector of `width` points of
+  /// `var` make as one access (vectorLoads), for loadElement.
+  void setVectorLoads(const LoopNode &node, const std::string &var, unsigned width) {
+    vectorLoads_.clear();
+    if (width < 2)
+      return;
+    std::vector<bool> loads = vectorLoads(graph_, node.body, var, width, ranges_);
+    for (size_t op = 0; op < loads.size(); ++op)
+      if (loads[op])
+        vectorLoads_.insert(&node.body.ops[op]);
+  }
+
+  /// Stores the lanes' values of a pointwise node: one vector where the
+  /// store is a vector access, else lane by lane.
+  void storeLanes(const LoopNode &node, const std::vector<Value *> &values, DType from,
+                  const std::vector<Value *> &indices, const std::string &var) {
+    unsigned width = values.size();
+    if (width > 1 && vectorAccess(graph_, node.output, node.storeIndex, var, width))
+      return storeVector(node, values, from, indices[0]);
+    for (unsigned lane = 0; lane < width; ++lane)
+      storeAt(node, values[lane], from, indices[lane]);
   }
 
   //===--- The points of the parallel ranges --------------------------------===//
@@ -359,10 +414,7 @@ private:
     llvm::IntegerType *type = indexType(space);
     // The vectors' radix: the ranges, the innermost counted in vectors.
     std::vector<Divisor> radix = radixOf(space, type);
-    Divisor &inner = radix.back();
-    inner = divisor(atEntry([&] {
-      return b_.CreateUDiv(inner.value, llvm::ConstantInt::get(type, width), "", true);
-    }));
+    innermostInVectors(radix, type, width);
     auto [count, start, stride] = pointLoop(false, radix, type);
     Value *last = b_.CreateSub(count, llvm::ConstantInt::get(type, 1));
     std::string var = "i" + std::to_string(space.size() - 1);
@@ -393,11 +445,8 @@ private:
                 return;
               PendingStore pending{node_, {}, {}, node_->body.ops[node_->body.result].dtype,
                                    inRange};
-              vectorLoads_.clear();
-              std::vector<bool> loads = vectorLoads(graph_, node_->body, var, width, ranges_);
-              for (size_t op = 0; op < loads.size(); ++op)
-                if (width > 1 && loads[op])
-                  vectorLoads_.insert(&node_->body.ops[op]);
+              setVectorLoads(*node_, var, width);
+              width_ = width;
               for (lane_ = 0; lane_ < width; ++lane_) {
                 vars_[var] = b_.CreateAdd(firstLane, b_.getInt64(lane_), "", true, true);
                 pending.values.push_back(emitBody(node_->body));
@@ -409,16 +458,11 @@ private:
           vectorLoads_.clear();
           for (const PendingStore &s : stores) {
             node_ = s.node;
-            auto storeLanes = [&] {
-              if (width > 1 && vectorAccess(graph_, s.node->output, s.node->storeIndex, var, width))
-                return storeVector(*s.node, s.values, s.dtype, s.indices[0]);
-              for (unsigned lane = 0; lane < width; ++lane)
-                storeAt(*s.node, s.values[lane], s.dtype, s.indices[lane]);
-            };
+            auto store = [&] { storeLanes(*s.node, s.values, s.dtype, s.indices, var); };
             if (s.inRange)
-              emitIf(s.inRange, storeLanes);
+              emitIf(s.inRange, store);
             else
-              storeLanes();
+              store();
           }
         },
         b_.CreateMul(stride, llvm::ConstantInt::get(type, unroll), "", true, true));
@@ -488,14 +532,18 @@ private:
     if (!vectorLoads_.count(&op))
       return GroupEmitterBase::loadElement(op, index);
     llvm::Type *memType = memoryType(ctx_, graph_.buffers[op.buffer].dtype);
-    unsigned width = group_.vectorWidth;
+    unsigned width = width_;
     Value *&words = laneWords_[&op];
     if (lane_ == 0) {
       llvm::LoadInst *load =
           b_.CreateAlignedLoad(wordsType(memType, width), elementAddress(op.buffer, index),
                                llvm::Align(vectorBytes(memType, width)));
       annotate(load, op.buffer);
-      words = load;
+      // The lanes come from a frozen copy: a load whose only users extract
+      // its elements, VectorCombine would split into scalar loads (NVPTX's
+      // cost model does not count ld.global.v4 as one access). freeze
+      // emits no instruction.
+      words = b_.CreateFreeze(load);
     }
     return laneOf(words, memType, lane_);
   }
@@ -610,7 +658,23 @@ private:
     size_t prefix = group_.parallelRanges.size();
     if (node.kind == LoopNode::Kind::Pointwise) {
       std::vector<const SymExpr *> inner(node.ranges.begin() + prefix, node.ranges.end());
-      emitThreadStrided(inner, "i", prefix, [&](Value *) { emitPointwisePoint(node); });
+      unsigned width = innerVectorWidth(graph_, node, prefix, ranges_);
+      std::string var = "i" + std::to_string(node.ranges.size() - 1);
+      setVectorLoads(node, var, width);
+      DType dtype = node.body.ops[node.body.result].dtype;
+      std::vector<Value *> values, indices;
+      emitThreadStrided(
+          inner, "i", prefix, width,
+          [&](Value *) {
+            values.push_back(emitBody(node.body));
+            indices.push_back(storeIndexOf(node));
+          },
+          [&] {
+            storeLanes(node, values, dtype, indices, var);
+            values.clear();
+            indices.clear();
+          });
+      vectorLoads_.clear();
       if (loadedLater(node))
         barrier();
       return;
@@ -627,8 +691,12 @@ private:
 
   void emitBlockReduction(const LoopNode &node) {
     Accumulator a = beginReduction(node);
-    emitThreadStrided(node.reductionRanges, "r", 0,
-                      [&](Value *position) { accumulate(node, a, emitBody(node.body), position); });
+    unsigned width = innerVectorWidth(graph_, node, group_.parallelRanges.size(), ranges_);
+    setVectorLoads(node, "r" + std::to_string(node.reductionRanges.size() - 1), width);
+    emitThreadStrided(
+        node.reductionRanges, "r", 0, width,
+        [&](Value *position) { accumulate(node, a, emitBody(node.body), position); }, [] {});
+    vectorLoads_.clear();
     Partial mine{reducedValue(a), a.isArg ? b_.CreateLoad(b_.getInt64Ty(), a.position) : nullptr};
     combineInBlock(a, mine, [&](Partial total) {
       if (a.isArg)
@@ -763,8 +831,10 @@ private:
   uint32_t threads_ = 0;
   Value *thread_ = nullptr;
   std::map<llvm::Type *, llvm::GlobalVariable *> shared_;
-  /// emitVectors: the lane being emitted, the current node's loads that
-  /// are vector accesses, and the words each has loaded.
+  /// Vectors (emitVectors, emitThreadStrided): their width, the lane being
+  /// emitted, the current node's loads that are vector accesses, and the
+  /// words each has loaded.
+  unsigned width_ = 1;
   unsigned lane_ = 0;
   std::set<const BodyOp *> vectorLoads_;
   std::map<const BodyOp *, Value *> laneWords_;

@@ -42,7 +42,9 @@
 //     GPU.
 //  5. Otherwise the group runs BlockPerPoint: one block per point, whose
 //     threads share every node's inner loops and combine reductions across
-//     the block. The block has 128 threads, doubled (up to 1024) while each
+//     the block; a node's inner loop goes in vectors as rule 4 chooses them
+//     for that node alone (innerVectorWidth, decided when the kernel is
+//     emitted: the launch does not depend on it). The block has 128 threads, doubled (up to 1024) while each
 //     thread would still have more than 8 elements of the largest reduction
 //     to combine; 1024 where that size has no upper bound. A group of fewer
 //     than 64 points (a decode step's RMSNorm is one) has too few blocks to
@@ -217,35 +219,46 @@ bool flatPointwise(const LoopGraph &graph, const KernelGroup &k) {
   return true;
 }
 
-/// Rule 4's vector width: the widest that leaves every store an aligned
-/// vector, 1 if none does.
-uint32_t vectorWidthFor(const LoopGraph &graph, const KernelGroup &k, const VarRanges &ranges) {
-  if (k.parallelRanges.empty())
-    return 1;
-  const SymExpr *innermost = k.parallelRanges.back();
-  std::string var = "i" + std::to_string(k.parallelRanges.size() - 1);
-  // The widest element moving along the innermost range (alignment is
-  // checked below, width by width).
+/// The widest vector of points of `var`, whose loop has `size` points, that
+/// `nodes` take: 16 bytes of the widest element they store or load along
+/// it, halved until it divides the loop and `fits` (the stores stay
+/// aligned; a reduction has a vector load). 1 if none.
+template <typename Fits>
+uint32_t widestVector(const LoopGraph &graph, const std::vector<const LoopNode *> &nodes,
+                      const SymExpr *size, const std::string &var, const VarRanges &ranges,
+                      bool stores, Fits &&fits) {
   uint32_t widest = 1;
   auto consider = [&](uint32_t buffer, bool moves) {
     if (moves && buffer < graph.buffers.size())
       widest = std::max<uint32_t>(widest, dtypeSize(graph.buffers[buffer].dtype));
   };
-  for (uint32_t n : k.nodes) {
-    const LoopNode &node = graph.nodes[n];
-    consider(node.output, laneStep(node.storeIndex, var, 2) == LaneStep::Aligned);
-    std::vector<bool> loads = vectorLoads(graph, node.body, var, 2, ranges);
+  for (const LoopNode *node : nodes) {
+    if (stores)
+      consider(node->output, laneStep(node->storeIndex, var, 2) == LaneStep::Aligned);
+    std::vector<bool> loads = vectorLoads(graph, node->body, var, 2, ranges);
     for (size_t op = 0; op < loads.size(); ++op)
-      consider(node.body.ops[op].buffer, loads[op]);
+      consider(node->body.ops[op].buffer, loads[op]);
   }
-  for (uint32_t width = kVectorBytes / widest; width > 1; width /= 2) {
-    bool aligned = isMultipleOf(innermost, width);
-    for (uint32_t n : k.nodes)
-      aligned = aligned && laneStep(graph.nodes[n].storeIndex, var, width) == LaneStep::Aligned;
-    if (aligned)
+  for (uint32_t width = kVectorBytes / widest; width > 1; width /= 2)
+    if (isMultipleOf(size, width) && fits(width))
       return width;
-  }
   return 1;
+}
+
+/// Rule 4's vector width: the widest that leaves every store an aligned
+/// vector, 1 if none does.
+uint32_t vectorWidthFor(const LoopGraph &graph, const KernelGroup &k, const VarRanges &ranges) {
+  if (k.parallelRanges.empty())
+    return 1;
+  std::string var = "i" + std::to_string(k.parallelRanges.size() - 1);
+  std::vector<const LoopNode *> nodes;
+  for (uint32_t n : k.nodes)
+    nodes.push_back(&graph.nodes[n]);
+  return widestVector(graph, nodes, k.parallelRanges.back(), var, ranges, true, [&](uint32_t w) {
+    return std::all_of(nodes.begin(), nodes.end(), [&](const LoopNode *node) {
+      return laneStep(node->storeIndex, var, w) == LaneStep::Aligned;
+    });
+  });
 }
 
 /// The most points of any node's own loops beyond the parallel ranges.
@@ -282,6 +295,26 @@ LaneStep laneStep(const SymExpr *index, const std::string &var, uint32_t width) 
   if (l.step == LaneStep::Aligned && !l.multiple)
     return LaneStep::Other;
   return l.step;
+}
+
+uint32_t innerVectorWidth(const LoopGraph &graph, const LoopNode &node, size_t prefix,
+                          const VarRanges &ranges) {
+  if (node.kind == LoopNode::Kind::Pointwise) {
+    if (node.ranges.size() <= prefix || scatters(node))
+      return 1;
+    std::string var = "i" + std::to_string(node.ranges.size() - 1);
+    return widestVector(graph, {&node}, node.ranges.back(), var, ranges, true, [&](uint32_t w) {
+      return laneStep(node.storeIndex, var, w) == LaneStep::Aligned;
+    });
+  }
+  if (node.kind != LoopNode::Kind::Reduction || node.scan || node.reductionRanges.empty())
+    return 1;
+  std::string var = "r" + std::to_string(node.reductionRanges.size() - 1);
+  return widestVector(graph, {&node}, node.reductionRanges.back(), var, ranges, false,
+                      [&](uint32_t w) {
+                        std::vector<bool> loads = vectorLoads(graph, node.body, var, w, ranges);
+                        return std::find(loads.begin(), loads.end(), true) != loads.end();
+                      });
 }
 
 bool vectorAccess(const LoopGraph &graph, uint32_t buffer, const SymExpr *index,

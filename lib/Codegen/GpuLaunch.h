@@ -48,6 +48,16 @@ bool isMultipleOf(const SymExpr *size, uint32_t width);
 /// `buffer` at `index` as one aligned vector of 4 to 16 bytes.
 bool vectorAccess(const LoopGraph &graph, uint32_t buffer, const SymExpr *index,
                   const std::string &var, uint32_t width);
+/// The vector width of a node's own loop in a block_per_point kernel (its
+/// loops beyond the group's `prefix` parallel ranges for a pointwise node,
+/// its reduction loops for a reduction): each thread takes that many
+/// consecutive points of the innermost one at a time, chosen as rule 5
+/// does (16 bytes of the widest moving element, halved until it divides
+/// the loop and a pointwise node's store stays aligned; a reduction needs
+/// one vector load). 1 for none, for scans and for scatters.
+uint32_t innerVectorWidth(const LoopGraph &graph, const LoopNode &node, size_t prefix,
+                          const VarRanges &ranges);
+
 /// For each value of `body`, whether it is a load that the lanes make as
 /// one vector access: vectorAccess, with a mask and gathered indices (t0,
 /// t1, ...) that are the same for every lane (an embedding's row; the

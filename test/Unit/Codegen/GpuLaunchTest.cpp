@@ -315,3 +315,46 @@ TEST_F(GpuVectorTest, RotationHalvesAreTheSameForEveryLane) {
   graph.buffers[0].sizes = {e("4")};
   EXPECT_FALSE(body(ScalarOp::Ge, 32, true));
 }
+
+TEST_F(GpuVectorTest, BlockWideLoopsTakeVectorsToo) {
+  // An RMSNorm's sum of squares over rows of 2048 bf16 and its scaling, in
+  // a block per row (prefix: the one parallel range of rows).
+  module.syms().setRange("s0", {1, 2048});
+  Buffer x, out;
+  x.name = "x";
+  x.dtype = DType::BFloat16;
+  out.name = "y";
+  out.dtype = DType::BFloat16;
+  graph.buffers = {x, out};
+  auto node = [&](LoopNode::Kind kind, std::string_view inner, std::string_view load,
+                  std::string_view store) {
+    LoopNode n;
+    n.kind = kind;
+    n.ranges = {e("s0")};
+    if (kind == LoopNode::Kind::Pointwise)
+      n.ranges.push_back(e(inner));
+    else
+      n.reductionRanges = {e(inner)};
+    BodyOp op;
+    op.kind = BodyOp::Kind::Load;
+    op.dtype = DType::BFloat16;
+    op.index = e(load);
+    n.body.ops = {op};
+    n.output = 1;
+    n.storeIndex = e(store);
+    return n;
+  };
+  const auto reduction = LoopNode::Kind::Reduction, pointwise = LoopNode::Kind::Pointwise;
+  auto width = [&](const LoopNode &n) { return innerVectorWidth(graph, n, 1, module.syms().ranges()); };
+  EXPECT_EQ(width(node(reduction, "2048", "2048*i0 + r0", "i0")), 8u);
+  EXPECT_EQ(width(node(reduction, "1000", "1000*i0 + r0", "i0")), 8u);
+  EXPECT_EQ(width(node(reduction, "1001", "1001*i0 + r0", "i0")), 1u) << "odd rows";
+  EXPECT_EQ(width(node(reduction, "2048", "i0 + s0*r0", "i0")), 1u) << "a column: no vector load";
+  EXPECT_EQ(width(node(pointwise, "2048", "2048*i0 + i1", "2048*i0 + i1")), 8u);
+  EXPECT_EQ(width(node(pointwise, "2048", "2049*i0 + i1 + 1", "2048*i0 + i1")), 8u);
+  EXPECT_EQ(width(node(pointwise, "2048", "2048*i0 + i1", "2049*i0 + i1 + 1")), 1u)
+      << "an unaligned store";
+  LoopNode scan = node(reduction, "2048", "2048*i0 + r0", "2048*i0 + r0");
+  scan.scan = true;
+  EXPECT_EQ(width(scan), 1u);
+}
