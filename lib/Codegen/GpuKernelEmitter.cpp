@@ -7,10 +7,13 @@
 //
 // - ThreadPerPoint: thread t of block b starts at point b*T + t and steps by
 //   gridDim*T; at each point it runs the group's nodes as the CPU does inside
-//   its loop nest (their own inner loops and reductions serially).
+//   its loop nest (their own inner loops and reductions serially). With
+//   vectorWidth or pointsPerThread (emitVectors), its points are vectors of
+//   consecutive innermost points, several a step, the grid's width apart.
 // - BlockPerPoint: block b starts at point b and steps by gridDim; at each
 //   point the block's T threads share every node's loops beyond the prefix,
-//   flattened: a pointwise node strides its inner points over the threads; a
+//   flattened: a pointwise node strides its inner points over the threads
+//   (in vectors of consecutive points where innerVectorWidth finds some); a
 //   reduction strides its reduction points over them, each thread combining
 //   its own, then the block combines the threads' partial results (warp
 //   shuffles, then one partial per warp through shared memory) and thread 0
@@ -23,7 +26,8 @@
 //   buffer only its own node reads, Scheduler.cpp).
 //
 // Point indices are i32 where the space's size is known to stay below 2^30
-// (so that index + stride cannot overflow), else i64.
+// (so that index + stride cannot overflow), else i64. Divisions by sizes
+// that symbols give go through magic numbers computed at entry (Divisor).
 //
 // Math: ScalarEmitter's gc_* calls come from the math library compiled for
 // nvptx64 (kGpuMathBitcode). Its C library calls (sinf, atan2, erfc, double
@@ -54,6 +58,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace gc {
 
@@ -69,8 +74,14 @@ constexpr int64_t kNarrowSpace = int64_t(1) << 30;
 /// Emits one kernel group as a GPU kernel.
 class GpuGroupEmitter : public GroupEmitterBase {
 public:
-  GpuGroupEmitter(llvm::Module &module, const Module &m, const LoopGraph &graph, uint32_t g)
-      : GroupEmitterBase(module, graph, g, "GPU"), ranges_(m.syms().ranges()) {}
+  /// `arch`: the lowest architecture the kernels are built for (80 for
+  /// sm_80).
+  GpuGroupEmitter(llvm::Module &module, const Module &m, const LoopGraph &graph, uint32_t g,
+                  int arch)
+      : GroupEmitterBase(module, graph, g, "GPU"), ranges_(m.syms().ranges()) {
+    if (arch >= 80)
+      scalar_.useNvptxBFloat16Rounding();
+  }
 
   Error emit() {
     bool perBlock = group_.mapping == GpuMapping::BlockPerPoint;
@@ -87,12 +98,16 @@ public:
       return makeError() << "kernel '" << group_.name << "': " << group_.pointsPerThread
                          << " points a thread is not a launch gc emits (thread_per_point, at most "
                          << kMaxPointsPerThread << ")";
+    unsigned unroll = std::max(group_.pointsPerThread, 1u);
+    unsigned width = std::max(group_.vectorWidth, 1u);
+    if (unroll > 1 || width > 1)
+      GC_RETURN_IF_ERROR(checkVectors(width));
     auto *ptr = b_.getPtrTy();
     GC_RETURN_IF_ERROR(beginFunction({ptr, ptr}, {"buffers", "symbols"}));
     threads_ = group_.blockThreads;
     thread_ = special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-    if (group_.pointsPerThread > 1)
-      emitPointsUnrolled(group_.pointsPerThread);
+    if (unroll > 1 || width > 1)
+      emitVectors(unroll, width);
     else
       emitPoints(perBlock);
     GC_RETURN_IF_ERROR(endFunction());
@@ -174,24 +189,84 @@ private:
 
   Value *asIndex(Value *v, llvm::Type *type) { return b_.CreateZExtOrTrunc(v, type); }
 
-  Value *spaceSize(const std::vector<const SymExpr *> &space, llvm::Type *type) {
-    Value *size = llvm::ConstantInt::get(type, 1);
+  /// A divisor that stays the same for the whole kernel (a loop's size),
+  /// with what dividing by it takes. A constant one is left to LLVM (a
+  /// multiply-high); a 32-bit one that a symbol gives divides a dividend
+  /// below 2^31 as q = (umulhi(n, magic) + n) >> shift, with shift =
+  /// ceil(log2 d) and magic = floor(2^32 (2^shift - d) / d) + 1, which is
+  /// exact for every such n and d >= 1 (Granlund and Montgomery's division
+  /// by invariant integers): three instructions where `div.u32` by a
+  /// register takes some twenty. The magic number is computed once, at the
+  /// kernel's entry.
+  struct Divisor {
+    Value *value = nullptr;
+    Value *magic = nullptr, *shift = nullptr;
+  };
+
+  /// `at` evaluated in the entry block, where the symbols are loaded.
+  template <typename F> Value *atEntry(F &&at) {
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(entry_);
+    return at();
+  }
+
+  /// The divisor `d` (computed in the entry block) of dividends of `type`.
+  Divisor divisor(Value *d) {
+    Divisor div{d};
+    if (llvm::isa<llvm::Constant>(d) || !d->getType()->isIntegerTy(32))
+      return div;
+    atEntry([&] {
+      // max(d, 1): a space of size 0 runs no point, and its magic must not
+      // divide by zero.
+      Value *one = b_.getInt32(1);
+      Value *safe = scalar_.intrinsic(llvm::Intrinsic::umax, {d, one});
+      Value *leading = scalar_.intrinsic(llvm::Intrinsic::ctlz, {b_.CreateSub(safe, one), b_.getFalse()});
+      div.shift = b_.CreateSub(b_.getInt32(32), leading);
+      Value *wide = b_.CreateZExt(safe, b_.getInt64Ty());
+      Value *excess = b_.CreateSub(b_.CreateShl(b_.getInt64(1), b_.CreateZExt(div.shift, b_.getInt64Ty())), wide);
+      div.magic = b_.CreateTrunc(
+          b_.CreateAdd(b_.CreateUDiv(b_.CreateShl(excess, 32), wide), b_.getInt64(1)), b_.getInt32Ty());
+      return div.magic;
+    });
+    return div;
+  }
+
+  Value *quotient(Value *n, const Divisor &d) {
+    if (!d.magic)
+      return b_.CreateUDiv(n, d.value);
+    llvm::Type *wide = b_.getInt64Ty();
+    Value *product = b_.CreateMul(b_.CreateZExt(n, wide), b_.CreateZExt(d.magic, wide));
+    Value *high = b_.CreateTrunc(b_.CreateLShr(product, 32), b_.getInt32Ty());
+    return b_.CreateLShr(b_.CreateAdd(high, n), d.shift);
+  }
+
+  /// The sizes of `space` as divisors of its flat indices of `type`.
+  std::vector<Divisor> radixOf(const std::vector<const SymExpr *> &space, llvm::Type *type) {
+    std::vector<Divisor> radix;
     for (const SymExpr *s : space)
-      size = b_.CreateMul(size, asIndex(expr(s), type), "", true, true);
+      radix.push_back(divisor(atEntry([&] { return asIndex(expr(s), type); })));
+    return radix;
+  }
+
+  Value *spaceSize(const std::vector<Divisor> &radix, llvm::Type *type) {
+    Value *size = llvm::ConstantInt::get(type, 1);
+    for (const Divisor &d : radix)
+      size = b_.CreateMul(size, d.value, "", true, true);
     return size;
   }
 
   /// Binds prefix<first+k> to the k-th digit of `flat` in the mixed radix
-  /// of `space` (the last size varies fastest).
-  void bindDigits(Value *flat, const std::vector<const SymExpr *> &space, const char *prefix,
+  /// `radix` (the last size varies fastest).
+  void bindDigits(Value *flat, const std::vector<Divisor> &radix, const char *prefix,
                   size_t first) {
     Value *rest = flat;
-    for (size_t k = space.size(); k-- > 0;) {
+    for (size_t k = radix.size(); k-- > 0;) {
       Value *digit = rest;
       if (k > 0) {
-        Value *size = asIndex(expr(space[k]), flat->getType());
-        digit = b_.CreateURem(rest, size);
-        rest = b_.CreateUDiv(rest, size);
+        Value *q = quotient(rest, radix[k]);
+        digit = radix[k].magic ? b_.CreateSub(rest, b_.CreateMul(q, radix[k].value))
+                               : b_.CreateURem(rest, radix[k].value);
+        rest = q;
       }
       vars_[prefix + std::to_string(first + k)] = b_.CreateZExt(digit, b_.getInt64Ty());
     }
@@ -202,97 +277,355 @@ private:
       vars_.erase(prefix + std::to_string(first + k));
   }
 
-  /// The points of `space` strided over the block's threads; `body` gets
-  /// the flattened index as i64, with prefix<first>... bound.
-  template <typename F>
+  /// The points of `space` strided over the block's threads, each thread
+  /// taking vectors of `width` consecutive points of the innermost loop
+  /// (innerVectorWidth; the loads that vectorLoads_ names are one access
+  /// for all lanes). `lane` runs for each lane with prefix<first>... bound
+  /// and gets the lane's flattened index as i64; `after` runs once a
+  /// vector's lanes have.
+  template <typename Lane, typename After>
   void emitThreadStrided(const std::vector<const SymExpr *> &space, const char *prefix,
-                         size_t first, F &&body) {
+                         size_t first, unsigned width, Lane &&lane, After &&after) {
     llvm::IntegerType *type = indexType(space);
-    Value *count = spaceSize(space, type);
+    std::vector<Divisor> radix = radixOf(space, type);
+    if (width > 1)
+      innermostInVectors(radix, type, width);
+    Value *count = spaceSize(radix, type);
     emitLoop(
         asIndex(thread_, type), count, std::string(prefix) + "flat",
         [&](Value *index) {
-          bindDigits(index, space, prefix, first);
-          body(b_.CreateZExt(index, b_.getInt64Ty()));
+          bindDigits(index, radix, prefix, first);
+          Value *flat = b_.CreateZExt(index, b_.getInt64Ty());
+          if (width < 2) {
+            lane(flat);
+            return after();
+          }
+          std::string var = prefix + std::to_string(first + space.size() - 1);
+          Value *firstLane = b_.CreateMul(vars_[var], b_.getInt64(width), "", true, true);
+          Value *flatFirst = b_.CreateMul(flat, b_.getInt64(width), "", true, true);
+          width_ = width;
+          for (lane_ = 0; lane_ < width; ++lane_) {
+            vars_[var] = b_.CreateAdd(firstLane, b_.getInt64(lane_), "", true, true);
+            lane(b_.CreateAdd(flatFirst, b_.getInt64(lane_), "", true, true));
+          }
+          lane_ = 0;
+          after();
         },
         llvm::ConstantInt::get(type, threads_));
     unbind(space.size(), prefix, first);
+  }
+
+  /// The radix of a space counted in vectors of `width` innermost points.
+  void innermostInVectors(std::vector<Divisor> &radix, llvm::Type *type, unsigned width) {
+    Divisor &inner = radix.back();
+    inner = divisor(atEntry([&] {
+      return b_.CreateUDiv(inner.value, llvm::ConstantInt::get(type, width), "", true);
+    }));
+  }
+
+  /// The loads of `node` that the lanes of a vector of `width` points of
+  /// `var` make as one access (vectorLoads), for loadElement.
+  void setVectorLoads(const LoopNode &node, const std::string &var, unsigned width) {
+    vectorLoads_.clear();
+    if (width < 2)
+      return;
+    std::vector<bool> loads = vectorLoads(graph_, node.body, var, width, ranges_);
+    for (size_t op = 0; op < loads.size(); ++op)
+      if (loads[op])
+        vectorLoads_.insert(&node.body.ops[op]);
+  }
+
+  /// Stores the lanes' values of a pointwise node: one vector where the
+  /// store is a vector access, else lane by lane.
+  void storeLanes(const LoopNode &node, const std::vector<Value *> &values, DType from,
+                  const std::vector<Value *> &indices, const std::string &var) {
+    unsigned width = values.size();
+    if (width > 1 && vectorAccess(graph_, node.output, node.storeIndex, var, width))
+      return storeVector(node, values, from, indices[0]);
+    for (unsigned lane = 0; lane < width; ++lane)
+      storeAt(node, values[lane], from, indices[lane]);
   }
 
   //===--- The points of the parallel ranges --------------------------------===//
 
   /// The grid-stride loop over the points of the parallel ranges: their
   /// count, where this block (perBlock) or this thread starts, and how far
-  /// it steps; a thread takes `width` points a step, a block's width apart.
+  /// it steps.
   struct PointLoop {
-    llvm::IntegerType *type;
     Value *count, *start, *stride;
   };
-  PointLoop pointLoop(bool perBlock, unsigned width) {
-    llvm::IntegerType *type = indexType(group_.parallelRanges);
-    Value *count = spaceSize(group_.parallelRanges, type);
+  PointLoop pointLoop(bool perBlock, const std::vector<Divisor> &radix, llvm::Type *type) {
+    Value *count = spaceSize(radix, type);
     Value *block = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), type);
     Value *blocks = asIndex(special(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), type);
     if (perBlock)
-      return {type, count, block, blocks};
-    Value *chunk = llvm::ConstantInt::get(type, uint64_t(threads_) * width);
-    Value *start = b_.CreateAdd(b_.CreateMul(block, chunk, "", true, true), asIndex(thread_, type),
-                                "", true, true);
-    return {type, count, start, b_.CreateMul(blocks, chunk, "", true, true)};
+      return {count, block, blocks};
+    Value *threads = llvm::ConstantInt::get(type, threads_);
+    Value *start = b_.CreateAdd(b_.CreateMul(block, threads, "", true, true),
+                                asIndex(thread_, type), "", true, true);
+    return {count, start, b_.CreateMul(blocks, threads, "", true, true)};
   }
 
-  /// ThreadPerPoint with several points a thread (pointsPerThread): the
-  /// thread's points in one step are a block's width apart, so each access
-  /// stays coalesced across the warp, and every point's loads come before
-  /// the first store (chooseGpuLaunches allows this only where no node reads
-  /// what the group writes). A point past the end computes at the last
-  /// point, which exists, and stores nothing.
-  void emitPointsUnrolled(unsigned unroll) {
+  /// Whether the group meets what emitVectors relies on (chooseGpuLaunches
+  /// gives vectors and several points a thread only to such groups):
+  /// pointwise nodes over exactly the parallel ranges, none scattering nor
+  /// reading what the group writes, and vectors that tile the innermost
+  /// range.
+  Error checkVectors(unsigned width) {
+    ErrorBuilder e;
+    e << "kernel '" << group_.name << "': " << group_.pointsPerThread << " points a thread of "
+      << width << " lanes ";
+    if (group_.mapping != GpuMapping::ThreadPerPoint)
+      return e << "needs thread_per_point";
+    if (width > 1 && (width > 16 || (width & (width - 1)) != 0))
+      return e << "is not a vector gc emits (2, 4, 8 or 16 lanes)";
+    if (group_.parallelRanges.empty() ||
+        (width > 1 && !isMultipleOf(group_.parallelRanges.back(), width)))
+      return e << "needs an innermost parallel range of a multiple of " << width << " points";
+    std::vector<uint32_t> written;
+    for (uint32_t n : group_.nodes) {
+      const LoopNode &node = graph_.nodes[n];
+      if (node.kind != LoopNode::Kind::Pointwise || scatters(node) ||
+          node.ranges.size() != group_.parallelRanges.size())
+        return e << "needs pointwise nodes over exactly the parallel ranges, none scattering";
+      written.push_back(node.output);
+    }
+    for (uint32_t n : group_.nodes)
+      for (const BodyOp &op : graph_.nodes[n].body.ops)
+        if (op.kind == BodyOp::Kind::Load &&
+            std::find(written.begin(), written.end(), op.buffer) != written.end())
+          return e << "needs nodes that read nothing the kernel writes (every load comes before "
+                      "the first store)";
+    return Error::success();
+  }
+
+  /// ThreadPerPoint where each thread takes vectors of `width` consecutive
+  /// points of the innermost parallel range (vectorWidth), `unroll` of them
+  /// a step (pointsPerThread), the grid's width apart so that any grid
+  /// spreads the points evenly; every access stays coalesced across the
+  /// warp. All loads of a step come before its first store
+  /// (checkVectors). The lanes of a vector run the nodes one after
+  /// another, but a load or store that moves with them along the range
+  /// from an aligned first lane (vectorAccess) is one access for all of
+  /// them. A vector past the end computes at the last one, which exists,
+  /// and stores nothing.
+  void emitVectors(unsigned unroll, unsigned width) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;
-    auto [type, count, start, stride] = pointLoop(false, unroll);
-    Value *threads = llvm::ConstantInt::get(type, threads_);
+    llvm::IntegerType *type = indexType(space);
+    // The vectors' radix: the ranges, the innermost counted in vectors.
+    std::vector<Divisor> radix = radixOf(space, type);
+    innermostInVectors(radix, type, width);
+    auto [count, start, stride] = pointLoop(false, radix, type);
     Value *last = b_.CreateSub(count, llvm::ConstantInt::get(type, 1));
+    std::string var = "i" + std::to_string(space.size() - 1);
     struct PendingStore {
       const LoopNode *node;
-      Value *value;
+      std::vector<Value *> values, indices;
       DType dtype;
-      Value *index;
       Value *inRange;
     };
     emitLoop(
-        start, count, "point",
+        start, count, "vector",
         [&](Value *first) {
           std::vector<PendingStore> stores;
           for (unsigned k = 0; k < unroll; ++k) {
-            Value *point = b_.CreateAdd(first, b_.CreateMul(threads, llvm::ConstantInt::get(type, k)),
-                                        "", true, true);
-            Value *inRange = b_.CreateICmpSLT(point, count);
-            bindDigits(b_.CreateSelect(inRange, point, last), space, "i", 0);
+            Value *vector = first;
+            Value *inRange = nullptr;
+            if (k > 0) {
+              vector = b_.CreateAdd(first, b_.CreateMul(stride, llvm::ConstantInt::get(type, k)),
+                                    "", true, true);
+              inRange = b_.CreateICmpSLT(vector, count);
+              vector = b_.CreateSelect(inRange, vector, last);
+            }
+            bindDigits(vector, radix, "i", 0);
+            Value *firstLane = b_.CreateMul(vars_[var], b_.getInt64(width), "", true, true);
             for (uint32_t n : group_.nodes) {
               node_ = &graph_.nodes[n];
               if (!checkNode(*node_))
                 return;
-              Value *value = emitBody(node_->body);
-              stores.push_back({node_, value, node_->body.ops[node_->body.result].dtype,
-                                storeIndexOf(*node_), inRange});
+              PendingStore pending{node_, {}, {}, node_->body.ops[node_->body.result].dtype,
+                                   inRange};
+              setVectorLoads(*node_, var, width);
+              width_ = width;
+              for (lane_ = 0; lane_ < width; ++lane_) {
+                vars_[var] = b_.CreateAdd(firstLane, b_.getInt64(lane_), "", true, true);
+                pending.values.push_back(emitBody(node_->body));
+                pending.indices.push_back(storeIndexOf(*node_));
+              }
+              stores.push_back(std::move(pending));
             }
           }
+          vectorLoads_.clear();
           for (const PendingStore &s : stores) {
             node_ = s.node;
-            emitIf(s.inRange, [&] { storeAt(*s.node, s.value, s.dtype, s.index); });
+            auto store = [&] { storeLanes(*s.node, s.values, s.dtype, s.indices, var); };
+            if (s.inRange)
+              emitIf(s.inRange, store);
+            else
+              store();
           }
         },
-        stride);
+        b_.CreateMul(stride, llvm::ConstantInt::get(type, unroll), "", true, true));
+    lane_ = 0;
     unbind(space.size(), "i", 0);
+  }
+
+  /// A division of an index expression by a divisor of size symbols alone
+  /// (a view's reshape over a symbolic size: mod(2*i0*s0 + i1, s0)) goes
+  /// through the divisor's magic number where the bounds allow it (a
+  /// nonnegative dividend and a positive divisor, both below 2^31), instead
+  /// of a 64-bit signed division per element.
+  Value *indexDivision(const SymExpr *e) override {
+    const SymExpr *x = e->operands()[0], *d = e->operands()[1];
+    constexpr int64_t kNarrow = (int64_t(1) << 31) - 1;
+    std::optional<SymRange> dividend = boundsOf(x, loopRanges());
+    std::optional<SymRange> by = boundsOf(d, ranges_);
+    if (d->isConst() || !sizeSymbolsOnly(d) || !dividend || dividend->min < 0 ||
+        dividend->max > kNarrow || !by || by->min < 1 || by->max > kNarrow)
+      return GroupEmitterBase::indexDivision(e);
+    auto [cached, fresh] = indexDivisors_.try_emplace(d);
+    if (fresh)
+      cached->second =
+          divisor(atEntry([&] { return b_.CreateTrunc(expr(d), b_.getInt32Ty()); }));
+    const Divisor &div = cached->second;
+    Value *n = b_.CreateTrunc(expr(x), b_.getInt32Ty());
+    Value *q = quotient(n, div);
+    Value *result = e->kind() == SymExpr::Kind::FloorDiv ? q : b_.CreateSub(n, b_.CreateMul(q, div.value));
+    return b_.CreateZExt(result, b_.getInt64Ty());
+  }
+
+  /// Whether `e` reads only size symbols (the plan's), no loop variable.
+  bool sizeSymbolsOnly(const SymExpr *e) const {
+    if (e->isSymbol())
+      return std::find(graph_.plan.symbols.begin(), graph_.plan.symbols.end(), e->symbolName()) !=
+             graph_.plan.symbols.end();
+    for (const SymExpr *op : e->operands())
+      if (!sizeSymbolsOnly(op))
+        return false;
+    return true;
+  }
+
+  /// The symbols' ranges and the current node's loop variables', each
+  /// [0, the largest value of its loop's size - 1].
+  const VarRanges &loopRanges() {
+    auto [cached, fresh] = loopRanges_.try_emplace(node_, ranges_);
+    if (fresh && node_) {
+      auto add = [&](const std::vector<const SymExpr *> &sizes, const char *prefix) {
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          std::optional<SymRange> b = boundsOf(sizes[k], ranges_);
+          cached->second[prefix + std::to_string(k)] =
+              b && b->max != SymRange::kUnbounded ? SymRange{0, std::max<int64_t>(b->max - 1, 0)}
+                                                  : SymRange{0, SymRange::kUnbounded};
+        }
+      };
+      add(node_->ranges, "i");
+      add(node_->reductionRanges, "r");
+    }
+    return cached->second;
+  }
+
+  //===--- Vector accesses --------------------------------------------------===//
+
+  /// A load of a vector access (vectorLoads_) is made by the first lane, as
+  /// one load of words (wordsType); every lane takes its element from it.
+  Value *loadElement(const BodyOp &op, Value *index) override {
+    if (!vectorLoads_.count(&op))
+      return GroupEmitterBase::loadElement(op, index);
+    llvm::Type *memType = memoryType(ctx_, graph_.buffers[op.buffer].dtype);
+    unsigned width = width_;
+    Value *&words = laneWords_[&op];
+    if (lane_ == 0) {
+      llvm::LoadInst *load =
+          b_.CreateAlignedLoad(wordsType(memType, width), elementAddress(op.buffer, index),
+                               llvm::Align(vectorBytes(memType, width)));
+      annotate(load, op.buffer);
+      // The lanes come from a frozen copy: a load whose only users extract
+      // its elements, VectorCombine would split into scalar loads (NVPTX's
+      // cost model does not count ld.global.v4 as one access). freeze
+      // emits no instruction.
+      words = b_.CreateFreeze(load);
+    }
+    return laneOf(words, memType, lane_);
+  }
+
+  /// The lanes' values stored as one vector of words from the first
+  /// lane's index.
+  void storeVector(const LoopNode &node, const std::vector<Value *> &values, DType from,
+                   Value *index) {
+    DType to = graph_.buffers[node.output].dtype;
+    llvm::Type *memType = memoryType(ctx_, to);
+    unsigned width = values.size();
+    auto *type = llvm::cast<llvm::FixedVectorType>(wordsType(memType, width));
+    std::vector<Value *> words(type->getNumElements(), nullptr);
+    // bfloat16 pairs round into their word in one instruction where the
+    // target has it.
+    for (unsigned w = 0; to == DType::BFloat16 && w < words.size(); ++w)
+      words[w] = scalar_.encodeBFloat16Pair(halfSource(values[2 * w], from, to),
+                                            halfSource(values[2 * w + 1], from, to));
+    if (words[0])
+      return storeWords(node, words, type, index);
+    std::vector<Value *> lanes;
+    for (Value *v : values)
+      lanes.push_back(memoryValue(node, v, from));
+    unsigned bits = memType->getPrimitiveSizeInBits();
+    for (unsigned lane = 0; lane < width; ++lane) {
+      if (bits >= 32) {
+        words[lane] = lanes[lane];
+        continue;
+      }
+      // Narrow lanes share a word, the first lane in its low bits.
+      Value *piece = b_.CreateShl(b_.CreateZExt(b_.CreateBitCast(lanes[lane], b_.getIntNTy(bits)),
+                                                b_.getInt32Ty()),
+                                  lane * bits % 32);
+      Value *&word = words[lane * bits / 32];
+      word = word ? b_.CreateOr(word, piece) : piece;
+    }
+    storeWords(node, words, type, index);
+  }
+
+  /// `words` stored as one vector of `type` from element `index`.
+  void storeWords(const LoopNode &node, const std::vector<Value *> &words,
+                  llvm::FixedVectorType *type, Value *index) {
+    Value *packed = llvm::PoisonValue::get(type);
+    for (unsigned w = 0; w < words.size(); ++w)
+      packed = b_.CreateInsertElement(packed, words[w], w);
+    annotate(b_.CreateAlignedStore(packed, elementAddress(node.output, index),
+                                   llvm::Align(type->getPrimitiveSizeInBits() / 8)),
+             node.output);
+  }
+
+  static unsigned vectorBytes(llvm::Type *memType, unsigned width) {
+    return memType->getPrimitiveSizeInBits() / 8 * width;
+  }
+
+  /// How `width` elements of `memType` travel: as a vector of them where
+  /// they are 4 or 8 bytes (ld.global.v4.f32), else packed into 4-byte
+  /// words (NVPTX has no vectors of 8 or 16-bit integers).
+  llvm::Type *wordsType(llvm::Type *memType, unsigned width) {
+    if (memType->getPrimitiveSizeInBits() >= 32)
+      return llvm::FixedVectorType::get(memType, width);
+    return llvm::FixedVectorType::get(b_.getInt32Ty(), vectorBytes(memType, width) / 4);
+  }
+
+  /// Element `lane` of the words `words` (wordsType).
+  Value *laneOf(Value *words, llvm::Type *memType, unsigned lane) {
+    unsigned bits = memType->getPrimitiveSizeInBits();
+    if (bits >= 32)
+      return b_.CreateExtractElement(words, lane);
+    Value *word = b_.CreateExtractElement(words, lane * bits / 32);
+    return b_.CreateBitCast(
+        b_.CreateTrunc(b_.CreateLShr(word, lane * bits % 32), b_.getIntNTy(bits)), memType);
   }
 
   void emitPoints(bool perBlock) {
     const std::vector<const SymExpr *> &space = group_.parallelRanges;
-    auto [type, count, start, stride] = pointLoop(perBlock, 1);
+    llvm::IntegerType *type = indexType(space);
+    std::vector<Divisor> radix = radixOf(space, type);
+    auto [count, start, stride] = pointLoop(perBlock, radix, type);
     emitLoop(
         start, count, "point",
         [&](Value *point) {
-          bindDigits(point, space, "i", 0);
+          bindDigits(point, radix, "i", 0);
           for (uint32_t n : group_.nodes) {
             node_ = &graph_.nodes[n];
             if (perBlock)
@@ -325,7 +658,23 @@ private:
     size_t prefix = group_.parallelRanges.size();
     if (node.kind == LoopNode::Kind::Pointwise) {
       std::vector<const SymExpr *> inner(node.ranges.begin() + prefix, node.ranges.end());
-      emitThreadStrided(inner, "i", prefix, [&](Value *) { emitPointwisePoint(node); });
+      unsigned width = innerVectorWidth(graph_, node, prefix, ranges_);
+      std::string var = "i" + std::to_string(node.ranges.size() - 1);
+      setVectorLoads(node, var, width);
+      DType dtype = node.body.ops[node.body.result].dtype;
+      std::vector<Value *> values, indices;
+      emitThreadStrided(
+          inner, "i", prefix, width,
+          [&](Value *) {
+            values.push_back(emitBody(node.body));
+            indices.push_back(storeIndexOf(node));
+          },
+          [&] {
+            storeLanes(node, values, dtype, indices, var);
+            values.clear();
+            indices.clear();
+          });
+      vectorLoads_.clear();
       if (loadedLater(node))
         barrier();
       return;
@@ -342,8 +691,12 @@ private:
 
   void emitBlockReduction(const LoopNode &node) {
     Accumulator a = beginReduction(node);
-    emitThreadStrided(node.reductionRanges, "r", 0,
-                      [&](Value *position) { accumulate(node, a, emitBody(node.body), position); });
+    unsigned width = innerVectorWidth(graph_, node, group_.parallelRanges.size(), ranges_);
+    setVectorLoads(node, "r" + std::to_string(node.reductionRanges.size() - 1), width);
+    emitThreadStrided(
+        node.reductionRanges, "r", 0, width,
+        [&](Value *position) { accumulate(node, a, emitBody(node.body), position); }, [] {});
+    vectorLoads_.clear();
     Partial mine{reducedValue(a), a.isArg ? b_.CreateLoad(b_.getInt64Ty(), a.position) : nullptr};
     combineInBlock(a, mine, [&](Partial total) {
       if (a.isArg)
@@ -478,7 +831,40 @@ private:
   uint32_t threads_ = 0;
   Value *thread_ = nullptr;
   std::map<llvm::Type *, llvm::GlobalVariable *> shared_;
+  /// Vectors (emitVectors, emitThreadStrided): their width, the lane being
+  /// emitted, the current node's loads that are vector accesses, and the
+  /// words each has loaded.
+  unsigned width_ = 1;
+  unsigned lane_ = 0;
+  std::set<const BodyOp *> vectorLoads_;
+  std::map<const BodyOp *, Value *> laneWords_;
+  /// Divisors of index expressions (indexDivision), and the loop ranges
+  /// of each node that bound their dividends.
+  std::map<const SymExpr *, Divisor> indexDivisors_;
+  std::map<const LoopNode *, VarRanges> loopRanges_;
 };
+
+/// Where libdevice computes a function of gc's math library in fewer
+/// instructions at float32's accuracy, the kernels call libdevice's (through
+/// its C library name, which useLibdevice resolves). expf: gc_expf is about
+/// 20 instructions on the FMA pipe (within 1 ulp); libdevice's about 10,
+/// one of them ex2.approx.ftz on the reduced argument, within 2 ulp over the
+/// whole range (CUDA's documented bound for expf). Not __expf, whose
+/// ex2.approx of x*log2(e) loses accuracy as |x| grows. sigmoid, SiLU and
+/// softmax take their exp from here too.
+void preferLibdevice(llvm::Module &module) {
+  for (auto [ours, theirs] : {std::pair<const char *, const char *>{"gc_expf", "expf"}}) {
+    llvm::Function *fn = module.getFunction(ours);
+    if (!fn || !fn->isDeclaration())
+      continue;
+    if (llvm::Function *existing = module.getFunction(theirs)) {
+      fn->replaceAllUsesWith(existing);
+      fn->eraseFromParent();
+    } else {
+      fn->setName(theirs);
+    }
+  }
+}
 
 /// Replaces `frem` with libdevice's exact fmod and the C library's math
 /// functions with libdevice's, which it links from the toolkit.
@@ -549,9 +935,10 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 
   for (uint32_t g : distinctKernels(graph)) {
-    GpuGroupEmitter emitter(module, m, graph, g);
+    GpuGroupEmitter emitter(module, m, graph, g, archs->front());
     GC_RETURN_IF_ERROR(emitter.emit());
   }
+  preferLibdevice(module);
   // The graph's own problems first, then what the machine lacks.
   GC_RETURN_IF_ERROR(checkCudaAssemblers());
   Expected<std::string> ptx = finishKernelModule(

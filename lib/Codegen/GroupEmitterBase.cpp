@@ -354,16 +354,33 @@ GroupEmitterBase::Value *GroupEmitterBase::storeIndexOf(const LoopNode &node) {
   return index;
 }
 
-void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value *index) {
+GroupEmitterBase::Value *GroupEmitterBase::elementAddress(uint32_t buf, Value *index) {
+  return b_.CreateInBoundsGEP(memoryType(ctx_, graph_.buffers[buf].dtype), base_[buf], index);
+}
+
+GroupEmitterBase::Value *GroupEmitterBase::loadElement(const BodyOp &op, Value *index) {
+  llvm::LoadInst *load =
+      b_.CreateLoad(memoryType(ctx_, graph_.buffers[op.buffer].dtype), elementAddress(op.buffer, index));
+  annotate(load, op.buffer);
+  return load;
+}
+
+GroupEmitterBase::Value *GroupEmitterBase::halfSource(Value *v, DType from, DType to) {
+  // A value of the stored dtype is that float already, unrounded.
+  return from == to ? v : scalar_.convert(v, from, DType::Float32);
+}
+
+GroupEmitterBase::Value *GroupEmitterBase::memoryValue(const LoopNode &node, Value *v, DType from) {
   DType to = graph_.buffers[node.output].dtype;
-  // A half-precision store rounds once, from the float the body computed.
-  v = isHalfPrecision(to) ? scalar_.encodeHalf(scalar_.convert(v, from, DType::Float32), to)
+  v = isHalfPrecision(to) ? scalar_.encodeHalf(halfSource(v, from, to), to)
                           : scalar_.convert(v, from, to);
-  if (to == DType::Bool)
-    v = b_.CreateZExt(v, b_.getInt8Ty());
+  return to == DType::Bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v;
+}
+
+void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value *index) {
+  v = memoryValue(node, v, from);
   if (!scatters(node)) {
-    Value *address = b_.CreateInBoundsGEP(memoryType(ctx_, to), base_[node.output], index);
-    annotate(b_.CreateStore(v, address), node.output);
+    annotate(b_.CreateStore(v, elementAddress(node.output, index)), node.output);
     return;
   }
   // A loaded index may lie outside the buffer: such a store is dropped
@@ -376,7 +393,7 @@ void GroupEmitterBase::storeAt(const LoopNode &node, Value *v, DType from, Value
   auto *after = llvm::BasicBlock::Create(ctx_, "scatter.next", fn_);
   b_.CreateCondBr(inside, then, after);
   b_.SetInsertPoint(then);
-  Value *address = b_.CreateInBoundsGEP(memoryType(ctx_, to), base_[node.output], index);
+  Value *address = elementAddress(node.output, index);
   if (node.combine == StoreCombine::None)
     annotate(b_.CreateStore(v, address), node.output, false);
   else
@@ -467,11 +484,17 @@ GroupEmitterBase::Value *GroupEmitterBase::expr(const SymExpr *e) {
     return acc;
   }
   case SymExpr::Kind::FloorDiv:
-    return scalar_.intFloorDiv(expr(e->operands()[0]), expr(e->operands()[1]), false);
   case SymExpr::Kind::Mod:
-    return scalar_.intRemainder(expr(e->operands()[0]), expr(e->operands()[1]), false, true);
+    return indexDivision(e);
   }
   return b_.getInt64(0);
+}
+
+GroupEmitterBase::Value *GroupEmitterBase::indexDivision(const SymExpr *e) {
+  Value *x = expr(e->operands()[0]), *d = expr(e->operands()[1]);
+  if (e->kind() == SymExpr::Kind::FloorDiv)
+    return scalar_.intFloorDiv(x, d, false);
+  return scalar_.intRemainder(x, d, false, true);
 }
 
 //===--- Bodies ---------------------------------------------------------===//
@@ -495,7 +518,12 @@ GroupEmitterBase::Value *GroupEmitterBase::emitBody(const Body &body) {
 GroupEmitterBase::Value *GroupEmitterBase::operand(const Body &body,
                                                    const std::vector<Value *> &values,
                                                    uint32_t index, DType to) {
-  return scalar_.convert(values[index], body.ops[index].dtype, to);
+  const BodyOp &op = body.ops[index];
+  // A half-precision element loaded as itself is exact in its float
+  // register: converting it to another dtype need not round it first.
+  bool exact = op.kind == BodyOp::Kind::Load && op.mask < 0 && isHalfPrecision(op.dtype) &&
+               op.buffer < graph_.buffers.size() && graph_.buffers[op.buffer].dtype == op.dtype;
+  return scalar_.convert(values[index], exact && to != op.dtype ? DType::Float32 : op.dtype, to);
 }
 
 GroupEmitterBase::Value *GroupEmitterBase::emitOp(const Body &body, const BodyOp &op,
@@ -556,11 +584,7 @@ GroupEmitterBase::Value *GroupEmitterBase::emitLoad(const Body &body, const Body
     index = b_.CreateSelect(mask, index, b_.getInt64(0));
   }
   DType stored = graph_.buffers[op.buffer].dtype;
-  llvm::Type *memType = memoryType(ctx_, stored);
-  Value *address = b_.CreateInBoundsGEP(memType, base_[op.buffer], index);
-  llvm::LoadInst *load = b_.CreateLoad(memType, address);
-  annotate(load, op.buffer);
-  Value *v = load;
+  Value *v = loadElement(op, index);
   if (stored == DType::Bool)
     v = b_.CreateICmpNE(v, b_.getInt8(0));
   if (isHalfPrecision(stored)) {

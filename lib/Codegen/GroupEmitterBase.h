@@ -151,6 +151,18 @@ protected:
   void store(const LoopNode &node, Value *v, DType from);
   /// store() at an element index computed earlier (storeIndexOf).
   void storeAt(const LoopNode &node, Value *v, DType from, Value *index);
+  /// `v`, of dtype `from`, as the node's output buffer holds it in memory
+  /// (memoryType): converted, half precision rounded once, bool a byte.
+  Value *memoryValue(const LoopNode &node, Value *v, DType from);
+  /// The float that a store of `v` (of dtype `from`) into a buffer of the
+  /// half-precision dtype `to` rounds once.
+  Value *halfSource(Value *v, DType from, DType to);
+  /// The element `index` of a buffer, as loaded from memory: a body's
+  /// load `op` reads through this (the GPU takes aligned vectors of
+  /// several lanes at once).
+  virtual Value *loadElement(const BodyOp &op, Value *index);
+  /// The address of element `index` of buffer `buf`.
+  Value *elementAddress(uint32_t buf, Value *index);
   /// The node's store index, its t0, t1, ... bound to the values of the
   /// body emitted last (a scatter's loaded indices).
   Value *storeIndexOf(const LoopNode &node);
@@ -167,6 +179,9 @@ protected:
 
   /// An index expression as an i64 value over the bound variables.
   Value *expr(const SymExpr *e);
+  /// expr() of a FloorDiv or Mod expression, with Python's semantics (the
+  /// GPU divides by a loop-invariant divisor through a multiplication).
+  virtual Value *indexDivision(const SymExpr *e);
   Value *emitBody(const Body &body);
   /// Every value of the body emitBody emitted last.
   std::vector<Value *> bodyValues_;

@@ -2,6 +2,7 @@
 #include "ScalarEmitter.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <string>
 #include <vector>
@@ -43,6 +44,8 @@ llvm::Type *memoryType(llvm::LLVMContext &ctx, DType t) {
 llvm::Value *ScalarEmitter::encodeHalf(llvm::Value *v, DType t) {
   if (t == DType::Float16)
     return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+  if (nvptxBFloat16_)
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_f2bf16_rn, {}, {v});
   llvm::Value *bits = b_.CreateBitCast(v, b_.getInt32Ty());
   llvm::Value *high = b_.CreateLShr(bits, 16);
   llvm::Value *lsb = b_.CreateAnd(high, 1);
@@ -50,6 +53,13 @@ llvm::Value *ScalarEmitter::encodeHalf(llvm::Value *v, DType t) {
   llvm::Value *quiet = b_.CreateOr(high, 0x40);
   llvm::Value *isNaN = b_.CreateFCmpUNO(v, v);
   return b_.CreateTrunc(b_.CreateSelect(isNaN, quiet, rounded), b_.getInt16Ty());
+}
+
+llvm::Value *ScalarEmitter::encodeBFloat16Pair(llvm::Value *low, llvm::Value *high) {
+  if (!nvptxBFloat16_)
+    return nullptr;
+  // The instruction puts its first operand in the high half.
+  return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ff2bf16x2_rn, {}, {high, low});
 }
 
 llvm::Value *ScalarEmitter::decodeHalf(llvm::Value *bits, DType t) {

@@ -39,6 +39,14 @@ public:
   /// float registers unrounded; converting one to another dtype, or a value
   /// to them, rounds it to the half-precision dtype first.
   llvm::Value *convert(llvm::Value *v, DType from, DType to);
+  /// Round to BFloat16 with NVPTX's cvt.rn.bf16.f32 (sm_80 and newer)
+  /// instead of integer arithmetic: the same bits for every float but NaN,
+  /// which becomes the canonical 0x7fff (as torch's CUDA kernels give) and
+  /// not the input's top bits, quieted.
+  void useNvptxBFloat16Rounding() { nvptxBFloat16_ = true; }
+  /// With NVPTX's rounding, two floats as the bfloat16 pair of one 4-byte
+  /// word (`low` in its low half: cvt.rn.bf16x2.f32); else null.
+  llvm::Value *encodeBFloat16Pair(llvm::Value *low, llvm::Value *high);
   /// The 16 bits of Float16 or BFloat16 t for the float v, rounding to
   /// nearest even (NaN stays NaN); and the float those bits hold.
   llvm::Value *encodeHalf(llvm::Value *v, DType t);
@@ -78,6 +86,7 @@ private:
 
   llvm::IRBuilder<> &b_;
   llvm::Module &module_;
+  bool nvptxBFloat16_ = false;
 };
 
 } // namespace gc

@@ -199,8 +199,8 @@ removeFactors(const std::vector<const SymExpr *> &factors,
 
 class Simplifier {
 public:
-  Simplifier(SymContext &ctx, const VarRanges &ranges)
-      : ctx_(ctx), ranges_(ranges) {}
+  Simplifier(SymContext &ctx, const VarRanges &ranges, const VarExtents &extents)
+      : ctx_(ctx), ranges_(ranges), extents_(extents) {}
 
   const SymExpr *simplify(const SymExpr *e) {
     switch (e->kind()) {
@@ -233,10 +233,27 @@ public:
 private:
   Interval bounds(const SymExpr *e) const { return intervalOf(e, ranges_); }
 
-  /// Whether 0 <= r < d for every assignment within the ranges.
+  /// Whether 0 <= r < d for every assignment within the ranges and
+  /// extents.
   bool inUnitRange(const SymExpr *r, const SymExpr *d) {
-    return bounds(r).lo >= 0 &&
-           bounds(ctx_.sub(ctx_.sub(d, r), ctx_.constant(1))).lo >= 0;
+    if (bounds(r).lo < 0)
+      return false;
+    const SymExpr *one = ctx_.constant(1);
+    return bounds(ctx_.sub(ctx_.sub(d, r), one)).lo >= 0 ||
+           bounds(ctx_.sub(ctx_.sub(d, largestValue(r)), one)).lo >= 0;
+  }
+
+  /// An expression at least as large as `e` everywhere: each variable with
+  /// an extent that `e` grows with (a nonnegative coefficient) at its
+  /// largest value, extent - 1. In a loop over s0, i0 % s0 is then i0,
+  /// since s0 - (s0 - 1) - 1 >= 0 whatever s0 is.
+  const SymExpr *largestValue(const SymExpr *e) {
+    for (const auto &[var, extent] : extents_) {
+      const SymExpr *coef = affineCoefficient(ctx_, e, var);
+      if (coef && coef != ctx_.constant(0) && bounds(coef).lo >= 0)
+        e = substitute(ctx_, e, {{var, ctx_.sub(extent, ctx_.constant(1))}});
+    }
+    return e;
   }
 
   const SymExpr *build(Kind k, const SymExpr *x, const SymExpr *d) {
@@ -424,6 +441,7 @@ private:
 
   SymContext &ctx_;
   const VarRanges &ranges_;
+  const VarExtents &extents_;
 };
 
 bool mentions(const SymExpr *e, const std::string &var) {
@@ -450,8 +468,8 @@ std::optional<SymRange> boundsOf(const SymExpr *e, const VarRanges &ranges) {
 }
 
 const SymExpr *simplifyIndex(SymContext &ctx, const SymExpr *e,
-                             const VarRanges &ranges) {
-  return Simplifier(ctx, ranges).simplify(e);
+                             const VarRanges &ranges, const VarExtents &extents) {
+  return Simplifier(ctx, ranges, extents).simplify(e);
 }
 
 const SymExpr *affineCoefficient(SymContext &ctx, const SymExpr *e,

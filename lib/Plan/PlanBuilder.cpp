@@ -446,23 +446,42 @@ private:
   }
 
   /// A GPU kernel's blocks: the points of its parallel ranges, one per
-  /// thread (or pointsPerThread per thread) or one per block (GpuMapping),
-  /// at most kMaxGpuGrid blocks
-  /// (the kernels stride over the rest).
+  /// block (BlockPerPoint) or one vector of vectorWidth points per thread
+  /// (ThreadPerPoint), at most kMaxGpuGrid blocks (the kernels stride over
+  /// the rest). A thread takes pointsPerThread vectors where that leaves
+  /// kFillBlocks blocks, fewer where it would not: the kernel spaces a
+  /// thread's vectors the grid's width apart, so any grid covers the points
+  /// evenly, and a small run of a symbolic size keeps enough threads to
+  /// fill the GPU (1024 blocks of 256 threads are about all an H100 or
+  /// H200 holds at once: 132 SMs of 8 such blocks).
   Insns gpuGrid(const KernelGroup &k) {
     constexpr int64_t kMaxGpuGrid = int64_t(1) << 20;
-    Insns code{{fb::SizeOp::Const, 1}};
+    constexpr int64_t kFillBlocks = 1024;
+    Insns points{{fb::SizeOp::Const, 1}};
     for (const SymExpr *r : k.parallelRanges) {
-      append(r, code);
-      code.emplace_back(fb::SizeOp::Mul, 0);
+      append(r, points);
+      points.emplace_back(fb::SizeOp::Mul, 0);
     }
-    if (k.mapping == GpuMapping::ThreadPerPoint) {
-      int64_t threads = std::max<int64_t>(1, k.blockThreads) *
-                        std::max<int64_t>(1, k.pointsPerThread);
-      code.emplace_back(fb::SizeOp::Const, threads - 1);
+    // ceil(points / per), on the stack.
+    auto blocksOf = [&](Insns &code, int64_t per) {
+      code.insert(code.end(), points.begin(), points.end());
+      code.emplace_back(fb::SizeOp::Const, per - 1);
       code.emplace_back(fb::SizeOp::Add, 0);
-      code.emplace_back(fb::SizeOp::Const, threads);
+      code.emplace_back(fb::SizeOp::Const, per);
       code.emplace_back(fb::SizeOp::FloorDiv, 0);
+    };
+    Insns code = points;
+    if (k.mapping == GpuMapping::ThreadPerPoint) {
+      int64_t vector = std::max<int64_t>(1, k.blockThreads) * std::max<int64_t>(1, k.vectorWidth);
+      int64_t unroll = std::max<int64_t>(1, k.pointsPerThread);
+      code.clear();
+      blocksOf(code, vector * unroll);
+      if (unroll > 1) {
+        blocksOf(code, vector);
+        code.emplace_back(fb::SizeOp::Const, kFillBlocks);
+        code.emplace_back(fb::SizeOp::Min, 0);
+        code.emplace_back(fb::SizeOp::Max, 0);
+      }
     }
     code.emplace_back(fb::SizeOp::Const, kMaxGpuGrid);
     code.emplace_back(fb::SizeOp::Min, 0);

@@ -117,10 +117,15 @@ std::vector<const SymExpr *> indexExprs(const LoopNode &node) {
 
 void simplifyNodeIndices(SymContext &ctx, LoopNode &node) {
   VarRanges ranges = nodeRanges(ctx, node);
-  node.storeIndex = simplifyIndex(ctx, node.storeIndex, ranges);
+  VarExtents extents;
+  for (size_t k = 0; k < node.ranges.size(); ++k)
+    extents[loopVar(false, k)] = node.ranges[k];
+  for (size_t k = 0; k < node.reductionRanges.size(); ++k)
+    extents[loopVar(true, k)] = node.reductionRanges[k];
+  node.storeIndex = simplifyIndex(ctx, node.storeIndex, ranges, extents);
   for (BodyOp &op : node.body.ops)
     if (op.index)
-      op.index = simplifyIndex(ctx, op.index, ranges);
+      op.index = simplifyIndex(ctx, op.index, ranges, extents);
 }
 
 void dropUnitLoops(SymContext &ctx, LoopNode &node) {

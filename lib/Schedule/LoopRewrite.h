@@ -37,7 +37,8 @@ const SymExpr *extentProduct(SymContext &ctx, const std::vector<const SymExpr *>
 /// The store index, then every Load and Index expression of the body.
 std::vector<const SymExpr *> indexExprs(const LoopNode &node);
 
-/// Simplifies every index expression of `node` under its loop ranges.
+/// Simplifies every index expression of `node` under its loop ranges and
+/// extents.
 void simplifyNodeIndices(SymContext &ctx, LoopNode &node);
 
 /// Removes the outer loops of extent 1 (their variable is 0 in every index),

@@ -135,7 +135,8 @@ template <> inline constexpr auto kFields<KernelGroup> =
                field("parallel_ranges", &KernelGroup::parallelRanges),
                field("mapping", &KernelGroup::mapping),
                field("block_threads", &KernelGroup::blockThreads),
-               field("points_per_thread", &KernelGroup::pointsPerThread));
+               field("points_per_thread", &KernelGroup::pointsPerThread),
+               field("vector_width", &KernelGroup::vectorWidth));
 template <> inline constexpr auto kFields<InplacePair> =
     std::tuple(field<BufferRef>("output", &InplacePair::output),
                field<BufferRef>("input", &InplacePair::input));

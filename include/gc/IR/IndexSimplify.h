@@ -26,12 +26,18 @@ using VarRanges = std::map<std::string, SymRange>;
 /// Conservative bounds of `e` given the ranges, or nullopt if unbounded.
 std::optional<SymRange> boundsOf(const SymExpr *e, const VarRanges &ranges);
 
+/// Loop variables whose extent is an expression: 0 <= var < extent. Numeric
+/// ranges cannot tell that i0 < s0 in a loop over s0 when s0 is a symbol;
+/// the extent can.
+using VarExtents = std::map<std::string, const SymExpr *>;
+
 /// Rewrites `e` into an equal expression (for every assignment within the
-/// ranges) with fewer FloorDiv/Mod/Min/Max nodes: x // d and x % d are
-/// removed or split when the bounds of x's terms allow, min/max are decided
-/// when the bounds of their operands do not overlap.
+/// ranges and extents) with fewer FloorDiv/Mod/Min/Max nodes: x // d and
+/// x % d are removed or split when the bounds of x's terms allow, min/max
+/// are decided when the bounds of their operands do not overlap.
 const SymExpr *simplifyIndex(SymContext &ctx, const SymExpr *e,
-                             const VarRanges &ranges);
+                             const VarRanges &ranges,
+                             const VarExtents &extents = {});
 
 /// If `e` is affine in `var` (e = c*var + rest, rest free of var), c (the
 /// constant 0 if var does not occur); otherwise null. c may be symbolic.

@@ -224,8 +224,12 @@ struct KernelGroup {
   GpuMapping mapping = GpuMapping::None;
   uint32_t blockThreads = 0; ///< threads per block (GPU kernels)
   /// ThreadPerPoint: the points each thread runs in one step of its loop,
-  /// a block's width apart, all loads before any store (0 or 1: one).
+  /// the grid's width apart, all loads before any store (0 or 1: one).
   uint32_t pointsPerThread = 0;
+  /// ThreadPerPoint: consecutive points of the innermost parallel range
+  /// that a thread takes as one vector, so that its unit-stride accesses
+  /// are single wide loads and stores (0 or 1: one point).
+  uint32_t vectorWidth = 0;
   bool operator==(const KernelGroup &) const = default;
 };
 

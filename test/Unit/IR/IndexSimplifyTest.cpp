@@ -20,7 +20,7 @@ protected:
   }
   /// The simplified text of `text` under `ranges`.
   std::string simp(std::string_view text) {
-    return simplifyIndex(ctx, parse(text), ranges)->str();
+    return simplifyIndex(ctx, parse(text), ranges, extents)->str();
   }
   std::string bounds(std::string_view text) {
     std::optional<SymRange> r = boundsOf(parse(text), ranges);
@@ -40,6 +40,7 @@ protected:
 
   SymContext ctx;
   VarRanges ranges;
+  VarExtents extents;
 };
 
 TEST_F(IndexSimplifyTest, BoundsOfBasics) {
@@ -188,6 +189,27 @@ TEST_F(IndexSimplifyTest, SymbolicStrides) {
   EXPECT_EQ(simp("mod(i0*s1*s2 + i1*s2, s1*s2)"), "i1*s2");
 }
 
+TEST_F(IndexSimplifyTest, SymbolicLoopExtents) {
+  range("s0", 1, 64);
+  range("i0", 0, 63);
+  range("i1", 0, 159);
+  // Numerically i0 may reach 63 while s0 may be 1: undecided.
+  EXPECT_EQ(simp("mod(i0, s0)"), "mod(i0, s0)");
+  // In a loop over s0, i0 < s0 whatever s0 is.
+  extents = {{"i0", parse("s0")}, {"i1", parse("160")}};
+  EXPECT_EQ(simp("mod(i0, s0)"), "i0");
+  EXPECT_EQ(simp("floordiv(i0, s0)"), "0");
+  EXPECT_EQ(simp("i1 + 160*mod(i0, s0)"), "160*i0 + i1");
+  // A reshape of [s0, 4, 16] into [4*s0, 16] and back: the rows' digits.
+  EXPECT_EQ(simp("floordiv(s0*floordiv(i1, 16) + i0, s0)"), "floordiv(i1, 16)");
+  EXPECT_EQ(simp("mod(s0*floordiv(i1, 16) + i0, s0)"), "i0");
+  // Only where the variable's largest value decides: i0 + 1 reaches s0.
+  EXPECT_EQ(simp("mod(i0 + 1, s0)"), "mod(i0 + 1, s0)");
+  // A decreasing term is not replaced by its largest value (conservative:
+  // s0 - i0 - 1 is below s0 too, but only the increasing terms are tried).
+  EXPECT_EQ(simp("mod(s0 - i0 - 1, s0)"), "mod(-i0 + s0 - 1, s0)");
+}
+
 TEST_F(IndexSimplifyTest, SymbolicDivisorNeedsPositiveBound) {
   range("i0", 0, 7);
   // s3 might be 0, so nothing is decided.
@@ -317,6 +339,52 @@ TEST_F(IndexSimplifyTest, RandomExpressionsKeepTheirValue) {
     }
   }
   // The generator makes plenty of decidable divisions and min/max.
+  EXPECT_GT(changed, 200);
+}
+
+/// The same with symbolic divisors and loop variables whose extents are
+/// symbolic (i0 < s, i1 < 2*s): simplified forms agree at random points.
+TEST_F(IndexSimplifyTest, RandomExpressionsOverSymbolicExtents) {
+  std::mt19937 rng(54321);
+  range("s", 1, 12);
+  range("i0", 0, 11);
+  range("i1", 0, 23);
+  extents = {{"i0", parse("s")}, {"i1", parse("2*s")}};
+  auto pick = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const SymExpr *divisors[] = {parse("s"), parse("2*s"), parse("4"), parse("s + 1")};
+  const char *names[] = {"i0", "i1", "s"};
+  std::function<const SymExpr *(int)> gen = [&](int depth) -> const SymExpr * {
+    int choice = depth == 0 ? static_cast<int>(pick(0, 1)) : static_cast<int>(pick(0, 5));
+    switch (choice) {
+    case 0:
+      return ctx.constant(pick(0, 5));
+    case 1:
+      return ctx.symbol(names[pick(0, 2)]);
+    case 2:
+      return ctx.add(gen(depth - 1), gen(depth - 1));
+    case 3:
+      return ctx.mul(pick(0, 1) ? ctx.symbol("s") : ctx.constant(pick(1, 4)), gen(depth - 1));
+    case 4:
+      return ctx.floorDiv(gen(depth - 1), divisors[pick(0, 3)]);
+    default:
+      return ctx.mod(gen(depth - 1), divisors[pick(0, 3)]);
+    }
+  };
+  int changed = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    const SymExpr *e = gen(4);
+    const SymExpr *simplified = simplifyIndex(ctx, e, ranges, extents);
+    changed += simplified != e;
+    for (int p = 0; p < 20; ++p) {
+      int64_t size = pick(1, 12);
+      std::map<std::string, int64_t> values = {
+          {"s", size}, {"i0", pick(0, size - 1)}, {"i1", pick(0, 2 * size - 1)}};
+      ASSERT_EQ(evaluate(e, values), evaluate(simplified, values))
+          << e->str() << " simplified to " << simplified->str() << " at s = " << size;
+    }
+  }
   EXPECT_GT(changed, 200);
 }
 

@@ -69,6 +69,55 @@ TEST(RuntimePlan, SizeProgramsEvaluateAsTheirExpressions) {
   }
 }
 
+TEST(RuntimePlan, GpuGridsKeepSmallRunsSpreadOverTheGpu) {
+  // silu(gate) * up of a bf16 prefill over [8192*s0] points, s0 the
+  // prompt's length: vectors of 8 points, 4 a thread, 256 threads a block.
+  LoopGraphMaker g;
+  g.module.syms().setRange("s0", {1, 2048});
+  const SymExpr *points = g.module.syms().mul(g.k(8192), g.sym("s0"));
+  uint32_t x = g.input("x", DType::BFloat16, {points});
+  uint32_t y = g.buffer("y", BufferKind::Output, DType::BFloat16, {points});
+  LoopNode n;
+  n.kind = LoopNode::Kind::Pointwise;
+  n.name = "neg";
+  n.ranges = {points};
+  BodyOp load;
+  load.kind = BodyOp::Kind::Load;
+  load.dtype = DType::BFloat16;
+  load.buffer = x;
+  load.index = g.sym("i0");
+  n.body.ops = {load};
+  n.output = y;
+  n.storeIndex = g.sym("i0");
+  g.graph.nodes.push_back(n);
+  KernelGroup k{"k0", {0}, {points}, GpuMapping::ThreadPerPoint, 256, 4, 8};
+  g.graph.plan.kernels = {k};
+  g.graph.plan.steps = {{PlanStep::Kind::Kernel, 0}};
+  g.output("y", y, g.whole(y).type);
+  Expected<std::shared_ptr<const RuntimePlan>> p = g.runtimePlan();
+  ASSERT_TRUE(bool(p)) << p.error().message();
+  const plan::Plan &root = (*p)->root();
+  const plan::Graph &graph = *root.graphs()->Get(0);
+  const plan::SizeProgram &grid = *graph.steps()->Get(0)->detail_as_KernelStep()->grid();
+  auto blocks = [&](int64_t s0) {
+    std::vector<int64_t> symbols;
+    for (const plan::Symbol *s : *root.symbols())
+      symbols.push_back(s->name()->str() == "s0" ? s0 : 0);
+    Expected<int64_t> v = evaluate(grid, symbols);
+    EXPECT_TRUE(bool(v)) << v.error().message();
+    return v ? *v : -1;
+  };
+  // A thread takes one vector while that leaves at most 1024 blocks ...
+  EXPECT_EQ(blocks(1), 4);
+  EXPECT_EQ(blocks(64), 256);
+  EXPECT_EQ(blocks(128), 512);
+  // ... then 1024 blocks, up to 4 vectors a thread ...
+  EXPECT_EQ(blocks(512), 1024);
+  EXPECT_EQ(blocks(1024), 1024);
+  // ... and 4 vectors a thread beyond.
+  EXPECT_EQ(blocks(2048), 2048);
+}
+
 TEST(RuntimePlan, DivisionByZeroIsAnError) {
   SizedGraph g;
   SymContext &c = g.module.syms();
