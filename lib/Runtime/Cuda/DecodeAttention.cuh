@@ -163,10 +163,15 @@ template <class T, int D, int R> __device__ void decodeAttention(const Attention
       for (int r = 0; r < R; ++r) {
         bool keep = live && r < rows;
         float x = s[r] * a.scale;
-        if (causal)
+        if (causal) {
           keep = keep && key <= rowQuery[r];
-        else if (hasMask && keep)
-          x += ms[r][key - key0];
+        } else if (hasMask && keep) {
+          // A dropped key weighs nothing whatever its key and value hold
+          // (NaN past a cache's valid prefix): its score is not added to.
+          float term = ms[r][key - key0];
+          keep = term != -CUDART_INF_F;
+          x += term;
+        }
         x = keep ? x * kLog2e : -CUDART_INF_F;
         if (x == -CUDART_INF_F)
           continue; // weighs nothing

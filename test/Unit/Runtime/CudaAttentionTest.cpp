@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 namespace gc {
 namespace {
@@ -51,6 +52,9 @@ struct Case {
   /// At or above 0: the bool mask keeps keys [0, prefix) of every row
   /// (a KV cache's valid prefix) instead of random ones.
   int64_t prefix = -1;
+  /// With a prefix: keys and values past it are NaN (what a cache may hold
+  /// there), which the result must not see.
+  bool nanPastPrefix = false;
 
   AttentionOperands operands() const {
     AttentionOperands ops;
@@ -253,6 +257,17 @@ void run(const Case &c, bool onHost) {
       for (float &x : host[o])
         x = from16(dtype(o), bits16(dtype(o), x));
   }
+  if (c.nanPastPrefix)
+    for (int o : {cuda::kKey, cuda::kValue}) {
+      const std::vector<int64_t> &sz = ls[o]->sizes;
+      for (int64_t b = 0; b < sz[0]; ++b)
+        for (int64_t h = 0; h < sz[1]; ++h)
+          for (int64_t j = c.prefix; j < sz[2]; ++j)
+            for (int64_t e = 0; e < sz[3]; ++e) {
+              int64_t i[4] = {b, h, j, e};
+              host[o][at(*ls[o], i)] = NAN;
+            }
+    }
   // Device images: float32 as is, 16-bit types packed two to a float, the
   // bool mask one byte each.
   auto image = [&](int o) {
@@ -381,7 +396,8 @@ void run(const Case &c, bool onHost) {
           double o = 0;
           for (int64_t j = 0; j < S; ++j) {
             int64_t vi[4] = {b, h / group, j, e};
-            o += s[j] * host[2][at(c.v, vi)];
+            if (s[j] != 0) // a dropped key's value is not read
+              o += s[j] * host[2][at(c.v, vi)];
           }
           o = sum > 0 ? o / sum : 0;
           int64_t oi[4] = {b, h, i, e};
@@ -580,6 +596,19 @@ TEST(CudaAttentionOnHost, EveryMaskAndSplit) {
   everyMask(bhld(1, 2, 5, 300, 64), true);
   // 6 rows of grouped heads over a head dimension of 20: element loads.
   everyMask(bhld(1, 4, 3, 70, 20, /*kvHeads=*/2), true);
+}
+
+TEST(CudaAttentionOnHost, NothingPastTheValidPrefixCounts) {
+  // A decode step over a cache holding NaN past its prefix (gpu-check-HF's
+  // check): grouped heads (2 rows a key head) and folded ones (4).
+  for (auto [heads, queries, kvHeads] : {std::tuple<int64_t, int64_t, int64_t>{4, 1, 2}, {2, 4, 2}})
+    for (plan::DType t : {plan::DType::Float32, plan::DType::BFloat16}) {
+      Case c = decodeCase(bhld(1, heads, queries, 64, 16, kvHeads), t, 33);
+      c.nanPastPrefix = true;
+      SCOPED_TRACE(std::to_string(heads) + " heads of " + std::to_string(queries) + " rows, " +
+                   typeName(t));
+      run(c, true);
+    }
 }
 
 TEST(CudaAttentionOnHost, NoMaskAndAdditiveMaskAtDecode) {
