@@ -42,6 +42,7 @@ Error assignTarget(Module &m, const TargetFlags &flags) {
     t.gpuArchs = flags.gpuArchs.value_or(t.gpuArchs);
     t.weights = flags.weights.value_or(t.weights);
     t.precision = flags.precision.value_or(t.precision);
+    t.convAlgorithm = flags.convAlgorithm.value_or(t.convAlgorithm);
     m.setTarget(std::move(t));
     return Error::success();
   }
@@ -52,7 +53,8 @@ Error assignTarget(Module &m, const TargetFlags &flags) {
   GC_RETURN_IF_ERROR(agree("--target", flags.cpuLevels, t.cpuLevels, plain));
   GC_RETURN_IF_ERROR(agree("--gpu-arch", flags.gpuArchs, t.gpuArchs, plain));
   GC_RETURN_IF_ERROR(agree("--weights", flags.weights, t.weights, named));
-  return agree("--precision", flags.precision, t.precision, named);
+  GC_RETURN_IF_ERROR(agree("--precision", flags.precision, t.precision, named));
+  return agree("--conv-algorithm", flags.convAlgorithm, t.convAlgorithm, named);
 }
 
 std::unique_ptr<Pass> createAssignTargetPass(const TargetFlags &flags, bool decide) {

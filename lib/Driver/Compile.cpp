@@ -305,6 +305,8 @@ std::optional<std::string> compileCacheKey(const MappedFile &archive,
                   : *p.target.device == TargetDevice::CUDA ? "cuda" : "cpu");
   field("gpu-arch", given(p.target.gpuArchs));
   field("precision", EnumInfo<Precision>::name(p.target.precision.value_or(Precision::Exact)));
+  field("conv-algorithm",
+        EnumInfo<ConvAlgorithm>::name(p.target.convAlgorithm.value_or(ConvAlgorithm::Auto)));
   flag("fuse", p.codegen.schedule.fuse);
   flag("extern-post-ops", p.codegen.schedule.externPostOps);
   flag("share-kernels", p.codegen.schedule.shareKernels);

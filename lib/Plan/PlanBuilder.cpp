@@ -12,6 +12,7 @@
 #include "gc/IR/ExternOps.h"
 #include "gc/IR/KernelCode.h"
 #include "gc/IR/Random.h"
+#include "gc/IR/TargetOf.h"
 #include "gc/Ops/PluginOps.h"
 
 #include "gc/Runtime/RuntimePlan.h"
@@ -325,9 +326,11 @@ private:
     auto st = fbb_.CreateVector(*stride), pa = fbb_.CreateVector(*padding);
     auto di = fbb_.CreateVector(*dilation);
     auto po = fbb_.CreateVectorOfStructs(postOps);
+    bool winograd =
+        dtype == DType::Float32 && targetOf(m_).convAlgorithm == ConvAlgorithm::Auto;
     return fb::CreateDnnlCall(fbb_, fb::DnnlPrimitive::Convolution, *x, *w,
                               bias ? static_cast<int32_t>(*bias) : -1, st, pa, di,
-                              intArg(node, "groups", 1), po);
+                              intArg(node, "groups", 1), po, 0, 0, 1, 0, winograd);
   }
 
   /// The oneDNN call of an int8 Extern (gc.qconvolution, gc.qlinear: the

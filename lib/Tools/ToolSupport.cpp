@@ -180,6 +180,16 @@ void addTargetFlags(CLI::App &app, TargetFlags &target, const std::string &where
          "tensor cores on GPUs)" + where)
       ->check(CLI::IsMember({"exact", "bf16"}))
       ->default_str("exact");
+  app.add_option_function<std::string>(
+         "--conv-algorithm",
+         [&target](const std::string &name) {
+           target.convAlgorithm = name == "direct" ? ConvAlgorithm::Direct : ConvAlgorithm::Auto;
+         },
+         "auto: float32 3x3 convolutions on the CPU take oneDNN's Winograd algorithm where "
+         "it is faster (docs/backend.md); direct: oneDNN's direct algorithm everywhere" +
+             where)
+      ->check(CLI::IsMember({"auto", "direct"}))
+      ->default_str("auto");
 }
 } // namespace
 

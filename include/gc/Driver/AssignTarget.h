@@ -22,7 +22,8 @@
 namespace gc {
 
 /// The target flags a tool was given, each unset where it was not:
-/// --device, --target (CPU levels), --gpu-arch and --weights.
+/// --device, --target (CPU levels), --gpu-arch, --weights, --precision and
+/// --conv-algorithm.
 struct TargetFlags {
   std::optional<TargetDevice> device;
   /// As cpuTargetList writes them: lowest level first.
@@ -31,7 +32,10 @@ struct TargetFlags {
   std::optional<std::string> gpuArchs;
   std::optional<WeightsMode> weights;
   std::optional<Precision> precision;
-  bool any() const { return device || cpuLevels || gpuArchs || weights || precision; }
+  std::optional<ConvAlgorithm> convAlgorithm;
+  bool any() const {
+    return device || cpuLevels || gpuArchs || weights || precision || convAlgorithm;
+  }
 };
 
 /// Records the target on `m` when it has none: the flags given, else the

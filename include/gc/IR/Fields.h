@@ -96,7 +96,7 @@ template <> inline constexpr auto kFields<SourceLoc> = std::tuple(
 template <> inline constexpr auto kFields<Target> = std::tuple(
     field("device", &Target::device), field("cpu_levels", &Target::cpuLevels),
     field("gpu_archs", &Target::gpuArchs), field("weights", &Target::weights),
-    field("precision", &Target::precision));
+    field("precision", &Target::precision), field("conv_algorithm", &Target::convAlgorithm));
 
 template <> inline constexpr auto kFields<BodyOp> = std::tuple(
     field("kind", &BodyOp::kind), field("dtype", &BodyOp::dtype), field("op", &BodyOp::op),
@@ -193,6 +193,7 @@ GC_ENUM_NAMES(DeviceKind, "cpu", "cuda", "meta")
 GC_ENUM_NAMES(TargetDevice, "cpu", "cuda")
 GC_ENUM_FN(WeightsMode, size_t(WeightsMode::External) + 1, weightsModeName)
 GC_ENUM_NAMES(Precision, "exact", "bf16")
+GC_ENUM_NAMES(ConvAlgorithm, "auto", "direct")
 GC_ENUM_NAMES(ResultForm, "single", "tuple", "list")
 GC_ENUM_NAMES(Type::Kind, "tensor", "sym_int", "sym_float", "sym_bool")
 GC_ENUM_NAMES(SymExpr::Kind, "const", "symbol", "add", "mul", "floordiv", "mod", "min", "max")

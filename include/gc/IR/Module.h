@@ -297,9 +297,19 @@ enum class Precision : uint8_t {
   BFloat16,
 };
 
+/// Which algorithms float32 convolutions may take on the CPU.
+enum class ConvAlgorithm : uint8_t {
+  /// oneDNN's Winograd algorithm where the runtime's rule says it is faster
+  /// (docs/backend.md, "Winograd convolutions"), direct elsewhere.
+  Auto,
+  /// oneDNN's direct algorithm everywhere.
+  Direct,
+};
+
 /// What a module is compiled for: the machine its kernels will run on and
 /// how its package will hold the weights. The opt phase chooses it once
-/// (gc-opt or gc-compile --device, --target, --gpu-arch, --weights); every
+/// (gc-opt or gc-compile --device, --target, --gpu-arch, --weights,
+/// --precision, --conv-algorithm); every
 /// later phase reads it from the module (docs/passes.md, "The target").
 struct Target {
   TargetDevice device = TargetDevice::CPU;
@@ -310,6 +320,7 @@ struct Target {
   std::string gpuArchs{kDefaultGpuArchs};
   WeightsMode weights = WeightsMode::Embed;
   Precision precision = Precision::Exact;
+  ConvAlgorithm convAlgorithm = ConvAlgorithm::Auto;
   bool operator==(const Target &) const = default;
 };
 

@@ -27,7 +27,7 @@ namespace gc {
 /// The plan format this build writes and reads: a reader takes the same
 /// major version and any minor version up to its own.
 inline constexpr uint32_t kPlanMajor = 2;
-inline constexpr uint32_t kPlanMinor = 6;
+inline constexpr uint32_t kPlanMinor = 7;
 
 /// A plan whose bytes verified (structure, version, every index, every
 /// size program). Immutable; shared by the executors of its graphs.

@@ -10,6 +10,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -114,6 +115,12 @@ public:
                 std::unordered_map<int, memory> attrArgs)
       : stream_(stream), prim_(std::move(prim)), operands_(std::move(operands)),
         attrArgs_(std::move(attrArgs)) {}
+
+  std::string implementation() const override {
+    const char *info = nullptr;
+    dnnl_primitive_desc_query(prim_.get_primitive_desc(), dnnl_query_impl_info_str, 0, &info);
+    return info ? info : "";
+  }
 
   Error execute(char *const *buffers, ExternReorders *reorders) override {
     // Runs one reorder, timing it when asked (oneDNN's CPU stream runs it
@@ -367,14 +374,14 @@ dnnl::matmul::primitive_desc matmulPd(const memory::desc &src, const memory::des
 #endif
 }
 
-/// The inference convolution's primitive (`bias` empty for none), padded
-/// alike on both sides.
+/// The inference convolution's primitive by algorithm `alg` (`bias` empty
+/// for none), padded alike on both sides.
 dnnl::convolution_forward::primitive_desc
-convolutionPd(const memory::desc &src, const memory::desc &weights, const memory::desc &bias,
-              const memory::desc &dst, const Dims &stride, const Dims &dilates,
-              const Dims &padding, const dnnl::primitive_attr &attr, const dnnl::engine &eng) {
+convolutionPd(dnnl::algorithm alg, const memory::desc &src, const memory::desc &weights,
+              const memory::desc &bias, const memory::desc &dst, const Dims &stride,
+              const Dims &dilates, const Dims &padding, const dnnl::primitive_attr &attr,
+              const dnnl::engine &eng) {
   auto prop = dnnl::prop_kind::forward_inference;
-  auto alg = dnnl::algorithm::convolution_direct;
 #ifdef GC_DNNL3
   return dnnl::convolution_forward::primitive_desc(eng, prop, alg, src, weights, bias, dst, stride,
                                                    dilates, padding, padding, attr);
@@ -435,6 +442,28 @@ std::unique_ptr<CpuCall> prepareMatmul(const Views &v, const dnnl::engine &eng,
                                          std::move(attrArgs));
 }
 
+/// The rule for oneDNN's Winograd algorithm (F(2x2,3x3) or F(4x4,3x3),
+/// oneDNN's choice), for a call whose plan allows it: a float32 2-d 3x3
+/// convolution, stride 1, no dilation, one group, with at least
+/// kWinogradMinChannels input and output channels. Measured on a 2-core
+/// Zen 5 at batch 1 (utils/bench/winograd.cpp; docs/backend.md, "Winograd
+/// convolutions"), it beats the direct algorithm on every such shape of
+/// resnet18/50 and VGG-16, reorders of the activations to and from its
+/// blocked layout included, with the same error against float64; a
+/// convolution of an image's 3 channels is 3 to 4 times slower with it.
+constexpr int64_t kWinogradMinChannels = 64;
+
+bool winogradShape(const Views &v, const StridedLayout &wei, const Dims &stride,
+                   const Dims &dilates, int64_t groups) {
+  auto all = [](const Dims &d, int64_t value) {
+    return std::all_of(d.begin(), d.end(), [&](int64_t x) { return x == value; });
+  };
+  return v.step.dnnl()->winograd() && v.step.outputs()->Get(0)->dtype() == plan::DType::Float32 &&
+         wei.sizes.size() == 4 && wei.sizes[2] == 3 && wei.sizes[3] == 3 && all(stride, 1) &&
+         all(dilates, 0) && groups == 1 && wei.sizes[0] >= kWinogradMinChannels &&
+         wei.sizes[1] >= kWinogradMinChannels;
+}
+
 std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &eng,
                                              dnnl::stream &stream) {
   const plan::DnnlCall &call = *v.step.dnnl();
@@ -483,7 +512,10 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
   if (!attr)
     return nullptr;
 
-  // Weights may take any layout: they are reordered once (constant). The
+  // Where the Winograd rule holds, oneDNN's Winograd primitive runs if it
+  // has one for the call (AVX-512, post-ops it takes), on the blocked
+  // layouts it picks. Otherwise, weights may take any layout: they are
+  // reordered once (constant). The
   // activations keep the layouts they have when a direct implementation
   // takes them (channels-last: brgconv); else the primitive picks them
   // (reordering them every run still beats the GEMM-based and reference
@@ -494,16 +526,22 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
   auto plainOrAny = [&](const memory &m, bool plain) {
     return plain ? m.get_desc() : anyLayout(m);
   };
-  enum class Choice { GivenActivations, PlainActivations, AllChosen, AllPlain };
+  enum class Choice { Winograd, GivenActivations, PlainActivations, AllChosen, AllPlain };
   auto generic = [](const std::string &impl) {
     return impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos;
   };
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
-  for (Choice c : {Choice::GivenActivations, Choice::AllChosen, Choice::PlainActivations,
-                   Choice::AllPlain}) {
-    bool plainActs = c != Choice::AllChosen;
+  // Winograd transforms the weights: only constant ones, transformed once.
+  bool winograd = winogradShape(v, wei, stride, dilates, groups) && ops[1].constant;
+  for (Choice c : {Choice::Winograd, Choice::GivenActivations, Choice::AllChosen,
+                   Choice::PlainActivations, Choice::AllPlain}) {
+    if (c == Choice::Winograd && !winograd)
+      continue;
+    bool plainActs = c != Choice::AllChosen && c != Choice::Winograd;
+    auto alg = c == Choice::Winograd ? dnnl::algorithm::convolution_winograd
+                                     : dnnl::algorithm::convolution_direct;
     try {
-      pd = convolutionPd(plainOrAny(ops[0].user, plainActs),
+      pd = convolutionPd(alg, plainOrAny(ops[0].user, plainActs),
                          plainOrAny(ops[1].user, c == Choice::AllPlain || !ops[1].constant),
                          biasDesc, plainOrAny(ops[2].user, plainActs), stride, dilates, padding,
                          *attr, eng);
@@ -513,7 +551,7 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
       continue;
     }
     std::string impl = pd->impl_info_str();
-    if (c == Choice::GivenActivations ? !generic(impl)
+    if (c == Choice::Winograd || c == Choice::GivenActivations ? !generic(impl)
                                       : c == Choice::AllPlain || impl.rfind("ref", 0) != 0)
       break;
   }

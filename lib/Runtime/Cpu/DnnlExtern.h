@@ -14,6 +14,7 @@
 #include "gc/Runtime/StridedLayout.h"
 
 #include <memory>
+#include <string>
 
 namespace gc {
 
@@ -23,6 +24,10 @@ namespace gc {
 class CpuCall : public ExternCall {
 public:
   Error run(const ExternArgs &args) final { return execute(args.hostBuffers, args.reorders); }
+  /// The oneDNN implementation that runs the call ("jit_wino_4x3:avx512_core",
+  /// "brgconv:avx512_core", ...; "" for gc's own kernels): which algorithm
+  /// a convolution took.
+  virtual std::string implementation() const { return {}; }
 
 protected:
   /// Runs the call on host buffers; where `reorders` is given, adds the

@@ -66,9 +66,12 @@ std::vector<float> run(const ExternCase &c, LoopNode::Kind kind,
   return out;
 }
 
-/// Whether oneDNN takes the graph's one node (rather than the executor
-/// falling back).
-bool dnnlTakes(const LoopGraphMaker &g) {
+/// The graph's one node as oneDNN prepares it (null: the executor falls
+/// back), its inputs marked `constant` as given, and its step.
+std::unique_ptr<CpuCall> prepareNode(DnnlContext &ctx, const LoopGraphMaker &g,
+                                     const std::vector<bool> &constant,
+                                     const plan::OpStep **stepOut = nullptr,
+                                     std::shared_ptr<const RuntimePlan> *planOut = nullptr) {
   const LoopNode &n = g.graph.nodes[0];
   // The views are static here: their layouts are their constants.
   auto layout = [](const TensorType &t) {
@@ -86,9 +89,21 @@ bool dnnlTakes(const LoopGraphMaker &g) {
   outs.push_back(layout(n.outputs[0].type));
   Expected<std::shared_ptr<const RuntimePlan>> plan = g.runtimePlan();
   EXPECT_TRUE(bool(plan));
+  if (!plan)
+    return nullptr;
   const plan::OpStep &step = *(*plan)->root().graphs()->Get(0)->steps()->Get(0)->detail_as_OpStep();
+  if (stepOut)
+    *stepOut = &step;
+  if (planOut)
+    *planOut = *plan;
+  return ctx.prepare(step, ins, outs, constant);
+}
+
+/// Whether oneDNN takes the graph's one node (rather than the executor
+/// falling back).
+bool dnnlTakes(const LoopGraphMaker &g) {
   DnnlContext ctx;
-  return ctx.prepare(step, ins, outs, {}) != nullptr;
+  return prepareNode(ctx, g, {}) != nullptr;
 }
 bool dnnlTakes(const ExternCase &c) { return dnnlTakes(build(c, LoopNode::Kind::Extern)->g); }
 
@@ -217,6 +232,96 @@ TEST(DnnlExtern, EmptyProductFallsBackToTheReference) {
   ASSERT_EQ(got.size(), 12u);
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_EQ(got[i], data[2][i % 4]) << i;
+}
+
+/// oneDNN 2.6's Winograd convolutions are AVX-512 code (avx512_core).
+bool hasAvx512Core() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+/// A 3x3 convolution with bias and ReLU, padded to keep the size, as in
+/// resnet's blocks; `target` is recorded on the module.
+ExternCase conv3x3(int64_t c, int64_t k, int64_t hw, int64_t stride, Target target = {}) {
+  int64_t out = (hw + 2 - 3) / stride + 1;
+  return {ops::aten_convolution_default,
+          {{1, c, hw, hw}, {k, c, 3, 3}, {k}},
+          {1, k, out, out},
+          [=](LoopGraphMaker &g, LoopNode &node) {
+            g.module.setTarget(target);
+            node.args = {tensorArg("input", 0), tensorArg("weight", 1), tensorArg("bias", 2),
+                         intsArg("stride", {stride, stride}), intsArg("padding", {1, 1}),
+                         intsArg("dilation", {1, 1}), boolArg("transposed", false),
+                         intsArg("output_padding", {0, 0}), intArg("groups", 1)};
+            node.postOps = {{PostOp::Kind::Relu, 0}};
+          }};
+}
+
+bool isWinograd(const std::string &impl) { return impl.find("wino") != std::string::npos; }
+
+/// The implementation oneDNN runs `c` with, its weights constant (or not).
+std::string implementationOf(const ExternCase &c, bool constantWeights = true) {
+  DnnlContext ctx;
+  std::unique_ptr<CpuCall> call =
+      prepareNode(ctx, build(c, LoopNode::Kind::Extern)->g, {false, constantWeights, false});
+  EXPECT_TRUE(call);
+  return call ? call->implementation() : "";
+}
+
+TEST(DnnlExtern, WinogradRule) {
+  if (!hasAvx512Core())
+    GTEST_SKIP() << "oneDNN has no Winograd convolution without AVX-512";
+  // resnet's 3x3 shapes take it; an image's 3 channels, a stride of 2,
+  // weights that are not constant and --conv-algorithm=direct do not.
+  EXPECT_TRUE(isWinograd(implementationOf(conv3x3(64, 64, 14, 1))));
+  EXPECT_TRUE(isWinograd(implementationOf(conv3x3(512, 512, 7, 1))));
+  EXPECT_FALSE(isWinograd(implementationOf(conv3x3(3, 64, 14, 1))));
+  EXPECT_FALSE(isWinograd(implementationOf(conv3x3(64, 32, 14, 1))));
+  EXPECT_FALSE(isWinograd(implementationOf(conv3x3(64, 64, 14, 2))));
+  EXPECT_FALSE(isWinograd(implementationOf(conv3x3(64, 64, 14, 1), false)));
+  Target direct;
+  direct.convAlgorithm = ConvAlgorithm::Direct;
+  std::string impl = implementationOf(conv3x3(64, 64, 14, 1, direct));
+  EXPECT_FALSE(impl.empty());
+  EXPECT_FALSE(isWinograd(impl));
+}
+
+TEST(DnnlExtern, WinogradMatchesDirect) {
+  if (!hasAvx512Core())
+    GTEST_SKIP() << "oneDNN has no Winograd convolution without AVX-512";
+  // Both algorithms on the same data: the results differ by float32
+  // rounding alone (measured, utils/bench/winograd.cpp: both within 3e-6
+  // of the largest result against float64), well inside 1e-5 of it.
+  Target directTarget;
+  directTarget.convAlgorithm = ConvAlgorithm::Direct;
+  int64_t c = 128, hw = 10;
+  std::vector<std::vector<float>> data = {randomFloats(c * hw * hw, 1),
+                                          randomFloats(c * c * 9, 2), randomFloats(c, 3)};
+  std::vector<float> results[2];
+  for (int winograd : {0, 1}) {
+    ExternCase ec = conv3x3(c, c, hw, 1, winograd ? Target{} : directTarget);
+    std::unique_ptr<Built> b = build(ec, LoopNode::Kind::Extern);
+    DnnlContext ctx;
+    const plan::OpStep *step = nullptr;
+    std::shared_ptr<const RuntimePlan> plan;
+    std::unique_ptr<CpuCall> call = prepareNode(ctx, b->g, {false, true, false}, &step, &plan);
+    ASSERT_TRUE(call);
+    EXPECT_EQ(isWinograd(call->implementation()), bool(winograd)) << call->implementation();
+    results[winograd].assign(c * hw * hw, NAN);
+    std::vector<char *> buffers(8, nullptr);
+    for (size_t i = 0; i < data.size(); ++i)
+      buffers.at(step->inputs()->Get(i)->buffer()) = reinterpret_cast<char *>(data[i].data());
+    buffers.at(step->outputs()->Get(0)->buffer()) =
+        reinterpret_cast<char *>(results[winograd].data());
+    Error err = call->run(ExternArgs{.hostBuffers = buffers.data()});
+    ASSERT_FALSE(err) << err.message();
+  }
+  float largest = 0;
+  for (float x : results[0])
+    largest = std::max(largest, std::abs(x));
+  ASSERT_GT(largest, 1.f);
+  for (size_t i = 0; i < results[0].size(); ++i)
+    ASSERT_NEAR(results[1][i], results[0][i], 1e-5 * largest) << "element " << i;
 }
 
 /// An int8 call (gc.qconvolution, gc.qlinear) on a uint8 input with a zero
