@@ -515,14 +515,14 @@ std::unique_ptr<CpuCall> prepareConvolution(const Views &v, const dnnl::engine &
   // Where the Winograd rule holds, oneDNN's Winograd primitive runs if it
   // has one for the call (AVX-512, post-ops it takes), on the blocked
   // layouts it picks. Otherwise, weights may take any layout: they are
-  // reordered once (constant). The
-  // activations keep the layouts they have when a direct implementation
-  // takes them (channels-last: brgconv); else the primitive picks them
-  // (reordering them every run still beats the GEMM-based and reference
-  // implementations that take plain layouts, depthwise ones above all; left
-  // to pick, it may choose those itself where a binary post-op's operand is
-  // channels-last); then plain activations, and a reference implementation
-  // that takes every layout is the last resort.
+  // reordered once (constant). The activations keep the layouts they have
+  // when a direct implementation takes them (channels-last: brgconv); else
+  // the primitive picks them (reordering them every run still beats the
+  // GEMM-based and reference implementations that take plain layouts,
+  // depthwise ones above all; left to pick, it may choose those itself
+  // where a binary post-op's operand is channels-last); then plain
+  // activations, and a reference implementation that takes every layout is
+  // the last resort.
   auto plainOrAny = [&](const memory &m, bool plain) {
     return plain ? m.get_desc() : anyLayout(m);
   };
