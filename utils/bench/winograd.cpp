@@ -8,8 +8,14 @@
 // folded conv + batch norm + relu).
 //
 //   winograd-bench [--nets resnet|vgg|all] [--sources relu|signed] [--runs N]
-//                  [--threads T]
+//                  [--threads T] [--cold]
 //
+// --cold writes 64 MiB (twice the development machine's last-level cache)
+// before every run, untimed, so that the run reads its weights and
+// activations from memory, as a layer of a whole model does: Winograd's
+// transformed weights are 16/9 (F(2x2,3x3)) or 4 (F(4x4,3x3)) times the
+// size of the direct algorithm's, which costs it where they come from
+// memory.
 // --sources signed draws the sources from [-1, 1) instead (a convolution
 // that reads a residual sum or an input image, not a ReLU's result).
 // The direct algorithm runs as gc runs it: channels-last activations as
@@ -150,9 +156,22 @@ std::optional<Conv> makeConv(const Shape &s, dnnl::algorithm alg, bool channelsL
   return c;
 }
 
+/// Evicts the caches' contents by writing `evict` on every thread (empty:
+/// does nothing).
+void evictCaches(std::vector<char> &evict) {
+  static char value = 0;
+  ++value;
+  int64_t n = evict.size(), chunk = 1 << 20;
+#pragma omp parallel for
+  for (int64_t i = 0; i < n; i += chunk)
+    std::fill(evict.begin() + i, evict.begin() + std::min(n, i + chunk), value);
+}
+
 /// Runs `c`; with `reorders`, the channels-last source is reordered in and
 /// the result out as well. Returns the seconds taken.
-double run(Conv &c, bool reorders, dnnl::stream &stream, memory &userSrc, memory &userDst) {
+double run(Conv &c, bool reorders, dnnl::stream &stream, memory &userSrc, memory &userDst,
+           std::vector<char> &evict) {
+  evictCaches(evict);
   double t0 = now();
   if (reorders && c.in)
     c.in->execute(stream, userSrc, c.src);
@@ -187,7 +206,7 @@ Error error(const Shape &s, const memory &userDst, const std::vector<double> &re
 int usage(const char *why) {
   std::fprintf(stderr,
                "winograd-bench: %s\nusage: winograd-bench [--nets resnet|vgg|all] [--sources relu|signed] "
-               "[--runs N] [--threads T]\n",
+               "[--runs N] [--threads T] [--cold]\n",
                why);
   return 2;
 }
@@ -196,10 +215,14 @@ int usage(const char *why) {
 
 int main(int argc, char **argv) {
   std::string nets = "resnet";
-  bool signedSrc = false;
+  bool signedSrc = false, cold = false;
   int runs = 51, threads = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--cold") {
+      cold = true;
+      continue;
+    }
     if (i + 1 >= argc)
       return usage(("missing value of '" + arg + "'").c_str());
     std::string v = argv[++i];
@@ -216,13 +239,14 @@ int main(int argc, char **argv) {
   }
   if (threads)
     omp_set_num_threads(threads);
+  std::vector<char> evict(cold ? 64 << 20 : 0);
 
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(eng);
   std::mt19937 gen(0);
-  std::printf("threads %d, median of %d runs, ms; error: max |got - float64|, and that / max "
+  std::printf("threads %d, median of %d runs%s, ms; error: max |got - float64|, and that / max "
               "|float64|\n\n",
-              omp_get_max_threads(), runs);
+              omp_get_max_threads(), runs, cold ? " from cold caches" : "");
   std::printf("| net | C->K | HxW | direct ms | wino ms | wino+reorders ms | speed-up | direct "
               "err | wino err | direct rel | wino rel | direct / wino impl |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
@@ -258,25 +282,25 @@ int main(int argc, char **argv) {
       return std::fprintf(stderr, "winograd-bench: no direct convolution for %ld->%ld\n",
                           long(s.c), long(s.k)),
              1;
-    run(*direct, true, stream, userSrc, userDst);
+    run(*direct, true, stream, userSrc, userDst, evict);
     Error de = error(s, userDst, ref);
     std::printf("| %s | %ld->%ld | %ldx%ld |", s.net, long(s.c), long(s.k), long(s.hw),
                 long(s.hw));
     if (!wino) {
       std::vector<double> td;
       for (int r = 0; r < runs; ++r)
-        td.push_back(run(*direct, true, stream, userSrc, userDst));
+        td.push_back(run(*direct, true, stream, userSrc, userDst, evict));
       std::printf(" %.3f | - | - | - | %.2e | - | %.2e | - | %s / none |\n", median(td) * 1e3,
                   de.abs, de.rel, direct->impl.c_str());
       continue;
     }
-    run(*wino, true, stream, userSrc, userDst);
+    run(*wino, true, stream, userSrc, userDst, evict);
     Error we = error(s, userDst, ref);
     std::vector<double> td, tw, twr;
     for (int r = 0; r < runs; ++r) {
-      td.push_back(run(*direct, true, stream, userSrc, userDst));
-      tw.push_back(run(*wino, false, stream, userSrc, userDst));
-      twr.push_back(run(*wino, true, stream, userSrc, userDst));
+      td.push_back(run(*direct, true, stream, userSrc, userDst, evict));
+      tw.push_back(run(*wino, false, stream, userSrc, userDst, evict));
+      twr.push_back(run(*wino, true, stream, userSrc, userDst, evict));
     }
     double d = median(td), w = median(tw), wr = median(twr);
     std::printf(" %.3f | %.3f | %.3f | %.2f | %.2e | %.2e | %.2e | %.2e | %s / %s |\n", d * 1e3,
