@@ -94,8 +94,8 @@ TEST(FewRowProduct, MatchesReferenceWithTails) {
   for (const std::string &level : hostLevels())
     for (bool bf16 : {false, true})
       for (int64_t rows = 1; rows <= kFewRowsMax; ++rows)
-        for (int64_t n : {1, 3, 4, 9, 37})
-          for (int64_t k : {1, 5, 16, 17, 67, 300})
+        for (int64_t n : {1, 3, 4, 9, 16, 37})
+          for (int64_t k : {1, 5, 16, 17, 32, 67, 300})
             check(level, {rows, n, k, bf16}, 0, n);
 }
 
