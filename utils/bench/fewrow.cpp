@@ -7,7 +7,8 @@
 // read bandwidth, whatever else shares the machine.
 //
 //   fewrow-bench [--shapes 1b|8b] [--layers L] [--rows M] [--dtype f32|bf16]
-//                [--threads T] [--passes P] [--level x86-64-v4|...] [--file PATH]
+//                [--threads T] [--passes P] [--level x86-64-v4|...] [--form best|split]
+//                [--file PATH]
 //
 // The weights are L layers (by default the preset's all) of the preset's
 // products (q, k, v, o, gate, up, down) and its LM head, each its own
@@ -17,7 +18,8 @@
 // cache's. With --file the weights are written to PATH and mapped from it
 // (read-only, shared), as a package maps its archive; without, they are
 // anonymous memory. Prints the best pass of each, in GB/s (1e9 bytes), by
-// wall time and by the CPU time the process got.
+// wall time and by the CPU time the process got. --form split keeps an
+// x86-64-v4 kernel off AVX-512 BF16's dot-product instruction.
 //
 //===----------------------------------------------------------------------===//
 #include "Cpu/FewRowProduct.h"
@@ -55,7 +57,8 @@ double now() {
 int usage(const char *why) {
   std::fprintf(stderr,
                "fewrow-bench: %s\nusage: fewrow-bench [--shapes 1b|8b] [--layers L] [--rows M] "
-               "[--dtype f32|bf16] [--threads T] [--passes P] [--level LEVEL] [--file PATH]\n",
+               "[--dtype f32|bf16] [--threads T] [--passes P] [--level LEVEL] [--form best|split] "
+               "[--file PATH]\n",
                why);
   return 2;
 }
@@ -69,7 +72,7 @@ int fail(const std::string &why) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string shapes = "1b", dtype = "f32", level, file;
+  std::string shapes = "1b", dtype = "f32", level, file, form = "best";
   int64_t layers = -1, rows = 1, passes = 5;
   unsigned threads = 1;
   for (int i = 1; i < argc; ++i) {
@@ -83,6 +86,8 @@ int main(int argc, char **argv) {
       dtype = v;
     else if (arg == "--level")
       level = v;
+    else if (arg == "--form")
+      form = v;
     else if (arg == "--file")
       file = v;
     else if (arg == "--layers")
@@ -115,7 +120,10 @@ int main(int argc, char **argv) {
       return fail("cannot tell the host's CPU level: " + host.error().message());
     level = *host;
   }
-  FewRowKernel kernel = fewRowKernel(level);
+  if (form != "best" && form != "split")
+    return usage("--form must be best or split");
+  FewRowKernel kernel =
+      fewRowKernel(level, form == "best" ? FewRowForm::Best : FewRowForm::Split);
   if (!kernel)
     return usage("--level must be x86-64-v4, x86-64-v3 or x86-64");
 
@@ -244,10 +252,10 @@ int main(int argc, char **argv) {
     time(sumPass, sum);
     time(productPass, product);
   }
-  std::printf("%s shapes, %lld layers + LM head, %s, %lld row(s), %u thread(s), %s, %s memory: "
-              "%.2f GB of weights\n",
+  std::printf("%s shapes, %lld layers + LM head, %s, %lld row(s), %u thread(s), %s (%s form), %s "
+              "memory: %.2f GB of weights\n",
               shapes.c_str(), static_cast<long long>(layers), dtype.c_str(),
-              static_cast<long long>(rows), threads, level.c_str(),
+              static_cast<long long>(rows), threads, level.c_str(), form.c_str(),
               file.empty() ? "anonymous" : "file-mapped", bytes / 1e9);
   std::printf("by wall time: sum %.2f GB/s, product %.2f GB/s: %.0f%% of the sum\n", sum.wall,
               product.wall, 100 * product.wall / sum.wall);

@@ -23,6 +23,7 @@
 #include "gc/Support/Target.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -48,15 +49,37 @@ typedef uint32_t Words16 __attribute__((vector_size(64)));
 typedef uint32_t Words8 __attribute__((vector_size(32)));
 typedef uint32_t Words4 __attribute__((vector_size(16)));
 
+GC_INLINE float widen(float x) { return x; }
+GC_INLINE float widen(uint16_t x) { return widenBFloat16(x); }
+
 /// One CPU level: its float vector, the 32-bit vector of the same lane
 /// count (an attribute on a dependent type would be dropped, so it is
 /// spelled out), and the left rows per block against a tile of kTileRows
 /// weight rows (Wide) and against half a tile (Rows): accumulators are
 /// rows x weight rows vectors, in 32 registers with AVX-512 and 16 below.
-template <typename F, typename W, int Rows, int Wide> struct Level {
+///
+/// bfloat16 weights are read in blocks of 2W elements, W 32-bit words of
+/// two elements each, in one of two forms:
+/// - split (every level): a word's lower half shifted up is its even
+///   element, the word masked its odd one, each exactly a float32; the
+///   left rows hold each block's W even elements, then its W odd ones, in
+///   float32. (GCC widens 16 bfloat16 to a 512-bit vector in two halves
+///   re-joined, twice the work, and the product was bound by it.)
+/// - Dot (x86-64-v4 on CPUs with AVX-512 BF16): vdpbf16ps multiplies the
+///   pairs in place, against left rows in bfloat16 in their own order:
+///   fewer instructions, which two threads sharing a Zen 5 core's
+///   neighbour need (fewrow-bench: 43 -> 49 GB/s on 2 threads).
+/// Both add a pair's odd product and then its even one to its lane, each
+/// rounded to float32 (the instruction's order; the products are exact),
+/// so the two forms give the same sums but where a product is subnormal
+/// (which the instruction flushes to zero).
+template <typename F, typename W, int Rows, int Wide, bool Dot = false> struct Level {
   using Vec = F;
   using Words = W;
   static constexpr int kWidth = sizeof(F) / sizeof(float), kRows = Rows, kWideRows = Wide;
+  static constexpr int64_t kBlock = 2 * kWidth;
+  /// A left element beside bfloat16 weights.
+  using Left = std::conditional_t<Dot, uint16_t, float>;
 
   static GC_INLINE Vec load(const float *p) {
     Vec v;
@@ -69,44 +92,106 @@ template <typename F, typename W, int Rows, int Wide> struct Level {
       s += v[i];
     return s;
   }
+
+  /// A block of bfloat16 weights as `dot` takes them: the even and odd
+  /// elements (split), or the words as they are in `even` (Dot).
+  struct Pairs {
+    Vec even, odd;
+  };
+  static GC_INLINE Pairs loadPairs(const uint16_t *w) {
+    Words words;
+    std::memcpy(&words, w, sizeof words);
+    Pairs p;
+    if constexpr (Dot) {
+      std::memcpy(&p.even, &words, sizeof words);
+    } else {
+      Words lo = words << 16, hi = words & 0xffff0000u;
+      std::memcpy(&p.even, &lo, sizeof lo);
+      std::memcpy(&p.odd, &hi, sizeof hi);
+    }
+    return p;
+  }
+  /// acc plus the products of the left block at `a` with the weights `p`.
+  static GC_INLINE Vec dot(Vec acc, const Left *a, const Pairs &p) {
+    if constexpr (Dot) {
+      Vec pairs;
+      std::memcpy(&pairs, a, sizeof pairs);
+      // Inline assembly: an intrinsic would need the target on every
+      // template between here and the level's entry point.
+      asm("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(pairs), "v"(p.even));
+    } else {
+      acc += load(a + kWidth) * p.odd;
+      acc += load(a) * p.even;
+    }
+    return acc;
+  }
+  /// Element j of a left row of length k in the level's form.
+  static GC_INLINE float leftAt(const Left *a, int64_t j, int64_t k) {
+    if constexpr (!Dot)
+      if (j < k / kBlock * kBlock) {
+        int64_t within = j % kBlock;
+        return a[j - within + (within & 1) * kWidth + within / 2];
+      }
+    return widen(a[j]);
+  }
+  /// `rows` left rows (stride lda; bfloat16 values in float32) in the
+  /// level's form, with stride k, in a scratch of the calling thread.
+  static GC_INLINE const Left *prepareLeft(const float *a, int64_t lda, int64_t rows, int64_t k) {
+    thread_local std::vector<Left> left;
+    left.resize(rows * k);
+    for (int64_t m = 0; m < rows; ++m) {
+      const float *from = a + m * lda;
+      Left *to = left.data() + m * k;
+      int64_t i = 0;
+      if constexpr (Dot) {
+        for (; i < k; ++i) // exact: the values are bfloat16's
+          to[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(from[i]) >> 16);
+      } else {
+        for (; i + kBlock <= k; i += kBlock)
+          for (int64_t j = 0; j < kWidth; ++j) {
+            to[i + j] = from[i + 2 * j];
+            to[i + kWidth + j] = from[i + 2 * j + 1];
+          }
+        for (; i < k; ++i)
+          to[i] = from[i];
+      }
+    }
+    return left.data();
+  }
 };
 using LevelV4 = Level<Floats16, Words16, 4, 2>;
+using LevelV4Dot = Level<Floats16, Words16, 4, 2, true>;
 using LevelV3 = Level<Floats8, Words8, 2, 1>;
 using LevelBase = Level<Floats4, Words4, 2, 1>;
 
-GC_INLINE float widen(float x) { return x; }
-GC_INLINE float widen(uint16_t x) { return widenBFloat16(x); }
+/// The left operand's element beside weights of type T.
+template <typename L, typename T>
+using LeftOf = std::conditional_t<std::is_same_v<T, uint16_t>, typename L::Left, float>;
 
-/// Rows x NR dot products of length k: left rows a (stride lda) by weight
-/// rows w (stride ldw), into out (row stride ldo). With bfloat16 weights,
-/// `a` is in split order (splitPairs) up to the last whole pair block.
+template <typename L, typename T>
+GC_INLINE float leftValue(const LeftOf<L, T> *a, int64_t j, int64_t k) {
+  if constexpr (std::is_same_v<T, uint16_t>)
+    return L::leftAt(a, j, k);
+  else
+    return a[j];
+}
+
+/// Rows x NR dot products of length k: left rows a (stride lda, in the
+/// level's form) by weight rows w (stride ldw), into out (row stride ldo).
 template <typename L, typename T, int Rows, int NR>
-GC_INLINE void tile(const float *a, int64_t lda, int64_t k, const T *w, int64_t ldw, float *out,
-                    int64_t ldo) {
+GC_INLINE void tile(const LeftOf<L, T> *a, int64_t lda, int64_t k, const T *w, int64_t ldw,
+                    float *out, int64_t ldo) {
   using Vec = typename L::Vec;
   Vec acc[Rows][NR] = {};
   int64_t i = 0;
   if constexpr (std::is_same_v<T, uint16_t>) {
-    // 2W bfloat16 in W 32-bit words: the even elements are the words'
-    // lower halves (shifted up), the odd ones their upper halves (masked),
-    // each exactly a float32; a's split order pairs them with their
-    // left elements. No widening shuffle: a shift and a mask per 2W.
-    for (; i + 2 * L::kWidth <= k; i += 2 * L::kWidth) {
-      Vec even[NR], odd[NR];
-      for (int r = 0; r < NR; ++r) {
-        typename L::Words words;
-        std::memcpy(&words, w + r * ldw + i, sizeof words);
-        typename L::Words lo = words << 16, hi = words & 0xffff0000u;
-        std::memcpy(&even[r], &lo, sizeof lo);
-        std::memcpy(&odd[r], &hi, sizeof hi);
-      }
-      for (int m = 0; m < Rows; ++m) {
-        Vec ae = L::load(a + m * lda + i), ao = L::load(a + m * lda + i + L::kWidth);
-        for (int r = 0; r < NR; ++r) {
-          acc[m][r] += ae * even[r];
-          acc[m][r] += ao * odd[r];
-        }
-      }
+    for (; i + L::kBlock <= k; i += L::kBlock) {
+      typename L::Pairs p[NR];
+      for (int r = 0; r < NR; ++r)
+        p[r] = L::loadPairs(w + r * ldw + i);
+      for (int m = 0; m < Rows; ++m)
+        for (int r = 0; r < NR; ++r)
+          acc[m][r] = L::dot(acc[m][r], a + m * lda + i, p[r]);
     }
   } else {
     for (; i + L::kWidth <= k; i += L::kWidth) {
@@ -124,44 +209,33 @@ GC_INLINE void tile(const float *a, int64_t lda, int64_t k, const T *w, int64_t 
   for (; i < k; ++i)
     for (int m = 0; m < Rows; ++m)
       for (int r = 0; r < NR; ++r)
-        tail[m][r] += a[m * lda + i] * widen(w[r * ldw + i]);
+        tail[m][r] += leftValue<L, T>(a + m * lda, i, k) * widen(w[r * ldw + i]);
   for (int m = 0; m < Rows; ++m)
     for (int r = 0; r < NR; ++r)
       out[m * ldo + r] = L::sum(acc[m][r]) + tail[m][r];
 }
 
-/// One left row by NR bfloat16 weight rows, one weight row after the
-/// other, each read down K as a single stream (U pair blocks a step, one
-/// accumulator each). On one Zen 5 core this reads at a plain sum's rate
-/// where eight rows read side by side reach 90% of it; with two left rows
-/// the product is bound by its arithmetic, and the side-by-side tile,
-/// which loads each weight vector once for both rows, is faster
-/// (fewrow-bench).
+/// One left row (in the level's form) by NR bfloat16 weight rows, one
+/// weight row after the other, each read down K as a single stream (U
+/// blocks a step, one accumulator each). On one Zen 5 core this reads at
+/// a plain sum's rate where eight rows read side by side reach 90% of it;
+/// with two left rows and more, the side-by-side tile, which loads each
+/// weight block once for all of them, is faster (fewrow-bench).
 template <typename L, int NR>
-GC_INLINE void streamRow(const float *a, int64_t k, const uint16_t *w, int64_t ldw, float *out) {
+GC_INLINE void streamRow(const typename L::Left *a, int64_t k, const uint16_t *w, int64_t ldw,
+                         float *out) {
   using Vec = typename L::Vec;
-  constexpr int64_t W = L::kWidth, U = 4;
+  constexpr int64_t U = 4;
   for (int r = 0; r < NR; ++r) {
     const uint16_t *wr = w + r * ldw;
     Vec acc[U] = {};
     int64_t i = 0;
-    for (; i + 2 * W * U <= k; i += 2 * W * U)
-      for (int u = 0; u < U; ++u) {
-        typename L::Words words;
-        std::memcpy(&words, wr + i + 2 * W * u, sizeof words);
-        typename L::Words lo = words << 16, hi = words & 0xffff0000u;
-        Vec even, odd;
-        std::memcpy(&even, &lo, sizeof lo);
-        std::memcpy(&odd, &hi, sizeof hi);
-        acc[u] += L::load(a + i + 2 * W * u) * even;
-        acc[u] += L::load(a + i + 2 * W * u + W) * odd;
-      }
+    for (; i + L::kBlock * U <= k; i += L::kBlock * U)
+      for (int u = 0; u < U; ++u)
+        acc[u] = L::dot(acc[u], a + i + L::kBlock * u, L::loadPairs(wr + i + L::kBlock * u));
     float tail = 0;
-    for (; i + 2 * W <= k; i += 2 * W)
-      for (int64_t e = 0; e < W; ++e)
-        tail += a[i + e] * widen(wr[i + 2 * e]) + a[i + W + e] * widen(wr[i + 2 * e + 1]);
     for (; i < k; ++i)
-      tail += a[i] * widen(wr[i]);
+      tail += L::leftAt(a, i, k) * widen(wr[i]);
     Vec all = acc[0];
     for (int u = 1; u < U; ++u)
       all += acc[u];
@@ -172,7 +246,7 @@ GC_INLINE void streamRow(const float *a, int64_t k, const uint16_t *w, int64_t l
 /// A tile of NR weight rows against `rows` left rows (at most L::kWideRows
 /// for a whole tile, L::kRows for less).
 template <typename L, typename T, int NR>
-GC_INLINE void tileRows(int64_t rows, const float *a, int64_t lda, int64_t k, const T *w,
+GC_INLINE void tileRows(int64_t rows, const LeftOf<L, T> *a, int64_t lda, int64_t k, const T *w,
                         int64_t ldw, float *out, int64_t ldo) {
   // Whole tiles take at most kWideRows rows, half tiles kRows.
   constexpr int most = NR == kTileRows ? L::kWideRows : L::kRows;
@@ -194,41 +268,21 @@ GC_INLINE void tileRows(int64_t rows, const float *a, int64_t lda, int64_t k, co
   }
 }
 
-/// `rows` rows of `a` (stride lda) in split order, with stride k: each
-/// block of 2W elements as its W even elements, then its W odd ones; the
-/// tail past the last whole block as it is. (tile's bfloat16 loop.)
-template <typename L>
-GC_INLINE const float *splitPairs(const float *a, int64_t lda, int64_t rows, int64_t k) {
-  thread_local std::vector<float> split;
-  split.resize(rows * k);
-  constexpr int64_t W = L::kWidth;
-  for (int64_t m = 0; m < rows; ++m) {
-    const float *from = a + m * lda;
-    float *to = split.data() + m * k;
-    int64_t i = 0;
-    for (; i + 2 * W <= k; i += 2 * W)
-      for (int64_t j = 0; j < W; ++j) {
-        to[i + j] = from[i + 2 * j];
-        to[i + W + j] = from[i + 2 * j + 1];
-      }
-    for (; i < k; ++i)
-      to[i] = from[i];
-  }
-  return split.data();
-}
-
 template <typename L, typename T>
-GC_INLINE void product(const float *a, int64_t lda, int64_t rows, int64_t k, const T *w,
+GC_INLINE void product(const float *a32, int64_t lda, int64_t rows, int64_t k, const T *w,
                        int64_t ldw, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  const LeftOf<L, T> *a;
   if constexpr (std::is_same_v<T, uint16_t>) {
-    a = splitPairs<L>(a, lda, rows, k);
+    a = L::prepareLeft(a32, lda, rows, k);
     lda = k;
+  } else {
+    a = a32;
   }
   for (int64_t n = nBegin; n < nEnd;) {
     bool whole = n + kTileRows <= nEnd;
     for (int64_t m = 0; m < rows; m += L::kRows) {
       int64_t block = std::min<int64_t>(L::kRows, rows - m);
-      const float *am = a + m * lda;
+      const LeftOf<L, T> *am = a + m * lda;
       float *o = out + m * ldo + n;
       const T *wn = w + n * ldw;
       constexpr int64_t half = kTileRows / 2;
@@ -261,11 +315,17 @@ GC_INLINE void productOf(const float *a, int64_t lda, int64_t rows, int64_t k, c
 }
 
 // One copy per CPU level; the ISA lists are x86-64-v4's and v3's.
-__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,bmi2,lzcnt,"
-                      "movbe,f16c"))) void
+#define GC_X86_64_V4                                                                               \
+  "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"
+__attribute__((target(GC_X86_64_V4))) void
 productV4(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
           bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
   productOf<LevelV4>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
+}
+__attribute__((target(GC_X86_64_V4))) void
+productV4Dot(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
+             bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  productOf<LevelV4Dot>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
 }
 __attribute__((target("avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"))) void
 productV3(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
@@ -394,9 +454,13 @@ void runFewRowProduct(FewRowKernel kernel, const ThreadPool &pool, const float *
   });
 }
 
-FewRowKernel fewRowKernel(std::string_view level) {
-  if (level == "x86-64-v4")
+FewRowKernel fewRowKernel(std::string_view level, FewRowForm form) {
+  if (level == "x86-64-v4") {
+    __builtin_cpu_init();
+    if (form == FewRowForm::Best && __builtin_cpu_supports("avx512bf16"))
+      return productV4Dot;
     return productV4;
+  }
   if (level == "x86-64-v3")
     return productV3;
   if (level == "x86-64")

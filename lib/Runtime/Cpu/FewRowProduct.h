@@ -28,7 +28,9 @@ constexpr int64_t kFewRowsMax = 8;
 
 /// out[m * ldo + n] = sum over k of a[m * lda + k] * w[n * ldw + k], in
 /// float32, for m < rows and n in [nBegin, nEnd). `w` holds float32, or
-/// bfloat16 (the upper halves of float32) when `bf16`.
+/// bfloat16 (the upper halves of float32) when `bf16`, and then `a`'s
+/// values must be bfloat16 ones too (the step's operands are all of one
+/// type).
 using FewRowKernel = void (*)(const float *a, int64_t lda, int64_t rows, int64_t k,
                               const void *w, int64_t ldw, bool bf16, float *out, int64_t ldo,
                               int64_t nBegin, int64_t nEnd);
@@ -43,10 +45,16 @@ void runFewRowProduct(FewRowKernel kernel, const ThreadPool &pool, const float *
                       int64_t ldo, int64_t n,
                       const std::function<void(int64_t, int64_t)> &done);
 
+/// How an x86-64-v4 kernel multiplies bfloat16 weights: Best takes
+/// AVX-512 BF16's dot-product instruction where the host has it, Split
+/// never does. Both give the same sums but where a product of two
+/// bfloat16 is subnormal, which the instruction flushes to zero.
+enum class FewRowForm { Best, Split };
+
 /// The kernel compiled for `level` ("x86-64-v4", "x86-64-v3" or "x86-64",
 /// as $GC_CPU_TARGET names them), or null for another name. The caller
 /// makes sure the CPU runs that level.
-FewRowKernel fewRowKernel(std::string_view level);
+FewRowKernel fewRowKernel(std::string_view level, FewRowForm form = FewRowForm::Best);
 
 /// The step `step` describes when it is a few-row product (its `dnnl` a
 /// matmul of at most kFewRowsMax rows by a constant weight in [N, K]

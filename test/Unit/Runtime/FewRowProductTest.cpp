@@ -52,25 +52,45 @@ struct Case {
 /// atol of 1e-6 times the sum of the products' magnitudes (float32
 /// accumulation in another order). Columns outside the range stay as they
 /// were.
+/// The kernel's operands for `c`: random values, bfloat16 ones for a
+/// bfloat16 weight and its left rows (as the step gives them).
+struct Operands {
+  int64_t lda, ldw, ldo;
+  std::vector<float> a, wf;
+  std::vector<uint16_t> wh;
+
+  explicit Operands(const Case &c) : lda(c.k + 3), ldw(c.k + 5), ldo(c.n + 2) {
+    std::mt19937 rng(static_cast<uint32_t>(c.rows * 1000003 + c.n * 1009 + c.k));
+    std::uniform_real_distribution<float> dist(-1, 1);
+    a.resize(c.rows * lda);
+    wf.resize(c.n * ldw);
+    wh.resize(c.n * ldw);
+    for (float &x : a)
+      x = c.bf16 ? bfloat16Value(truncateToBFloat16(dist(rng))) : dist(rng);
+    for (int64_t i = 0; i < c.n * ldw; ++i) {
+      // The same values either way: bfloat16 ones, widened for float32.
+      wh[i] = truncateToBFloat16(dist(rng));
+      wf[i] = bfloat16Value(wh[i]);
+    }
+  }
+  /// The output of `kernel` over columns [nBegin, nEnd), `unwritten` elsewhere.
+  std::vector<float> run(FewRowKernel kernel, const Case &c, int64_t nBegin, int64_t nEnd,
+                         float unwritten) const {
+    std::vector<float> out(c.rows * ldo, unwritten);
+    kernel(a.data(), lda, c.rows, c.k, c.bf16 ? static_cast<const void *>(wh.data()) : wf.data(),
+           ldw, c.bf16, out.data(), ldo, nBegin, nEnd);
+    return out;
+  }
+};
+
 void check(const std::string &level, const Case &c, int64_t nBegin, int64_t nEnd) {
   FewRowKernel kernel = fewRowKernel(level);
   ASSERT_NE(kernel, nullptr) << level;
-  std::mt19937 rng(static_cast<uint32_t>(c.rows * 1000003 + c.n * 1009 + c.k));
-  std::uniform_real_distribution<float> dist(-1, 1);
-  int64_t lda = c.k + 3, ldw = c.k + 5, ldo = c.n + 2;
-  std::vector<float> a(c.rows * lda), wf(c.n * ldw);
-  std::vector<uint16_t> wh(c.n * ldw);
-  for (float &x : a)
-    x = dist(rng);
-  for (int64_t i = 0; i < c.n * ldw; ++i) {
-    // The same values either way: bfloat16 ones, widened for float32.
-    wh[i] = truncateToBFloat16(dist(rng));
-    wf[i] = bfloat16Value(wh[i]);
-  }
+  Operands ops(c);
+  const std::vector<float> &a = ops.a, &wf = ops.wf;
+  int64_t lda = ops.lda, ldw = ops.ldw, ldo = ops.ldo;
   constexpr float kUnwritten = 12345.f;
-  std::vector<float> out(c.rows * ldo, kUnwritten);
-  kernel(a.data(), lda, c.rows, c.k, c.bf16 ? static_cast<const void *>(wh.data()) : wf.data(), ldw,
-         c.bf16, out.data(), ldo, nBegin, nEnd);
+  std::vector<float> out = ops.run(kernel, c, nBegin, nEnd, kUnwritten);
   for (int64_t m = 0; m < c.rows; ++m)
     for (int64_t j = 0; j < c.n; ++j) {
       float got = out[m * ldo + j];
@@ -97,6 +117,27 @@ TEST(FewRowProduct, MatchesReferenceWithTails) {
         for (int64_t n : {1, 3, 4, 9, 16, 37})
           for (int64_t k : {1, 5, 16, 17, 32, 67, 300})
             check(level, {rows, n, k, bf16}, 0, n);
+}
+
+// The x86-64-v4 kernel's two bfloat16 forms add the same products in the
+// same order: equal bits (no product here is subnormal). On a host
+// without AVX-512 BF16 both are the split form.
+TEST(FewRowProduct, DotFormEqualsSplitForm) {
+  std::vector<std::string> levels = hostLevels();
+  if (levels.front() != "x86-64-v4")
+    GTEST_SKIP() << "the host runs no x86-64-v4 code";
+  FewRowKernel best = fewRowKernel("x86-64-v4"),
+               split = fewRowKernel("x86-64-v4", FewRowForm::Split);
+  for (int64_t rows = 1; rows <= kFewRowsMax; ++rows)
+    for (int64_t n : {3, 16, 37})
+      for (int64_t k : {5, 32, 67, 300, 1000}) {
+        Case c{rows, n, k, true};
+        Operands ops(c);
+        std::vector<float> want = ops.run(split, c, 0, n, 0), got = ops.run(best, c, 0, n, 0);
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+              << "rows " << rows << " n " << n << " k " << k << " element " << i;
+      }
 }
 
 TEST(FewRowProduct, WritesOnlyItsColumns) {
