@@ -135,13 +135,11 @@ template <typename F, typename W, int Rows, int Wide, bool Dot = false> struct L
     return widen(a[j]);
   }
   /// `rows` left rows (stride lda; bfloat16 values in float32) in the
-  /// level's form, with stride k, in a scratch of the calling thread.
-  static GC_INLINE const Left *prepareLeft(const float *a, int64_t lda, int64_t rows, int64_t k) {
-    thread_local std::vector<Left> left;
-    left.resize(rows * k);
-    for (int64_t m = 0; m < rows; ++m) {
+  /// level's form, with stride k, into `to`.
+  static GC_INLINE void prepareLeft(const float *a, int64_t lda, int64_t rows, int64_t k,
+                                    Left *to) {
+    for (int64_t m = 0; m < rows; ++m, to += k) {
       const float *from = a + m * lda;
-      Left *to = left.data() + m * k;
       int64_t i = 0;
       if constexpr (Dot) {
         for (; i < k; ++i) // exact: the values are bfloat16's
@@ -156,7 +154,6 @@ template <typename F, typename W, int Rows, int Wide, bool Dot = false> struct L
           to[i] = from[i];
       }
     }
-    return left.data();
   }
 };
 using LevelV4 = Level<Floats16, Words16, 4, 2>;
@@ -269,15 +266,9 @@ GC_INLINE void tileRows(int64_t rows, const LeftOf<L, T> *a, int64_t lda, int64_
 }
 
 template <typename L, typename T>
-GC_INLINE void product(const float *a32, int64_t lda, int64_t rows, int64_t k, const T *w,
-                       int64_t ldw, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
-  const LeftOf<L, T> *a;
-  if constexpr (std::is_same_v<T, uint16_t>) {
-    a = L::prepareLeft(a32, lda, rows, k);
-    lda = k;
-  } else {
-    a = a32;
-  }
+GC_INLINE void product(const LeftOf<L, T> *a, int64_t rows, int64_t k, const T *w, int64_t ldw,
+                       float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
+  int64_t lda = k;
   for (int64_t n = nBegin; n < nEnd;) {
     bool whole = n + kTileRows <= nEnd;
     for (int64_t m = 0; m < rows; m += L::kRows) {
@@ -305,37 +296,46 @@ GC_INLINE void product(const float *a32, int64_t lda, int64_t rows, int64_t k, c
 }
 
 template <typename L>
-GC_INLINE void productOf(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w,
-                         int64_t ldw, bool bf16, float *out, int64_t ldo, int64_t nBegin,
-                         int64_t nEnd) {
+GC_INLINE void prepareOf(const float *a, int64_t lda, int64_t rows, int64_t k, bool bf16,
+                         void *left) {
+  if (bf16) {
+    L::prepareLeft(a, lda, rows, k, static_cast<typename L::Left *>(left));
+    return;
+  }
+  for (int64_t m = 0; m < rows; ++m)
+    std::memcpy(static_cast<float *>(left) + m * k, a + m * lda, k * sizeof(float));
+}
+
+template <typename L>
+GC_INLINE void productOf(const void *left, int64_t rows, int64_t k, const void *w, int64_t ldw,
+                         bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
   if (bf16)
-    product<L>(a, lda, rows, k, static_cast<const uint16_t *>(w), ldw, out, ldo, nBegin, nEnd);
+    product<L>(static_cast<const typename L::Left *>(left), rows, k,
+               static_cast<const uint16_t *>(w), ldw, out, ldo, nBegin, nEnd);
   else
-    product<L>(a, lda, rows, k, static_cast<const float *>(w), ldw, out, ldo, nBegin, nEnd);
+    product<L>(static_cast<const float *>(left), rows, k, static_cast<const float *>(w), ldw, out,
+               ldo, nBegin, nEnd);
 }
 
 // One copy per CPU level; the ISA lists are x86-64-v4's and v3's.
 #define GC_X86_64_V4                                                                               \
   "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"
-__attribute__((target(GC_X86_64_V4))) void
-productV4(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
-          bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
-  productOf<LevelV4>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
-}
-__attribute__((target(GC_X86_64_V4))) void
-productV4Dot(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
-             bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
-  productOf<LevelV4Dot>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
-}
-__attribute__((target("avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"))) void
-productV3(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w, int64_t ldw,
-          bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
-  productOf<LevelV3>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
-}
-void productBase(const float *a, int64_t lda, int64_t rows, int64_t k, const void *w,
-                 int64_t ldw, bool bf16, float *out, int64_t ldo, int64_t nBegin, int64_t nEnd) {
-  productOf<LevelBase>(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
-}
+#define GC_X86_64_V3 "avx2,fma,bmi,bmi2,lzcnt,movbe,f16c"
+#define GC_FEW_ROW_LEVEL(NAME, LEVEL, ...)                                                         \
+  __VA_ARGS__ void NAME##Prepare(const float *a, int64_t lda, int64_t rows, int64_t k, bool bf16,  \
+                                 void *left) {                                                     \
+    prepareOf<LEVEL>(a, lda, rows, k, bf16, left);                                                 \
+  }                                                                                                \
+  __VA_ARGS__ void NAME##Run(const void *left, int64_t rows, int64_t k, const void *w,             \
+                             int64_t ldw, bool bf16, float *out, int64_t ldo, int64_t nBegin,      \
+                             int64_t nEnd) {                                                       \
+    productOf<LEVEL>(left, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);                         \
+  }                                                                                                \
+  constexpr FewRowLevel NAME{NAME##Prepare, NAME##Run};
+GC_FEW_ROW_LEVEL(levelV4, LevelV4, __attribute__((target(GC_X86_64_V4))))
+GC_FEW_ROW_LEVEL(levelV4Dot, LevelV4Dot, __attribute__((target(GC_X86_64_V4))))
+GC_FEW_ROW_LEVEL(levelV3, LevelV3, __attribute__((target(GC_X86_64_V3))))
+GC_FEW_ROW_LEVEL(levelBase, LevelBase)
 
 /// A 2-d view of one operand: element (r, c) of buffer `buffer` at
 /// offset + r * rowStride + c * colStride.
@@ -447,9 +447,16 @@ void runFewRowProduct(FewRowKernel kernel, const ThreadPool &pool, const float *
                       int64_t rows, int64_t k, const void *w, int64_t ldw, bool bf16, float *out,
                       int64_t ldo, int64_t n,
                       const std::function<void(int64_t, int64_t)> &done) {
+  // Once per product, on the calling thread: the tasks share it.
+  // (The tasks read it through `prepared`: in them `left` would name
+  // their own thread's.)
+  thread_local std::vector<float> left;
+  left.resize(rows * k);
+  kernel->prepare(a, lda, rows, k, bf16, left.data());
+  const float *prepared = left.data();
   pool.parallelFor((n + kTileRows - 1) / kTileRows, [&](int64_t begin, int64_t end) {
     int64_t nBegin = begin * kTileRows, nEnd = std::min(end * kTileRows, n);
-    kernel(a, lda, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
+    kernel->run(prepared, rows, k, w, ldw, bf16, out, ldo, nBegin, nEnd);
     done(nBegin, nEnd);
   });
 }
@@ -458,13 +465,13 @@ FewRowKernel fewRowKernel(std::string_view level, FewRowForm form) {
   if (level == "x86-64-v4") {
     __builtin_cpu_init();
     if (form == FewRowForm::Best && __builtin_cpu_supports("avx512bf16"))
-      return productV4Dot;
-    return productV4;
+      return &levelV4Dot;
+    return &levelV4;
   }
   if (level == "x86-64-v3")
-    return productV3;
+    return &levelV3;
   if (level == "x86-64")
-    return productBase;
+    return &levelBase;
   return nullptr;
 }
 

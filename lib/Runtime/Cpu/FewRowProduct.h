@@ -26,14 +26,22 @@ namespace gc {
 /// faster than oneDNN's packed products (docs/llm.md, "What is measured").
 constexpr int64_t kFewRowsMax = 8;
 
-/// out[m * ldo + n] = sum over k of a[m * lda + k] * w[n * ldw + k], in
-/// float32, for m < rows and n in [nBegin, nEnd). `w` holds float32, or
-/// bfloat16 (the upper halves of float32) when `bf16`, and then `a`'s
-/// values must be bfloat16 ones too (the step's operands are all of one
-/// type).
-using FewRowKernel = void (*)(const float *a, int64_t lda, int64_t rows, int64_t k,
-                              const void *w, int64_t ldw, bool bf16, float *out, int64_t ldo,
-                              int64_t nBegin, int64_t nEnd);
+/// The few-row product compiled for one CPU level, in two parts: the left
+/// operand is prepared once per product, then each task runs its columns.
+struct FewRowLevel {
+  /// Writes `rows` rows of `a` (stride lda) into `left` (room for rows * k
+  /// floats) in the form `run` reads, with stride k. With `bf16` the
+  /// values of `a` must be bfloat16 ones (the step's operands are all of
+  /// one type).
+  void (*prepare)(const float *a, int64_t lda, int64_t rows, int64_t k, bool bf16, void *left);
+  /// out[m * ldo + n] = sum over k of a[m][k] * w[n * ldw + k], in float32,
+  /// for m < rows and n in [nBegin, nEnd), from `left` as `prepare` wrote
+  /// it. `w` holds float32, or bfloat16 (the upper halves of float32) when
+  /// `bf16`.
+  void (*run)(const void *left, int64_t rows, int64_t k, const void *w, int64_t ldw, bool bf16,
+              float *out, int64_t ldo, int64_t nBegin, int64_t nEnd);
+};
+using FewRowKernel = const FewRowLevel *;
 
 /// Runs `kernel` over all n columns on `pool`, split into tasks of whole
 /// weight-row tiles, and calls `done(nBegin, nEnd)` in each task once its

@@ -76,9 +76,10 @@ struct Operands {
   /// The output of `kernel` over columns [nBegin, nEnd), `unwritten` elsewhere.
   std::vector<float> run(FewRowKernel kernel, const Case &c, int64_t nBegin, int64_t nEnd,
                          float unwritten) const {
-    std::vector<float> out(c.rows * ldo, unwritten);
-    kernel(a.data(), lda, c.rows, c.k, c.bf16 ? static_cast<const void *>(wh.data()) : wf.data(),
-           ldw, c.bf16, out.data(), ldo, nBegin, nEnd);
+    std::vector<float> out(c.rows * ldo, unwritten), left(c.rows * c.k);
+    kernel->prepare(a.data(), lda, c.rows, c.k, c.bf16, left.data());
+    kernel->run(left.data(), c.rows, c.k, c.bf16 ? static_cast<const void *>(wh.data()) : wf.data(),
+                ldw, c.bf16, out.data(), ldo, nBegin, nEnd);
     return out;
   }
 };
