@@ -17,7 +17,8 @@ process of its own (so that its peak resident memory is its own), on
   gc       gc-compile --weights external of both programs (the packages
            map the archives' weights), then BUILD/bin/llm-generate (the C
            example), once with the decode package alone for the decode
-           steps and once with the prefill package for the first token
+           steps and once with the prefill package for the first token,
+           each after one untimed generation (--warmup 1)
   eager    the same module in PyTorch eager, its weights mapped from the
            archive (no copy)
   compile  the same with torch.compile (default mode); one generation
@@ -28,9 +29,8 @@ process of its own (so that its peak resident memory is its own), on
 
 With --device cuda every engine runs on the GPU (TF32 off): gc's packages
 are compiled with --device cuda (DIR/gc-cuda/; carried there beforehand
-where no gc-compile runs: they name their archives, ../<program>.pt2) and
-llm-generate runs one warm-up generation before the timed one (torch
-engines do the same); the caches stay in GPU memory. The bandwidth is the
+where no gc-compile runs: they name their archives, ../<program>.pt2), and
+the caches stay in GPU memory. The bandwidth is the
 GPU's copy bandwidth (a 1 GiB device-to-device copy by torch, bytes read
 plus written over its time, best of 10), and --prefill-lengths times the
 prefill program alone on prompts of those lengths (tokens/s, after one
@@ -234,9 +234,9 @@ def gc_engine(args, c):
             run_child([os.path.join(bin_dir, "gc-compile"), os.path.join(args.dir, name + ".pt2"),
                        "--weights", "external", "--device", args.device, "-o", package])
             compile_s += time.perf_counter() - start
-    generate = [os.path.join(bin_dir, "llm-generate"), "--threads", str(args.threads)]
-    if args.device != "cpu":
-        generate += ["--warmup", "1"]
+    # One generation first, as torch.compile's engines have: the first token
+    # is a loaded model's, not the first touch of a mapped archive's pages.
+    generate = [os.path.join(bin_dir, "llm-generate"), "--threads", str(args.threads), "--warmup", "1"]
     prompt = ["--prompt", ",".join(str(int(t)) for t in c["prompt"])]
     # Two processes, so that each package's peak memory is its own: the
     # decode is timed with the decode package alone ("-": the prompt a token
