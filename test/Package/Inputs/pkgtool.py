@@ -184,7 +184,7 @@ def main():
     elif cmd == "replan":
         _, start, _, size = entry_offsets(bytes(data), "plan.gcpl.zst")
         plan = zstd(["-d"], bytes(data[start:start + size]))
-        frame = zstd(["-19"], damage_plan(plan, sys.argv[4]))
+        frame = zstd(["-12"], damage_plan(plan, sys.argv[4]))
         data = replace_entry(bytes(data), "plan.gcpl.zst", frame)
     elif cmd == "reweight":
         reweight(data, float(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
