@@ -9,7 +9,11 @@ usage (with torch, e.g. /work/venv-py/bin/python):
       [--engines gc eager compile reduce-overhead max-autotune]
       [--prefill-lengths 128 2048]
 
-DIR holds prefill.pt2, decode.pt2 and config.json. Every engine generates
+DIR holds prefill.pt2, decode.pt2 and config.json, or decode.pt2 and
+config.json alone (`make-llm-models.py --programs decode`: the 8B preset's
+archives are 16 GB a program): then every engine feeds the prompt a token at a
+time through the decode program, gc's first token is that loop's, and
+--prefill-lengths is refused. Every engine generates
 --new-tokens greedy tokens after the script's fixed prompt of 8 tokens, in a
 process of its own (so that its peak resident memory is its own), on
 --threads threads:
@@ -36,10 +40,11 @@ plus written over its time, best of 10), and --prefill-lengths times the
 prefill program alone on prompts of those lengths (tokens/s, after one
 warm-up of each length).
 
-On the CPU, before each engine, utils/bench/membw.c (built with the system's cc)
-measures the memory read bandwidth on --threads threads, so that on a
-machine other jobs share, each engine's share is of what it could have had
-then.
+On the CPU, before and after each engine, utils/bench/membw.c (built with
+the system's cc) measures the memory read bandwidth on --threads threads,
+and the engine's share is of the better of the two: on a machine whose
+memory's speed moves (a VM's host, other jobs) each engine is set against
+the most it could have had around its run.
 
 Prints one Markdown table: time to first token (the prompt's prefill), the
 decode step's mean time and tokens/s, the rate at which the decode step
@@ -102,9 +107,11 @@ def torch_worker(args, engine):
     m = load_models_script()
     c = json.load(open(os.path.join(args.dir, "config.json")))
     dtype = m.DTYPES[c["dtype"]]
-    model = m.mapped_model(os.path.join(args.dir, "prefill.pt2"), c, dtype).to(args.device)
+    # One module serves both programs; it maps the weights of whichever archive DIR has.
+    model = m.mapped_model(archive(args.dir), c, dtype).to(args.device)
     torch.set_default_device(args.device)  # the tensors forward makes (positions, the mask)
     prompt = torch.tensor(c["prompt"], device=args.device)
+    by_steps = not has_prefill(args.dir)
     run = model if engine == "eager" else torch.compile(model, mode=COMPILE_MODES[engine])
     sync = torch.cuda.synchronize if cuda else (lambda: None)
 
@@ -112,7 +119,11 @@ def torch_worker(args, engine):
         with torch.no_grad():
             sync()
             start = time.perf_counter()
-            logits = run(prompt[None], torch.arange(len(prompt), device=args.device))
+            if by_steps:  # the decode program's shapes only: one token at a time
+                for k in range(len(prompt)):
+                    logits = run(prompt[None, k:k + 1], torch.tensor([k], device=args.device))
+            else:
+                logits = run(prompt[None], torch.arange(len(prompt), device=args.device))
             tokens = [int(logits[0, -1].argmax())]
             first = time.perf_counter()
             for k in range(1, args.new_tokens):
@@ -218,6 +229,15 @@ def step_weight_bytes(c):
     return (c["layers"] * layer + h + c["vocab"] * h) * size
 
 
+def has_prefill(directory):
+    return os.path.exists(os.path.join(directory, "prefill.pt2"))
+
+
+def archive(directory):
+    """The archive the torch engines map the weights from: either program's."""
+    return os.path.join(directory, "prefill.pt2" if has_prefill(directory) else "decode.pt2")
+
+
 def package_dir(args):
     return os.path.join(args.dir, "gc" if args.device == "cpu" else "gc-" + args.device)
 
@@ -227,7 +247,8 @@ def gc_engine(args, c):
     out = package_dir(args)
     os.makedirs(out, exist_ok=True)
     compile_s = 0.0
-    for name in ("prefill", "decode"):
+    programs = ("prefill", "decode") if has_prefill(args.dir) else ("decode",)
+    for name in programs:
         package = os.path.join(out, name + ".gcpkg")
         if not os.path.exists(package):
             start = time.perf_counter()
@@ -246,8 +267,10 @@ def gc_engine(args, c):
                                             "-n", str(args.new_tokens)] + prompt)
     tokens = [int(t) for t in text.split(":", 1)[1].split()]
     decode = float(re.search(r"tokens in ([0-9.]+) s", err).group(1))
-    both = [os.path.join(out, "prefill.gcpkg"), os.path.join(out, "decode.gcpkg"), "-n", "1"]
-    _, err, prefill_peak = run_child(generate + both + prompt)
+    prefill_peak = None
+    if has_prefill(args.dir):
+        both = [os.path.join(out, "prefill.gcpkg"), os.path.join(out, "decode.gcpkg"), "-n", "1"]
+        _, err, prefill_peak = run_child(generate + both + prompt)
     ttft = float(re.search(r"time to first token: ([0-9.]+) ms", err).group(1)) / 1e3
     prefills = {str(n): prefill_time(args, c, n) for n in args.prefill_lengths}
     step = device_step_time(args, c) if args.device != "cpu" else None
@@ -415,6 +438,9 @@ def main():
     # No torch here: a child's peak memory counts what its parent held when it was forked.
     cuda = args.device == "cuda"
     c = json.load(open(os.path.join(args.dir, "config.json")))
+    if args.prefill_lengths and not has_prefill(args.dir):
+        raise SystemExit(f"llm.py: --prefill-lengths needs the prefill program, and "
+                         f"{os.path.join(args.dir, 'prefill.pt2')} does not exist")
     weights = os.path.getsize(os.path.join(args.dir, "decode.pt2"))
     step_bytes = step_weight_bytes(c)
     results, bandwidth, check = {}, {}, None
@@ -429,9 +455,10 @@ def main():
         checking = not args.no_logits_check and {"gc", "eager"} <= set(args.engines)
         runs = os.path.join(tmp, "logits") if checking else None
         for engine in sorted(args.engines, key=ENGINES.index):
-            bandwidth[engine] = measure_bandwidth(args, probe)
+            before = measure_bandwidth(args, probe)
             results[engine] = (gc_engine(args, c) if engine == "gc"
                                else torch_engine(args, engine, runs if engine == "eager" else None))
+            bandwidth[engine] = max(before, measure_bandwidth(args, probe))
         if checking and results["eager"] and "error" not in results["eager"]:
             check = logits_check(args, c, runs)
     reference = (results.get("eager") or {}).get("tokens")
@@ -445,7 +472,7 @@ def main():
     memory = "GPU peak (GB) | " if cuda else "peak RSS (GB) | RSS / weights | "
     kind = "copy" if cuda else "read"
     print(f"| engine | time to first token (ms) |{prefill_heads} decode step (ms) | tok/s | "
-          f"weights read (GB/s) | {kind} bandwidth before (GB/s) | share | {memory}compile (s) | "
+          f"weights read (GB/s) | {kind} bandwidth (GB/s) | share | {memory}compile (s) | "
           "tokens = eager's |")
     print("|" + " --- |" * (10 + len(args.prefill_lengths) + (0 if cuda else 1)))
     for engine, r in results.items():
@@ -484,7 +511,10 @@ def main():
               f"--bench 100): {step * 1e3:.3f} ms, {1 / step:.1f} tok/s, "
               f"{step_bytes / step / 1e9 / bandwidth['gc']:.0%} of the copy bandwidth; gc's prefill "
               f"times are its prefill package's the same way")
-    if "gc" in results and not cuda:
+    if not has_prefill(args.dir):
+        print("\nNo prefill program: every engine's first token is the prompt fed a token at a "
+              "time through the decode program")
+    elif "gc" in results and results["gc"] and not cuda:
         print(f"\ngc: the decode row's memory is the decode package's process; the first "
               f"token's (the prefill package's) peaked at {results['gc']['prefill_peak'] / 1e9:.2f} GB")
 
