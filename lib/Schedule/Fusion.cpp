@@ -33,6 +33,11 @@ constexpr int64_t kSymbolicWork = int64_t(1) << 20;
 /// turn, a barrier apart, which costs less than a launch each (a decode
 /// step's RMSNorm: the row's sum of squares, then the scaled row).
 constexpr int64_t kOneBlockPoints = 16384;
+/// ... as long as each reduction among them has at most this many results:
+/// the block combines one result at a time, a barrier each, so a reduction
+/// of many short rows (a pooling's 768 sums of 4) would run for hundreds of
+/// microseconds in one block where a kernel of its own takes a few.
+constexpr int64_t kOneBlockRows = 4;
 
 int64_t parallelWork(const std::vector<const SymExpr *> &prefix, size_t n) {
   int64_t work = 1;
@@ -232,13 +237,13 @@ private:
   /// runs a kernel one thread a point (docs/gpu.md): with no prefix, one
   /// thread would run every member alone.
   bool fitsOneBlock(const Group &g, const LoopNode &node) const {
-    int64_t points = allPoints(node);
-    bool scans = node.scan;
-    for (uint32_t m : g.nodes) {
-      points = std::max(points, allPoints(graph_.nodes[m]));
-      scans |= graph_.nodes[m].scan;
-    }
-    return points <= kOneBlockPoints && !scans;
+    auto fits = [](const LoopNode &n) {
+      return allPoints(n) <= kOneBlockPoints && !n.scan &&
+             (n.kind != LoopNode::Kind::Reduction ||
+              parallelWork(n.ranges, n.ranges.size()) <= kOneBlockRows);
+    };
+    return fits(node) && std::all_of(g.nodes.begin(), g.nodes.end(),
+                                      [&](uint32_t m) { return fits(graph_.nodes[m]); });
   }
 
   /// Whether, in one block that runs the members in turn a barrier apart,

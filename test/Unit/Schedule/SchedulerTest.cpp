@@ -481,6 +481,40 @@ TEST_F(SchedulerTest, NothingReadsAScatterInItsKernel) {
   EXPECT_EQ(kernelNodes(1), (std::vector<uint32_t>{1}));
 }
 
+/// Row sums of x [R, 16] and x minus each row's sum, the sums' loops
+/// [8, 8] where R is 64 (as a pooling's are) so that no prefix is common to
+/// both nodes. One GPU block may run both when there is one row: with 64
+/// it would combine the 64 sums one after another, so each node gets a
+/// kernel of its own.
+TEST_F(SchedulerTest, OneBlockTakesReductionsOfFewRowsOnly) {
+  for (bool manyRows : {false, true}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    std::string rows = manyRows ? "64" : "1";
+    uint32_t in = buffer("x", BufferKind::Input, {rows, "16"});
+    uint32_t sum = temp({rows});
+    uint32_t out = buffer("y", BufferKind::Output, {rows, "16"});
+    BodyBuilder b1 = body();
+    if (manyRows) {
+      b1.load(in, "128*i0 + 16*i1 + r0");
+      reduction({"8", "8"}, {"16"}, ReduceKind::Sum, sum, "8*i0 + i1", b1);
+    } else {
+      b1.load(in, "r0");
+      reduction({"1"}, {"16"}, ReduceKind::Sum, sum, "i0", b1);
+    }
+    BodyBuilder b2 = body();
+    b2.compute(ScalarOp::Sub, {b2.load(in, "16*i0 + i1"), b2.load(sum, "i0")});
+    pointwise({rows, "16"}, out, "16*i0 + i1", b2);
+    ScheduleOptions options;
+    options.device = TargetDevice::CUDA;
+    schedule(options);
+    ASSERT_EQ(graph.plan.kernels.size(), manyRows ? 2u : 1u) << rows << " rows";
+    if (!manyRows) {
+      EXPECT_TRUE(graph.plan.kernels[0].parallelRanges.empty());
+    }
+  }
+}
+
 TEST_F(SchedulerTest, InplaceCandidateForDyingInput) {
   uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
   uint32_t a = temp({"64", "64"}), b = temp({"64", "64"});
