@@ -25,7 +25,9 @@ mismatch.
 
 bench (on the GPU machine, with torch): per model, PyTorch eager and
 torch.compile in each of --torch-modes (default, reduce-overhead,
-max-autotune; TF32 off) on the GPU, and gc's package through gcrt-run
+max-autotune; TF32 off) on the GPU (every compile made first, --jobs
+processes at once, whose cold compile times the table gives; then each
+mode compiles again from Inductor's cache and is timed alone), and gc's package through gcrt-run
 (host arrays, so copies included) and through gcrt_run_device on tensors
 already on the GPU (libgcrt through ctypes, as PyTorch's columns are timed),
 in one run on the same GPU: latency median and p90, torch.compile's compile
@@ -37,6 +39,12 @@ torch.profiler. Prints Markdown tables.
 
 kernels (on the GPU machine, with torch): per model, gc's GPU kernels (its
 own and the libraries') by GPU time per run, from CUPTI.
+
+--zoo ZOODIR adds utils/zoo's models, named zoo.NAME (its export.py's
+folder, at the same absolute path on both machines; `--models zoo-gpu-set`
+names its GPU set),
+compared at the zoo's tolerance (atol 1e-3 max(1, max |output|)); where they
+run, --zoo-skeletons SKELDIR rebuilds the archives first.
 """
 import argparse
 import contextlib
@@ -64,7 +72,21 @@ BANDWIDTH = ["pointwise", "rowsum"]
 TOL = "1e-3"
 
 
+ZOO = "zoo."
+
+
+def is_zoo(name):
+    """A model of the zoo's folder (--zoo), named zoo.NAME (the corpus and
+    the real models have names of their own): utils/zoo's export, rebuilt
+    from its skeleton where the packages run (--zoo-skeletons)."""
+    return name.startswith(ZOO)
+
+
 def model_dir(name):
+    if is_zoo(name):
+        if not OPTS.zoo:
+            sys.exit("%s: a zoo model needs --zoo" % name)
+        return os.path.join(OPTS.zoo, name[len(ZOO):])
     if name in REAL:
         return os.path.join(INPUTS, "realmodels", name)
     if name in BANDWIDTH:
@@ -72,9 +94,25 @@ def model_dir(name):
     return os.path.join(INPUTS, name)
 
 
+def archive(name, building=False):
+    """The model's exported program: the real models' as the build made
+    them (building) or as regen_real made them again where they run."""
+    if name in REAL:
+        return os.path.join(OPTS.build if building else OPTS.realmodels, *(
+            ["test", "realmodels"] if building else []), name, "model.pt2")
+    return os.path.join(model_dir(name), "model.pt2")
+
+
 def tolerances(name):
     """(rtol, atol) for --expect: 1e-3, or for a bfloat16 model those its
-    CPU test (test/Models/real-<model>.test) uses, the one place they are set."""
+    CPU test (test/Models/real-<model>.test) uses, the one place they are set;
+    a zoo model's atol grows with its outputs' magnitude as utils/zoo/run.py
+    says (1e-3 max(1, max |output|))."""
+    if is_zoo(name):
+        import numpy as np
+        top = max([1.0] + [float(np.max(np.abs(np.load(p).astype(np.float64))))
+                           for p in numbered(model_dir(name), "out") if np.load(p).size])
+        return TOL, "%.6g" % (float(TOL) * top)
     if not name.endswith("_bf16"):
         return TOL, TOL
     with open(os.path.join(ROOT, "test", "Models", "real-%s.test" % name)) as f:
@@ -103,13 +141,14 @@ def run(cmd, **kw):
 
 def prepare(opts):
     os.makedirs(opts.out, exist_ok=True)
-    manifest = {}
+    # Another prepare's models (other flags) stay in the manifest.
+    path = os.path.join(opts.out, "manifest.json")
+    manifest = json.load(open(path)) if os.path.exists(path) else {}
     tools = os.path.join(opts.build, "bin")
     for name in opts.models:
-        src = model_dir(name)
-        archive = os.path.join(src, "model.pt2")
-        if name in REAL:
-            archive = os.path.join(opts.build, "test", "realmodels", name, "model.pt2")
+        if is_zoo(name) and not json.load(open(os.path.join(model_dir(name), "export.json")))["exported"]:
+            manifest[name] = {"error": "torch.export failed (utils/zoo)", "train": False}
+            continue
         pkg_dir = os.path.join(opts.out, name)
         os.makedirs(pkg_dir, exist_ok=True)
         pkg = os.path.join(pkg_dir, "model.gcpkg")
@@ -121,14 +160,14 @@ def prepare(opts):
         # travel with the checkout; the real ones are rebuilt there).
         flags += ["--weights=external"]
         start = time.perf_counter()
-        proc = run([os.path.join(tools, "gc-compile"), archive, *flags, "-o", pkg])
+        proc = run([os.path.join(tools, "gc-compile"), archive(name, True), *flags, "-o", pkg])
         seconds = time.perf_counter() - start
         entry = {"package": os.path.relpath(pkg, opts.out), "train": is_training(name),
                  "compile_s": round(seconds, 3), "flags": flags}
         if proc.returncode != 0:
             entry["error"] = proc.stderr.strip()
         elif not is_training(name) and name not in BANDWIDTH:
-            text = run([os.path.join(tools, "gc-compile"), archive, *flags, "--compile-to",
+            text = run([os.path.join(tools, "gc-compile"), archive(name, True), *flags, "--compile-to",
                         "kernels", "--emit", "text", "-o", "-"]).stdout
             entry["gemms"] = gemm_steps(text)
             entry["externs"] = len(re.findall(r"\{kind=extern, name=", text))
@@ -201,8 +240,10 @@ def gcrt(opts):
     return os.path.join(opts.bin, "gcrt-run")
 
 
-def regen_real(opts, names):
-    """The real models' archives, rebuilt from their recipes where missing."""
+def regen(opts, names):
+    """The real models' archives, rebuilt from their recipes where missing,
+    and the zoo's from its skeletons."""
+    regen_zoo(opts, names)
     missing = [n for n in names if n in REAL and
                not os.path.exists(os.path.join(opts.realmodels, n, "model.pt2"))]
     for generator in ("weightgen.py", "weightgen_bf16.py"):
@@ -215,9 +256,26 @@ def regen_real(opts, names):
             sys.exit(generator + " failed:\n" + proc.stdout + proc.stderr)
 
 
+def zoo_run():
+    """utils/zoo/run.py as a module: its GPU set and its rebuild."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("zoo_run", os.path.join(ROOT, "utils", "zoo",
+                                                                          "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def regen_zoo(opts, names):
+    """The zoo's archives, rebuilt from their skeletons (--zoo-skeletons)
+    at the path the packages name."""
+    if opts.zoo_skeletons:
+        zoo_run().rebuild(opts.zoo_skeletons, opts.zoo, [n[len(ZOO):] for n in names if is_zoo(n)])
+
+
 def weights_flags(opts, name):
     if name in REAL:
-        return ["--weights-archive", os.path.join(opts.realmodels, name, "model.pt2")]
+        return ["--weights-archive", archive(name)]
     return []
 
 
@@ -282,7 +340,7 @@ def check_model(opts, name, entry, work):
 def check(opts):
     manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
     names = [n for n in opts.models if n in manifest and n not in BANDWIDTH]
-    regen_real(opts, names)
+    regen(opts, names)
     failed = []
     for name in names:
         entry = manifest[name]
@@ -334,33 +392,79 @@ def torch_times(name, runs, mode):
     """(median ms, p90 ms, compile s) of PyTorch on the GPU, or an error.
     PyTorch runs in full float32, as gc does by default: its default lets
     cuDNN's convolutions use TF32, which gc allows only with --allow-tf32."""
-    import numpy as np
+    import torch
+    call, compile_s = torch_runner(name, mode)
+    with torch.no_grad():
+        for _ in range(5):
+            call()
+        torch.cuda.synchronize()
+        ms = cuda_event_ms(call, runs)
+    return statistics.median(ms), percentile(ms, 0.9), compile_s
+
+
+def torch_runner(name, mode):
+    """(a function that runs the model once in PyTorch on the GPU, compile
+    s): eager or torch.compile'd in `mode`, TF32 off; the compile (None when
+    eager) is the first call's time, made here."""
     import torch
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    src = model_dir(name)
-    archive = os.path.join(src, "model.pt2")
-    if name in REAL:
-        archive = os.path.join(OPTS.realmodels, name, "model.pt2")
-    module = gpu_module(torch.export.load(archive))
-    ins = [npy_tensor(p).cuda() for p in numbered(src, "in")]
+    module = gpu_module(torch.export.load(archive(name)))
+    ins = [npy_tensor(p).cuda() for p in numbered(model_dir(name), "in")]
     if name in BANDWIDTH:
         shape = json.load(open(os.path.join(INPUTS, "gpu_bandwidth", "provenance.json")))
         ins = [torch.randn(*shape["models"][name]["input"], device="cuda")]
-    compile_s = None
-    with torch.no_grad():
-        if mode != "eager":
-            module = torch.compile(module, mode=mode)
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            module(*ins)
-            torch.cuda.synchronize()
-            compile_s = time.perf_counter() - start
-        for _ in range(5):
-            module(*ins)
-        torch.cuda.synchronize()
-        ms = cuda_event_ms(lambda: module(*ins), runs)
-    return statistics.median(ms), percentile(ms, 0.9), compile_s
+
+    def call():
+        with torch.no_grad():
+            return module(*ins)
+    if mode == "eager":
+        return call, None
+    module = torch.compile(module, mode=mode)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    return call, time.perf_counter() - start
+
+
+def torch_compile_worker(opts):
+    """One model in one torch.compile mode, compiled and run once: the cold
+    compile, which fills Inductor's cache for the timing process. Prints
+    {"compile_s": S} or {"error": TEXT} as JSON."""
+    try:
+        _, _, seconds = torch_times(opts.models[0], 1, opts.torch_modes[0])
+        print(json.dumps({"compile_s": seconds}))
+    except Exception as e:  # reported in the table, as bench's own errors are
+        print(json.dumps({"error": (str(e).splitlines() or [type(e).__name__])[0][:200]}))
+    return 0
+
+
+def cold_compiles(opts, names, modes):
+    """{(model, mode): {"compile_s": S} or {"error": TEXT}}: every
+    torch.compile of the run made first, --jobs processes at once, so that
+    the timings after them compile from Inductor's cache (one for every
+    process: TORCHINDUCTOR_CACHE_DIR, or its default) and run one at a time
+    on an otherwise idle GPU."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def compile_one(job):
+        name, mode = job
+        cmd = [sys.executable, os.path.abspath(__file__), "torch-compile", "--out", opts.out,
+               "--models", name, "--torch-modes", mode, "--realmodels", opts.realmodels,
+               "--build", opts.build, *(["--zoo", opts.zoo] if opts.zoo else [])]
+        try:
+            proc = run(cmd, timeout=opts.compile_timeout)
+        except subprocess.TimeoutExpired:
+            return job, {"error": "did not compile in %d s" % opts.compile_timeout}
+        lines = proc.stdout.strip().splitlines()
+        if proc.returncode != 0 or not lines:
+            return job, {"error": ((proc.stderr.strip().splitlines() or ["no output"])[-1])[:200]}
+        return job, json.loads(lines[-1])
+
+    jobs = [(n, m) for n in names for m in modes if m != "eager"]
+    with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        return dict(pool.map(compile_one, jobs))
 
 
 def gc_times(opts, name, entry, runs, work, profile=False, flags=()):
@@ -570,17 +674,26 @@ def kernels(opts):
     """Per model, gc's kernels by GPU time per run (device I/O)."""
     manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
     names = [n for n in opts.models if n in manifest and "error" not in manifest[n]]
-    regen_real(opts, names)
-    for name in names:
-        with device_runner(opts, name, manifest[name]) as run_once:
-            times = kernel_times(run_once, opts.runs)
+    regen(opts, names)
+    def table(title, times):
         total = sum(us for _, us in times.values())
         print("\n%s: %d kernels a run, %.1f us of GPU time" %
-              (name, round(sum(n for n, _ in times.values())), total))
+              (title, round(sum(n for n, _ in times.values())), total))
         print("| kernel | launches / run | us / run | share |")
         print("| --- | ---: | ---: | ---: |")
         for key, (n, us) in sorted(times.items(), key=lambda kv: -kv[1][1])[:25]:
             print("| %s | %.0f | %.1f | %.1f%% |" % (key[:90], n, us, 100 * us / total))
+
+    compiled = [m for m in opts.torch_modes if m != "eager"] if opts.with_torch else []
+    for name in names:
+        with device_runner(opts, name, manifest[name]) as run_once:
+            table(name, kernel_times(run_once, opts.runs))
+        for mode in compiled[:1]:
+            try:
+                table("%s, torch.compile %s" % (name, mode),
+                      kernel_times(torch_runner(name, mode)[0], opts.runs))
+            except Exception as e:  # as bench reports PyTorch's errors
+                print("\n%s, torch.compile %s: error: %s" % (name, mode, str(e).splitlines()[0]))
     return 0
 
 
@@ -627,13 +740,14 @@ def bench(opts):
     import torch
     manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
     names = [n for n in opts.models if n in manifest and n not in BANDWIDTH]
-    regen_real(opts, names)
+    regen(opts, names)
     print("GPU: %s" % torch.cuda.get_device_name())
     modes = opts.torch_modes
+    cold = cold_compiles(opts, names, modes)
     print("\n| model | %s | gc median / p90 ms | gc --allow-tf32 median / p90 ms "
           "| gc device I/O median / p90 ms | gc device / best torch.compile | gc compile s (2 cores) |"
           % " | ".join(("%s median / p90 ms" % m) if m == "eager" else
-                       ("torch.compile %s median / p90 ms (compile s)" % m) for m in modes))
+                       ("torch.compile %s median / p90 ms (cold compile s)" % m) for m in modes))
     print("| --- |" + " ---: |" * (len(modes) + 5))
     errors = []
     for name in names:
@@ -641,8 +755,13 @@ def bench(opts):
         cells = []
         compiled_ms = None
         for mode in modes:
+            if "error" in cold.get((name, mode), {}):
+                cells.append("error: %s" % cold[name, mode]["error"][:60])
+                errors.append("%s, %s: %s" % (name, mode, cold[name, mode]["error"]))
+                continue
             try:
-                med, p90, comp = torch_times(name, opts.runs, mode)
+                med, p90, _ = torch_times(name, opts.runs, mode)
+                comp = cold.get((name, mode), {}).get("compile_s")
                 if mode == "eager":
                     cells.append("%.3f / %.3f" % (med, p90))
                 else:
@@ -693,7 +812,7 @@ OPTS = None
 def main():
     global OPTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["prepare", "check", "bench", "kernels"])
+    parser.add_argument("mode", choices=["prepare", "check", "bench", "kernels", "torch-compile"])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--out", required=True)
     parser.add_argument("--bin", default=None, help="where gcrt-run is (default: OUT/bin)")
@@ -708,8 +827,25 @@ def main():
     parser.add_argument("--torch-modes", nargs="+", default=["eager", "default", "reduce-overhead",
                                                              "max-autotune"],
                         help="bench: PyTorch's columns: eager and torch.compile's modes")
+    parser.add_argument("--zoo", help="utils/zoo's export folder (the same absolute path here and "
+                        "where the packages run): its models may be named in --models, "
+                        "'zoo-gpu-set' naming utils/zoo/run.py's GPU set")
+    parser.add_argument("--zoo-skeletons", help="check, bench, kernels: rebuild --zoo's archives "
+                        "from these skeletons first (utils/zoo/export.py --skeletons)")
+    parser.add_argument("--with-torch", action="store_true",
+                        help="kernels: also the kernels of the first torch.compile mode of "
+                        "--torch-modes, on the same model")
+    parser.add_argument("--compile-timeout", type=int, default=600,
+                        help="bench: seconds one cold torch.compile may take")
+    parser.add_argument("--jobs", type=int, default=8,
+                        help="bench: torch.compile processes compiling at once before the timings")
     opts = OPTS = parser.parse_args()
+    if "zoo-gpu-set" in opts.models:
+        at = opts.models.index("zoo-gpu-set")
+        opts.models[at:at + 1] = [ZOO + n for n in zoo_run().GPU_SET]
     opts.bin = opts.bin or os.path.join(opts.out, "bin")
+    if opts.mode == "torch-compile":
+        return torch_compile_worker(opts)
     if opts.mode == "prepare":
         prepare(opts)
         copy_runtime(opts)
