@@ -38,6 +38,15 @@ constexpr int64_t kOneBlockPoints = 16384;
 /// of many short rows (a pooling's 768 sums of 4) would run for hundreds of
 /// microseconds in one block where a kernel of its own takes a few.
 constexpr int64_t kOneBlockRows = 4;
+/// ... and while they are at most this many: one block runs them in turn,
+/// so a longer chain gains little more.
+constexpr size_t kOneBlockNodes = 8;
+/// The most nodes a GPU kernel holds. ptxas's time grows faster than a
+/// kernel's length: densenet121's load-time program (each convolution's
+/// folded batch norm, independent nodes over the same channels) made two
+/// kernels of 170 nodes that took ptxas 5.7 s, against 0.8 s for the 77
+/// kernels of the model's own run.
+constexpr size_t kGpuKernelNodes = 32;
 
 int64_t parallelWork(const std::vector<const SymExpr *> &prefix, size_t n) {
   int64_t work = 1;
@@ -147,7 +156,7 @@ public:
   }
 
   std::vector<Group> run(const std::vector<uint32_t> &nodes, bool fuse, TargetDevice device) {
-    oneBlock_ = device != TargetDevice::CPU;
+    gpu_ = device != TargetDevice::CPU;
     for (uint32_t n : nodes) {
       const LoopNode &node = graph_.nodes[n];
       if (!isLoopNode(node)) {
@@ -197,7 +206,8 @@ private:
   /// the first it depends on.
   bool joinExisting(uint32_t n) {
     for (size_t g = groups_.size(); g-- > 0;) {
-      if (groups_[g].kernel && !scattering_.count(g) && !writesInto(groups_[g], n)) {
+      if (groups_[g].kernel && !scattering_.count(g) && !writesInto(groups_[g], n) &&
+          (!gpu_ || groups_[g].nodes.size() < kGpuKernelNodes)) {
         if (std::optional<size_t> p = legalPrefix(groups_[g], n)) {
           groups_[g].prefix.resize(*p);
           groups_[g].nodes.push_back(n);
@@ -228,7 +238,7 @@ private:
       if (readsAtSamePoint(g, node, a, p))
         return p;
     }
-    if (oneBlock_ && fitsOneBlock(g, node) && readsWhole(g, a))
+    if (gpu_ && fitsOneBlock(g, node) && readsWhole(g, a))
       return 0;
     return std::nullopt;
   }
@@ -242,7 +252,8 @@ private:
              (n.kind != LoopNode::Kind::Reduction ||
               parallelWork(n.ranges, n.ranges.size()) <= kOneBlockRows);
     };
-    return fits(node) && std::all_of(g.nodes.begin(), g.nodes.end(),
+    return g.nodes.size() < kOneBlockNodes && fits(node) &&
+           std::all_of(g.nodes.begin(), g.nodes.end(),
                                       [&](uint32_t m) { return fits(graph_.nodes[m]); });
   }
 
@@ -285,8 +296,9 @@ private:
   std::vector<Access> access_;
   std::map<uint32_t, size_t> writers_;
   std::vector<Group> groups_;
-  /// Whether small nodes may share a kernel without a common prefix.
-  bool oneBlock_ = false;
+  /// On a GPU small nodes may share a kernel without a common prefix, and
+  /// kernels hold at most kGpuKernelNodes nodes.
+  bool gpu_ = false;
   /// Groups of one scattering node on the CPU, which nothing joins.
   std::set<size_t> scattering_;
 };

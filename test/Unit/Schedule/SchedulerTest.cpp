@@ -515,6 +515,33 @@ TEST_F(SchedulerTest, OneBlockTakesReductionsOfFewRowsOnly) {
   }
 }
 
+/// Forty independent nodes over the same rows (a load-time program's
+/// folded batch norms): one kernel on the CPU, kernels of at most 32 nodes
+/// on a GPU, where ptxas's time grows faster than a kernel's length.
+TEST_F(SchedulerTest, GpuKernelsHoldAtMost32Nodes) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
+    graph = LoopGraph{};
+    graph.name = "g";
+    for (int i = 0; i < 40; ++i) {
+      uint32_t in = buffer("x" + std::to_string(i), BufferKind::Input, {"128", "64"});
+      uint32_t out = buffer("y" + std::to_string(i), BufferKind::Output, {"128", "64"});
+      BodyBuilder b = body();
+      b.compute(ScalarOp::Neg, {b.load(in, "64*i0 + i1")});
+      pointwise({"128", "64"}, out, "64*i0 + i1", b);
+    }
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+    if (device == TargetDevice::CPU) {
+      EXPECT_EQ(graph.plan.kernels.size(), 1u);
+    } else {
+      ASSERT_EQ(graph.plan.kernels.size(), 2u);
+      EXPECT_EQ(kernelNodes(0).size(), 32u);
+      EXPECT_EQ(kernelNodes(1).size(), 8u);
+    }
+  }
+}
+
 TEST_F(SchedulerTest, InplaceCandidateForDyingInput) {
   uint32_t in = buffer("x", BufferKind::Input, {"64", "64"});
   uint32_t a = temp({"64", "64"}), b = temp({"64", "64"});
