@@ -600,16 +600,28 @@ Value *decompose::im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dila
       rewriteFail("im2col: the kernel does not fit the padded input");
     out[k] = span / stride[k] + 1;
   }
-  std::vector<Value *> blocks;
-  for (int64_t i = 0; i < kernel[0]; ++i)
-    for (int64_t j = 0; j < kernel[1]; ++j) {
-      int64_t h0 = i * dilation[0], w0 = j * dilation[1];
-      Value *b = e.slice(x, rank - 2, h0, h0 + (out[0] - 1) * stride[0] + 1, stride[0]);
-      b = e.slice(b, rank - 1, w0, w0 + (out[1] - 1) * stride[1] + 1, stride[1]);
-      blocks.push_back(e.unsqueeze(b, rank - 2));
-    }
-  Value *stacked = blocks.size() == 1 ? blocks[0] : e.cat(blocks, rank - 2);
+  // Kernel offset (i, j) at output position (oh, ow) reads
+  // x[..., oh*stride + i*dilation, ow*stride + j*dilation]: the whole
+  // [..., C, kh, kw, oh, ow] is one strided view of the padded input, which
+  // the reshape below copies once, an index computed per element. (Stacking
+  // kh*kw strided slices instead made each element choose among kh*kw
+  // masked loads: 49 for a 7x7 stem, whose kernel then took ptxas seconds.)
   SymContext &sy = e.syms();
+  const TensorType &t = typeOf(x);
+  std::vector<const SymExpr *> xs = t.strides.empty() ? contiguousStrides(sy, s) : t.strides;
+  TensorType window = t;
+  window.sizes = leading(x, 2);
+  window.strides.assign(xs.begin(), xs.begin() + (rank - 2));
+  for (const SymExpr *size : {sy.constant(kernel[0]), sy.constant(kernel[1]), sy.constant(out[0]),
+                              sy.constant(out[1])})
+    window.sizes.push_back(size);
+  const SymExpr *sh = xs[rank - 2], *sw = xs[rank - 1];
+  for (const SymExpr *step : {sy.mul(sh, sy.constant(dilation[0])), sy.mul(sw, sy.constant(dilation[1])),
+                              sy.mul(sh, sy.constant(stride[0])), sy.mul(sw, sy.constant(stride[1]))})
+    window.strides.push_back(step);
+  if (!window.storageOffset)
+    window.storageOffset = sy.constant(0);
+  Value *stacked = e.asStrided(x, window);
   Sizes result = leading(x, 3);
   result.push_back(sy.mul(s[rank - 3], sy.constant(kernel[0] * kernel[1])));
   result.push_back(sy.constant(out[0] * out[1]));
