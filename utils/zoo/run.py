@@ -170,12 +170,12 @@ def run_model(d, name, device, bins, timeout, work, compile_to=None, packages=No
 
 
 def rebuild(skeletons, zoodir, names):
-    import weightgen
+    import weightgen_bf16  # float32 recipes and export.py --dtype bfloat16's
     for name in names:
         s = os.path.join(skeletons, name)
         if not os.path.isdir(s):
             continue
-        weightgen.regen(s, to=zoodir)
+        weightgen_bf16.regen(s, to=zoodir)
         shutil.copyfile(os.path.join(s, "export.json"), os.path.join(zoodir, name, "export.json"))
 
 

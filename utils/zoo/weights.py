@@ -18,6 +18,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "Models",
                                 "Inputs", "realmodels"))
 import weightgen  # noqa: E402
+import weightgen_bf16  # noqa: E402
 
 
 def apply_recipes(model, name):
@@ -35,6 +36,15 @@ def apply_recipes(model, name):
             t.copy_(torch.from_numpy(weightgen.values(r)).view(t.shape).to(t.dtype))
             recipes[fqn] = seen[key] = r
     return recipes
+
+
+def to_bfloat16(model, recipes):
+    """The model in bfloat16 (each value its float32 recipe value rounded to
+    nearest even, as weightgen_bf16.py rebuilds it), its recipes marked so."""
+    model.to(torch.bfloat16)
+    for r in recipes.values():
+        r["dtype"] = "bf16"
+    return model
 
 
 def _entry_offsets(path):
@@ -66,9 +76,9 @@ def write_skeleton(archive, recipes, dest):
         if r is None or name in done or name not in offsets:
             continue
         start, length = offsets[name]
-        want = weightgen.values(r)
-        if want.dtype != np.float32 or length != want.nbytes or data[start:start + length] != want.tobytes():
-            continue  # not a plain float32 copy of the recipe: kept in the skeleton
+        want = weightgen_bf16.encode(r)
+        if length != want.nbytes or data[start:start + length] != want.tobytes():
+            continue  # not a plain copy of the recipe's values: kept in the skeleton
         entries.append({"name": name, "offset": start, "length": length, "recipe": r})
         done.add(name)
     manifest = {"sha256": hashlib.sha256(data).hexdigest(), "entries": entries}

@@ -29,9 +29,15 @@ def encode(recipe):
     return rounded.astype(np.uint16)
 
 
-if __name__ == "__main__":
-    # regen() looks values() up in weightgen's globals at each call.
+def regen(d, to=None):
+    """weightgen.regen for archives whose recipes may say bf16 (float32
+    recipes give weightgen's values unchanged)."""
+    # weightgen.regen looks values() up in its module's globals at each call.
     weightgen.values = encode
+    return weightgen.regen(d, to)
+
+
+if __name__ == "__main__":
     args = sys.argv[1:]
     to = None
     if len(args) >= 2 and args[0] == "regen" and args[1] == "--to":
@@ -39,4 +45,4 @@ if __name__ == "__main__":
     if len(args) < 2 or args[0] != "regen":
         raise SystemExit("usage: weightgen_bf16.py regen [--to OUTDIR] MODEL_DIR...")
     for d in args[1:]:
-        print("regenerated", weightgen.regen(d, to))
+        print("regenerated", regen(d, to))
