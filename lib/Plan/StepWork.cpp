@@ -99,6 +99,16 @@ StepWork opWork(const LoopNode &node, bool external) {
   const TensorType &out = node.outputs[0].type;
   if (std::optional<std::vector<const SymExpr *>> k = reducedLength(node))
     w.flops.add(2, concat(out.sizes, *k));
+  if (const ExternOp *ext = externOp(node.op);
+      ext && ext->work == ExternWork::Attention && node.inputs.size() >= 2 && !out.sizes.empty()) {
+    const std::vector<const SymExpr *> &key = node.inputs[1].type.sizes;
+    if (key.size() >= 2) {
+      const SymExpr *keys = key[key.size() - 2], *depth = key.back();
+      std::vector<const SymExpr *> rows(out.sizes.begin(), out.sizes.end() - 1);
+      w.flops.add(2, concat(out.sizes, {keys}));          // scores times values
+      w.flops.add(2, concat(rows, {keys, depth}));        // query times keys
+    }
+  }
   if (!node.postOps.empty())
     w.flops.add(static_cast<int64_t>(node.postOps.size()), out.sizes);
   return w;

@@ -33,6 +33,10 @@ enum class ExternWork : uint8_t {
   Uncounted,
   InnerOfSelf, ///< the last dim of input 0 (k of a matrix product)
   WeightTail,  ///< the dims of input 1 after its first (C/groups x kernel)
+  /// Both products of attention: each row of the result [..., L, Ev] takes
+  /// S keys x E for its scores and S x Ev for the scores times the values
+  /// (key [..., S, E]); all S counted, a causal mask's half too.
+  Attention,
 };
 
 /// Which calls an inference pipeline keeps whole instead of decomposing them.

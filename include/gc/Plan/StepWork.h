@@ -40,7 +40,8 @@ struct SizeSum {
 ///     plus each buffer they store to, whole, once.
 ///   extern (mm, bmm, convolution): 2 * output elements * the reduced length
 ///     (a matrix product's K; a convolution's Cin/groups * kernel window),
-///     plus one operation per output element for each post-op; fallback
+///     plus one operation per output element for each post-op; attention:
+///     2 * result rows * S keys * (E + Ev), its two products; fallback
 ///     steps: no operations counted.
 ///   op steps' bytes: each view, once per buffer (the first view of it),
 ///     inputs then outputs; call steps: none (their graphs' steps count).

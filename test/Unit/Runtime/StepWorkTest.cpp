@@ -61,6 +61,20 @@ TEST(StepWork, MatrixProductIsTwoMNK) {
   EXPECT_EQ(bytesOf(g, 0), 4 * (6 * 5 + 5 * 7 + 6 * 7));
 }
 
+/// query [2, 3, 5, 8] (L = 5, E = 8), key [2, 3, 7, 8] (S = 7), value
+/// [2, 3, 7, 4]: each of the 2 x 3 x 5 result rows takes 7 x 8 multiply-adds
+/// for its scores and 7 x 4 for the scores times the values.
+TEST(StepWork, AttentionCountsBothProducts) {
+  LoopGraphMaker g;
+  uint32_t q = g.input("q", DType::Float32, g.ks({2, 3, 5, 8}));
+  uint32_t k = g.input("k", DType::Float32, g.ks({2, 3, 7, 8}));
+  uint32_t v = g.input("v", DType::Float32, g.ks({2, 3, 7, 4}));
+  uint32_t out = g.buffer("out", BufferKind::Output, DType::Float32, g.ks({2, 3, 5, 4}));
+  g.callNode(LoopNode::Kind::Extern, ops::aten_scaled_dot_product_attention_default,
+             {g.whole(q), g.whole(k), g.whole(v)}, {g.whole(out)});
+  EXPECT_EQ(flopsOf(g, 0), 2 * (2 * 3 * 5) * 7 * (8 + 4));
+}
+
 TEST(StepWork, PostOpsAddOneOperationPerOutputElement) {
   LoopGraphMaker g;
   uint32_t a = g.input("a", DType::Float32, g.ks({2, 3})), b = g.input("b", DType::Float32, g.ks({3, 4}));
