@@ -254,7 +254,7 @@ private:
     };
     return g.nodes.size() < kOneBlockNodes && fits(node) &&
            std::all_of(g.nodes.begin(), g.nodes.end(),
-                                      [&](uint32_t m) { return fits(graph_.nodes[m]); });
+                       [&](uint32_t m) { return fits(graph_.nodes[m]); });
   }
 
   /// Whether, in one block that runs the members in turn a barrier apart,
