@@ -2,7 +2,7 @@
 #include "gc/Runtime/Roofline.h"
 
 #include <algorithm>
-#include <barrier>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -25,7 +25,7 @@ namespace {
 /// ports (4 x 2 on recent x86 cores), so the chains never wait.
 constexpr int kChains = 12;
 constexpr int64_t kFmaIterations = 1 << 17;
-constexpr int kFmaRuns = 40, kReadRuns = 5;
+constexpr int kFmaRuns = 200, kReadRuns = 5;
 /// Far larger than any cache of the machines gc runs on.
 constexpr size_t kReadBytes = size_t(256) << 20;
 
@@ -116,13 +116,36 @@ PeakLoops loopsFor(std::string_view target) {
   return {fmaScalar, readScalar, "scalar"};
 }
 
+/// Lines threads up by spinning: none sleeps, so a run's clock does not
+/// start before every thread is awake. (std::barrier's waiters sleep in
+/// the kernel; waking one took about as long as a run of the FMA chains on
+/// a 2-vCPU VM, whose two threads then measured one core's peak.)
+class SpinBarrier {
+public:
+  explicit SpinBarrier(unsigned threads) : threads_(threads) {}
+  void arrive_and_wait() {
+    unsigned round = round_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      round_.store(round + 1, std::memory_order_release);
+      return;
+    }
+    while (round_.load(std::memory_order_acquire) == round)
+      std::this_thread::yield();
+  }
+
+private:
+  const unsigned threads_;
+  std::atomic<unsigned> arrived_{0}, round_{0};
+};
+
 /// The best wall time of `reps` runs of `body(thread)` on `threads` threads
 /// at once, the threads made once and lined up before each run. The best,
 /// since other work on the machine only slows a run; many short runs, so
 /// that some fit between the other work's time slices.
 double bestWallSeconds(unsigned threads, int reps, const std::function<void(unsigned)> &body) {
   double best = 1e30;
-  std::barrier line(threads);
+  SpinBarrier line(threads);
   std::chrono::steady_clock::time_point start;
   auto worker = [&](unsigned t) {
     for (int rep = 0; rep < reps; ++rep) {
