@@ -124,8 +124,12 @@ FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers)
   return args;
 }
 
-bool fewRowKernelWins(int64_t rows, int64_t, int64_t, int64_t elementBytes) {
-  return rows == 1 || elementBytes == 4;
+bool fewRowKernelWins(int64_t rows, int64_t n, int64_t k, int64_t elementBytes) {
+  if (rows == 1)
+    return true;
+  if (elementBytes != 4)
+    return false;
+  return rows <= kGpuFewRowsExact || n * k <= kFewRowSmallWeight;
 }
 
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
@@ -223,7 +227,9 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
   out.rows = rows;
   out.k = k;
   out.elementBytes = bytes;
-  out.entry = std::string("gc_fewrow_") + type + "_r" + std::to_string(rows);
+  args.rows = static_cast<int32_t>(rows);
+  out.entry = std::string("gc_fewrow_") + type + "_r" +
+              std::to_string(rows <= kGpuFewRowsExact ? rows : int64_t(kGpuFewRowsMax));
   return out;
 }
 

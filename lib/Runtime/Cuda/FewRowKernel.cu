@@ -23,6 +23,12 @@
 // Rows that do not start 16-byte aligned load element by element
 // (FewRowKernelArgs::wide), as does k's tail past the last whole vector.
 //
+// Row counts up to kGpuFewRowsExact have an instance each; larger ones run
+// the instance of kGpuFewRowsMax rows, which takes the count from its
+// argument, multiplies the last real row in place of each missing one (its
+// sums are dropped) so that no load is predicated, and stores the real
+// rows only.
+//
 // nvcc compiles this at gc's build time into a fatbinary that libgcrt
 // embeds (lib/Runtime/CMakeLists.txt); CudaFewRowProduct.cpp picks the
 // entry by element type and row count and launches it.
@@ -96,6 +102,12 @@ template <class T, int ROWS>
 __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigned block) {
   constexpr int V = 16 / sizeof(T); // elements per chunk
   const T *a = reinterpret_cast<const T *>(p.a);
+  // Left row m's first element: the instance past kGpuFewRowsExact reads
+  // the last real row again for each missing one. (Computed where used: an
+  // array of 16 row addresses made the float32 instance spill.)
+  auto aRow = [&](int m) {
+    return a + int64_t(ROWS > kGpuFewRowsExact ? min(m, p.rows - 1) : m) * p.aRowStride;
+  };
   int tid = threadIdx.x;
   // This thread's group, its place in it, and the group's first row.
   int per = kFewRowThreads / p.groups;
@@ -132,7 +144,7 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
         break;
 #pragma unroll
       for (int m = 0; m < ROWS; ++m) {
-        uint4 av = __ldg(reinterpret_cast<const uint4 *>(a + m * p.aRowStride) + c);
+        uint4 av = __ldg(reinterpret_cast<const uint4 *>(aRow(m)) + c);
 #pragma unroll
         for (int t = 0; t < kFewRowTile; ++t)
           acc[m][t] = dot16<T>(av, wv[u][t], acc[m][t]);
@@ -147,7 +159,7 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
       wf[t] = widen(w[t][e]);
 #pragma unroll
     for (int m = 0; m < ROWS; ++m) {
-      float x = widen(a[m * p.aRowStride + e]);
+      float x = widen(aRow(m)[e]);
 #pragma unroll
       for (int t = 0; t < kFewRowTile; ++t)
         acc[m][t] = fmaf(x, wf[t], acc[m][t]);
@@ -176,7 +188,7 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
   group = tid / kSums;
   int j = tid % kSums, m = j / kFewRowTile;
   int n = (block * p.groups + group) * kFewRowTile + j % kFewRowTile;
-  if (n >= p.n)
+  if (n >= p.n || m >= p.rows)
     return;
   int warps = kWarps / p.groups;
   float s = 0.f;
@@ -206,6 +218,7 @@ template <class T, int ROWS> __device__ __forceinline__ void fewRowGroup(const F
 } // namespace
 
 // gc_fewrow_<type>_r<rows>: CudaFewRowProduct.cpp builds these names.
+static_assert(kGpuFewRowsMax == 16, "the instance of kGpuFewRowsMax rows is named r16");
 #define GC_FEWROW_ENTRY(NAME, T, ROWS)                                                             \
   extern "C" __global__ void __launch_bounds__(kFewRowThreads)                                     \
       NAME(const __grid_constant__ FewRowGroupArgs g) {                                            \
@@ -219,7 +232,8 @@ template <class T, int ROWS> __device__ __forceinline__ void fewRowGroup(const F
   GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r5, T, 5)                                                     \
   GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r6, T, 6)                                                     \
   GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r7, T, 7)                                                     \
-  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r8, T, 8)
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r8, T, 8)                                                     \
+  GC_FEWROW_ENTRY(gc_fewrow_##TYPE##_r16, T, kGpuFewRowsMax)
 
 GC_FEWROW_ENTRIES(f32, float)
 GC_FEWROW_ENTRIES(bf16, __nv_bfloat16)

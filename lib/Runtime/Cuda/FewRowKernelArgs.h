@@ -26,8 +26,14 @@ constexpr int kFewRowThreads = 256;
 constexpr int kFewRowTile = 2;
 /// The most groups per block: one warp each.
 constexpr int kFewRowMaxGroups = kFewRowThreads / 32;
-/// The most left rows the kernels take (one instance per count).
-constexpr int kGpuFewRowsMax = 8;
+/// Left rows up to this count have an instance each, which knows its count
+/// at compile time.
+constexpr int kGpuFewRowsExact = 8;
+/// The most left rows the kernels take: counts past kGpuFewRowsExact run
+/// one instance of this many rows, which reads the last real row again in
+/// place of each missing one and stores only the real rows' sums. (A conv
+/// net's 1x1 convolutions at a 4x4 resolution are products of 16 rows.)
+constexpr int kGpuFewRowsMax = 16;
 
 /// The activation applied last.
 enum FewRowActivation : int32_t {
@@ -46,6 +52,9 @@ struct FewRowKernelArgs {
   int64_t biasStride;
   int64_t residualRowStride, residualColStride;
   int32_t n, k;
+  /// Left rows: the instance's own count, or up to it for the instance of
+  /// kGpuFewRowsMax rows.
+  int32_t rows;
   int32_t activation;
   /// Groups of threads per block (1, 2, 4 or 8): block b's group g takes
   /// the weight rows of tile b * groups + g.

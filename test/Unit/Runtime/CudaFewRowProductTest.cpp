@@ -150,7 +150,7 @@ TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
   // Eight rows of float32, rank 3 with a batch of one, an odd N (the last
   // block half full), a bias in the call, a residual and ReLU; offsets in
   // bytes.
-  Product q(kGpuFewRowsMax, 37, 64, plan::DType::Float32);
+  Product q(cuda::kGpuFewRowsExact, 37, 64, plan::DType::Float32);
   q.a = layout({1, 8, 64}, {8 * 64, 64, 1}, 3);
   q.w = layout({1, 64, 37}, {0, 1, 64});
   q.out = layout({1, 8, 37}, {8 * 37, 37, 1});
@@ -159,6 +159,7 @@ TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
   q.postOps.emplace_back(plan::PostOpKind::Relu, 0);
   l = plan(q);
   ASSERT_EQ(l.entry, "gc_fewrow_f32_r8") << l.declined;
+  EXPECT_EQ(l.args.rows, 8);
   // 16 chunks a row: eight groups of a warp, 19 tiles in 3 blocks.
   EXPECT_EQ(l.args.groups, 8);
   EXPECT_EQ(l.blocks, 3u);
@@ -169,6 +170,12 @@ TEST(CudaFewRowPlan, TakesAFewRowsByALinearWeight) {
   EXPECT_EQ(l.buffers[cuda::kFewRowBias], 2u);
   EXPECT_EQ(l.buffers[cuda::kFewRowResidual], 3u);
   EXPECT_EQ(l.args.residualRowStride, 37);
+
+  // Past the exact instances' rows: the instance of kGpuFewRowsMax rows,
+  // told the count.
+  l = plan(Product(12, 116, 116, plan::DType::Float32));
+  ASSERT_EQ(l.entry, "gc_fewrow_f32_r16") << l.declined;
+  EXPECT_EQ(l.args.rows, 12);
 
   // float16 with a bias post-op and tanh GELU; padded weight rows whose
   // stride breaks 16-byte vectors.
@@ -256,6 +263,22 @@ TEST(CudaFewRowPlan, DeclinesWhatItLeavesToCuBLASLt) {
   declines(p, "a broadcast residual");
   p = Product(0, 64, 32);
   declines(p, "no rows");
+}
+
+TEST(CudaFewRowPlan, TheRuleTakesSixteenRowsOfSmallFloat32Weights) {
+  auto taken = [](const Product &p) { return !plan(p).entry.empty(); };
+  // One row of any type, float32 up to the exact instances' 8 rows.
+  EXPECT_TRUE(taken(Product(1, 4096, 4096)));
+  EXPECT_TRUE(taken(Product(cuda::kGpuFewRowsExact, 4096, 4096, plan::DType::Float32)));
+  EXPECT_FALSE(taken(Product(2, 64, 64)));
+  // 9 to 16 rows: float32 weights up to kFewRowSmallWeight elements.
+  EXPECT_TRUE(taken(Product(16, 116, 116, plan::DType::Float32)));
+  EXPECT_TRUE(taken(Product(9, 1024, 1024, plan::DType::Float32)));
+  EXPECT_FALSE(taken(Product(9, 1025, 1024, plan::DType::Float32)));
+  EXPECT_FALSE(taken(Product(16, 2048, 2048, plan::DType::Float32)));
+  EXPECT_FALSE(taken(Product(16, 116, 116)));
+  // Whatever the rule, the kernel can take them all.
+  EXPECT_FALSE(plan(Product(16, 2048, 2048), cuda::FewRowPick::WheneverPossible).entry.empty());
 }
 
 /// `p`'s launch as a step whose operands but the left rows lie in buffers
@@ -598,7 +621,7 @@ void unalignedRows(On on) {
 
 void everyEpilogue(On on) {
   for (plan::DType t : kTypes)
-    for (int64_t rows : {1, 2, 7}) {
+    for (int64_t rows : {1, 2, 7, 11}) {
       Product p(rows, 45, 200, t);
       p.addBias();
       run(p, on);
@@ -628,7 +651,7 @@ void everyEpilogue(On on) {
 
 TEST(CudaFewRow, EveryRowCountWithTails) {
   GC_REQUIRE_GPU();
-  everyRowCountWithTails(kGpu, {1, 2, 3, 4, 5, 6, 7, 8});
+  everyRowCountWithTails(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, kGpuFewRowsMax});
 }
 
 TEST(CudaFewRow, LongRowsTakeSeveralPasses) {
@@ -646,8 +669,8 @@ TEST(CudaFewRow, EveryEpilogue) {
   everyEpilogue(kGpu);
 }
 
-TEST(CudaFewRowOnHost, EveryRowCountWithTails) { everyRowCountWithTails(host(), {1, 3, 8}); }
-TEST(CudaFewRowOnHost, LongRowsTakeSeveralPasses) { longRows(host(), {1, 5}); }
+TEST(CudaFewRowOnHost, EveryRowCountWithTails) { everyRowCountWithTails(host(), {1, 3, 8, 13}); }
+TEST(CudaFewRowOnHost, LongRowsTakeSeveralPasses) { longRows(host(), {1, 5, 10}); }
 TEST(CudaFewRowOnHost, UnalignedRowsLoadElementByElement) { unalignedRows(host()); }
 TEST(CudaFewRowOnHost, EveryEpilogue) { everyEpilogue(host()); }
 
@@ -697,7 +720,7 @@ TEST(CudaFewRowOnHost, GroupsOfProductsInOneLaunch) {
 
 TEST(CudaFewRow, GroupsOfProductsInOneLaunch) {
   GC_REQUIRE_GPU();
-  groups(kGpu, {1, 2, 3, 4, 5, 6, 7, 8});
+  groups(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 10, kGpuFewRowsMax});
   // Llama-3.2-1B's q|k|v and gate|up, Llama-3.1-8B's q|k|v, one row.
   for (plan::DType t : {plan::DType::BFloat16, plan::DType::Float32}) {
     runGroup({Product(1, 2048, 2048, t), Product(1, 512, 2048, t), Product(1, 512, 2048, t)});

@@ -20,7 +20,8 @@ bool runFewRowKernelOnHost(const std::string &entry, unsigned blocks,
   {"gc_fewrow_" #T "_r1", gc_fewrow_##T##_r1}, {"gc_fewrow_" #T "_r2", gc_fewrow_##T##_r2},        \
       {"gc_fewrow_" #T "_r3", gc_fewrow_##T##_r3}, {"gc_fewrow_" #T "_r4", gc_fewrow_##T##_r4},    \
       {"gc_fewrow_" #T "_r5", gc_fewrow_##T##_r5}, {"gc_fewrow_" #T "_r6", gc_fewrow_##T##_r6},    \
-      {"gc_fewrow_" #T "_r7", gc_fewrow_##T##_r7}, {"gc_fewrow_" #T "_r8", gc_fewrow_##T##_r8},
+      {"gc_fewrow_" #T "_r7", gc_fewrow_##T##_r7}, {"gc_fewrow_" #T "_r8", gc_fewrow_##T##_r8},    \
+      {"gc_fewrow_" #T "_r16", gc_fewrow_##T##_r16},
   static const std::map<std::string, Entry> entries = {GC_HOST_ENTRIES(f32) GC_HOST_ENTRIES(bf16)
                                                            GC_HOST_ENTRIES(f16)};
 #undef GC_HOST_ENTRIES
