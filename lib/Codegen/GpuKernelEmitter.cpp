@@ -47,7 +47,9 @@
 #include "TargetSetup.h"
 
 #include "gc/IR/KernelCode.h"
+#include "gc/Support/Parallel.h"
 #include "gc/Support/Target.h"
+#include "gc/Support/TimeTrace.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -916,6 +918,61 @@ Error useLibdevice(llvm::Module &module) {
 
 } // namespace
 
+namespace {
+
+/// The PTX of the kernels of `batch`, one LLVM module of its own.
+Expected<std::string> emitGpuBatch(const Module &m, const LoopGraph &graph,
+                                   std::span<const uint32_t> kernels, KernelBatch batch, int arch,
+                                   const EmitOptions &options) {
+  TraceScope scope(options.trace,
+                   "kernels " + graph.name + "[" + std::to_string(batch.begin) + ", " +
+                       std::to_string(batch.end) + ") sm_" + std::to_string(arch),
+                   "kernels");
+  auto machine = createGpuTargetMachine(arch);
+  if (!machine)
+    return machine.error();
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> owned = newKernelModule(ctx, graph.name, **machine);
+  llvm::Module &module = *owned;
+  // libdevice's functions flush denormals to zero only when asked to.
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  for (uint32_t i = batch.begin; i < batch.end; ++i) {
+    GpuGroupEmitter emitter(module, m, graph, kernels[i], arch);
+    GC_RETURN_IF_ERROR(emitter.emit());
+  }
+  preferLibdevice(module);
+  return finishKernelModule(
+      module, **machine,
+      llvm::StringRef(reinterpret_cast<const char *>(kGpuMathBitcode), kGpuMathBitcodeSize),
+      graph.name, options, llvm::CGFT_AssemblyFile, [&] { return useLibdevice(module); });
+}
+
+/// The end of a PTX module's header (LLVM's banner comment, .version,
+/// .target, .address_size), or npos.
+size_t ptxHeaderEnd(const std::string &ptx) {
+  size_t at = ptx.find("\n.address_size ");
+  return at == std::string::npos ? at : ptx.find('\n', at + 1);
+}
+
+/// Whether `ptx` declares nothing at module scope but kernel entries
+/// (no .func, .global, .const, .shared or .extern line): then the PTX of
+/// several batches concatenates, after one header, into a valid module.
+bool onlyEntries(const std::string &ptx) {
+  size_t at = 0;
+  while (at < ptx.size()) {
+    size_t end = ptx.find('\n', at);
+    std::string_view line(ptx.data() + at, (end == std::string::npos ? ptx.size() : end) - at);
+    for (const char *scope : {".func", ".visible .func", ".weak", ".global", ".const", ".shared",
+                              ".extern", ".visible .global"})
+      if (line.starts_with(scope))
+        return false;
+    at = end == std::string::npos ? ptx.size() : end + 1;
+  }
+  return true;
+}
+
+} // namespace
+
 Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
                                      const EmitOptions &options) {
   Expected<std::vector<int>> archs = cudaArchs(options.target);
@@ -925,31 +982,58 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   archs->erase(std::unique(archs->begin(), archs->end()), archs->end());
   if (archs->empty())
     return makeError() << "the CUDA target '" << options.target << "' names no architecture";
-  auto machine = createGpuTargetMachine(archs->front());
-  if (!machine)
+  if (auto machine = createGpuTargetMachine(archs->front()); !machine)
     return machine.error();
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> owned = newKernelModule(ctx, graph.name, **machine);
-  llvm::Module &module = *owned;
-  // libdevice's functions flush denormals to zero only when asked to.
-  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
-
-  for (uint32_t g : distinctKernels(graph)) {
-    GpuGroupEmitter emitter(module, m, graph, g, archs->front());
-    GC_RETURN_IF_ERROR(emitter.emit());
+  // The kernels compile in the CPU path's batches, on options.jobs threads,
+  // each batch a module of its own whose PTX (kernel entries only: shared
+  // memory is demoted into them) joins the others' after one header. The
+  // batches do not depend on the threads, so neither does the PTX. Where a
+  // batch declares something at module scope (a libdevice function left
+  // out of line, say), whose name another batch may declare too, or where
+  // the IR's text is asked for, the kernels compile as one module instead.
+  std::vector<uint32_t> kernels = distinctKernels(graph);
+  bool wantIR = options.llvmIR || options.optimizedLLVMIR;
+  std::vector<KernelBatch> batches =
+      wantIR ? std::vector<KernelBatch>{{0, static_cast<uint32_t>(kernels.size())}}
+             : kernelBatches(graph);
+  if (batches.empty())
+    batches.push_back({0, 0});
+  std::vector<std::string> texts(batches.size());
+  std::vector<Error> errors(batches.size());
+  forEachIndex(batches.size(), options.jobs, [&](size_t i) {
+    Expected<std::string> text =
+        emitGpuBatch(m, graph, kernels, batches[i], archs->front(), options);
+    if (text)
+      texts[i] = text.take();
+    else
+      errors[i] = text.error();
+  });
+  // The first failure in batch order, whichever thread saw it first.
+  for (const Error &e : errors)
+    if (e)
+      return e;
+  std::string ptx = texts.front();
+  if (texts.size() > 1) {
+    bool joinable = std::all_of(texts.begin(), texts.end(), [](const std::string &t) {
+      return ptxHeaderEnd(t) != std::string::npos && onlyEntries(t.substr(ptxHeaderEnd(t)));
+    });
+    if (joinable) {
+      ptx = texts.front();
+      for (size_t i = 1; i < texts.size(); ++i)
+        ptx += texts[i].substr(ptxHeaderEnd(texts[i]));
+    } else {
+      Expected<std::string> whole = emitGpuBatch(
+          m, graph, kernels, {0, static_cast<uint32_t>(kernels.size())}, archs->front(), options);
+      if (!whole)
+        return whole.error();
+      ptx = whole.take();
+    }
   }
-  preferLibdevice(module);
   // The graph's own problems first, then what the machine lacks.
   GC_RETURN_IF_ERROR(checkCudaAssemblers());
-  Expected<std::string> ptx = finishKernelModule(
-      module, **machine,
-      llvm::StringRef(reinterpret_cast<const char *>(kGpuMathBitcode), kGpuMathBitcodeSize),
-      graph.name, options, llvm::CGFT_AssemblyFile, [&] { return useLibdevice(module); });
-  if (!ptx)
-    return ptx.error();
   if (options.ptx)
-    *options.ptx = *ptx;
-  return assembleFatbinary(*ptx, *archs);
+    *options.ptx = ptx;
+  return assembleFatbinary(ptx, *archs);
 }
 
 } // namespace gc

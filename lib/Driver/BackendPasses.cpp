@@ -154,9 +154,8 @@ public:
         statistics()["object bytes"] += static_cast<int64_t>(go.made[k].size());
         go.objects[go.missing[k]].object = std::move(go.made[k]);
       }
-      if (!go.gpu)
-        statistics()["kernel batches"] +=
-            static_cast<int64_t>(kernelBatches(g).size() * go.missing.size());
+      statistics()["kernel batches"] +=
+          static_cast<int64_t>(kernelBatches(g).size() * go.missing.size());
       g.plan.objectCode = bundleTargetObjects(go.objects);
     }
     return Error::success();

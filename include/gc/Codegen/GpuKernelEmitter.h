@@ -27,7 +27,9 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph);
 /// buffers (u64, in kernelBuffers() order, KernelCode.h) and of the size
 /// symbols (i64, in graph.plan.symbols order). It
 /// runs with `grid` blocks (the plan's KernelStep) of exactly
-/// `blockThreads` threads. Fills options.ptx with the PTX when asked.
+/// `blockThreads` threads. Fills options.ptx with the PTX when asked. The
+/// kernels compile in kernelBatches() on options.jobs threads, their PTX
+/// joined into one module; the fatbinary does not depend on the threads.
 /// Errors name the kernel, node or buffer, or the toolkit's tool that
 /// failed with its messages.
 Expected<std::string> emitGpuKernels(const Module &module, const LoopGraph &graph,
