@@ -998,20 +998,12 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
              : kernelBatches(graph);
   if (batches.empty())
     batches.push_back({0, 0});
-  std::vector<std::string> texts(batches.size());
-  std::vector<Error> errors(batches.size());
-  forEachIndex(batches.size(), options.jobs, [&](size_t i) {
-    Expected<std::string> text =
-        emitGpuBatch(m, graph, kernels, batches[i], archs->front(), options);
-    if (text)
-      texts[i] = text.take();
-    else
-      errors[i] = text.error();
-  });
-  // The first failure in batch order, whichever thread saw it first.
-  for (const Error &e : errors)
-    if (e)
-      return e;
+  Expected<std::vector<std::string>> made = mapIndices<std::string>(
+      batches.size(), options.jobs,
+      [&](size_t i) { return emitGpuBatch(m, graph, kernels, batches[i], archs->front(), options); });
+  if (!made)
+    return made.error();
+  const std::vector<std::string> &texts = *made;
   std::string ptx = texts.front();
   if (texts.size() > 1) {
     bool joinable = std::all_of(texts.begin(), texts.end(), [](const std::string &t) {

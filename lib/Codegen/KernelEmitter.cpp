@@ -138,23 +138,17 @@ Expected<std::vector<std::string>> emitKernelsForTargets(const Module &, const L
   // One job per (target, batch), so that every level's batches share the
   // threads; the text asked for is the first target's.
   size_t jobsPerTarget = batches.size();
-  std::vector<std::string> objects(targets.size() * jobsPerTarget);
-  std::vector<Error> errors(objects.size());
-  forEachIndex(objects.size(), options.jobs, [&](size_t i) {
-    EmitOptions emit = options;
-    emit.target = targets[i / jobsPerTarget];
-    if (i >= jobsPerTarget)
-      emit.llvmIR = emit.optimizedLLVMIR = nullptr;
-    Expected<std::string> object = emitBatch(graph, kernels, batches[i % jobsPerTarget], emit);
-    if (object)
-      objects[i] = object.take();
-    else
-      errors[i] = object.error();
-  });
-  // The first failure in job order, whichever thread saw it first.
-  for (const Error &e : errors)
-    if (e)
-      return e;
+  Expected<std::vector<std::string>> made = mapIndices<std::string>(
+      targets.size() * jobsPerTarget, options.jobs, [&](size_t i) {
+        EmitOptions emit = options;
+        emit.target = targets[i / jobsPerTarget];
+        if (i >= jobsPerTarget)
+          emit.llvmIR = emit.optimizedLLVMIR = nullptr;
+        return emitBatch(graph, kernels, batches[i % jobsPerTarget], emit);
+      });
+  if (!made)
+    return made.error();
+  const std::vector<std::string> &objects = *made;
   std::vector<std::string> out;
   for (size_t t = 0; t < targets.size(); ++t)
     out.push_back(archiveObjects(std::span<const std::string>(objects).subspan(
