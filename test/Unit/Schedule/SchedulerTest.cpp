@@ -125,6 +125,16 @@ protected:
     Error err = scheduleGraph(ctx, graph, options);
     ASSERT_FALSE(err) << err.message();
   }
+  void scheduleFor(TargetDevice device) {
+    ScheduleOptions options;
+    options.device = device;
+    schedule(options);
+  }
+  /// An empty graph again, for a test that builds one per device.
+  void startGraph() {
+    graph = LoopGraph{};
+    graph.name = "g";
+  }
   std::vector<uint32_t> kernelNodes(size_t k) {
     return graph.plan.kernels.at(k).nodes;
   }
@@ -442,17 +452,14 @@ TEST_F(SchedulerTest, IndependentNodeMovesPastExtern) {
 
 TEST_F(SchedulerTest, ScatterSharesAKernelOnlyOnTheGpu) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
-    graph = LoopGraph{};
-    graph.name = "g";
+    startGraph();
     addCacheWrite();
     uint32_t q = buffer("q", BufferKind::Input, {"8", "16"});
     uint32_t out = buffer("y", BufferKind::Output, {"8", "16"});
     BodyBuilder b2 = body();
     b2.compute(ScalarOp::Neg, {b2.load(q, "16*i0 + i1")});
     pointwise({"8", "16"}, out, "16*i0 + i1", b2);
-    ScheduleOptions options;
-    options.device = device;
-    schedule(options);
+    scheduleFor(device);
     if (device == TargetDevice::CUDA) {
       // One block runs both: no common prefix, few points.
       ASSERT_EQ(graph.plan.kernels.size(), 1u);
@@ -473,9 +480,7 @@ TEST_F(SchedulerTest, NothingReadsAScatterInItsKernel) {
   BodyBuilder b2 = body();
   b2.compute(ScalarOp::Neg, {b2.load(cache, "1024*i0 + i1")});
   pointwise({"4", "16"}, out, "16*i0 + i1", b2);
-  ScheduleOptions options;
-  options.device = TargetDevice::CUDA;
-  schedule(options);
+  scheduleFor(TargetDevice::CUDA);
   ASSERT_EQ(graph.plan.kernels.size(), 2u);
   EXPECT_EQ(kernelNodes(0), (std::vector<uint32_t>{0}));
   EXPECT_EQ(kernelNodes(1), (std::vector<uint32_t>{1}));
@@ -488,8 +493,7 @@ TEST_F(SchedulerTest, NothingReadsAScatterInItsKernel) {
 /// kernel of its own.
 TEST_F(SchedulerTest, OneBlockTakesReductionsOfFewRowsOnly) {
   for (bool manyRows : {false, true}) {
-    graph = LoopGraph{};
-    graph.name = "g";
+    startGraph();
     std::string rows = manyRows ? "64" : "1";
     uint32_t in = buffer("x", BufferKind::Input, {rows, "16"});
     uint32_t sum = temp({rows});
@@ -505,9 +509,7 @@ TEST_F(SchedulerTest, OneBlockTakesReductionsOfFewRowsOnly) {
     BodyBuilder b2 = body();
     b2.compute(ScalarOp::Sub, {b2.load(in, "16*i0 + i1"), b2.load(sum, "i0")});
     pointwise({rows, "16"}, out, "16*i0 + i1", b2);
-    ScheduleOptions options;
-    options.device = TargetDevice::CUDA;
-    schedule(options);
+    scheduleFor(TargetDevice::CUDA);
     ASSERT_EQ(graph.plan.kernels.size(), manyRows ? 2u : 1u) << rows << " rows";
     if (!manyRows) {
       EXPECT_TRUE(graph.plan.kernels[0].parallelRanges.empty());
@@ -520,8 +522,7 @@ TEST_F(SchedulerTest, OneBlockTakesReductionsOfFewRowsOnly) {
 /// on a GPU, where ptxas's time grows faster than a kernel's length.
 TEST_F(SchedulerTest, GpuKernelsHoldAtMost32Nodes) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
-    graph = LoopGraph{};
-    graph.name = "g";
+    startGraph();
     for (int i = 0; i < 40; ++i) {
       uint32_t in = buffer("x" + std::to_string(i), BufferKind::Input, {"128", "64"});
       uint32_t out = buffer("y" + std::to_string(i), BufferKind::Output, {"128", "64"});
@@ -529,9 +530,7 @@ TEST_F(SchedulerTest, GpuKernelsHoldAtMost32Nodes) {
       b.compute(ScalarOp::Neg, {b.load(in, "64*i0 + i1")});
       pointwise({"128", "64"}, out, "64*i0 + i1", b);
     }
-    ScheduleOptions options;
-    options.device = device;
-    schedule(options);
+    scheduleFor(device);
     if (device == TargetDevice::CPU) {
       EXPECT_EQ(graph.plan.kernels.size(), 1u);
     } else {
@@ -586,8 +585,7 @@ TEST_F(SchedulerTest, NoInplaceWhenReadElsewhere) {
 /// after row, its channels innermost; on a GPU, still a reduction.
 TEST_F(SchedulerTest, StridedSumAccumulatesRowByRowOnTheCpu) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
-    graph = LoopGraph{};
-    graph.name = "g";
+    startGraph();
     uint32_t in = buffer("x", BufferKind::Input, {"3136", "96"});
     uint32_t sum = temp({"96"});
     uint32_t out = buffer("y", BufferKind::Output, {"96"});
@@ -597,9 +595,7 @@ TEST_F(SchedulerTest, StridedSumAccumulatesRowByRowOnTheCpu) {
     BodyBuilder b2 = body();
     b2.compute(ScalarOp::Exp, {b2.load(sum, "i0")});
     pointwise({"96"}, out, "i0", b2);
-    ScheduleOptions options;
-    options.device = device;
-    schedule(options);
+    scheduleFor(device);
     if (device == TargetDevice::CUDA) {
       EXPECT_EQ(graph.nodes[0].kind, LoopNode::Kind::Reduction);
       continue;
@@ -656,8 +652,7 @@ TEST_F(SchedulerTest, MatmulBiasReluBecomesPostOps) {
 /// adds before its activation, so on a GPU the relu folds and the add stays.
 TEST_F(SchedulerTest, GpuFoldsOnlyWhatCublasLtApplies) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
-    graph = LoopGraph{};
-    graph.name = "g";
+    startGraph();
     uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
     uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
     uint32_t res = buffer("r", BufferKind::Input, {"32", "64"});
@@ -671,9 +666,7 @@ TEST_F(SchedulerTest, GpuFoldsOnlyWhatCublasLtApplies) {
     BodyBuilder b2 = body();
     b2.compute(ScalarOp::Add, {b2.load(a, "64*i0 + i1"), b2.load(res, "64*i0 + i1")});
     pointwise({"32", "64"}, out, "64*i0 + i1", b2);
-    ScheduleOptions options;
-    options.device = device;
-    schedule(options);
+    scheduleFor(device);
     const LoopNode &mm = graph.nodes[0];
     if (device == TargetDevice::CPU) {
       ASSERT_EQ(mm.postOps.size(), 2u);
@@ -690,17 +683,14 @@ TEST_F(SchedulerTest, GpuFoldsOnlyWhatCublasLtApplies) {
 /// cheaper than oneDNN's swish post-op; cuBLASLt has no such epilogue).
 TEST_F(SchedulerTest, SiluStaysAKernel) {
   for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA}) {
-    graph = LoopGraph{};
-    graph.name = "g";
+    startGraph();
     uint32_t m = matmul32x64();
     uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
     BodyBuilder b = body();
     uint32_t v = b.load(m, "64*i0 + i1");
     b.compute(ScalarOp::Mul, {b.compute(ScalarOp::Sigmoid, {v}), v});
     pointwise({"32", "64"}, out, "64*i0 + i1", b);
-    ScheduleOptions options;
-    options.device = device;
-    schedule(options);
+    scheduleFor(device);
     EXPECT_TRUE(graph.nodes[0].postOps.empty());
     EXPECT_EQ(graph.plan.steps.size(), 2u) << "the SiLU runs as a kernel";
   }
