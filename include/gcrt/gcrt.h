@@ -326,9 +326,10 @@ GCRT_EXPORT gcrt_status gcrt_context_create_with_flags(gcrt_package *package, si
 typedef struct gcrt_step_profile {
   const char *name; /* the kernel's name, or the extern or fallback node's */
   const char *kind; /* "kernel", "extern" or "fallback" */
-  int64_t runs;
-  double total_us; /* all runs together */
-  double min_us;   /* the fastest run, free of first-run costs */
+  int64_t runs;     /* the runs counted: a step's first run holds one-time
+                     * set-up and is left out once the step has run again */
+  double total_us;  /* the counted runs together */
+  double min_us;    /* the fastest counted run */
 } gcrt_step_profile;
 
 /* Copies the profile of every run so far into `steps` (room for `capacity`

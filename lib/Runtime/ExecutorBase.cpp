@@ -13,6 +13,7 @@
 #include "GraphCall.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace gc {
@@ -714,7 +715,20 @@ void ExecutorBase::finishRun(const Instance &inst) {
     lastSizes_.push_back(view.sizes);
 }
 
+void ExecutorBase::leaveOutFirstRun(size_t s) {
+  StepProfile &p = profile_[s];
+  if (p.runs != 1 || p.firstSeconds > 0)
+    return;
+  double first = p.seconds;
+  std::string name = std::move(p.name), modulePath = std::move(p.modulePath);
+  p = StepProfile{std::move(name), p.kind};
+  p.modulePath = std::move(modulePath);
+  // A step too quick for the clock still leaves its first run out.
+  p.firstSeconds = std::max(first, std::numeric_limits<double>::min());
+}
+
 void ExecutorBase::recordStep(size_t s, double seconds) {
+  leaveOutFirstRun(s);
   StepProfile &p = profile_[s];
   p.minSeconds = p.runs ? std::min(p.minSeconds, seconds) : seconds;
   p.seconds += seconds;
@@ -724,6 +738,7 @@ void ExecutorBase::recordStep(size_t s, double seconds) {
 }
 
 void ExecutorBase::recordReorders(size_t s, int64_t count, double seconds) {
+  leaveOutFirstRun(s);
   profile_[s].reorders += count;
   profile_[s].reorderSeconds += seconds;
 }

@@ -191,6 +191,9 @@ protected:
 
   /// Adds `seconds` to step `s`'s profile.
   void recordStep(size_t s, double seconds);
+  /// At step `s`'s second run (before anything of it is recorded), moves
+  /// its first run out of the profile's counts into `firstSeconds`.
+  void leaveOutFirstRun(size_t s);
   /// Adds layout reorders that step `s` ran to its profile.
   void recordReorders(size_t s, int64_t count, double seconds);
 

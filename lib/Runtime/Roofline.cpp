@@ -289,7 +289,7 @@ std::string moduleReport(const std::vector<StepProfile> &steps, double total) {
   std::vector<std::pair<std::string, std::pair<double, int>>> rows(byModule.begin(), byModule.end());
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
-  std::string out = "by module: module path, steps, ms over all runs, share of the time\n";
+  std::string out = "by module: module path, steps, ms over the counted runs, share of the time\n";
   char line[512];
   for (const auto &[path, entry] : rows) {
     std::snprintf(line, sizeof line, "  %-40s %5d %10.4f %5.1f%%\n",

@@ -255,6 +255,17 @@ void printProfile(const KernelTargets &targets, const std::vector<StepProfile> &
                   total > 0 ? 100 * p.seconds / total : 0.0);
     std::cout << line << "\n";
   }
+  double setUp = 0;
+  for (const StepProfile &p : steps)
+    if (p.firstSeconds > 0 && p.runs)
+      setUp += p.firstSeconds - p.seconds / p.runs;
+  if (setUp > 0) {
+    char line[128];
+    std::snprintf(line, sizeof line,
+                  "first run: %.2f ms more than a later one (one-time set-up), left out above",
+                  setUp * 1e3);
+    std::cout << line << "\n";
+  }
   // Layout reorders hide inside oneDNN's steps; their sum is what a choice
   // of activation layouts (gc-lower --layout) saves.
   int64_t reorders = 0, runs = 0;

@@ -496,7 +496,8 @@ public:
   }
   void setSeed(uint64_t s) { check(gcrt_context_set_seed(handle_.get(), s)); }
 
-  /// Per plan step: (name, kind, runs, total microseconds, fastest run's).
+  /// Per plan step: (name, kind, runs, total microseconds, fastest run's),
+  /// each step's first run left out once it has run again (gcrt.h).
   std::vector<nb::tuple> profile() {
     size_t count = 0;
     check(gcrt_context_profile(handle_.get(), nullptr, 0, &count));

@@ -118,22 +118,30 @@ private:
 };
 
 /// Where the time of the runs went, per plan step (RuntimeOptions::profile).
+/// A step's first run holds one-time set-up (oneDNN primitives and weight
+/// reorders, cuBLASLt plans): it counts alone until the step runs again,
+/// and from then on only in `firstSeconds`, so that the figures below say
+/// what a repeated run costs.
 struct StepProfile {
   std::string name; ///< the kernel's name, or the extern/fallback node's
   plan::StepKind kind = plan::StepKind::Kernel;
-  int64_t runs = 0;
-  double seconds = 0;    ///< all runs together
-  double minSeconds = 0; ///< the fastest run (free of first-run costs)
-  /// Layout reorders of activations inside the step (oneDNN calls), all
-  /// runs together, and the time they took (part of `seconds`).
+  int64_t runs = 0;      ///< the runs counted (the first one left out once there are others)
+  double seconds = 0;    ///< the counted runs together
+  double minSeconds = 0; ///< the fastest counted run
+  /// Layout reorders of activations inside the step (oneDNN calls), the
+  /// counted runs together, and the time they took (part of `seconds`).
   int64_t reorders = 0;
   double reorderSeconds = 0;
-  /// The floating-point operations and bytes moved, all runs together, as
-  /// the compiler counted them (plan::Step flops and bytes; 0: unknown).
+  /// The floating-point operations and bytes moved, the counted runs
+  /// together, as the compiler counted them (plan::Step flops and bytes; 0:
+  /// unknown).
   double flops = 0, bytes = 0;
   /// The module the step's sources lie in (stepModulePath), for the
   /// profile's grouping; "" for the root or when the plan does not know.
   std::string modulePath;
+  /// The step's first run, once a later run has replaced it in the counts
+  /// (0 until then).
+  double firstSeconds = 0;
 };
 /// An NVIDIA GPU, as the driver describes it.
 struct CudaDevice {
