@@ -275,21 +275,32 @@ private:
   }
 
   /// The oneDNN call of an Extern node, when oneDNN has a primitive for its
-  /// op and dtypes (float32, bfloat16 or float16, one for all its tensors);
-  /// otherwise the step runs on the fallback component.
+  /// op and dtypes (float32, bfloat16 or float16, one for all its tensors,
+  /// but that a 16-bit call's result and post-op operands may be float32:
+  /// an epilogue widened them, lib/Schedule/PostOps.cpp); otherwise the
+  /// step runs on the fallback component.
   Offset<fb::DnnlCall> dnnlCall(const LoopNode &node) {
     if (node.outputs.empty())
       return 0;
     if (findArg(node, "weight_scales"))
       return int8Call(node);
-    DType dtype = node.outputs[0].type.dtype;
+    if (node.outputs.size() != 1 || node.inputs.empty())
+      return 0;
+    std::vector<bool> postOperand(node.inputs.size());
+    for (const PostOp &p : node.postOps)
+      if (p.input < node.inputs.size() &&
+          (p.kind == PostOp::Kind::AddBias || p.kind == PostOp::Kind::Add))
+        postOperand[p.input] = true;
+    DType dtype = node.inputs[0].type.dtype;
     if (dtype != DType::Float32 && !isHalfPrecision(dtype))
       return 0;
-    for (const auto *views : {&node.inputs, &node.outputs})
-      for (const BufferView &v : *views)
-        if (v.type.dtype != dtype)
-          return 0;
-    if (node.outputs.size() != 1)
+    auto agrees = [&](DType t, bool widened) {
+      return t == dtype || (widened && isHalfPrecision(dtype) && t == DType::Float32);
+    };
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (!agrees(node.inputs[i].type.dtype, postOperand[i]))
+        return 0;
+    if (!agrees(node.outputs[0].type.dtype, true))
       return 0;
     std::vector<fb::PostOp> postOps;
     for (const PostOp &p : node.postOps) {

@@ -98,8 +98,12 @@ Error ReferenceStep::runSized(char *const *buffers, const std::vector<StridedLay
   if (out.size() != node_.outputs.size())
     return makeError() << "node '" << node_.name << "': " << out.size() << " results for "
                        << node_.outputs.size() << " outputs";
-  if (!out.empty())
+  if (!out.empty()) {
+    // A 16-bit product whose epilogue widened its result writes float32.
+    if (!node_.outputs.empty() && out[0].dtype() != node_.outputs[0].type.dtype)
+      out[0] = out[0].to(node_.outputs[0].type.dtype);
     applyPostOps(out[0], node_, in);
+  }
   std::vector<std::vector<int64_t>> sizes;
   for (const Tensor &t : out)
     sizes.push_back(t.sizes());

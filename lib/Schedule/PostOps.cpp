@@ -5,6 +5,15 @@
 // is the same computation; X must be read by nobody else, and whatever else
 // the epilogue reads must be ready when the extern runs.
 //
+// On the CPU a bfloat16 or float16 result may also be widened first: an
+// epilogue that casts X to float32, applies its chain in float32 and
+// stores float32 or casts back to X's type (what --precision=bf16 leaves
+// around every product) folds as well. oneDNN applies post-ops to its
+// float32 sums and converts once on the store, so the folded step rounds
+// once where the epilogue rounded twice. Only a chain with an activation
+// widens: a chain of adds fuses into the LayerNorm kernel that reads it,
+// and folded into the product it made bert_base slower (docs/backend.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "PostOps.h"
@@ -72,13 +81,19 @@ const SymExpr *withoutUnitLoops(SymContext &ctx, const LoopNode &node, const Sym
   return zeros.empty() ? e : substitute(ctx, e, zeros);
 }
 
+/// Whether an epilogue of an extern on `device` whose result has type
+/// `result` may compute in float32 (see the file comment).
+bool widens(TargetDevice device, DType result) {
+  return device == TargetDevice::CPU && (result == DType::BFloat16 || result == DType::Float16);
+}
+
 /// Matches an epilogue body as a chain of post-ops applied to a load of
-/// the extern's result.
+/// the extern's result, in the result's type or, widened, in `chain`.
 class ChainMatcher {
 public:
-  ChainMatcher(SymContext &ctx, const LoopNode &ext, const LoopNode &epilogue)
-      : ctx_(ctx), ext_(ext), node_(epilogue),
-        result_(ext.outputs[0]), store_(withoutUnitLoops(ctx, epilogue, epilogue.storeIndex)) {}
+  ChainMatcher(SymContext &ctx, const LoopNode &ext, const LoopNode &epilogue, DType chain)
+      : ctx_(ctx), ext_(ext), node_(epilogue), result_(ext.outputs[0]),
+        store_(withoutUnitLoops(ctx, epilogue, epilogue.storeIndex)), chain_(chain) {}
 
   /// The post-ops in order, with the view each extra input is read through.
   struct Step {
@@ -89,7 +104,14 @@ public:
   std::optional<std::vector<Step>> match() {
     std::vector<Step> steps;
     used_ = 0;
-    if (!walk(node_.body.result, steps) || used_ != node_.body.ops.size())
+    uint32_t root = node_.body.result;
+    // A widened chain may cast its float32 value back to the result's type.
+    const BodyOp &last = node_.body.ops[root];
+    if (widened() && last.kind == BodyOp::Kind::Cast && last.dtype == result_.type.dtype) {
+      ++used_;
+      root = last.operands[0];
+    }
+    if (!walk(root, steps) || used_ != node_.body.ops.size())
       return std::nullopt;
     return steps;
   }
@@ -100,8 +122,11 @@ private:
            atStore(op.index) && op.mask < 0 && op.indirect.empty();
   }
 
+  bool widened() const { return chain_ != result_.type.dtype; }
+
+  /// Whether `op` computes in the chain's type.
   bool sameDType(const BodyOp &op) const {
-    return op.dtype == result_.type.dtype;
+    return op.dtype == chain_;
   }
 
   bool walk(uint32_t id, std::vector<Step> &steps) {
@@ -109,8 +134,11 @@ private:
     ++used_;
     if (!sameDType(op))
       return false;
-    if (isResultLoad(op))
+    if (widened() ? op.kind == BodyOp::Kind::Cast && isResultLoad(node_.body.ops[op.operands[0]])
+                  : isResultLoad(op)) {
+      used_ += widened();
       return true;
+    }
     if (op.kind != BodyOp::Kind::Compute)
       return false;
     const auto &ops = node_.body.ops;
@@ -232,8 +260,11 @@ private:
     if (op.kind != BodyOp::Kind::Load || op.buffer == result_.buffer ||
         op.mask >= 0 || !op.indirect.empty() || !sameDType(op))
       return std::nullopt;
-    if (atStore(op.index))
-      return Step{PostOp::Kind::Add, BufferView{op.buffer, result_.type}};
+    if (atStore(op.index)) {
+      TensorType t = result_.type;
+      t.dtype = op.dtype;
+      return Step{PostOp::Kind::Add, BufferView{op.buffer, std::move(t)}};
+    }
     std::optional<size_t> dim = externBiasDim(ext_.op, result_.type.rank());
     if (!dim || !op.index->isSymbol())
       return std::nullopt;
@@ -265,6 +296,7 @@ private:
   const LoopNode &node_;
   const BufferView &result_;
   const SymExpr *store_;
+  DType chain_;
   size_t used_ = 0;
 };
 
@@ -334,11 +366,20 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
         break;
       const LoopNode &epilogue = graph.nodes[*reader];
       const Buffer &out = graph.buffers[epilogue.output];
-      if (out.dtype != buf.dtype || !sameOffsets(ctx, buf, out, epilogue))
+      bool widening = widens(device, buf.dtype);
+      if ((out.dtype != buf.dtype && !(widening && out.dtype == DType::Float32)) ||
+          !sameOffsets(ctx, buf, out, epilogue))
         break;
-      // An empty chain is a copy (a reshape of a user output, say): the
-      // extern then writes the copy's buffer itself.
-      auto steps = ChainMatcher(ctx, ext, epilogue).match();
+      // An empty chain is a copy (a reshape of a user output, say), or a
+      // widening cast: the extern then writes the copy's buffer itself.
+      auto steps = ChainMatcher(ctx, ext, epilogue, buf.dtype).match();
+      if (!steps && widening) {
+        steps = ChainMatcher(ctx, ext, epilogue, DType::Float32).match();
+        if (steps && !std::any_of(steps->begin(), steps->end(), [](const auto &s) {
+              return s.kind != PostOp::Kind::Add && s.kind != PostOp::Kind::AddBias;
+            }))
+          steps.reset();
+      }
       if (!steps)
         break;
       std::vector<PostOp::Kind> kinds;
@@ -357,6 +398,7 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
         ext.postOps.push_back(p);
       }
       ext.outputs[0].buffer = epilogue.output;
+      ext.outputs[0].type.dtype = out.dtype;
       folded.insert(*reader);
     }
   }

@@ -179,17 +179,30 @@ struct Views {
   /// float32, uint8 or int8 result, float32 post-op operands.
   bool int8() const { return step.dnnl() && step.dnnl()->scales(); }
 
+  /// One type throughout, but that the result and the post-ops' operands
+  /// of a 16-bit call may be float32 (an epilogue that widened the result,
+  /// lib/Schedule/PostOps.cpp): oneDNN applies post-ops to float32 sums.
   bool usable() const {
     if (int8())
       return usableInt8();
     plan::DType first = step.inputs()->size() ? step.inputs()->Get(0)->dtype() : plan::DType::Float32;
-    auto ok = [&](const plan::View *v, const StridedLayout &l) {
-      return dnnlType(v->dtype()) && v->dtype() == first && l.numel() > 0;
+    bool sixteenBits = first == plan::DType::BFloat16 || first == plan::DType::Float16;
+    std::vector<bool> postOperand(inputs.size());
+    const auto *postOps = step.dnnl()->post_ops();
+    for (size_t k = 0; postOps && k < postOps->size(); ++k)
+      if (postOps->Get(k)->input() < postOperand.size() &&
+          (postOps->Get(k)->kind() == plan::PostOpKind::AddBias ||
+           postOps->Get(k)->kind() == plan::PostOpKind::Add))
+        postOperand[postOps->Get(k)->input()] = true;
+    auto ok = [&](const plan::View *v, const StridedLayout &l, bool widened) {
+      return dnnlType(v->dtype()) &&
+             (v->dtype() == first || (widened && sixteenBits && v->dtype() == plan::DType::Float32)) &&
+             l.numel() > 0;
     };
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (!ok(step.inputs()->Get(i), inputs[i]))
+      if (!ok(step.inputs()->Get(i), inputs[i], postOperand[i]))
         return false;
-    return outputs.size() == 1 && ok(step.outputs()->Get(0), outputs[0]);
+    return outputs.size() == 1 && ok(step.outputs()->Get(0), outputs[0], true);
   }
   bool usableInt8() const {
     const plan::DnnlCall &call = *step.dnnl();

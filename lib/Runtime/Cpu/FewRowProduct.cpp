@@ -488,12 +488,17 @@ Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step
   size_t ai = call->src(), wi = call->weights();
   if (ai >= inputs.size() || wi >= inputs.size() || wi >= constant.size() || !constant[wi])
     return none;
-  // One type throughout, float32 or bfloat16.
-  plan::DType type = step.outputs()->Get(0)->dtype();
-  if (type != plan::DType::Float32 && type != plan::DType::BFloat16)
+  // Float32 or bfloat16 operands, the left one of the weight's type (the
+  // kernel packs both alike); the result and the post-ops' operands each
+  // of either type (an epilogue may have widened a bfloat16 result).
+  auto floating = [](plan::DType t) {
+    return t == plan::DType::Float32 || t == plan::DType::BFloat16;
+  };
+  plan::DType type = step.inputs()->Get(wi)->dtype();
+  if (!floating(step.outputs()->Get(0)->dtype()) || step.inputs()->Get(ai)->dtype() != type)
     return none;
   for (const plan::View *v : *step.inputs())
-    if (v->dtype() != type)
+    if (!floating(v->dtype()))
       return none;
   const StridedLayout &out = outputs[0];
   std::optional<Matrix> a = matrixOf(inputs[ai], *step.inputs()->Get(ai));
@@ -525,7 +530,7 @@ Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step
       if (op.kind() == plan::PostOpKind::AddBias) {
         if (l.sizes != std::vector<int64_t>{n})
           return none;
-        e.operand = {v.buffer(), l.offset, 0, l.strides[0], type == plan::DType::BFloat16};
+        e.operand = {v.buffer(), l.offset, 0, l.strides[0], v.dtype() == plan::DType::BFloat16};
       } else {
         std::optional<Matrix> r = matrixOf(l, v);
         if (!r || l.sizes != out.sizes)

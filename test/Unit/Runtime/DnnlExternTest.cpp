@@ -1,4 +1,5 @@
 //===- DnnlExternTest.cpp - oneDNN extern steps against reference kernels -===//
+#include "HalfBits.h"
 #include "LoopGraphMaker.h"
 
 #include "Cpu/DnnlExtern.h"
@@ -154,6 +155,65 @@ TEST(DnnlExtern, MatmulGelu) {
                               node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
                               node.postOps = {{gelu, 0}};
                             }});
+}
+
+/// A bfloat16 product whose epilogue was widened (lib/Schedule/PostOps.cpp):
+/// bfloat16 operands, a float32 bias, GELU, and a float32 or bfloat16
+/// result. oneDNN takes it, and it and the reference kernel agree with the
+/// float64 computation within the result's rounding (the reference rounds
+/// the product to bfloat16 before its post-ops, so twice).
+TEST(DnnlExtern, WidenedBfloat16ProductWithFloatBias) {
+  const int64_t m = 6, k = 24, n = 10;
+  for (DType stored : {DType::Float32, DType::BFloat16}) {
+    std::vector<float> a = randomFloats(m * k, 1), w = randomFloats(k * n, 2),
+                       bias = randomFloats(n, 3);
+    std::vector<uint16_t> a16, w16;
+    for (float &x : a)
+      a16.push_back(toBf16(x)), x = fromBf16(a16.back());
+    for (float &x : w)
+      w16.push_back(toBf16(x)), x = fromBf16(w16.back());
+    std::vector<float> results[2];
+    for (LoopNode::Kind kind : {LoopNode::Kind::Extern, LoopNode::Kind::Fallback}) {
+      LoopGraphMaker g;
+      std::vector<BufferView> ins = {g.whole(g.input("a", DType::BFloat16, g.ks({m, k}))),
+                                     g.whole(g.input("w", DType::BFloat16, g.ks({k, n}))),
+                                     g.whole(g.input("bias", DType::Float32, g.ks({n})))};
+      uint32_t out = g.buffer("out", BufferKind::Output, stored, g.ks({m, n}));
+      LoopNode &node = g.callNode(kind, ops::aten_mm_default, ins, {g.whole(out)});
+      node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+      node.postOps = {{PostOp::Kind::AddBias, 2}, {PostOp::Kind::GeluErf, 0}};
+      g.output("out", out, g.whole(out).type);
+      if (kind == LoopNode::Kind::Extern)
+        EXPECT_TRUE(dnnlTakes(g)) << dtypeName(stored);
+      FakeLibrary lib;
+      auto exec = g.executor(lib, {2});
+      ASSERT_TRUE(bool(exec)) << exec.error().message();
+      std::vector<uint16_t> out16(m * n);
+      std::vector<float> out32(m * n, NAN);
+      TensorRef result = stored == DType::Float32
+                             ? ref(out32, {m, n})
+                             : TensorRef{out16.data(), DType::BFloat16, {m, n}, {}};
+      Error err = (*exec)->run(std::vector<TensorRef>{{a16.data(), DType::BFloat16, {m, k}, {}},
+                                                      {w16.data(), DType::BFloat16, {k, n}, {}},
+                                                      ref(bias, {n})},
+                               std::vector<TensorRef>{result});
+      ASSERT_FALSE(err) << err.message();
+      if (stored == DType::BFloat16)
+        for (size_t i = 0; i < out16.size(); ++i)
+          out32[i] = fromBf16(out16[i]);
+      results[kind == LoopNode::Kind::Fallback] = out32;
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double x = bias[j];
+        for (int64_t q = 0; q < k; ++q)
+          x += double(a[i * k + q]) * w[q * n + j];
+        x = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        for (int r = 0; r < 2; ++r)
+          EXPECT_NEAR(results[r][i * n + j], x, 1.6e-2 * std::fabs(x) + 2e-2)
+              << (r ? "reference " : "oneDNN ") << dtypeName(stored) << " at " << i << ", " << j;
+      }
+  }
 }
 
 TEST(DnnlExtern, BatchedMatmulWithAdd) {

@@ -8,6 +8,7 @@
 // in [N, K] layout), and its post-ops against the reference.
 //
 //===----------------------------------------------------------------------===//
+#include "HalfBits.h"
 #include "LoopGraphMaker.h"
 
 #include "Cpu/FewRowProduct.h"
@@ -236,6 +237,59 @@ TEST(FewRowProduct, PostOpsMatchReference) {
         x = x / (1 + std::exp(-x)) + residual[i * n + j];
         EXPECT_NEAR(out[i * n + j], x, 1e-5 * std::fabs(x) + 1e-5)
             << "m " << m << " at " << i << ", " << j;
+      }
+  }
+}
+
+/// A bfloat16 product whose epilogue was widened (lib/Schedule/PostOps.cpp):
+/// bfloat16 operands, a float32 bias and a float32 or bfloat16 result, each
+/// read and written in its own type.
+TEST(FewRowProduct, WidenedBfloat16ResultAndFloatBias) {
+  ThreadPool pool(2);
+  const int64_t m = 3, k = 40, n = 11;
+  for (DType stored : {DType::Float32, DType::BFloat16}) {
+    LoopGraphMaker g;
+    std::vector<BufferView> ins = {g.whole(g.input("a", DType::BFloat16, g.ks({m, k}))),
+                                   g.whole(g.input("w", DType::BFloat16, g.ks({n, k}))),
+                                   g.whole(g.input("bias", DType::Float32, g.ks({n})))};
+    uint32_t out = g.buffer("out", BufferKind::Output, stored, g.ks({m, n}));
+    LoopNode &node = g.callNode(LoopNode::Kind::Extern, ops::aten_mm_default, ins, {g.whole(out)});
+    node.inputs[1].type = g.view(DType::BFloat16, g.ks({k, n}), g.ks({1, k}));
+    node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+    node.postOps = {{PostOp::Kind::AddBias, 2}, {PostOp::Kind::Relu, 0}};
+    g.output("out", out, g.whole(out).type);
+    Expected<std::shared_ptr<const RuntimePlan>> plan = g.runtimePlan();
+    ASSERT_TRUE(bool(plan)) << plan.error().message();
+    const plan::OpStep &step = *(*plan)->root().graphs()->Get(0)->steps()->Get(0)->detail_as_OpStep();
+    std::vector<StridedLayout> layouts = {{{m, k}, {k, 1}, 0}, {{k, n}, {1, k}, 0}, {{n}, {1}, 0}};
+    Expected<std::unique_ptr<CpuCall>> call =
+        prepareFewRowProduct(step, layouts, {{{m, n}, {n, 1}, 0}}, {false, true, false}, "", pool);
+    ASSERT_TRUE(bool(call)) << call.error().message();
+    ASSERT_NE(*call, nullptr) << dtypeName(stored);
+    std::vector<float> a = randomFloats(m * k, 1), w = randomFloats(n * k, 2), bias = randomFloats(n, 3);
+    std::vector<uint16_t> a16, w16, out16(m * n);
+    for (float &x : a)
+      a16.push_back(toBf16(x)), x = fromBf16(a16.back());
+    for (float &x : w)
+      w16.push_back(toBf16(x)), x = fromBf16(w16.back());
+    std::vector<float> out32(m * n, NAN);
+    std::vector<char *> buffers(16, nullptr);
+    void *data[] = {a16.data(), w16.data(), bias.data()};
+    for (uint32_t i = 0; i < 3; ++i)
+      buffers.at(step.inputs()->Get(i)->buffer()) = static_cast<char *>(data[i]);
+    buffers.at(step.outputs()->Get(0)->buffer()) = stored == DType::Float32
+                                                       ? reinterpret_cast<char *>(out32.data())
+                                                       : reinterpret_cast<char *>(out16.data());
+    ASSERT_FALSE((*call)->run({.hostBuffers = buffers.data()}));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double x = bias[j];
+        for (int64_t q = 0; q < k; ++q)
+          x += double(a[i * k + q]) * w[j * k + q];
+        x = std::max(x, 0.0);
+        float got = stored == DType::Float32 ? out32[i * n + j] : fromBf16(out16[i * n + j]);
+        double tolerance = stored == DType::Float32 ? 1e-5 : 4e-3 * std::fabs(x) + 1e-6;
+        EXPECT_NEAR(got, x, tolerance) << dtypeName(stored) << " at " << i << ", " << j;
       }
   }
 }

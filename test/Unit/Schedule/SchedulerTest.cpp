@@ -12,12 +12,16 @@ namespace {
 struct BodyBuilder {
   explicit BodyBuilder(SymContext &ctx) : ctx(ctx) {}
 
-  uint32_t load(uint32_t buffer, std::string_view index) {
+  uint32_t load(uint32_t buffer, std::string_view index, DType dtype = DType::Float32) {
     BodyOp op;
     op.kind = BodyOp::Kind::Load;
+    op.dtype = dtype;
     op.buffer = buffer;
     op.index = *ctx.parse(index);
     return push(op);
+  }
+  uint32_t cast(uint32_t value, DType dtype) {
+    return push(BodyOp{.kind = BodyOp::Kind::Cast, .dtype = dtype, .operands = {value}});
   }
   uint32_t constant(double v) {
     BodyOp op;
@@ -103,6 +107,7 @@ protected:
   BufferView view(uint32_t buffer) {
     BufferView v;
     v.buffer = buffer;
+    v.type.dtype = graph.buffers[buffer].dtype;
     v.type.sizes = graph.buffers[buffer].sizes;
     v.type.strides = graph.buffers[buffer].strides;
     v.type.storageOffset = ctx.constant(0);
@@ -763,6 +768,53 @@ TEST_F(SchedulerTest, MatmulBiasGeluBecomesPostOps) {
     EXPECT_EQ(mm.postOps[1].kind, form == 0 ? PostOp::Kind::GeluErf : PostOp::Kind::GeluTanh);
     EXPECT_EQ(mm.outputs[0].buffer, out);
   }
+}
+
+/// --precision=bf16 leaves a bfloat16 product whose epilogue widens it:
+/// cast to float32, add a float32 bias, ReLU, then store float32 or cast
+/// back. On the CPU that chain folds (oneDNN applies post-ops to float32
+/// sums); a widened chain of adds alone stays a kernel (measured slower
+/// folded: bert_base, docs/PERFORMANCE.md), and a GPU folds none of it.
+TEST_F(SchedulerTest, WidenedEpilogueOfA16BitProductFoldsOnTheCpu) {
+  for (TargetDevice device : {TargetDevice::CPU, TargetDevice::CUDA})
+    for (DType stored : {DType::BFloat16, DType::Float32})
+      for (bool relu : {true, false}) {
+        startGraph();
+        uint32_t x = buffer("x", BufferKind::Input, {"32", "16"});
+        uint32_t w = buffer("w", BufferKind::Input, {"16", "64"});
+        uint32_t m = temp({"32", "64"});
+        for (uint32_t b : {x, w, m})
+          graph.buffers[b].dtype = DType::BFloat16;
+        uint32_t bias = buffer("bias", BufferKind::Input, {"64"});
+        uint32_t out = buffer("y", BufferKind::Output, {"32", "64"});
+        graph.buffers[out].dtype = stored;
+        externNode(ops::aten_mm_default, {x, w}, m);
+        BodyBuilder b = body();
+        uint32_t v = b.compute(ScalarOp::Add, {b.cast(b.load(m, "64*i0 + i1", DType::BFloat16),
+                                                      DType::Float32),
+                                               b.load(bias, "i1")});
+        if (relu)
+          v = b.compute(ScalarOp::Maximum, {v, b.constant(0)});
+        if (stored != DType::Float32)
+          b.cast(v, stored);
+        pointwise({"32", "64"}, out, "64*i0 + i1", b);
+        scheduleFor(device);
+        const LoopNode &mm = graph.nodes[0];
+        std::string label = std::string(device == TargetDevice::CPU ? "cpu" : "cuda") +
+                            (relu ? " relu " : " bias ") + std::string(dtypeName(stored));
+        if (device == TargetDevice::CUDA || !relu) {
+          EXPECT_TRUE(mm.postOps.empty()) << label;
+          EXPECT_EQ(graph.plan.steps.size(), 2u) << label;
+          continue;
+        }
+        ASSERT_EQ(graph.nodes.size(), 1u) << label;
+        ASSERT_EQ(mm.postOps.size(), 2u) << label;
+        EXPECT_EQ(mm.postOps[0].kind, PostOp::Kind::AddBias);
+        EXPECT_EQ(mm.inputs.at(mm.postOps[0].input).type.dtype, DType::Float32);
+        EXPECT_EQ(mm.postOps[1].kind, PostOp::Kind::Relu);
+        EXPECT_EQ(mm.outputs[0].buffer, out);
+        EXPECT_EQ(mm.outputs[0].type.dtype, stored) << label;
+      }
 }
 
 /// GPT-2's logits: a matrix product reshaped into the user output. The copy
