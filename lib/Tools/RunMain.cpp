@@ -298,7 +298,7 @@ int runMain(int argc, char **argv) {
   app.add_option("--inputs-dir", o.inputsDir, "A directory holding in0.npy, in1.npy, ...");
   app.add_option("--output-dir", o.outputDir,
                  "Write out0.npy, out1.npy, ... there (and saved<i>.npy, grad.<target>.npy, "
-                 "input_after.<name>.npy)");
+                 "input_after.<name>.npy); made when missing");
   app.add_option("--expect", o.expects, "An expected output .npy, once per user output");
   app.add_option("--expect-buffer", o.expectBuffers,
                  "NAME=FILE: the expected value of a buffer the graph mutates");
@@ -399,9 +399,16 @@ int runMain(int argc, char **argv) {
       return reportError(tool, e.withContext("'" + o.input + "'"));
   if (o.profile)
     printProfile((*runner)->kernelTargets(), (*runner)->profile(), o, *peaks);
-  if (!o.outputDir.empty())
+  if (!o.outputDir.empty()) {
+    // The folder is made when it is missing (its parent must exist).
+    std::error_code made;
+    if (!std::filesystem::is_directory(o.outputDir) &&
+        !std::filesystem::create_directory(o.outputDir, made))
+      return reportError(tool, makeError() << "'" << o.outputDir << "': cannot make the output folder: "
+                                           << (made ? made.message() : "it is not a folder"));
     if (Error e = writeOutputs(o, g, *r, given, inputs))
       return reportError(tool, e);
+  }
   if (!o.expects.empty()) {
     Expected<size_t> f = checkOutputs(o, g, *r, o.expects, "");
     if (!f)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char kUsage[] =
@@ -42,6 +43,7 @@ static const char kUsage[] =
     "                     grad.<target>.npy, buffer_after.<target>.npy,\n"
     "                     input_after.<target>.npy for values saved for\n"
     "                     backward, gradients, mutated buffers and inputs\n"
+    "                     (DIR is made when missing)\n"
     "  --expect FILE...   an expected .npy per user output, in order; prints\n"
     "                     'out<k>: max abs error A, max rel error R: pass|FAIL'\n"
     "  --rtol R, --atol A tolerances of --expect: an element passes if\n"
@@ -670,6 +672,9 @@ static int finish(gcrt_package *pkg, size_t graph, const Options *o, const gcrt_
                   const gcrt_tensor *out, size_t numOut) {
   size_t user = 0, saved = 0, users = 0;
   char name[512], path[4096], message[1024];
+  /* -o names a folder, made here when it is missing (its parent must exist). */
+  if (o->outDir && mkdir(o->outDir, 0777) != 0 && errno != EEXIST)
+    return error("'%s': cannot make the output folder: %s", o->outDir, strerror(errno)) * -1;
   gcrt_tensor_info info;
   for (size_t i = 0; i < numOut; ++i) {
     gcrt_output_info(pkg, graph, i, &info);
