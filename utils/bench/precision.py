@@ -18,11 +18,15 @@ there):
       archive, so DIR travels without them: --drop-archives deletes them,
       and `run` rebuilds each from its recipe with numpy alone)
   precision.py run --gcrt-run build/bin/gcrt-run --out DIR [--threads 2 8] [--bench 20]
-                   [--peers ort compile-frozen]
+                   [--peers ort compile-frozen] [--warm-jobs J]
       rebuilds any archive missing in DIR, runs both packages of every
       model with gcrt-run and each peer through torch_worker.py (ONNX Runtime,
       Inductor with freezing), every engine pinned to the first T cores with
-      T threads, prints a Markdown table
+      T threads, prints a Markdown table. With --warm-jobs, each thread
+      count starts by preparing every peer J at a time on cores of their own
+      (the ONNX export, Inductor's compile into its cache), so that the
+      pinned, timed run of a peer loads what it would otherwise compile on
+      T cores
 
 Error: the largest |gc - torch| over the output, divided by the largest
 |torch| (the output's magnitude: float32 error grows with it, bf16 error
@@ -128,8 +132,7 @@ def peer_ms(model_dir, engine, threads, bench):
     """(median ms, None) of one peer engine served by torch_worker.py, pinned
     to the first `threads` cores, or (None, its error's first line)."""
     cores = ",".join(str(c) for c in range(threads))
-    cmd = ["taskset", "-c", cores, sys.executable, os.path.join(HERE, "torch_worker.py"), "serve", model_dir,
-           "--engine", engine, "--threads", str(threads), "--onnx", os.path.join(model_dir, "model.onnx")]
+    cmd = ["taskset", "-c", cores] + worker_cmd(model_dir, engine, threads)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
@@ -156,6 +159,42 @@ def peer_ms(model_dir, engine, threads, bench):
             proc.wait()
 
 
+def worker_cmd(model_dir, engine, threads):
+    return [sys.executable, os.path.join(HERE, "torch_worker.py"), "serve", model_dir, "--engine", engine,
+            "--threads", str(threads), "--onnx", os.path.join(model_dir, "model.onnx")]
+
+
+def warm_peers(out, models, engines, threads, jobs):
+    """Prepares every (model, peer) once before anything is timed, `jobs` at
+    a time, each on cores of its own with `threads` threads (the thread count
+    the timed run will use, which Inductor's generated code is made for):
+    the ONNX files are exported into the model folders and Inductor's cache
+    (TORCHINDUCTOR_CACHE_DIR, shared) is filled, so that the timed, pinned
+    run loads them instead of compiling on its few cores. Prints a line per
+    preparation that failed; the timed run then reports it in its cell."""
+    cores = sorted(os.sched_getaffinity(0))
+    slots = [cores[i:i + threads] for i in range(0, len(cores) - threads + 1, threads)][:max(1, jobs)]
+    tasks = [(m, e) for m in models for e in engines]
+    free, running = list(slots), []
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    while tasks or running:
+        while tasks and free:
+            model, engine = tasks.pop(0)
+            slot = free.pop(0)
+            cmd = ["taskset", "-c", ",".join(map(str, slot))] + worker_cmd(os.path.join(out, model), engine, threads)
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True, env=env)
+            proc.stdin.write("quit\n")
+            proc.stdin.close()
+            running.append((slot, proc, model, engine))
+        slot, proc, model, engine = running.pop(0)
+        ready = [l for l in proc.stdout if l.startswith("READY ")]
+        proc.wait()
+        free.append(slot)
+        if not ready or not json.loads(ready[0][len("READY "):]).get("ok"):
+            print(f"warm-up of {engine} for {model} failed", file=sys.stderr)
+
+
 def run(args):
     rows = []
     for model in args.models:
@@ -163,8 +202,11 @@ def run(args):
         want_path = os.path.join(args.out, model, "out0.npy")
         if not os.path.exists(want_path):
             eager_outputs(os.path.join(args.out, model))
-        want = np.load(want_path).astype(np.float64)
-        for t in args.threads:
+    for t in args.threads:
+        if args.warm_jobs:
+            warm_peers(args.out, args.models, args.peers, t, args.warm_jobs)
+        for model in args.models:
+            want = np.load(os.path.join(args.out, model, "out0.npy")).astype(np.float64)
             peers = {}
             for engine in args.peers:
                 peers[engine] = peer_ms(os.path.join(args.out, model), engine, t, args.bench)
@@ -201,6 +243,9 @@ def main():
     r.add_argument("--bench", type=int, default=20)
     r.add_argument("--peers", nargs="*", default=["ort", "compile-frozen"],
                    choices=["ort", "compile-frozen", "compile", "eager"])
+    r.add_argument("--warm-jobs", type=int, default=0,
+                   help="before timing each thread count, prepare the peers (ONNX export, Inductor's "
+                        "compile into its cache) this many at a time on cores of their own")
     for s in (p, r):
         s.add_argument("--out", required=True)
         s.add_argument("--models", nargs="+", default=["resnet50", "bert_base", "llama_50m", "tv_vit_b_16"])
