@@ -30,7 +30,9 @@ there):
 
 Error: the largest |gc - torch| over the output, divided by the largest
 |torch| (the output's magnitude: float32 error grows with it, bf16 error
-more so), for each precision.
+more so), for each precision. The last column names the oneDNN
+implementations the bf16 package's products and convolutions ran (its
+verbose log), which tells AMX (avx512_core_amx) from AVX-512 BF16.
 """
 import argparse
 import json
@@ -108,6 +110,25 @@ def run_one(gcrt_run, pkg, ins, threads, bench, env=None):
         if not m:
             sys.exit(f"no median in gcrt-run's output:\n{r.stdout}{r.stderr}")
         return float(m.group(1)), np.load(os.path.join(tmp, "out0.npy"))
+
+
+def onednn_kernels(gcrt_run, pkg, ins, threads):
+    """The oneDNN implementations the package's products and convolutions
+    ran, from one run with oneDNN's verbose log (DNNL_VERBOSE for 2.x,
+    ONEDNN_VERBOSE for 3.x): e.g. 'brg:avx512_core_amx' where a bfloat16
+    product runs on AMX, 'brg:avx512_core_bf16' where it runs on AVX-512
+    BF16."""
+    env = dict(os.environ, DNNL_VERBOSE="1", ONEDNN_VERBOSE="1")
+    cores = ",".join(str(c) for c in range(threads))
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["taskset", "-c", cores, gcrt_run, pkg, *ins, "--threads", str(threads), "-o", tmp],
+                           capture_output=True, text=True, env=env)
+    kinds = set()
+    for line in (r.stdout + r.stderr).splitlines():
+        f = line.split(",")
+        if len(f) > 4 and f[0].endswith("verbose") and f[1] == "exec" and f[3] in ("matmul", "convolution"):
+            kinds.add(f[4])
+    return " ".join(sorted(kinds)) or "none"
 
 
 def relative_error(got, want):
@@ -213,18 +234,20 @@ def run(args):
             got = {p: run_one(args.gcrt_run, os.path.join(args.out, f"{model}.{p}.gcpkg"), inputs(args.out, model),
                               t, args.bench) for p in PRECISIONS}
             err = {p: relative_error(got[p][1], want) for p in PRECISIONS}
+            kernels = onednn_kernels(args.gcrt_run, os.path.join(args.out, f"{model}.bf16.gcpkg"),
+                                     inputs(args.out, model), t)
             best = min((ms for ms, _ in peers.values() if ms), default=None)
             cells = ["%.2f" % ms if ms else "error: " + e for ms, e in peers.values()]
             ratio = "%.2f" % (got["exact"][0] / best) if best else ""
             rows.append(f"| {model} | {t} | {' | '.join(cells)}{' | ' if cells else ''}{got['exact'][0]:.2f} | "
                         f"{ratio} | {got['bf16'][0]:.2f} | {got['exact'][0] / got['bf16'][0]:.2f}x | "
-                        f"{err['exact']:.1e} | {err['bf16']:.1e} |")
+                        f"{err['exact']:.1e} | {err['bf16']:.1e} | {kernels} |")
             print(rows[-1], file=sys.stderr)
     names = {"ort": "ONNX Runtime", "compile-frozen": "Inductor, freezing"}
     head = "".join(f" {names.get(e, e)} (ms) |" for e in args.peers)
     print(f"| model | threads |{head} gc exact (ms) | exact / best peer | gc bf16 (ms) | bf16 speed-up "
-          "| error exact | error bf16 |")
-    print("| --- | ---: |" + " ---: |" * (len(args.peers) + 6))
+          "| error exact | error bf16 | bf16 products and convolutions on |")
+    print("| --- | ---: |" + " ---: |" * (len(args.peers) + 6) + " --- |")
     print("\n".join(rows))
 
 
