@@ -57,8 +57,10 @@ std::optional<LayoutMode> parseLayoutMode(std::string_view s) {
 }
 
 LayoutMode resolveLayout(LayoutMode mode, const Module &m) {
-  // cuDNN's convolutions take the strides they are given; gc has not
-  // measured channels-last there, so auto leaves GPU graphs alone.
+  // cuDNN's convolutions take the strides they are given. On the H200,
+  // channels-last made half-precision nets without depthwise convolutions
+  // faster and three with them slower (docs/gpu.md), and its results were
+  // not yet checked there: auto leaves GPU graphs alone.
   if (mode != LayoutMode::Auto)
     return mode;
   return targetOf(m).device == TargetDevice::CUDA ? LayoutMode::Plain : LayoutMode::ChannelsLast;
