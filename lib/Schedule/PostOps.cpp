@@ -370,8 +370,9 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
       if ((out.dtype != buf.dtype && !(widening && out.dtype == DType::Float32)) ||
           !sameOffsets(ctx, buf, out, epilogue))
         break;
-      // An empty chain is a copy (a reshape of a user output, say), or a
-      // widening cast: the extern then writes the copy's buffer itself.
+      // An empty chain is a copy (a reshape of a user output, say): the
+      // extern then writes the copy's buffer itself. A widened chain folds
+      // only when it holds an activation (the file comment says why).
       auto steps = ChainMatcher(ctx, ext, epilogue, buf.dtype).match();
       if (!steps && widening) {
         steps = ChainMatcher(ctx, ext, epilogue, DType::Float32).match();
