@@ -51,8 +51,9 @@ extern "C" {
  * gcrt_plugin_load and the GCRT_PLUGINS environment variable. 11 added
  * outputs whose sizes the input's data decides (nonzero, masked_select,
  * unique, boolean-mask indexing): gcrt_output_sizes gives their upper
- * bounds, and gcrt_run_output_sizes the sizes a run filled. */
-#define GCRT_API_VERSION 13
+ * bounds, and gcrt_run_output_sizes the sizes a run filled. 14 added
+ * GCRT_CONTEXT_NO_EARLY_LAUNCH. */
+#define GCRT_API_VERSION 14
 
 #if defined(__GNUC__)
 #define GCRT_EXPORT __attribute__((visibility("default")))
@@ -313,7 +314,13 @@ enum {
   /* On a GPU, let float32 matrix products and convolutions use TF32 tensor
    * cores (about 1e-3 relative error; PyTorch's allow_tf32). Without it
    * they keep full float32 accuracy (API version 5). */
-  GCRT_CONTEXT_ALLOW_TF32 = 1u << 2
+  GCRT_CONTEXT_ALLOW_TF32 = 1u << 2,
+  /* On a GPU of sm_90 or later, start each of gc's kernels only when the
+   * kernel before it has ended. Without it a kernel may start as soon as
+   * the one before it runs all of its blocks, and waits for its results
+   * itself (programmatic dependent launch), which hides most of a launch's
+   * latency (API version 14). */
+  GCRT_CONTEXT_NO_EARLY_LAUNCH = 1u << 3
 };
 /* gcrt_context_create, with GCRT_CONTEXT_* flags or-ed together; an
  * unknown flag is GCRT_ERROR_INVALID_ARGUMENT. */

@@ -164,7 +164,8 @@ Error checkCudaAssemblers() {
   return Error::success();
 }
 
-Expected<std::string> assembleFatbinary(const std::string &ptx, std::span<const int> archs) {
+Expected<std::string> assembleFatbinary(std::span<const PtxImage> images,
+                                        std::span<const int> archs) {
   Expected<std::string> ptxas = cudaToolkitFile("bin/ptxas", "ptxas");
   if (!ptxas)
     return ptxas.error();
@@ -174,19 +175,27 @@ Expected<std::string> assembleFatbinary(const std::string &ptx, std::span<const 
   Expected<ScratchDir> dir = ScratchDir::create();
   if (!dir)
     return dir.error();
-  std::string ptxFile = dir->file("kernels.ptx"), output = dir->file("kernels.fatbin");
-  GC_RETURN_IF_ERROR(writeWhole(ptxFile, ptx));
+  std::vector<std::string> ptxFiles;
+  for (const PtxImage &image : images) {
+    ptxFiles.push_back(dir->file("kernels_sm" + std::to_string(image.arch) + ".ptx"));
+    GC_RETURN_IF_ERROR(writeWhole(ptxFiles.back(), image.text));
+  }
+  std::string output = dir->file("kernels.fatbin");
   std::vector<std::string> bundle = {"--64", "--create=" + output};
   // ptxas is single-threaded and the architectures are independent: one
   // process each, all at once.
   std::vector<RunningTool> assemblers;
   assemblers.reserve(archs.size());
   for (int arch : archs) {
+    size_t from = 0;
+    while (from + 1 < images.size() && images[from + 1].arch <= arch)
+      ++from;
     std::string sm = "sm_" + std::to_string(arch);
     std::string cubin = dir->file(sm + ".cubin");
-    assemblers.emplace_back(*ptxas, "ptxas -arch=" + sm,
-                            std::vector<std::string>{"-arch=" + sm, "-O3", ptxFile, "-o", cubin},
-                            *dir, sm + ".log");
+    assemblers.emplace_back(
+        *ptxas, "ptxas -arch=" + sm,
+        std::vector<std::string>{"-arch=" + sm, "-O3", ptxFiles[from], "-o", cubin}, *dir,
+        sm + ".log");
     bundle.push_back("--image3=kind=elf,sm=" + std::to_string(arch) + ",file=" + cubin);
   }
   // Every process is waited for, even after one fails; the first failure
@@ -197,7 +206,9 @@ Expected<std::string> assembleFatbinary(const std::string &ptx, std::span<const 
       first = std::move(e);
   if (first)
     return first;
-  bundle.push_back("--image3=kind=ptx,sm=" + std::to_string(archs.front()) + ",file=" + ptxFile);
+  for (size_t i = 0; i < images.size(); ++i)
+    bundle.push_back("--image3=kind=ptx,sm=" + std::to_string(images[i].arch) +
+                     ",file=" + ptxFiles[i]);
   GC_RETURN_IF_ERROR(runTool(*fatbinary, "fatbinary", bundle, *dir));
   return readWhole(output);
 }

@@ -27,12 +27,20 @@ std::string cudaToolkitVersion();
 /// Checks that ptxas and fatbinary are there, before any work is done.
 Error checkCudaAssemblers();
 
-/// Assembles `ptx` with ptxas for every architecture in `archs` (compute
-/// capability times ten, lowest first) and bundles the cubins and the PTX
-/// (for the lowest architecture, which newer GPUs compile at load time)
+/// PTX for the architectures from `arch` on (compute capability times ten).
+struct PtxImage {
+  int arch = 0;
+  std::string text;
+};
+
+/// Assembles with ptxas, for every architecture in `archs` (lowest first),
+/// the image of `images` (lowest `arch` first, the first one's no higher
+/// than archs' first) with the highest `arch` not above it, and bundles the
+/// cubins and every image's PTX (which newer GPUs compile at load time)
 /// with fatbinary. Temporary files live in a private directory that is
 /// removed afterwards. Errors quote the tool's messages.
-Expected<std::string> assembleFatbinary(const std::string &ptx, std::span<const int> archs);
+Expected<std::string> assembleFatbinary(std::span<const PtxImage> images,
+                                        std::span<const int> archs);
 
 } // namespace gc
 

@@ -29,6 +29,11 @@
 // (so that index + stride cannot overflow), else i64. Divisions by sizes
 // that symbols give go through magic numbers computed at entry (Divisor).
 //
+// On sm_90 and later libgcrt launches kernels early (programmatic dependent
+// launch: Kernel in lib/Runtime/Cuda/CudaDriver.h), so the cubins for those
+// GPUs come from a second PTX (earlyLaunchPtx) whose entries first release
+// the kernel after them and wait for the one before them, before any load.
+//
 // Math: ScalarEmitter's gc_* calls come from the math library compiled for
 // nvptx64 (kGpuMathBitcode). Its C library calls (sinf, atan2, erfc, double
 // erf and pow, ...) and `frem` (which NVPTX would expand to x - trunc(x/y)*y,
@@ -916,6 +921,41 @@ Error useLibdevice(llvm::Module &module) {
   return Error::success();
 }
 
+/// The first architecture whose kernels libgcrt may launch early.
+constexpr int kEarlyLaunchArch = 90;
+
+/// `ptx` (kernel entries only) for sm_90 and later: each entry's body
+/// starts by letting the next kernel launch (griddepcontrol.launch_dependents)
+/// and by waiting for the kernels before it (griddepcontrol.wait) in every
+/// thread, ahead of the table loads that LLVM puts first. A kernel whose
+/// blocks all ended without waiting would let the kernel after it start
+/// before the one before it has ended; so the wait comes before any branch.
+/// (RuntimePlan.h, kPlanMinorEarlyKernels: the runtime relies on it.)
+std::string earlyLaunchPtx(const std::string &ptx) {
+  std::string out;
+  size_t target = ptx.find("\n.target sm_");
+  if (target == std::string::npos)
+    return ptx;
+  size_t numberAt = target + std::string_view("\n.target sm_").size();
+  size_t numberEnd = ptx.find_first_not_of("0123456789", numberAt);
+  int arch = std::stoi(ptx.substr(numberAt, numberEnd - numberAt));
+  out = ptx.substr(0, numberAt) + std::to_string(std::max(arch, kEarlyLaunchArch));
+  size_t at = numberEnd;
+  constexpr std::string_view kBodyStart = "\n{\n";
+  for (size_t entry = ptx.find(".entry ", at); entry != std::string::npos;
+       entry = ptx.find(".entry ", at)) {
+    size_t body = ptx.find(kBodyStart, entry);
+    if (body == std::string::npos)
+      break;
+    body += kBodyStart.size();
+    out.append(ptx, at, body - at);
+    out += "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n";
+    at = body;
+  }
+  out.append(ptx, at, std::string::npos);
+  return out;
+}
+
 } // namespace
 
 namespace {
@@ -1023,9 +1063,15 @@ Expected<std::string> emitGpuKernels(const Module &m, const LoopGraph &graph,
   }
   // The graph's own problems first, then what the machine lacks.
   GC_RETURN_IF_ERROR(checkCudaAssemblers());
+  std::vector<PtxImage> images;
+  if (archs->front() < kEarlyLaunchArch)
+    images.push_back({archs->front(), ptx});
+  if (archs->back() >= kEarlyLaunchArch)
+    images.push_back({std::max(archs->front(), kEarlyLaunchArch), earlyLaunchPtx(ptx)});
+  // The PTX of the lowest architecture: what ptxas assembles for it.
   if (options.ptx)
-    *options.ptx = ptx;
-  return assembleFatbinary(ptx, *archs);
+    *options.ptx = images.front().text;
+  return assembleFatbinary(images, *archs);
 }
 
 } // namespace gc

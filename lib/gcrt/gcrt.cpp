@@ -703,7 +703,7 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
     if (!package || !out)
       return fail(GCRT_ERROR_INVALID_ARGUMENT, "gcrt_context_create: null argument");
     if (flags & ~uint32_t(GCRT_CONTEXT_PROFILE | GCRT_CONTEXT_NO_CUDA_GRAPHS |
-                          GCRT_CONTEXT_ALLOW_TF32))
+                          GCRT_CONTEXT_ALLOW_TF32 | GCRT_CONTEXT_NO_EARLY_LAUNCH))
       return fail(GCRT_ERROR_INVALID_ARGUMENT,
                   "gcrt_context_create: unknown flags " + std::to_string(flags));
     RuntimeOptions options;
@@ -711,6 +711,7 @@ gcrt_status gcrt_context_create_with_flags(gcrt_package *package, size_t graph, 
     options.profile = flags & GCRT_CONTEXT_PROFILE;
     options.cudaGraphs = !(flags & GCRT_CONTEXT_NO_CUDA_GRAPHS);
     options.allowTF32 = flags & GCRT_CONTEXT_ALLOW_TF32;
+    options.cudaEarlyLaunch = !(flags & GCRT_CONTEXT_NO_EARLY_LAUNCH);
     options.fallback = loadFallbackComponent;
     Expected<std::optional<MachinePeaks>> peaks = givenPeaks("");
     if (options.profile && !peaks)

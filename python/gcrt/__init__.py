@@ -87,13 +87,15 @@ def _compile_archive(archive, out, flags, plugin_args):
 
 
 def load(path, *, device=None, weights=None, threads=0, cuda_graphs=True, allow_tf32=False,
-         plugins=()):
+         early_launch=True, plugins=()):
     """Loads the package at `path` as a callable with the exported program's
     signature (a TrainingModule, a torch.nn.Module, for a package compiled
     with train=True). `weights`: another .pt2 of the same architecture to
     bind instead of the package's own. `device`: "cpu" or "cuda"; it must
     be where the package was compiled for (checked), or None.
     `threads`: CPU worker threads (0: one per hardware thread).
+    `early_launch`: on sm_90 and later, gc's kernels start before the one
+    ahead of them ends (docs/gpu.md, "Early launches").
     `plugins`: plugin libraries that give the package's custom ops, loaded
     into this process for good (gcrt_plugin_load, docs/plugins.md)."""
     for plugin in plugins:
@@ -104,7 +106,8 @@ def load(path, *, device=None, weights=None, threads=0, cuda_graphs=True, allow_
         if str(device).split(":")[0] != where:
             raise Error(f"'{path}' was compiled for {where}, not {device}: "
                         f"compile it again with device='{device}'")
-    options = dict(threads=threads, cuda_graphs=cuda_graphs, allow_tf32=allow_tf32)
+    options = dict(threads=threads, cuda_graphs=cuda_graphs, allow_tf32=allow_tf32,
+                   early_launch=early_launch)
     names = [package.graph_name(g) for g in range(package.graph_count)]
     if "backward" in names:
         from ._training import TrainingModule  # needs torch; inference does not

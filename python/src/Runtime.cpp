@@ -399,12 +399,13 @@ private:
 class Context {
 public:
   Context(std::shared_ptr<Package> package, size_t graph, unsigned threads, bool profile,
-          bool cudaGraphs, bool allowTf32)
+          bool cudaGraphs, bool allowTf32, bool earlyLaunch)
       : package_(std::move(package)), graph_(graph) {
     auto flag = [](bool on, unsigned bit) { return on ? static_cast<uint32_t>(bit) : 0u; };
     uint32_t flags = flag(profile, GCRT_CONTEXT_PROFILE) |
                      flag(!cudaGraphs, GCRT_CONTEXT_NO_CUDA_GRAPHS) |
-                     flag(allowTf32, GCRT_CONTEXT_ALLOW_TF32);
+                     flag(allowTf32, GCRT_CONTEXT_ALLOW_TF32) |
+                     flag(!earlyLaunch, GCRT_CONTEXT_NO_EARLY_LAUNCH);
     gcrt_context *c = nullptr;
     check(gcrt_context_create_with_flags(package_->get(), graph_, threads, flags, &c));
     handle_.reset(c);
@@ -755,12 +756,13 @@ void bindRuntime(nb::module_ &m) {
   nb::class_<Context>(m, "Context")
       .def("__init__",
            [](Context *self, std::shared_ptr<Package> package, size_t graph, unsigned threads,
-              bool profile, bool cudaGraphs, bool allowTf32) {
-             new (self) Context(std::move(package), graph, threads, profile, cudaGraphs, allowTf32);
+              bool profile, bool cudaGraphs, bool allowTf32, bool earlyLaunch) {
+             new (self) Context(std::move(package), graph, threads, profile, cudaGraphs, allowTf32,
+                                earlyLaunch);
            },
            nb::arg("package"), nb::arg("graph") = 0, nb::arg("threads") = 0,
            nb::arg("profile") = false, nb::arg("cuda_graphs") = true,
-           nb::arg("allow_tf32") = false)
+           nb::arg("allow_tf32") = false, nb::arg("early_launch") = true)
       .def("run", &Context::run, nb::arg("inputs"), nb::arg("out") = nb::none(),
            nb::arg("stream") = nb::none(), nb::arg("buffers") = true)
       .def("output_strides", &Context::outputStridesFor, nb::arg("inputs"))

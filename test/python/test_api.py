@@ -23,6 +23,14 @@ def test_mlp_matches_pytorch(mlp):
     assert_close(y, np.load(MODELS / "mlp" / "out0.npy"), "mlp out0")
 
 
+def test_gpu_options_are_accepted_on_the_cpu(mlp):
+    # The GPU's switches pass through to the context, which a CPU graph
+    # ignores: same outputs.
+    m = gcrt.load(mlp, cuda_graphs=False, allow_tf32=True, early_launch=False)
+    (x,) = flat_inputs(MODELS / "mlp")
+    assert_close(m(x), np.load(MODELS / "mlp" / "out0.npy"), "mlp with the GPU options")
+
+
 def test_keyword_argument_and_input_names(mlp):
     m = gcrt.load(mlp)
     (name,) = m.input_names

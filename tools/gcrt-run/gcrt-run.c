@@ -74,9 +74,12 @@ static const char kUsage[] =
     "  --no-verify-weights  bind the weights without checking their CRC-32 at\n"
     "                     load (a damaged weight then gives wrong numbers)\n"
     "  --no-cuda-graphs   on a GPU, launch the steps of every run one by one\n"
+    "                     instead of replaying a CUDA graph of them\n"
+    "  --no-early-launch  on a GPU of sm_90 or later, start each kernel only when\n"
+    "                     the one before it has ended (no programmatic\n"
+    "                     dependent launch)\n"
     "  --allow-tf32       on a GPU, let float32 matrix products and convolutions\n"
     "                     use TF32 tensor cores (about 1e-3 relative error)\n"
-    "                     instead of replaying a CUDA graph of them\n"
     "  --device-io        for a CUDA package: copy the inputs to GPU memory and\n"
     "                     run on tensors there (gcrt_run_device), as a caller\n"
     "                     whose tensors live on the GPU does; --bench then times\n"
@@ -101,7 +104,8 @@ typedef struct Options {
   double rtol, atol;
   unsigned long bench, threads, runs, resetBefore;
   unsigned long long seed;
-  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs, allowTF32, deviceIo;
+  int profile, expectRuns, reset, verbose, listDevices, noCudaGraphs, noEarlyLaunch, allowTF32,
+      deviceIo;
   int noVerifyWeights;
 } Options;
 
@@ -173,6 +177,8 @@ static int parseOptions(int argc, char **argv, Options *o) {
       o->noVerifyWeights = 1;
     } else if (strcmp(a, "--no-cuda-graphs") == 0) {
       o->noCudaGraphs = 1;
+    } else if (strcmp(a, "--no-early-launch") == 0) {
+      o->noEarlyLaunch = 1;
     } else if (strcmp(a, "--allow-tf32") == 0) {
       o->allowTF32 = 1;
     } else if (strcmp(a, "--device-io") == 0) {
@@ -847,6 +853,7 @@ int main(int argc, char **argv) {
   }
   uint32_t flags = (o.profile ? GCRT_CONTEXT_PROFILE : 0u) |
                    (o.noCudaGraphs ? GCRT_CONTEXT_NO_CUDA_GRAPHS : 0u) |
+                   (o.noEarlyLaunch ? GCRT_CONTEXT_NO_EARLY_LAUNCH : 0u) |
                    (o.allowTF32 ? GCRT_CONTEXT_ALLOW_TF32 : 0u);
   if (gcrt_context_create_with_flags(pkg, graph, (unsigned)o.threads, flags, &ctx) != GCRT_OK ||
       gcrt_context_set_seed(ctx, (uint64_t)o.seed) != GCRT_OK) {

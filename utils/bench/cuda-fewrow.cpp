@@ -265,7 +265,7 @@ void groupTable(cuda::Stream s, int sms, double copyGBs) {
     std::vector<std::unique_ptr<Memory>> weights, outApart, outGroup;
     std::vector<std::unique_ptr<Product>> products;
     std::vector<cuda::FewRowLaunch> launches;
-    cuda::CudaFewRowKernels kernels(*d, sms);
+    cuda::CudaFewRowKernels kernels(*d, sms, /*early=*/true);
     std::vector<std::unique_ptr<ExternCall>> apart;
     unsigned apartBlocks = 0;
     for (size_t j = 0; j < g.n.size(); ++j) {
@@ -470,7 +470,7 @@ int main(int argc, char **argv) {
             "cuMemcpyDtoD");
     fillRandom(a.p, size_t(rows * sh.k * eb), bf16, s);
     Product p(rows, sh.n, sh.k, t);
-    cuda::CudaFewRowKernels kernels(*d, sms);
+    cuda::CudaFewRowKernels kernels(*d, sms, /*early=*/true);
     Expected<std::unique_ptr<ExternCall>> gc = kernels.prepare(
         *p.step, p.inputs, p.outputs, cuda::FewRowPick::WheneverPossible);
     if (!gc)

@@ -6,6 +6,7 @@ usage: gpu-models.py prepare --build BUILD --out DIR [--models M ...] [--gpu-arc
        gpu-models.py check --out DIR [--models M ...] [--realmodels RDIR]
        gpu-models.py bench --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
        gpu-models.py kernels --out DIR [--models M ...] [--realmodels RDIR] [--runs N]
+       gpu-models.py ab --out DIR --ab-flag=F [--models M ...] [--repeats N] [--runs N]
 
 prepare (on the build machine, no GPU needed): compiles every model with
 gc-compile --device cuda into DIR/<model>/model.gcpkg (training models with
@@ -36,6 +37,10 @@ elementwise and row-reduction kernels against it, and, for models whose
 extern steps are all matrix products, the GPU time of gc's product kernels
 against cuBLAS's on the same shapes (torch.mm/bmm), both from CUPTI through
 torch.profiler. Prints Markdown tables.
+
+ab (on the GPU machine, numpy only): gc alone with and without the gcrt-run
+flags of --ab-flag (--no-early-launch, say), alternated --repeats times per
+model, inputs and outputs in GPU memory; one table of medians.
 
 kernels (on the GPU machine, with torch): per model, gc's GPU kernels (its
 own and the libraries') by GPU time per run, from CUPTI.
@@ -370,6 +375,38 @@ def check(opts):
             failed.append(name)
     print("%d passed, %d failed" % (len(names) - len(failed), len(failed)))
     return 1 if failed else 0
+
+
+# --- ab ---------------------------------------------------------------------
+
+def ab(opts):
+    """gc alone, with and without the gcrt-run flags of --ab-flag (inputs
+    and outputs in GPU memory: --device-io), alternated --repeats times on
+    each model so that the GPU's drift falls on both; one Markdown table of
+    the medians' range and their ratio."""
+    manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
+    names = [n for n in opts.models if n in manifest and n not in BANDWIDTH
+             and "error" not in manifest[n] and not manifest[n]["train"]]
+    regen(opts, names)
+    flags = " ".join(opts.ab_flag)
+    print("| model | gc (ms) | gc %s (ms) | ratio |" % flags)
+    print("| --- | ---: | ---: | ---: |")
+    for name in names:
+        plain, other = [], []
+        try:
+            with tempfile.TemporaryDirectory() as work:
+                for _ in range(opts.repeats):
+                    plain.append(gc_times(opts, name, manifest[name], opts.runs, work,
+                                          flags=["--device-io"])[0])
+                    other.append(gc_times(opts, name, manifest[name], opts.runs, work,
+                                          flags=["--device-io", *opts.ab_flag])[0])
+        except RuntimeError as e:
+            print("| %s | %s | | |" % (name, e), flush=True)
+            continue
+        span = lambda xs: "%.4g-%.4g" % (min(xs), max(xs)) if len(xs) > 1 else "%.4g" % xs[0]
+        print("| %s | %s | %s | %.3f |" % (name, span(plain), span(other), min(other) / min(plain)),
+              flush=True)
+    return 0
 
 
 # --- bench -----------------------------------------------------------------
@@ -828,7 +865,8 @@ OPTS = None
 def main():
     global OPTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["prepare", "check", "bench", "kernels", "torch-compile"])
+    parser.add_argument("mode", choices=["prepare", "check", "bench", "kernels", "ab",
+                                         "torch-compile"])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--out", required=True)
     parser.add_argument("--bin", default=None, help="where gcrt-run is (default: OUT/bin)")
@@ -855,6 +893,10 @@ def main():
                         help="bench: seconds one cold torch.compile may take")
     parser.add_argument("--jobs", type=int, default=8,
                         help="bench: torch.compile processes compiling at once before the timings")
+    parser.add_argument("--ab-flag", action="append", default=[],
+                        help="ab: a gcrt-run flag of the second column (repeatable)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="ab: runs of each side, alternated")
     opts = OPTS = parser.parse_args()
     for token, suffix in (("zoo-gpu-set", ""), ("zoo-gpu-set-bf16", "_bf16")):
         if token in opts.models:
@@ -867,7 +909,7 @@ def main():
         prepare(opts)
         copy_runtime(opts)
         return 0
-    return {"check": check, "bench": bench, "kernels": kernels}[opts.mode](opts)
+    return {"check": check, "bench": bench, "kernels": kernels, "ab": ab}[opts.mode](opts)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,11 @@ struct RuntimeOptions {
   /// captured as a CUDA graph on its first run and replayed afterwards
   /// (not while profiling). Off: every run launches its steps one by one.
   bool cudaGraphs = true;
+  /// On a GPU of sm_90 or later, gc's kernels start early (programmatic
+  /// dependent launch): each may be scheduled once the kernel before it has
+  /// started all of its blocks, and waits for that kernel's results itself.
+  /// Off: each kernel starts when the one before it has ended.
+  bool cudaEarlyLaunch = true;
   /// On a GPU, let cuBLASLt and cuDNN use TF32 tensor cores for float32
   /// products and convolutions (torch's allow_tf32): faster, about 1e-3
   /// relative error. Off: full float32.

@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionDevice.cuh"
 #include "DecodeAttention.cuh"
+#include "EarlyLaunch.cuh"
 
 #include <type_traits>
 
@@ -616,6 +617,8 @@ __device__ void attention(const AttentionKernelArgs &a) {
 #define GC_ATTENTION_ENTRY(NAME, T, D)                                                             \
   extern "C" __global__ void __launch_bounds__(kAttentionThreads, kAttentionBlocksPerSM)          \
       NAME(AttentionKernelArgs a) {                                                                \
+    releaseSuccessor();                                                                            \
+    awaitPredecessor();                                                                            \
     attention<T, D, attentionKeyTile(sizeof(T), D)>(a);                                            \
   }
 GC_ATTENTION_ENTRY(gc_attention_f32_d64, float, 64)
@@ -627,6 +630,8 @@ GC_ATTENTION_ENTRY(gc_attention_f16_d128, __half, 128)
 
 #define GC_COMBINE_ENTRY(NAME, T)                                                                  \
   extern "C" __global__ void __launch_bounds__(kAttentionThreads) NAME(AttentionKernelArgs a) {   \
+    releaseSuccessor();                                                                            \
+    awaitPredecessor();                                                                            \
     combine<T>(a);                                                                                 \
   }
 GC_COMBINE_ENTRY(gc_attention_combine_f32, float)
@@ -638,6 +643,8 @@ GC_COMBINE_ENTRY(gc_attention_combine_f16, __half)
 // and of kDecodeRows.
 #define GC_DECODE_ENTRY(NAME, T, D, R)                                                             \
   extern "C" __global__ void __launch_bounds__(kAttentionThreads) NAME(AttentionKernelArgs a) {   \
+    releaseSuccessor();                                                                            \
+    awaitPredecessor();                                                                            \
     decodeAttention<T, D, R>(a);                                                                   \
   }
 #define GC_DECODE_ENTRIES(TYPE, T)                                                                 \

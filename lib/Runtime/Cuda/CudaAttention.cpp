@@ -101,7 +101,7 @@ bool boolMaskLoadsWide(const AttentionKernelArgs &a, uint64_t address) {
 
 class AttentionCall final : public ExternCall {
 public:
-  AttentionCall(const Driver &d, Function fn, Function combine, AttentionLaunch launch,
+  AttentionCall(const Driver &d, Kernel fn, Kernel combine, AttentionLaunch launch,
                 int64_t bytes)
       : d_(d), fn_(fn), combine_(combine), launch_(std::move(launch)), bytes_(bytes) {}
 
@@ -111,20 +111,20 @@ public:
     AttentionKernelArgs args = bindAttention(launch_, a.deviceBuffers, a.workspace, bytes_);
     void *params[] = {&args};
     Stream stream = static_cast<Stream>(a.stream);
-    GC_RETURN_IF_ERROR(d_.check(d_.launchKernel(fn_, launch_.blocks, args.splits, 1,
-                                                kAttentionThreads, 1, 1, 0, stream, params,
-                                                nullptr),
-                                "launching the fused attention kernel " + launch_.entry));
+    GC_RETURN_IF_ERROR(d_.check(
+        d_.launch(fn_, {launch_.blocks, static_cast<unsigned>(args.splits), kAttentionThreads},
+                  stream, params),
+        "launching the fused attention kernel " + launch_.entry));
     if (args.splits == 1)
       return Error::success();
-    return d_.check(d_.launchKernel(combine_, launch_.combineBlocks, 1, 1, kAttentionThreads, 1,
-                                    1, 0, stream, params, nullptr),
+    return d_.check(d_.launch(combine_, {launch_.combineBlocks, 1, kAttentionThreads}, stream,
+                              params),
                     "launching the fused attention kernel " + launch_.combineEntry);
   }
 
 private:
   const Driver &d_;
-  Function fn_, combine_;
+  Kernel fn_, combine_;
   AttentionLaunch launch_;
   int64_t bytes_;
 };
@@ -302,19 +302,29 @@ CudaAttentionKernels::prepare(const plan::OpStep &step, const std::vector<Stride
   AttentionLaunch launch = planAttention(ops, multiprocessors_);
   if (launch.entry.empty() || !haveAttentionKernels())
     return std::unique_ptr<ExternCall>();
+  Expected<Kernel> fn = kernel(launch.entry);
+  if (!fn)
+    return fn.error();
+  Kernel combine;
+  if (!launch.combineEntry.empty()) {
+    Expected<Kernel> k = kernel(launch.combineEntry);
+    if (!k)
+      return k.error();
+    combine = *k;
+  }
+  int64_t bytes = elementBytes(ops.dtypes[kQuery]);
+  return std::unique_ptr<ExternCall>(
+      std::make_unique<AttentionCall>(d_, *fn, combine, std::move(launch), bytes));
+}
+
+Expected<Kernel> CudaAttentionKernels::kernel(const std::string &entry) {
   if (!module_)
     GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, attentionImage().data()),
                                 "loading gc's fused attention kernels"));
-  Function fn = nullptr, combine = nullptr;
-  GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, launch.entry.c_str()),
-                              "finding the fused attention kernel " + launch.entry));
-  if (!launch.combineEntry.empty())
-    GC_RETURN_IF_ERROR(
-        d_.check(d_.moduleGetFunction(&combine, module_, launch.combineEntry.c_str()),
-                 "finding the fused attention kernel " + launch.combineEntry));
-  int64_t bytes = elementBytes(ops.dtypes[kQuery]);
-  return std::unique_ptr<ExternCall>(
-      std::make_unique<AttentionCall>(d_, fn, combine, std::move(launch), bytes));
+  Function fn = nullptr;
+  GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, entry.c_str()),
+                              "finding the fused attention kernel " + entry));
+  return Kernel{fn, early_ && d_.earlyCapable(fn)};
 }
 
 } // namespace gc::cuda

@@ -77,8 +77,10 @@ AttentionKernelArgs bindAttention(const AttentionLaunch &launch, const uint64_t 
 /// The kernels of one executor's context, loaded on first need.
 class CudaAttentionKernels {
 public:
-  CudaAttentionKernels(const Driver &d, int multiprocessors)
-      : d_(d), multiprocessors_(multiprocessors) {}
+  /// `early`: the kernels may start early where their code allows it
+  /// (Kernel).
+  CudaAttentionKernels(const Driver &d, int multiprocessors, bool early)
+      : d_(d), multiprocessors_(multiprocessors), early_(early) {}
   ~CudaAttentionKernels();
   CudaAttentionKernels(const CudaAttentionKernels &) = delete;
   CudaAttentionKernels &operator=(const CudaAttentionKernels &) = delete;
@@ -91,8 +93,11 @@ public:
                                                 const std::vector<StridedLayout> &outputs);
 
 private:
+  Expected<Kernel> kernel(const std::string &entry);
+
   const Driver &d_;
   int multiprocessors_;
+  bool early_;
   Module module_ = nullptr;
 };
 

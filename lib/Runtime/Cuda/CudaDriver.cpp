@@ -47,6 +47,7 @@ Error resolveAll(void *h, Driver &d) {
   GC_RETURN_IF_ERROR(resolve(h, "cuMemcpyDtoDAsync_v2", d.memcpyDtoDAsync));
   GC_RETURN_IF_ERROR(resolve(h, "cuMemsetD8Async", d.memsetD8Async));
   GC_RETURN_IF_ERROR(resolve(h, "cuLaunchKernel", d.launchKernel));
+  GC_RETURN_IF_ERROR(resolve(h, "cuLaunchKernelEx", d.launchKernelEx));
   GC_RETURN_IF_ERROR(resolve(h, "cuStreamCreate", d.streamCreate));
   GC_RETURN_IF_ERROR(resolve(h, "cuStreamDestroy_v2", d.streamDestroy));
   GC_RETURN_IF_ERROR(resolve(h, "cuStreamSynchronize", d.streamSynchronize));
@@ -108,6 +109,22 @@ Expected<int> deviceCount(const Driver &d) {
 }
 
 } // namespace
+
+Result Driver::launch(Kernel k, LaunchShape shape, Stream stream, void **params) const {
+  if (!k.early)
+    return launchKernel(k.fn, shape.gridX, shape.gridY, 1, shape.threads, 1, 1, 0, stream, params,
+                        nullptr);
+  LaunchAttribute early{};
+  early.id = LaunchAttrProgrammaticStreamSerialization;
+  early.value.programmaticStreamSerializationAllowed = 1;
+  LaunchConfig config{shape.gridX, shape.gridY, 1, shape.threads, 1, 1, 0, stream, &early, 1};
+  return launchKernelEx(&config, k.fn, params, nullptr);
+}
+
+bool Driver::earlyCapable(Function fn) const {
+  int ptx = 0;
+  return funcGetAttribute(&ptx, FuncAttrPtxVersion, fn) == Success && ptx >= 90;
+}
 
 std::string Driver::describe(Result r) const {
   const char *name = nullptr, *text = nullptr;

@@ -54,9 +54,47 @@ enum : int {
   AttrComputeCapabilityMajor = 75,
   AttrComputeCapabilityMinor = 76,
   FuncAttrMaxThreadsPerBlock = 0,
+  FuncAttrPtxVersion = 5,
+  LaunchAttrProgrammaticStreamSerialization = 6,
   StreamNonBlocking = 1,
   CaptureModeThreadLocal = 1,
   EventDisableTiming = 2,
+};
+
+/// CUlaunchAttribute and CUlaunchConfig, cuLaunchKernelEx's argument.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gridX, gridY, gridZ;
+  unsigned blockX, blockY, blockZ;
+  unsigned sharedBytes;
+  Stream stream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
+/// A kernel of gc's and whether it may start early: with programmatic
+/// dependent launch (sm_90 on) its blocks may be scheduled as soon as the
+/// kernel before it on the stream has started all of its own, so that its
+/// launch, and whatever it does before it reads another kernel's results
+/// (the few-row product's first weight loads), overlaps that kernel's end.
+/// Only code that waits for its predecessor at entry may (griddepcontrol.wait,
+/// which gc's kernels built for sm_90 and later run: earlyCapable()).
+struct Kernel {
+  Function fn = nullptr;
+  bool early = false;
+};
+
+/// The launch shape of a kernel: a grid of gridX x gridY blocks of
+/// `threads` threads, no dynamic shared memory.
+struct LaunchShape {
+  unsigned gridX = 1, gridY = 1, threads = 1;
 };
 
 /// The driver functions gc calls.
@@ -86,6 +124,7 @@ struct Driver {
   Result (*launchKernel)(Function fn, unsigned gridX, unsigned gridY, unsigned gridZ,
                          unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
                          Stream stream, void **params, void **extra);
+  Result (*launchKernelEx)(const LaunchConfig *config, Function fn, void **params, void **extra);
   Result (*streamCreate)(Stream *stream, unsigned flags);
   Result (*streamDestroy)(Stream stream);
   Result (*streamSynchronize)(Stream stream);
@@ -101,6 +140,14 @@ struct Driver {
   Result (*streamWaitEvent)(Stream stream, Event event, unsigned flags);
   Result (*eventSynchronize)(Event event);
   Result (*eventElapsedTime)(float *ms, Event start, Event end);
+
+  /// Launches `k` on `stream`: early where k.early says it may.
+  Result launch(Kernel k, LaunchShape shape, Stream stream, void **params) const;
+  /// Whether `fn`'s loaded code waits for its predecessor at entry, as gc's
+  /// kernels compiled for sm_90 or later do: its PTX architecture is 9.0 or
+  /// later. (A cubin made for sm_90 from sm_80 PTX, or PTX that the driver
+  /// compiles for a newer GPU, reports the PTX's.)
+  bool earlyCapable(Function fn) const;
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"
   std::string describe(Result r) const;

@@ -131,7 +131,7 @@ public:
   CudaExecutor(std::shared_ptr<const RuntimePlan> plan, const plan::Graph &graph,
                const RuntimeOptions &options, const Driver &d, CudaDevice device)
       : ExecutorBase(std::move(plan), graph, options), d_(d), device_(std::move(device)),
-        memory_(d), functions_(graph.steps()->size(), nullptr),
+        memory_(d), functions_(graph.steps()->size()),
         kernelArgStart_(graph.steps()->size(), 0) {
     weights_.reserve(numBuffers_);
     for (size_t b = 0; b < numBuffers_; ++b)
@@ -257,7 +257,7 @@ private:
   DeviceBuffer memory_;
   std::vector<WeightCopy> weights_; ///< per buffer; used for weight buffers
   std::vector<DeviceBuffer> persistent_; ///< allocatePersistent's
-  std::vector<cuda::Function> functions_; ///< per step; null for op steps
+  std::vector<cuda::Kernel> functions_; ///< per step; fn null for op steps
   /// Per kernel step: where its buffers' addresses start in the tables (in
   /// addresses); and how many addresses all kernel steps take.
   std::vector<size_t> kernelArgStart_;
@@ -344,8 +344,10 @@ Error CudaExecutor::create(const KernelLibrary &kernels) {
                                        ") on " + gpu()));
   }
   libraries_ = std::make_unique<CudaLibraries>(CudaLibraryOptions{options_.allowTF32});
-  attention_ = std::make_unique<cuda::CudaAttentionKernels>(d_, device_.multiprocessors);
-  fewRows_ = std::make_unique<cuda::CudaFewRowKernels>(d_, device_.multiprocessors);
+  attention_ = std::make_unique<cuda::CudaAttentionKernels>(d_, device_.multiprocessors,
+                                                            options_.cudaEarlyLaunch);
+  fewRows_ = std::make_unique<cuda::CudaFewRowKernels>(d_, device_.multiprocessors,
+                                                       options_.cudaEarlyLaunch);
   if (profiling_)
     for (size_t i = 0; i < 2 * graph_.steps()->size(); ++i) {
       cuda::Event e = nullptr;
@@ -392,7 +394,10 @@ Error CudaExecutor::resolveKernel(size_t s, const plan::KernelStep &k) {
     return makeError() << "kernel '" << name << "' runs " << k.block_threads()
                        << " threads per block, but " << gpu() << " runs it with at most "
                        << maxThreads;
-  functions_[s] = fn;
+  // Older plans' kernels may read their inputs before the kernel ahead of
+  // them has written them all.
+  bool awaits = plan_.version()->minor_version() >= kPlanMinorEarlyKernels;
+  functions_[s] = {fn, options_.cudaEarlyLaunch && awaits && d_.earlyCapable(fn)};
   kernelArgStart_[s] = numKernelArgs_;
   numKernelArgs_ += step(s).uses()->size();
   return Error::success();
@@ -698,7 +703,7 @@ Error CudaExecutor::uploadInputs(const Instance &inst, std::span<const TensorRef
 Error CudaExecutor::uploadTables(const Instance &inst) {
   std::vector<uint64_t> table(numKernelArgs_);
   for (size_t s = 0; s < functions_.size(); ++s)
-    if (functions_[s]) {
+    if (functions_[s].fn) {
       const auto &uses = *step(s).uses();
       for (size_t k = 0; k < uses.size(); ++k)
         table[kernelArgStart_[s] + k] = addresses_[uses[k]];
@@ -715,15 +720,14 @@ Error CudaExecutor::uploadTables(const Instance &inst) {
 }
 
 Error CudaExecutor::runStep(size_t s, StepInstance &si, cuda::Stream stream) {
-  if (cuda::Function fn = functions_[s]) {
+  if (const cuda::Kernel &k = functions_[s]; k.fn) {
     if (si.count == 0)
       return Error::success();
     DevicePtr buffers = tables_ + kernelArgStart_[s] * sizeof(uint64_t);
     DevicePtr symbols = tables_ + numKernelArgs_ * sizeof(uint64_t);
     void *params[] = {&buffers, &symbols};
     unsigned block = step(s).detail_as_KernelStep()->block_threads();
-    return d_.check(d_.launchKernel(fn, static_cast<unsigned>(si.count), 1, 1, block, 1, 1, 0,
-                                    stream, params, nullptr),
+    return d_.check(d_.launch(k, {static_cast<unsigned>(si.count), 1, block}, stream, params),
                     "launching " + stepLabel(s) + " (" + std::to_string(si.count) +
                         " blocks of " + std::to_string(block) + " threads)");
   }

@@ -49,11 +49,10 @@ int32_t fewRowActivation(ProductEpilogue::Activation a) {
 }
 
 /// Launches `group` through `fn`.
-Error launchGroup(const Driver &d, Function fn, const FewRowGroup &group,
-                  FewRowGroupArgs args, Stream stream) {
+Error launchGroup(const Driver &d, Kernel fn, const FewRowGroup &group, FewRowGroupArgs args,
+                  Stream stream) {
   void *params[] = {&args};
-  return d.check(d.launchKernel(fn, group.blocks, 1, 1, kFewRowThreads, 1, 1, 0, stream, params,
-                                nullptr),
+  return d.check(d.launch(fn, {group.blocks, 1, kFewRowThreads}, stream, params),
                  "launching the few-row product kernel " + group.entry);
 }
 
@@ -62,7 +61,7 @@ Error launchGroup(const Driver &d, Function fn, const FewRowGroup &group,
 /// runs as one launch).
 class FewRowCall final : public ExternCall {
 public:
-  FewRowCall(const Driver &d, Function fn, FewRowGroup group, std::vector<FewRowGroup> alone)
+  FewRowCall(const Driver &d, Kernel fn, FewRowGroup group, std::vector<FewRowGroup> alone)
       : d_(d), fn_(fn), group_(std::move(group)), alone_(std::move(alone)) {}
 
   Error run(const ExternArgs &a) override {
@@ -81,7 +80,7 @@ public:
 
 private:
   const Driver &d_;
-  Function fn_;
+  Kernel fn_;
   FewRowGroup group_;
   std::vector<FewRowGroup> alone_;
 };
@@ -346,20 +345,20 @@ CudaFewRowKernels::prepare(const plan::OpStep &step, const std::vector<StridedLa
   return call(std::move(launch));
 }
 
-Expected<Function> CudaFewRowKernels::function(const std::string &entry) {
+Expected<Kernel> CudaFewRowKernels::function(const std::string &entry) {
   if (!module_)
     GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, fewRowImage().data()),
                                 "loading gc's few-row product kernels"));
   Function fn = nullptr;
   GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, entry.c_str()),
                               "finding the few-row product kernel " + entry));
-  return fn;
+  return Kernel{fn, early_ && d_.earlyCapable(fn)};
 }
 
 Expected<std::unique_ptr<ExternCall>> CudaFewRowKernels::call(FewRowLaunch launch) {
   if (!haveFewRowKernels())
     return std::unique_ptr<ExternCall>();
-  Expected<Function> fn = function(launch.entry);
+  Expected<Kernel> fn = function(launch.entry);
   if (!fn)
     return fn.error();
   return std::unique_ptr<ExternCall>(std::make_unique<FewRowCall>(
@@ -370,7 +369,7 @@ Expected<std::unique_ptr<ExternCall>>
 CudaFewRowKernels::group(std::vector<FewRowLaunch> products) {
   if (!haveFewRowKernels() || products.empty() || products.size() > size_t(kFewRowMaxProducts))
     return std::unique_ptr<ExternCall>();
-  Expected<Function> fn = function(products[0].entry);
+  Expected<Kernel> fn = function(products[0].entry);
   if (!fn)
     return fn.error();
   std::vector<FewRowGroup> alone;

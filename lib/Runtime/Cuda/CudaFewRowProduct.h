@@ -174,8 +174,10 @@ constexpr int64_t kFewRowSmallWeight = int64_t(1) << 20;
 /// The kernels of one executor's context, loaded on first need.
 class CudaFewRowKernels {
 public:
-  CudaFewRowKernels(const Driver &d, int multiprocessors)
-      : d_(d), multiprocessors_(multiprocessors) {}
+  /// `early`: the kernels may start early where their code allows it
+  /// (Kernel).
+  CudaFewRowKernels(const Driver &d, int multiprocessors, bool early)
+      : d_(d), multiprocessors_(multiprocessors), early_(early) {}
   ~CudaFewRowKernels();
   CudaFewRowKernels(const CudaFewRowKernels &) = delete;
   CudaFewRowKernels &operator=(const CudaFewRowKernels &) = delete;
@@ -199,10 +201,11 @@ public:
   Expected<std::unique_ptr<ExternCall>> group(std::vector<FewRowLaunch> products);
 
 private:
-  Expected<Function> function(const std::string &entry);
+  Expected<Kernel> function(const std::string &entry);
 
   const Driver &d_;
   int multiprocessors_;
+  bool early_;
   Module module_ = nullptr;
 };
 

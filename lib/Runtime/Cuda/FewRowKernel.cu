@@ -34,6 +34,7 @@
 // entry by element type and row count and launches it.
 //
 //===----------------------------------------------------------------------===//
+#include "EarlyLaunch.cuh"
 #include "ElementConversions.cuh"
 #include "FewRowKernelArgs.h"
 
@@ -119,6 +120,19 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
 #pragma unroll
   for (int t = 0; t < kFewRowTile; ++t)
     w[t] = reinterpret_cast<const T *>(p.w) + int64_t(min(n0 + t, p.n - 1)) * p.wRowStride;
+  int64_t chunks = p.wide ? p.k / V : 0;
+  // No kernel writes the weights: the chunks of this thread's first pass
+  // head for the L2 cache while the kernel ahead of this one ends (an
+  // early launch); the left rows, bias and residual wait for it.
+  releaseSuccessor();
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+    for (int t = 0; t < kFewRowTile; ++t)
+      if (int64_t c = local + int64_t(u) * per; c < chunks)
+        prefetchL2(reinterpret_cast<const uint4 *>(w[t]) + c);
+  awaitPredecessor();
+
   float acc[ROWS][kFewRowTile];
 #pragma unroll
   for (int m = 0; m < ROWS; ++m)
@@ -126,7 +140,6 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
     for (int t = 0; t < kFewRowTile; ++t)
       acc[m][t] = 0.f;
 
-  int64_t chunks = p.wide ? p.k / V : 0;
   for (int64_t c0 = local; c0 < chunks; c0 += int64_t(per) * kUnroll) {
     uint4 wv[kUnroll][kFewRowTile];
 #pragma unroll

@@ -518,7 +518,9 @@ TEST_F(PackageTest, CApiProfile) {
   EXPECT_NE(std::string(gcrt_last_error()).find("unknown flags 128"), std::string::npos);
   // The GPU's flags are accepted by a CPU graph, which ignores them.
   ASSERT_EQ(gcrt_context_create_with_flags(
-                pkg, 0, 1, GCRT_CONTEXT_NO_CUDA_GRAPHS | GCRT_CONTEXT_ALLOW_TF32, &ctx),
+                pkg, 0, 1,
+                GCRT_CONTEXT_NO_CUDA_GRAPHS | GCRT_CONTEXT_ALLOW_TF32 | GCRT_CONTEXT_NO_EARLY_LAUNCH,
+                &ctx),
             GCRT_OK)
       << gcrt_last_error();
   gcrt_context_free(ctx);

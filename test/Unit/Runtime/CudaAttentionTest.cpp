@@ -322,7 +322,7 @@ void run(const Case &c, bool onHost) {
     int sms = 0;
     ASSERT_EQ(d.deviceGet(&device, 0), cuda::Success);
     ASSERT_EQ(d.deviceGetAttribute(&sms, cuda::AttrMultiprocessorCount, device), cuda::Success);
-    cuda::CudaAttentionKernels kernels(d, sms);
+    cuda::CudaAttentionKernels kernels(d, sms, /*early=*/true);
     // A one-step plan whose views name buffers 0 to 4 (sizes are read from
     // the layouts, not the views).
     flatbuffers::FlatBufferBuilder fbb;

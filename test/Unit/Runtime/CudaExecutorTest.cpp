@@ -456,9 +456,11 @@ TEST(CudaExecutor, ProfileTimesEveryStep) {
   ASSERT_EQ(profile.size(), 3u);
   EXPECT_EQ(profile[0].name, "gc_affine");
   EXPECT_EQ(profile[1].kind, plan::StepKind::Fallback);
+  // The second run counts; the first (module loads, cuBLASLt plans) apart.
   for (const StepProfile &p : profile) {
-    EXPECT_EQ(p.runs, 2);
+    EXPECT_EQ(p.runs, 1);
     EXPECT_GT(p.seconds, 0);
+    EXPECT_GT(p.firstSeconds, 0);
   }
 }
 

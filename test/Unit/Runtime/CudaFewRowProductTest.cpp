@@ -508,7 +508,7 @@ void runGroup(const std::vector<Product> &ps, On on = kGpu) {
         << "the kernel declined: " << launches.back().declined;
   }
   if (on.gpu) {
-    cuda::CudaFewRowKernels kernels(*d, sms);
+    cuda::CudaFewRowKernels kernels(*d, sms, /*early=*/true);
     // One product through the call the executor prepares for a step.
     Expected<std::unique_ptr<ExternCall>> call =
         ps.size() == 1 ? kernels.prepare(*steps[0]->step, p0.inputs(), {p0.out},
