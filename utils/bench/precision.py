@@ -43,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -191,10 +192,15 @@ def warm_peers(out, models, engines, threads, jobs):
     the timed run will use, which Inductor's generated code is made for):
     the ONNX files are exported into the model folders and Inductor's cache
     (TORCHINDUCTOR_CACHE_DIR, shared) is filled, so that the timed, pinned
-    run loads them instead of compiling on its few cores. Prints a line per
-    preparation that failed; the timed run then reports it in its cell."""
+    run loads them instead of compiling on its few cores. A job's cores are
+    the machine's shared out among `jobs` (at least `threads`): Inductor
+    compiles its kernels on all of them while the code it makes, and ONNX
+    Runtime, keep `threads` threads. Prints each preparation's seconds, and
+    a line per preparation that failed; the timed run then reports it in
+    its cell."""
     cores = sorted(os.sched_getaffinity(0))
-    slots = [cores[i:i + threads] for i in range(0, len(cores) - threads + 1, threads)][:max(1, jobs)]
+    width = max(threads, len(cores) // max(1, jobs))
+    slots = [cores[i:i + width] for i in range(0, len(cores) - width + 1, width)][:max(1, jobs)]
     tasks = [(m, e) for m in models for e in engines]
     free, running = list(slots), []
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -207,13 +213,14 @@ def warm_peers(out, models, engines, threads, jobs):
                                     stderr=subprocess.DEVNULL, text=True, env=env)
             proc.stdin.write("quit\n")
             proc.stdin.close()
-            running.append((slot, proc, model, engine))
-        slot, proc, model, engine = running.pop(0)
+            running.append((slot, proc, model, engine, time.monotonic()))
+        slot, proc, model, engine, start = running.pop(0)
         ready = [l for l in proc.stdout if l.startswith("READY ")]
         proc.wait()
         free.append(slot)
-        if not ready or not json.loads(ready[0][len("READY "):]).get("ok"):
-            print(f"warm-up of {engine} for {model} failed", file=sys.stderr)
+        ok = ready and json.loads(ready[0][len("READY "):]).get("ok")
+        print(f"warm-up of {engine} for {model} at {threads} threads on {len(slot)} cores: "
+              f"{time.monotonic() - start:.0f} s{'' if ok else ', failed'}", file=sys.stderr)
 
 
 def run(args):
