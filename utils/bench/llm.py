@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """LLM decoding on the CPU or an NVIDIA GPU: gc beside PyTorch on one model
-of utils/make-llm-models.py (issue 34).
+of utils/make-llm-models.py or utils/make-hf-llama.py (issue 34).
 
 usage (with torch, e.g. /work/venv-py/bin/python):
   utils/bench/llm.py DIR --build BUILD [--threads 2] [--new-tokens 32]
@@ -24,7 +24,10 @@ process of its own (so that its peak resident memory is its own), on
            steps and once with the prefill package for the first token,
            each after one untimed generation (--warmup 1)
   eager    the same module in PyTorch eager, its weights mapped from the
-           archive (no copy)
+           archive (no copy); for Hugging Face's Llama, whose module this
+           script does not build, the exported programs themselves
+           (ExportedProgram.module(), the weights read into memory, the
+           decode module given the prefill module's weights and caches)
   compile  the same with torch.compile (default mode); one generation
            first to compile, then the timed one; stopped after
            --compile-limit seconds
@@ -90,6 +93,26 @@ def load_models_script():
     return module
 
 
+# Hugging Face's config names (utils/make-hf-llama.py's config.json) for
+# make-llm-models.py's.
+HF_NAMES = {"hidden_size": "hidden", "num_attention_heads": "heads", "num_key_value_heads": "kv_heads",
+            "intermediate_size": "intermediate", "num_hidden_layers": "layers", "vocab_size": "vocab",
+            "cache": "max_seq"}
+
+
+def read_config(directory):
+    """DIR/config.json with make-llm-models.py's names, whichever script made
+    it; "programs" is true for Hugging Face's Llama, whose module this script
+    does not build: the torch engines then run the exported programs."""
+    c = json.load(open(os.path.join(directory, "config.json")))
+    hf = "hidden_size" in c
+    for theirs, ours in HF_NAMES.items():
+        if theirs in c:
+            c[ours] = c[theirs]
+    c["programs"] = hf
+    return c
+
+
 def prefill_prompt(length, vocab):
     """The prompt --prefill-lengths times: the same token ids for every engine."""
     return [(7 * i + 3) % vocab for i in range(length)]
@@ -105,14 +128,22 @@ def torch_worker(args, engine):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     m = load_models_script()
-    c = json.load(open(os.path.join(args.dir, "config.json")))
-    dtype = m.DTYPES[c["dtype"]]
-    # One module serves both programs; it maps the weights of whichever archive DIR has.
-    model = m.mapped_model(archive(args.dir), c, dtype).to(args.device)
+    c = read_config(args.dir)
+    if c["programs"]:
+        modules = exported_modules(args)
+        model = modules["decode"]
+    else:
+        # One module serves both programs; it maps the weights of whichever archive DIR has.
+        model = m.mapped_model(archive(args.dir), c, m.DTYPES[c["dtype"]]).to(args.device)
+        modules = {"prefill": model, "decode": model}
     torch.set_default_device(args.device)  # the tensors forward makes (positions, the mask)
     prompt = torch.tensor(c["prompt"], device=args.device)
     by_steps = not has_prefill(args.dir)
-    run = model if engine == "eager" else torch.compile(model, mode=COMPILE_MODES[engine])
+    runs = {name: caller(module if engine == "eager" else
+                         torch.compile(module, mode=COMPILE_MODES[engine]), module)
+            for name, module in modules.items() if module is not None}
+    step = runs["decode"]
+    run = runs.get("prefill", step)
     sync = torch.cuda.synchronize if cuda else (lambda: None)
 
     def generate():
@@ -121,14 +152,14 @@ def torch_worker(args, engine):
             start = time.perf_counter()
             if by_steps:  # the decode program's shapes only: one token at a time
                 for k in range(len(prompt)):
-                    logits = run(prompt[None, k:k + 1], torch.tensor([k], device=args.device))
+                    logits = step(prompt[None, k:k + 1], torch.tensor([k], device=args.device))
             else:
                 logits = run(prompt[None], torch.arange(len(prompt), device=args.device))
             tokens = [int(logits[0, -1].argmax())]
             first = time.perf_counter()
             for k in range(1, args.new_tokens):
-                logits = run(torch.tensor([[tokens[-1]]], device=args.device),
-                             torch.tensor([len(prompt) + k - 1], device=args.device))
+                logits = step(torch.tensor([[tokens[-1]]], device=args.device),
+                              torch.tensor([len(prompt) + k - 1], device=args.device))
                 tokens.append(int(logits[0, -1].argmax()))
             end = time.perf_counter()
         return tokens, first - start, end - first
@@ -152,7 +183,9 @@ def torch_worker(args, engine):
     tokens, ttft, decode = generate()
     prefills = {str(n): prefill(n) for n in args.prefill_lengths}
     if args.logits_dir:
-        write_logit_runs(m, model, prompt.tolist() + tokens[:-1], args.logits_dir)
+        is_cache = (lambda fqn: fqn.startswith(("key_cache_", "value_cache_"))) if c["programs"] \
+            else m.is_cache
+        write_logit_runs(m, model, is_cache, prompt.tolist() + tokens[:-1], args.logits_dir)
     print(json.dumps({"tokens": tokens, "ttft_s": ttft, "decode_s": decode, "compile_s": compile_s,
                       "prefill_s": prefills,
                       "gpu_peak": torch.cuda.max_memory_allocated() if cuda else None}))
@@ -176,7 +209,47 @@ def copy_bandwidth():
     print(json.dumps({"copy_gbs": 2 * a.numel() / best / 1e9}))
 
 
-def write_logit_runs(m, model, sequence, out):
+def exported_modules(args):
+    """The exported programs as PyTorch runs them (ExportedProgram.module()),
+    the decode module's weights and buffers the prefill module's own tensors
+    (assigned, not copied), so that the prefill's cache is the decode's, as
+    one module serves both for make-llm-models.py's decoder. Loading reads
+    each archive into memory (the peak memory counts both until the
+    decode's copy is dropped)."""
+    import torch
+
+    def load(name):
+        path = os.path.join(args.dir, name + ".pt2")
+        if not os.path.exists(path):
+            return None
+        program = torch.export.load(path)
+        module = program.module().to(args.device)
+        module.input_names = [spec.arg.name for spec in program.graph_signature.input_specs
+                              if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+        return module
+
+    prefill, decode = load("prefill"), load("decode")
+    if prefill is not None:
+        decode.load_state_dict(prefill.state_dict(), strict=True, assign=True)
+        # The caches are buffers left out of the state dict (not persistent).
+        for fqn, b in prefill.named_buffers():
+            owner, _, leaf = fqn.rpartition(".")
+            decode.get_submodule(owner)._buffers[leaf] = b
+    return {"prefill": prefill, "decode": decode}
+
+
+def caller(run, module):
+    """`run` (the module or its torch.compile) called with the tokens and
+    their positions: by keyword where the module is an exported program's,
+    which takes its inputs by name (input_ids and cache_position for Hugging
+    Face's Llama)."""
+    names = getattr(module, "input_names", None)
+    if not names:
+        return run
+    return lambda tokens, positions: run(**dict(zip(names, (tokens, positions))))
+
+
+def write_logit_runs(m, model, is_cache, sequence, out):
     """Eager's decode steps over `sequence` (the prompt, then its own greedy
     tokens: teacher forcing), one token at a time from an empty cache, as
     gcrt-run's runs: out/run<k>/{in0,in1,out0}.npy."""
@@ -185,11 +258,12 @@ def write_logit_runs(m, model, sequence, out):
     device = next(model.parameters()).device
     with torch.no_grad():
         for fqn, b in model.named_buffers():
-            if m.is_cache(fqn):
+            if is_cache(fqn):
                 b.zero_()
         for k, token in enumerate(sequence):
             args = (torch.tensor([[token]], device=device), torch.tensor([k], device=device))
-            m.save_run(os.path.join(out, "run%d" % k), [a.cpu() for a in args], model(*args).cpu())
+            m.save_run(os.path.join(out, "run%d" % k), [a.cpu() for a in args],
+                       caller(model, model)(*args).cpu())
 
 
 def run_child(cmd, limit=None, check=True):
@@ -437,7 +511,7 @@ def main():
 
     # No torch here: a child's peak memory counts what its parent held when it was forked.
     cuda = args.device == "cuda"
-    c = json.load(open(os.path.join(args.dir, "config.json")))
+    c = read_config(args.dir)
     if args.prefill_lengths and not has_prefill(args.dir):
         raise SystemExit(f"llm.py: --prefill-lengths needs the prefill program, and "
                          f"{os.path.join(args.dir, 'prefill.pt2')} does not exist")
