@@ -555,6 +555,88 @@ GroupEmitterBase::Value *GroupEmitterBase::emitOp(const Body &body, const BodyOp
   return emitCompute(body, op, values);
 }
 
+namespace {
+
+/// Whether `e` mentions the symbol `name`.
+bool mentions(const SymExpr *e, const std::string &name) {
+  if (e->isSymbol())
+    return e->symbolName() == name;
+  for (const SymExpr *o : e->operands())
+    if (mentions(o, name))
+      return true;
+  return false;
+}
+
+/// c where `term` is c * `name` with a constant c (1 for `name` itself),
+/// else 0.
+int64_t coefficientOf(const SymExpr *term, const std::string &name) {
+  if (term->isSymbol())
+    return term->symbolName() == name ? 1 : 0;
+  auto ops = term->operands();
+  if (term->kind() == SymExpr::Kind::Mul && ops.size() == 2 && ops[0]->isConst() &&
+      ops[1]->isSymbol() && ops[1]->symbolName() == name)
+    return ops[0]->constant();
+  return 0;
+}
+
+/// The elements from a buffer's first to its last, plus one, when its sizes
+/// and strides are static.
+std::optional<int64_t> staticExtent(const Buffer &b) {
+  int64_t extent = 1;
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (!b.sizes[d]->isConst() || (!b.strides.empty() && !b.strides[d]->isConst()))
+      return std::nullopt;
+    int64_t size = b.sizes[d]->constant();
+    if (size <= 0)
+      return 0;
+    if (b.strides.empty())
+      extent *= size;
+    else
+      extent += (size - 1) * b.strides[d]->constant();
+  }
+  return extent;
+}
+
+} // namespace
+
+GroupEmitterBase::Value *GroupEmitterBase::maskedIndex(const SymExpr *index, uint32_t buffer,
+                                                       Value *mask) {
+  // Where the index is c * v plus a rest without v, v being the node's last
+  // loop variable (the loop the vectorizer widens), and c * v alone stays in
+  // the buffer, masked-off points read at c * v: along v the address stays
+  // consecutive, so a mask the same for a whole vector (a pooling window's
+  // row and column tests) leaves one vector load. Else they read element 0.
+  if (node_ && !node_->ranges.empty() && index->kind() == SymExpr::Kind::Add) {
+    size_t last = node_->ranges.size() - 1;
+    std::string name = "i" + std::to_string(last);
+    const SymExpr *range = node_->ranges[last];
+    auto terms = index->operands();
+    std::optional<size_t> at;
+    bool alone = true;
+    for (size_t k = 0; k < terms.size(); ++k) {
+      if (coefficientOf(terms[k], name) > 0 && !at)
+        at = k;
+      else if (mentions(terms[k], name))
+        alone = false;
+    }
+    std::optional<int64_t> extent = staticExtent(graph_.buffers[buffer]);
+    if (at && alone && range->isConst() && extent &&
+        coefficientOf(terms[*at], name) * (range->constant() - 1) < *extent) {
+      Value *rest = nullptr;
+      for (size_t k = 0; k < terms.size(); ++k)
+        if (k != *at) {
+          Value *v = expr(terms[k]);
+          rest = rest ? b_.CreateAdd(rest, v, "", false, true) : v;
+        }
+      return b_.CreateAdd(expr(terms[*at]), b_.CreateSelect(mask, rest, b_.getInt64(0)), "",
+                          false, true);
+    }
+  }
+  // Masked-off points read element 0, which exists, so the load needs no
+  // branch and the loop stays vectorizable.
+  return b_.CreateSelect(mask, expr(index), b_.getInt64(0));
+}
+
 GroupEmitterBase::Value *GroupEmitterBase::emitLoad(const Body &body, const BodyOp &op,
                                                     const std::vector<Value *> &values) {
   if (!op.index) {
@@ -569,20 +651,17 @@ GroupEmitterBase::Value *GroupEmitterBase::emitLoad(const Body &body, const Body
     }
     vars_["t" + std::to_string(k)] = operand(body, values, source, DType::Int64);
   }
-  Value *index = expr(op.index);
-  for (size_t k = 0; k < op.indirect.size(); ++k)
-    vars_.erase("t" + std::to_string(k));
   Value *mask = nullptr;
   if (op.mask >= 0) {
     if (static_cast<size_t>(op.mask) >= values.size() || !values[op.mask]) {
       fail("load mask refers to a later value");
       return scalar_.constant(op.dtype, 0);
     }
-    // Masked-off lanes read element 0, which exists, so the load needs no
-    // branch and the loop stays vectorizable.
     mask = operand(body, values, op.mask, DType::Bool);
-    index = b_.CreateSelect(mask, index, b_.getInt64(0));
   }
+  Value *index = mask ? maskedIndex(op.index, op.buffer, mask) : expr(op.index);
+  for (size_t k = 0; k < op.indirect.size(); ++k)
+    vars_.erase("t" + std::to_string(k));
   DType stored = graph_.buffers[op.buffer].dtype;
   Value *v = loadElement(op, index);
   if (stored == DType::Bool)

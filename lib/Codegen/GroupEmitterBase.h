@@ -228,6 +228,9 @@ private:
   Value *operand(const Body &body, const std::vector<Value *> &values, uint32_t index, DType to);
   Value *emitOp(const Body &body, const BodyOp &op, const std::vector<Value *> &values);
   Value *emitLoad(const Body &body, const BodyOp &op, const std::vector<Value *> &values);
+  /// The element a load masked by `mask` reads from `buffer`: `index`
+  /// where the mask holds, else one that exists.
+  Value *maskedIndex(const SymExpr *index, uint32_t buffer, Value *mask);
   Value *emitCompute(const Body &body, const BodyOp &op, const std::vector<Value *> &values);
   Value *compare(const Body &body, const BodyOp &op, const std::vector<Value *> &values);
 
