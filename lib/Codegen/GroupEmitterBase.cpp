@@ -557,16 +557,6 @@ GroupEmitterBase::Value *GroupEmitterBase::emitOp(const Body &body, const BodyOp
 
 namespace {
 
-/// Whether `e` mentions the symbol `name`.
-bool mentions(const SymExpr *e, const std::string &name) {
-  if (e->isSymbol())
-    return e->symbolName() == name;
-  for (const SymExpr *o : e->operands())
-    if (mentions(o, name))
-      return true;
-  return false;
-}
-
 /// c where `term` is c * `name` with a constant c (1 for `name` itself),
 /// else 0.
 int64_t coefficientOf(const SymExpr *term, const std::string &name) {

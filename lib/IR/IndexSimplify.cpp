@@ -444,15 +444,6 @@ private:
   const VarExtents &extents_;
 };
 
-bool mentions(const SymExpr *e, const std::string &var) {
-  if (e->isSymbol())
-    return e->symbolName() == var;
-  for (const SymExpr *op : e->operands())
-    if (mentions(op, var))
-      return true;
-  return false;
-}
-
 } // namespace
 
 std::optional<SymRange> boundsOf(const SymExpr *e, const VarRanges &ranges) {

@@ -905,4 +905,13 @@ std::optional<int64_t> evaluate(const SymExpr *e,
   return acc;
 }
 
+bool mentions(const SymExpr *e, std::string_view name) {
+  if (e->isSymbol())
+    return e->symbolName() == name;
+  for (const SymExpr *op : e->operands())
+    if (mentions(op, name))
+      return true;
+  return false;
+}
+
 } // namespace gc

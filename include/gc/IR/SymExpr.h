@@ -143,6 +143,9 @@ private:
 std::optional<int64_t> evaluate(const SymExpr *e,
                                 const std::map<std::string, int64_t> &values);
 
+/// Whether `e` mentions the symbol `name` anywhere.
+bool mentions(const SymExpr *e, std::string_view name);
+
 } // namespace gc
 
 #endif // GC_IR_SYMEXPR_H
