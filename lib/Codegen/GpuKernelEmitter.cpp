@@ -932,14 +932,13 @@ constexpr int kEarlyLaunchArch = 90;
 /// before the one before it has ended; so the wait comes before any branch.
 /// (RuntimePlan.h, kPlanMinorEarlyKernels: the runtime relies on it.)
 std::string earlyLaunchPtx(const std::string &ptx) {
-  std::string out;
   size_t target = ptx.find("\n.target sm_");
   if (target == std::string::npos)
     return ptx;
   size_t numberAt = target + std::string_view("\n.target sm_").size();
   size_t numberEnd = ptx.find_first_not_of("0123456789", numberAt);
   int arch = std::stoi(ptx.substr(numberAt, numberEnd - numberAt));
-  out = ptx.substr(0, numberAt) + std::to_string(std::max(arch, kEarlyLaunchArch));
+  std::string out = ptx.substr(0, numberAt) + std::to_string(std::max(arch, kEarlyLaunchArch));
   size_t at = numberEnd;
   constexpr std::string_view kBodyStart = "\n{\n";
   for (size_t entry = ptx.find(".entry ", at); entry != std::string::npos;

@@ -602,16 +602,19 @@ GroupEmitterBase::Value *GroupEmitterBase::maskedIndex(const SymExpr *index, uin
     const SymExpr *range = node_->ranges[last];
     auto terms = index->operands();
     std::optional<size_t> at;
+    int64_t coefficient = 0;
     bool alone = true;
     for (size_t k = 0; k < terms.size(); ++k) {
-      if (coefficientOf(terms[k], name) > 0 && !at)
+      if (int64_t c = coefficientOf(terms[k], name); c > 0 && !at) {
         at = k;
-      else if (mentions(terms[k], name))
+        coefficient = c;
+      } else if (mentions(terms[k], name)) {
         alone = false;
+      }
     }
     std::optional<int64_t> extent = staticExtent(graph_.buffers[buffer]);
     if (at && alone && range->isConst() && extent &&
-        coefficientOf(terms[*at], name) * (range->constant() - 1) < *extent) {
+        coefficient * (range->constant() - 1) < *extent) {
       Value *rest = nullptr;
       for (size_t k = 0; k < terms.size(); ++k)
         if (k != *at) {
@@ -633,14 +636,6 @@ GroupEmitterBase::Value *GroupEmitterBase::emitLoad(const Body &body, const Body
     fail("load without an index");
     return scalar_.constant(op.dtype, 0);
   }
-  for (size_t k = 0; k < op.indirect.size(); ++k) {
-    uint32_t source = op.indirect[k];
-    if (source >= values.size() || !values[source]) {
-      fail("indirect index refers to a later value");
-      return scalar_.constant(op.dtype, 0);
-    }
-    vars_["t" + std::to_string(k)] = operand(body, values, source, DType::Int64);
-  }
   Value *mask = nullptr;
   if (op.mask >= 0) {
     if (static_cast<size_t>(op.mask) >= values.size() || !values[op.mask]) {
@@ -648,6 +643,14 @@ GroupEmitterBase::Value *GroupEmitterBase::emitLoad(const Body &body, const Body
       return scalar_.constant(op.dtype, 0);
     }
     mask = operand(body, values, op.mask, DType::Bool);
+  }
+  for (size_t k = 0; k < op.indirect.size(); ++k) {
+    uint32_t source = op.indirect[k];
+    if (source >= values.size() || !values[source]) {
+      fail("indirect index refers to a later value");
+      return scalar_.constant(op.dtype, 0);
+    }
+    vars_["t" + std::to_string(k)] = operand(body, values, source, DType::Int64);
   }
   Value *index = mask ? maskedIndex(op.index, op.buffer, mask) : expr(op.index);
   for (size_t k = 0; k < op.indirect.size(); ++k)

@@ -318,13 +318,7 @@ CudaAttentionKernels::prepare(const plan::OpStep &step, const std::vector<Stride
 }
 
 Expected<Kernel> CudaAttentionKernels::kernel(const std::string &entry) {
-  if (!module_)
-    GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, attentionImage().data()),
-                                "loading gc's fused attention kernels"));
-  Function fn = nullptr;
-  GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, entry.c_str()),
-                              "finding the fused attention kernel " + entry));
-  return Kernel{fn, early_ && d_.earlyCapable(fn)};
+  return embeddedKernel(d_, module_, attentionImage(), entry, early_, "fused attention kernel");
 }
 
 } // namespace gc::cuda

@@ -346,13 +346,7 @@ CudaFewRowKernels::prepare(const plan::OpStep &step, const std::vector<StridedLa
 }
 
 Expected<Kernel> CudaFewRowKernels::function(const std::string &entry) {
-  if (!module_)
-    GC_RETURN_IF_ERROR(d_.check(d_.moduleLoadData(&module_, fewRowImage().data()),
-                                "loading gc's few-row product kernels"));
-  Function fn = nullptr;
-  GC_RETURN_IF_ERROR(d_.check(d_.moduleGetFunction(&fn, module_, entry.c_str()),
-                              "finding the few-row product kernel " + entry));
-  return Kernel{fn, early_ && d_.earlyCapable(fn)};
+  return embeddedKernel(d_, module_, fewRowImage(), entry, early_, "few-row product kernel");
 }
 
 Expected<std::unique_ptr<ExternCall>> CudaFewRowKernels::call(FewRowLaunch launch) {

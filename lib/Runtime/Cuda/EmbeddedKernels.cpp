@@ -24,4 +24,16 @@ const char *kernelTypeName(plan::DType t) {
   }
 }
 
+Expected<Kernel> embeddedKernel(const Driver &d, Module &module,
+                                const std::vector<uint64_t> &image, const std::string &entry,
+                                bool early, const std::string &what) {
+  if (!module)
+    GC_RETURN_IF_ERROR(
+        d.check(d.moduleLoadData(&module, image.data()), "loading gc's " + what + "s"));
+  Function fn = nullptr;
+  GC_RETURN_IF_ERROR(d.check(d.moduleGetFunction(&fn, module, entry.c_str()),
+                             "finding the " + what + " " + entry));
+  return Kernel{fn, early && d.earlyCapable(fn)};
+}
+
 } // namespace gc::cuda
