@@ -380,32 +380,42 @@ def check(opts):
 # --- ab ---------------------------------------------------------------------
 
 def ab(opts):
-    """gc alone, with and without the gcrt-run flags of --ab-flag (inputs
-    and outputs in GPU memory: --device-io), alternated --repeats times on
-    each model so that the GPU's drift falls on both; one Markdown table of
-    the medians' range and their ratio."""
-    manifest = json.load(open(os.path.join(opts.out, "manifest.json")))
-    names = [n for n in opts.models if n in manifest and n not in BANDWIDTH
-             and "error" not in manifest[n] and not manifest[n]["train"]]
-    regen(opts, names)
+    """gc alone, with and without the gcrt-run flags of --ab-flag, or --out's
+    packages beside those of each --ab-out folder (another compiler's
+    `prepare`, same model names; --ab-flag applies to them), inputs and
+    outputs in GPU memory (--device-io), alternated --repeats times on each
+    model so that the GPU's drift falls on all columns; one Markdown table
+    of the medians' range and each column's ratio to the first."""
+    def packages(out):
+        return out, json.load(open(os.path.join(out, "manifest.json")))
+    base = packages(opts.out)
     flags = " ".join(opts.ab_flag)
-    print("| model | gc (ms) | gc %s (ms) | ratio |" % flags)
-    print("| --- | ---: | ---: | ---: |")
+    if opts.ab_out:
+        columns = [("gc", base, [])] + [(("%s %s" % (os.path.basename(d.rstrip("/")), flags)).strip(), packages(d),
+                                         opts.ab_flag) for d in opts.ab_out]
+    else:
+        columns = [("gc", base, []), ("gc %s" % flags, base, opts.ab_flag)]
+    usable = lambda m, n: n in m and "error" not in m[n] and not m[n]["train"]
+    names = [n for n in opts.models if n not in BANDWIDTH and all(usable(m, n) for _, (_, m), _ in columns)]
+    regen(opts, names)
+    print("| model | %s |" % " | ".join("%s (ms) | ratio" % title if k else "%s (ms)" % title
+                                         for k, (title, _, _) in enumerate(columns)))
+    print("| --- |" + " ---: |" * (2 * len(columns) - 1))
+    span = lambda xs: "%.4g-%.4g" % (min(xs), max(xs)) if len(xs) > 1 else "%.4g" % xs[0]
     for name in names:
-        plain, other = [], []
+        times = [[] for _ in columns]
         try:
             with tempfile.TemporaryDirectory() as work:
                 for _ in range(opts.repeats):
-                    plain.append(gc_times(opts, name, manifest[name], opts.runs, work,
-                                          flags=["--device-io"])[0])
-                    other.append(gc_times(opts, name, manifest[name], opts.runs, work,
-                                          flags=["--device-io", *opts.ab_flag])[0])
+                    for k, (_, (out, manifest), extra) in enumerate(columns):
+                        times[k].append(gc_times(argparse.Namespace(**{**vars(opts), "out": out}), name,
+                                                 manifest[name], opts.runs, work,
+                                                 flags=["--device-io", *extra])[0])
         except RuntimeError as e:
-            print("| %s | %s | | |" % (name, e), flush=True)
+            print("| %s | %s |" % (name, e), flush=True)
             continue
-        span = lambda xs: "%.4g-%.4g" % (min(xs), max(xs)) if len(xs) > 1 else "%.4g" % xs[0]
-        print("| %s | %s | %s | %.3f |" % (name, span(plain), span(other), min(other) / min(plain)),
-              flush=True)
+        cells = [span(times[0])] + ["%s | %.3f" % (span(t), min(t) / min(times[0])) for t in times[1:]]
+        print("| %s | %s |" % (name, " | ".join(cells)), flush=True)
     return 0
 
 
@@ -895,6 +905,8 @@ def main():
                         help="bench: torch.compile processes compiling at once before the timings")
     parser.add_argument("--ab-flag", action="append", default=[],
                         help="ab: a gcrt-run flag of the second column (repeatable)")
+    parser.add_argument("--ab-out", action="append", default=[],
+                        help="ab: a column of this folder's packages (another prepare's --out; repeatable)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="ab: runs of each side, alternated")
     opts = OPTS = parser.parse_args()
