@@ -123,14 +123,6 @@ FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers)
   return args;
 }
 
-bool fewRowKernelWins(int64_t rows, int64_t n, int64_t k, int64_t elementBytes) {
-  if (rows == 1)
-    return true;
-  if (elementBytes != 4)
-    return false;
-  return rows <= kGpuFewRowsExact || n * k <= kFewRowSmallWeight;
-}
-
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
                                const std::vector<StridedLayout> &outputs, int multiprocessors,
                                FewRowPick pick) {

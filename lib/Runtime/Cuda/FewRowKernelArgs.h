@@ -15,6 +15,8 @@
 #ifndef GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
 #define GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
 
+#include "gc/Support/GpuFewRows.h"
+
 #include <stdint.h>
 
 namespace gc::cuda {
@@ -26,14 +28,10 @@ constexpr int kFewRowThreads = 256;
 constexpr int kFewRowTile = 2;
 /// The most groups per block: one warp each.
 constexpr int kFewRowMaxGroups = kFewRowThreads / 32;
-/// Left rows up to this count have an instance each, which knows its count
-/// at compile time.
-constexpr int kGpuFewRowsExact = 8;
-/// The most left rows the kernels take: counts past kGpuFewRowsExact run
-/// one instance of this many rows, which reads the last real row again in
-/// place of each missing one and stores only the real rows' sums. (A conv
-/// net's 1x1 convolutions at a 4x4 resolution are products of 16 rows.)
-constexpr int kGpuFewRowsMax = 16;
+/// The row counts the kernels take (gc/Support/GpuFewRows.h, which the
+/// compiler reads too).
+using gc::kGpuFewRowsExact;
+using gc::kGpuFewRowsMax;
 
 /// The activation applied last.
 enum FewRowActivation : int32_t {
