@@ -56,6 +56,7 @@ enum FewRowOperand : int {
   kFewRowOut,
   kFewRowBias,
   kFewRowResidual,
+  kFewRowUp,
   kFewRowOperands
 };
 
@@ -86,7 +87,10 @@ struct FewRowLaunch {
 /// dimensions before the last two of size 1), a weight not in [N, K]
 /// layout, the left operand's k not contiguous, mixed or other dtypes than
 /// float32, bfloat16 and float16, an epilogue cuBLASLt would not fuse
-/// either, or a shape the rule (fewRowKernelWins) leaves to cuBLASLt.
+/// either, or a shape the rule (fewRowKernelWins) leaves to cuBLASLt. A
+/// gated pair (ProductEpilogue::up), which cuBLASLt cannot compute, skips
+/// the rule: the kernel takes each one it can, the second weight laid out
+/// as the first.
 ///
 /// Thread groups per block: where a row's 16-byte chunks are fewer than a
 /// block's threads, as many groups as keep every thread busy; beyond that,

@@ -9,7 +9,9 @@
 // ones): for each, out[m, n] = act(sum_k a[m, k] w[n, k] + bias[n] +
 // residual[m, n]) for m < rows, n < n: `a` and `w` with unit stride along
 // k, the others with any strides (in elements). A single product is a
-// group of one.
+// group of one. A gated pair (a gated MLP's gate and up projections) is
+// one product with a second weight `up` of w's layout: out[m, n] =
+// silu(sum_k a[m, k] w[n, k]) * sum_k a[m, k] up[n, k].
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
@@ -41,9 +43,11 @@ enum FewRowActivation : int32_t {
 };
 
 struct FewRowKernelArgs {
-  /// Device addresses of each operand's first element (bias and residual:
-  /// 0 when absent).
-  uint64_t a, w, out, bias, residual;
+  /// Device addresses of each operand's first element (bias, residual and
+  /// up: 0 when absent). With `up`, a group's tile is row n of `w` and row
+  /// n of `up` (strided as w), one output column, and there is no bias,
+  /// residual or activation.
+  uint64_t a, w, out, bias, residual, up;
   /// Strides in elements.
   int64_t aRowStride, wRowStride;
   int64_t outRowStride, outColStride;
@@ -57,7 +61,7 @@ struct FewRowKernelArgs {
   /// Groups of threads per block (1, 2, 4 or 8): block b's group g takes
   /// the weight rows of tile b * groups + g.
   int32_t groups;
-  /// 1: the rows of `a` and `w` start 16-byte aligned, so that they load 16
+  /// 1: the rows of `a`, `w` and `up` start 16-byte aligned, so that they load 16
   /// bytes at a time up to the last whole vector (set at launch from the
   /// addresses); 0: every element loads alone.
   int32_t wide;
