@@ -132,6 +132,16 @@ std::vector<OpId> externOps() {
   return out;
 }
 
+std::optional<ProductOperands> productOperands(const LoopNode &node) {
+  const ExternOp *e = externOp(node.op);
+  if (!e || e->call != ExternCall::Matmul)
+    return std::nullopt;
+  std::optional<uint32_t> src = tensorInput(node, "self"), weights = tensorInput(node, "mat2");
+  if (!src || !weights)
+    return std::nullopt;
+  return ProductOperands{*src, *weights};
+}
+
 std::optional<size_t> externBiasDim(OpId op, size_t rank) {
   const ExternOp *e = externOp(op);
   if (!e)

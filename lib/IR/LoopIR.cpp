@@ -49,4 +49,14 @@ std::optional<ReduceKind> parseReduceKind(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<uint32_t> tensorInput(const LoopNode &n, std::string_view name) {
+  for (const LoopArg &a : n.args)
+    if (a.name == name)
+      return a.value.kind == ArgKind::Tensor && !a.value.ints.empty() && a.value.ints[0] >= 0 &&
+                     static_cast<size_t>(a.value.ints[0]) < n.inputs.size()
+                 ? std::optional<uint32_t>(static_cast<uint32_t>(a.value.ints[0]))
+                 : std::nullopt;
+  return std::nullopt;
+}
+
 } // namespace gc

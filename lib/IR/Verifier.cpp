@@ -713,10 +713,22 @@ private:
           return failAt(n) << "argument '" << a.name << "' names input " << v.ints[i]
                            << " of " << n.inputs.size();
     }
-    for (const PostOp &p : n.postOps)
+    for (const PostOp &p : n.postOps) {
       if (p.input >= n.inputs.size() &&
-          (p.kind == PostOp::Kind::AddBias || p.kind == PostOp::Kind::Add))
+          (p.kind == PostOp::Kind::AddBias || p.kind == PostOp::Kind::Add ||
+           p.kind == PostOp::Kind::GatedSilu))
         return failAt(n) << "a post-op names input " << p.input << " of " << n.inputs.size();
+      if (p.kind != PostOp::Kind::GatedSilu)
+        continue;
+      std::optional<ProductOperands> product = productOperands(n);
+      if (!product || n.postOps.size() != 1)
+        return failAt(n) << "a gated_silu post-op must be a matrix product's only post-op";
+      const TensorType &w = n.inputs[product->weights].type, &u = n.inputs[p.input].type;
+      if (u.dtype != w.dtype || u.sizes != w.sizes || u.strides != w.strides)
+        return failAt(n) << "a gated_silu post-op's weight (input " << p.input
+                         << ") is laid out unlike the product's (input " << product->weights
+                         << ")";
+    }
     return Error::success();
   }
 

@@ -41,15 +41,6 @@ const LoopArg *findArg(const LoopNode &node, std::string_view name) {
   return nullptr;
 }
 
-/// The index into node.inputs of a tensor argument, or nullopt for None.
-std::optional<uint32_t> tensorArg(const LoopNode &node, std::string_view name) {
-  const LoopArg *a = findArg(node, name);
-  if (!a || a->value.kind != ArgKind::Tensor || a->value.ints.empty() || a->value.ints[0] < 0 ||
-      static_cast<size_t>(a->value.ints[0]) >= node.inputs.size())
-    return std::nullopt;
-  return static_cast<uint32_t>(a->value.ints[0]);
-}
-
 /// An int list argument with `n` entries; a one-entry list stands for all.
 std::optional<std::vector<int64_t>> intsArg(const LoopNode &node, std::string_view name,
                                             size_t n) {
@@ -83,6 +74,8 @@ fb::PostOpKind postOpKind(PostOp::Kind k) {
     return fb::PostOpKind::GeluTanh;
   case PostOp::Kind::Swish:
     return fb::PostOpKind::Swish;
+  case PostOp::Kind::GatedSilu:
+    return fb::PostOpKind::GatedSilu;
   }
   return fb::PostOpKind::AddBias;
 }
@@ -312,20 +305,20 @@ private:
     if (!ext)
       return 0;
     if (ext->call == ExternCall::Matmul) {
-      std::optional<uint32_t> a = tensorArg(node, "self"), b = tensorArg(node, "mat2");
-      if (!a || !b)
+      std::optional<ProductOperands> operands = productOperands(node);
+      if (!operands)
         return 0;
       auto po = fbb_.CreateVectorOfStructs(postOps);
       fb::DnnlCallBuilder d(fbb_);
       d.add_primitive(fb::DnnlPrimitive::Matmul);
-      d.add_src(*a);
-      d.add_weights(*b);
+      d.add_src(operands->src);
+      d.add_weights(operands->weights);
       d.add_post_ops(po);
       return d.Finish();
     }
     if (ext->call != ExternCall::Convolution)
       return 0;
-    std::optional<uint32_t> x = tensorArg(node, "input"), w = tensorArg(node, "weight");
+    std::optional<uint32_t> x = tensorInput(node, "input"), w = tensorInput(node, "weight");
     if (!x || !w || intArg(node, "transposed", 0) != 0 || node.inputs[*x].type.rank() < 3)
       return 0;
     size_t spatial = node.inputs[*x].type.rank() - 2;
@@ -333,7 +326,7 @@ private:
     auto dilation = intsArg(node, "dilation", spatial);
     if (!stride || !padding || !dilation)
       return 0;
-    std::optional<uint32_t> bias = tensorArg(node, "bias");
+    std::optional<uint32_t> bias = tensorInput(node, "bias");
     auto st = fbb_.CreateVector(*stride), pa = fbb_.CreateVector(*padding);
     auto di = fbb_.CreateVector(*dilation);
     auto po = fbb_.CreateVectorOfStructs(postOps);
@@ -351,7 +344,7 @@ private:
   /// requantized last. Anything else runs on the fallback component.
   Offset<fb::DnnlCall> int8Call(const LoopNode &node) {
     const ExternOp *ext = externOp(node.op);
-    std::optional<uint32_t> x = tensorArg(node, "input"), w = tensorArg(node, "weight");
+    std::optional<uint32_t> x = tensorInput(node, "input"), w = tensorInput(node, "weight");
     const LoopArg *scaleArg = findArg(node, "input_scale");
     if (!ext || !x || !w || !scaleArg || scaleArg->value.floats.empty() ||
         node.outputs.size() != 1)
@@ -365,7 +358,7 @@ private:
     for (double s : findArg(node, "weight_scales")->value.floats)
       scales.push_back(static_cast<float>(inputScale * s));
     std::vector<fb::PostOp> postOps;
-    if (std::optional<uint32_t> bias = tensorArg(node, "bias"))
+    if (std::optional<uint32_t> bias = tensorInput(node, "bias"))
       postOps.emplace_back(fb::PostOpKind::AddBias, *bias);
     if (intArg(node, "relu", 0))
       postOps.emplace_back(fb::PostOpKind::Relu, 0);
@@ -423,8 +416,8 @@ private:
     const ExternOp *ext = externOp(node.op);
     if (!ext || ext->call != ExternCall::Attention)
       return 0;
-    std::optional<uint32_t> q = tensorArg(node, "query"), k = tensorArg(node, "key"),
-                            v = tensorArg(node, "value"), mask = tensorArg(node, "attn_mask");
+    std::optional<uint32_t> q = tensorInput(node, "query"), k = tensorInput(node, "key"),
+                            v = tensorInput(node, "value"), mask = tensorInput(node, "attn_mask");
     if (!q || !k || !v)
       return 0;
     double scale;

@@ -97,8 +97,12 @@ StepWork opWork(const LoopNode &node, bool external) {
   if (!external || node.outputs.empty())
     return w;
   const TensorType &out = node.outputs[0].type;
-  if (std::optional<std::vector<const SymExpr *>> k = reducedLength(node))
-    w.flops.add(2, concat(out.sizes, *k));
+  if (std::optional<std::vector<const SymExpr *>> k = reducedLength(node)) {
+    // A gated pair computes its product on each of its two weights.
+    bool gated = std::any_of(node.postOps.begin(), node.postOps.end(),
+                             [](const PostOp &p) { return p.kind == PostOp::Kind::GatedSilu; });
+    w.flops.add(gated ? 4 : 2, concat(out.sizes, *k));
+  }
   if (const ExternOp *ext = externOp(node.op);
       ext && ext->work == ExternWork::Attention && node.inputs.size() >= 2 && !out.sizes.empty()) {
     const std::vector<const SymExpr *> &key = node.inputs[1].type.sizes;

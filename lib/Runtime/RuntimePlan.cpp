@@ -225,6 +225,17 @@ private:
       }
       if (bad)
         return fail() << what << " has a oneDNN call on missing operands";
+      for (size_t k = 0; k < sizeOf(d->post_ops()); ++k) {
+        if (d->post_ops()->Get(k)->kind() != PostOpKind::GatedSilu)
+          continue;
+        if (uint32_t minor = plan_.version()->minor_version(); minor < kPlanMinorGatedSilu)
+          return fail() << what << " has a gated SiLU post-op, which plans have from "
+                        << kPlanMajor << "." << kPlanMinorGatedSilu << " on; this plan is "
+                        << kPlanMajor << "." << minor;
+        if (d->primitive() != DnnlPrimitive::Matmul || d->post_ops()->size() != 1)
+          return fail() << what << " has a gated SiLU post-op that is not a matrix product's "
+                        << "only post-op";
+      }
     }
     return Error::success();
   }

@@ -26,9 +26,13 @@ double gelu(double x, PostOp::Kind kind) {
   return 0.5 * x * (1 + std::tanh(inner));
 }
 
+double silu(double x) { return x / (1 + std::exp(-x)); }
+
 /// What oneDNN would have fused into the op, done on the result. A bias
 /// runs along the dim the op's row names (ExternBias), else the last dim.
-void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor> &inputs) {
+/// `up`: a GatedSilu's second product.
+void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor> &inputs,
+                  const std::optional<Tensor> &up) {
   if (node.postOps.empty())
     return;
   size_t rank = result.sizes().size();
@@ -51,7 +55,10 @@ void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor
         v = gelu(v, p.kind);
         break;
       case PostOp::Kind::Swish:
-        v = v / (1 + std::exp(-v));
+        v = silu(v);
+        break;
+      case PostOp::Kind::GatedSilu:
+        v = silu(v) * up->getDouble(idx);
         break;
       }
     }
@@ -62,10 +69,14 @@ void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor
 } // namespace
 
 Expected<std::unique_ptr<ReferenceStep>> ReferenceStep::create(const LoopNode &node) {
-  for (const PostOp &p : node.postOps)
+  for (const PostOp &p : node.postOps) {
     if (p.input >= node.inputs.size())
       return makeError() << "node '" << node.name << "': a post-op reads input " << p.input
                          << " of " << node.inputs.size();
+    if (p.kind == PostOp::Kind::GatedSilu && !productOperands(node))
+      return makeError() << "node '" << node.name << "': a gated SiLU post-op on "
+                         << opName(node.op) << ", which is no matrix product";
+  }
   Expected<ReferenceCall> call = ReferenceCall::create(node);
   if (!call)
     return call.error();
@@ -102,7 +113,18 @@ Error ReferenceStep::runSized(char *const *buffers, const std::vector<StridedLay
     // A 16-bit product whose epilogue widened its result writes float32.
     if (!node_.outputs.empty() && out[0].dtype() != node_.outputs[0].type.dtype)
       out[0] = out[0].to(node_.outputs[0].type.dtype);
-    applyPostOps(out[0], node_, in);
+    // A gated pair's second product: the call again, on the other weight.
+    std::optional<Tensor> up;
+    for (const PostOp &p : node_.postOps)
+      if (p.kind == PostOp::Kind::GatedSilu) {
+        std::vector<Tensor> swapped = in;
+        swapped[productOperands(node_)->weights] = in[p.input];
+        Expected<std::vector<Tensor>> u = call_.compute(swapped);
+        if (!u)
+          return u.error();
+        up = (*u)[0];
+      }
+    applyPostOps(out[0], node_, in, up);
   }
   std::vector<std::vector<int64_t>> sizes;
   for (const Tensor &t : out)

@@ -14,6 +14,19 @@
 // widens: a chain of adds fuses into the LayerNorm kernel that reads it,
 // and folded into the product it made bert_base slower (docs/backend.md).
 //
+// On a GPU, a gated MLP's silu(x Wg^T) * (x Wu^T) folds into the gate's
+// product as a GatedSilu post-op naming Wu: the up product and the
+// pointwise node go, and gc's few-row kernel computes both sums of each
+// output element in one launch and stores the gated value, rounded once
+// (the pointwise node, in 16-bit types, rounded each product and the SiLU
+// too). Only that kernel computes such a pair, so the pair folds only
+// where the runtime will run it: a static count of rows by a Linear weight
+// that its rule (gc/Support/GpuFewRows.h) gives the kernel, a decode
+// step's. Anything else (a prefill's rows, symbolic or many) keeps its two
+// cuBLASLt products and the pointwise kernel, as fast as before; a pair
+// the kernel declines after all (a libgcrt built without it) runs on the
+// fallback component.
+//
 //===----------------------------------------------------------------------===//
 
 #include "PostOps.h"
@@ -22,6 +35,7 @@
 #include "LoopRewrite.h"
 #include "gc/IR/ExternOps.h"
 #include "gc/IR/IndexSimplify.h"
+#include "gc/Support/GpuFewRows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,15 +48,20 @@ namespace gc::schedule {
 namespace {
 
 /// Whether the library running `op` on `device` applies `kinds` in order.
-/// oneDNN takes any chain. On a GPU, cuBLASLt computes act(A·B + C + bias):
-/// at most one Add (as C) and one AddBias before at most one Relu or
-/// GeluTanh (its GELU is the tanh form), which comes last; cuDNN's
-/// convolution adds bias and tensors and applies ReLU as separate calls in
-/// any order, but the runtime sets up no other activation for it (no GELU,
-/// no SiLU).
+/// oneDNN takes any chain of the elementwise kinds. On a GPU, cuBLASLt
+/// computes act(A·B + C + bias): at most one Add (as C) and one AddBias
+/// before at most one Relu or GeluTanh (its GELU is the tanh form), which
+/// comes last; cuDNN's convolution adds bias and tensors and applies ReLU
+/// as separate calls in any order, but the runtime sets up no other
+/// activation for it (no GELU, no SiLU). A GatedSilu, alone on a matrix
+/// product, only gc's few-row GPU kernel computes (the file comment says
+/// where it runs).
 bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind> &kinds) {
+  bool gated = std::find(kinds.begin(), kinds.end(), PostOp::Kind::GatedSilu) != kinds.end();
   if (device == TargetDevice::CPU)
-    return true;
+    return !gated;
+  if (gated)
+    return kinds.size() == 1 && externOp(op)->call == ExternCall::Matmul;
   if (externOp(op)->call == ExternCall::Convolution)
     return std::all_of(kinds.begin(), kinds.end(), [](PostOp::Kind k) {
       return k == PostOp::Kind::AddBias || k == PostOp::Kind::Add || k == PostOp::Kind::Relu;
@@ -63,6 +82,7 @@ bool libraryApplies(OpId op, TargetDevice device, const std::vector<PostOp::Kind
       break;
     case PostOp::Kind::GeluErf:
     case PostOp::Kind::Swish:
+    case PostOp::Kind::GatedSilu:
       return false;
     }
   }
@@ -344,14 +364,183 @@ bool inputsReadyBefore(const std::vector<Access> &access,
   return true;
 }
 
+/// The constant value of `e`, if it is one.
+std::optional<int64_t> constantOf(const SymExpr *e) {
+  return e && e->isConst() ? std::optional<int64_t>(e->constant()) : std::nullopt;
+}
+
+/// Whether gc's few-row GPU kernel will run `product` (a matrix product
+/// with its operands at `operands`): static sizes, the dims before the
+/// last two of size 1, a Linear weight ([N, K] with contiguous rows, seen
+/// transposed) and contiguous left rows, as the kernel reads them
+/// (lib/Runtime/Cuda/CudaFewRowProduct.h), and a shape its rule takes.
+bool runsOnFewRowKernel(const LoopNode &product, ProductOperands operands) {
+  const TensorType &a = product.inputs[operands.src].type,
+                   &w = product.inputs[operands.weights].type, &o = product.outputs[0].type;
+  size_t rank = o.rank();
+  if (rank < 2 || a.rank() != rank || w.rank() != rank || a.dtype != o.dtype ||
+      w.dtype != o.dtype || !(o.dtype == DType::Float32 || isHalfPrecision(o.dtype)))
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (constantOf(o.sizes[d]) != 1)
+      return false;
+  std::optional<int64_t> rows = constantOf(o.sizes[rank - 2]), n = constantOf(o.sizes[rank - 1]),
+                         k = constantOf(a.sizes[rank - 1]);
+  if (!rows || !n || !k || *rows < 1 || *rows > kGpuFewRowsMax || *n < 1 || *k < 1 ||
+      *n > INT32_MAX || *k > INT32_MAX)
+    return false;
+  if (*k > 1 && (constantOf(w.strides[rank - 2]) != 1 || constantOf(a.strides[rank - 1]) != 1))
+    return false;
+  return fewRowKernelWins(*rows, *n, *k, dtypeSize(o.dtype));
+}
+
+/// Matches a pointwise body as silu(g) * u (SiLU written x * sigmoid(x)),
+/// either product in either order, where g and u are loads of the buffers
+/// `gate` and `up` at the store position; casts between floating-point
+/// types may stand anywhere (a 16-bit model's float32 SiLU), since the
+/// folded pair computes in float32 and rounds once. Every op of the body
+/// must take part.
+class GatedSiluMatcher {
+public:
+  GatedSiluMatcher(SymContext &ctx, const LoopNode &node, uint32_t gate, uint32_t up)
+      : ctx_(ctx), node_(node), gate_(gate), up_(up),
+        store_(withoutUnitLoops(ctx, node, node.storeIndex)) {}
+
+  bool match() {
+    const BodyOp &root = op(strip(node_.body.result));
+    if (!isBinary(root, ScalarOp::Mul))
+      return false;
+    for (int side = 0; side < 2; ++side)
+      if (isSiluOfGate(strip(root.operands[side])) &&
+          isLoadOf(strip(root.operands[1 - side]), up_))
+        return used_.size() == node_.body.ops.size();
+    return false;
+  }
+
+private:
+  const BodyOp &op(uint32_t id) {
+    used_.insert(id);
+    return node_.body.ops[id];
+  }
+
+  static bool floating(DType t) { return t == DType::Float32 || isHalfPrecision(t); }
+
+  /// `id` past any floating-point casts.
+  uint32_t strip(uint32_t id) {
+    while (op(id).kind == BodyOp::Kind::Cast && floating(node_.body.ops[id].dtype))
+      id = node_.body.ops[id].operands[0];
+    return id;
+  }
+
+  bool isBinary(const BodyOp &o, ScalarOp kind) const {
+    return o.kind == BodyOp::Kind::Compute && o.op == kind && o.operands.size() == 2 &&
+           floating(o.dtype);
+  }
+
+  bool isLoadOf(uint32_t id, uint32_t buffer) {
+    const BodyOp &o = op(id);
+    return o.kind == BodyOp::Kind::Load && o.buffer == buffer && o.mask < 0 &&
+           o.indirect.empty() && withoutUnitLoops(ctx_, node_, o.index) == store_;
+  }
+
+  /// x * sigmoid(x), x the gate's load.
+  bool isSiluOfGate(uint32_t id) {
+    const BodyOp &mul = op(id);
+    if (!isBinary(mul, ScalarOp::Mul))
+      return false;
+    for (int side = 0; side < 2; ++side) {
+      const BodyOp &sigmoid = op(strip(mul.operands[1 - side]));
+      if (sigmoid.kind == BodyOp::Kind::Compute && sigmoid.op == ScalarOp::Sigmoid &&
+          floating(sigmoid.dtype) && isLoadOf(strip(mul.operands[side]), gate_) &&
+          isLoadOf(strip(sigmoid.operands[0]), gate_))
+        return true;
+    }
+    return false;
+  }
+
+  SymContext &ctx_;
+  const LoopNode &node_;
+  uint32_t gate_, up_;
+  const SymExpr *store_;
+  std::set<uint32_t> used_;
+};
+
+/// Folds a gated pair into the extern `e` (the gate's product) where one
+/// is there: see the file comment. Returns whether it did.
+bool foldGatedPair(SymContext &ctx, LoopGraph &graph, TargetDevice device,
+                   std::set<uint32_t> &folded, uint32_t e) {
+  LoopNode &gate = graph.nodes[e];
+  std::optional<ProductOperands> operands = productOperands(gate);
+  if (!operands || !gate.postOps.empty() || gate.outputs.size() != 1 ||
+      !libraryApplies(gate.op, device, {PostOp::Kind::GatedSilu}) ||
+      !runsOnFewRowKernel(gate, *operands))
+    return false;
+  std::vector<Access> access = nodeAccesses(graph);
+  uint32_t g = gate.outputs[0].buffer;
+  std::optional<uint32_t> reader = soleReader(access, folded, g);
+  if (graph.buffers[g].kind != BufferKind::Intermediate || !reader ||
+      graph.nodes[*reader].kind != LoopNode::Kind::Pointwise ||
+      scatters(graph.nodes[*reader]) || *reader < e)
+    return false;
+  const LoopNode &epilogue = graph.nodes[*reader];
+  // The up product: the one node writing the other buffer the epilogue reads.
+  std::set<uint32_t> others = access[*reader].reads;
+  others.erase(g);
+  if (others.size() != 1)
+    return false;
+  uint32_t u = *others.begin();
+  std::optional<uint32_t> upNode;
+  for (uint32_t n = 0; n < graph.nodes.size(); ++n)
+    if (!folded.count(n) && access[n].writes.count(u)) {
+      if (upNode)
+        return false;
+      upNode = n;
+    }
+  if (!upNode || *upNode == e || graph.buffers[u].kind != BufferKind::Intermediate ||
+      soleReader(access, folded, u) != reader)
+    return false;
+  const LoopNode &up = graph.nodes[*upNode];
+  std::optional<ProductOperands> upOperands = productOperands(up);
+  if (up.kind != LoopNode::Kind::Extern || up.op != gate.op || !upOperands ||
+      !up.postOps.empty() || up.outputs.size() != 1 || up.outputs[0].buffer != u ||
+      up.outputs[0].type != gate.outputs[0].type ||
+      up.inputs[upOperands->src] != gate.inputs[operands->src])
+    return false;
+  const BufferView &upWeight = up.inputs[upOperands->weights];
+  const TensorType &w = gate.inputs[operands->weights].type;
+  if (upWeight.type.dtype != w.dtype || upWeight.type.sizes != w.sizes ||
+      upWeight.type.strides != w.strides)
+    return false;
+  // The up product moves to the gate's place: what it reads must not change
+  // between the two.
+  for (uint32_t n = std::min(e, *upNode) + 1; n < std::max(e, *upNode); ++n)
+    if (!folded.count(n) && (access[n].writes.count(upWeight.buffer) ||
+                             access[n].writes.count(gate.inputs[operands->src].buffer)))
+      return false;
+  const Buffer &out = graph.buffers[epilogue.output];
+  if (out.dtype != graph.buffers[g].dtype || graph.buffers[u].sizes != graph.buffers[g].sizes ||
+      graph.buffers[u].strides != graph.buffers[g].strides ||
+      !sameOffsets(ctx, graph.buffers[g], out, epilogue) ||
+      !GatedSiluMatcher(ctx, epilogue, g, u).match())
+    return false;
+  gate.postOps.push_back({PostOp::Kind::GatedSilu, static_cast<uint32_t>(gate.inputs.size())});
+  gate.inputs.push_back(upWeight);
+  gate.outputs[0].buffer = epilogue.output;
+  folded.insert(*upNode);
+  folded.insert(*reader);
+  return true;
+}
+
 } // namespace
 
 std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice device) {
   std::set<uint32_t> folded;
   for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
-    if (graph.nodes[e].kind != LoopNode::Kind::Extern ||
+    if (graph.nodes[e].kind != LoopNode::Kind::Extern || folded.count(e) ||
         graph.nodes[e].outputs.empty() ||
         !externBiasDim(graph.nodes[e].op, graph.nodes[e].outputs[0].type.rank()))
+      continue;
+    if (foldGatedPair(ctx, graph, device, folded, e))
       continue;
     while (true) {
       LoopNode &ext = graph.nodes[e];

@@ -3,7 +3,9 @@
 // A matmul or convolution followed by a pointwise node that only adds a
 // bias, adds a same-shaped tensor or applies relu or SiLU (x * sigmoid(x))
 // can do that itself while
-// storing its result (oneDNN post-ops), saving a pass over the output.
+// storing its result (oneDNN post-ops), saving a pass over the output. On
+// a GPU, two products of the same rows whose results only a SiLU product
+// reads (a gated MLP's gate and up) can be one product (PostOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_SCHEDULE_POSTOPS_H

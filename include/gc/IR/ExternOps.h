@@ -9,6 +9,7 @@
 #ifndef GC_IR_EXTERNOPS_H
 #define GC_IR_EXTERNOPS_H
 
+#include "gc/IR/LoopIR.h"
 #include "gc/IR/Module.h"
 
 #include <cstdint>
@@ -61,6 +62,15 @@ std::vector<OpId> externOps();
 /// The dim of a rank-`rank` result of `op` that a folded bias runs along;
 /// nullopt if `op` takes no post-ops (or is no library call).
 std::optional<size_t> externBiasDim(OpId op, size_t rank);
+
+/// A matrix product's operands among its loop node's inputs.
+struct ProductOperands {
+  uint32_t src, weights;
+};
+/// `node`'s left operand and weight (its `self` and `mat2` tensor
+/// arguments) when it calls an op whose row's call is Matmul, else nullopt
+/// (the int8 qlinear's operands are named otherwise).
+std::optional<ProductOperands> productOperands(const LoopNode &node);
 
 /// Whether the backend of `device` runs this call whole, as one step of its
 /// own: a call of an op outside the core set whose row's WHOLE column takes

@@ -129,12 +129,18 @@ struct LoopArg {
 };
 
 /// Pointwise activations and binary ops an Extern can apply to its result
-/// before storing it (oneDNN post-ops), in order.
+/// before storing it (oneDNN post-ops), in order. GatedSilu, on a matrix
+/// product alone, makes the value v so far silu(v) * u, where u is the
+/// same product with `input` in place of its weight (mat2): a gated MLP's
+/// gate and up projections in one call, each element rounded once
+/// (folded on GPUs only, where gc's few-row kernel computes both;
+/// lib/Schedule/PostOps.cpp).
 struct PostOp {
-  enum class Kind : uint8_t { AddBias, Add, Relu, GeluErf, GeluTanh, Swish };
+  enum class Kind : uint8_t { AddBias, Add, Relu, GeluErf, GeluTanh, Swish, GatedSilu };
   Kind kind = Kind::AddBias;
   /// AddBias: the bias vector (along the output's last dim, or the
-  /// convolution's channels); Add: a tensor of the output's shape.
+  /// convolution's channels); Add: a tensor of the output's shape;
+  /// GatedSilu: the second weight, laid out as the product's own.
   uint32_t input = 0; ///< index into LoopNode::inputs
   bool operator==(const PostOp &) const = default;
 };
@@ -189,6 +195,10 @@ struct LoopNode {
 inline bool scatters(const LoopNode &n) {
   return !n.storeIndirect.empty() || n.combine != StoreCombine::None;
 }
+
+/// The index into `n.inputs` of its tensor argument `name`, or nullopt when
+/// there is none, it is None, or it names no input.
+std::optional<uint32_t> tensorInput(const LoopNode &n, std::string_view name);
 
 /// A graph input or output bound to a buffer. An output may be a view of a
 /// buffer (it aliases an input, or torch gave it an unusual layout): `type`

@@ -295,6 +295,8 @@ std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t bi
     case plan::PostOpKind::Swish: // x * sigmoid(alpha * x), alpha 1: SiLU
       appendEltwise(po, dnnl::algorithm::eltwise_swish, 1.f);
       break;
+    case plan::PostOpKind::GatedSilu:
+      return std::nullopt; // a second product, which no oneDNN post-op computes
     }
   }
   return po;

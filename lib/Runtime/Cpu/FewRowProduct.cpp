@@ -390,6 +390,8 @@ float apply(plan::PostOpKind kind, float x, float operand) {
     return 0.5f * x * (1 + std::tanh(0.79788456f * (x + 0.044715f * x * x * x)));
   case plan::PostOpKind::Swish:
     return x / (1 + std::exp(-x));
+  case plan::PostOpKind::GatedSilu:
+    break; // never planned (prepareFewRowProduct declines it)
   }
   return x;
 }
@@ -520,6 +522,8 @@ Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step
   const auto *postOps = call->post_ops();
   for (size_t p = 0; postOps && p < postOps->size(); ++p) {
     const plan::PostOp &op = *postOps->Get(p);
+    if (op.kind() == plan::PostOpKind::GatedSilu)
+      return none; // a second product: the fallback computes it
     Epilogue e{op.kind(), false, {}};
     if (op.kind() == plan::PostOpKind::AddBias || op.kind() == plan::PostOpKind::Add) {
       if (op.input() >= inputs.size())

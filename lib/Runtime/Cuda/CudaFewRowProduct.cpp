@@ -104,7 +104,10 @@ int fewRowGroupsFor(int64_t tiles, int64_t chunks, int multiprocessors) {
   return static_cast<int>(groups);
 }
 
-int64_t tilesOf(const FewRowLaunch &l) { return (l.n + kFewRowTile - 1) / kFewRowTile; }
+/// A gated pair's tile is one output column (a row of each weight).
+int64_t tilesOf(const FewRowLaunch &l) {
+  return l.present[kFewRowUp] ? l.n : (l.n + kFewRowTile - 1) / kFewRowTile;
+}
 
 /// Whether [a, a + m) and [b, b + n) share a byte.
 bool overlap(uint64_t a, int64_t m, uint64_t b, int64_t n) {
@@ -115,20 +118,13 @@ bool overlap(uint64_t a, int64_t m, uint64_t b, int64_t n) {
 
 FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers) {
   FewRowKernelArgs args = launch.args;
-  uint64_t *address[kFewRowOperands] = {&args.a, &args.w, &args.out, &args.bias, &args.residual};
+  uint64_t *address[kFewRowOperands] = {&args.a,    &args.w,        &args.out,
+                                        &args.bias, &args.residual, &args.up};
   for (int o = 0; o < kFewRowOperands; ++o)
     if (launch.present[o])
       *address[o] += buffers[launch.buffers[o]];
-  args.wide = launch.wideStrides && args.a % 16 == 0 && args.w % 16 == 0;
+  args.wide = launch.wideStrides && args.a % 16 == 0 && args.w % 16 == 0 && args.up % 16 == 0;
   return args;
-}
-
-bool fewRowKernelWins(int64_t rows, int64_t n, int64_t k, int64_t elementBytes) {
-  if (rows == 1)
-    return true;
-  if (elementBytes != 4)
-    return false;
-  return rows <= kGpuFewRowsExact || n * k <= kFewRowSmallWeight;
 }
 
 FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<StridedLayout> &inputs,
@@ -179,7 +175,8 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
     return decline("the left operand's rows are not contiguous");
   std::optional<ProductEpilogue> e = productEpilogue(*call, inputs.size());
   if (!e)
-    return decline("an epilogue other than a bias, a residual add, then ReLU or tanh GELU");
+    return decline("an epilogue other than a bias, a residual add, then ReLU or tanh GELU, "
+                   "or a gated pair alone");
   int64_t bytes = t == plan::DType::Float32 ? 4 : 2;
   FewRowKernelArgs &args = out.args;
   if (e->bias) {
@@ -195,7 +192,14 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
     args.residualRowStride = r.strides[rank - 2];
     args.residualColStride = r.strides[rank - 1];
   }
-  if (pick == FewRowPick::ByRule && !fewRowKernelWins(rows, n, k, bytes))
+  if (e->up) {
+    const StridedLayout &u = inputs[*e->up];
+    if (u.sizes != w.sizes || u.strides != w.strides)
+      return decline("a gated pair whose weights are laid out differently");
+  }
+  // cuBLASLt computes no gated pair (the compiler makes one only where the
+  // rule holds, GpuFewRows.h).
+  if (pick == FewRowPick::ByRule && !e->up && !fewRowKernelWins(rows, n, k, bytes))
     return decline("the rule leaves this shape to cuBLASLt");
 
   args.aRowStride = rows > 1 ? a.strides[rank - 2] : 0;
@@ -205,14 +209,21 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
   args.n = static_cast<int32_t>(n);
   args.k = static_cast<int32_t>(k);
   args.activation = fewRowActivation(e->activation);
-  const StridedLayout *layouts[kFewRowOperands] = {&a, &w, &o,
-                                                   e->bias ? &inputs[*e->bias] : nullptr,
-                                                   e->residual ? &inputs[*e->residual] : nullptr};
+  // The optional operands: the epilogue's inputs.
+  auto layoutOf = [&](std::optional<uint32_t> input) {
+    return input ? &inputs[*input] : nullptr;
+  };
+  auto bufferOf = [&](std::optional<uint32_t> input) {
+    return input ? step.inputs()->Get(*input)->buffer() : 0u;
+  };
+  const StridedLayout *layouts[kFewRowOperands] = {
+      &a, &w, &o, layoutOf(e->bias), layoutOf(e->residual), layoutOf(e->up)};
   uint32_t buffers[kFewRowOperands] = {
       step.inputs()->Get(ai)->buffer(), step.inputs()->Get(wi)->buffer(),
-      step.outputs()->Get(0)->buffer(), e->bias ? step.inputs()->Get(*e->bias)->buffer() : 0,
-      e->residual ? step.inputs()->Get(*e->residual)->buffer() : 0};
-  uint64_t *address[kFewRowOperands] = {&args.a, &args.w, &args.out, &args.bias, &args.residual};
+      step.outputs()->Get(0)->buffer(), bufferOf(e->bias),
+      bufferOf(e->residual),            bufferOf(e->up)};
+  uint64_t *address[kFewRowOperands] = {&args.a,    &args.w,        &args.out,
+                                        &args.bias, &args.residual, &args.up};
   for (int op = 0; op < kFewRowOperands; ++op)
     if (layouts[op]) {
       out.present[op] = true;
@@ -320,7 +331,7 @@ std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group,
         continue;
       const FewRowKernelArgs &x = args.products[i], &y = args.products[j];
       const FewRowLaunch &lx = group.products[i], &ly = group.products[j];
-      uint64_t operand[kFewRowOperands] = {y.a, y.w, y.out, y.bias, y.residual};
+      uint64_t operand[kFewRowOperands] = {y.a, y.w, y.out, y.bias, y.residual, y.up};
       for (int o = 0; o < kFewRowOperands; ++o)
         if (ly.present[o] &&
             overlap(x.out, lx.spanBytes[kFewRowOut], operand[o], ly.spanBytes[o]))

@@ -56,6 +56,7 @@ enum FewRowOperand : int {
   kFewRowOut,
   kFewRowBias,
   kFewRowResidual,
+  kFewRowUp,
   kFewRowOperands
 };
 
@@ -86,7 +87,10 @@ struct FewRowLaunch {
 /// dimensions before the last two of size 1), a weight not in [N, K]
 /// layout, the left operand's k not contiguous, mixed or other dtypes than
 /// float32, bfloat16 and float16, an epilogue cuBLASLt would not fuse
-/// either, or a shape the rule (fewRowKernelWins) leaves to cuBLASLt.
+/// either, or a shape the rule (fewRowKernelWins) leaves to cuBLASLt. A
+/// gated pair (ProductEpilogue::up), which cuBLASLt cannot compute, skips
+/// the rule: the kernel takes each one it can, the second weight laid out
+/// as the first.
 ///
 /// Thread groups per block: where a row's 16-byte chunks are fewer than a
 /// block's threads, as many groups as keep every thread busy; beyond that,
@@ -151,25 +155,6 @@ fewRowGroupRuns(const std::vector<const FewRowLaunch *> &launches);
 /// or more than kFewRowMaxProducts.
 std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group, const uint64_t *buffers);
 
-/// The rule: whether the kernel is to run a product it can take, of
-/// `rows` x `k` by a weight of `n` x `k` elements of `elementBytes`.
-/// Measured on an H200 (utils/bench/cuda-fewrow.cpp, each product in a CUDA
-/// graph, Llama-3.2-1B's and -3.1-8B's decode shapes, docs/gpu.md): float32
-/// at 1 and 4 rows, the kernel wins or ties on every shape; 16-bit types at
-/// one row, it wins on all but the gate/up products (5% slower there, 10%
-/// faster on the step's products summed), and at 4 rows cuBLASLt's tensor
-/// cores win on all but the smallest. So: float32 up to kGpuFewRowsExact
-/// rows, 16-bit types a single row. Past kGpuFewRowsExact, float32 weights
-/// of at most kFewRowSmallWeight elements: a conv net's 1x1 convolutions
-/// at a 4x4 resolution, where cuBLASLt took 49 us for each of
-/// shufflenet_v2's [16, 116] x [116, 116] products on an H200, a launch's
-/// latency bound for the kernel; not yet timed on a GPU against cuBLASLt
-/// (`cuda-fewrow-bench --conv-shapes` does), so larger weights of 9 to 16
-/// rows stay cuBLASLt's.
-bool fewRowKernelWins(int64_t rows, int64_t n, int64_t k, int64_t elementBytes);
-/// The largest weight (N x K elements, 4 MiB of float32) that float32
-/// products of more than kGpuFewRowsExact rows take to the kernel.
-constexpr int64_t kFewRowSmallWeight = int64_t(1) << 20;
 
 /// The kernels of one executor's context, loaded on first need.
 class CudaFewRowKernels {

@@ -482,7 +482,7 @@ struct MatmulEpilogue {
 std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
   using Activation = cuda::ProductEpilogue::Activation;
   std::optional<cuda::ProductEpilogue> p = cuda::productEpilogue(*v.step.dnnl(), v.inputs.size());
-  if (!p)
+  if (!p || p->up) // cuBLASLt has no epilogue that multiplies by a second product
     return std::nullopt;
   MatmulEpilogue e{p->bias, p->residual};
   switch (p->activation) {
@@ -968,6 +968,8 @@ Outcome ConvolutionCall::init(const Views &v, const CudaLibraryOptions &options,
     case plan::PostOpKind::GeluTanh:
     case plan::PostOpKind::Swish:
       return false; // of cuDNN's legacy activations, only ReLU is set up here
+    case plan::PostOpKind::GatedSilu:
+      return false; // a matrix product's alone
     }
   }
 

@@ -15,6 +15,12 @@
 // shared memory; the thread of each output element adds the bias and the
 // residual, applies the activation and rounds once to the output's type.
 //
+// A gated pair (FewRowKernelArgs::up: a gated MLP's gate and up
+// projections) gives each group's tile row n of the gate's weight and row n
+// of the up one instead of two rows of one weight: the loop is the same,
+// and the thread of output element n takes both sums and stores
+// silu(gate) * up, rounded once, so that neither product is stored.
+//
 // A launch may compute several products of the same left rows
 // (FewRowGroupArgs): each block finds its product from its index and then
 // runs as a block of that product's launch alone would, so one launch over
@@ -98,6 +104,8 @@ __device__ float activate(float x, int32_t kind) {
   return x;
 }
 
+__device__ float silu(float x) { return x / (1.f + expf(-x)); }
+
 /// Block `block` of the product `p`.
 template <class T, int ROWS>
 __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigned block) {
@@ -113,13 +121,20 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
   // This thread's group, its place in it, and the group's first row.
   int per = kFewRowThreads / p.groups;
   int group = tid / per, local = tid % per;
-  int n0 = (block * p.groups + group) * kFewRowTile;
-  // The tile's weight rows; one past the last output column reads the last
-  // row again (its sums are never stored), so that no load is predicated.
+  int tile = block * p.groups + group;
+  // The tile's weight rows: a gated pair's row `tile` of each weight, else
+  // rows of one weight from `tile` * kFewRowTile. One past the last output
+  // column reads the last row again (its sums are never stored), so that
+  // no load is predicated.
+  static_assert(kFewRowTile == 2, "a gated pair's tile is a row of each of its two weights");
+  bool gated = p.up != 0;
   const T *w[kFewRowTile];
 #pragma unroll
-  for (int t = 0; t < kFewRowTile; ++t)
-    w[t] = reinterpret_cast<const T *>(p.w) + int64_t(min(n0 + t, p.n - 1)) * p.wRowStride;
+  for (int t = 0; t < kFewRowTile; ++t) {
+    int row = gated ? tile : tile * kFewRowTile + t;
+    w[t] = reinterpret_cast<const T *>(gated && t == 1 ? p.up : p.w) +
+           int64_t(min(row, p.n - 1)) * p.wRowStride;
+  }
   int64_t chunks = p.wide ? p.k / V : 0;
   // No kernel writes the weights: the chunks of this thread's first pass
   // head for the L2 cache while the kernel ahead of this one ends (an
@@ -195,18 +210,28 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
         partial[warp][m * kFewRowTile + t] = s;
     }
   __syncthreads();
-  // Thread i finishes sum i % kSums of group i / kSums.
+  // Thread i finishes sum i % kSums of group i / kSums; of a gated pair,
+  // the thread of its tile's first row takes the second's sum too.
   if (tid >= p.groups * kSums)
     return;
   group = tid / kSums;
   int j = tid % kSums, m = j / kFewRowTile;
-  int n = (block * p.groups + group) * kFewRowTile + j % kFewRowTile;
-  if (n >= p.n || m >= p.rows)
+  tile = block * p.groups + group;
+  int n = gated ? tile : tile * kFewRowTile + j % kFewRowTile;
+  if (n >= p.n || m >= p.rows || (gated && j % kFewRowTile != 0))
     return;
   int warps = kWarps / p.groups;
-  float s = 0.f;
-  for (int i = group * warps; i < (group + 1) * warps; ++i)
+  float s = 0.f, up = 0.f;
+  for (int i = group * warps; i < (group + 1) * warps; ++i) {
     s += partial[i][j];
+    if (gated)
+      up += partial[i][j + 1];
+  }
+  if (gated) {
+    reinterpret_cast<T *>(p.out)[m * p.outRowStride + n * p.outColStride] =
+        narrow<T>(silu(s) * up);
+    return;
+  }
   if (p.bias)
     s += widen(reinterpret_cast<const T *>(p.bias)[n * p.biasStride]);
   if (p.residual)

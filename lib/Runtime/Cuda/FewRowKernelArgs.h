@@ -9,11 +9,15 @@
 // ones): for each, out[m, n] = act(sum_k a[m, k] w[n, k] + bias[n] +
 // residual[m, n]) for m < rows, n < n: `a` and `w` with unit stride along
 // k, the others with any strides (in elements). A single product is a
-// group of one.
+// group of one. A gated pair (a gated MLP's gate and up projections) is
+// one product with a second weight `up` of w's layout: out[m, n] =
+// silu(sum_k a[m, k] w[n, k]) * sum_k a[m, k] up[n, k].
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
 #define GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
+
+#include "gc/Support/GpuFewRows.h"
 
 #include <stdint.h>
 
@@ -26,14 +30,10 @@ constexpr int kFewRowThreads = 256;
 constexpr int kFewRowTile = 2;
 /// The most groups per block: one warp each.
 constexpr int kFewRowMaxGroups = kFewRowThreads / 32;
-/// Left rows up to this count have an instance each, which knows its count
-/// at compile time.
-constexpr int kGpuFewRowsExact = 8;
-/// The most left rows the kernels take: counts past kGpuFewRowsExact run
-/// one instance of this many rows, which reads the last real row again in
-/// place of each missing one and stores only the real rows' sums. (A conv
-/// net's 1x1 convolutions at a 4x4 resolution are products of 16 rows.)
-constexpr int kGpuFewRowsMax = 16;
+/// The row counts the kernels take (gc/Support/GpuFewRows.h, which the
+/// compiler reads too).
+using gc::kGpuFewRowsExact;
+using gc::kGpuFewRowsMax;
 
 /// The activation applied last.
 enum FewRowActivation : int32_t {
@@ -43,9 +43,11 @@ enum FewRowActivation : int32_t {
 };
 
 struct FewRowKernelArgs {
-  /// Device addresses of each operand's first element (bias and residual:
-  /// 0 when absent).
-  uint64_t a, w, out, bias, residual;
+  /// Device addresses of each operand's first element (bias, residual and
+  /// up: 0 when absent). With `up`, a group's tile is row n of `w` and row
+  /// n of `up` (strided as w), one output column, and there is no bias,
+  /// residual or activation.
+  uint64_t a, w, out, bias, residual, up;
   /// Strides in elements.
   int64_t aRowStride, wRowStride;
   int64_t outRowStride, outColStride;
@@ -59,7 +61,7 @@ struct FewRowKernelArgs {
   /// Groups of threads per block (1, 2, 4 or 8): block b's group g takes
   /// the weight rows of tile b * groups + g.
   int32_t groups;
-  /// 1: the rows of `a` and `w` start 16-byte aligned, so that they load 16
+  /// 1: the rows of `a`, `w` and `up` start 16-byte aligned, so that they load 16
   /// bytes at a time up to the last whole vector (set at launch from the
   /// addresses); 0: every element loads alone.
   int32_t wide;

@@ -33,10 +33,16 @@ std::optional<ProductEpilogue> productEpilogue(const plan::DnnlCall &call, size_
     case plan::PostOpKind::GeluErf:
     case plan::PostOpKind::Swish:
       return std::nullopt; // cuBLASLt's epilogues have neither
+    case plan::PostOpKind::GatedSilu:
+      if (postOps->size() != 1 || e.bias)
+        return std::nullopt;
+      e.up = p.input();
+      break;
     }
   }
-  if ((e.bias && *e.bias >= inputs) || (e.residual && *e.residual >= inputs))
-    return std::nullopt;
+  for (const std::optional<uint32_t> &input : {e.bias, e.residual, e.up})
+    if (input && *input >= inputs)
+      return std::nullopt;
   return e;
 }
 

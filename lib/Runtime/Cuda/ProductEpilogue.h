@@ -3,7 +3,8 @@
 // Both of the GPU's matrix product paths, cuBLASLt's (CudaLibraries.cpp)
 // and gc's few-row kernel (CudaFewRowProduct.cpp), fuse the same epilogue,
 // so that the choice between them never adds a launch: read here once from
-// the step's call.
+// the step's call. The one exception is a gated pair (GatedSilu), which
+// only the few-row kernel computes; cuBLASLt declines it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_RUNTIME_CUDA_PRODUCTEPILOGUE_H
@@ -22,12 +23,16 @@ struct ProductEpilogue {
   /// Input indices of the step.
   std::optional<uint32_t> bias, residual;
   Activation activation = Activation::None;
+  /// A gated pair's second weight (an input index): the result is
+  /// silu(src weights) * (src up), and there is nothing else.
+  std::optional<uint32_t> up;
 };
 
 /// The call's bias and post-ops as one epilogue, when it is one both paths
 /// compute: at most one bias (the call's own or an AddBias post-op) and one
 /// residual add, then at most one activation (ReLU, or GELU's tanh form),
-/// last; every input among the step's `inputs`. Null for anything else.
+/// last; or a GatedSilu post-op alone on a call without a bias (`up`);
+/// every input among the step's `inputs`. Null for anything else.
 std::optional<ProductEpilogue> productEpilogue(const plan::DnnlCall &call, size_t inputs);
 
 } // namespace gc::cuda

@@ -15,7 +15,13 @@
 // magnitude is the sum of the absolute products, bias and residual (float32
 // accumulation in another order) and rtol is 1e-3 for float32 and 1e-2 for
 // bfloat16 and float16 (the output is rounded once to the type: 2^-9
-// relative for bfloat16).
+// relative for bfloat16). A gated pair's magnitude is each side's times
+// the other side's value.
+//
+// Gated pairs (a gated MLP's gate and up products as one, GatedSilu): what
+// the planner takes and declines, and the kernel against silu(g) * u of
+// the two sums in double, with the same row counts, tails, unaligned rows,
+// thread groups and groups of products as the plain products.
 //
 // Groups of products (one launch over several weights that share their
 // left rows): which consecutive steps fewRowGroupRuns groups and which it
@@ -57,12 +63,14 @@ StridedLayout layout(std::vector<int64_t> sizes, std::vector<int64_t> strides, i
 
 /// A product out[m, n] = a[m, :] . w[n, :] with its epilogue, as layouts:
 /// input 0 the left rows [rows, K], input 1 the weight's [K, N] view of
-/// [N, K] rows, then the bias and the residual when present.
+/// [N, K] rows, then the bias and the residual when present, or the second
+/// weight of a gated pair (out[m, n] = silu(a[m, :] . w[n, :]) *
+/// a[m, :] . up[n, :]).
 struct Product {
   int64_t rows, n, k;
   plan::DType type = plan::DType::BFloat16;
-  StridedLayout a, w, out, bias, residual;
-  bool hasBias = false, hasResidual = false, biasInCall = false;
+  StridedLayout a, w, out, bias, residual, up;
+  bool hasBias = false, hasResidual = false, biasInCall = false, gated = false;
   std::vector<plan::PostOp> postOps;
   plan::DnnlPrimitive primitive = plan::DnnlPrimitive::Matmul;
   std::optional<plan::DType> weightType; ///< none: `type`
@@ -85,12 +93,20 @@ struct Product {
     residual = layout(out.sizes, out.strides);
     postOps.emplace_back(plan::PostOpKind::Add, hasBias ? 3 : 2);
   }
+  /// Makes the product a gated pair; `up` takes w's layout at the call.
+  void addUp() {
+    gated = true;
+    up = w;
+    postOps.emplace_back(plan::PostOpKind::GatedSilu, uint32_t(inputs().size() - 1));
+  }
   std::vector<StridedLayout> inputs() const {
     std::vector<StridedLayout> in = {a, w};
     if (hasBias)
       in.push_back(bias);
     if (hasResidual)
       in.push_back(residual);
+    if (gated)
+      in.push_back(up);
     return in;
   }
 };
@@ -279,6 +295,47 @@ TEST(CudaFewRowPlan, TheRuleTakesSixteenRowsOfSmallFloat32Weights) {
   EXPECT_FALSE(taken(Product(16, 116, 116)));
   // Whatever the rule, the kernel can take them all.
   EXPECT_FALSE(plan(Product(16, 2048, 2048), cuda::FewRowPick::WheneverPossible).entry.empty());
+}
+
+TEST(CudaFewRowPlan, TakesGatedPairsWhateverTheRule) {
+  // Llama-3.2-1B's gate and up: one output column a tile, so 8192 tiles in
+  // 8 groups of rows make 1024 blocks.
+  Product p(1, 8192, 2048);
+  p.addUp();
+  FewRowLaunch l = plan(p);
+  ASSERT_EQ(l.entry, "gc_fewrow_bf16_r1") << l.declined;
+  EXPECT_TRUE(l.present[cuda::kFewRowUp]);
+  EXPECT_EQ(l.buffers[cuda::kFewRowUp], 2u);
+  EXPECT_EQ(l.buffers[cuda::kFewRowOut], 3u);
+  EXPECT_EQ(l.args.groups, 8);
+  EXPECT_EQ(l.blocks, 1024u);
+  EXPECT_EQ(l.args.activation, cuda::kFewRowNoActivation);
+  // cuBLASLt computes no gated pair: the rule, which leaves four bfloat16
+  // rows to it, does not apply.
+  Product q(4, 45, 200);
+  q.addUp();
+  EXPECT_EQ(plan(q).entry, "gc_fewrow_bf16_r4") << plan(q).declined;
+
+  auto declines = [](const Product &p, const char *why) {
+    FewRowLaunch l = plan(p, cuda::FewRowPick::WheneverPossible);
+    EXPECT_TRUE(l.entry.empty()) << why;
+    EXPECT_FALSE(l.declined.empty()) << why;
+  };
+  p = Product(2, 64, 32);
+  p.addUp();
+  p.up = layout({32, 64}, {1, 40});
+  declines(p, "a second weight of other strides");
+  p = Product(2, 64, 32);
+  p.addBias(/*inCall=*/true);
+  p.addUp();
+  declines(p, "a gated pair with a bias");
+  p = Product(2, 64, 32);
+  p.addUp();
+  p.postOps.emplace_back(plan::PostOpKind::Relu, 0);
+  declines(p, "a gated pair with another post-op");
+  p = Product(kGpuFewRowsMax + 1, 64, 32);
+  p.addUp();
+  declines(p, "more rows than the kernel takes");
 }
 
 /// `p`'s launch as a step whose operands but the left rows lie in buffers
@@ -566,6 +623,20 @@ void runGroup(const std::vector<Product> &ps, On on = kGpu) {
           magnitude += std::abs(r);
         }
         double want = activate(sum, p);
+        if (p.gated) {
+          const std::vector<float> &u = operand(p.inputs().size() - 1);
+          double upSum = 0, upMagnitude = 0;
+          for (int64_t k = 0; k < p.k; ++k) {
+            double prod = double(a[at(p.a, m, k)]) * u[at(p.up, k, n)];
+            upSum += prod;
+            upMagnitude += std::abs(prod);
+          }
+          double silu = sum / (1 + std::exp(-sum));
+          want = silu * upSum;
+          // Each sum's error reaches the result times the other side (SiLU's
+          // slope is at most 1.1 in magnitude).
+          magnitude = 1.1 * magnitude * std::abs(upSum) + std::abs(silu) * upMagnitude;
+        }
         int64_t where = at(p.out, m, n);
         written[where] = true;
         double g = got(where);
@@ -649,6 +720,33 @@ void everyEpilogue(On on) {
     }
 }
 
+/// Gated pairs: the shapes of everyRowCountWithTails (with half the last
+/// one's columns, since each output column is a tile here), unaligned and
+/// padded rows, a strided output, and a long k.
+void gatedPairs(On on, std::vector<int64_t> rowCounts) {
+  auto gated = [](Product p) {
+    p.addUp();
+    return p;
+  };
+  for (plan::DType t : kTypes) {
+    for (int64_t rows : rowCounts)
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {37, 67}, {65, 1000}})
+        run(gated(Product(rows, n, k, t)), on);
+    Product p(3, 21, 130, t);
+    p.a = layout({3, 130}, {130, 1}, 1);
+    p = gated(p);
+    p.up = layout({130, 21}, {1, 130}, 5);
+    run(p, on);
+    p = Product(5, 17, 77, t);
+    p.w = layout({77, 17}, {1, 81});
+    p.a = layout({5, 77}, {79, 1});
+    p = gated(p);
+    p.out = layout({5, 17}, {1, 6}, 2);
+    run(p, on);
+    run(gated(Product(rowCounts[0], 9, 8203, t)), on);
+  }
+}
+
 TEST(CudaFewRow, EveryRowCountWithTails) {
   GC_REQUIRE_GPU();
   everyRowCountWithTails(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, kGpuFewRowsMax});
@@ -669,7 +767,13 @@ TEST(CudaFewRow, EveryEpilogue) {
   everyEpilogue(kGpu);
 }
 
+TEST(CudaFewRow, GatedPairs) {
+  GC_REQUIRE_GPU();
+  gatedPairs(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, kGpuFewRowsMax});
+}
+
 TEST(CudaFewRowOnHost, EveryRowCountWithTails) { everyRowCountWithTails(host(), {1, 3, 8, 13}); }
+TEST(CudaFewRowOnHost, GatedPairs) { gatedPairs(host(), {1, 3, 12}); }
 TEST(CudaFewRowOnHost, LongRowsTakeSeveralPasses) { longRows(host(), {1, 5, 10}); }
 TEST(CudaFewRowOnHost, UnalignedRowsLoadElementByElement) { unalignedRows(host()); }
 TEST(CudaFewRowOnHost, EveryEpilogue) { everyEpilogue(host()); }
@@ -681,6 +785,9 @@ TEST(CudaFewRowOnHost, GroupsOfThreads) {
     for (int sms : {1, 2, 4}) {
       run(Product(3, 131, 2056, t), host(sms));
       run(Product(1, 64, 4100, t), host(sms));
+      Product gated(1, 67, 520, t);
+      gated.addUp();
+      run(gated, host(sms));
     }
 }
 
@@ -706,6 +813,12 @@ void groups(On on, std::vector<int64_t> rowCounts) {
       four[3].bias = layout({90}, {2}, 1);
       four[3].out = layout({rows, 90}, {1, rows + 1}, 2);
       runGroup(four, on);
+      // A gated pair beside plain products of the same rows.
+      std::vector<Product> mixed = {Product(rows, 37, 1000, t), Product(rows, 130, 1000, t),
+                                    Product(rows, 5, 1000, t)};
+      mixed[1].addUp();
+      mixed[2].addResidual();
+      runGroup(mixed, on);
     }
 }
 

@@ -216,6 +216,36 @@ TEST(DnnlExtern, WidenedBfloat16ProductWithFloatBias) {
   }
 }
 
+/// A gated pair (GatedSilu, which gc folds for GPUs only): neither oneDNN
+/// nor the CPU's few-row kernel computes one, so the step runs on the
+/// fallback component, which computes silu(a w) * (a up).
+TEST(DnnlExtern, GatedPairRunsOnTheFallback) {
+  for (int64_t m : {1, 3}) {
+    int64_t k = 11, n = 6;
+    ExternCase c{ops::aten_mm_default, {{m, k}, {n, k}, {n, k}}, {m, n},
+                 [&](LoopGraphMaker &g, LoopNode &node) {
+                   for (int w : {1, 2})
+                     node.inputs[w].type = g.view(DType::Float32, g.ks({k, n}), g.ks({1, k}));
+                   node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+                   node.postOps = {{PostOp::Kind::GatedSilu, 2}};
+                 }};
+    EXPECT_FALSE(dnnlTakes(c));
+    std::vector<std::vector<float>> data = {randomFloats(m * k, 1), randomFloats(n * k, 2),
+                                            randomFloats(n * k, 3)};
+    std::vector<float> got = run(c, LoopNode::Kind::Extern, data);
+    ASSERT_EQ(got.size(), static_cast<size_t>(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double gate = 0, up = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          gate += double(data[0][i * k + p]) * data[1][j * k + p];
+          up += double(data[0][i * k + p]) * data[2][j * k + p];
+        }
+        EXPECT_NEAR(got[i * n + j], gate / (1 + std::exp(-gate)) * up, 1e-5) << i << "," << j;
+      }
+  }
+}
+
 TEST(DnnlExtern, BatchedMatmulWithAdd) {
   expectMatchesReference({ops::aten_bmm_default, {{3, 4, 5}, {3, 5, 6}, {3, 4, 6}}, {3, 4, 6},
                           [](LoopGraphMaker &, LoopNode &node) {

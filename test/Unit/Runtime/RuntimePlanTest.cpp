@@ -159,11 +159,11 @@ TEST(RuntimePlan, OtherMajorVersionsAreErrorsNamingBoth) {
   auto *version = const_cast<plan::PlanVersion *>(mutablePlan(bytes).version());
   version->mutate_major_version(3);
   version->mutate_minor_version(0);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.8");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.9");
   // A 1.x plan's kernels take the whole buffer table: not this runtime's.
   version->mutate_major_version(1);
   version->mutate_minor_version(3);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.8");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.9");
 }
 
 TEST(RuntimePlan, OlderMinorVersionsAreRead) {
@@ -172,6 +172,35 @@ TEST(RuntimePlan, OlderMinorVersionsAreRead) {
   std::string bytes = g.bytes();
   const_cast<plan::PlanVersion *>(mutablePlan(bytes).version())->mutate_minor_version(0);
   EXPECT_TRUE(bool(RuntimePlan::read(bytes, "p")));
+}
+
+/// x f32[1, 4] times weights w and u ([3, 4] seen as [4, 3]) as a gated
+/// pair: silu(x w) * (x u).
+struct GatedPairGraph : LoopGraphMaker {
+  GatedPairGraph() {
+    uint32_t x = input("x", DType::Float32, ks({1, 4}));
+    uint32_t w = input("w", DType::Float32, ks({3, 4}));
+    uint32_t u = input("u", DType::Float32, ks({3, 4}));
+    uint32_t out = buffer("out", BufferKind::Output, DType::Float32, ks({1, 3}));
+    TensorType weight = view(DType::Float32, ks({4, 3}), ks({1, 4}));
+    LoopNode &n = callNode(LoopNode::Kind::Extern, ops::aten_mm_default,
+                           {whole(x), {w, weight}, {u, weight}}, {whole(out)});
+    n.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+    n.postOps = {{PostOp::Kind::GatedSilu, 2}};
+    output("out", out, whole(out).type);
+  }
+};
+
+TEST(RuntimePlan, GatedPairsNeedTheirMinorVersion) {
+  Expected<std::string> bytes = buildRuntimePlan(GatedPairGraph().module);
+  ASSERT_TRUE(bool(bytes)) << bytes.error().message();
+  EXPECT_EQ(readError(*bytes), "");
+  // A plan that says it is older cannot hold one: its post-op kinds end
+  // before GatedSilu.
+  const_cast<plan::PlanVersion *>(mutablePlan(*bytes).version())
+      ->mutate_minor_version(kPlanMinorGatedSilu - 1);
+  EXPECT_EQ(readError(*bytes), "'p': graph @g: step 0 ('n0') has a gated SiLU post-op, which "
+                               "plans have from 2.9 on; this plan is 2.8");
 }
 
 TEST(RuntimePlan, OutOfRangeIndicesAreErrors) {

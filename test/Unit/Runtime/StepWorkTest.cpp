@@ -87,6 +87,18 @@ TEST(StepWork, PostOpsAddOneOperationPerOutputElement) {
   EXPECT_EQ(bytesOf(g, 0), 4 * (2 * 3 + 3 * 4 + 4 + 2 * 4));
 }
 
+TEST(StepWork, GatedPairCountsBothProducts) {
+  LoopGraphMaker g;
+  uint32_t a = g.input("a", DType::Float32, g.ks({2, 3})), w = g.input("w", DType::Float32, g.ks({3, 4}));
+  uint32_t u = g.input("u", DType::Float32, g.ks({3, 4}));
+  uint32_t out = g.buffer("out", BufferKind::Output, DType::Float32, g.ks({2, 4}));
+  LoopNode &n = g.callNode(LoopNode::Kind::Extern, ops::aten_mm_default,
+                           {g.whole(a), g.whole(w), g.whole(u)}, {g.whole(out)});
+  n.postOps = {{PostOp::Kind::GatedSilu, 2}};
+  EXPECT_EQ(flopsOf(g, 0), 2 * (2 * 2 * 4 * 3) + 2 * 4);
+  EXPECT_EQ(bytesOf(g, 0), 4 * (2 * 3 + 2 * 3 * 4 + 2 * 4));
+}
+
 TEST(StepWork, GroupedConvolutionCountsItsWindowPerGroup) {
   // N=2, Cin=4 in 2 groups, Cout=6, a 3x3 window, 8x8 in, 6x6 out.
   LoopGraphMaker g;
