@@ -621,16 +621,17 @@ std::optional<std::vector<uint32_t>> residualAdds(const LoopNode &node, uint32_t
   return adds;
 }
 
-/// On a GPU, makes the product `e` store x + its result where every node
-/// reading that result reads it only as a term of x + result, x a buffer
-/// laid out as the result and ready before the product (a residual
-/// stream: a transformer's h = x + attention output, read by the next
-/// RMSNorm's sum, by its normalisation and by the next residual add, each
-/// of which lowering left recomputing h). The product then stores h once,
-/// as an Add post-op, and its readers load it. Only on a GPU: there each
-/// reader is a kernel of its own that loads both terms again, and the
-/// product's epilogue reads x in the same pass that writes h; the CPU's
-/// fused loops keep the recomputation. Returns whether it folded.
+/// On a GPU, makes the product `e` store x + its result where it alone
+/// writes that result and every node reading it reads it only as a term
+/// of x + result, x a buffer laid out as the result and ready before the
+/// product (a residual stream: a transformer's h = x + attention output,
+/// read by the next RMSNorm's sum, by its normalisation and by the next
+/// residual add, each of which lowering left recomputing h). The product
+/// then stores h once, as an Add post-op, and its readers load it. Only on
+/// a GPU: there each reader is a kernel of its own that loads both terms
+/// again, and the product's epilogue reads x in the same pass that writes
+/// h; the CPU's fused loops keep the recomputation. Returns whether it
+/// folded.
 bool foldResidualAdd(SymContext &ctx, LoopGraph &graph, TargetDevice device,
                      const std::set<uint32_t> &folded, uint32_t e) {
   LoopNode &product = graph.nodes[e];
@@ -651,6 +652,9 @@ bool foldResidualAdd(SymContext &ctx, LoopGraph &graph, TargetDevice device,
   std::optional<uint32_t> residual;
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> readers;
   for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+    // Another writer's elements of the result would lose their x.
+    if (!folded.count(n) && n != e && access[n].writes.count(result))
+      return false;
     if (folded.count(n) || n == e || !access[n].reads.count(result))
       continue;
     const LoopNode &reader = graph.nodes[n];
