@@ -531,6 +531,169 @@ bool foldGatedPair(SymContext &ctx, LoopGraph &graph, TargetDevice device,
   return true;
 }
 
+/// Keeps only the ops of `node`'s body that its result, its store and
+/// the ops kept need, in order.
+void dropUnusedOps(LoopNode &node) {
+  std::vector<BodyOp> &ops = node.body.ops;
+  std::vector<bool> live(ops.size(), false);
+  live[node.body.result] = true;
+  for (uint32_t v : node.storeIndirect)
+    live[v] = true;
+  for (size_t id = ops.size(); id-- > 0;) {
+    if (!live[id])
+      continue;
+    for (uint32_t o : ops[id].operands)
+      live[o] = true;
+    for (uint32_t o : ops[id].indirect)
+      live[o] = true;
+    if (ops[id].mask >= 0)
+      live[ops[id].mask] = true;
+  }
+  std::vector<uint32_t> renumbered(ops.size());
+  std::vector<BodyOp> kept;
+  for (size_t id = 0; id < ops.size(); ++id) {
+    if (!live[id])
+      continue;
+    BodyOp op = std::move(ops[id]);
+    for (uint32_t &o : op.operands)
+      o = renumbered[o];
+    for (uint32_t &o : op.indirect)
+      o = renumbered[o];
+    if (op.mask >= 0)
+      op.mask = static_cast<int32_t>(renumbered[op.mask]);
+    renumbered[id] = static_cast<uint32_t>(kept.size());
+    kept.push_back(std::move(op));
+  }
+  node.body.result = renumbered[node.body.result];
+  for (uint32_t &v : node.storeIndirect)
+    v = renumbered[v];
+  ops = std::move(kept);
+}
+
+/// The Add ops of `node`'s body that take each load of `result` (an
+/// unmasked direct load, read by that Add alone, in `result`'s type) with
+/// a load of one other buffer at the same index, and that buffer; nullopt
+/// if any load of `result` is not so used or two such buffers differ from
+/// `residual` (when set) or one another.
+std::optional<std::vector<uint32_t>> residualAdds(const LoopNode &node, uint32_t result,
+                                                  DType dtype,
+                                                  std::optional<uint32_t> &residual) {
+  const std::vector<BodyOp> &ops = node.body.ops;
+  std::vector<uint32_t> uses(ops.size(), 0);
+  for (const BodyOp &op : ops) {
+    for (uint32_t o : op.operands)
+      ++uses[o];
+    for (uint32_t o : op.indirect)
+      ++uses[o];
+    if (op.mask >= 0)
+      ++uses[op.mask];
+  }
+  for (uint32_t v : node.storeIndirect)
+    ++uses[v];
+  ++uses[node.body.result];
+  auto plainLoad = [&](uint32_t id) {
+    const BodyOp &op = ops[id];
+    return op.kind == BodyOp::Kind::Load && op.mask < 0 && op.indirect.empty() &&
+           op.dtype == dtype;
+  };
+  std::vector<uint32_t> adds;
+  size_t loads = 0;
+  for (uint32_t id = 0; id < ops.size(); ++id) {
+    const BodyOp &op = ops[id];
+    if (op.kind == BodyOp::Kind::Load && op.buffer == result)
+      ++loads;
+    if (op.kind != BodyOp::Kind::Compute || op.op != ScalarOp::Add || op.dtype != dtype ||
+        op.operands.size() != 2)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      const BodyOp &r = ops[op.operands[side]], &x = ops[op.operands[1 - side]];
+      if (!plainLoad(op.operands[side]) || r.buffer != result || uses[op.operands[side]] != 1 ||
+          !plainLoad(op.operands[1 - side]) || x.buffer == result || x.index != r.index ||
+          (residual && *residual != x.buffer))
+        continue;
+      residual = x.buffer;
+      adds.push_back(id);
+      break;
+    }
+  }
+  if (adds.size() != loads)
+    return std::nullopt;
+  return adds;
+}
+
+/// On a GPU, makes the product `e` store x + its result where it alone
+/// writes that result and every node reading it reads it only as a term
+/// of x + result, x a buffer laid out as the result and ready before the
+/// product (a residual stream: a transformer's h = x + attention output,
+/// read by the next RMSNorm's sum, by its normalisation and by the next
+/// residual add, each of which lowering left recomputing h). The product
+/// then stores h once, as an Add post-op, and its readers load it. Only on
+/// a GPU: there each reader is a kernel of its own that loads both terms
+/// again, and the product's epilogue reads x in the same pass that writes
+/// h; the CPU's fused loops keep the recomputation. Returns whether it
+/// folded.
+bool foldResidualAdd(SymContext &ctx, LoopGraph &graph, TargetDevice device,
+                     const std::set<uint32_t> &folded, uint32_t e) {
+  LoopNode &product = graph.nodes[e];
+  if (device == TargetDevice::CPU || !productOperands(product) || product.outputs.size() != 1)
+    return false;
+  std::vector<PostOp::Kind> kinds;
+  for (const PostOp &p : product.postOps)
+    kinds.push_back(p.kind);
+  kinds.push_back(PostOp::Kind::Add);
+  if (!libraryApplies(product.op, device, kinds))
+    return false;
+  const BufferView &view = product.outputs[0];
+  uint32_t result = view.buffer;
+  const Buffer &buf = graph.buffers[result];
+  if (buf.kind != BufferKind::Intermediate || buf.dtype != view.type.dtype)
+    return false;
+  std::vector<Access> access = nodeAccesses(graph);
+  std::optional<uint32_t> residual;
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> readers;
+  for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+    // Another writer's elements of the result would lose their x.
+    if (!folded.count(n) && n != e && access[n].writes.count(result))
+      return false;
+    if (folded.count(n) || n == e || !access[n].reads.count(result))
+      continue;
+    const LoopNode &reader = graph.nodes[n];
+    if (n < e ||
+        (reader.kind != LoopNode::Kind::Pointwise && reader.kind != LoopNode::Kind::Reduction) ||
+        reader.output == result)
+      return false;
+    std::optional<std::vector<uint32_t>> adds = residualAdds(reader, result, buf.dtype, residual);
+    if (!adds)
+      return false;
+    readers.push_back({n, std::move(*adds)});
+  }
+  if (readers.empty() || !residual)
+    return false;
+  // x is read through the result's view, element for element: both dense
+  // with as many elements, and the readers load both at one offset.
+  const Buffer &x = graph.buffers[*residual];
+  if (x.dtype != buf.dtype || x.strides != contiguousStrides(ctx, x.sizes) ||
+      buf.strides != contiguousStrides(ctx, buf.sizes) ||
+      extentProduct(ctx, x.sizes) != extentProduct(ctx, buf.sizes))
+    return false;
+  for (uint32_t n = e; n < graph.nodes.size(); ++n)
+    if (!folded.count(n) && access[n].writes.count(*residual))
+      return false;
+  for (auto &[n, adds] : readers) {
+    LoopNode &reader = graph.nodes[n];
+    for (uint32_t id : adds) {
+      const BodyOp &op = reader.body.ops[id];
+      uint32_t load = reader.body.ops[op.operands[0]].buffer == result ? op.operands[0]
+                                                                       : op.operands[1];
+      reader.body.ops[id] = reader.body.ops[load];
+    }
+    dropUnusedOps(reader);
+  }
+  product.postOps.push_back({PostOp::Kind::Add, static_cast<uint32_t>(product.inputs.size())});
+  product.inputs.push_back(BufferView{*residual, view.type});
+  return true;
+}
+
 } // namespace
 
 std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice device) {
@@ -591,6 +754,7 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
       ext.outputs[0].type.dtype = out.dtype;
       folded.insert(*reader);
     }
+    foldResidualAdd(ctx, graph, device, folded, e);
   }
   return folded;
 }
