@@ -165,7 +165,7 @@ Error checkCudaAssemblers() {
 }
 
 Expected<std::string> assembleFatbinary(std::span<const PtxImage> images,
-                                        std::span<const int> archs) {
+                                        std::span<const int> archs, int optimization) {
   Expected<std::string> ptxas = cudaToolkitFile("bin/ptxas", "ptxas");
   if (!ptxas)
     return ptxas.error();
@@ -194,7 +194,9 @@ Expected<std::string> assembleFatbinary(std::span<const PtxImage> images,
     std::string cubin = dir->file(sm + ".cubin");
     assemblers.emplace_back(
         *ptxas, "ptxas -arch=" + sm,
-        std::vector<std::string>{"-arch=" + sm, "-O3", ptxFiles[from], "-o", cubin}, *dir,
+        std::vector<std::string>{"-arch=" + sm, "-O" + std::to_string(optimization), ptxFiles[from],
+                                 "-o", cubin},
+        *dir,
         sm + ".log");
     bundle.push_back("--image3=kind=elf,sm=" + std::to_string(arch) + ",file=" + cubin);
   }

@@ -39,8 +39,9 @@ struct PtxImage {
 /// cubins and every image's PTX (which newer GPUs compile at load time)
 /// with fatbinary. Temporary files live in a private directory that is
 /// removed afterwards. Errors quote the tool's messages.
+/// `optimization` is ptxas's -O level (0 to 3).
 Expected<std::string> assembleFatbinary(std::span<const PtxImage> images,
-                                        std::span<const int> archs);
+                                        std::span<const int> archs, int optimization = 3);
 
 } // namespace gc
 

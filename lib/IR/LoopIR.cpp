@@ -49,6 +49,42 @@ std::optional<ReduceKind> parseReduceKind(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<uint32_t> keepNeededOps(Body &body, std::span<const uint32_t> roots) {
+  std::vector<BodyOp> &ops = body.ops;
+  std::vector<bool> live(ops.size(), false);
+  for (uint32_t r : roots)
+    live[r] = true;
+  for (size_t id = ops.size(); id-- > 0;) {
+    if (!live[id])
+      continue;
+    for (uint32_t o : ops[id].operands)
+      live[o] = true;
+    for (uint32_t o : ops[id].indirect)
+      live[o] = true;
+    if (ops[id].mask >= 0)
+      live[ops[id].mask] = true;
+  }
+  std::vector<uint32_t> renumbered(ops.size(), 0);
+  std::vector<BodyOp> kept;
+  for (size_t id = 0; id < ops.size(); ++id) {
+    if (!live[id])
+      continue;
+    BodyOp op = std::move(ops[id]);
+    for (uint32_t &o : op.operands)
+      o = renumbered[o];
+    for (uint32_t &o : op.indirect)
+      o = renumbered[o];
+    if (op.mask >= 0)
+      op.mask = static_cast<int32_t>(renumbered[op.mask]);
+    renumbered[id] = static_cast<uint32_t>(kept.size());
+    kept.push_back(std::move(op));
+  }
+  if (body.result < ops.size() && live[body.result])
+    body.result = renumbered[body.result];
+  ops = std::move(kept);
+  return renumbered;
+}
+
 std::optional<uint32_t> tensorInput(const LoopNode &n, std::string_view name) {
   for (const LoopArg &a : n.args)
     if (a.name == name)

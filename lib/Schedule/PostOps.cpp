@@ -531,43 +531,13 @@ bool foldGatedPair(SymContext &ctx, LoopGraph &graph, TargetDevice device,
   return true;
 }
 
-/// Keeps only the ops of `node`'s body that its result, its store and
-/// the ops kept need, in order.
+/// Keeps only the ops of `node`'s body that its result and its store need.
 void dropUnusedOps(LoopNode &node) {
-  std::vector<BodyOp> &ops = node.body.ops;
-  std::vector<bool> live(ops.size(), false);
-  live[node.body.result] = true;
-  for (uint32_t v : node.storeIndirect)
-    live[v] = true;
-  for (size_t id = ops.size(); id-- > 0;) {
-    if (!live[id])
-      continue;
-    for (uint32_t o : ops[id].operands)
-      live[o] = true;
-    for (uint32_t o : ops[id].indirect)
-      live[o] = true;
-    if (ops[id].mask >= 0)
-      live[ops[id].mask] = true;
-  }
-  std::vector<uint32_t> renumbered(ops.size());
-  std::vector<BodyOp> kept;
-  for (size_t id = 0; id < ops.size(); ++id) {
-    if (!live[id])
-      continue;
-    BodyOp op = std::move(ops[id]);
-    for (uint32_t &o : op.operands)
-      o = renumbered[o];
-    for (uint32_t &o : op.indirect)
-      o = renumbered[o];
-    if (op.mask >= 0)
-      op.mask = static_cast<int32_t>(renumbered[op.mask]);
-    renumbered[id] = static_cast<uint32_t>(kept.size());
-    kept.push_back(std::move(op));
-  }
-  node.body.result = renumbered[node.body.result];
+  std::vector<uint32_t> roots = node.storeIndirect;
+  roots.push_back(node.body.result);
+  std::vector<uint32_t> renumbered = keepNeededOps(node.body, roots);
   for (uint32_t &v : node.storeIndirect)
     v = renumbered[v];
-  ops = std::move(kept);
 }
 
 /// The Add ops of `node`'s body that take each load of `result` (an

@@ -14,6 +14,7 @@
 #include "LoopRewrite.h"
 #include "gc/IR/IndexSimplify.h"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -187,35 +188,8 @@ Body foldDecided(const Body &body, const VarRanges &ranges) {
     }
   }
   // Keep what the result still uses, in the original order.
-  uint32_t result = alias[body.result];
-  std::vector<bool> live(ops.size());
-  live[result] = true;
-  for (uint32_t id = static_cast<uint32_t>(ops.size()); id-- > 0;) {
-    if (!live[id])
-      continue;
-    for (uint32_t o : ops[id].operands)
-      live[o] = true;
-    for (uint32_t o : ops[id].indirect)
-      live[o] = true;
-    if (ops[id].mask >= 0)
-      live[ops[id].mask] = true;
-  }
-  Body out;
-  std::vector<uint32_t> renumber(ops.size());
-  for (uint32_t id = 0; id < ops.size(); ++id) {
-    if (!live[id])
-      continue;
-    BodyOp op = ops[id];
-    for (uint32_t &o : op.operands)
-      o = renumber[o];
-    for (uint32_t &o : op.indirect)
-      o = renumber[o];
-    if (op.mask >= 0)
-      op.mask = static_cast<int32_t>(renumber[op.mask]);
-    renumber[id] = static_cast<uint32_t>(out.ops.size());
-    out.ops.push_back(std::move(op));
-  }
-  out.result = renumber[result];
+  Body out{std::move(ops), alias[body.result]};
+  keepNeededOps(out, std::array{out.result});
   return out;
 }
 

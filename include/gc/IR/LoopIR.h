@@ -26,6 +26,7 @@
 #include "gc/IR/Module.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,12 @@ struct Body {
   uint32_t result = 0;
   bool operator==(const Body &) const = default;
 };
+
+/// Keeps the ops of `body` that `roots` need (through operands, indirect
+/// indices and masks), in their order, and numbers them anew; returns each
+/// kept op's new number at its old one (the others' are meaningless).
+/// `body.result` is renumbered where it is kept.
+std::vector<uint32_t> keepNeededOps(Body &body, std::span<const uint32_t> roots);
 
 /// How a Reduction combines values. ArgMax/ArgMin give the int64 position in
 /// the flattened reduction space (r0 outermost) of the first extreme value.
