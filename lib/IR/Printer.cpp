@@ -76,6 +76,13 @@ struct Printer {
     printStruct(v, defaults, indent, /*optional=*/false);
   }
 
+  /// An optional record is printed only when present (absent is its
+  /// default, which the record around it leaves out).
+  template <Structured T> void printField(const std::optional<T> &v, Plain, int indent) {
+    if (v)
+      printField(*v, Plain{}, indent);
+  }
+
   template <class M> void printField(const std::vector<M> &v, auto codec, int indent) {
     // A list of records puts each on a line of its own.
     out_ += '[';

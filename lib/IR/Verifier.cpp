@@ -12,6 +12,7 @@
 #include "gc/IR/TargetOf.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -728,6 +729,23 @@ private:
         return failAt(n) << "a gated_silu post-op's weight (input " << p.input
                          << ") is laid out unlike the product's (input " << product->weights
                          << ")";
+    }
+    if (const std::optional<RmsNormPrologue> &norm = n.rmsNorm) {
+      std::optional<ProductOperands> product = productOperands(n);
+      if (!product)
+        return failAt(n) << "an rms_norm prologue on " << opName(n.op)
+                         << ", which is no matrix product";
+      if (norm->weight >= n.inputs.size())
+        return failAt(n) << "the rms_norm prologue names input " << norm->weight << " of "
+                         << n.inputs.size();
+      const TensorType &a = n.inputs[product->src].type, &g = n.inputs[norm->weight].type;
+      if (g.rank() != 1 || a.rank() == 0 || g.sizes[0] != a.sizes.back() ||
+          g.dtype != a.dtype || !(g.strides[0]->isConst() && g.strides[0]->constant() == 1))
+        return failAt(n) << "the rms_norm prologue's weight (input " << norm->weight
+                         << ") must be one " << dtypeName(a.dtype)
+                         << " value per element of a left row, with unit stride";
+      if (!(norm->eps >= 0) || !std::isfinite(norm->eps))
+        return failAt(n) << "the rms_norm prologue's eps must be finite and non-negative";
     }
     return Error::success();
   }

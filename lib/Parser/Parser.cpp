@@ -285,6 +285,9 @@ struct Parser {
   }
 
   template <Structured T> Error parseField(T &out, Plain) { return parseStruct(out); }
+  template <Structured T> Error parseField(std::optional<T> &out, Plain) {
+    return parseStruct(out.emplace());
+  }
 
   template <class M> Error parseField(std::vector<M> &out, auto codec) {
     // Elements are separated by ','; structs, printed one a line, may leave it

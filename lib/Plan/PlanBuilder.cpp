@@ -314,6 +314,11 @@ private:
       d.add_src(operands->src);
       d.add_weights(operands->weights);
       d.add_post_ops(po);
+      std::optional<fb::RmsNormPrologue> norm;
+      if (node.rmsNorm) {
+        norm.emplace(node.rmsNorm->weight, static_cast<float>(node.rmsNorm->eps));
+        d.add_rms_norm(&*norm);
+      }
       return d.Finish();
     }
     if (ext->call != ExternCall::Convolution)

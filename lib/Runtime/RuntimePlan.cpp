@@ -223,6 +223,8 @@ private:
         const PostOp &p = *d->post_ops()->Get(k);
         bad |= p.kind() > PostOpKind::MAX || p.input() >= numInputs;
       }
+      if (const RmsNormPrologue *norm = d->rms_norm())
+        bad |= norm->weight() >= numInputs;
       if (bad)
         return fail() << what << " has a oneDNN call on missing operands";
       for (size_t k = 0; k < sizeOf(d->post_ops()); ++k) {
@@ -235,6 +237,14 @@ private:
         if (d->primitive() != DnnlPrimitive::Matmul || d->post_ops()->size() != 1)
           return fail() << what << " has a gated SiLU post-op that is not a matrix product's "
                         << "only post-op";
+      }
+      if (d->rms_norm()) {
+        if (uint32_t minor = plan_.version()->minor_version(); minor < kPlanMinorRmsNorm)
+          return fail() << what << " has an RMSNorm prologue, which plans have from "
+                        << kPlanMajor << "." << kPlanMinorRmsNorm << " on; this plan is "
+                        << kPlanMajor << "." << minor;
+        if (d->primitive() != DnnlPrimitive::Matmul)
+          return fail() << what << " has an RMSNorm prologue on a convolution";
       }
     }
     return Error::success();

@@ -66,6 +66,36 @@ void applyPostOps(Tensor &result, const LoopNode &node, const std::vector<Tensor
   });
 }
 
+/// A matrix product's left operand `a` (contiguous, rows along its last
+/// dim) with its RMSNorm prologue applied: each row's elements times
+/// `weight`'s over the root of the row's mean square plus eps, in double
+/// and rounded once to a's type (the kernels keep it in float32 unrounded,
+/// so the two differ by that rounding).
+Tensor rmsNormRows(const Tensor &a, const Tensor &weight, double eps) {
+  Tensor out = Tensor::zeros(a.dtype(), a.sizes());
+  int64_t k = a.sizes().empty() ? 1 : a.sizes().back();
+  Shape rows = a.sizes();
+  if (!rows.empty())
+    rows.back() = 1;
+  forEachIndex(rows, [&](const Shape &row) {
+    Shape idx = row;
+    double squares = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      if (!idx.empty())
+        idx.back() = j;
+      double v = a.getDouble(idx);
+      squares += v * v;
+    }
+    double scale = 1 / std::sqrt(squares / static_cast<double>(k) + eps);
+    for (int64_t j = 0; j < k; ++j) {
+      if (!idx.empty())
+        idx.back() = j;
+      out.setDouble(idx, a.getDouble(idx) * scale * weight.getDouble({j}));
+    }
+  });
+  return out;
+}
+
 } // namespace
 
 Expected<std::unique_ptr<ReferenceStep>> ReferenceStep::create(const LoopNode &node) {
@@ -77,6 +107,10 @@ Expected<std::unique_ptr<ReferenceStep>> ReferenceStep::create(const LoopNode &n
       return makeError() << "node '" << node.name << "': a gated SiLU post-op on "
                          << opName(node.op) << ", which is no matrix product";
   }
+  if (node.rmsNorm && (!productOperands(node) || node.rmsNorm->weight >= node.inputs.size()))
+    return makeError() << "node '" << node.name << "': an RMSNorm prologue on "
+                       << opName(node.op) << " naming input " << node.rmsNorm->weight << " of "
+                       << node.inputs.size() << ": a matrix product's norm weight is expected";
   Expected<ReferenceCall> call = ReferenceCall::create(node);
   if (!call)
     return call.error();
@@ -102,6 +136,10 @@ Error ReferenceStep::runSized(char *const *buffers, const std::vector<StridedLay
   std::vector<Tensor> in;
   for (size_t i = 0; i < node_.inputs.size(); ++i)
     in.push_back(readView(buffers[node_.inputs[i].buffer], node_.inputs[i], inputs[i]));
+  if (node_.rmsNorm) {
+    Tensor &a = in[productOperands(node_)->src];
+    a = rmsNormRows(a, in[node_.rmsNorm->weight], node_.rmsNorm->eps);
+  }
   Expected<std::vector<Tensor>> results = call_.compute(in);
   if (!results)
     return results.error();

@@ -664,6 +664,243 @@ bool foldResidualAdd(SymContext &ctx, LoopGraph &graph, TargetDevice device,
   return true;
 }
 
+/// The parts of a decode step's RMSNorm, `g * (h * rsqrt(s / k + eps))`
+/// with s the sum of h's squares: what a product reading its result needs
+/// to normalise h itself.
+struct RmsNormParts {
+  uint32_t h = 0, g = 0, s = 0;
+  double eps = 0;
+};
+
+/// Matches the RMSNorm of one row of k elements: a pointwise body that
+/// multiplies three factors in any order and association, h and g loaded at
+/// the store position (a dense row, so g's element is h's), and
+/// rsqrt(s / k + eps) (or s * (1 / k)) with s loaded at element 0 and eps
+/// a constant; and the reduction writing s, the sum over k of h's squares
+/// (pow(h, 2) or h * h), loaded at r0. Casts between floating-point types
+/// may stand anywhere, as the folded norm computes in float32. Every op of
+/// both bodies must take part.
+class RmsNormMatcher {
+public:
+  RmsNormMatcher(SymContext &ctx, const LoopNode &norm, int64_t k)
+      : ctx_(ctx), node_(norm), k_(k), store_(withoutUnitLoops(ctx, norm, norm.storeIndex)) {}
+
+  /// h, g, s and eps of the normalisation, if its body is one.
+  std::optional<RmsNormParts> matchNormalisation() {
+    std::vector<uint32_t> factors;
+    collectFactors(node_.body.result, factors);
+    if (factors.size() != 3)
+      return std::nullopt;
+    std::optional<uint32_t> h, g;
+    std::optional<RmsNormParts> scale;
+    for (uint32_t f : factors) {
+      const BodyOp &o = op(f);
+      if (o.kind == BodyOp::Kind::Compute && o.op == ScalarOp::Rsqrt && floating(o.dtype))
+        scale = meanSquareScale(strip(o.operands[0]));
+      else if (isLoadAtStore(f) && !h)
+        h = o.buffer;
+      else if (isLoadAtStore(f))
+        g = o.buffer;
+    }
+    if (!scale || !h || !g || used_.size() != node_.body.ops.size())
+      return std::nullopt;
+    // Which of the two loads is the row and which the weight, the caller
+    // tells from the sum of squares; here h is the first in factor order.
+    scale->h = *h;
+    scale->g = *g;
+    return scale;
+  }
+
+  /// Whether `sum`, a reduction, is the sum over k of `h`'s squares.
+  static bool isSumOfSquares(SymContext &ctx, const LoopNode &sum, uint32_t h, int64_t k) {
+    if (sum.kind != LoopNode::Kind::Reduction || sum.reduce != ReduceKind::Sum || sum.scan ||
+        sum.reductionRanges.size() != 1 || constantOf(sum.reductionRanges[0]) != k ||
+        scatters(sum))
+      return false;
+    RmsNormMatcher m(ctx, sum, k);
+    uint32_t root = m.strip(sum.body.result);
+    const BodyOp &sq = m.op(root);
+    if (sq.kind != BodyOp::Kind::Compute || !floating(sq.dtype) || sq.operands.size() != 2)
+      return false;
+    auto isRowLoad = [&](uint32_t id) {
+      const BodyOp &o = m.op(id);
+      return o.kind == BodyOp::Kind::Load && o.buffer == h && o.mask < 0 && o.indirect.empty() &&
+             withoutUnitLoops(ctx, sum, o.index) == ctx.symbol(loopVar(true, 0));
+    };
+    bool squares = false;
+    if (sq.op == ScalarOp::Pow) {
+      const BodyOp &two = m.op(m.strip(sq.operands[1]));
+      squares = two.kind == BodyOp::Kind::Const && two.constant == 2 &&
+                isRowLoad(m.strip(sq.operands[0]));
+    } else if (sq.op == ScalarOp::Mul) {
+      uint32_t a = m.strip(sq.operands[0]), b = m.strip(sq.operands[1]);
+      squares = isRowLoad(a) && isRowLoad(b) && sum.body.ops[a].index == sum.body.ops[b].index;
+    }
+    return squares && m.used_.size() == sum.body.ops.size() &&
+           constantOf(withoutUnitLoops(ctx, sum, sum.storeIndex)) == 0;
+  }
+
+private:
+  const BodyOp &op(uint32_t id) {
+    used_.insert(id);
+    return node_.body.ops[id];
+  }
+
+  static bool floating(DType t) { return t == DType::Float32 || isHalfPrecision(t); }
+
+  uint32_t strip(uint32_t id) {
+    while (op(id).kind == BodyOp::Kind::Cast && floating(node_.body.ops[id].dtype))
+      id = node_.body.ops[id].operands[0];
+    return id;
+  }
+
+  /// The factors of the product tree at `id`, casts stripped.
+  void collectFactors(uint32_t id, std::vector<uint32_t> &out) {
+    id = strip(id);
+    const BodyOp &o = op(id);
+    if (o.kind == BodyOp::Kind::Compute && o.op == ScalarOp::Mul && floating(o.dtype) &&
+        o.operands.size() == 2) {
+      collectFactors(o.operands[0], out);
+      collectFactors(o.operands[1], out);
+    } else {
+      out.push_back(id);
+    }
+  }
+
+  bool isLoadAtStore(uint32_t id) {
+    const BodyOp &o = op(id);
+    return o.kind == BodyOp::Kind::Load && o.mask < 0 && o.indirect.empty() &&
+           floating(o.dtype) && withoutUnitLoops(ctx_, node_, o.index) == store_;
+  }
+
+  /// s / k + eps (either order of the sum; s * (1 / k) too): s and eps.
+  std::optional<RmsNormParts> meanSquareScale(uint32_t id) {
+    const BodyOp &add = op(id);
+    if (add.kind != BodyOp::Kind::Compute || add.op != ScalarOp::Add || add.operands.size() != 2)
+      return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      const BodyOp &eps = op(strip(add.operands[1 - side]));
+      const BodyOp &mean = op(strip(add.operands[side]));
+      if (eps.kind != BodyOp::Kind::Const || mean.kind != BodyOp::Kind::Compute ||
+          mean.operands.size() != 2)
+        continue;
+      const BodyOp &sum = op(strip(mean.operands[0]));
+      const BodyOp &by = op(strip(mean.operands[1]));
+      double k = static_cast<double>(k_);
+      bool divides = by.kind == BodyOp::Kind::Const &&
+                     ((mean.op == ScalarOp::Div && by.constant == k) ||
+                      (mean.op == ScalarOp::Mul && std::abs(by.constant * k - 1) < 1e-12));
+      if (divides && sum.kind == BodyOp::Kind::Load && sum.mask < 0 && sum.indirect.empty() &&
+          constantOf(withoutUnitLoops(ctx_, node_, sum.index)) == 0)
+        return RmsNormParts{0, 0, sum.buffer, eps.constant};
+    }
+    return std::nullopt;
+  }
+
+  SymContext &ctx_;
+  const LoopNode &node_;
+  int64_t k_;
+  const SymExpr *store_;
+  std::set<uint32_t> used_;
+};
+
+/// Whether `b` is a dense buffer of one row of k elements of `dtype`.
+bool isDenseRow(SymContext &ctx, const Buffer &b, DType dtype, int64_t k) {
+  return b.dtype == dtype && b.strides == contiguousStrides(ctx, b.sizes) &&
+         constantOf(extentProduct(ctx, b.sizes)) == k;
+}
+
+/// On a GPU, folds the RMSNorm pointwise node `p` (and the sum of squares
+/// it reads) into the matrix products that read its result as their left
+/// rows: each then reads h and the norm weight g itself (an RmsNormPrologue)
+/// and the normalised row is never stored. Only where the few-row kernel
+/// runs every such product (it alone computes the prologue), on one row of
+/// a decode step; anything else keeps the norm's kernel. Returns whether it
+/// folded.
+bool foldRmsNorm(SymContext &ctx, LoopGraph &graph, TargetDevice device,
+                 std::set<uint32_t> &folded, uint32_t p) {
+  const LoopNode &norm = graph.nodes[p];
+  if (device == TargetDevice::CPU || norm.kind != LoopNode::Kind::Pointwise || scatters(norm))
+    return false;
+  uint32_t n = norm.output;
+  const Buffer &nb = graph.buffers[n];
+  if (nb.kind != BufferKind::Intermediate)
+    return false;
+  std::vector<Access> access = nodeAccesses(graph);
+  std::vector<uint32_t> products;
+  std::optional<int64_t> k;
+  for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
+    if (folded.count(e) || e == p)
+      continue;
+    if (access[e].writes.count(n))
+      return false;
+    if (!access[e].reads.count(n))
+      continue;
+    const LoopNode &product = graph.nodes[e];
+    std::optional<ProductOperands> operands =
+        product.kind == LoopNode::Kind::Extern ? productOperands(product) : std::nullopt;
+    if (e < p || !operands || product.rmsNorm || !runsOnFewRowKernel(product, *operands))
+      return false;
+    for (uint32_t i = 0; i < product.inputs.size(); ++i)
+      if ((product.inputs[i].buffer == n) != (i == operands->src))
+        return false;
+    const TensorType &a = product.inputs[operands->src].type;
+    std::optional<int64_t> rowK = constantOf(a.sizes.back());
+    if (!rowK || (k && *k != *rowK) || constantOf(extentProduct(ctx, a.sizes)) != *rowK)
+      return false;
+    k = rowK;
+    products.push_back(e);
+  }
+  if (products.empty() || !isDenseRow(ctx, nb, nb.dtype, *k))
+    return false;
+  std::optional<RmsNormParts> parts = RmsNormMatcher(ctx, norm, *k).matchNormalisation();
+  if (!parts)
+    return false;
+  // The sum of squares: written by one live reduction of h, read by the
+  // normalisation alone; of the two loads, h is the one it squares.
+  std::optional<uint32_t> sum;
+  for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
+    if (folded.count(e) || e == p)
+      continue;
+    if (access[e].reads.count(parts->s))
+      return false;
+    if (access[e].writes.count(parts->s)) {
+      if (sum)
+        return false;
+      sum = e;
+    }
+  }
+  if (!sum || *sum > p || graph.buffers[parts->s].kind != BufferKind::Intermediate)
+    return false;
+  if (!RmsNormMatcher::isSumOfSquares(ctx, graph.nodes[*sum], parts->h, *k))
+    std::swap(parts->h, parts->g);
+  const Buffer &hb = graph.buffers[parts->h], &gb = graph.buffers[parts->g];
+  if (parts->h == parts->g || !RmsNormMatcher::isSumOfSquares(ctx, graph.nodes[*sum], parts->h, *k) ||
+      !isDenseRow(ctx, hb, nb.dtype, *k) || !isDenseRow(ctx, gb, nb.dtype, *k) ||
+      gb.sizes.size() != 1)
+    return false;
+  // The products read h and g where the sum read them: nothing may write
+  // either in between.
+  for (uint32_t e = *sum + 1; e < products.back(); ++e)
+    if (!folded.count(e) &&
+        (access[e].writes.count(parts->h) || access[e].writes.count(parts->g)))
+      return false;
+  for (uint32_t e : products) {
+    LoopNode &product = graph.nodes[e];
+    BufferView &a = product.inputs[productOperands(product)->src];
+    a.buffer = parts->h;
+    TensorType weight = a.type;
+    weight.sizes = {ctx.constant(*k)};
+    weight.strides = {ctx.constant(1)};
+    weight.storageOffset = ctx.constant(0);
+    product.rmsNorm = RmsNormPrologue{static_cast<uint32_t>(product.inputs.size()), parts->eps};
+    product.inputs.push_back(BufferView{parts->g, weight});
+  }
+  folded.insert(p);
+  folded.insert(*sum);
+  return true;
+}
+
 } // namespace
 
 std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice device) {
@@ -726,6 +963,10 @@ std::set<uint32_t> foldPostOps(SymContext &ctx, LoopGraph &graph, TargetDevice d
     }
     foldResidualAdd(ctx, graph, device, folded, e);
   }
+  // After the residual adds: a folded add leaves the norm reading h alone.
+  for (uint32_t p = 0; p < graph.nodes.size(); ++p)
+    if (!folded.count(p))
+      foldRmsNorm(ctx, graph, device, folded, p);
   return folded;
 }
 

@@ -15,7 +15,7 @@ namespace gc {
 /// The format version this build writes. A reader accepts files of the same
 /// major version and any minor version up to its own.
 inline constexpr uint32_t kFormatMajor = 1;
-inline constexpr uint32_t kFormatMinor = 10;
+inline constexpr uint32_t kFormatMinor = 11;
 /// The FlatBuffers file identifier of graph files.
 inline constexpr const char *kFileIdentifier = "GCGF";
 

@@ -113,6 +113,8 @@ template <> inline constexpr auto kFields<BufferView> =
     std::tuple(field<BufferRef>("buffer", &BufferView::buffer), field("type", &BufferView::type));
 template <> inline constexpr auto kFields<PostOp> =
     std::tuple(field("kind", &PostOp::kind), field("input", &PostOp::input));
+template <> inline constexpr auto kFields<RmsNormPrologue> =
+    std::tuple(field("weight", &RmsNormPrologue::weight), field("eps", &RmsNormPrologue::eps));
 template <> inline constexpr auto kFields<LoopArg> =
     std::tuple(field("name", &LoopArg::name), field("keyword_only", &LoopArg::keywordOnly),
                field("value", &LoopArg::value));
@@ -126,7 +128,7 @@ template <> inline constexpr auto kFields<LoopNode> = std::tuple(
     field("post_ops", &LoopNode::postOps), field("origin", &LoopNode::origin),
     field("scan", &LoopNode::scan),
     field("store_indirect", &LoopNode::storeIndirect), field("combine", &LoopNode::combine),
-    field("loc", &LoopNode::loc));
+    field("loc", &LoopNode::loc), field("rms_norm", &LoopNode::rmsNorm));
 template <> inline constexpr auto kFields<LoopBinding> =
     std::tuple(field("name", &LoopBinding::name),
                field<BufferRef>("buffer", &LoopBinding::buffer), field("type", &LoopBinding::type));

@@ -152,6 +152,17 @@ struct PostOp {
   bool operator==(const PostOp &) const = default;
 };
 
+/// An RMSNorm of a matrix product's left rows, applied as the product reads
+/// them: row m of the left operand a is taken as
+/// a[m, k] * weight[k] / sqrt(mean over k of a[m, k]^2 + eps), computed in
+/// float32 and never stored (lib/Schedule/PostOps.cpp folds a decode
+/// step's RMSNorm into the GPU products that read it).
+struct RmsNormPrologue {
+  uint32_t weight = 0; ///< index into LoopNode::inputs: k values, unit stride
+  double eps = 0;
+  bool operator==(const RmsNormPrologue &) const = default;
+};
+
 /// Call nodes run other loop graphs of the module: `op` is cond or
 /// while_loop, `args` name the graphs (ArgKind::Graph) and give the tensor
 /// arguments as indices into `inputs`, and `outputs` receive the results.
@@ -183,6 +194,8 @@ struct LoopNode {
   std::vector<BufferView> inputs;
   std::vector<BufferView> outputs;
   std::vector<PostOp> postOps; ///< Extern only
+  /// Extern matrix products only: their left rows' RMSNorm, or none.
+  std::optional<RmsNormPrologue> rmsNorm;
   /// The core graph node this came from, for messages.
   std::string origin;
   /// Reduction only: a scan. The node stores its running value after every

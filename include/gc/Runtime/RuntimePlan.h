@@ -27,7 +27,7 @@ namespace gc {
 /// The plan format this build writes and reads: a reader takes the same
 /// major version and any minor version up to its own.
 inline constexpr uint32_t kPlanMajor = 2;
-inline constexpr uint32_t kPlanMinor = 9;
+inline constexpr uint32_t kPlanMinor = 10;
 /// From this minor version on, a plan's GPU kernels built for sm_90 or
 /// later wait at entry for the kernel before them on the stream
 /// (griddepcontrol.wait), so that libgcrt may launch them early
@@ -35,6 +35,8 @@ inline constexpr uint32_t kPlanMinor = 9;
 inline constexpr uint32_t kPlanMinorEarlyKernels = 8;
 /// The first minor version with the GatedSilu post-op.
 inline constexpr uint32_t kPlanMinorGatedSilu = 9;
+/// The first minor version with a matrix product's RMSNorm prologue.
+inline constexpr uint32_t kPlanMinorRmsNorm = 10;
 
 /// A plan whose bytes verified (structure, version, every index, every
 /// size program). Immutable; shared by the executors of its graphs.

@@ -249,6 +249,8 @@ void appendEltwise(dnnl::post_ops &po, dnnl::algorithm alg, float alpha = 0.f, f
 std::optional<dnnl::post_ops> makePostOps(const Views &v, size_t rank, size_t biasDim,
                                          const dnnl::engine &eng, std::vector<Operand> &operands) {
   dnnl::post_ops po;
+  if (v.step.dnnl()->rms_norm())
+    return std::nullopt; // a normalisation of the left rows, which no oneDNN call applies
   const auto *postOps = v.step.dnnl()->post_ops();
   for (size_t k = 0; postOps && k < postOps->size(); ++k) {
     const plan::PostOp &p = *postOps->Get(k);

@@ -485,7 +485,9 @@ Expected<std::unique_ptr<CpuCall>> prepareFewRowProduct(const plan::OpStep &step
                                                          const ThreadPool &pool) {
   const plan::DnnlCall *call = step.dnnl();
   std::unique_ptr<CpuCall> none;
-  if (!call || call->primitive() != plan::DnnlPrimitive::Matmul || outputs.size() != 1)
+  // An RMSNorm of the left rows: the fallback computes it.
+  if (!call || call->primitive() != plan::DnnlPrimitive::Matmul || outputs.size() != 1 ||
+      call->rms_norm())
     return none;
   size_t ai = call->src(), wi = call->weights();
   if (ai >= inputs.size() || wi >= inputs.size() || wi >= constant.size() || !constant[wi])

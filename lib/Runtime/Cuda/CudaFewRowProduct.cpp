@@ -118,12 +118,12 @@ bool overlap(uint64_t a, int64_t m, uint64_t b, int64_t n) {
 
 FewRowKernelArgs fewRowArgs(const FewRowLaunch &launch, const uint64_t *buffers) {
   FewRowKernelArgs args = launch.args;
-  uint64_t *address[kFewRowOperands] = {&args.a,    &args.w,        &args.out,
-                                        &args.bias, &args.residual, &args.up};
+  std::array<uint64_t *, kFewRowOperands> address = fewRowAddresses(args);
   for (int o = 0; o < kFewRowOperands; ++o)
     if (launch.present[o])
       *address[o] += buffers[launch.buffers[o]];
-  args.wide = launch.wideStrides && args.a % 16 == 0 && args.w % 16 == 0 && args.up % 16 == 0;
+  args.wide = launch.wideStrides && args.a % 16 == 0 && args.w % 16 == 0 && args.up % 16 == 0 &&
+              args.norm % 16 == 0;
   return args;
 }
 
@@ -197,9 +197,17 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
     if (u.sizes != w.sizes || u.strides != w.strides)
       return decline("a gated pair whose weights are laid out differently");
   }
-  // cuBLASLt computes no gated pair (the compiler makes one only where the
-  // rule holds, GpuFewRows.h).
-  if (pick == FewRowPick::ByRule && !e->up && !fewRowKernelWins(rows, n, k, bytes))
+  std::optional<uint32_t> norm;
+  if (e->rmsNorm) {
+    const StridedLayout &g = inputs[e->rmsNorm->weight];
+    if (g.sizes != std::vector<int64_t>{k} || (k > 1 && g.strides[0] != 1))
+      return decline("an RMSNorm weight that is not one contiguous value per k");
+    norm = e->rmsNorm->weight;
+    args.normEps = e->rmsNorm->eps;
+  }
+  // cuBLASLt computes no gated pair and no RMSNorm prologue (the compiler
+  // makes them only where the rule holds, GpuFewRows.h).
+  if (pick == FewRowPick::ByRule && !e->up && !norm && !fewRowKernelWins(rows, n, k, bytes))
     return decline("the rule leaves this shape to cuBLASLt");
 
   args.aRowStride = rows > 1 ? a.strides[rank - 2] : 0;
@@ -217,13 +225,13 @@ FewRowLaunch planFewRowProduct(const plan::OpStep &step, const std::vector<Strid
     return input ? step.inputs()->Get(*input)->buffer() : 0u;
   };
   const StridedLayout *layouts[kFewRowOperands] = {
-      &a, &w, &o, layoutOf(e->bias), layoutOf(e->residual), layoutOf(e->up)};
+      &a, &w, &o, layoutOf(e->bias), layoutOf(e->residual), layoutOf(e->up), layoutOf(norm)};
   uint32_t buffers[kFewRowOperands] = {
       step.inputs()->Get(ai)->buffer(), step.inputs()->Get(wi)->buffer(),
       step.outputs()->Get(0)->buffer(), bufferOf(e->bias),
-      bufferOf(e->residual),            bufferOf(e->up)};
-  uint64_t *address[kFewRowOperands] = {&args.a,    &args.w,        &args.out,
-                                        &args.bias, &args.residual, &args.up};
+      bufferOf(e->residual),            bufferOf(e->up),
+      bufferOf(norm)};
+  std::array<uint64_t *, kFewRowOperands> address = fewRowAddresses(args);
   for (int op = 0; op < kFewRowOperands; ++op)
     if (layouts[op]) {
       out.present[op] = true;
@@ -331,10 +339,11 @@ std::optional<FewRowGroupArgs> fewRowGroupArgs(const FewRowGroup &group,
         continue;
       const FewRowKernelArgs &x = args.products[i], &y = args.products[j];
       const FewRowLaunch &lx = group.products[i], &ly = group.products[j];
-      uint64_t operand[kFewRowOperands] = {y.a, y.w, y.out, y.bias, y.residual, y.up};
+      FewRowKernelArgs other = y;
+      std::array<uint64_t *, kFewRowOperands> operand = fewRowAddresses(other);
       for (int o = 0; o < kFewRowOperands; ++o)
         if (ly.present[o] &&
-            overlap(x.out, lx.spanBytes[kFewRowOut], operand[o], ly.spanBytes[o]))
+            overlap(x.out, lx.spanBytes[kFewRowOut], *operand[o], ly.spanBytes[o]))
           return std::nullopt;
     }
   return args;

@@ -42,6 +42,7 @@
 #include "gc/Runtime/RuntimePlan.h"
 #include "gc/Runtime/StridedLayout.h"
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,8 +58,14 @@ enum FewRowOperand : int {
   kFewRowBias,
   kFewRowResidual,
   kFewRowUp,
+  kFewRowNorm,
   kFewRowOperands
 };
+
+/// The address fields of `args`, in FewRowOperand order.
+inline std::array<uint64_t *, kFewRowOperands> fewRowAddresses(FewRowKernelArgs &args) {
+  return {&args.a, &args.w, &args.out, &args.bias, &args.residual, &args.up, &args.norm};
+}
 
 /// The launch that computes one step, or why there is none.
 struct FewRowLaunch {
@@ -88,9 +95,10 @@ struct FewRowLaunch {
 /// layout, the left operand's k not contiguous, mixed or other dtypes than
 /// float32, bfloat16 and float16, an epilogue cuBLASLt would not fuse
 /// either, or a shape the rule (fewRowKernelWins) leaves to cuBLASLt. A
-/// gated pair (ProductEpilogue::up), which cuBLASLt cannot compute, skips
-/// the rule: the kernel takes each one it can, the second weight laid out
-/// as the first.
+/// gated pair (ProductEpilogue::up) or an RMSNorm prologue
+/// (ProductEpilogue::rmsNorm), which cuBLASLt cannot compute, skips the
+/// rule: the kernel takes each one it can, the second weight laid out as
+/// the first, the norm's weight one contiguous value per k.
 ///
 /// Thread groups per block: where a row's 16-byte chunks are fewer than a
 /// block's threads, as many groups as keep every thread busy; beyond that,

@@ -482,7 +482,9 @@ struct MatmulEpilogue {
 std::optional<MatmulEpilogue> matmulEpilogue(const Views &v) {
   using Activation = cuda::ProductEpilogue::Activation;
   std::optional<cuda::ProductEpilogue> p = cuda::productEpilogue(*v.step.dnnl(), v.inputs.size());
-  if (!p || p->up) // cuBLASLt has no epilogue that multiplies by a second product
+  // cuBLASLt has no epilogue that multiplies by a second product, and no
+  // prologue that normalises the left rows.
+  if (!p || p->up || p->rmsNorm)
     return std::nullopt;
   MatmulEpilogue e{p->bias, p->residual};
   switch (p->activation) {

@@ -21,6 +21,15 @@
 // and the thread of output element n takes both sums and stores
 // silu(gate) * up, rounded once, so that neither product is stored.
 //
+// An RMSNorm prologue (FewRowKernelArgs::norm: the left rows normalised,
+// times a weight g, before the product) reads the rows as they are: each
+// thread multiplies its elements of a row by g's as it loads them and sums
+// their squares beside its dot products, and since a group's threads
+// cover all of k, the group's sum of squares is the row's. The thread of
+// each output element scales its sums by rsqrt(mean + eps) before the
+// epilogue, so the normalised rows are never stored (in float32 from the
+// row as it is: no rounding of the normalised row to the output's type).
+//
 // A launch may compute several products of the same left rows
 // (FewRowGroupArgs): each block finds its product from its index and then
 // runs as a block of that product's launch alone would, so one launch over
@@ -106,8 +115,36 @@ __device__ float activate(float x, int32_t kind) {
 
 __device__ float silu(float x) { return x / (1.f + expf(-x)); }
 
-/// Block `block` of the product `p`.
-template <class T, int ROWS>
+/// The elements of a 16-byte chunk of T as float32.
+template <class T> __device__ void widen16(uint4 x, float (&out)[16 / sizeof(T)]);
+
+template <> __device__ void widen16<float>(uint4 x, float (&out)[4]) {
+  out[0] = __uint_as_float(x.x);
+  out[1] = __uint_as_float(x.y);
+  out[2] = __uint_as_float(x.z);
+  out[3] = __uint_as_float(x.w);
+}
+
+template <> __device__ void widen16<__nv_bfloat16>(uint4 x, float (&out)[8]) {
+  uint32_t words[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    out[2 * i] = __uint_as_float(words[i] << 16);
+    out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+  }
+}
+
+template <> __device__ void widen16<__half>(uint4 x, float (&out)[8]) {
+  uint32_t words[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    out[2 * i] = __half2float(__ushort_as_half(uint16_t(words[i])));
+    out[2 * i + 1] = __half2float(__ushort_as_half(uint16_t(words[i] >> 16)));
+  }
+}
+
+/// Block `block` of the product `p`; NORM: with its RMSNorm prologue.
+template <class T, int ROWS, bool NORM>
 __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigned block) {
   constexpr int V = 16 / sizeof(T); // elements per chunk
   const T *a = reinterpret_cast<const T *>(p.a);
@@ -149,11 +186,16 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
   awaitPredecessor();
 
   float acc[ROWS][kFewRowTile];
+  // NORM: each row's sum of squares over this thread's elements.
+  float squares[ROWS];
 #pragma unroll
-  for (int m = 0; m < ROWS; ++m)
+  for (int m = 0; m < ROWS; ++m) {
+    squares[m] = 0.f;
 #pragma unroll
     for (int t = 0; t < kFewRowTile; ++t)
       acc[m][t] = 0.f;
+  }
+  const T *g = reinterpret_cast<const T *>(p.norm);
 
   for (int64_t c0 = local; c0 < chunks; c0 += int64_t(per) * kUnroll) {
     uint4 wv[kUnroll][kFewRowTile];
@@ -170,12 +212,33 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
       int64_t c = c0 + int64_t(u) * per;
       if (c >= chunks)
         break;
-#pragma unroll
-      for (int m = 0; m < ROWS; ++m) {
-        uint4 av = __ldg(reinterpret_cast<const uint4 *>(aRow(m)) + c);
+      if constexpr (NORM) {
+        float gf[V], wf[kFewRowTile][V];
+        widen16<T>(__ldg(reinterpret_cast<const uint4 *>(g) + c), gf);
 #pragma unroll
         for (int t = 0; t < kFewRowTile; ++t)
-          acc[m][t] = dot16<T>(av, wv[u][t], acc[m][t]);
+          widen16<T>(wv[u][t], wf[t]);
+#pragma unroll
+        for (int m = 0; m < ROWS; ++m) {
+          float af[V];
+          widen16<T>(__ldg(reinterpret_cast<const uint4 *>(aRow(m)) + c), af);
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            squares[m] = fmaf(af[i], af[i], squares[m]);
+            float x = af[i] * gf[i];
+#pragma unroll
+            for (int t = 0; t < kFewRowTile; ++t)
+              acc[m][t] = fmaf(x, wf[t][i], acc[m][t]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int m = 0; m < ROWS; ++m) {
+          uint4 av = __ldg(reinterpret_cast<const uint4 *>(aRow(m)) + c);
+#pragma unroll
+          for (int t = 0; t < kFewRowTile; ++t)
+            acc[m][t] = dot16<T>(av, wv[u][t], acc[m][t]);
+        }
       }
     }
   }
@@ -188,6 +251,10 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
 #pragma unroll
     for (int m = 0; m < ROWS; ++m) {
       float x = widen(aRow(m)[e]);
+      if constexpr (NORM) {
+        squares[m] = fmaf(x, x, squares[m]);
+        x *= widen(g[e]);
+      }
 #pragma unroll
       for (int t = 0; t < kFewRowTile; ++t)
         acc[m][t] = fmaf(x, wf[t], acc[m][t]);
@@ -195,20 +262,25 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
   }
 
   // Sum over the warp's lanes, then over the group's warps.
+  // NORM: the rows' sums of squares follow the products' sums.
   constexpr int kSums = ROWS * kFewRowTile;
-  __shared__ float partial[kWarps][kSums];
+  __shared__ float partial[kWarps][kSums + (NORM ? ROWS : 0)];
   int warp = tid / 32, lane = tid % 32;
+  auto warpSum = [&](float s, int slot) {
 #pragma unroll
-  for (int m = 0; m < ROWS; ++m)
+    for (int o = 16; o > 0; o /= 2)
+      s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0)
+      partial[warp][slot] = s;
+  };
 #pragma unroll
-    for (int t = 0; t < kFewRowTile; ++t) {
-      float s = acc[m][t];
+  for (int m = 0; m < ROWS; ++m) {
 #pragma unroll
-      for (int o = 16; o > 0; o /= 2)
-        s += __shfl_xor_sync(0xffffffffu, s, o);
-      if (lane == 0)
-        partial[warp][m * kFewRowTile + t] = s;
-    }
+    for (int t = 0; t < kFewRowTile; ++t)
+      warpSum(acc[m][t], m * kFewRowTile + t);
+    if constexpr (NORM)
+      warpSum(squares[m], kSums + m);
+  }
   __syncthreads();
   // Thread i finishes sum i % kSums of group i / kSums; of a gated pair,
   // the thread of its tile's first row takes the second's sum too.
@@ -221,11 +293,18 @@ __device__ __forceinline__ void fewRowProduct(const FewRowKernelArgs &p, unsigne
   if (n >= p.n || m >= p.rows || (gated && j % kFewRowTile != 0))
     return;
   int warps = kWarps / p.groups;
-  float s = 0.f, up = 0.f;
+  float s = 0.f, up = 0.f, sq = 0.f;
   for (int i = group * warps; i < (group + 1) * warps; ++i) {
     s += partial[i][j];
     if (gated)
       up += partial[i][j + 1];
+    if constexpr (NORM)
+      sq += partial[i][kSums + m];
+  }
+  if constexpr (NORM) {
+    float scale = rsqrtf(sq / float(p.k) + p.normEps);
+    s *= scale;
+    up *= scale;
   }
   if (gated) {
     reinterpret_cast<T *>(p.out)[m * p.outRowStride + n * p.outColStride] =
@@ -250,7 +329,10 @@ template <class T, int ROWS> __device__ __forceinline__ void fewRowGroup(const F
   for (int j = 1; j < kFewRowMaxProducts; ++j)
     if (j < g.count && blockIdx.x >= g.firstBlock[j])
       i = j;
-  fewRowProduct<T, ROWS>(g.products[i], blockIdx.x - g.firstBlock[i]);
+  if (g.products[i].norm)
+    fewRowProduct<T, ROWS, true>(g.products[i], blockIdx.x - g.firstBlock[i]);
+  else
+    fewRowProduct<T, ROWS, false>(g.products[i], blockIdx.x - g.firstBlock[i]);
 }
 
 } // namespace

@@ -11,7 +11,9 @@
 // k, the others with any strides (in elements). A single product is a
 // group of one. A gated pair (a gated MLP's gate and up projections) is
 // one product with a second weight `up` of w's layout: out[m, n] =
-// silu(sum_k a[m, k] w[n, k]) * sum_k a[m, k] up[n, k].
+// silu(sum_k a[m, k] w[n, k]) * sum_k a[m, k] up[n, k]. With an RMSNorm
+// prologue (`norm`), a[m, k] stands for a[m, k] norm[k] / sqrt(mean_k
+// a[m, k]^2 + normEps) in each of these sums.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_RUNTIME_CUDA_FEWROWKERNELARGS_H
@@ -48,6 +50,10 @@ struct FewRowKernelArgs {
   /// n of `up` (strided as w), one output column, and there is no bias,
   /// residual or activation.
   uint64_t a, w, out, bias, residual, up;
+  /// The RMSNorm prologue's weight (k elements, unit stride; 0: none) and
+  /// epsilon.
+  uint64_t norm;
+  float normEps;
   /// Strides in elements.
   int64_t aRowStride, wRowStride;
   int64_t outRowStride, outColStride;
@@ -61,7 +67,7 @@ struct FewRowKernelArgs {
   /// Groups of threads per block (1, 2, 4 or 8): block b's group g takes
   /// the weight rows of tile b * groups + g.
   int32_t groups;
-  /// 1: the rows of `a`, `w` and `up` start 16-byte aligned, so that they load 16
+  /// 1: the rows of `a`, `w` and `up`, and `norm`, start 16-byte aligned, so that they load 16
   /// bytes at a time up to the last whole vector (set at launch from the
   /// addresses); 0: every element loads alone.
   int32_t wide;
@@ -70,7 +76,7 @@ struct FewRowKernelArgs {
 /// The most products one launch computes. A decode layer has at most three
 /// that read the same rows (q, k and v; gate and up are two); four leaves
 /// room for one more (a fused adapter's, say) while the argument stays
-/// about 500 bytes, and a block finds its product in at most three
+/// about 600 bytes, and a block finds its product in at most three
 /// comparisons.
 constexpr int kFewRowMaxProducts = 4;
 

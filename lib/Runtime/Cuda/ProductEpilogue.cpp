@@ -40,7 +40,12 @@ std::optional<ProductEpilogue> productEpilogue(const plan::DnnlCall &call, size_
       break;
     }
   }
-  for (const std::optional<uint32_t> &input : {e.bias, e.residual, e.up})
+  if (const plan::RmsNormPrologue *norm = call.rms_norm())
+    e.rmsNorm = ProductEpilogue::RmsNorm{norm->weight(), norm->eps()};
+  std::optional<uint32_t> normWeight;
+  if (e.rmsNorm)
+    normWeight = e.rmsNorm->weight;
+  for (const std::optional<uint32_t> &input : {e.bias, e.residual, e.up, normWeight})
     if (input && *input >= inputs)
       return std::nullopt;
   return e;

@@ -23,6 +23,14 @@
 // the two sums in double, with the same row counts, tails, unaligned rows,
 // thread groups and groups of products as the plain products.
 //
+// RMSNorm prologues (the left rows normalised, times a weight g, as the
+// product reads them): the kernel against the sums of a[m, k] g[k] w[n, k]
+// in double scaled by 1 / sqrt(mean_k a[m, k]^2 + eps), on plain products
+// and gated pairs, with the same row counts, tails and unaligned rows, and
+// in groups beside products without one; the planner takes them whatever
+// the rule, and declines a norm weight that is not one contiguous value
+// per k.
+//
 // Groups of products (one launch over several weights that share their
 // left rows): which consecutive steps fewRowGroupRuns groups and which it
 // keeps apart, the blocks planFewRowGroup gives each product, the overlap
@@ -65,12 +73,13 @@ StridedLayout layout(std::vector<int64_t> sizes, std::vector<int64_t> strides, i
 /// input 0 the left rows [rows, K], input 1 the weight's [K, N] view of
 /// [N, K] rows, then the bias and the residual when present, or the second
 /// weight of a gated pair (out[m, n] = silu(a[m, :] . w[n, :]) *
-/// a[m, :] . up[n, :]).
+/// a[m, :] . up[n, :]), then an RMSNorm prologue's weight when present.
 struct Product {
   int64_t rows, n, k;
   plan::DType type = plan::DType::BFloat16;
-  StridedLayout a, w, out, bias, residual, up;
+  StridedLayout a, w, out, bias, residual, up, norm;
   bool hasBias = false, hasResidual = false, biasInCall = false, gated = false;
+  std::optional<float> normEps; ///< set: an RMSNorm prologue
   std::vector<plan::PostOp> postOps;
   plan::DnnlPrimitive primitive = plan::DnnlPrimitive::Matmul;
   std::optional<plan::DType> weightType; ///< none: `type`
@@ -99,6 +108,11 @@ struct Product {
     up = w;
     postOps.emplace_back(plan::PostOpKind::GatedSilu, uint32_t(inputs().size() - 1));
   }
+  /// Normalises the left rows first, with a weight of k values.
+  void addNorm(float eps = 1e-5f) {
+    normEps = eps;
+    norm = layout({k}, {1});
+  }
   std::vector<StridedLayout> inputs() const {
     std::vector<StridedLayout> in = {a, w};
     if (hasBias)
@@ -107,6 +121,8 @@ struct Product {
       in.push_back(residual);
     if (gated)
       in.push_back(up);
+    if (normEps)
+      in.push_back(norm);
     return in;
   }
 };
@@ -130,8 +146,11 @@ struct Step {
           view(i == 0 ? 0 : base + uint32_t(i), i == 1 && p.weightType ? *p.weightType : p.type));
     outs.push_back(view(base + uint32_t(inputs), p.type));
     auto postOps = fbb.CreateVectorOfStructs(p.postOps);
-    auto dnnl =
-        plan::CreateDnnlCall(fbb, p.primitive, 0, 1, p.biasInCall ? 2 : -1, 0, 0, 0, 1, postOps);
+    std::optional<plan::RmsNormPrologue> norm;
+    if (p.normEps)
+      norm = plan::RmsNormPrologue(uint32_t(inputs - 1), *p.normEps);
+    auto dnnl = plan::CreateDnnlCall(fbb, p.primitive, 0, 1, p.biasInCall ? 2 : -1, 0, 0, 0, 1,
+                                     postOps, 0, 0, 1.f, 0, false, norm ? &*norm : nullptr);
     auto name = fbb.CreateString("aten.mm.default");
     auto insV = fbb.CreateVector(ins), outsV = fbb.CreateVector(outs);
     fbb.Finish(plan::CreateOpStep(fbb, name, insV, outsV, dnnl));
@@ -336,6 +355,38 @@ TEST(CudaFewRowPlan, TakesGatedPairsWhateverTheRule) {
   p = Product(kGpuFewRowsMax + 1, 64, 32);
   p.addUp();
   declines(p, "more rows than the kernel takes");
+}
+
+TEST(CudaFewRowPlan, TakesRmsNormProloguesWhateverTheRule) {
+  // Llama-3.2-1B's q projection after its RMSNorm: the norm's weight is an
+  // operand of its own, its epsilon in the argument.
+  Product p(1, 2048, 2048);
+  p.addNorm(1e-6f);
+  FewRowLaunch l = plan(p);
+  ASSERT_EQ(l.entry, "gc_fewrow_bf16_r1") << l.declined;
+  EXPECT_TRUE(l.present[cuda::kFewRowNorm]);
+  EXPECT_EQ(l.buffers[cuda::kFewRowNorm], 2u);
+  EXPECT_EQ(l.buffers[cuda::kFewRowOut], 3u);
+  EXPECT_EQ(l.args.normEps, 1e-6f);
+  EXPECT_FALSE(plan(Product(1, 2048, 2048)).present[cuda::kFewRowNorm]);
+  // cuBLASLt normalises no rows: the rule, which leaves four bfloat16 rows
+  // to it, does not apply; with a gated pair too.
+  Product q(4, 45, 200);
+  q.addNorm();
+  EXPECT_EQ(plan(q).entry, "gc_fewrow_bf16_r4") << plan(q).declined;
+  q = Product(4, 45, 200);
+  q.addUp();
+  q.addNorm();
+  EXPECT_EQ(plan(q).entry, "gc_fewrow_bf16_r4") << plan(q).declined;
+
+  p = Product(2, 64, 32);
+  p.addNorm();
+  p.norm = layout({32}, {2});
+  l = plan(p, cuda::FewRowPick::WheneverPossible);
+  EXPECT_TRUE(l.entry.empty()) << "a strided norm weight";
+  p.norm = layout({31}, {1});
+  l = plan(p, cuda::FewRowPick::WheneverPossible);
+  EXPECT_TRUE(l.entry.empty()) << "a norm weight of other than k values";
 }
 
 /// `p`'s launch as a step whose operands but the left rows lie in buffers
@@ -604,11 +655,25 @@ void runGroup(const std::vector<Product> &ps, On on = kGpu) {
     double rtol = is16(p.type) ? 1e-2 : 1e-3;
     int failures = 0;
     const std::vector<float> &a = operand(0), &w = operand(1);
-    for (int64_t m = 0; m < p.rows; ++m)
+    for (int64_t m = 0; m < p.rows; ++m) {
+      // Row m as the product takes it: with an RMSNorm prologue, times g
+      // and 1 / sqrt(mean square + eps).
+      std::vector<double> row(static_cast<size_t>(p.k));
+      double squares = 0;
+      for (int64_t k = 0; k < p.k; ++k) {
+        row[k] = a[at(p.a, m, k)];
+        squares += row[k] * row[k];
+      }
+      if (p.normEps) {
+        const std::vector<float> &g = operand(p.inputs().size() - 1);
+        double scale = 1 / std::sqrt(squares / double(p.k) + *p.normEps);
+        for (int64_t k = 0; k < p.k; ++k)
+          row[k] *= g[p.norm.offset + k * p.norm.strides[0]] * scale;
+      }
       for (int64_t n = 0; n < p.n; ++n) {
         double sum = 0, magnitude = 0;
         for (int64_t k = 0; k < p.k; ++k) {
-          double prod = double(a[at(p.a, m, k)]) * w[at(p.w, k, n)];
+          double prod = row[k] * w[at(p.w, k, n)];
           sum += prod;
           magnitude += std::abs(prod);
         }
@@ -624,10 +689,10 @@ void runGroup(const std::vector<Product> &ps, On on = kGpu) {
         }
         double want = activate(sum, p);
         if (p.gated) {
-          const std::vector<float> &u = operand(p.inputs().size() - 1);
+          const std::vector<float> &u = operand(p.inputs().size() - (p.normEps ? 2 : 1));
           double upSum = 0, upMagnitude = 0;
           for (int64_t k = 0; k < p.k; ++k) {
-            double prod = double(a[at(p.a, m, k)]) * u[at(p.up, k, n)];
+            double prod = row[k] * u[at(p.up, k, n)];
             upSum += prod;
             upMagnitude += std::abs(prod);
           }
@@ -643,6 +708,7 @@ void runGroup(const std::vector<Product> &ps, On on = kGpu) {
         if (!(std::abs(g - want) <= rtol * std::abs(want) + 1e-5 * magnitude) && failures++ < 5)
           ADD_FAILURE() << "(" << m << ", " << n << "): got " << g << ", want " << want;
       }
+    }
     for (size_t i = 0; i < written.size(); ++i)
       if (!written[i] && got(int64_t(i)) != kUntouched && failures++ < 5)
         ADD_FAILURE() << "element " << i << " outside the output was written: " << got(int64_t(i));
@@ -747,6 +813,40 @@ void gatedPairs(On on, std::vector<int64_t> rowCounts) {
   }
 }
 
+/// RMSNorm prologues: the shapes of everyRowCountWithTails on plain
+/// products and gated pairs, unaligned left rows and a norm weight off 16
+/// bytes, a long k, and every epilogue after the prologue.
+void rmsNormPrologues(On on, std::vector<int64_t> rowCounts) {
+  auto normed = [](Product p, float eps = 1e-5f) {
+    p.addNorm(eps);
+    return p;
+  };
+  for (plan::DType t : kTypes) {
+    for (int64_t rows : rowCounts)
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {37, 67}, {130, 1000}}) {
+        run(normed(Product(rows, n, k, t)), on);
+        Product gated(rows, n, k, t);
+        gated.addUp();
+        run(normed(gated, 1e-6f), on);
+      }
+    Product p(3, 21, 130, t);
+    p.a = layout({3, 130}, {130, 1}, 1);
+    p = normed(p);
+    p.norm = layout({130}, {1}, 3);
+    run(p, on);
+    p = Product(5, 17, 77, t);
+    p.w = layout({77, 17}, {1, 81});
+    p.a = layout({5, 77}, {79, 1});
+    run(normed(p), on);
+    run(normed(Product(rowCounts[0], 9, 8203, t)), on);
+    p = Product(rowCounts.back(), 45, 200, t);
+    p.addBias();
+    p.addResidual();
+    p.postOps.emplace_back(plan::PostOpKind::GeluTanh, 0);
+    run(normed(p), on);
+  }
+}
+
 TEST(CudaFewRow, EveryRowCountWithTails) {
   GC_REQUIRE_GPU();
   everyRowCountWithTails(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, kGpuFewRowsMax});
@@ -772,7 +872,13 @@ TEST(CudaFewRow, GatedPairs) {
   gatedPairs(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, kGpuFewRowsMax});
 }
 
+TEST(CudaFewRow, RmsNormPrologues) {
+  GC_REQUIRE_GPU();
+  rmsNormPrologues(kGpu, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, kGpuFewRowsMax});
+}
+
 TEST(CudaFewRowOnHost, EveryRowCountWithTails) { everyRowCountWithTails(host(), {1, 3, 8, 13}); }
+TEST(CudaFewRowOnHost, RmsNormPrologues) { rmsNormPrologues(host(), {1, 3, 12}); }
 TEST(CudaFewRowOnHost, GatedPairs) { gatedPairs(host(), {1, 3, 12}); }
 TEST(CudaFewRowOnHost, LongRowsTakeSeveralPasses) { longRows(host(), {1, 5, 10}); }
 TEST(CudaFewRowOnHost, UnalignedRowsLoadElementByElement) { unalignedRows(host()); }
@@ -788,6 +894,11 @@ TEST(CudaFewRowOnHost, GroupsOfThreads) {
       Product gated(1, 67, 520, t);
       gated.addUp();
       run(gated, host(sms));
+      gated.addNorm();
+      run(gated, host(sms));
+      Product normed(3, 131, 2056, t);
+      normed.addNorm();
+      run(normed, host(sms));
     }
 }
 
@@ -818,6 +929,17 @@ void groups(On on, std::vector<int64_t> rowCounts) {
                                     Product(rows, 5, 1000, t)};
       mixed[1].addUp();
       mixed[2].addResidual();
+      runGroup(mixed, on);
+      // RMSNorm prologues beside products without one: a normalised q|k|v,
+      // and a normalised gated pair beside a plain product.
+      std::vector<Product> qkv = {Product(rows, 64, 520, t), Product(rows, 32, 520, t),
+                                  Product(rows, 32, 520, t)};
+      for (Product &p : qkv)
+        p.addNorm();
+      runGroup(qkv, on);
+      mixed = {Product(rows, 37, 1000, t), Product(rows, 130, 1000, t)};
+      mixed[0].addUp();
+      mixed[0].addNorm();
       runGroup(mixed, on);
     }
 }

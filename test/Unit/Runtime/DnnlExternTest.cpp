@@ -246,6 +246,54 @@ TEST(DnnlExtern, GatedPairRunsOnTheFallback) {
   }
 }
 
+/// An RMSNorm prologue (which gc folds for GPUs only), alone and with a
+/// gated pair: neither oneDNN nor the CPU's few-row kernel computes one,
+/// so the step runs on the fallback component, which normalises each left
+/// row (a[m, k] g[k] / sqrt(mean_k a[m, k]^2 + eps)) before the product.
+TEST(DnnlExtern, RmsNormPrologueRunsOnTheFallback) {
+  for (bool gated : {false, true})
+    for (int64_t m : {1, 3}) {
+      int64_t k = 11, n = 6;
+      double eps = 1e-5;
+      std::vector<std::vector<int64_t>> shapes = {{m, k}, {n, k}, {k}};
+      if (gated)
+        shapes.push_back({n, k});
+      ExternCase c{ops::aten_mm_default, shapes, {m, n}, [&](LoopGraphMaker &g, LoopNode &node) {
+                     node.inputs[1].type = g.view(DType::Float32, g.ks({k, n}), g.ks({1, k}));
+                     node.args = {tensorArg("self", 0), tensorArg("mat2", 1)};
+                     node.rmsNorm = RmsNormPrologue{2, eps};
+                     if (gated) {
+                       node.inputs[3].type = node.inputs[1].type;
+                       node.postOps = {{PostOp::Kind::GatedSilu, 3}};
+                     }
+                   }};
+      EXPECT_FALSE(dnnlTakes(c));
+      std::vector<std::vector<float>> data = {randomFloats(m * k, 1), randomFloats(n * k, 2),
+                                              randomFloats(k, 3)};
+      if (gated)
+        data.push_back(randomFloats(n * k, 4));
+      std::vector<float> got = run(c, LoopNode::Kind::Extern, data);
+      ASSERT_EQ(got.size(), static_cast<size_t>(m * n));
+      for (int64_t i = 0; i < m; ++i) {
+        double squares = 0;
+        for (int64_t p = 0; p < k; ++p)
+          squares += double(data[0][i * k + p]) * data[0][i * k + p];
+        double scale = 1 / std::sqrt(squares / k + eps);
+        for (int64_t j = 0; j < n; ++j) {
+          double x = 0, up = 0;
+          for (int64_t p = 0; p < k; ++p) {
+            double a = data[0][i * k + p] * scale * data[2][p];
+            x += a * data[1][j * k + p];
+            if (gated)
+              up += a * data[3][j * k + p];
+          }
+          double want = gated ? x / (1 + std::exp(-x)) * up : x;
+          EXPECT_NEAR(got[i * n + j], want, 1e-5) << gated << " " << i << "," << j;
+        }
+      }
+    }
+}
+
 TEST(DnnlExtern, BatchedMatmulWithAdd) {
   expectMatchesReference({ops::aten_bmm_default, {{3, 4, 5}, {3, 5, 6}, {3, 4, 6}}, {3, 4, 6},
                           [](LoopGraphMaker &, LoopNode &node) {

@@ -159,11 +159,11 @@ TEST(RuntimePlan, OtherMajorVersionsAreErrorsNamingBoth) {
   auto *version = const_cast<plan::PlanVersion *>(mutablePlan(bytes).version());
   version->mutate_major_version(3);
   version->mutate_minor_version(0);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.9");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 3.0; this gc reads 2.0 to 2.10");
   // A 1.x plan's kernels take the whole buffer table: not this runtime's.
   version->mutate_major_version(1);
   version->mutate_minor_version(3);
-  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.9");
+  EXPECT_EQ(readError(bytes), "'p': runtime plan version 1.3; this gc reads 2.0 to 2.10");
 }
 
 TEST(RuntimePlan, OlderMinorVersionsAreRead) {

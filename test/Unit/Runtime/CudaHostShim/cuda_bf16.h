@@ -45,6 +45,7 @@ struct __half {
   _Float16 value;
 };
 inline float __half2float(__half h) { return float(h.value); }
+inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
 inline __half __float2half_rn(float f) { return {static_cast<_Float16>(f)}; }
 inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short bits) { return {bits}; }
 inline __half __ushort_as_half(unsigned short bits) {
