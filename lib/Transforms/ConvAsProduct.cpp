@@ -47,19 +47,26 @@ bool hasStaticSizes(const TensorType &t) {
                      [](const SymExpr *s) { return s->isConst(); });
 }
 
-/// Whether `n` is a convolution this pass rewrites.
-bool rewritable(const Node &n) {
+/// What this pass makes of a node.
+enum class Rewrite { None, Product, WindowSum };
+
+Rewrite rewriteOf(const Node &n) {
   if (n.op() != ops::aten_convolution_default || n.results().size() != 1)
-    return false;
+    return Rewrite::None;
   ArgReader args(n.args());
   const Value *x = tensorArg(n, "input"), *w = tensorArg(n, "weight");
-  if (!x || !w || args.boolean("transposed", false) || args.integer("groups", 1) != 1)
-    return false;
+  if (!x || !w || args.boolean("transposed", false))
+    return Rewrite::None;
   const TensorType &xt = x->type().tensor, &wt = w->type().tensor;
   const TensorType &yt = n.results()[0]->type().tensor;
-  return xt.rank() == 4 && wt.rank() == 4 && isFloatingPoint(xt.dtype) && xt.dtype == wt.dtype &&
-         hasStaticSizes(xt) && hasStaticSizes(wt) &&
-         hasStaticSizes(yt);
+  if (xt.rank() < 3 || xt.rank() > 5 || wt.rank() != xt.rank() || !isFloatingPoint(xt.dtype) ||
+      xt.dtype != wt.dtype || !hasStaticSizes(xt) || !hasStaticSizes(wt) || !hasStaticSizes(yt))
+    return Rewrite::None;
+  int64_t groups = args.integer("groups", 1);
+  if (groups == 1)
+    return Rewrite::Product;
+  bool depthwise = xt.sizes[1]->constant() == groups && wt.sizes[1]->constant() == 1;
+  return depthwise ? Rewrite::WindowSum : Rewrite::None;
 }
 
 class ConvAsProductPass : public Pass {
@@ -75,14 +82,21 @@ public:
     for (const auto &g : m.graphs()) {
       bool any = false;
       for (const auto &n : g->nodes())
-        any |= rewritable(*n);
+        any |= rewriteOf(*n) != Rewrite::None;
       if (!any)
         continue;
       GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
-        if (!rewritable(ctx.node()))
-          return std::optional<std::vector<Value *>>();
-        ++statistics()["convolutions as products"];
-        return convolutionAsProduct(ctx);
+        switch (rewriteOf(ctx.node())) {
+        case Rewrite::Product:
+          ++statistics()["convolutions as products"];
+          return convolutionAsProduct(ctx);
+        case Rewrite::WindowSum:
+          ++statistics()["depthwise convolutions as window sums"];
+          return depthwiseConvolutionAsSum(ctx);
+        case Rewrite::None:
+          break;
+        }
+        return std::optional<std::vector<Value *>>();
       }));
     }
     return Error::success();
