@@ -135,6 +135,8 @@ Error view(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
 /// element once per kernel offset, so a costlier body is written once.
 constexpr unsigned kStridedReadInlineCost = 8;
 
+Error pad(GraphLowerer &lowerer, const Node &n, const OpLowering &row);
+
 /// as_strided reads self's storage: torch's storage position p of self is
 /// element `offset - storageOffset + p` of a buffer that holds self with
 /// torch's own strides. A cheap value not in a buffer is read where its
@@ -142,7 +144,7 @@ constexpr unsigned kStridedReadInlineCost = 8;
 /// value laid out otherwise is first written into such a buffer. The result is a strided
 /// view of it (no copy); its sizes, strides and offset are those the shape
 /// function gave the result.
-Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
+Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &row) {
   SymContext &sx = lowerer.syms();
   const Value *self = n.arg("self")->value.values[0];
   const TensorType &st = self->type().tensor, &rt = lowerer.resultType(n);
@@ -170,6 +172,16 @@ Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
   };
   const SymExpr *shift = sx.sub(rt.storageOffset, st.storageOffset);
   LoweredPtr x = lowerer.value(self);
+  // Windows of a padded value whose input costs more than a load (an
+  // activation): the input is written out unpadded, where its producer's
+  // kernel may take it, and the pad is read in place, as a masked load.
+  const Node *def = self->definingNode();
+  if (!x->view && x->cost > kStridedReadInlineCost && def &&
+      def->op() == ops::aten_constant_pad_nd_default) {
+    lowerer.realize(def->arg("self")->value.values[0]);
+    GC_RETURN_IF_ERROR(pad(lowerer, *def, row));
+    x = lowerer.value(self);
+  }
   std::optional<StridedView> base = x->view;
   if (!base || base->strides != st.strides) {
     if (denseStrides(sx, st) != st.strides)
