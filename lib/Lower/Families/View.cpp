@@ -141,9 +141,9 @@ Error pad(GraphLowerer &lowerer, const Node &n, const OpLowering &row);
 /// element `offset - storageOffset + p` of a buffer that holds self with
 /// torch's own strides. A cheap value not in a buffer is read where its
 /// own inputs lie: each position is split back into self's indices. Another
-/// value laid out otherwise is first written into such a buffer. The result is a strided
-/// view of it (no copy); its sizes, strides and offset are those the shape
-/// function gave the result.
+/// value laid out otherwise is first written into such a buffer. The result
+/// is a strided view of it (no copy); its sizes, strides and offset are
+/// those the shape function gave the result.
 Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &row) {
   SymContext &sx = lowerer.syms();
   const Value *self = n.arg("self")->value.values[0];

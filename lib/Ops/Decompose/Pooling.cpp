@@ -621,7 +621,8 @@ Value *decompose::convWindows(Emit &e, Value *x, const Dims &kernel, const Dims 
     window.strides.push_back(sy.mul(xs[rank - d + k], sy.constant(dilation[k])));
   }
   for (int64_t k = 0; k < d; ++k) {
-    int64_t span = staticSize(s[rank - d + k], "the image size") - dilation[k] * (kernel[k] - 1) - 1;
+    int64_t span =
+        staticSize(s[rank - d + k], "the image size") - dilation[k] * (kernel[k] - 1) - 1;
     if (span < 0)
       rewriteFail("convolution windows: the kernel does not fit the padded input");
     window.sizes.push_back(sy.constant(span / stride[k] + 1));
@@ -632,8 +633,8 @@ Value *decompose::convWindows(Emit &e, Value *x, const Dims &kernel, const Dims 
   return e.asStrided(x, window);
 }
 
-Value *decompose::im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const Dims &padding,
-                         const Dims &stride) {
+Value *decompose::im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation,
+                         const Dims &padding, const Dims &stride) {
   Value *windows = convWindows(e, x, kernel, dilation, padding, stride);
   // [..., C, k0.., o0..] as [..., C k0.., o0..].
   size_t d = kernel.size();

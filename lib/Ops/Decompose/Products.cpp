@@ -460,15 +460,18 @@ std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ct
   DType t = computeDType(typeOf(x).dtype);
   // Windows [N, G, 1, k0.., o0..] times weights [1, G, m, k0.., 1..],
   // summed over the kernel dims: [N, G, m, o0..].
-  Value *windows = e.unsqueeze(e.cast(convWindows(e, x, c.kernel, c.dilation, c.padding, c.stride), t), 2);
+  Value *windows = convWindows(e, x, c.kernel, c.dilation, c.padding, c.stride);
+  windows = e.unsqueeze(e.cast(windows, t), 2);
   Dims ones(c.d, 1);
-  Value *weights = e.cast(e.reshape(w, constantSizes(sy, concat(concat({1, groups, multiplier}, c.kernel), ones))), t);
+  Sizes weightView = constantSizes(sy, concat(concat({1, groups, multiplier}, c.kernel), ones));
+  Value *weights = e.cast(e.reshape(w, weightView), t);
   Dims kernelDims;
   for (size_t k = 0; k < c.d; ++k)
     kernelDims.push_back(static_cast<int64_t>(k) + 3);
   Value *y = e.sum(e.mul(windows, weights), kernelDims, false);
   if (bias && *bias)
-    y = e.add(y, e.cast(e.reshape(*bias, constantSizes(sy, concat({groups, multiplier}, ones))), t));
+    y = e.add(y, e.cast(e.reshape(*bias, constantSizes(sy, concat({groups, multiplier}, ones))),
+                        t));
   return finish(ctx, {e.reshape(y, ctx.resultType().sizes)});
 }
 
