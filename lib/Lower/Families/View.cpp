@@ -186,7 +186,13 @@ Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &row) {
   if (!base || base->strides != st.strides) {
     if (denseStrides(sx, st) != st.strides)
       throw LowerError("self is not dense; its storage is not known here");
-    if (!base && x->cost <= kStridedReadInlineCost) {
+    // A dim of size 1 is index 0 whatever its stride; every other stride
+    // divides a position.
+    auto one = [](const SymExpr *e) { return e->isConst() && e->constant() == 1; };
+    bool divisible = true;
+    for (size_t d = 0; d < st.rank(); ++d)
+      divisible &= one(st.sizes[d]) || !st.strides[d]->isConst() || st.strides[d]->constant() > 0;
+    if (!base && divisible && x->cost <= kStridedReadInlineCost) {
       requireInside(shift, extent(st.sizes, st.strides, sx.constant(0)));
       Exprs sizes = st.sizes, strides = st.strides, viewStrides = rt.strides;
       lowerer.define(n.results()[0],
@@ -194,7 +200,8 @@ Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &row) {
                        const SymExpr *p = dot(s, idx, viewStrides, shift);
                        Exprs in;
                        for (size_t d = 0; d < sizes.size(); ++d)
-                         in.push_back(s.mod(s.floorDiv(p, strides[d]), sizes[d]));
+                         in.push_back(one(sizes[d]) ? s.constant(0)
+                                                    : s.mod(s.floorDiv(p, strides[d]), sizes[d]));
                        return in;
                      }));
       return Error::success();
