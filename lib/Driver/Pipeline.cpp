@@ -107,7 +107,7 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     // and duplicate work again. Reinplacing and mm + bias fusion need no
     // graph pass here: the memory planner writes outputs over dead inputs,
     // and the scheduler folds bias and activations into oneDNN's post-ops.
-    // Float32 convolutions for a GPU become im2col and a product here.
+    // Convolutions for a GPU become products or window sums here.
     passes.push_back(createAssignTargetPass(options.target, /*decide=*/false));
     GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce,conv-as-product")));
     passes.push_back(createLowerPass(options.lower));

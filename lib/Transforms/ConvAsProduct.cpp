@@ -1,31 +1,42 @@
-//===- ConvAsProduct.cpp - GPU convolutions as matrix products -----------===//
+//===- ConvAsProduct.cpp - GPU convolutions as products and sums ---------===//
 //
-// cuDNN's float32 convolutions (full precision, no TF32) run FMA
-// implicit-GEMM kernels that use an H100 poorly once the image is small:
-// 2 TFLOP/s for 512 channels at 7x7, 4 for 256 at 14x14, with layout
-// transforms of their own around them. As im2col and one product, the same
-// convolution is a cuBLASLt GEMM, which splits the long reduction over the
-// whole GPU (resnet50 on an H100: 2.19 ms of GPU time a run through cuDNN,
-// 1.13 ms as products):
-//   cols = im2col(x)                     [N, C kh kw, Ho Wo]
-//   y    = cols^T W^T (+ bias)           [N, Ho Wo, Cout]  (mm for N = 1, else bmm)
-//   out  = y viewed [N, Ho, Wo, Cout], permuted to [N, Cout, Ho, Wo]
+// In inference on a GPU, gc runs a convolution (not transposed, 1 to 3
+// spatial dims, static sizes, any floating-point type) through cuDNN only
+// when it is neither of the two kinds below.
+//
+// One group: im2col and one product. cuDNN's float32 convolutions (full
+// precision, no TF32) run FMA implicit-GEMM kernels that use an H100 poorly
+// once the image is small: 2 TFLOP/s for 512 channels at 7x7, 4 for 256 at
+// 14x14, with layout transforms of their own around them. As a cuBLASLt
+// GEMM the long reduction is split over the whole GPU (resnet50 on an H100:
+// 2.19 ms of GPU time a run through cuDNN, 1.13 ms as products):
+//   cols = im2col(x)                 [N, C k0.., o0..]
+//   y    = cols^T W^T (+ bias)       [N, o0.., Cout]   (mm for N = 1, else bmm)
+//   out  = y viewed [N, o0 .., Cout], permuted to [N, Cout, o0 ..]
 // The result is channels-last in memory, and the bias runs along the
-// product's columns, where cuBLASLt's epilogue adds it. A 1x1 convolution of
-// stride 1 without padding needs no im2col: its columns are x, viewed.
+// product's columns, where cuBLASLt's epilogue adds it. A kernel of size 1
+// with stride 1 and no padding needs no im2col: its columns are x, viewed.
+// In half precision cuDNN's convolutions of plain activations pay layout
+// transforms too, and their bias, residual add and ReLU run as calls of
+// their own, which the product takes into its epilogue (the zoo's bfloat16
+// conv nets on an H200: resnet50 0.54 of the time, googlenet 0.81,
+// densenet121 0.84, none slower; docs/gpu.md).
 //
-// Half precision gains too, for another reason: cuDNN's bfloat16
-// convolutions of plain (NCHW) activations pay layout transforms of their
-// own, and their bias, residual add and ReLU run as separate calls, where
-// the product takes them into cuBLASLt's epilogue (the zoo's bfloat16 conv
-// nets on an H200: resnet50 0.54 of the time, googlenet 0.81, densenet121
-// 0.84, none slower; docs/gpu.md).
+// Depthwise (groups = input channels, m output channels each): a window
+// sum in the plain layout,
+//   out = sum over k of windows(x)[N, G, 1, k.., o..] * W[1, G, m, k.., 1..]
+// plus the bias, viewed [N, G m, o..], computed in float32 for half
+// precision. The pad (read in place, under a mask), the products, the sum
+// and the bias are one loop reduction, which runs a GPU thread per output
+// point for kernels of fewer than 64 points and shares its kernel with the
+// pointwise ops after it (a batch norm, an activation) that read it in its
+// own order; cuDNN's depthwise kernels left the bias and each of those a
+// launch of its own.
 //
-// Only 2-d convolutions of one group with static sizes change, of any
-// floating-point type: depthwise and grouped ones stay cuDNN's, and so does
-// every convolution of a training graph, whose saved results the backward
-// reads as cuDNN wrote them. The pass runs in gc-lower, on modules made for
-// CUDA (targetOf).
+// Grouped convolutions of several input channels per group stay cuDNN's,
+// and so does every convolution of a training graph, whose saved results
+// the backward reads as cuDNN wrote them. The pass runs in gc-lower, on
+// modules made for CUDA (targetOf).
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -47,19 +58,27 @@ bool hasStaticSizes(const TensorType &t) {
                      [](const SymExpr *s) { return s->isConst(); });
 }
 
-/// Whether `n` is a convolution this pass rewrites.
-bool rewritable(const Node &n) {
+/// What this pass makes of a node.
+enum class Rewrite { None, Product, WindowSum };
+
+/// A convolution of one group is a product, a depthwise one a window sum.
+Rewrite rewriteOf(const Node &n) {
   if (n.op() != ops::aten_convolution_default || n.results().size() != 1)
-    return false;
+    return Rewrite::None;
   ArgReader args(n.args());
   const Value *x = tensorArg(n, "input"), *w = tensorArg(n, "weight");
-  if (!x || !w || args.boolean("transposed", false) || args.integer("groups", 1) != 1)
-    return false;
+  if (!x || !w || args.boolean("transposed", false))
+    return Rewrite::None;
   const TensorType &xt = x->type().tensor, &wt = w->type().tensor;
   const TensorType &yt = n.results()[0]->type().tensor;
-  return xt.rank() == 4 && wt.rank() == 4 && isFloatingPoint(xt.dtype) && xt.dtype == wt.dtype &&
-         hasStaticSizes(xt) && hasStaticSizes(wt) &&
-         hasStaticSizes(yt);
+  if (xt.rank() < 3 || xt.rank() > 5 || wt.rank() != xt.rank() || !isFloatingPoint(xt.dtype) ||
+      xt.dtype != wt.dtype || !hasStaticSizes(xt) || !hasStaticSizes(wt) || !hasStaticSizes(yt))
+    return Rewrite::None;
+  int64_t groups = args.integer("groups", 1);
+  if (groups == 1)
+    return Rewrite::Product;
+  bool depthwise = xt.sizes[1]->constant() == groups && wt.sizes[1]->constant() == 1;
+  return depthwise ? Rewrite::WindowSum : Rewrite::None;
 }
 
 class ConvAsProductPass : public Pass {
@@ -75,14 +94,21 @@ public:
     for (const auto &g : m.graphs()) {
       bool any = false;
       for (const auto &n : g->nodes())
-        any |= rewritable(*n);
+        any |= rewriteOf(*n) != Rewrite::None;
       if (!any)
         continue;
       GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
-        if (!rewritable(ctx.node()))
-          return std::optional<std::vector<Value *>>();
-        ++statistics()["convolutions as products"];
-        return convolutionAsProduct(ctx);
+        switch (rewriteOf(ctx.node())) {
+        case Rewrite::Product:
+          ++statistics()["convolutions as products"];
+          return convolutionAsProduct(ctx);
+        case Rewrite::WindowSum:
+          ++statistics()["depthwise convolutions as window sums"];
+          return depthwiseConvolutionAsSum(ctx);
+        case Rewrite::None:
+          break;
+        }
+        return std::optional<std::vector<Value *>>();
       }));
     }
     return Error::success();

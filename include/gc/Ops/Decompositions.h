@@ -30,13 +30,18 @@ struct DecompositionEntry {
 
 using DecompositionRegistry = OpRegistry<DecompositionEntry>;
 
-/// A 2-d convolution of one group (aten.convolution, not transposed,
-/// static sizes) as im2col and one matrix product, [N, Ho Wo, C kh kw] x
-/// [C kh kw, Cout] plus the bias, whose result, viewed back as [N, Cout, Ho,
-/// Wo], is channels-last in memory. Not a decomposition (convolution is a
-/// core op): what conv-as-product uses on GPUs, where such products are
-/// faster than cuDNN's float32 convolutions.
+/// What conv-as-product makes of GPU convolutions (aten.convolution, not
+/// transposed, 1 to 3 spatial dims, static sizes); not decompositions, as
+/// convolution is a core op.
+///
+/// One group: im2col and one matrix product, [N, o.., C k..] x [C k.., Cout]
+/// plus the bias, whose result, viewed back as [N, Cout, o..], is
+/// channels-last in memory.
 std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx);
+/// Depthwise (one input channel per group, m output channels each): the
+/// windows of the padded input times the weight, summed over the kernel
+/// dims, plus the bias, in the plain layout.
+std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ctx);
 
 /// Every decomposition gc has.
 const DecompositionRegistry &decompositions();

@@ -183,9 +183,16 @@ private:
   Device device_;
 };
 
-/// im2col of `x` ([N, C, H, W] or [C, H, W], static image sizes) as core
-/// ops: [N, C kh kw, positions], columns ordered (c, i, j) as a convolution
-/// weight [Cout, C, kh, kw] flattens.
+/// The windows a convolution of `x` ([..., C, s0, .., s(d-1)], static
+/// spatial sizes, d = kernel.size() from 1 to 3) reads: one strided view of
+/// the zero-padded input, [..., C, k0, .., k(d-1), o0, .., o(d-1)], holding
+/// at kernel offset k and output position o the padded input at
+/// o * stride + k * dilation in each spatial dim.
+Value *convWindows(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const Dims &padding,
+                   const Dims &stride);
+/// im2col of `x` as above: its windows copied as [..., C k0 .. k(d-1),
+/// o0 .. o(d-1)], columns ordered (c, k0, ..) as a convolution weight
+/// [Cout, C, k0, ..] flattens.
 Value *im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const Dims &padding,
               const Dims &stride);
 

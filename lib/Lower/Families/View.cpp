@@ -128,48 +128,92 @@ Error view(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
   return Error::success();
 }
 
+/// A value that is not in a buffer is read through an as_strided view of
+/// it, instead of being written into one first, while its body costs at
+/// most this much: a padded buffer (a masked load, 7) is, so a convolution's
+/// windows read the unpadded input where they lie. The windows read each
+/// element once per kernel offset, so a costlier body is written once.
+constexpr unsigned kStridedReadInlineCost = 8;
+
+Error pad(GraphLowerer &lowerer, const Node &n, const OpLowering &row);
+
 /// as_strided reads self's storage: torch's storage position p of self is
 /// element `offset - storageOffset + p` of a buffer that holds self with
-/// torch's own strides. A value laid out otherwise is first written into
-/// such a buffer. The result is a strided view of it (no copy); its sizes,
-/// strides and offset are those the shape function gave the result.
-Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &) {
+/// torch's own strides. A cheap value not in a buffer is read where its
+/// own inputs lie: each position is split back into self's indices. Another
+/// value laid out otherwise is first written into such a buffer. The result
+/// is a strided view of it (no copy); its sizes, strides and offset are
+/// those the shape function gave the result.
+Error asStrided(GraphLowerer &lowerer, const Node &n, const OpLowering &row) {
   SymContext &sx = lowerer.syms();
   const Value *self = n.arg("self")->value.values[0];
   const TensorType &st = self->type().tensor, &rt = lowerer.resultType(n);
   for (const SymExpr *e : rt.strides)
     if (e->isConst() && e->constant() < 0)
       throw LowerError("negative strides are not supported");
-  LoweredPtr x = lowerer.value(self);
-  std::optional<StridedView> base = x->view;
-  if (!base || base->strides != st.strides) {
-    if (denseStrides(sx, st) != st.strides)
-      throw LowerError("self is not dense; its storage is not known here");
-    uint32_t buf = lowerer.addBuffer(self->name() + "_storage", BufferKind::Intermediate, x->dtype,
-                                     x->sizes, st.strides, false);
-    lowerer.writePointwise(self->name() + "_storage", lowerer.nodeName(n), *x, buf);
-    base = StridedView{buf, x->sizes, st.strides, sx.constant(0)};
-  }
-  const SymExpr *offset = sx.add(base->offset, sx.sub(rt.storageOffset, st.storageOffset));
   // Where every size and stride is known, the view must stay inside the
-  // elements the buffer holds.
+  // elements its storage holds: [0, last] from `start`.
   auto extent = [&](const Exprs &sizes, const Exprs &strides, const SymExpr *start) {
     const SymExpr *e = start;
     for (size_t d = 0; d < sizes.size(); ++d)
       e = sx.add(e, sx.mul(sx.sub(sizes[d], sx.constant(1)), strides[d]));
     return e;
   };
-  const SymExpr *last = extent(rt.sizes, rt.strides, offset);
-  const Buffer &b = lowerer.buffer(base->buffer);
-  const SymExpr *bufLast = extent(b.sizes, b.strides, sx.constant(0));
   bool empty = std::any_of(rt.sizes.begin(), rt.sizes.end(),
                            [](const SymExpr *e) { return e->isConst() && e->constant() == 0; });
-  if (!empty && offset->isConst() && last->isConst() && bufLast->isConst() &&
-      (offset->constant() < 0 || last->constant() > bufLast->constant()))
-    throw LowerError("the view reaches outside self's elements (elements " +
-                     std::to_string(offset->constant()) + " to " +
-                     std::to_string(last->constant()) + " of " +
-                     std::to_string(bufLast->constant() + 1) + ")");
+  auto requireInside = [&](const SymExpr *offset, const SymExpr *last) {
+    const SymExpr *viewLast = extent(rt.sizes, rt.strides, offset);
+    if (!empty && offset->isConst() && viewLast->isConst() && last->isConst() &&
+        (offset->constant() < 0 || viewLast->constant() > last->constant()))
+      throw LowerError("the view reaches outside self's elements (elements " +
+                       std::to_string(offset->constant()) + " to " +
+                       std::to_string(viewLast->constant()) + " of " +
+                       std::to_string(last->constant() + 1) + ")");
+  };
+  const SymExpr *shift = sx.sub(rt.storageOffset, st.storageOffset);
+  LoweredPtr x = lowerer.value(self);
+  // Windows of a padded value whose input costs more than a load (an
+  // activation): the input is written out unpadded, where its producer's
+  // kernel may take it, and the pad is read in place, as a masked load.
+  const Node *def = self->definingNode();
+  if (!x->view && x->cost > kStridedReadInlineCost && def &&
+      def->op() == ops::aten_constant_pad_nd_default) {
+    lowerer.realize(def->arg("self")->value.values[0]);
+    GC_RETURN_IF_ERROR(pad(lowerer, *def, row));
+    x = lowerer.value(self);
+  }
+  std::optional<StridedView> base = x->view;
+  if (!base || base->strides != st.strides) {
+    if (denseStrides(sx, st) != st.strides)
+      throw LowerError("self is not dense; its storage is not known here");
+    // A dim of size 1 is index 0 whatever its stride; every other stride
+    // divides a position.
+    auto one = [](const SymExpr *e) { return e->isConst() && e->constant() == 1; };
+    bool divisible = true;
+    for (size_t d = 0; d < st.rank(); ++d)
+      divisible &= one(st.sizes[d]) || !st.strides[d]->isConst() || st.strides[d]->constant() > 0;
+    if (!base && divisible && x->cost <= kStridedReadInlineCost) {
+      requireInside(shift, extent(st.sizes, st.strides, sx.constant(0)));
+      Exprs sizes = st.sizes, strides = st.strides, viewStrides = rt.strides;
+      lowerer.define(n.results()[0],
+                     lowerer.makeView(x, rt.sizes, [=](SymContext &s, const Exprs &idx) {
+                       const SymExpr *p = dot(s, idx, viewStrides, shift);
+                       Exprs in;
+                       for (size_t d = 0; d < sizes.size(); ++d)
+                         in.push_back(one(sizes[d]) ? s.constant(0)
+                                                    : s.mod(s.floorDiv(p, strides[d]), sizes[d]));
+                       return in;
+                     }));
+      return Error::success();
+    }
+    uint32_t buf = lowerer.addBuffer(self->name() + "_storage", BufferKind::Intermediate, x->dtype,
+                                     x->sizes, st.strides, false);
+    lowerer.writePointwise(self->name() + "_storage", lowerer.nodeName(n), *x, buf);
+    base = StridedView{buf, x->sizes, st.strides, sx.constant(0)};
+  }
+  const SymExpr *offset = sx.add(base->offset, shift);
+  const Buffer &b = lowerer.buffer(base->buffer);
+  requireInside(offset, extent(b.sizes, b.strides, sx.constant(0)));
   lowerer.define(n.results()[0], lowerer.stridedLowered(
                                      x->dtype, StridedView{base->buffer, rt.sizes, rt.strides,
                                                            lowerer.builder({}).simplify(offset)}));

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "gc/Ops/Emit.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gc {
@@ -581,61 +582,79 @@ Results decomposeUpsampleBicubic2d(RewriteContext &ctx) { return resample(ctx, 2
 
 } // namespace
 
-Value *decompose::im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation, const Dims &padding,
-              const Dims &stride) {
-  int64_t rank = rankOf(x);
-  if (rank != 3 && rank != 4)
-    rewriteFail("im2col expects a 3-D or 4-D input, got " + std::to_string(rank) + "-D");
-  for (int k = 0; k < 2; ++k)
+Value *decompose::convWindows(Emit &e, Value *x, const Dims &kernel, const Dims &dilation,
+                               const Dims &padding, const Dims &stride) {
+  int64_t d = static_cast<int64_t>(kernel.size()), rank = rankOf(x);
+  if (d < 1 || d > 3 || dilation.size() != kernel.size() || padding.size() != kernel.size() ||
+      stride.size() != kernel.size())
+    rewriteFail("convolution windows take 1 to 3 spatial dims, each with a kernel size, dilation, "
+                "padding and stride");
+  if (rank <= d)
+    rewriteFail("convolution windows of " + std::to_string(d) + " spatial dims need a " +
+                std::to_string(d + 1) + "-D or larger input, got " + std::to_string(rank) + "-D");
+  for (int64_t k = 0; k < d; ++k)
     if (kernel[k] <= 0 || dilation[k] <= 0 || stride[k] <= 0 || padding[k] < 0)
-      rewriteFail("im2col: kernel_size, dilation and stride must be positive, padding non-negative");
-  if (padding[0] || padding[1])
-    x = e.op(ops::aten_constant_pad_nd_default,
-             {{"self", x}, {"pad", Dims{padding[1], padding[1], padding[0], padding[0]}}, {"value", int64_t(0)}});
+      rewriteFail("convolution windows: kernel size, dilation and stride must be positive, padding "
+                  "non-negative");
+  // constant_pad_nd lists (before, after) pairs from the last dim backwards.
+  Dims pad;
+  for (int64_t k = d; k-- > 0;)
+    pad.insert(pad.end(), {padding[k], padding[k]});
+  if (std::any_of(padding.begin(), padding.end(), [](int64_t p) { return p != 0; }))
+    x = e.op(ops::aten_constant_pad_nd_default, {{"self", x}, {"pad", pad}, {"value", int64_t(0)}});
   const Sizes &s = sizesOf(x);
-  Dims out(2);
-  for (int k = 0; k < 2; ++k) {
-    int64_t span = staticSize(s[rank - 2 + k], "the image size") - dilation[k] * (kernel[k] - 1) - 1;
-    if (span < 0)
-      rewriteFail("im2col: the kernel does not fit the padded input");
-    out[k] = span / stride[k] + 1;
-  }
-  // Kernel offset (i, j) at output position (oh, ow) reads
-  // x[..., oh*stride + i*dilation, ow*stride + j*dilation]: the whole
-  // [..., C, kh, kw, oh, ow] is one strided view of the padded input, which
-  // the reshape below copies once, an index computed per element. (Stacking
-  // kh*kw strided slices instead made each element choose among kh*kw
-  // masked loads: 49 for a 7x7 stem, whose kernel then took ptxas seconds.)
+  // Kernel offset k at output position o reads the padded input at
+  // o * stride + k * dilation in each spatial dim: the windows
+  // [..., C, k0.., o0..] are one strided view of the padded input, so a
+  // consumer computes each element's address directly. (Stacking one
+  // strided slice per kernel offset instead made each element choose among
+  // all of them through masked loads: 49 for a 7x7 stem, whose kernel then
+  // took ptxas seconds.)
   SymContext &sy = e.syms();
   const TensorType &t = typeOf(x);
   std::vector<const SymExpr *> xs = t.strides.empty() ? contiguousStrides(sy, s) : t.strides;
   TensorType window = t;
-  window.sizes = leading(x, 2);
-  window.strides.assign(xs.begin(), xs.begin() + (rank - 2));
-  for (const SymExpr *size : {sy.constant(kernel[0]), sy.constant(kernel[1]), sy.constant(out[0]),
-                              sy.constant(out[1])})
-    window.sizes.push_back(size);
-  const SymExpr *sh = xs[rank - 2], *sw = xs[rank - 1];
-  for (const SymExpr *step : {sy.mul(sh, sy.constant(dilation[0])), sy.mul(sw, sy.constant(dilation[1])),
-                              sy.mul(sh, sy.constant(stride[0])), sy.mul(sw, sy.constant(stride[1]))})
-    window.strides.push_back(step);
+  window.sizes = leading(x, d);
+  window.strides.assign(xs.begin(), xs.begin() + (rank - d));
+  for (int64_t k = 0; k < d; ++k) {
+    window.sizes.push_back(sy.constant(kernel[k]));
+    window.strides.push_back(sy.mul(xs[rank - d + k], sy.constant(dilation[k])));
+  }
+  for (int64_t k = 0; k < d; ++k) {
+    int64_t span =
+        staticSize(s[rank - d + k], "the image size") - dilation[k] * (kernel[k] - 1) - 1;
+    if (span < 0)
+      rewriteFail("convolution windows: the kernel does not fit the padded input");
+    window.sizes.push_back(sy.constant(span / stride[k] + 1));
+    window.strides.push_back(sy.mul(xs[rank - d + k], sy.constant(stride[k])));
+  }
   if (!window.storageOffset)
     window.storageOffset = sy.constant(0);
-  Value *stacked = e.asStrided(x, window);
-  Sizes result = leading(x, 3);
-  result.push_back(sy.mul(s[rank - 3], sy.constant(kernel[0] * kernel[1])));
-  result.push_back(sy.constant(out[0] * out[1]));
-  return e.reshape(stacked, result);
+  return e.asStrided(x, window);
 }
 
+Value *decompose::im2col(Emit &e, Value *x, const Dims &kernel, const Dims &dilation,
+                         const Dims &padding, const Dims &stride) {
+  Value *windows = convWindows(e, x, kernel, dilation, padding, stride);
+  // [..., C, k0.., o0..] as [..., C k0.., o0..].
+  size_t d = kernel.size();
+  const Sizes &ws = sizesOf(windows);
+  auto first = ws.begin() + (ws.size() - 2 * d - 1);
+  Sizes result(ws.begin(), first);
+  result.push_back(sizeProduct(e.syms(), Sizes(first, first + d + 1)));
+  result.push_back(sizeProduct(e.syms(), Sizes(first + d + 1, ws.end())));
+  return e.reshape(windows, result);
+}
 
 namespace {
 
-/// im2col (unfold): for each kernel offset (i, j), the strided slice of
-/// the padded input it sees, [N, C, oh, ow]; stacked as [N, C, kh kw, oh ow]
-/// and viewed as [N, C kh kw, oh ow].
+/// im2col (unfold) of a 2-d image, batched or not: its windows
+/// [N, C, kh, kw, oh, ow] copied as [N, C kh kw, oh ow].
 Results decomposeIm2col(RewriteContext &ctx) {
   Emit e(ctx);
+  int64_t rank = rankOf(ctx.value("self"));
+  if (rank != 3 && rank != 4)
+    rewriteFail("im2col expects a 3-D or 4-D input, got " + std::to_string(rank) + "-D");
   Dims kernel = intsOfLength(ctx, "kernel_size", 2, 1), dilation = intsOfLength(ctx, "dilation", 2, 1);
   Dims padding = intsOfLength(ctx, "padding", 2, 0), stride = intsOfLength(ctx, "stride", 2, 1);
   return finish(ctx, {im2col(e, ctx.value("self"), kernel, dilation, padding, stride)});

@@ -369,40 +369,110 @@ const DecompositionEntry kProductDecompositions[] = {
 
 void registerProductDecompositions(DecompositionRegistry &r) { r.add(kProductDecompositions); }
 
-std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx) {
-  Emit e(ctx);
-  Value *x = ctx.value("input"), *w = ctx.value("weight");
-  std::optional<Value *> bias = ctx.optValue("bias");
+namespace {
+
+/// A convolution's static sizes and window arguments, d spatial dims.
+struct ConvShape {
+  Dims weight, result, kernel, out, stride, padding, dilation;
+  size_t d = 0;
+};
+
+ConvShape convShape(RewriteContext &ctx, Value *w) {
   auto constants = [](const Sizes &s, std::string_view what) {
     Dims d;
     for (const SymExpr *e : s)
       d.push_back(staticSize(e, what));
     return d;
   };
-  Dims ws = constants(sizesOf(w), "the weight's size");
-  Dims ys = constants(ctx.resultType().sizes, "the result's size");
-  Dims stride = intsOfLength(ctx, "stride", 2, 1), padding = intsOfLength(ctx, "padding", 2, 0),
-       dilation = intsOfLength(ctx, "dilation", 2, 1);
-  int64_t n = ys[0], cout = ws[0], columns = ws[1] * ws[2] * ws[3], positions = ys[2] * ys[3];
+  ConvShape c;
+  c.weight = constants(sizesOf(w), "the weight's size");
+  c.result = constants(ctx.resultType().sizes, "the result's size");
+  if (c.weight.size() < 3 || c.weight.size() > 5 || c.result.size() != c.weight.size())
+    rewriteFail("a convolution of 1 to 3 spatial dims needs a weight and a result of 3 to 5 dims");
+  c.d = c.weight.size() - 2;
+  c.kernel.assign(c.weight.begin() + 2, c.weight.end());
+  c.out.assign(c.result.begin() + 2, c.result.end());
+  c.stride = intsOfLength(ctx, "stride", c.d, 1);
+  c.padding = intsOfLength(ctx, "padding", c.d, 0);
+  c.dilation = intsOfLength(ctx, "dilation", c.d, 1);
+  return c;
+}
+
+Sizes constantSizes(SymContext &sy, const Dims &d) {
+  Sizes s;
+  for (int64_t v : d)
+    s.push_back(sy.constant(v));
+  return s;
+}
+
+int64_t product(const Dims &d) {
+  int64_t p = 1;
+  for (int64_t v : d)
+    p *= v;
+  return p;
+}
+
+Dims concat(Dims a, const Dims &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+} // namespace
+
+std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("input"), *w = ctx.value("weight");
+  std::optional<Value *> bias = ctx.optValue("bias");
+  ConvShape c = convShape(ctx, w);
   SymContext &sy = e.syms();
-  auto sizes = [&](const Dims &d) {
-    Sizes s;
-    for (int64_t v : d)
-      s.push_back(sy.constant(v));
-    return s;
-  };
-  // A 1x1 kernel of stride 1 without padding sees x itself.
-  bool pointwise = ws[2] == 1 && ws[3] == 1 && stride == Dims{1, 1} && padding == Dims{0, 0};
-  Value *cols = pointwise ? e.reshape(x, sizes({n, columns, positions}))
-                          : im2col(e, x, {ws[2], ws[3]}, dilation, padding, stride);
+  int64_t n = c.result[0], cout = c.weight[0], columns = product(c.weight) / cout,
+          positions = product(c.out);
+  // A kernel of size 1 and stride 1 without padding sees x itself.
+  bool pointwise = product(c.kernel) == 1 && c.stride == Dims(c.d, 1) && c.padding == Dims(c.d, 0);
+  Value *cols = pointwise ? e.reshape(x, constantSizes(sy, {n, columns, positions}))
+                          : im2col(e, x, c.kernel, c.dilation, c.padding, c.stride);
   Value *rows = e.permute(cols, {0, 2, 1});
-  Value *weights = e.permute(e.reshape(w, sizes({cout, columns})), {1, 0});
-  Value *product = n == 1 ? e.mm(e.select(rows, 0, 0), weights)
-                          : e.bmm(rows, e.expand(weights, sizes({n, columns, cout})));
+  Value *weights = e.permute(e.reshape(w, constantSizes(sy, {cout, columns})), {1, 0});
+  Value *y = n == 1 ? e.mm(e.select(rows, 0, 0), weights)
+                    : e.bmm(rows, e.expand(weights, constantSizes(sy, {n, columns, cout})));
   if (bias && *bias)
-    product = e.add(product, *bias);
-  Value *image = e.reshape(product, sizes({n, ys[2], ys[3], cout}));
-  return finish(ctx, {e.permute(image, {0, 3, 1, 2})});
+    y = e.add(y, *bias);
+  // [N, o0.., Cout] in memory, viewed [N, Cout, o0..].
+  Value *image = e.reshape(y, constantSizes(sy, concat(concat({n}, c.out), {cout})));
+  Dims order{0, static_cast<int64_t>(c.d) + 1};
+  for (size_t k = 0; k < c.d; ++k)
+    order.push_back(static_cast<int64_t>(k) + 1);
+  return finish(ctx, {e.permute(image, order)});
+}
+
+std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ctx) {
+  Emit e(ctx);
+  Value *x = ctx.value("input"), *w = ctx.value("weight");
+  std::optional<Value *> bias = ctx.optValue("bias");
+  ConvShape c = convShape(ctx, w);
+  SymContext &sy = e.syms();
+  int64_t groups = ctx.integer("groups");
+  if (groups <= 0 || c.weight[1] != 1 || c.weight[0] % groups != 0)
+    rewriteFail("a depthwise convolution has one input channel per group");
+  int64_t multiplier = c.weight[0] / groups;
+  // Half-precision operands are multiplied and summed in float32, rounded
+  // once at the end, as cuDNN accumulates.
+  DType t = computeDType(typeOf(x).dtype);
+  // Windows [N, G, 1, k0.., o0..] times weights [1, G, m, k0.., 1..],
+  // summed over the kernel dims: [N, G, m, o0..].
+  Value *windows = convWindows(e, x, c.kernel, c.dilation, c.padding, c.stride);
+  windows = e.unsqueeze(e.cast(windows, t), 2);
+  Dims ones(c.d, 1);
+  Sizes weightView = constantSizes(sy, concat(concat({1, groups, multiplier}, c.kernel), ones));
+  Value *weights = e.cast(e.reshape(w, weightView), t);
+  Dims kernelDims;
+  for (size_t k = 0; k < c.d; ++k)
+    kernelDims.push_back(static_cast<int64_t>(k) + 3);
+  Value *y = e.sum(e.mul(windows, weights), kernelDims, false);
+  if (bias && *bias)
+    y = e.add(y, e.cast(e.reshape(*bias, constantSizes(sy, concat({groups, multiplier}, ones))),
+                        t));
+  return finish(ctx, {e.reshape(y, ctx.resultType().sizes)});
 }
 
 } // namespace gc
