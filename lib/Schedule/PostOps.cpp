@@ -394,34 +394,22 @@ bool runsOnFewRowKernel(const LoopNode &product, ProductOperands operands) {
   return fewRowKernelWins(*rows, *n, *k, dtypeSize(o.dtype));
 }
 
-/// Matches a pointwise body as silu(g) * u (SiLU written x * sigmoid(x)),
-/// either product in either order, where g and u are loads of the buffers
-/// `gate` and `up` at the store position; casts between floating-point
-/// types may stand anywhere (a 16-bit model's float32 SiLU), since the
-/// folded pair computes in float32 and rounds once. Every op of the body
-/// must take part.
-class GatedSiluMatcher {
-public:
-  GatedSiluMatcher(SymContext &ctx, const LoopNode &node, uint32_t gate, uint32_t up)
-      : ctx_(ctx), node_(node), gate_(gate), up_(up),
-        store_(withoutUnitLoops(ctx, node, node.storeIndex)) {}
+/// What the matchers of folded bodies share: a walk over one node's body
+/// that records every op it looks at (a fold needs every op to take part),
+/// floating-point casts seen through (a folded computation runs in float32
+/// and rounds once), and loads at the node's store position.
+class BodyMatcher {
+protected:
+  BodyMatcher(SymContext &ctx, const LoopNode &node)
+      : ctx_(ctx), node_(node), store_(withoutUnitLoops(ctx, node, node.storeIndex)) {}
 
-  bool match() {
-    const BodyOp &root = op(strip(node_.body.result));
-    if (!isBinary(root, ScalarOp::Mul))
-      return false;
-    for (int side = 0; side < 2; ++side)
-      if (isSiluOfGate(strip(root.operands[side])) &&
-          isLoadOf(strip(root.operands[1 - side]), up_))
-        return used_.size() == node_.body.ops.size();
-    return false;
-  }
-
-private:
   const BodyOp &op(uint32_t id) {
     used_.insert(id);
     return node_.body.ops[id];
   }
+
+  /// Whether every op of the body was looked at.
+  bool usedAll() const { return used_.size() == node_.body.ops.size(); }
 
   static bool floating(DType t) { return t == DType::Float32 || isHalfPrecision(t); }
 
@@ -432,15 +420,48 @@ private:
     return id;
   }
 
+  /// Whether `id` is a plain load at the store position (of `buffer`, if
+  /// given).
+  bool isLoadAtStore(uint32_t id, std::optional<uint32_t> buffer = std::nullopt) {
+    const BodyOp &o = op(id);
+    return o.kind == BodyOp::Kind::Load && (!buffer || o.buffer == *buffer) && o.mask < 0 &&
+           o.indirect.empty() && withoutUnitLoops(ctx_, node_, o.index) == store_;
+  }
+
+  SymContext &ctx_;
+  const LoopNode &node_;
+  const SymExpr *store_;
+
+private:
+  std::set<uint32_t> used_;
+};
+
+/// Matches a pointwise body as silu(g) * u (SiLU written x * sigmoid(x)),
+/// either product in either order, where g and u are loads of the buffers
+/// `gate` and `up` at the store position; casts between floating-point
+/// types may stand anywhere (a 16-bit model's float32 SiLU), since the
+/// folded pair computes in float32 and rounds once. Every op of the body
+/// must take part.
+class GatedSiluMatcher : BodyMatcher {
+public:
+  GatedSiluMatcher(SymContext &ctx, const LoopNode &node, uint32_t gate, uint32_t up)
+      : BodyMatcher(ctx, node), gate_(gate), up_(up) {}
+
+  bool match() {
+    const BodyOp &root = op(strip(node_.body.result));
+    if (!isBinary(root, ScalarOp::Mul))
+      return false;
+    for (int side = 0; side < 2; ++side)
+      if (isSiluOfGate(strip(root.operands[side])) &&
+          isLoadAtStore(strip(root.operands[1 - side]), up_))
+        return usedAll();
+    return false;
+  }
+
+private:
   bool isBinary(const BodyOp &o, ScalarOp kind) const {
     return o.kind == BodyOp::Kind::Compute && o.op == kind && o.operands.size() == 2 &&
            floating(o.dtype);
-  }
-
-  bool isLoadOf(uint32_t id, uint32_t buffer) {
-    const BodyOp &o = op(id);
-    return o.kind == BodyOp::Kind::Load && o.buffer == buffer && o.mask < 0 &&
-           o.indirect.empty() && withoutUnitLoops(ctx_, node_, o.index) == store_;
   }
 
   /// x * sigmoid(x), x the gate's load.
@@ -451,18 +472,14 @@ private:
     for (int side = 0; side < 2; ++side) {
       const BodyOp &sigmoid = op(strip(mul.operands[1 - side]));
       if (sigmoid.kind == BodyOp::Kind::Compute && sigmoid.op == ScalarOp::Sigmoid &&
-          floating(sigmoid.dtype) && isLoadOf(strip(mul.operands[side]), gate_) &&
-          isLoadOf(strip(sigmoid.operands[0]), gate_))
+          floating(sigmoid.dtype) && isLoadAtStore(strip(mul.operands[side]), gate_) &&
+          isLoadAtStore(strip(sigmoid.operands[0]), gate_))
         return true;
     }
     return false;
   }
 
-  SymContext &ctx_;
-  const LoopNode &node_;
   uint32_t gate_, up_;
-  const SymExpr *store_;
-  std::set<uint32_t> used_;
 };
 
 /// Folds a gated pair into the extern `e` (the gate's product) where one
@@ -680,10 +697,9 @@ struct RmsNormParts {
 /// (pow(h, 2) or h * h), loaded at r0. Casts between floating-point types
 /// may stand anywhere, as the folded norm computes in float32. Every op of
 /// both bodies must take part.
-class RmsNormMatcher {
+class RmsNormMatcher : BodyMatcher {
 public:
-  RmsNormMatcher(SymContext &ctx, const LoopNode &norm, int64_t k)
-      : ctx_(ctx), node_(norm), k_(k), store_(withoutUnitLoops(ctx, norm, norm.storeIndex)) {}
+  RmsNormMatcher(SymContext &ctx, const LoopNode &norm, int64_t k) : BodyMatcher(ctx, norm), k_(k) {}
 
   /// h, g, s and eps of the normalisation, if its body is one.
   std::optional<RmsNormParts> matchNormalisation() {
@@ -697,12 +713,12 @@ public:
       const BodyOp &o = op(f);
       if (o.kind == BodyOp::Kind::Compute && o.op == ScalarOp::Rsqrt && floating(o.dtype))
         scale = meanSquareScale(strip(o.operands[0]));
-      else if (isLoadAtStore(f) && !h)
+      else if (floating(o.dtype) && isLoadAtStore(f) && !h)
         h = o.buffer;
-      else if (isLoadAtStore(f))
+      else if (floating(o.dtype) && isLoadAtStore(f))
         g = o.buffer;
     }
-    if (!scale || !h || !g || used_.size() != node_.body.ops.size())
+    if (!scale || !h || !g || !usedAll())
       return std::nullopt;
     // Which of the two loads is the row and which the weight, the caller
     // tells from the sum of squares; here h is the first in factor order.
@@ -736,24 +752,10 @@ public:
       uint32_t a = m.strip(sq.operands[0]), b = m.strip(sq.operands[1]);
       squares = isRowLoad(a) && isRowLoad(b) && sum.body.ops[a].index == sum.body.ops[b].index;
     }
-    return squares && m.used_.size() == sum.body.ops.size() &&
-           constantOf(withoutUnitLoops(ctx, sum, sum.storeIndex)) == 0;
+    return squares && m.usedAll() && constantOf(withoutUnitLoops(ctx, sum, sum.storeIndex)) == 0;
   }
 
 private:
-  const BodyOp &op(uint32_t id) {
-    used_.insert(id);
-    return node_.body.ops[id];
-  }
-
-  static bool floating(DType t) { return t == DType::Float32 || isHalfPrecision(t); }
-
-  uint32_t strip(uint32_t id) {
-    while (op(id).kind == BodyOp::Kind::Cast && floating(node_.body.ops[id].dtype))
-      id = node_.body.ops[id].operands[0];
-    return id;
-  }
-
   /// The factors of the product tree at `id`, casts stripped.
   void collectFactors(uint32_t id, std::vector<uint32_t> &out) {
     id = strip(id);
@@ -765,12 +767,6 @@ private:
     } else {
       out.push_back(id);
     }
-  }
-
-  bool isLoadAtStore(uint32_t id) {
-    const BodyOp &o = op(id);
-    return o.kind == BodyOp::Kind::Load && o.mask < 0 && o.indirect.empty() &&
-           floating(o.dtype) && withoutUnitLoops(ctx_, node_, o.index) == store_;
   }
 
   /// s / k + eps (either order of the sum; s * (1 / k) too): s and eps.
@@ -797,11 +793,7 @@ private:
     return std::nullopt;
   }
 
-  SymContext &ctx_;
-  const LoopNode &node_;
   int64_t k_;
-  const SymExpr *store_;
-  std::set<uint32_t> used_;
 };
 
 /// Whether `b` is a dense buffer of one row of k elements of `dtype`.
