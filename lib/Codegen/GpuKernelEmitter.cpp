@@ -981,10 +981,15 @@ Expected<std::string> emitGpuBatch(const Module &m, const LoopGraph &graph,
     GC_RETURN_IF_ERROR(emitter.emit());
   }
   preferLibdevice(module);
+  // The load-time program runs once a load (see assembleFatbinary's level
+  // below): LLVM's O1 pipeline for it, O3 for the run's kernels.
   return finishKernelModule(
       module, **machine,
       llvm::StringRef(reinterpret_cast<const char *>(kGpuMathBitcode), kGpuMathBitcodeSize),
-      graph.name, options, llvm::CGFT_AssemblyFile, [&] { return useLibdevice(module); });
+      graph.name, options, llvm::CGFT_AssemblyFile,
+      graph.name == kConstantProgramGraph ? llvm::OptimizationLevel::O1
+                                          : llvm::OptimizationLevel::O3,
+      [&] { return useLibdevice(module); });
 }
 
 /// The end of a PTX module's header (LLVM's banner comment, .version,

@@ -792,7 +792,7 @@ Error verifyKernelModule(const llvm::Module &module, const std::string &graphNam
   return Error::success();
 }
 
-void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+void optimize(llvm::Module &module, llvm::TargetMachine &machine, llvm::OptimizationLevel level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -806,8 +806,7 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager passes =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(level);
   passes.run(module, mam);
 }
 
@@ -830,6 +829,7 @@ std::unique_ptr<llvm::Module> newKernelModule(llvm::LLVMContext &ctx, const std:
 Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachine &machine,
                                          llvm::StringRef bitcode, const std::string &graphName,
                                          const EmitOptions &options, llvm::CodeGenFileType type,
+                                         llvm::OptimizationLevel level,
                                          const std::function<Error()> &afterLink) {
   std::optional<TraceScope> link(std::in_place, options.trace, "link math library", "llvm");
   GC_RETURN_IF_ERROR(linkMathLibrary(module, bitcode));
@@ -842,7 +842,7 @@ Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachi
     *options.llvmIR = printModule(module);
   {
     TraceScope scope(options.trace, "optimize", "llvm");
-    optimize(module, machine);
+    optimize(module, machine, level);
   }
   if (options.optimizedLLVMIR)
     *options.optimizedLLVMIR = printModule(module);

@@ -22,6 +22,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Passes/OptimizationLevel.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <functional>
@@ -253,8 +254,8 @@ Error linkMathLibrary(llvm::Module &module, llvm::StringRef bitcode);
 void setTargetAttributes(llvm::Module &module, const llvm::TargetMachine &machine);
 /// "internal error: invalid LLVM IR for graph ..." if the module is broken.
 Error verifyKernelModule(const llvm::Module &module, const std::string &graphName);
-/// LLVM's O3 pipeline for the machine.
-void optimize(llvm::Module &module, llvm::TargetMachine &machine);
+/// LLVM's default pipeline at `level` for the machine.
+void optimize(llvm::Module &module, llvm::TargetMachine &machine, llvm::OptimizationLevel level);
 std::string printModule(const llvm::Module &module);
 
 /// An empty module for `graph`'s kernels, with the machine's triple and data
@@ -264,11 +265,12 @@ std::unique_ptr<llvm::Module> newKernelModule(llvm::LLVMContext &ctx, const std:
 
 /// What both emitters do once the kernels are built: link the math library
 /// `bitcode`, run `afterLink` (the GPU links libdevice there), verify,
-/// optimize and emit the module as `type` (an object file, or PTX text),
-/// filling options.llvmIR / optimizedLLVMIR on the way.
+/// optimize at `level` and emit the module as `type` (an object file, or
+/// PTX text), filling options.llvmIR / optimizedLLVMIR on the way.
 Expected<std::string> finishKernelModule(llvm::Module &module, llvm::TargetMachine &machine,
                                          llvm::StringRef bitcode, const std::string &graphName,
                                          const EmitOptions &options, llvm::CodeGenFileType type,
+                                         llvm::OptimizationLevel level,
                                          const std::function<Error()> &afterLink = {});
 
 } // namespace gc

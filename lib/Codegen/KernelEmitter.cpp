@@ -118,7 +118,7 @@ Expected<std::string> emitBatch(const LoopGraph &graph, std::span<const uint32_t
   return finishKernelModule(
       *module, **machine,
       llvm::StringRef(reinterpret_cast<const char *>(kMathBitcode), kMathBitcodeSize), graph.name,
-      options, llvm::CGFT_ObjectFile);
+      options, llvm::CGFT_ObjectFile, llvm::OptimizationLevel::O3);
 }
 
 } // namespace
