@@ -802,6 +802,47 @@ bool isDenseRow(SymContext &ctx, const Buffer &b, DType dtype, int64_t k) {
          constantOf(extentProduct(ctx, b.sizes)) == k;
 }
 
+/// The node that writes `copy` as a float32 copy of a 16-bit buffer (its
+/// body a cast of one load at the store position, the copy dense as the
+/// source) when it alone writes it and only the nodes `readers` read it.
+std::optional<uint32_t> widenedCopy(SymContext &ctx, const LoopGraph &graph,
+                                    const std::vector<Access> &access,
+                                    const std::set<uint32_t> &folded, uint32_t copy,
+                                    const std::set<uint32_t> &readers) {
+  if (graph.buffers[copy].kind != BufferKind::Intermediate)
+    return std::nullopt;
+  std::optional<uint32_t> writer;
+  for (uint32_t e = 0; e < graph.nodes.size(); ++e) {
+    if (folded.count(e))
+      continue;
+    if (access[e].reads.count(copy) && !readers.count(e))
+      return std::nullopt;
+    if (access[e].writes.count(copy)) {
+      if (writer)
+        return std::nullopt;
+      writer = e;
+    }
+  }
+  if (!writer)
+    return std::nullopt;
+  const LoopNode &node = graph.nodes[*writer];
+  const std::vector<BodyOp> &ops = node.body.ops;
+  if (node.kind != LoopNode::Kind::Pointwise || scatters(node) || ops.size() != 2 ||
+      node.body.result != 1 || ops[1].kind != BodyOp::Kind::Cast ||
+      ops[1].dtype != DType::Float32 || ops[1].operands != std::vector<uint32_t>{0} ||
+      ops[0].kind != BodyOp::Kind::Load || !isHalfPrecision(ops[0].dtype) || ops[0].mask >= 0 ||
+      !ops[0].indirect.empty() ||
+      withoutUnitLoops(ctx, node, ops[0].index) != withoutUnitLoops(ctx, node, node.storeIndex))
+    return std::nullopt;
+  const Buffer &source = graph.buffers[ops[0].buffer], &dest = graph.buffers[copy];
+  if (source.strides != contiguousStrides(ctx, source.sizes) ||
+      dest.strides != contiguousStrides(ctx, dest.sizes) ||
+      extentProduct(ctx, source.sizes) != extentProduct(ctx, dest.sizes) ||
+      extentProduct(ctx, node.ranges) != extentProduct(ctx, dest.sizes))
+    return std::nullopt;
+  return writer;
+}
+
 /// On a GPU, folds the RMSNorm pointwise node `p` (and the sum of squares
 /// it reads) into the matrix products that read its result as their left
 /// rows: each then reads h and the norm weight g itself (an RmsNormPrologue)
@@ -866,21 +907,33 @@ bool foldRmsNorm(SymContext &ctx, LoopGraph &graph, TargetDevice device,
     return false;
   if (!RmsNormMatcher::isSumOfSquares(ctx, graph.nodes[*sum], parts->h, *k))
     std::swap(parts->h, parts->g);
-  const Buffer &hb = graph.buffers[parts->h], &gb = graph.buffers[parts->g];
-  if (parts->h == parts->g || !RmsNormMatcher::isSumOfSquares(ctx, graph.nodes[*sum], parts->h, *k) ||
-      !isDenseRow(ctx, hb, nb.dtype, *k) || !isDenseRow(ctx, gb, nb.dtype, *k) ||
+  if (parts->h == parts->g || !RmsNormMatcher::isSumOfSquares(ctx, graph.nodes[*sum], parts->h, *k))
+    return false;
+  // A norm of a 16-bit row that reads a float32 copy of it (the last
+  // layer's h, widened once for both nodes) reads the row itself: the
+  // prologue widens as it loads, and the copy goes too.
+  uint32_t row = parts->h, first = *sum;
+  std::optional<uint32_t> widening;
+  if (graph.buffers[row].dtype == DType::Float32 && nb.dtype != DType::Float32) {
+    widening = widenedCopy(ctx, graph, access, folded, row, {*sum, p});
+    if (!widening || *widening > *sum)
+      return false;
+    row = graph.nodes[*widening].body.ops[0].buffer;
+    first = *widening;
+  }
+  const Buffer &hb = graph.buffers[row], &gb = graph.buffers[parts->g];
+  if (!isDenseRow(ctx, hb, nb.dtype, *k) || !isDenseRow(ctx, gb, nb.dtype, *k) ||
       gb.sizes.size() != 1)
     return false;
-  // The products read h and g where the sum read them: nothing may write
-  // either in between.
-  for (uint32_t e = *sum + 1; e < products.back(); ++e)
-    if (!folded.count(e) &&
-        (access[e].writes.count(parts->h) || access[e].writes.count(parts->g)))
+  // The products read the row and g where the norm's first node read them:
+  // nothing may write either in between.
+  for (uint32_t e = first + 1; e < products.back(); ++e)
+    if (!folded.count(e) && (access[e].writes.count(row) || access[e].writes.count(parts->g)))
       return false;
   for (uint32_t e : products) {
     LoopNode &product = graph.nodes[e];
     BufferView &a = product.inputs[productOperands(product)->src];
-    a.buffer = parts->h;
+    a.buffer = row;
     TensorType weight = a.type;
     weight.sizes = {ctx.constant(*k)};
     weight.strides = {ctx.constant(1)};
@@ -890,6 +943,8 @@ bool foldRmsNorm(SymContext &ctx, LoopGraph &graph, TargetDevice device,
   }
   folded.insert(p);
   folded.insert(*sum);
+  if (widening)
+    folded.insert(*widening);
   return true;
 }
 
