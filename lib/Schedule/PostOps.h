@@ -4,8 +4,8 @@
 // bias, adds a same-shaped tensor or applies relu or SiLU (x * sigmoid(x))
 // can do that itself while
 // storing its result (oneDNN post-ops), saving a pass over the output. On
-// a GPU, two products of the same rows whose results only a SiLU product
-// reads (a gated MLP's gate and up) can be one product (PostOps.cpp).
+// a GPU a decode step's products take more of their neighbours: a gated
+// MLP's SiLU product, the residual adds, the RMSNorms (ProductFolds.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GC_LIB_SCHEDULE_POSTOPS_H

@@ -141,7 +141,7 @@ struct LoopArg {
 /// same product with `input` in place of its weight (mat2): a gated MLP's
 /// gate and up projections in one call, each element rounded once
 /// (folded on GPUs only, where gc's few-row kernel computes both;
-/// lib/Schedule/PostOps.cpp).
+/// lib/Schedule/ProductFolds.cpp).
 struct PostOp {
   enum class Kind : uint8_t { AddBias, Add, Relu, GeluErf, GeluTanh, Swish, GatedSilu };
   Kind kind = Kind::AddBias;
@@ -155,7 +155,7 @@ struct PostOp {
 /// An RMSNorm of a matrix product's left rows, applied as the product reads
 /// them: row m of the left operand a is taken as
 /// a[m, k] * weight[k] / sqrt(mean over k of a[m, k]^2 + eps), computed in
-/// float32 and never stored (lib/Schedule/PostOps.cpp folds a decode
+/// float32 and never stored (lib/Schedule/ProductFolds.cpp folds a decode
 /// step's RMSNorm into the GPU products that read it).
 struct RmsNormPrologue {
   uint32_t weight = 0; ///< index into LoopNode::inputs: k values, unit stride

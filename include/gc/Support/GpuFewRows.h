@@ -4,8 +4,8 @@
 // as gc's own few-row kernel (lib/Runtime/Cuda/FewRowKernel.cu) where the
 // rule below says it beats cuBLASLt, and plans each launch by it
 // (CudaFewRowProduct.cpp). The compiler asks the same rule before it folds
-// a gated pair into one product (lib/Schedule/PostOps.cpp), since only the
-// kernel computes such a pair: both sides read it here. Plain constexpr
+// a gated pair or an RMSNorm into products (lib/Schedule/ProductFolds.cpp),
+// since only the kernel computes those: both sides read it here. Plain constexpr
 // data, which nvcc reads too (FewRowKernelArgs.h).
 //
 //===----------------------------------------------------------------------===//
