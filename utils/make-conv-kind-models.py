@@ -17,9 +17,10 @@ out8.npy. Needs torch; the tests use the committed copies.
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
+
+from exportcase import save_case
 
 
 class Convs(torch.nn.Module):
@@ -54,26 +55,6 @@ class Convs(torch.nn.Module):
         )
 
 
-def bits(t):
-    """A tensor as numpy, bfloat16 as '|V2' bits."""
-    t = t.detach().contiguous()
-    return t.view(torch.int16).numpy().view("V2") if t.dtype == torch.bfloat16 else t.numpy()
-
-
-def export(out, model, inputs):
-    os.makedirs(out, exist_ok=True)
-    ep = torch.export.export(model, inputs)
-    for n in ep.graph.nodes:
-        n.meta.pop("stack_trace", None)
-    torch.export.save(ep, os.path.join(out, "model.pt2"))
-    with torch.no_grad():
-        results = model(*inputs)
-    for i, t in enumerate(inputs):
-        np.save(os.path.join(out, f"in{i}.npy"), bits(t))
-    for i, t in enumerate(results):
-        np.save(os.path.join(out, f"out{i}.npy"), bits(t))
-
-
 def main(argv):
     if len(argv) != 1:
         sys.exit(__doc__)
@@ -81,8 +62,8 @@ def main(argv):
     inputs = (torch.randn(2, 3, 11, generator=g), torch.randn(2, 4, 9, 8, generator=g),
               torch.randn(1, 3, 5, 6, 7, generator=g))
     model = Convs().eval()
-    export(os.path.join(argv[0], "conv_kinds"), model, inputs)
-    export(os.path.join(argv[0], "conv_kinds_bf16"), model.to(torch.bfloat16),
+    save_case(os.path.join(argv[0], "conv_kinds"), model, inputs)
+    save_case(os.path.join(argv[0], "conv_kinds_bf16"), model.to(torch.bfloat16),
            tuple(t.to(torch.bfloat16) for t in inputs))
 
 

@@ -14,9 +14,10 @@ test/Lower/Inputs/conv_shapes.
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
+
+from exportcase import save_case
 
 
 class Convs(torch.nn.Module):
@@ -39,22 +40,10 @@ class Convs(torch.nn.Module):
 def main(argv):
     if len(argv) != 1:
         sys.exit(__doc__)
-    out = os.path.join(argv[0], "conv_shapes")
-    os.makedirs(out, exist_ok=True)
     g = torch.Generator().manual_seed(1)
     inputs = (torch.randn(1, 3, 13, 11, generator=g), torch.randn(1, 2, 6, 5, generator=g),
               torch.randn(2, 3, 7, 8, generator=g))
-    model = Convs().eval()
-    ep = torch.export.export(model, inputs)
-    for n in ep.graph.nodes:
-        n.meta.pop("stack_trace", None)
-    torch.export.save(ep, os.path.join(out, "model.pt2"))
-    with torch.no_grad():
-        results = model(*inputs)
-    for i, t in enumerate(inputs):
-        np.save(os.path.join(out, f"in{i}.npy"), t.numpy())
-    for i, t in enumerate(results):
-        np.save(os.path.join(out, f"out{i}.npy"), t.contiguous().numpy())
+    save_case(os.path.join(argv[0], "conv_shapes"), Convs().eval(), inputs)
 
 
 if __name__ == "__main__":
