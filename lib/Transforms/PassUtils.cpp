@@ -8,7 +8,6 @@
 #include "gc/Support/SHA256.h"
 
 #include <algorithm>
-#include <numeric>
 #include <unordered_map>
 
 namespace gc {
@@ -132,39 +131,6 @@ bool isContiguous(SymContext &syms, const TensorType &t) {
     expected = syms.mul(expected, t.sizes[d]);
   }
   return true;
-}
-
-std::optional<std::vector<int64_t>> permutationOf(const Node &n) {
-  if (n.results().empty() || !n.results()[0]->type().isTensor())
-    return std::nullopt;
-  int64_t rank = static_cast<int64_t>(n.results()[0]->type().tensor.rank());
-  std::vector<int64_t> p(rank);
-  std::iota(p.begin(), p.end(), 0);
-  auto wrap = [&](int64_t d) { return d < 0 ? d + rank : d; };
-  auto dimArg = [&](std::string_view name) -> std::optional<int64_t> {
-    std::optional<int64_t> d = intArg(n, name);
-    if (!d || wrap(*d) < 0 || wrap(*d) >= rank)
-      return std::nullopt;
-    return wrap(*d);
-  };
-  if (n.op() == ops::aten_permute_default) {
-    const Arg *dims = argOf(n, "dims");
-    if (!dims || dims->ints.size() != p.size())
-      return std::nullopt;
-    for (size_t i = 0; i < p.size(); ++i)
-      p[i] = wrap(dims->ints[i]);
-  } else if (n.op() == ops::aten_transpose_int) {
-    std::optional<int64_t> d0 = dimArg("dim0"), d1 = dimArg("dim1");
-    if (!d0 || !d1)
-      return std::nullopt;
-    std::swap(p[*d0], p[*d1]);
-  } else if (n.op() == ops::aten_t_default) {
-    if (rank == 2)
-      std::swap(p[0], p[1]);
-  } else {
-    return std::nullopt;
-  }
-  return p;
 }
 
 bool writesInPlace(OpId op) {

@@ -12,6 +12,7 @@
 #define GC_LIB_TRANSFORMS_PASSUTILS_H
 
 #include "gc/IR/Module.h"
+#include "gc/IR/Permutation.h"
 
 #include <cstdint>
 #include <functional>
@@ -37,10 +38,6 @@ Value *tensorArg(const Node &n, std::string_view name);
 /// strides (the strides of size-1 dimensions do not matter).
 bool isContiguous(SymContext &syms, const TensorType &t);
 
-/// The permutation that a permute, transpose or t node applies (result
-/// dimension i is input dimension p[i]), or nullopt when an argument is
-/// missing or symbolic.
-std::optional<std::vector<int64_t>> permutationOf(const Node &n);
 
 
 /// True if the op writes one of its arguments in place (an `(a!)` argument
