@@ -17,7 +17,9 @@
 //   reduction strides its reduction points over them, each thread combining
 //   its own, then the block combines the threads' partial results (warp
 //   shuffles, then one partial per warp through shared memory) and thread 0
-//   stores the result. A barrier follows every reduction, and every
+//   stores the result; one of fewer than kGpuBlockReduction points strides
+//   its rows (its loops beyond the prefix) over the threads instead, each
+//   thread reducing its rows alone. A barrier follows every reduction, and every
 //   pointwise node whose output a later node of the group loads, so that
 //   later nodes read what earlier ones stored (global memory written before
 //   a barrier is visible to the block after it). Without one, the threads
@@ -683,6 +685,18 @@ private:
             indices.clear();
           });
       vectorLoads_.clear();
+      if (loadedLater(node))
+        barrier();
+      return;
+    }
+    // A reduction of fewer than kGpuBlockReduction points has no use for
+    // the whole block: its rows (the node's loops beyond the prefix) go to
+    // the threads, each reducing its rows alone, as ThreadPerPoint does (a
+    // depthwise window sum beside the layer norm over the same pixels).
+    std::vector<const SymExpr *> rows(node.ranges.begin() + prefix, node.ranges.end());
+    if (!rows.empty() && !node.scan &&
+        loopSpaceBounds(node.reductionRanges, ranges_).max < kGpuBlockReduction) {
+      emitThreadStrided(rows, "i", prefix, 1, [&](Value *) { emitSerialReduction(node); }, [] {});
       if (loadedLater(node))
         barrier();
       return;

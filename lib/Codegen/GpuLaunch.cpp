@@ -67,7 +67,6 @@ namespace gc {
 
 namespace {
 
-constexpr int64_t kLargeReduction = 64;
 constexpr int64_t kShortRow = 1024;
 constexpr int64_t kHugeSpace = int64_t(1) << 20;
 constexpr int64_t kColumnSpace = 4096;
@@ -412,7 +411,7 @@ void chooseGpuLaunches(const Module &module, LoopGraph &graph) {
       // A scan runs its loop serially, in order: one thread per point.
       scans |= node.scan;
       int64_t points = loopSpaceBounds(node.reductionRanges, ranges).max;
-      if (points < kLargeReduction)
+      if (points < kGpuBlockReduction)
         continue;
       largest = std::max(largest, points);
       columns = columns && readsAcrossPoints(node, innermost);

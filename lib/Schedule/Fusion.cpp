@@ -239,12 +239,38 @@ private:
       // Too little parallel work here and at every shorter prefix.
       if (parallelWork(g.prefix, p) < wanted)
         break;
+      // A shorter prefix leaves a reduction more rows still.
+      if (gpu_ && combinesRowsOneByOne(g, node, p))
+        break;
       if (readsAtSamePoint(g, node, a, p))
         return p;
     }
     if (gpu_ && fitsOneBlock(g, node) && readsWhole(g, a))
       return 0;
     return std::nullopt;
+  }
+
+  /// Whether on a GPU the kernel of `g` and `node` over a prefix of `p`
+  /// loops would combine a reduction's rows one at a time: a reduction of
+  /// kGpuBlockReduction points or more makes the kernel a block per prefix
+  /// point, whose threads combine each row of such a reduction together, a
+  /// barrier a row, so one reducing more than kOneBlockRows rows per point
+  /// would take them in turn. (Rows of smaller reductions go to the threads
+  /// one each: a convnext block's 7x7 depthwise window sums, 96 channels of
+  /// 49 points, beside its layer norm over the same pixels, channels-last,
+  /// took ten times their own kernels' time on an H200 combined row by row.)
+  bool combinesRowsOneByOne(const Group &g, const LoopNode &node, size_t p) const {
+    auto manyRows = [&](const LoopNode &n) {
+      if (n.kind != LoopNode::Kind::Reduction ||
+          parallelWork(n.reductionRanges, n.reductionRanges.size()) < kGpuBlockReduction)
+        return false;
+      std::vector<const SymExpr *> rows(n.ranges.begin() + std::min(p, n.ranges.size()),
+                                        n.ranges.end());
+      return parallelWork(rows, rows.size()) > kOneBlockRows;
+    };
+    return manyRows(node) ||
+           std::any_of(g.nodes.begin(), g.nodes.end(),
+                       [&](uint32_t m) { return manyRows(graph_.nodes[m]); });
   }
 
   /// Whether `g` and `node` are small enough to run as one block. A scan

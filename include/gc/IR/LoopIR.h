@@ -243,6 +243,12 @@ enum class GpuMapping : uint8_t {
   BlockPerPoint,
 };
 
+/// A reduction of at least this many points (by its sizes' upper bounds)
+/// makes its GPU kernel BlockPerPoint, its points combined across the block
+/// (GpuLaunch.cpp); gc-codegen's fusion reads it too, so that such a block
+/// is not given many rows of another reduction to combine one at a time.
+constexpr int64_t kGpuBlockReduction = 64;
+
 /// One kernel: the nodes it runs, in order, inside a loop nest whose outer
 /// `parallelRanges` all of them share (each node's own ranges start with
 /// them).
