@@ -109,7 +109,8 @@ Expected<std::vector<std::unique_ptr<Pass>>> phasePasses(Phase phase,
     // and the scheduler folds bias and activations into oneDNN's post-ops.
     // Convolutions for a GPU become products or window sums here.
     passes.push_back(createAssignTargetPass(options.target, /*decide=*/false));
-    GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce,conv-as-product")));
+    GC_RETURN_IF_ERROR(append(parsePassPipeline("canonicalize,cse,dce")));
+    passes.push_back(createConvAsProductPass(options.lower.layout));
     passes.push_back(createLowerPass(options.lower));
     break;
   case Phase::Codegen:

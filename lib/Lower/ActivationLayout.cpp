@@ -2,7 +2,7 @@
 #include "ActivationLayout.h"
 
 #include "gc/IR/ExternOps.h"
-#include "gc/IR/TargetOf.h"
+#include "gc/IR/Permutation.h"
 #include "gc/Support/DType.h"
 
 namespace gc {
@@ -35,36 +35,15 @@ bool isConv2d(const Node &n) {
   return !t || t->value.ints.empty() || t->value.ints[0] == 0;
 }
 
+/// A view presenting a [N, H, W, C] tensor as [N, C, H, W]: a convolution
+/// that gc-opt made a matrix product (convolutionAsProduct) gives its result
+/// so, its channels already innermost in memory.
+bool isChannelsLastView(const Node &n) {
+  std::optional<std::vector<int64_t>> p = permutationOf(n);
+  return p && *p == std::vector<int64_t>{0, 3, 1, 2} && isActivation(n.results()[0]);
+}
+
 } // namespace
-
-std::string_view layoutModeName(LayoutMode m) {
-  switch (m) {
-  case LayoutMode::Auto:
-    return "auto";
-  case LayoutMode::Plain:
-    return "plain";
-  case LayoutMode::ChannelsLast:
-    return "channels-last";
-  }
-  return "auto";
-}
-
-std::optional<LayoutMode> parseLayoutMode(std::string_view s) {
-  for (LayoutMode m : {LayoutMode::Auto, LayoutMode::Plain, LayoutMode::ChannelsLast})
-    if (layoutModeName(m) == s)
-      return m;
-  return std::nullopt;
-}
-
-LayoutMode resolveLayout(LayoutMode mode, const Module &m) {
-  // cuDNN's convolutions take the strides they are given. On the H200,
-  // channels-last made half-precision nets without depthwise convolutions
-  // faster and three with them slower (docs/gpu.md), and its results were
-  // not yet checked there: auto leaves GPU graphs alone.
-  if (mode != LayoutMode::Auto)
-    return mode;
-  return targetOf(m).device == TargetDevice::CUDA ? LayoutMode::Plain : LayoutMode::ChannelsLast;
-}
 
 std::vector<const SymExpr *> channelsLastStrides(SymContext &sx,
                                                  const std::vector<const SymExpr *> &sizes) {
@@ -78,20 +57,31 @@ std::unordered_set<const Value *> channelsLastValues(const Graph &g, LayoutMode 
     return out;
   bool hasConv = false;
   for (const auto &n : g.nodes())
-    hasConv |= isConv2d(*n);
+    hasConv |= isConv2d(*n) || isChannelsLastView(*n);
   if (!hasConv)
     return out;
-  // Forward, in graph order: convolutions start channels-last values, and
-  // a 4-d result of a node that reads one stays channels-last.
+  // Forward, in graph order: convolutions and views of channels-last
+  // memory start channels-last values, and a 4-d result of a node that
+  // reads one stays channels-last, also through values of a higher rank (a
+  // convolution's windows, summed by a depthwise convolution or a pooling);
+  // a lower rank (a flatten) ends it, and so does any other permutation of
+  // the dims: its result's dim 1 is no longer the channels.
+  std::unordered_set<const Value *> derived;
   for (const auto &n : g.nodes()) {
-    bool fromChannelsLast = isConv2d(*n);
+    bool start = isConv2d(*n) || isChannelsLastView(*n), fromChannelsLast = start;
+    if (!start && permutationOf(*n))
+      continue;
     for (const NamedArg &a : n->args())
       for (const Value *v : a.value.values)
-        fromChannelsLast |= v && out.count(v);
-    if (fromChannelsLast)
-      for (const Value *r : n->results())
-        if (isActivation(r))
-          out.insert(r);
+        fromChannelsLast |= v && derived.count(v);
+    if (!fromChannelsLast)
+      continue;
+    for (const Value *r : n->results()) {
+      if (isActivation(r))
+        out.insert(r);
+      if (isActivation(r) || (r->type().isTensor() && r->type().tensor.rank() > 4))
+        derived.insert(r);
+    }
   }
   // A convolution's input computed in the graph is written channels-last
   // where it is computed, so that the convolution need not reorder it.

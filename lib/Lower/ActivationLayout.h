@@ -24,18 +24,18 @@ namespace gc {
 /// The values of `g` whose buffers, where gc-lower makes one for them,
 /// take channels-last strides under `mode`:
 /// - Plain: none;
-/// - ChannelsLast, and Auto (resolveLayout gives Auto its meaning for a
-///   module): the result of every 2-d convolution (not transposed) of
-///   floating-point tensors, every 4-d floating-point result computed from
-///   one of those (pointwise ops, pooling, adds, further convolutions), and
-///   the computed input of every such convolution.
+/// - ChannelsLast, and Auto (resolveLayout, gc/IR/LayoutMode.h, gives Auto
+///   its meaning for a module): the result of every 2-d convolution (not
+///   transposed) of floating-point tensors and every view of a [N, H, W, C]
+///   tensor as [N, C, H, W] (what conv-as-product makes of a GPU's
+///   convolution), every 4-d floating-point result computed from one of
+///   those (pointwise ops, pooling, adds, further convolutions), also
+///   through values of a higher rank (windows) but not through a lower rank
+///   or another permutation of the dims, and the computed input of every
+///   such convolution.
 /// Graph inputs and outputs keep the user's layout: gc-lower gives them
 /// their own buffers whatever this says.
 std::unordered_set<const Value *> channelsLastValues(const Graph &g, LayoutMode mode);
-
-/// What `mode` means for `m`: Auto is ChannelsLast for a module compiled for
-/// the CPU and Plain for one compiled for a GPU (targetOf).
-LayoutMode resolveLayout(LayoutMode mode, const Module &m);
 
 /// Channels-last strides of a 4-d [N, C, H, W] tensor: C innermost, then W,
 /// H and N.

@@ -40,7 +40,8 @@ const SymExpr *withoutUnitLoops(SymContext &ctx, const LoopNode &node, const Sym
 /// Whether the extern may write `out`, the epilogue's buffer, through the
 /// view it had of `result`, its own: the epilogue reads `result` at its store
 /// position, so each element keeps its offset, and this holds where both are
-/// laid out alike, or are both dense and the epilogue writes every element.
+/// laid out alike, or are both dense (`out` in any order of its dims: a
+/// channels-last activation) and the epilogue writes every element.
 bool sameOffsets(SymContext &ctx, const Buffer &result, const Buffer &out,
                  const LoopNode &epilogue);
 

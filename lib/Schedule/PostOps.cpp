@@ -314,13 +314,40 @@ const SymExpr *withoutUnitLoops(SymContext &ctx, const LoopNode &node, const Sym
   return zeros.empty() ? e : substitute(ctx, e, zeros);
 }
 
+namespace {
+
+/// Whether `b`'s elements fill its extent with no gaps in some order of its
+/// dims: row-major, or with constant strides that are row-major strides of
+/// the dims reordered (a channels-last activation).
+bool dense(SymContext &ctx, const Buffer &b) {
+  if (b.strides == contiguousStrides(ctx, b.sizes))
+    return true;
+  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size), dims of size 1 left out
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    std::optional<int64_t> size = constantOf(b.sizes[d]), stride = constantOf(b.strides[d]);
+    if (!size || !stride)
+      return false;
+    if (*size != 1)
+      dims.emplace_back(*stride, *size);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto &[stride, size] : dims) {
+    if (stride != expected)
+      return false;
+    expected *= size;
+  }
+  return true;
+}
+
+} // namespace
+
 bool sameOffsets(SymContext &ctx, const Buffer &result, const Buffer &out,
                  const LoopNode &epilogue) {
   if (out.sizes == result.sizes && out.strides == result.strides)
     return true;
   const SymExpr *count = extentProduct(ctx, out.sizes);
-  return out.strides == contiguousStrides(ctx, out.sizes) &&
-         result.strides == contiguousStrides(ctx, result.sizes) &&
+  return dense(ctx, out) && result.strides == contiguousStrides(ctx, result.sizes) &&
          extentProduct(ctx, result.sizes) == count && extentProduct(ctx, epilogue.ranges) == count;
 }
 

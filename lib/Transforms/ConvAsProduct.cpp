@@ -23,21 +23,25 @@
 // densenet121 0.84, none slower; docs/gpu.md).
 //
 // Depthwise (groups = input channels, m output channels each): a window
-// sum in the plain layout,
+// sum,
 //   out = sum over k of windows(x)[N, G, 1, k.., o..] * W[1, G, m, k.., 1..]
-// plus the bias, viewed [N, G m, o..], computed in float32 for half
-// precision. The pad (read in place, under a mask), the products, the sum
+// plus the bias, viewed [N, G m, o..] (with m = 1 the sum is [N, G, o..]
+// itself, which gc-lower lays out like its input), computed in float32 for
+// half precision. The pad (read in place, under a mask), the products, the sum
 // and the bias are one loop reduction, which runs a GPU thread per output
 // point for kernels of fewer than 64 points and shares its kernel with the
 // pointwise ops after it (a batch norm, an activation) that read it in its
 // own order; cuDNN's depthwise kernels left the bias and each of those a
 // launch of its own. Only undilated ones in half precision, where cuDNN's
 // depthwise kernels are slow: the zoo's bfloat16 depthwise nets on an H200
-// took 0.23-0.50 of the time with window sums, but float32 efficientnet_b0
-// and mobilenet_v3_small took 2.1 and 1.5 times as long as with cuDNN's
-// float32 depthwise kernels (convnext_tiny's 7x7 ones 0.85), and the
-// bfloat16 segmentation nets ran 5% faster with their dilated depthwise
-// convolutions left to cuDNN (docs/gpu.md).
+// took 0.23-0.50 of the time with window sums, and the bfloat16
+// segmentation nets ran 5% faster with their dilated depthwise convolutions
+// left to cuDNN (docs/gpu.md). In float32 only where the graph's 4-d
+// activations are channels-last (gc-lower's --layout, auto on a GPU:
+// gc/IR/LayoutMode.h), each thread a channel of a pixel: the zoo's float32
+// depthwise nets then took 0.69-0.80 of cuDNN's time there (convnext 0.98),
+// where in the plain layout efficientnet_b0 and mobilenet_v3_small took 2.1
+// and 1.5 times as long as cuDNN's float32 depthwise kernels.
 //
 // Grouped convolutions of several input channels per group stay cuDNN's,
 // and so does every convolution of a training graph, whose saved results
@@ -67,9 +71,10 @@ bool hasStaticSizes(const TensorType &t) {
 /// What this pass makes of a node.
 enum class Rewrite { None, Product, WindowSum };
 
-/// A convolution of one group is a product, a depthwise one of a 16-bit
-/// type a window sum.
-Rewrite rewriteOf(const Node &n) {
+/// A convolution of one group is a product, an undilated depthwise one of a
+/// 16-bit type a window sum, of any floating-point type with 2 spatial dims
+/// in a channels-last graph.
+Rewrite rewriteOf(const Node &n, bool channelsLast) {
   if (n.op() != ops::aten_convolution_default || n.results().size() != 1)
     return Rewrite::None;
   ArgReader args(n.args());
@@ -87,11 +92,14 @@ Rewrite rewriteOf(const Node &n) {
   bool depthwise = xt.sizes[1]->constant() == groups && wt.sizes[1]->constant() == 1;
   std::vector<int64_t> dilation = args.has("dilation") ? args.ints("dilation") : std::vector<int64_t>{};
   bool dilated = std::any_of(dilation.begin(), dilation.end(), [](int64_t d) { return d != 1; });
-  return depthwise && !dilated && isHalfPrecision(xt.dtype) ? Rewrite::WindowSum : Rewrite::None;
+  bool laidOut = channelsLast && xt.rank() == 4; // the activations channels-last lays out
+  return depthwise && !dilated && (laidOut || isHalfPrecision(xt.dtype)) ? Rewrite::WindowSum
+                                                                         : Rewrite::None;
 }
 
 class ConvAsProductPass : public Pass {
 public:
+  explicit ConvAsProductPass(LayoutMode layout) : layout_(layout) {}
   std::string_view name() const override { return "conv-as-product"; }
 
   Error run(Module &m) override {
@@ -100,14 +108,15 @@ public:
     // convolutions and the caller's GPU tensors want them plain.
     if (m.level() == Level::Partitioned || targetOf(m).device != TargetDevice::CUDA)
       return Error::success();
+    bool channelsLast = resolveLayout(layout_, m) == LayoutMode::ChannelsLast;
     for (const auto &g : m.graphs()) {
       bool any = false;
       for (const auto &n : g->nodes())
-        any |= rewriteOf(*n) != Rewrite::None;
+        any |= rewriteOf(*n, channelsLast) != Rewrite::None;
       if (!any)
         continue;
       GC_RETURN_IF_ERROR(rewriteGraph(m, *g, [&](RewriteContext &ctx) {
-        switch (rewriteOf(ctx.node())) {
+        switch (rewriteOf(ctx.node(), channelsLast)) {
         case Rewrite::Product:
           ++statistics()["convolutions as products"];
           return convolutionAsProduct(ctx);
@@ -122,10 +131,17 @@ public:
     }
     return Error::success();
   }
+
+private:
+  LayoutMode layout_;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createConvAsProductPass() { return std::make_unique<ConvAsProductPass>(); }
+std::unique_ptr<Pass> createConvAsProductPass(LayoutMode layout) {
+  return std::make_unique<ConvAsProductPass>(layout);
+}
+
+std::unique_ptr<Pass> createConvAsProductPass() { return createConvAsProductPass(LayoutMode::Auto); }
 
 } // namespace gc

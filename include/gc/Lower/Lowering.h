@@ -11,6 +11,7 @@
 #ifndef GC_LOWER_LOWERING_H
 #define GC_LOWER_LOWERING_H
 
+#include "gc/IR/LayoutMode.h"
 #include "gc/IR/LoopIR.h"
 #include "gc/Support/Error.h"
 
@@ -22,13 +23,6 @@
 
 namespace gc {
 
-/// How gc-lower lays out the 4-d activations of convolution networks
-/// (lib/Lower/ActivationLayout.h): row-major as torch gave them (plain),
-/// channels-last between convolutions, or channels-last where the module is
-/// compiled for the CPU (auto; Module::target).
-enum class LayoutMode : uint8_t { Auto, Plain, ChannelsLast };
-std::string_view layoutModeName(LayoutMode m);
-std::optional<LayoutMode> parseLayoutMode(std::string_view s);
 
 struct LowerOptions {
   /// An op without a lowering is an error instead of a Fallback node.

@@ -460,17 +460,25 @@ std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ct
   DType t = computeDType(typeOf(x).dtype);
   // Windows [N, G, 1, k0.., o0..] times weights [1, G, m, k0.., 1..],
   // summed over the kernel dims: [N, G, m, o0..].
-  Value *windows = convWindows(e, x, c.kernel, c.dilation, c.padding, c.stride);
-  windows = e.unsqueeze(e.cast(windows, t), 2);
+  // With one output channel a group the sum is [N, G, o0..] itself, an
+  // activation of the result's rank, which gc-lower may lay out like its
+  // input (channels-last) and walk in that order.
+  Value *windows = e.cast(convWindows(e, x, c.kernel, c.dilation, c.padding, c.stride), t);
+  Dims lead{1, groups};
+  if (multiplier != 1) {
+    windows = e.unsqueeze(windows, 2);
+    lead.push_back(multiplier);
+  }
   Dims ones(c.d, 1);
-  Sizes weightView = constantSizes(sy, concat(concat({1, groups, multiplier}, c.kernel), ones));
+  Sizes weightView = constantSizes(sy, concat(concat(lead, c.kernel), ones));
   Value *weights = e.cast(e.reshape(w, weightView), t);
   Dims kernelDims;
   for (size_t k = 0; k < c.d; ++k)
-    kernelDims.push_back(static_cast<int64_t>(k) + 3);
+    kernelDims.push_back(static_cast<int64_t>(k + lead.size()));
   Value *y = e.sum(e.mul(windows, weights), kernelDims, false);
   if (bias && *bias)
-    y = e.add(y, e.cast(e.reshape(*bias, constantSizes(sy, concat({groups, multiplier}, ones))),
+    y = e.add(y, e.cast(e.reshape(*bias, constantSizes(sy, concat(Dims(lead.begin() + 1, lead.end()),
+                                                                  ones))),
                         t));
   return finish(ctx, {e.reshape(y, ctx.resultType().sizes)});
 }
