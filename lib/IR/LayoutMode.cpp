@@ -38,11 +38,17 @@ std::optional<LayoutMode> parseLayoutMode(std::string_view s) {
 LayoutMode resolveLayout(LayoutMode mode, const Module &m) {
   if (mode != LayoutMode::Auto)
     return mode;
-  if (targetOf(m).device == TargetDevice::CUDA)
-    for (const auto &g : m.graphs())
-      for (const auto &n : g->nodes())
-        if (movesChannelsInnermost(*n))
-          return LayoutMode::Plain;
+  if (targetOf(m).device != TargetDevice::CUDA)
+    return LayoutMode::ChannelsLast;
+  // A training graph's saved activations and gradients cross to the
+  // backward and to the caller's tensors as cuDNN and torch lay them out;
+  // channels-last was measured only for inference.
+  if (m.level() == Level::Partitioned)
+    return LayoutMode::Plain;
+  for (const auto &g : m.graphs())
+    for (const auto &n : g->nodes())
+      if (movesChannelsInnermost(*n))
+        return LayoutMode::Plain;
   return LayoutMode::ChannelsLast;
 }
 

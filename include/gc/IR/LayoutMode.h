@@ -24,8 +24,8 @@ std::string_view layoutModeName(LayoutMode m);
 std::optional<LayoutMode> parseLayoutMode(std::string_view s);
 
 /// What `mode` means for `m`: Auto is ChannelsLast, but Plain for a module
-/// compiled for a GPU whose graphs move a 4-d activation's channels
-/// innermost themselves (a permute to [N, H, W, C]: convnext's blocks do,
+/// compiled for a GPU that is a training module (Level::Partitioned) or
+/// whose graphs move a 4-d activation's channels innermost themselves (a permute to [N, H, W, C]: convnext's blocks do,
 /// for their layer norms and linears), which ran 1.09 to 1.63 times slower
 /// channels-last on an H200 (docs/gpu.md).
 LayoutMode resolveLayout(LayoutMode mode, const Module &m);
