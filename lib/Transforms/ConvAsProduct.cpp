@@ -142,6 +142,8 @@ std::unique_ptr<Pass> createConvAsProductPass(LayoutMode layout) {
   return std::make_unique<ConvAsProductPass>(layout);
 }
 
-std::unique_ptr<Pass> createConvAsProductPass() { return createConvAsProductPass(LayoutMode::Auto); }
+std::unique_ptr<Pass> createConvAsProductPass() {
+  return createConvAsProductPass(LayoutMode::Auto);
+}
 
 } // namespace gc

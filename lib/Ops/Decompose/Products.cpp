@@ -372,20 +372,26 @@ void registerProductDecompositions(DecompositionRegistry &r) { r.add(kProductDec
 namespace {
 
 /// A convolution's static sizes and window arguments, d spatial dims.
-struct ConvShape {
+/// A convolution call's operands and its static shape.
+struct ConvCall {
+  Value *x = nullptr, *w = nullptr;
+  std::optional<Value *> bias;
   Dims weight, result, kernel, out, stride, padding, dilation;
   size_t d = 0;
 };
 
-ConvShape convShape(RewriteContext &ctx, Value *w) {
+ConvCall readConv(RewriteContext &ctx) {
   auto constants = [](const Sizes &s, std::string_view what) {
     Dims d;
     for (const SymExpr *e : s)
       d.push_back(staticSize(e, what));
     return d;
   };
-  ConvShape c;
-  c.weight = constants(sizesOf(w), "the weight's size");
+  ConvCall c;
+  c.x = ctx.value("input");
+  c.w = ctx.value("weight");
+  c.bias = ctx.optValue("bias");
+  c.weight = constants(sizesOf(c.w), "the weight's size");
   c.result = constants(ctx.resultType().sizes, "the result's size");
   if (c.weight.size() < 3 || c.weight.size() > 5 || c.result.size() != c.weight.size())
     rewriteFail("a convolution of 1 to 3 spatial dims needs a weight and a result of 3 to 5 dims");
@@ -421,22 +427,20 @@ Dims concat(Dims a, const Dims &b) {
 
 std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx) {
   Emit e(ctx);
-  Value *x = ctx.value("input"), *w = ctx.value("weight");
-  std::optional<Value *> bias = ctx.optValue("bias");
-  ConvShape c = convShape(ctx, w);
+  ConvCall c = readConv(ctx);
   SymContext &sy = e.syms();
   int64_t n = c.result[0], cout = c.weight[0], columns = product(c.weight) / cout,
           positions = product(c.out);
   // A kernel of size 1 and stride 1 without padding sees x itself.
   bool pointwise = product(c.kernel) == 1 && c.stride == Dims(c.d, 1) && c.padding == Dims(c.d, 0);
-  Value *cols = pointwise ? e.reshape(x, constantSizes(sy, {n, columns, positions}))
-                          : im2col(e, x, c.kernel, c.dilation, c.padding, c.stride);
+  Value *cols = pointwise ? e.reshape(c.x, constantSizes(sy, {n, columns, positions}))
+                          : im2col(e, c.x, c.kernel, c.dilation, c.padding, c.stride);
   Value *rows = e.permute(cols, {0, 2, 1});
-  Value *weights = e.permute(e.reshape(w, constantSizes(sy, {cout, columns})), {1, 0});
+  Value *weights = e.permute(e.reshape(c.w, constantSizes(sy, {cout, columns})), {1, 0});
   Value *y = n == 1 ? e.mm(e.select(rows, 0, 0), weights)
                     : e.bmm(rows, e.expand(weights, constantSizes(sy, {n, columns, cout})));
-  if (bias && *bias)
-    y = e.add(y, *bias);
+  if (c.bias && *c.bias)
+    y = e.add(y, *c.bias);
   // [N, o0.., Cout] in memory, viewed [N, Cout, o0..].
   Value *image = e.reshape(y, constantSizes(sy, concat(concat({n}, c.out), {cout})));
   Dims order{0, static_cast<int64_t>(c.d) + 1};
@@ -447,9 +451,7 @@ std::optional<std::vector<Value *>> convolutionAsProduct(RewriteContext &ctx) {
 
 std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ctx) {
   Emit e(ctx);
-  Value *x = ctx.value("input"), *w = ctx.value("weight");
-  std::optional<Value *> bias = ctx.optValue("bias");
-  ConvShape c = convShape(ctx, w);
+  ConvCall c = readConv(ctx);
   SymContext &sy = e.syms();
   int64_t groups = ctx.integer("groups");
   if (groups <= 0 || c.weight[1] != 1 || c.weight[0] % groups != 0)
@@ -457,13 +459,13 @@ std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ct
   int64_t multiplier = c.weight[0] / groups;
   // Half-precision operands are multiplied and summed in float32, rounded
   // once at the end, as cuDNN accumulates.
-  DType t = computeDType(typeOf(x).dtype);
+  DType t = computeDType(typeOf(c.x).dtype);
   // Windows [N, G, 1, k0.., o0..] times weights [1, G, m, k0.., 1..],
   // summed over the kernel dims: [N, G, m, o0..].
   // With one output channel a group the sum is [N, G, o0..] itself, an
   // activation of the result's rank, which gc-lower may lay out like its
   // input (channels-last) and walk in that order.
-  Value *windows = e.cast(convWindows(e, x, c.kernel, c.dilation, c.padding, c.stride), t);
+  Value *windows = e.cast(convWindows(e, c.x, c.kernel, c.dilation, c.padding, c.stride), t);
   Dims lead{1, groups};
   if (multiplier != 1) {
     windows = e.unsqueeze(windows, 2);
@@ -471,15 +473,15 @@ std::optional<std::vector<Value *>> depthwiseConvolutionAsSum(RewriteContext &ct
   }
   Dims ones(c.d, 1);
   Sizes weightView = constantSizes(sy, concat(concat(lead, c.kernel), ones));
-  Value *weights = e.cast(e.reshape(w, weightView), t);
+  Value *weights = e.cast(e.reshape(c.w, weightView), t);
   Dims kernelDims;
   for (size_t k = 0; k < c.d; ++k)
     kernelDims.push_back(static_cast<int64_t>(k + lead.size()));
   Value *y = e.sum(e.mul(windows, weights), kernelDims, false);
-  if (bias && *bias)
-    y = e.add(y, e.cast(e.reshape(*bias, constantSizes(sy, concat(Dims(lead.begin() + 1, lead.end()),
-                                                                  ones))),
-                        t));
+  if (c.bias && *c.bias) {
+    Dims channels(lead.begin() + 1, lead.end());
+    y = e.add(y, e.cast(e.reshape(*c.bias, constantSizes(sy, concat(channels, ones))), t));
+  }
   return finish(ctx, {e.reshape(y, ctx.resultType().sizes)});
 }
 
