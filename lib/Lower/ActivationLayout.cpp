@@ -36,8 +36,8 @@ bool isConv2d(const Node &n) {
 }
 
 /// A view presenting a [N, H, W, C] tensor as [N, C, H, W]: a convolution
-/// that gc-opt made a matrix product (convolutionAsProduct) gives its result
-/// so, its channels already innermost in memory.
+/// that conv-as-product made a matrix product (earlier in gc-lower) gives
+/// its result so, its channels already innermost in memory.
 bool isChannelsLastView(const Node &n) {
   std::optional<std::vector<int64_t>> p = permutationOf(n);
   return p && *p == std::vector<int64_t>{0, 3, 1, 2} && isActivation(n.results()[0]);
